@@ -1,0 +1,121 @@
+/*
+ * backend.c — the backend-independent half of backend.h: buffer bookkeeping, bounds and
+ * contract checks, and dispatch through the vtable.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "backend/backend_impl.h"
+#include "core/alloc.h"
+
+void dbk_backend_destroy(dbk_backend *be) {
+    if (!be) return;
+    if (be->vt && be->vt->destroy) be->vt->destroy(be);
+    free(be);
+}
+
+dbk_backend_kind dbk_backend_get_kind(const dbk_backend *be) { return be->kind; }
+const dbk_device_info *dbk_backend_get_info(const dbk_backend *be) { return &be->info; }
+
+dbk_status dbk_buffer_create(dbk_backend *be, size_t nbytes, dbk_buffer **out) {
+    *out = NULL;
+    if (be->info.max_alloc_bytes && nbytes > be->info.max_alloc_bytes)
+        return dbk_set_error(DBK_ERR_INVALID_ARG,
+                             "buffer of %zu bytes exceeds the device's max allocation of %llu bytes (%s)",
+                             nbytes, (unsigned long long)be->info.max_alloc_bytes, be->info.name);
+    dbk_buffer *buf = dbk_calloc(1, sizeof *buf);
+    if (!buf) return DBK_ERR_OUT_OF_HOST_MEMORY;
+    buf->be = be;
+    buf->nbytes = nbytes;
+    dbk_status s = be->vt->buffer_alloc(be, nbytes, buf);
+    if (s != DBK_OK) {
+        dbk_free(buf);
+        return s;
+    }
+    *out = buf;
+    return DBK_OK;
+}
+
+void dbk_buffer_destroy(dbk_buffer *buf) {
+    if (!buf) return;
+    buf->be->vt->buffer_free(buf->be, buf);
+    dbk_free(buf);
+}
+
+size_t dbk_buffer_size(const dbk_buffer *buf) { return buf->nbytes; }
+
+static dbk_status check_range(const dbk_buffer *buf, size_t offset, size_t nbytes, const char *what) {
+    if (offset > buf->nbytes || nbytes > buf->nbytes - offset)
+        return dbk_set_error(DBK_ERR_INVALID_ARG, "%s of %zu bytes at offset %zu is outside a buffer of %zu bytes",
+                             what, nbytes, offset, buf->nbytes);
+    return DBK_OK;
+}
+
+dbk_status dbk_buffer_write(dbk_buffer *dst, size_t offset, const void *src, size_t nbytes) {
+    DBK_TRY(check_range(dst, offset, nbytes, "buffer write"));
+    return dst->be->vt->buffer_write(dst->be, dst, offset, src, nbytes);
+}
+
+dbk_status dbk_buffer_read(const dbk_buffer *src, size_t offset, void *dst, size_t nbytes) {
+    DBK_TRY(check_range(src, offset, nbytes, "buffer read"));
+    return src->be->vt->buffer_read(src->be, src, offset, dst, nbytes);
+}
+
+dbk_status dbk_tensor_write(const dbk_tensor *t, const void *src) {
+    return dbk_buffer_write(t->buf, t->offset, src, dbk_tensor_nbytes(t));
+}
+
+dbk_status dbk_tensor_read(const dbk_tensor *t, void *dst) {
+    return dbk_buffer_read(t->buf, t->offset, dst, dbk_tensor_nbytes(t));
+}
+
+/* Every tensor of the descriptor lies inside its buffer, and the buffer belongs to `be`. */
+static dbk_status check_tensors(const dbk_backend *be, const dbk_op_desc *op) {
+    const dbk_tensor *all[2] = {op->src, op->dst};
+    const int counts[2] = {DBK_OP_MAX_SRC, DBK_OP_MAX_DST};
+    for (int side = 0; side < 2; side++) {
+        for (int i = 0; i < counts[side]; i++) {
+            const dbk_tensor *t = &all[side][i];
+            if (t->ndim == 0) continue;
+            if (!t->buf)
+                return dbk_set_error(DBK_ERR_INVALID_ARG, "%s: %s%d has no buffer",
+                                     dbk_op_name(op->op), side ? "dst" : "src", i);
+            if (t->buf->be != be)
+                return dbk_set_error(DBK_ERR_INVALID_ARG, "%s: %s%d lives on another backend",
+                                     dbk_op_name(op->op), side ? "dst" : "src", i);
+            size_t n = dbk_tensor_nbytes(t);
+            if (t->offset > t->buf->nbytes || n > t->buf->nbytes - t->offset)
+                return dbk_set_error(DBK_ERR_INVALID_ARG,
+                                     "%s: %s%d (%zu bytes at offset %zu) overruns its %zu-byte buffer",
+                                     dbk_op_name(op->op), side ? "dst" : "src", i, n, t->offset,
+                                     t->buf->nbytes);
+        }
+    }
+    return DBK_OK;
+}
+
+bool dbk_backend_supports(const dbk_backend *be, const dbk_op_desc *op) {
+    if ((unsigned)op->op >= DBK_OP_COUNT || !be->vt->ops[op->op]) return false;
+    return be->vt->op_supported ? be->vt->op_supported(be, op) : true;
+}
+
+dbk_status dbk_backend_prepare(dbk_backend *be, const dbk_op_desc *op) {
+    DBK_TRY(dbk_op_validate(op));
+    DBK_TRY(check_tensors(be, op));
+    if (!dbk_backend_supports(be, op))
+        return dbk_set_error(DBK_ERR_UNSUPPORTED, "backend %s (%s) does not support %s%s%s",
+                             be->vt->name, be->info.name, dbk_op_name(op->op),
+                             op->label ? " for " : "", op->label ? op->label : "");
+    return be->vt->prepare ? be->vt->prepare(be, op) : DBK_OK;
+}
+
+dbk_status dbk_backend_run(dbk_backend *be, const dbk_op_desc *op) {
+    DBK_TRY(dbk_op_validate(op));
+    DBK_TRY(check_tensors(be, op));
+    if (!dbk_backend_supports(be, op))
+        return dbk_set_error(DBK_ERR_UNSUPPORTED, "backend %s (%s) does not support %s",
+                             be->vt->name, be->info.name, dbk_op_name(op->op));
+    return be->vt->ops[op->op](be, op);
+}
+
+dbk_status dbk_backend_sync(dbk_backend *be) { return be->vt->sync(be); }

@@ -1,0 +1,108 @@
+/*
+ * backend.h — what the rest of daybreak sees of a compute device.
+ *
+ * A dbk_backend is one device plus one in-order queue. Buffers are device allocations;
+ * tensors (core/tensor.h) are views into them. dbk_backend_run enqueues one op (ops.h) and
+ * may return before it finishes; dbk_backend_sync waits for everything enqueued. Host <->
+ * device copies go only through dbk_buffer_write/read.
+ *
+ * Ownership: whoever creates, destroys. Buffers must be destroyed before their backend.
+ * Backends are listed and created through the registry (registry.c), the only place that
+ * knows which backends were compiled in.
+ */
+#ifndef DBK_BACKEND_H
+#define DBK_BACKEND_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "backend/ops.h"
+#include "core/status.h"
+#include "core/tensor.h"
+
+typedef struct dbk_backend dbk_backend;
+
+typedef enum dbk_backend_kind {
+    DBK_BACKEND_KIND_CPU,
+    DBK_BACKEND_KIND_OPENCL,
+    DBK_BACKEND_KIND_VULKAN,
+    DBK_BACKEND_KIND_COUNT,
+} dbk_backend_kind;
+
+typedef enum dbk_device_type {
+    DBK_DEVICE_TYPE_CPU,      /* a host CPU (also PoCL, lavapipe) */
+    DBK_DEVICE_TYPE_GPU,      /* discrete or integrated GPU */
+    DBK_DEVICE_TYPE_OTHER,
+} dbk_device_type;
+
+typedef struct dbk_device_info {
+    char            name[256];
+    char            vendor[128];
+    char            driver[128];          /* driver name and version */
+    char            api_version[128];     /* e.g. "OpenCL 3.0 PoCL", "Vulkan 1.3.230" */
+    dbk_device_type type;
+    int             compute_units;
+    uint64_t        global_mem_bytes;
+    uint64_t        max_alloc_bytes;      /* largest single buffer the device accepts */
+    uint64_t        local_mem_bytes;      /* work-group shared memory, 0 if not applicable */
+    bool            fp16;
+    char            details[1024];        /* backend-specific lines for `daybreak devices` */
+} dbk_device_info;
+
+/* --- registry ---------------------------------------------------------------------- */
+
+const char *dbk_backend_kind_name(dbk_backend_kind kind);      /* "cpu", "opencl", "vulkan" */
+bool        dbk_backend_kind_compiled(dbk_backend_kind kind);  /* built into this binary? */
+
+/* Number of devices of a kind; 0 when the backend is compiled out or finds no device. */
+int        dbk_backend_device_count(dbk_backend_kind kind);
+dbk_status dbk_backend_device_info(dbk_backend_kind kind, int index, dbk_device_info *out);
+
+/* Parses "cpu", "opencl", "opencl:1", "vulkan:0" (device defaults to 0; a separate --device
+ * may override it: pass device >= 0, else -1). DBK_ERR_NOT_FOUND names unknown backends and
+ * devices and lists what exists. */
+dbk_status dbk_backend_resolve(const char *spec, int device, dbk_backend_kind *kind, int *index);
+
+/* The default device: the first GPU found by OpenCL, then Vulkan; otherwise the CPU backend
+ * (software devices such as PoCL and lavapipe are slower here than the CPU backend). */
+void dbk_backend_default(dbk_backend_kind *kind, int *index);
+
+/* Creates a backend on a device. Release with dbk_backend_destroy. */
+dbk_status dbk_backend_create(dbk_backend_kind kind, int index, dbk_backend **out);
+void       dbk_backend_destroy(dbk_backend *be);              /* accepts NULL */
+
+dbk_backend_kind       dbk_backend_get_kind(const dbk_backend *be);
+const dbk_device_info *dbk_backend_get_info(const dbk_backend *be);   /* valid until destroy */
+
+/* --- buffers ------------------------------------------------------------------------ */
+
+/* Allocates nbytes on the device (contents undefined). DBK_ERR_OUT_OF_DEVICE_MEMORY names
+ * the size when the device refuses it, DBK_ERR_INVALID_ARG when it exceeds max_alloc_bytes. */
+dbk_status dbk_buffer_create(dbk_backend *be, size_t nbytes, dbk_buffer **out);
+void       dbk_buffer_destroy(dbk_buffer *buf);               /* accepts NULL */
+size_t     dbk_buffer_size(const dbk_buffer *buf);
+
+/* Blocking copies between host memory and a buffer range (ordered after enqueued ops). */
+dbk_status dbk_buffer_write(dbk_buffer *dst, size_t offset, const void *src, size_t nbytes);
+dbk_status dbk_buffer_read(const dbk_buffer *src, size_t offset, void *dst, size_t nbytes);
+
+/* Convenience: whole-tensor copies. */
+dbk_status dbk_tensor_write(const dbk_tensor *t, const void *src);
+dbk_status dbk_tensor_read(const dbk_tensor *t, void *dst);
+
+/* --- ops ---------------------------------------------------------------------------- */
+
+bool dbk_backend_supports(const dbk_backend *be, const dbk_op_desc *op);
+
+/* Called once per distinct op descriptor before the first run (plan, then allocate): lets
+ * the backend size its workspace, build kernels, and reject what it cannot run. */
+dbk_status dbk_backend_prepare(dbk_backend *be, const dbk_op_desc *op);
+
+/* Validates the descriptor (ops.h contracts, buffer bounds) and enqueues the op. */
+dbk_status dbk_backend_run(dbk_backend *be, const dbk_op_desc *op);
+
+/* Waits until every enqueued op has finished. */
+dbk_status dbk_backend_sync(dbk_backend *be);
+
+#endif

@@ -1,0 +1,53 @@
+/*
+ * backend_impl.h — the vtable a backend implements. INTERNAL: include only from
+ * src/backend/ and src/backends/<name>/.
+ *
+ * A backend provides a static const dbk_backend_vtable with an op table indexed by dbk_op
+ * (a NULL entry = unsupported) and registers count/info/create functions in registry.c.
+ */
+#ifndef DBK_BACKEND_IMPL_H
+#define DBK_BACKEND_IMPL_H
+
+#include "backend/backend.h"
+
+struct dbk_buffer {
+    dbk_backend *be;       /* owner, borrowed */
+    size_t       nbytes;
+    void        *impl;     /* backend-private: host pointer (cpu), cl_mem, VkBuffer record */
+};
+
+typedef dbk_status (*dbk_op_fn)(dbk_backend *be, const dbk_op_desc *op);
+
+typedef struct dbk_backend_vtable {
+    const char *name;
+    void       (*destroy)     (dbk_backend *be);
+    dbk_status (*buffer_alloc)(dbk_backend *be, size_t nbytes, dbk_buffer *buf); /* fills buf->impl */
+    void       (*buffer_free) (dbk_backend *be, dbk_buffer *buf);
+    dbk_status (*buffer_write)(dbk_backend *be, dbk_buffer *dst, size_t off, const void *src, size_t n);
+    dbk_status (*buffer_read) (dbk_backend *be, const dbk_buffer *src, size_t off, void *dst, size_t n);
+    dbk_status (*sync)        (dbk_backend *be);
+    dbk_op_fn   ops[DBK_OP_COUNT];
+    /* optional: finer support check (dtype, shape limits); NULL = the op table decides */
+    bool       (*op_supported)(const dbk_backend *be, const dbk_op_desc *op);
+    /* optional: called by dbk_backend_prepare after validation */
+    dbk_status (*prepare)     (dbk_backend *be, const dbk_op_desc *op);
+} dbk_backend_vtable;
+
+struct dbk_backend {
+    const dbk_backend_vtable *vt;
+    dbk_backend_kind          kind;
+    dbk_device_info           info;
+    void                     *impl;   /* backend-private state */
+};
+
+/* Registry entry points a backend provides (declared here, defined in the backend). */
+typedef struct dbk_backend_entry {
+    dbk_backend_kind kind;
+    int        (*device_count)(void);
+    dbk_status (*device_info)(int index, dbk_device_info *out);
+    dbk_status (*create)(int index, dbk_backend *be);   /* fills be->vt, be->info, be->impl */
+} dbk_backend_entry;
+
+extern const dbk_backend_entry dbk_cpu_backend_entry;
+
+#endif

@@ -1,0 +1,57 @@
+/*
+ * cpu_internal.h — INTERNAL to src/backends/cpu: the reference op implementations and the
+ * backend state they share.
+ *
+ * The CPU backend is the specification every device backend is tested against (DESIGN.md
+ * decision 1): plain, obviously correct C loops with shape comments; GEMM-shaped work goes
+ * through CBLAS (OpenBLAS) and loops may use OpenMP. Buffers are host memory, so a tensor's
+ * data is `(char *)buf->impl + offset`.
+ *
+ * Each dbk_cpu_<op> implements the contract of the matching DBK_OP_* in backend/ops.h; the
+ * descriptor has been validated by backend.c before the call.
+ */
+#ifndef DBK_CPU_INTERNAL_H
+#define DBK_CPU_INTERNAL_H
+
+#include "backend/backend_impl.h"
+
+typedef struct dbk_cpu_state {
+    float *workspace;          /* scratch for im2col and friends, grown by prepare */
+    size_t workspace_bytes;
+} dbk_cpu_state;
+
+/* Host pointer of a tensor's first element. */
+static inline void *dbk_cpu_ptr(const dbk_tensor *t) { return (char *)t->buf->impl + t->offset; }
+static inline float *dbk_cpu_f32(const dbk_tensor *t) { return (float *)dbk_cpu_ptr(t); }
+static inline int32_t *dbk_cpu_i32(const dbk_tensor *t) { return (int32_t *)dbk_cpu_ptr(t); }
+static inline uint8_t *dbk_cpu_u8(const dbk_tensor *t) { return (uint8_t *)dbk_cpu_ptr(t); }
+
+/* Scratch memory of at least nbytes, owned by the backend (valid until the next call).
+ * Grows only when prepare was not told about this size; then it logs at debug level. */
+dbk_status dbk_cpu_workspace(dbk_backend *be, size_t nbytes, float **out);
+
+/* Workspace bytes an op needs (0 for most ops); used by prepare. */
+size_t dbk_cpu_conv_workspace_bytes(const dbk_op_desc *op);
+
+dbk_status dbk_cpu_conv2d_fwd(dbk_backend *be, const dbk_op_desc *op);          /* conv.c */
+dbk_status dbk_cpu_conv2d_bwd_data(dbk_backend *be, const dbk_op_desc *op);
+dbk_status dbk_cpu_conv2d_bwd_filter(dbk_backend *be, const dbk_op_desc *op);
+dbk_status dbk_cpu_gemm(dbk_backend *be, const dbk_op_desc *op);                /* gemm.c */
+dbk_status dbk_cpu_batchnorm_fwd_train(dbk_backend *be, const dbk_op_desc *op); /* bn.c */
+dbk_status dbk_cpu_batchnorm_fwd_infer(dbk_backend *be, const dbk_op_desc *op);
+dbk_status dbk_cpu_batchnorm_bwd(dbk_backend *be, const dbk_op_desc *op);
+dbk_status dbk_cpu_relu_fwd(dbk_backend *be, const dbk_op_desc *op);            /* act.c */
+dbk_status dbk_cpu_relu_bwd(dbk_backend *be, const dbk_op_desc *op);
+dbk_status dbk_cpu_add(dbk_backend *be, const dbk_op_desc *op);
+dbk_status dbk_cpu_scale(dbk_backend *be, const dbk_op_desc *op);
+dbk_status dbk_cpu_fill(dbk_backend *be, const dbk_op_desc *op);
+dbk_status dbk_cpu_copy(dbk_backend *be, const dbk_op_desc *op);
+dbk_status dbk_cpu_maxpool_fwd(dbk_backend *be, const dbk_op_desc *op);         /* pool.c */
+dbk_status dbk_cpu_maxpool_bwd(dbk_backend *be, const dbk_op_desc *op);
+dbk_status dbk_cpu_softmax_xent_fwd(dbk_backend *be, const dbk_op_desc *op);    /* loss.c */
+dbk_status dbk_cpu_softmax_xent_bwd(dbk_backend *be, const dbk_op_desc *op);
+dbk_status dbk_cpu_accuracy(dbk_backend *be, const dbk_op_desc *op);
+dbk_status dbk_cpu_sgd_momentum_update(dbk_backend *be, const dbk_op_desc *op); /* optim.c */
+dbk_status dbk_cpu_augment(dbk_backend *be, const dbk_op_desc *op);             /* augment.c */
+
+#endif

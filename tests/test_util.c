@@ -1,0 +1,84 @@
+/* test_util.c — the test harness (see test_util.h). */
+#define _POSIX_C_SOURCE 200809L
+#include "test_util.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+int dbk_test_failed_checks;
+static int passed, failed;
+
+void dbk_test_run(const char *name, int (*fn)(void)) {
+    int before = dbk_test_failed_checks;
+    int rc = fn();
+    if (rc == 0 && dbk_test_failed_checks == before) {
+        passed++;
+        printf("ok   %s\n", name);
+    } else {
+        failed++;
+        printf("FAIL %s\n", name);
+    }
+    fflush(stdout);
+}
+
+int dbk_test_finish(void) {
+    printf("%d passed, %d failed\n", passed, failed);
+    return failed ? 1 : 0;
+}
+
+int dbk_test_skip(const char *reason) {
+    printf("skipped: %s\n", reason);
+    return 77;
+}
+
+double dbk_test_nmse(const float *ref, const float *got, size_t n) {
+    double num = 0.0, den = 0.0;
+    for (size_t i = 0; i < n; i++) {
+        double d = (double)ref[i] - (double)got[i];
+        num += d * d;
+        den += (double)ref[i] * (double)ref[i];
+    }
+    if (den == 0.0) return num == 0.0 ? 0.0 : INFINITY;
+    return num / den;
+}
+
+double dbk_test_max_abs_diff(const float *a, const float *b, size_t n) {
+    double m = 0.0;
+    for (size_t i = 0; i < n; i++) {
+        double d = fabs((double)a[i] - (double)b[i]);
+        if (d > m || isnan(d)) m = d;
+    }
+    return m;
+}
+
+const char *dbk_test_cifar_dir(void) {
+    static char path[4096];
+    const char *root = getenv("DAYBREAK_DATA");
+    if (!root || !*root) {
+        printf("DAYBREAK_DATA is not set\n");
+        return NULL;
+    }
+    snprintf(path, sizeof path, "%s/cifar-10-batches-bin", root);
+    struct stat st;
+    if (stat(path, &st) != 0 || !S_ISDIR(st.st_mode)) {
+        printf("%s does not exist\n", path);
+        return NULL;
+    }
+    return path;
+}
+
+const char *dbk_test_tmpdir(const char *name) {
+    static char path[4096];
+    const char *root = getenv("DBK_TEST_TMP");
+    char base[4096];
+    snprintf(base, sizeof base, "%s", root && *root ? root : "/tmp/daybreak-tests");
+    mkdir(base, 0755);
+    snprintf(path, sizeof path, "%s/%s", base, name);
+    char cmd[8300];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", path);
+    if (system(cmd) != 0) return NULL;
+    if (mkdir(path, 0755) != 0) return NULL;
+    return path;
+}

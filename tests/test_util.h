@@ -1,0 +1,66 @@
+/*
+ * test_util.h — the small test harness every test_*.c uses.
+ *
+ * A test executable runs its cases with DBK_RUN(case_fn); each case returns 0 on success and
+ * reports failures through DBK_CHECK*, which print file:line and the values. main() returns
+ * dbk_test_finish(): 1 if any check failed, 0 otherwise, 77 if the run was skipped. The last
+ * line printed is "N passed, N failed" so a reader (and CI) sees the count.
+ */
+#ifndef DBK_TEST_UTIL_H
+#define DBK_TEST_UTIL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+
+extern int dbk_test_failed_checks;
+
+#define DBK_CHECK(cond)                                                             \
+    do {                                                                            \
+        if (!(cond)) {                                                              \
+            fprintf(stderr, "  FAIL %s:%d: %s\n", __FILE__, __LINE__, #cond);       \
+            dbk_test_failed_checks++;                                               \
+            return 1;                                                               \
+        }                                                                           \
+    } while (0)
+
+#define DBK_CHECK_MSG(cond, ...)                                                    \
+    do {                                                                            \
+        if (!(cond)) {                                                              \
+            fprintf(stderr, "  FAIL %s:%d: %s: ", __FILE__, __LINE__, #cond);       \
+            fprintf(stderr, __VA_ARGS__);                                           \
+            fprintf(stderr, "\n");                                                  \
+            dbk_test_failed_checks++;                                               \
+            return 1;                                                               \
+        }                                                                           \
+    } while (0)
+
+/* Checks a dbk_status expression is DBK_OK, printing dbk_last_error() otherwise. */
+#define DBK_CHECK_OK(expr)                                                          \
+    do {                                                                            \
+        dbk_status s_ = (expr);                                                     \
+        if (s_ != DBK_OK) {                                                         \
+            fprintf(stderr, "  FAIL %s:%d: %s returned %s: %s\n", __FILE__, __LINE__, \
+                    #expr, dbk_status_str(s_), dbk_last_error());                   \
+            dbk_test_failed_checks++;                                               \
+            return 1;                                                               \
+        }                                                                           \
+    } while (0)
+
+#define DBK_RUN(fn) dbk_test_run(#fn, fn)
+
+void dbk_test_run(const char *name, int (*fn)(void));
+int  dbk_test_finish(void);                /* exit code for main */
+int  dbk_test_skip(const char *reason);    /* prints "skipped: reason", returns 77 */
+
+/* Normalised mean squared error sum((a-b)^2) / sum(a^2) (a is the reference). */
+double dbk_test_nmse(const float *ref, const float *got, size_t n);
+double dbk_test_max_abs_diff(const float *a, const float *b, size_t n);
+
+/* $DAYBREAK_DATA/cifar-10-batches-bin, or NULL (and a printed reason) when it is missing. */
+const char *dbk_test_cifar_dir(void);
+
+/* A fresh empty directory for this test's files: $DBK_TEST_TMP/<name> (or /tmp/...). */
+const char *dbk_test_tmpdir(const char *name);
+
+#endif
