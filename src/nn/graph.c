@@ -1,0 +1,429 @@
+/*
+ * graph.c — the two-pass graph builder and the layer builders (see graph.h).
+ *
+ * Backward bookkeeping: every layer pushes its backward ops when it is built, so pushing
+ * happens in forward order; dbk_graph_backward_ops returns them reversed. A layer whose
+ * backward takes several ops pushes them in reverse of the order they must run.
+ */
+#include "nn/graph.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/alloc.h"
+
+#define ARENA_ALIGN 256
+
+typedef struct op_list {
+    dbk_op_desc *ops;
+    char       (*labels)[64];
+    int          count, cap;
+} op_list;
+
+struct dbk_graph {
+    dbk_graph_config cfg;
+    bool             planning;
+    dbk_status       status;
+    dbk_buffer      *params, *grads, *state, *arena;
+    size_t           n_params, n_state, arena_bytes;
+    dbk_param_info  *param_infos;
+    int              n_param_infos, cap_param_infos;
+    dbk_state_info  *state_infos;
+    int              n_state_infos, cap_state_infos;
+    op_list          fwd, bwd;
+    dbk_op_desc     *bwd_ordered;    /* bwd reversed, rebuilt on request */
+};
+
+dbk_status dbk_graph_create(const dbk_graph_config *cfg, dbk_graph **out) {
+    dbk_graph *g = dbk_calloc(1, sizeof *g);
+    if (!g) return DBK_ERR_OUT_OF_HOST_MEMORY;
+    g->cfg = *cfg;
+    g->planning = true;
+    *out = g;
+    return DBK_OK;
+}
+
+static void op_list_free(op_list *l) {
+    dbk_free(l->ops);
+    dbk_free(l->labels);
+    memset(l, 0, sizeof *l);
+}
+
+void dbk_graph_destroy(dbk_graph *g) {
+    if (!g) return;
+    op_list_free(&g->fwd);
+    op_list_free(&g->bwd);
+    dbk_free(g->bwd_ordered);
+    dbk_free(g->param_infos);
+    dbk_free(g->state_infos);
+    dbk_free(g);
+}
+
+static void reset_pass(dbk_graph *g) {
+    g->n_params = g->n_state = g->arena_bytes = 0;
+    g->n_param_infos = g->n_state_infos = 0;
+    g->fwd.count = g->bwd.count = 0;
+    g->status = DBK_OK;
+}
+
+void dbk_graph_begin_build(dbk_graph *g, dbk_buffer *params, dbk_buffer *grads, dbk_buffer *state,
+                           dbk_buffer *arena) {
+    reset_pass(g);
+    g->planning = false;
+    g->params = params;
+    g->grads = grads;
+    g->state = state;
+    g->arena = arena;
+}
+
+bool dbk_graph_is_planning(const dbk_graph *g) { return g->planning; }
+bool dbk_graph_is_training(const dbk_graph *g) { return g->cfg.training; }
+size_t dbk_graph_param_count(const dbk_graph *g) { return g->n_params; }
+size_t dbk_graph_state_count(const dbk_graph *g) { return g->n_state; }
+size_t dbk_graph_arena_bytes(const dbk_graph *g) { return g->arena_bytes; }
+int dbk_graph_param_info_count(const dbk_graph *g) { return g->n_param_infos; }
+const dbk_param_info *dbk_graph_param_info(const dbk_graph *g, int i) { return &g->param_infos[i]; }
+int dbk_graph_state_info_count(const dbk_graph *g) { return g->n_state_infos; }
+const dbk_state_info *dbk_graph_state_info(const dbk_graph *g, int i) { return &g->state_infos[i]; }
+int dbk_graph_forward_count(const dbk_graph *g) { return g->fwd.count; }
+const dbk_op_desc *dbk_graph_forward_ops(const dbk_graph *g) { return g->fwd.ops; }
+int dbk_graph_backward_count(const dbk_graph *g) { return g->bwd.count; }
+dbk_status dbk_graph_status(const dbk_graph *g) { return g->status; }
+
+const dbk_op_desc *dbk_graph_backward_ops(const dbk_graph *g) {
+    dbk_graph *mg = (dbk_graph *)(uintptr_t)g; /* the ordered copy is a cache of bwd */
+    dbk_free(mg->bwd_ordered);
+    mg->bwd_ordered = dbk_malloc(sizeof(dbk_op_desc) * (size_t)(g->bwd.count ? g->bwd.count : 1));
+    if (!mg->bwd_ordered) return NULL;
+    for (int i = 0; i < g->bwd.count; i++) mg->bwd_ordered[i] = g->bwd.ops[g->bwd.count - 1 - i];
+    return mg->bwd_ordered;
+}
+
+/* ---------------------------------------------------------------------------------- */
+
+static void fail(dbk_graph *g, dbk_status s) {
+    if (g->status == DBK_OK) g->status = s;
+}
+
+static bool grow(void **p, int *cap, int need, size_t elem) {
+    if (need <= *cap) return true;
+    int ncap = *cap ? *cap * 2 : 64;
+    while (ncap < need) ncap *= 2;
+    void *np = dbk_malloc((size_t)ncap * elem);
+    if (!np) return false;
+    if (*p) memcpy(np, *p, (size_t)*cap * elem);
+    dbk_free(*p);
+    *p = np;
+    *cap = ncap;
+    return true;
+}
+
+static void push(dbk_graph *g, op_list *l, const dbk_op_desc *op, const char *label) {
+    if (g->planning) return;
+    int cap = l->cap;
+    if (!grow((void **)&l->ops, &cap, l->count + 1, sizeof *l->ops)) return fail(g, DBK_ERR_OUT_OF_HOST_MEMORY);
+    cap = l->cap;
+    if (!grow((void **)&l->labels, &cap, l->count + 1, sizeof *l->labels)) return fail(g, DBK_ERR_OUT_OF_HOST_MEMORY);
+    l->cap = cap;
+    /* Re-point the labels of earlier ops: the label array may have moved. */
+    for (int i = 0; i < l->count; i++) l->ops[i].label = l->labels[i];
+    l->ops[l->count] = *op;
+    snprintf(l->labels[l->count], sizeof l->labels[0], "%s", label ? label : dbk_op_name(op->op));
+    l->ops[l->count].label = l->labels[l->count];
+    l->count++;
+}
+
+void dbk_graph_forward(dbk_graph *g, const dbk_op_desc *op, const char *label) { push(g, &g->fwd, op, label); }
+void dbk_graph_backward(dbk_graph *g, const dbk_op_desc *op, const char *label) { push(g, &g->bwd, op, label); }
+
+dbk_tensor dbk_graph_tensor(dbk_graph *g, dbk_dtype dtype, int ndim, int64_t d0, int64_t d1, int64_t d2, int64_t d3) {
+    dbk_tensor t = dbk_tensor_make(g->arena, g->arena_bytes, dtype, ndim, d0, d1, d2, d3);
+    g->arena_bytes += (dbk_tensor_nbytes(&t) + ARENA_ALIGN - 1) / ARENA_ALIGN * ARENA_ALIGN;
+    return t;
+}
+
+dbk_value dbk_graph_value(dbk_graph *g, bool want_grad, int64_t n, int64_t c, int64_t h, int64_t w) {
+    dbk_value v = {0};
+    v.data = dbk_graph_tensor(g, DBK_DTYPE_F32, 4, n, c, h, w);
+    if (want_grad && g->cfg.training) v.grad = dbk_graph_tensor(g, DBK_DTYPE_F32, 4, n, c, h, w);
+    return v;
+}
+
+/* A trainable tensor: a view into params (data) and into grads (gradient). */
+static void add_param(dbk_graph *g, const char *prefix, const char *suffix, dbk_param_init init, int64_t fan_in,
+                      int ndim, const int64_t *shape, dbk_tensor *data, dbk_tensor *grad) {
+    if (!grow((void **)&g->param_infos, &g->cap_param_infos, g->n_param_infos + 1, sizeof *g->param_infos))
+        return fail(g, DBK_ERR_OUT_OF_HOST_MEMORY);
+    dbk_param_info *pi = &g->param_infos[g->n_param_infos++];
+    memset(pi, 0, sizeof *pi);
+    snprintf(pi->name, sizeof pi->name, "%s.%s", prefix, suffix);
+    pi->ndim = ndim;
+    int64_t count = 1;
+    for (int i = 0; i < ndim; i++) {
+        pi->shape[i] = shape[i];
+        count *= shape[i];
+    }
+    pi->offset = g->n_params;
+    pi->init = init;
+    pi->fan_in = fan_in;
+    /* Keep every parameter 16-float aligned so device kernels may use vector loads. */
+    g->n_params += (size_t)((count + 15) / 16 * 16);
+    *data = dbk_tensor_make(g->params, pi->offset * 4, DBK_DTYPE_F32, ndim, shape[0], ndim > 1 ? shape[1] : 1,
+                            ndim > 2 ? shape[2] : 1, ndim > 3 ? shape[3] : 1);
+    *grad = *data;
+    grad->buf = g->grads;
+}
+
+static dbk_tensor add_state(dbk_graph *g, const char *prefix, const char *suffix, int64_t count, float init) {
+    if (!grow((void **)&g->state_infos, &g->cap_state_infos, g->n_state_infos + 1, sizeof *g->state_infos)) {
+        fail(g, DBK_ERR_OUT_OF_HOST_MEMORY);
+        return (dbk_tensor){0};
+    }
+    dbk_state_info *si = &g->state_infos[g->n_state_infos++];
+    snprintf(si->name, sizeof si->name, "%s.%s", prefix, suffix);
+    si->count = count;
+    si->offset = g->n_state;
+    si->init = init;
+    g->n_state += (size_t)((count + 15) / 16 * 16);
+    return dbk_tensor_make(g->state, si->offset * 4, DBK_DTYPE_F32, 1, count, 1, 1, 1);
+}
+
+static char *label_of(char *buf, size_t cap, const char *name, const char *what) {
+    snprintf(buf, cap, "%s.%s", name, what);
+    return buf;
+}
+
+dbk_tensor dbk_graph_params_view(const dbk_graph *g) {
+    return dbk_tensor_make(g->params, 0, DBK_DTYPE_F32, 1, (int64_t)g->n_params, 1, 1, 1);
+}
+
+dbk_tensor dbk_graph_grads_view(const dbk_graph *g) {
+    return dbk_tensor_make(g->grads, 0, DBK_DTYPE_F32, 1, (int64_t)g->n_params, 1, 1, 1);
+}
+
+/* ---------------------------------------------------------------------------------- */
+/* layers                                                                             */
+
+dbk_value dbk_nn_conv(dbk_graph *g, dbk_value x, int64_t k, int r, int stride, int pad, const char *name) {
+    char lb[96];
+    int64_t n = x.data.shape[0], c = x.data.shape[1], h = x.data.shape[2], w = x.data.shape[3];
+    int64_t p = (h + 2 * pad - r) / stride + 1, q = (w + 2 * pad - r) / stride + 1;
+    const int64_t wshape[4] = {k, c, r, r};
+    dbk_tensor wt, dw;
+    add_param(g, name, "weight", DBK_PARAM_INIT_KAIMING_UNIFORM, c * r * r, 4, wshape, &wt, &dw);
+    dbk_value y = dbk_graph_value(g, true, n, k, p, q);
+
+    dbk_op_desc op = {.op = DBK_OP_CONV2D_FWD, .p.conv = {stride, stride, pad, pad}};
+    op.src[0] = x.data;  /* (N,C,H,W) */
+    op.src[1] = wt;      /* (K,C,R,S) */
+    op.dst[0] = y.data;  /* (N,K,P,Q) */
+    dbk_graph_forward(g, &op, name);
+    if (!g->cfg.training) return y;
+
+    /* Backward runs bwd_filter, then bwd_data: pushed in reverse. */
+    if (x.grad.ndim) {
+        dbk_op_desc bd = {.op = DBK_OP_CONV2D_BWD_DATA, .p.conv = op.p.conv};
+        bd.src[0] = y.grad;
+        bd.src[1] = wt;
+        bd.dst[0] = x.grad;
+        dbk_graph_backward(g, &bd, label_of(lb, sizeof lb, name, "bwd_data"));
+    }
+    dbk_op_desc bf = {.op = DBK_OP_CONV2D_BWD_FILTER, .p.conv = op.p.conv};
+    bf.src[0] = x.data;
+    bf.src[1] = y.grad;
+    bf.dst[0] = dw;
+    dbk_graph_backward(g, &bf, label_of(lb, sizeof lb, name, "bwd_filter"));
+    return y;
+}
+
+dbk_value dbk_nn_batchnorm(dbk_graph *g, dbk_value x, const char *name) {
+    char lb[96];
+    int64_t c = x.data.shape[1];
+    const int64_t vshape[1] = {c};
+    dbk_tensor gamma, dgamma, beta, dbeta;
+    add_param(g, name, "weight", DBK_PARAM_INIT_ONES, 0, 1, vshape, &gamma, &dgamma);
+    add_param(g, name, "bias", DBK_PARAM_INIT_ZEROS, 0, 1, vshape, &beta, &dbeta);
+    dbk_tensor rmean = add_state(g, name, "running_mean", c, 0.0f);
+    dbk_tensor rvar = add_state(g, name, "running_var", c, 1.0f);
+    dbk_value y = dbk_graph_value(g, true, x.data.shape[0], c, x.data.shape[2], x.data.shape[3]);
+
+    if (!g->cfg.training) {
+        dbk_op_desc op = {.op = DBK_OP_BATCHNORM_FWD_INFER, .p.bn = g->cfg.bn};
+        op.src[0] = x.data;
+        op.src[1] = gamma;
+        op.src[2] = beta;
+        op.src[3] = rmean;
+        op.src[4] = rvar;
+        op.dst[0] = y.data;
+        dbk_graph_forward(g, &op, name);
+        return y;
+    }
+    dbk_tensor mean = dbk_graph_tensor(g, DBK_DTYPE_F32, 1, c, 1, 1, 1);
+    dbk_tensor invstd = dbk_graph_tensor(g, DBK_DTYPE_F32, 1, c, 1, 1, 1);
+    dbk_op_desc op = {.op = DBK_OP_BATCHNORM_FWD_TRAIN, .p.bn = g->cfg.bn};
+    op.src[0] = x.data;
+    op.src[1] = gamma;
+    op.src[2] = beta;
+    op.dst[0] = y.data;
+    op.dst[1] = mean;
+    op.dst[2] = invstd;
+    op.dst[3] = rmean;
+    op.dst[4] = rvar;
+    dbk_graph_forward(g, &op, name);
+
+    DBK_ASSERT(x.grad.ndim);
+    dbk_op_desc b = {.op = DBK_OP_BATCHNORM_BWD, .p.bn = g->cfg.bn};
+    b.src[0] = x.data;
+    b.src[1] = y.grad;
+    b.src[2] = gamma;
+    b.src[3] = mean;
+    b.src[4] = invstd;
+    b.dst[0] = x.grad;
+    b.dst[1] = dgamma;
+    b.dst[2] = dbeta;
+    dbk_graph_backward(g, &b, label_of(lb, sizeof lb, name, "bwd"));
+    return y;
+}
+
+dbk_value dbk_nn_relu(dbk_graph *g, dbk_value x) {
+    dbk_op_desc op = {.op = DBK_OP_RELU_FWD};
+    op.src[0] = x.data;
+    op.dst[0] = x.data;
+    dbk_graph_forward(g, &op, "relu");
+    if (g->cfg.training && x.grad.ndim) {
+        dbk_op_desc b = {.op = DBK_OP_RELU_BWD};
+        b.src[0] = x.data; /* the forward output, computed in place */
+        b.src[1] = x.grad;
+        b.dst[0] = x.grad;
+        dbk_graph_backward(g, &b, "relu.bwd");
+    }
+    return x;
+}
+
+static dbk_value maxpool(dbk_graph *g, dbk_value x, int sh, int sw, int sth, int stw, const char *name) {
+    char lb[96];
+    int64_t n = x.data.shape[0], c = x.data.shape[1];
+    int64_t p = (x.data.shape[2] - sh) / sth + 1, q = (x.data.shape[3] - sw) / stw + 1;
+    dbk_value y = dbk_graph_value(g, x.grad.ndim != 0, n, c, p, q);
+    dbk_tensor arg = dbk_graph_tensor(g, DBK_DTYPE_I32, 4, n, c, p, q);
+    dbk_op_desc op = {.op = DBK_OP_MAXPOOL_FWD, .p.pool = {sh, sw, sth, stw}};
+    op.src[0] = x.data;
+    op.dst[0] = y.data;
+    op.dst[1] = arg;
+    dbk_graph_forward(g, &op, name);
+    if (g->cfg.training && x.grad.ndim) {
+        dbk_op_desc b = {.op = DBK_OP_MAXPOOL_BWD, .p.pool = op.p.pool};
+        b.src[0] = y.grad;
+        b.src[1] = arg;
+        b.dst[0] = x.grad;
+        dbk_graph_backward(g, &b, label_of(lb, sizeof lb, name, "bwd"));
+    }
+    return y;
+}
+
+dbk_value dbk_nn_maxpool(dbk_graph *g, dbk_value x, int size, int stride, const char *name) {
+    return maxpool(g, x, size, size, stride, stride, name);
+}
+
+dbk_value dbk_nn_global_maxpool(dbk_graph *g, dbk_value x, const char *name) {
+    int h = (int)x.data.shape[2], w = (int)x.data.shape[3];
+    return maxpool(g, x, h, w, h, w, name);
+}
+
+dbk_value dbk_nn_linear(dbk_graph *g, dbk_value x, int64_t k, const char *name) {
+    char lb[96];
+    int64_t n = x.data.shape[0], c = dbk_tensor_numel(&x.data) / n;
+    const int64_t wshape[2] = {k, c};
+    dbk_tensor wt, dw;
+    add_param(g, name, "weight", DBK_PARAM_INIT_KAIMING_UNIFORM, c, 2, wshape, &wt, &dw);
+    dbk_value y = dbk_graph_value(g, true, n, k, 1, 1);
+    /* 2-D views of the (N,C,1,1) activations for GEMM. */
+    dbk_tensor x2 = x.data, y2 = y.data, dx2 = x.grad, dy2 = y.grad;
+    x2.ndim = y2.ndim = 2;
+    x2.shape[1] = c;
+    y2.shape[1] = k;
+    if (dx2.ndim) {
+        dx2.ndim = 2;
+        dx2.shape[1] = c;
+    }
+    if (dy2.ndim) {
+        dy2.ndim = 2;
+        dy2.shape[1] = k;
+    }
+
+    /* y (N,K) = x (N,C) * W^T (C,K) */
+    dbk_op_desc op = {.op = DBK_OP_GEMM, .p.gemm = {false, true, 1.0f, 0.0f}};
+    op.src[0] = x2;
+    op.src[1] = wt;
+    op.dst[0] = y2;
+    dbk_graph_forward(g, &op, name);
+    if (!g->cfg.training) return y;
+
+    if (x.grad.ndim) { /* dx (N,C) = dy (N,K) * W (K,C) */
+        dbk_op_desc bd = {.op = DBK_OP_GEMM, .p.gemm = {false, false, 1.0f, 0.0f}};
+        bd.src[0] = dy2;
+        bd.src[1] = wt;
+        bd.dst[0] = dx2;
+        dbk_graph_backward(g, &bd, label_of(lb, sizeof lb, name, "bwd_data"));
+    }
+    /* dW (K,C) = dy^T (K,N) * x (N,C) */
+    dbk_op_desc bw = {.op = DBK_OP_GEMM, .p.gemm = {true, false, 1.0f, 0.0f}};
+    bw.src[0] = dy2;
+    bw.src[1] = x2;
+    bw.dst[0] = dw;
+    dbk_graph_backward(g, &bw, label_of(lb, sizeof lb, name, "bwd_filter"));
+    return y;
+}
+
+dbk_value dbk_nn_scale(dbk_graph *g, dbk_value x, float alpha, const char *name) {
+    char lb[96];
+    dbk_op_desc op = {.op = DBK_OP_SCALE, .p.scale = {alpha}};
+    op.src[0] = x.data;
+    op.dst[0] = x.data;
+    dbk_graph_forward(g, &op, name);
+    if (g->cfg.training && x.grad.ndim) {
+        dbk_op_desc b = op;
+        b.src[0] = x.grad;
+        b.dst[0] = x.grad;
+        dbk_graph_backward(g, &b, label_of(lb, sizeof lb, name, "bwd"));
+    }
+    return x;
+}
+
+dbk_value dbk_nn_fork(dbk_graph *g, dbk_value x, const char *name) {
+    char lb[96];
+    dbk_value y = {.data = x.data};
+    if (!g->cfg.training || !x.grad.ndim) return y;
+    y.grad = dbk_graph_tensor(g, DBK_DTYPE_F32, x.grad.ndim, x.grad.shape[0], x.grad.shape[1], x.grad.shape[2],
+                              x.grad.shape[3]);
+    /* Pushed first, so it runs last: by then both consumers have written their gradients. */
+    dbk_op_desc b = {.op = DBK_OP_ADD};
+    b.src[0] = x.grad;
+    b.src[1] = y.grad;
+    b.dst[0] = x.grad;
+    dbk_graph_backward(g, &b, label_of(lb, sizeof lb, name, "grad_sum"));
+    return y;
+}
+
+dbk_value dbk_nn_add(dbk_graph *g, dbk_value a, dbk_value b, const char *name) {
+    char lb[96];
+    dbk_value y = dbk_graph_value(g, a.grad.ndim || b.grad.ndim, a.data.shape[0], a.data.shape[1], a.data.shape[2],
+                                  a.data.shape[3]);
+    dbk_op_desc op = {.op = DBK_OP_ADD};
+    op.src[0] = a.data;
+    op.src[1] = b.data;
+    op.dst[0] = y.data;
+    dbk_graph_forward(g, &op, name);
+    if (!g->cfg.training) return y;
+    /* d(a+b)/da = d(a+b)/db = 1: both receive a copy of dy. */
+    const dbk_value *in[2] = {&a, &b};
+    for (int i = 1; i >= 0; i--) {
+        if (!in[i]->grad.ndim) continue;
+        dbk_op_desc c = {.op = DBK_OP_COPY};
+        c.src[0] = y.grad;
+        c.dst[0] = in[i]->grad;
+        dbk_graph_backward(g, &c, label_of(lb, sizeof lb, name, i ? "bwd_b" : "bwd_a"));
+    }
+    return y;
+}

@@ -1,0 +1,127 @@
+/*
+ * graph.h — building a network as fixed lists of backend ops (plan, then allocate, then run).
+ *
+ * A model is written once as a function that calls the layer builders below (dbk_nn_conv,
+ * dbk_nn_batchnorm, ...). That function runs twice on a dbk_graph:
+ *   1. planning pass (no buffers): every parameter, batch-norm statistic, activation,
+ *      gradient and saved tensor gets an offset; the pass ends with the byte sizes;
+ *   2. build pass (buffers attached): the same calls produce the same offsets, now as views
+ *      into real buffers, and append op descriptors to the forward list and to the backward
+ *      list (in reverse, so the backward list runs last layer first).
+ * A training step is then: forward list, loss, backward list, optimizer — a fixed sequence a
+ * backend can replay. Nothing is allocated while it runs.
+ *
+ * Memory layout (DESIGN.md decision 3):
+ *   params   flat f32: every trainable tensor, in creation order (momentum and gradients
+ *            use the same layout in their own flat buffers, so the optimizer is one op);
+ *   state    flat f32: batch-norm running mean/var, in creation order;
+ *   arena    activations, their gradients and saved tensors (bytes; 256-byte aligned views).
+ * Parameter order and offsets depend only on the model function, so a training graph and an
+ * evaluation graph built from the same function share params and state.
+ */
+#ifndef DBK_GRAPH_H
+#define DBK_GRAPH_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "backend/backend.h"
+
+/* An activation and its gradient. grad.ndim == 0 when no gradient flows into it (the input
+ * images, or anything in an evaluation graph). */
+typedef struct dbk_value {
+    dbk_tensor data;
+    dbk_tensor grad;
+} dbk_value;
+
+typedef enum dbk_param_init {
+    DBK_PARAM_INIT_KAIMING_UNIFORM, /* U(-1/sqrt(fan_in), 1/sqrt(fan_in)): PyTorch's conv/linear default */
+    DBK_PARAM_INIT_ONES,
+    DBK_PARAM_INIT_ZEROS,
+} dbk_param_init;
+
+typedef struct dbk_param_info {
+    char           name[64];        /* "layer1.conv.weight" */
+    int            ndim;
+    int64_t        shape[4];
+    size_t         offset;          /* in floats from the start of params (and grads, momentum) */
+    dbk_param_init init;
+    int64_t        fan_in;
+} dbk_param_info;
+
+typedef struct dbk_state_info {
+    char   name[64];                /* "layer1.bn.running_mean" */
+    int64_t count;
+    size_t offset;                  /* in floats from the start of state */
+    float  init;                    /* 0 for means, 1 for variances */
+} dbk_state_info;
+
+typedef struct dbk_graph dbk_graph;
+
+typedef struct dbk_graph_config {
+    bool          training;         /* false: batch norm uses running stats, no gradients */
+    dbk_bn_params bn;               /* eps, momentum of every batch norm */
+} dbk_graph_config;
+
+/* Creates an empty graph in planning mode. */
+dbk_status dbk_graph_create(const dbk_graph_config *cfg, dbk_graph **out);
+void       dbk_graph_destroy(dbk_graph *g);                        /* accepts NULL */
+
+/* Switches to the build pass: clears ops and offsets, attaches buffers (any may be NULL
+ * when the graph has nothing of that kind; grads is NULL for evaluation graphs). */
+void dbk_graph_begin_build(dbk_graph *g, dbk_buffer *params, dbk_buffer *grads, dbk_buffer *state,
+                           dbk_buffer *arena);
+bool dbk_graph_is_planning(const dbk_graph *g);
+bool dbk_graph_is_training(const dbk_graph *g);
+
+/* Sizes after a pass. */
+size_t dbk_graph_param_count(const dbk_graph *g);                /* floats */
+size_t dbk_graph_state_count(const dbk_graph *g);                /* floats */
+size_t dbk_graph_arena_bytes(const dbk_graph *g);
+
+int                   dbk_graph_param_info_count(const dbk_graph *g);
+const dbk_param_info *dbk_graph_param_info(const dbk_graph *g, int i);
+int                   dbk_graph_state_info_count(const dbk_graph *g);
+const dbk_state_info *dbk_graph_state_info(const dbk_graph *g, int i);
+
+/* The op lists of the build pass (valid until the graph is destroyed or rebuilt). The
+ * backward list is already in execution order. */
+int                dbk_graph_forward_count(const dbk_graph *g);
+const dbk_op_desc *dbk_graph_forward_ops(const dbk_graph *g);
+int                dbk_graph_backward_count(const dbk_graph *g);
+const dbk_op_desc *dbk_graph_backward_ops(const dbk_graph *g);
+
+/* Returns the first error a builder hit (builders do not return statuses, to keep model
+ * functions readable; an out-of-memory while recording is kept here). */
+dbk_status dbk_graph_status(const dbk_graph *g);
+
+/* --- tensors and raw ops ------------------------------------------------------------- */
+
+/* A new arena tensor (f32 unless dtype says otherwise), 256-byte aligned. */
+dbk_tensor dbk_graph_tensor(dbk_graph *g, dbk_dtype dtype, int ndim, int64_t d0, int64_t d1, int64_t d2, int64_t d3);
+/* A new activation with a gradient tensor when the graph trains and want_grad is set. */
+dbk_value dbk_graph_value(dbk_graph *g, bool want_grad, int64_t n, int64_t c, int64_t h, int64_t w);
+/* Appends to the forward list / pushes onto the backward list (label is copied). */
+void dbk_graph_forward(dbk_graph *g, const dbk_op_desc *op, const char *label);
+void dbk_graph_backward(dbk_graph *g, const dbk_op_desc *op, const char *label);
+
+/* --- layers (names are prefixes: "layer1.conv" gives "layer1.conv.weight") ---------- */
+
+dbk_value dbk_nn_conv(dbk_graph *g, dbk_value x, int64_t k, int r, int stride, int pad, const char *name);
+dbk_value dbk_nn_batchnorm(dbk_graph *g, dbk_value x, const char *name);
+dbk_value dbk_nn_relu(dbk_graph *g, dbk_value x);                  /* in place */
+dbk_value dbk_nn_maxpool(dbk_graph *g, dbk_value x, int size, int stride, const char *name);
+dbk_value dbk_nn_global_maxpool(dbk_graph *g, dbk_value x, const char *name);
+dbk_value dbk_nn_linear(dbk_graph *g, dbk_value x, int64_t k, const char *name); /* no bias */
+dbk_value dbk_nn_scale(dbk_graph *g, dbk_value x, float alpha, const char *name); /* in place */
+/* The same data as x with its own gradient; its gradient is added into x's at the end of
+ * the backward pass. Use it for the second consumer of an activation (residual blocks). */
+dbk_value dbk_nn_fork(dbk_graph *g, dbk_value x, const char *name);
+/* y = a + b (a residual sum); both gradients receive dy. */
+dbk_value dbk_nn_add(dbk_graph *g, dbk_value a, dbk_value b, const char *name);
+
+/* Flat views of the whole parameter/gradient buffers (for the optimizer). */
+dbk_tensor dbk_graph_params_view(const dbk_graph *g);
+dbk_tensor dbk_graph_grads_view(const dbk_graph *g);
+
+#endif

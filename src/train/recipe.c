@@ -1,0 +1,90 @@
+/*
+ * recipe.c — the embedded recipes (see recipe.h).
+ *
+ * cifar10-resnet9 is the cifar10-fast DAWNBench entry (David Page, 2018):
+ * https://github.com/davidcpage/cifar10-fast — batch 512, 24 epochs, lr 0 -> 0.4 (epoch 5)
+ * -> 0 (epoch 24) per step, Nesterov momentum 0.9, weight decay 5e-4 * batch on a summed
+ * loss, pad-4 reflect crop + flip + 8x8 cutout, 94% target on the original CIFAR-10.
+ */
+#include <string.h>
+
+#include "train/recipe.h"
+
+/* CIFAR-10 channel statistics used by cifar10-fast, on the [0,1] scale. */
+#define CIFAR_MEAN {125.31f / 255.0f, 122.95f / 255.0f, 113.87f / 255.0f}
+#define CIFAR_STD  {62.99f / 255.0f, 62.09f / 255.0f, 66.70f / 255.0f}
+
+static const dbk_recipe recipes[] = {
+    {
+        .name = "quick",
+        .description = "quarter-width ResNet9, 10 epochs: the quick start (about 15 minutes on a 2-core CPU)",
+        .model = "resnet9-quarter",
+        .dataset = "cifar10",
+        .batch = 256,
+        .epochs = 10,
+        .lr_knots = 3,
+        .lr_epochs = {0.0f, 2.0f, 10.0f},
+        .lr_values = {0.0f, 0.4f, 0.0f},
+        .momentum = 0.9f,
+        .weight_decay = 5e-4f,
+        .nesterov = true,
+        .loss_summed = true,
+        .label_smoothing = 0.2f,
+        .bn = {.eps = 1e-5f, .momentum = 0.1f},
+        .augment = {.train = true, .pad = 4, .flip = true, .cutout = 8, .mean = CIFAR_MEAN, .std = CIFAR_STD},
+        .target = 80.0f,
+        .target_note = "measured on the JPEG-decoded CIFAR-10 copy in shared/data",
+    },
+    {
+        .name = "cifar10-resnet9",
+        .description = "the cifar10-fast DAWNBench entry: ResNet9, batch 512, 24 epochs, 94% top-1",
+        .model = "resnet9",
+        .dataset = "cifar10",
+        .batch = 512,
+        .epochs = 24,
+        .lr_knots = 3,
+        .lr_epochs = {0.0f, 5.0f, 24.0f},
+        .lr_values = {0.0f, 0.4f, 0.0f},
+        .momentum = 0.9f,
+        .weight_decay = 5e-4f,
+        .nesterov = true,
+        .loss_summed = true,
+        .label_smoothing = 0.0f,
+        .bn = {.eps = 1e-5f, .momentum = 0.1f},
+        .augment = {.train = true, .pad = 4, .flip = true, .cutout = 8, .mean = CIFAR_MEAN, .std = CIFAR_STD},
+        .target = 94.0f,
+        .target_note = "DAWNBench CIFAR-10 target (original data; the JPEG copy scores about 3 points lower)",
+    },
+};
+
+int dbk_recipe_count(void) { return (int)(sizeof recipes / sizeof recipes[0]); }
+const dbk_recipe *dbk_recipe_at(int i) { return &recipes[i]; }
+const char *dbk_recipe_default_name(void) { return "quick"; }
+
+dbk_status dbk_recipe_find(const char *name, const dbk_recipe **out) {
+    for (int i = 0; i < dbk_recipe_count(); i++) {
+        if (!strcmp(recipes[i].name, name)) {
+            *out = &recipes[i];
+            return DBK_OK;
+        }
+    }
+    char known[256] = "";
+    for (int i = 0; i < dbk_recipe_count(); i++) {
+        strncat(known, i ? ", " : "", sizeof known - strlen(known) - 1);
+        strncat(known, recipes[i].name, sizeof known - strlen(known) - 1);
+    }
+    return dbk_set_error(DBK_ERR_NOT_FOUND, "unknown recipe '%s' (known: %s)", name, known);
+}
+
+float dbk_recipe_lr(const dbk_recipe *r, double epoch) {
+    const int n = r->lr_knots;
+    if (n <= 0) return 0.0f;
+    if (epoch <= r->lr_epochs[0]) return r->lr_values[0];
+    for (int i = 1; i < n; i++) {
+        if (epoch <= r->lr_epochs[i]) {
+            double t = (epoch - r->lr_epochs[i - 1]) / (double)(r->lr_epochs[i] - r->lr_epochs[i - 1]);
+            return (float)(r->lr_values[i - 1] + t * (double)(r->lr_values[i] - r->lr_values[i - 1]));
+        }
+    }
+    return r->lr_values[n - 1];
+}

@@ -1,0 +1,135 @@
+/*
+ * results.c — logs.tsv and result.json (see results.h and README "Result files").
+ */
+#include "train/results.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+
+#include "core/alloc.h"
+#include "core/fileio.h"
+
+const char *dbk_run_status_name(dbk_run_status s) {
+    switch (s) {
+    case DBK_RUN_RUNNING:     return "running";
+    case DBK_RUN_REACHED:     return "reached";
+    case DBK_RUN_NOT_REACHED: return "not_reached";
+    case DBK_RUN_DIVERGED:    return "diverged";
+    case DBK_RUN_FAILED:      return "failed";
+    }
+    return "unknown";
+}
+
+dbk_status dbk_results_write_logs_tsv(const char *path, const dbk_train_report *r) {
+    size_t cap = 64 + (size_t)r->epochs_run * 64;
+    char *text = dbk_malloc(cap);
+    if (!text) return DBK_ERR_OUT_OF_HOST_MEMORY;
+    size_t n = (size_t)snprintf(text, cap, "epoch\thours\ttop1Accuracy\n");
+    for (int i = 0; i < r->epochs_run; i++) {
+        const dbk_epoch_record *e = &r->epochs[i];
+        n += (size_t)snprintf(text + n, cap - n, "%d\t%.8f\t%.2f\n", e->epoch, e->clock_seconds / 3600.0,
+                              e->test_accuracy);
+    }
+    dbk_status st = dbk_file_write_atomic(path, text, n);
+    dbk_free(text);
+    return st;
+}
+
+static cJSON *recipe_json(const dbk_recipe *rc) {
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "name", rc->name);
+    cJSON_AddStringToObject(o, "model", rc->model);
+    cJSON_AddStringToObject(o, "dataset", rc->dataset);
+    cJSON_AddNumberToObject(o, "batch", rc->batch);
+    cJSON_AddNumberToObject(o, "epochs", rc->epochs);
+    cJSON *knots = cJSON_AddArrayToObject(o, "lr_schedule");
+    for (int i = 0; i < rc->lr_knots; i++) {
+        cJSON *k = cJSON_CreateArray();
+        cJSON_AddItemToArray(k, cJSON_CreateNumber(rc->lr_epochs[i]));
+        cJSON_AddItemToArray(k, cJSON_CreateNumber(rc->lr_values[i]));
+        cJSON_AddItemToArray(knots, k);
+    }
+    cJSON_AddNumberToObject(o, "momentum", rc->momentum);
+    cJSON_AddBoolToObject(o, "nesterov", rc->nesterov);
+    cJSON_AddNumberToObject(o, "weight_decay", rc->weight_decay);
+    cJSON_AddBoolToObject(o, "loss_summed", rc->loss_summed);
+    cJSON_AddNumberToObject(o, "label_smoothing", rc->label_smoothing);
+    cJSON_AddNumberToObject(o, "bn_eps", rc->bn.eps);
+    cJSON_AddNumberToObject(o, "bn_momentum", rc->bn.momentum);
+    cJSON *aug = cJSON_AddObjectToObject(o, "augment");
+    cJSON_AddNumberToObject(aug, "pad", rc->augment.pad);
+    cJSON_AddBoolToObject(aug, "flip", rc->augment.flip);
+    cJSON_AddNumberToObject(aug, "cutout", rc->augment.cutout);
+    cJSON_AddNumberToObject(o, "target", rc->target);
+    return o;
+}
+
+dbk_status dbk_results_write_json(const char *path, const dbk_train_options *opt, const dbk_train_report *r,
+                                  const char *started_at) {
+    cJSON *root = cJSON_CreateObject();
+    if (!root) return DBK_ERR_OUT_OF_HOST_MEMORY;
+    cJSON_AddStringToObject(root, "daybreak_version", DBK_VERSION);
+    cJSON_AddStringToObject(root, "started_at", started_at);
+    cJSON_AddStringToObject(root, "command", opt->command_line ? opt->command_line : "");
+    cJSON_AddStringToObject(root, "status", dbk_run_status_name(r->status));
+    cJSON_AddItemToObject(root, "recipe", recipe_json(&opt->recipe));
+    cJSON_AddStringToObject(root, "model", opt->recipe.model);
+    cJSON_AddNumberToObject(root, "parameters", (double)r->param_count);
+    cJSON_AddNumberToObject(root, "seed", (double)opt->seed);
+    cJSON_AddNumberToObject(root, "train_images", opt->train_limit > 0 ? opt->train_limit : 50000);
+    cJSON_AddNumberToObject(root, "test_images", opt->test_limit > 0 ? opt->test_limit : 10000);
+
+    cJSON *dev = cJSON_AddObjectToObject(root, "device");
+    cJSON_AddStringToObject(dev, "backend", dbk_backend_kind_name(opt->backend));
+    cJSON_AddNumberToObject(dev, "index", opt->device);
+    cJSON_AddStringToObject(dev, "name", r->device.name);
+    cJSON_AddStringToObject(dev, "vendor", r->device.vendor);
+    cJSON_AddStringToObject(dev, "driver", r->device.driver);
+    cJSON_AddStringToObject(dev, "api", r->device.api_version);
+
+    cJSON_AddStringToObject(root, "clock", "dawnbench");
+    cJSON_AddNumberToObject(root, "preprocess_seconds", r->preprocess_seconds);
+    cJSON_AddNumberToObject(root, "target", opt->recipe.target);
+    cJSON_AddBoolToObject(root, "target_reached", r->epochs_to_target > 0);
+    if (r->epochs_to_target > 0) {
+        cJSON_AddNumberToObject(root, "epochs_to_target", r->epochs_to_target);
+        cJSON_AddNumberToObject(root, "seconds_to_target", r->seconds_to_target);
+        cJSON_AddNumberToObject(root, "hours_to_target", r->seconds_to_target / 3600.0);
+    } else {
+        cJSON_AddNullToObject(root, "epochs_to_target");
+        cJSON_AddNullToObject(root, "seconds_to_target");
+        cJSON_AddNullToObject(root, "hours_to_target");
+    }
+    double best = 0.0;
+    for (int i = 0; i < r->epochs_run; i++)
+        if (r->epochs[i].test_accuracy > best) best = r->epochs[i].test_accuracy;
+    cJSON_AddNumberToObject(root, "best_test_accuracy", best);
+    cJSON_AddNumberToObject(root, "final_test_accuracy", r->epochs_run ? r->epochs[r->epochs_run - 1].test_accuracy : 0.0);
+
+    cJSON *eps = cJSON_AddArrayToObject(root, "epochs");
+    for (int i = 0; i < r->epochs_run; i++) {
+        const dbk_epoch_record *e = &r->epochs[i];
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddNumberToObject(o, "epoch", e->epoch);
+        cJSON_AddNumberToObject(o, "train_loss", e->train_loss);
+        cJSON_AddNumberToObject(o, "train_accuracy", e->train_accuracy);
+        cJSON_AddNumberToObject(o, "test_loss", e->test_loss);
+        cJSON_AddNumberToObject(o, "test_accuracy", e->test_accuracy);
+        cJSON_AddNumberToObject(o, "epoch_seconds", e->epoch_seconds);
+        cJSON_AddNumberToObject(o, "clock_seconds", e->clock_seconds);
+        cJSON_AddNumberToObject(o, "eval_seconds", e->eval_seconds);
+        cJSON_AddNumberToObject(o, "images_per_second", e->images_per_second);
+        cJSON_AddNumberToObject(o, "lr_end", e->lr_end);
+        cJSON_AddItemToArray(eps, o);
+    }
+    char *text = cJSON_Print(root);
+    cJSON_Delete(root);
+    if (!text) return dbk_set_error(DBK_ERR_OUT_OF_HOST_MEMORY, "out of memory formatting %s", path);
+    size_t len = strlen(text);
+    text[len] = '\n'; /* cJSON_Print leaves room for the terminator; replace it, write len+1 */
+    dbk_status st = dbk_file_write_atomic(path, text, len + 1);
+    cJSON_free(text);
+    return st;
+}

@@ -1,0 +1,448 @@
+/*
+ * session.c — the device-side training program (see session.h).
+ */
+#include "train/session.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "core/alloc.h"
+#include "core/log.h"
+#include "core/rng.h"
+#include "train/checkpoint.h"
+
+/* Byte layout of the small per-step buffer. */
+enum {
+    SC_LR          = 0,   /* f32: learning rate of this step (already divided by batch if summed) */
+    SC_LOSS_SUM    = 4,   /* f32: epoch training loss, accumulated on the device */
+    SC_CORRECT     = 8,   /* f32: epoch training top-1 correct count */
+    SC_EVAL_LOSS   = 12,  /* f32: evaluation loss sum */
+    SC_EVAL_CORR   = 16,  /* f32: evaluation correct count */
+    SC_TRAIN_STATE = 32,  /* i32[2]: augment {first index, seed} for the training step */
+    SC_EVAL_STATE  = 40,  /* i32[2]: augment {first index, seed} for evaluation */
+    SC_BYTES       = 64,
+};
+
+/* A fixed op sequence. */
+typedef struct program {
+    dbk_op_desc *ops;
+    int          count;
+} program;
+
+struct dbk_session {
+    dbk_backend         *be;
+    dbk_session_config   cfg;
+    dbk_graph           *train_graph, *eval_graph, *tail_graph;  /* tail: last partial eval batch */
+    dbk_buffer          *params, *grads, *momentum, *state, *arena, *scalars;
+    dbk_buffer          *train_images, *train_labels, *indices, *test_images, *test_labels;
+    program              train_step, eval_step, eval_tail;
+    int                  eval_tail_batch;
+    int32_t             *perm;                                  /* host permutation buffer */
+    uint64_t             device_bytes;
+};
+
+static dbk_tensor scalar(dbk_buffer *b, size_t off, dbk_dtype dt, int64_t n) {
+    return dbk_tensor_make(b, off, dt, 1, n, 1, 1, 1);
+}
+
+static dbk_status program_append(program *p, const dbk_op_desc *ops, int n) {
+    dbk_op_desc *np = dbk_malloc(sizeof *np * (size_t)(p->count + n));
+    if (!np) return DBK_ERR_OUT_OF_HOST_MEMORY;
+    if (p->count) memcpy(np, p->ops, sizeof *np * (size_t)p->count);
+    memcpy(np + p->count, ops, sizeof *np * (size_t)n);
+    dbk_free(p->ops);
+    p->ops = np;
+    p->count += n;
+    return DBK_OK;
+}
+
+/* Lays out one graph (model + input + loss tensors). In the build pass also assembles its
+ * program: augment, forward, loss/accuracy, and for training the backward and update. */
+static dbk_status lay_out(dbk_session *s, dbk_graph *g, int batch, bool training, program *prog) {
+    const dbk_recipe *r = s->cfg.recipe;
+    const int classes = s->cfg.model->num_classes;
+    dbk_value x = dbk_graph_value(g, false, batch, 3, 32, 32);
+    dbk_tensor labels = dbk_graph_tensor(g, DBK_DTYPE_I32, 1, batch, 1, 1, 1);
+    dbk_value logits = dbk_model_forward(g, s->cfg.model, x);
+    dbk_tensor probs = dbk_graph_tensor(g, DBK_DTYPE_F32, 2, batch, classes, 1, 1);
+    DBK_TRY(dbk_graph_status(g));
+    if (dbk_graph_is_planning(g)) return DBK_OK;
+
+    dbk_tensor z = logits.data, dz = logits.grad;
+    z.ndim = 2;
+    if (dz.ndim) dz.ndim = 2;
+
+    dbk_op_desc aug = {.op = DBK_OP_AUGMENT, .p.augment = r->augment, .label = "augment"};
+    if (training) {
+        aug.src[0] = dbk_tensor_make(s->train_images, 0, DBK_DTYPE_U8, 4, s->cfg.train_count, 3, 32, 32);
+        aug.src[1] = scalar(s->train_labels, 0, DBK_DTYPE_U8, s->cfg.train_count);
+        aug.src[2] = scalar(s->indices, 0, DBK_DTYPE_I32, s->cfg.train_count);
+        aug.src[3] = scalar(s->scalars, SC_TRAIN_STATE, DBK_DTYPE_I32, 2);
+    } else {
+        aug.p.augment.train = false;
+        aug.src[0] = dbk_tensor_make(s->test_images, 0, DBK_DTYPE_U8, 4, s->cfg.test_count, 3, 32, 32);
+        aug.src[1] = scalar(s->test_labels, 0, DBK_DTYPE_U8, s->cfg.test_count);
+        aug.src[3] = scalar(s->scalars, SC_EVAL_STATE, DBK_DTYPE_I32, 2);
+    }
+    aug.dst[0] = x.data;
+    aug.dst[1] = labels;
+    DBK_TRY(program_append(prog, &aug, 1));
+    DBK_TRY(program_append(prog, dbk_graph_forward_ops(g), dbk_graph_forward_count(g)));
+
+    dbk_op_desc loss = {.op = DBK_OP_SOFTMAX_XENT_FWD, .label = "loss"};
+    loss.p.xent.label_smoothing = r->label_smoothing;
+    loss.src[0] = z;
+    loss.src[1] = labels;
+    loss.dst[0] = probs;
+    loss.dst[1] = scalar(s->scalars, training ? SC_LOSS_SUM : SC_EVAL_LOSS, DBK_DTYPE_F32, 1);
+    dbk_op_desc acc = {.op = DBK_OP_ACCURACY, .label = "accuracy"};
+    acc.src[0] = z;
+    acc.src[1] = labels;
+    acc.dst[0] = scalar(s->scalars, training ? SC_CORRECT : SC_EVAL_CORR, DBK_DTYPE_F32, 1);
+    DBK_TRY(program_append(prog, &loss, 1));
+    DBK_TRY(program_append(prog, &acc, 1));
+    if (!training) return DBK_OK;
+
+    dbk_op_desc lb = {.op = DBK_OP_SOFTMAX_XENT_BWD, .label = "loss.bwd"};
+    lb.p.xent.label_smoothing = r->label_smoothing;
+    lb.p.xent.grad_scale = r->loss_summed ? 1.0f : 1.0f / (float)batch;
+    lb.src[0] = probs;
+    lb.src[1] = labels;
+    lb.dst[0] = dz;
+    DBK_TRY(program_append(prog, &lb, 1));
+    const dbk_op_desc *bwd = dbk_graph_backward_ops(g);
+    if (!bwd) return DBK_ERR_OUT_OF_HOST_MEMORY;
+    DBK_TRY(program_append(prog, bwd, dbk_graph_backward_count(g)));
+
+    dbk_op_desc sgd = {.op = DBK_OP_SGD_MOMENTUM_UPDATE, .label = "sgd"};
+    sgd.p.sgd.momentum = r->momentum;
+    sgd.p.sgd.weight_decay = r->loss_summed ? r->weight_decay * (float)batch : r->weight_decay;
+    sgd.p.sgd.nesterov = r->nesterov;
+    sgd.src[0] = dbk_graph_grads_view(g);
+    sgd.src[1] = scalar(s->scalars, SC_LR, DBK_DTYPE_F32, 1);
+    sgd.dst[0] = dbk_graph_params_view(g);
+    sgd.dst[1] = sgd.dst[0];
+    sgd.dst[1].buf = s->momentum;
+    return program_append(prog, &sgd, 1);
+}
+
+static dbk_status alloc(dbk_session *s, size_t nbytes, const char *what, dbk_buffer **out) {
+    dbk_status st = dbk_buffer_create(s->be, nbytes ? nbytes : 4, out);
+    if (st != DBK_OK) {
+        char reason[700];
+        snprintf(reason, sizeof reason, "%s", dbk_last_error());
+        return dbk_set_error(st, "allocating %s (%.1f MiB, %.1f MiB allocated before it): %s", what,
+                             (double)nbytes / 1048576.0, (double)s->device_bytes / 1048576.0, reason);
+    }
+    s->device_bytes += nbytes;
+    return DBK_OK;
+}
+
+static size_t max_size(size_t a, size_t b) { return a > b ? a : b; }
+
+dbk_status dbk_session_create(dbk_backend *be, const dbk_session_config *cfg, dbk_session **out) {
+    *out = NULL;
+    if (cfg->batch < 1 || cfg->eval_batch < 1)
+        return dbk_set_error(DBK_ERR_INVALID_ARG, "batch size must be >= 1 (got %d)", cfg->batch);
+    if (cfg->train_count > 0 && cfg->train_count < cfg->batch)
+        return dbk_set_error(DBK_ERR_INVALID_ARG, "batch size %d is larger than the training set (%d images)",
+                             cfg->batch, cfg->train_count);
+    dbk_session *s = dbk_calloc(1, sizeof *s);
+    if (!s) return DBK_ERR_OUT_OF_HOST_MEMORY;
+    s->be = be;
+    s->cfg = *cfg;
+    dbk_status st;
+    const int eval_batch = cfg->test_count < cfg->eval_batch ? (cfg->test_count > 0 ? cfg->test_count : 1) : cfg->eval_batch;
+    s->cfg.eval_batch = eval_batch;
+    s->eval_tail_batch = cfg->test_count % eval_batch;
+
+    dbk_graph_config tcfg = {.training = true, .bn = cfg->recipe->bn};
+    dbk_graph_config ecfg = {.training = false, .bn = cfg->recipe->bn};
+    if ((st = dbk_graph_create(&tcfg, &s->train_graph)) != DBK_OK) goto fail;
+    if ((st = dbk_graph_create(&ecfg, &s->eval_graph)) != DBK_OK) goto fail;
+    if (s->eval_tail_batch && (st = dbk_graph_create(&ecfg, &s->tail_graph)) != DBK_OK) goto fail;
+
+    /* Plan. */
+    const bool train = cfg->train_count > 0;
+    if (train && (st = lay_out(s, s->train_graph, cfg->batch, true, NULL)) != DBK_OK) goto fail;
+    if ((st = lay_out(s, s->eval_graph, eval_batch, false, NULL)) != DBK_OK) goto fail;
+    if (s->tail_graph && (st = lay_out(s, s->tail_graph, s->eval_tail_batch, false, NULL)) != DBK_OK) goto fail;
+    size_t n_params = dbk_graph_param_count(s->eval_graph);
+    size_t n_state = dbk_graph_state_count(s->eval_graph);
+    size_t arena = dbk_graph_arena_bytes(s->eval_graph);
+    if (train) arena = max_size(arena, dbk_graph_arena_bytes(s->train_graph));
+    if (s->tail_graph) arena = max_size(arena, dbk_graph_arena_bytes(s->tail_graph));
+    dbk_log(DBK_LOG_LEVEL_INFO, "plan: %zu parameters, %zu statistics, %.1f MiB activations", n_params, n_state,
+            (double)arena / 1048576.0);
+
+    /* Allocate. */
+    if ((st = alloc(s, n_params * 4, "parameters", &s->params)) != DBK_OK) goto fail;
+    if ((st = alloc(s, n_state * 4, "batch-norm statistics", &s->state)) != DBK_OK) goto fail;
+    if ((st = alloc(s, SC_BYTES, "step scalars", &s->scalars)) != DBK_OK) goto fail;
+    if ((st = alloc(s, (size_t)cfg->test_count * 3072, "test images", &s->test_images)) != DBK_OK) goto fail;
+    if ((st = alloc(s, (size_t)cfg->test_count, "test labels", &s->test_labels)) != DBK_OK) goto fail;
+    if (train) {
+        if ((st = alloc(s, n_params * 4, "gradients", &s->grads)) != DBK_OK) goto fail;
+        if ((st = alloc(s, n_params * 4, "momentum", &s->momentum)) != DBK_OK) goto fail;
+        if ((st = alloc(s, (size_t)cfg->train_count * 3072, "training images", &s->train_images)) != DBK_OK) goto fail;
+        if ((st = alloc(s, (size_t)cfg->train_count, "training labels", &s->train_labels)) != DBK_OK) goto fail;
+        if ((st = alloc(s, (size_t)cfg->train_count * 4, "shuffle indices", &s->indices)) != DBK_OK) goto fail;
+        s->perm = dbk_malloc((size_t)cfg->train_count * sizeof *s->perm);
+        if (!s->perm) {
+            st = DBK_ERR_OUT_OF_HOST_MEMORY;
+            goto fail;
+        }
+    }
+    if ((st = alloc(s, arena, "activations", &s->arena)) != DBK_OK) {
+        char reason[800];
+        snprintf(reason, sizeof reason, "%s", dbk_last_error());
+        /* Activations scale with the batch: say which batch would fit what was left. */
+        double per_image = (double)arena / (double)(cfg->batch > eval_batch ? cfg->batch : eval_batch);
+        uint64_t total = dbk_backend_get_info(be)->global_mem_bytes;
+        if (total > s->device_bytes && per_image > 0) {
+            long fit = (long)((double)(total - s->device_bytes) * 0.9 / per_image);
+            dbk_set_error(st, "%s; HINT: a batch of about %ld fits this device (--batch %ld)", reason, fit, fit);
+        }
+        goto fail;
+    }
+
+    /* Build: the same layout again, now with buffers, recording the programs. */
+    if (train) {
+        dbk_graph_begin_build(s->train_graph, s->params, s->grads, s->state, s->arena);
+        if ((st = lay_out(s, s->train_graph, cfg->batch, true, &s->train_step)) != DBK_OK) goto fail;
+    }
+    dbk_graph_begin_build(s->eval_graph, s->params, NULL, s->state, s->arena);
+    if ((st = lay_out(s, s->eval_graph, eval_batch, false, &s->eval_step)) != DBK_OK) goto fail;
+    if (s->tail_graph) {
+        dbk_graph_begin_build(s->tail_graph, s->params, NULL, s->state, s->arena);
+        if ((st = lay_out(s, s->tail_graph, s->eval_tail_batch, false, &s->eval_tail)) != DBK_OK) goto fail;
+    }
+
+    /* Let the backend size workspaces and build kernels for every op, once. */
+    const program *progs[3] = {&s->train_step, &s->eval_step, &s->eval_tail};
+    for (int p = 0; p < 3; p++)
+        for (int i = 0; i < progs[p]->count; i++)
+            if ((st = dbk_backend_prepare(be, &progs[p]->ops[i])) != DBK_OK) goto fail;
+
+    *out = s;
+    return DBK_OK;
+fail:
+    dbk_session_destroy(s);
+    return st;
+}
+
+void dbk_session_destroy(dbk_session *s) {
+    if (!s) return;
+    dbk_graph_destroy(s->train_graph);
+    dbk_graph_destroy(s->eval_graph);
+    dbk_graph_destroy(s->tail_graph);
+    dbk_buffer *bufs[] = {s->params, s->grads, s->momentum, s->state, s->arena, s->scalars,
+                          s->train_images, s->train_labels, s->indices, s->test_images, s->test_labels};
+    for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++) dbk_buffer_destroy(bufs[i]);
+    dbk_free(s->train_step.ops);
+    dbk_free(s->eval_step.ops);
+    dbk_free(s->eval_tail.ops);
+    dbk_free(s->perm);
+    dbk_free(s);
+}
+
+uint64_t dbk_session_device_bytes(const dbk_session *s) { return s->device_bytes; }
+size_t dbk_session_param_count(const dbk_session *s) { return dbk_graph_param_count(s->eval_graph); }
+int dbk_session_steps_per_epoch(const dbk_session *s) { return s->cfg.train_count / s->cfg.batch; }
+
+dbk_status dbk_session_upload_data(dbk_session *s, const dbk_dataset *train, const dbk_dataset *test) {
+    if (s->train_images) {
+        DBK_ASSERT(train && train->count == s->cfg.train_count);
+        DBK_TRY(dbk_buffer_write(s->train_images, 0, train->images, (size_t)train->count * 3072));
+        DBK_TRY(dbk_buffer_write(s->train_labels, 0, train->labels, (size_t)train->count));
+    }
+    DBK_ASSERT(test->count == s->cfg.test_count);
+    DBK_TRY(dbk_buffer_write(s->test_images, 0, test->images, (size_t)test->count * 3072));
+    return dbk_buffer_write(s->test_labels, 0, test->labels, (size_t)test->count);
+}
+
+dbk_status dbk_session_init_params(dbk_session *s, uint64_t seed) {
+    const dbk_graph *g = s->eval_graph;
+    size_t np = dbk_graph_param_count(g), ns = dbk_graph_state_count(g);
+    float *host = dbk_calloc(np > ns ? np : ns, sizeof *host);
+    if (!host) return DBK_ERR_OUT_OF_HOST_MEMORY;
+    dbk_rng rng;
+    dbk_rng_init(&rng, seed);
+    for (int i = 0; i < dbk_graph_param_info_count(g); i++) {
+        const dbk_param_info *pi = dbk_graph_param_info(g, i);
+        int64_t n = 1;
+        for (int d = 0; d < pi->ndim; d++) n *= pi->shape[d];
+        float bound = pi->fan_in > 0 ? 1.0f / sqrtf((float)pi->fan_in) : 0.0f;
+        for (int64_t j = 0; j < n; j++) {
+            float v = 0.0f;
+            switch (pi->init) {
+            case DBK_PARAM_INIT_KAIMING_UNIFORM: v = (2.0f * dbk_rng_uniform(&rng) - 1.0f) * bound; break;
+            case DBK_PARAM_INIT_ONES: v = 1.0f; break;
+            case DBK_PARAM_INIT_ZEROS: v = 0.0f; break;
+            }
+            host[pi->offset + (size_t)j] = v;
+        }
+    }
+    dbk_status st = dbk_buffer_write(s->params, 0, host, np * 4);
+    if (st == DBK_OK && s->momentum) {
+        memset(host, 0, np * 4);
+        st = dbk_buffer_write(s->momentum, 0, host, np * 4);
+    }
+    if (st == DBK_OK) {
+        memset(host, 0, ns * 4);
+        for (int i = 0; i < dbk_graph_state_info_count(g); i++) {
+            const dbk_state_info *si = dbk_graph_state_info(g, i);
+            for (int64_t j = 0; j < si->count; j++) host[si->offset + (size_t)j] = si->init;
+        }
+        st = dbk_buffer_write(s->state, 0, host, ns * 4);
+    }
+    dbk_free(host);
+    return st;
+}
+
+dbk_status dbk_session_begin_epoch(dbk_session *s, int epoch, uint64_t seed) {
+    DBK_ASSERT(s->perm);
+    dbk_rng rng;
+    dbk_rng_init(&rng, seed ^ ((uint64_t)(epoch + 1) * 0x9e3779b97f4a7c15ULL));
+    dbk_rng_permutation(&rng, s->perm, s->cfg.train_count);
+    DBK_TRY(dbk_buffer_write(s->indices, 0, s->perm, (size_t)s->cfg.train_count * 4));
+    /* The augmentation seed of the epoch; rows are told apart by their position. */
+    int32_t state[2] = {0, (int32_t)dbk_hash_u32((uint32_t)seed, (uint32_t)(seed >> 32), (uint32_t)epoch, 0xa5a5u)};
+    DBK_TRY(dbk_buffer_write(s->scalars, SC_TRAIN_STATE, state, sizeof state));
+    const float zero[2] = {0.0f, 0.0f};
+    return dbk_buffer_write(s->scalars, SC_LOSS_SUM, zero, sizeof zero);
+}
+
+static dbk_status run_program(dbk_session *s, const program *p) {
+    for (int i = 0; i < p->count; i++) {
+        dbk_status st = dbk_backend_run(s->be, &p->ops[i]);
+        if (st != DBK_OK) {
+            char reason[800];
+            snprintf(reason, sizeof reason, "%s", dbk_last_error());
+            return dbk_set_error(st, "%s (%s): %s", p->ops[i].label ? p->ops[i].label : "op", dbk_op_name(p->ops[i].op),
+                                 reason);
+        }
+    }
+    return DBK_OK;
+}
+
+dbk_status dbk_session_train_step(dbk_session *s, int step, float lr) {
+    const dbk_recipe *r = s->cfg.recipe;
+    float step_lr = r->loss_summed ? lr / (float)s->cfg.batch : lr;
+    int32_t first = step * s->cfg.batch;
+    DBK_TRY(dbk_buffer_write(s->scalars, SC_LR, &step_lr, sizeof step_lr));
+    DBK_TRY(dbk_buffer_write(s->scalars, SC_TRAIN_STATE, &first, sizeof first));
+    return run_program(s, &s->train_step);
+}
+
+static dbk_status read_counters(dbk_session *s, size_t loss_off, size_t corr_off, dbk_epoch_counters *out) {
+    float loss, corr;
+    DBK_TRY(dbk_backend_sync(s->be));
+    DBK_TRY(dbk_buffer_read(s->scalars, loss_off, &loss, 4));
+    DBK_TRY(dbk_buffer_read(s->scalars, corr_off, &corr, 4));
+    out->loss_sum = loss;
+    out->correct = corr;
+    return DBK_OK;
+}
+
+dbk_status dbk_session_end_epoch(dbk_session *s, dbk_epoch_counters *out) {
+    out->images = (int64_t)dbk_session_steps_per_epoch(s) * s->cfg.batch;
+    return read_counters(s, SC_LOSS_SUM, SC_CORRECT, out);
+}
+
+dbk_status dbk_session_evaluate(dbk_session *s, dbk_epoch_counters *out) {
+    const float zero[2] = {0.0f, 0.0f};
+    DBK_TRY(dbk_buffer_write(s->scalars, SC_EVAL_LOSS, zero, sizeof zero));
+    int32_t state[2] = {0, 0};
+    const int eb = s->cfg.eval_batch;
+    for (int32_t first = 0; first < s->cfg.test_count; first += eb) {
+        state[0] = first;
+        DBK_TRY(dbk_buffer_write(s->scalars, SC_EVAL_STATE, state, sizeof state));
+        bool tail = s->cfg.test_count - first < eb;
+        DBK_TRY(run_program(s, tail ? &s->eval_tail : &s->eval_step));
+    }
+    out->images = s->cfg.test_count;
+    return read_counters(s, SC_EVAL_LOSS, SC_EVAL_CORR, out);
+}
+
+/* ---------------------------------------------------------------------------------- */
+/* checkpoints                                                                        */
+
+dbk_status dbk_session_save(dbk_session *s, const char *path, const char *meta_json) {
+    const dbk_graph *g = s->eval_graph;
+    size_t np = dbk_graph_param_count(g), ns = dbk_graph_state_count(g);
+    int npi = dbk_graph_param_info_count(g), nsi = dbk_graph_state_info_count(g);
+    float *params = dbk_malloc(np * 4 + 4), *state = dbk_malloc(ns * 4 + 4);
+    dbk_ckpt_tensor *t = dbk_calloc((size_t)(npi + nsi), sizeof *t);
+    dbk_status st = DBK_ERR_OUT_OF_HOST_MEMORY;
+    if (!params || !state || !t) goto done;
+    if ((st = dbk_backend_sync(s->be)) != DBK_OK) goto done;
+    if ((st = dbk_buffer_read(s->params, 0, params, np * 4)) != DBK_OK) goto done;
+    if ((st = dbk_buffer_read(s->state, 0, state, ns * 4)) != DBK_OK) goto done;
+    for (int i = 0; i < npi; i++) {
+        const dbk_param_info *pi = dbk_graph_param_info(g, i);
+        t[i].name = pi->name;
+        t[i].ndim = pi->ndim;
+        memcpy(t[i].shape, pi->shape, sizeof pi->shape);
+        t[i].data = params + pi->offset;
+    }
+    for (int i = 0; i < nsi; i++) {
+        const dbk_state_info *si = dbk_graph_state_info(g, i);
+        t[npi + i].name = si->name;
+        t[npi + i].ndim = 1;
+        t[npi + i].shape[0] = si->count;
+        t[npi + i].data = state + si->offset;
+    }
+    st = dbk_checkpoint_save(path, s->cfg.model->name, meta_json, t, npi + nsi);
+done:
+    dbk_free(params);
+    dbk_free(state);
+    dbk_free(t);
+    return st;
+}
+
+static dbk_status load_tensor(const dbk_checkpoint *c, const char *path, const char *name, int ndim,
+                              const int64_t *shape, float *dst) {
+    const dbk_ckpt_tensor *t = dbk_checkpoint_find(c, name);
+    if (!t) return dbk_set_error(DBK_ERR_FORMAT, "%s: checkpoint has no tensor '%s'", path, name);
+    bool same = t->ndim == ndim;
+    int64_t n = 1;
+    for (int d = 0; same && d < ndim; d++) {
+        same = t->shape[d] == shape[d];
+        n *= shape[d];
+    }
+    if (!same) return dbk_set_error(DBK_ERR_FORMAT, "%s: tensor '%s' has another shape than the model's", path, name);
+    memcpy(dst, t->data, (size_t)n * 4);
+    return DBK_OK;
+}
+
+dbk_status dbk_session_load(dbk_session *s, const char *path) {
+    dbk_checkpoint *c = NULL;
+    DBK_TRY(dbk_checkpoint_load(path, &c));
+    const dbk_graph *g = s->eval_graph;
+    size_t np = dbk_graph_param_count(g), ns = dbk_graph_state_count(g);
+    float *params = dbk_calloc(np + 1, 4), *state = dbk_calloc(ns + 1, 4);
+    dbk_status st = DBK_ERR_OUT_OF_HOST_MEMORY;
+    if (!params || !state) goto done;
+    if (strcmp(dbk_checkpoint_model(c), s->cfg.model->name) != 0) {
+        st = dbk_set_error(DBK_ERR_FORMAT, "%s holds model '%s', not '%s'", path, dbk_checkpoint_model(c),
+                           s->cfg.model->name);
+        goto done;
+    }
+    for (int i = 0; i < dbk_graph_param_info_count(g); i++) {
+        const dbk_param_info *pi = dbk_graph_param_info(g, i);
+        if ((st = load_tensor(c, path, pi->name, pi->ndim, pi->shape, params + pi->offset)) != DBK_OK) goto done;
+    }
+    for (int i = 0; i < dbk_graph_state_info_count(g); i++) {
+        const dbk_state_info *si = dbk_graph_state_info(g, i);
+        if ((st = load_tensor(c, path, si->name, 1, &si->count, state + si->offset)) != DBK_OK) goto done;
+    }
+    if ((st = dbk_buffer_write(s->params, 0, params, np * 4)) != DBK_OK) goto done;
+    st = dbk_buffer_write(s->state, 0, state, ns * 4);
+done:
+    dbk_free(params);
+    dbk_free(state);
+    dbk_checkpoint_destroy(c);
+    return st;
+}

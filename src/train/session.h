@@ -1,0 +1,76 @@
+/*
+ * session.h — a model, its data and its optimizer living on one backend: the device-side
+ * half of training.
+ *
+ * dbk_session_create plans every buffer from the model and recipe (plan, then allocate),
+ * allocates them, records the fixed op sequences of a training step and of an evaluation
+ * batch, and lets the backend prepare each op. After that nothing is allocated:
+ *   train step  = augment, forward, loss, accuracy, loss backward, backward, SGD update
+ *   eval batch  = normalise, forward (batch norm with running stats), accuracy, loss
+ * Per-step values (learning rate, augmentation seed and offset) are a few bytes written to a
+ * small device buffer; loss and accuracy counters stay on the device until read once per
+ * epoch (DESIGN.md decision 4).
+ */
+#ifndef DBK_SESSION_H
+#define DBK_SESSION_H
+
+#include <stdint.h>
+
+#include "backend/backend.h"
+#include "data/cifar10.h"
+#include "models/models.h"
+#include "train/recipe.h"
+
+typedef struct dbk_session dbk_session;
+
+typedef struct dbk_session_config {
+    const dbk_recipe     *recipe;
+    const dbk_model_spec *model;
+    int                   batch;       /* training batch */
+    int                   eval_batch;  /* evaluation batch (<= batch keeps the arena shared) */
+    int32_t               train_count; /* images in the training set (0 = inference only) */
+    int32_t               test_count;  /* images in the test set */
+} dbk_session_config;
+
+typedef struct dbk_epoch_counters {
+    double loss_sum;    /* summed training loss over the epoch */
+    double correct;     /* correct top-1 predictions */
+    int64_t images;     /* images seen */
+} dbk_epoch_counters;
+
+/* Plans, allocates and records. Borrowed: be, recipe, model (must outlive the session). */
+dbk_status dbk_session_create(dbk_backend *be, const dbk_session_config *cfg, dbk_session **out);
+void       dbk_session_destroy(dbk_session *s);                 /* accepts NULL */
+
+/* Bytes of device memory the session allocated (for logs and out-of-memory hints). */
+uint64_t dbk_session_device_bytes(const dbk_session *s);
+size_t   dbk_session_param_count(const dbk_session *s);
+int      dbk_session_steps_per_epoch(const dbk_session *s);    /* full batches only (drop_last) */
+
+/* Copies the u8 datasets to the device (preprocessing; on the DAWNBench clock). */
+dbk_status dbk_session_upload_data(dbk_session *s, const dbk_dataset *train, const dbk_dataset *test);
+
+/* Initialises parameters (PyTorch defaults: kaiming-uniform conv/linear, BN 1/0), running
+ * statistics and momentum from the seed. */
+dbk_status dbk_session_init_params(dbk_session *s, uint64_t seed);
+
+/* Shuffles the training set for the epoch (host permutation, one upload) and zeroes the
+ * on-device counters. */
+dbk_status dbk_session_begin_epoch(dbk_session *s, int epoch, uint64_t seed);
+
+/* Enqueues one training step (step < steps_per_epoch) with learning rate lr (per-sample
+ * scale as in the recipe; the session applies loss_summed). Reads nothing back. */
+dbk_status dbk_session_train_step(dbk_session *s, int step, float lr);
+
+/* Waits for the device and reads the epoch's counters. */
+dbk_status dbk_session_end_epoch(dbk_session *s, dbk_epoch_counters *out);
+
+/* Evaluates the whole test set; returns correct count and summed loss. */
+dbk_status dbk_session_evaluate(dbk_session *s, dbk_epoch_counters *out);
+
+/* Writes weights and batch-norm statistics to a checkpoint (train/checkpoint.h). */
+dbk_status dbk_session_save(dbk_session *s, const char *path, const char *meta_json);
+/* Loads a checkpoint written for the same model; names and shapes must match. */
+dbk_status dbk_session_load(dbk_session *s, const char *path);
+
+#endif

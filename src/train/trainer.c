@@ -1,0 +1,197 @@
+/*
+ * trainer.c — the epoch loop, the clock, and the stop rule (see trainer.h).
+ */
+#define _POSIX_C_SOURCE 200809L
+#include "train/trainer.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "core/alloc.h"
+#include "core/fileio.h"
+#include "core/log.h"
+#include "core/timer.h"
+#include "data/cifar10.h"
+#include "train/results.h"
+#include "train/session.h"
+
+/* Everything a run holds, released in one place. */
+typedef struct run {
+    dbk_dataset  train, test;
+    dbk_backend *be;
+    dbk_session *session;
+    char         logs_path[4096], json_path[4096], ckpt_path[4096];
+    char         started_at[32];
+} run;
+
+static void run_release(run *r) {
+    dbk_session_destroy(r->session);
+    dbk_backend_destroy(r->be);
+    dbk_dataset_deinit(&r->train);
+    dbk_dataset_deinit(&r->test);
+}
+
+static void progress_bar(int epoch, int step, int steps, double seconds, int batch) {
+    const int width = 30;
+    int filled = steps ? step * width / steps : width;
+    char bar[64];
+    for (int i = 0; i < width; i++) bar[i] = i < filled ? '=' : (i == filled ? '>' : ' ');
+    bar[width] = '\0';
+    double ips = seconds > 0 ? (double)step * batch / seconds : 0.0;
+    printf("\r  epoch %3d [%s] %4d/%d  %7.1f img/s", epoch, bar, step, steps, ips);
+    fflush(stdout);
+}
+
+static dbk_status write_files(run *r, const dbk_train_options *opt, const dbk_train_report *rep) {
+    DBK_TRY(dbk_results_write_logs_tsv(r->logs_path, rep));
+    return dbk_results_write_json(r->json_path, opt, rep, r->started_at);
+}
+
+static dbk_status checkpoint_meta(const dbk_train_options *opt, const dbk_train_report *rep, char *out, size_t cap) {
+    const dbk_epoch_record *last = rep->epochs_run ? &rep->epochs[rep->epochs_run - 1] : NULL;
+    snprintf(out, cap,
+             "{\"recipe\": \"%s\", \"model\": \"%s\", \"seed\": %llu, \"epochs\": %d, \"test_accuracy\": %.2f, "
+             "\"mean\": [%.9g, %.9g, %.9g], \"std\": [%.9g, %.9g, %.9g]}",
+             opt->recipe.name, opt->recipe.model, (unsigned long long)opt->seed, rep->epochs_run,
+             last ? last->test_accuracy : 0.0, (double)opt->recipe.augment.mean[0], (double)opt->recipe.augment.mean[1],
+             (double)opt->recipe.augment.mean[2], (double)opt->recipe.augment.std[0],
+             (double)opt->recipe.augment.std[1], (double)opt->recipe.augment.std[2]);
+    return DBK_OK;
+}
+
+static dbk_status setup(run *r, const dbk_train_options *opt, dbk_train_report *rep) {
+    const dbk_recipe *rc = &opt->recipe;
+    DBK_TRY(dbk_mkdir_p(opt->out_dir));
+    snprintf(r->logs_path, sizeof r->logs_path, "%s/logs.tsv", opt->out_dir);
+    snprintf(r->json_path, sizeof r->json_path, "%s/result.json", opt->out_dir);
+    snprintf(r->ckpt_path, sizeof r->ckpt_path, "%s/model.ckpt", opt->out_dir);
+    time_t now = time(NULL);
+    struct tm tmv;
+    gmtime_r(&now, &tmv);
+    strftime(r->started_at, sizeof r->started_at, "%Y-%m-%dT%H:%M:%SZ", &tmv);
+
+    /* Reading the files is "downloading the data", off the clock as in DAWNBench. */
+    DBK_TRY(dbk_cifar10_load(opt->cifar_dir, DBK_CIFAR10_TRAIN, opt->train_limit, &r->train));
+    DBK_TRY(dbk_cifar10_load(opt->cifar_dir, DBK_CIFAR10_TEST, opt->test_limit, &r->test));
+
+    DBK_TRY(dbk_backend_create(opt->backend, opt->device, &r->be));
+    rep->device = *dbk_backend_get_info(r->be);
+    dbk_log(DBK_LOG_LEVEL_INFO, "device: %s %d: %s (%s)", dbk_backend_kind_name(opt->backend), opt->device,
+            rep->device.name, rep->device.driver);
+
+    const dbk_model_spec *model;
+    DBK_TRY(dbk_model_find(rc->model, &model));
+    dbk_session_config cfg = {
+        .recipe = rc,
+        .model = model,
+        .batch = rc->batch,
+        .eval_batch = rc->batch,
+        .train_count = r->train.count,
+        .test_count = r->test.count,
+    };
+    DBK_TRY(dbk_session_create(r->be, &cfg, &r->session));
+    rep->param_count = dbk_session_param_count(r->session);
+    return DBK_OK;
+}
+
+static void print_epoch(const dbk_epoch_record *e, int max_epochs) {
+    printf("epoch %3d/%d  loss %.4f  train %6.2f%%  test %6.2f%%  time %7.2fs  clock %8.2fs  %8.1f img/s\n", e->epoch,
+           max_epochs, e->train_loss, e->train_accuracy, e->test_accuracy, e->epoch_seconds, e->clock_seconds,
+           e->images_per_second);
+    fflush(stdout);
+}
+
+static dbk_status train_loop(run *r, const dbk_train_options *opt, dbk_train_report *rep) {
+    const dbk_recipe *rc = &opt->recipe;
+    dbk_session *s = r->session;
+    const int steps = dbk_session_steps_per_epoch(s);
+
+    /* Preprocessing on the clock: dataset to the device, model initialisation. */
+    double t0 = dbk_time_now();
+    DBK_TRY(dbk_session_upload_data(s, &r->train, &r->test));
+    DBK_TRY(dbk_session_init_params(s, opt->seed));
+    DBK_TRY(dbk_backend_sync(r->be));
+    double clock = dbk_time_now() - t0;
+    rep->preprocess_seconds = clock;
+
+    for (int epoch = 1; epoch <= rc->epochs && epoch <= DBK_MAX_EPOCHS; epoch++) {
+        dbk_epoch_record *e = &rep->epochs[epoch - 1];
+        memset(e, 0, sizeof *e);
+        e->epoch = epoch;
+
+        double start = dbk_time_now();
+        DBK_TRY(dbk_session_begin_epoch(s, epoch, opt->seed));
+        for (int step = 0; step < steps; step++) {
+            double frac_epoch = (double)(epoch - 1) + (double)step / steps;
+            e->lr_end = dbk_recipe_lr(rc, frac_epoch);
+            DBK_TRY(dbk_session_train_step(s, step, e->lr_end));
+            if (opt->progress) progress_bar(epoch, step + 1, steps, dbk_time_now() - start, rc->batch);
+        }
+        dbk_epoch_counters tc;
+        DBK_TRY(dbk_session_end_epoch(s, &tc)); /* synchronises the device */
+        e->epoch_seconds = dbk_time_now() - start;
+        clock += e->epoch_seconds;
+        e->clock_seconds = clock;
+        e->images_per_second = (double)tc.images / e->epoch_seconds;
+        e->train_loss = tc.loss_sum / (double)tc.images;
+        e->train_accuracy = 100.0 * tc.correct / (double)tc.images;
+        if (opt->progress) printf("\r%*s\r", 79, "");
+
+        /* Evaluation, off the clock. */
+        double eval_start = dbk_time_now();
+        dbk_epoch_counters ec;
+        DBK_TRY(dbk_session_evaluate(s, &ec));
+        e->eval_seconds = dbk_time_now() - eval_start;
+        e->test_loss = ec.loss_sum / (double)ec.images;
+        e->test_accuracy = 100.0 * ec.correct / (double)ec.images;
+        rep->epochs_run = epoch;
+        if (!opt->quiet) print_epoch(e, rc->epochs);
+
+        if (!isfinite(e->train_loss) || !isfinite(e->test_loss)) {
+            rep->status = DBK_RUN_DIVERGED;
+            DBK_TRY(write_files(r, opt, rep));
+            return dbk_set_error(DBK_ERR_DIVERGED,
+                                 "training diverged: the %s loss is %s in epoch %d (learning rate %.4g); "
+                                 "try a lower learning rate or another seed",
+                                 isfinite(e->train_loss) ? "test" : "training",
+                                 isnan(isfinite(e->train_loss) ? e->test_loss : e->train_loss) ? "NaN" : "infinite",
+                                 epoch, (double)e->lr_end);
+        }
+        if (rep->epochs_to_target == 0 && e->test_accuracy >= rc->target) {
+            rep->epochs_to_target = epoch;
+            rep->seconds_to_target = clock;
+        }
+        bool reached = rep->epochs_to_target > 0;
+        bool last = epoch == rc->epochs || (reached && !opt->all_epochs);
+        if (last) rep->status = reached ? DBK_RUN_REACHED : DBK_RUN_NOT_REACHED;
+        DBK_TRY(write_files(r, opt, rep));
+        if (last) break;
+    }
+    char meta[1024];
+    DBK_TRY(checkpoint_meta(opt, rep, meta, sizeof meta));
+    return dbk_session_save(s, r->ckpt_path, meta);
+}
+
+dbk_status dbk_train_run(const dbk_train_options *opt, dbk_train_report *rep) {
+    run r;
+    memset(&r, 0, sizeof r);
+    memset(rep, 0, sizeof *rep);
+    rep->status = DBK_RUN_FAILED;
+    dbk_status st = setup(&r, opt, rep);
+    if (st == DBK_OK) {
+        rep->status = DBK_RUN_RUNNING;
+        st = train_loop(&r, opt, rep);
+        if (st != DBK_OK && st != DBK_ERR_DIVERGED && rep->epochs_run > 0) {
+            /* Keep the record of the epochs that completed, marked failed. */
+            char reason[1024];
+            snprintf(reason, sizeof reason, "%s", dbk_last_error());
+            rep->status = DBK_RUN_FAILED;
+            write_files(&r, opt, rep);
+            dbk_set_error(st, "%s", reason);
+        }
+    }
+    run_release(&r);
+    return st;
+}

@@ -1,0 +1,80 @@
+/*
+ * trainer.h — one time-to-accuracy run: the epoch loop, the DAWNBench clock, evaluation,
+ * the stop rule, and the run's files.
+ *
+ * The clock (DAWNBench rules): it runs over preprocessing (copying the dataset to the device
+ * and initialising the model) and every training step, and stops for evaluation; the
+ * device is synchronised before each timestamp. After every epoch the whole test set is
+ * evaluated; the run stops at the first epoch whose test accuracy reaches the target
+ * unless all_epochs is set.
+ *
+ * Files written to out_dir, each atomically (temporary file + rename) after every epoch so an
+ * interrupted run leaves complete files: logs.tsv (DAWNBench format), result.json, and at the
+ * end model.ckpt (train/checkpoint.h).
+ */
+#ifndef DBK_TRAINER_H
+#define DBK_TRAINER_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "backend/backend.h"
+#include "train/recipe.h"
+
+#define DBK_MAX_EPOCHS 1000
+
+typedef struct dbk_train_options {
+    dbk_recipe       recipe;        /* a copy, with command-line overrides applied */
+    dbk_backend_kind backend;
+    int              device;
+    const char      *cifar_dir;     /* folder with data_batch_1..5.bin, test_batch.bin */
+    uint64_t         seed;
+    const char      *out_dir;
+    bool             all_epochs;    /* keep training after the target is reached */
+    int32_t          train_limit;   /* use only the first N training images (0 = all) */
+    int32_t          test_limit;    /* evaluate on the first N test images (0 = all) */
+    bool             progress;      /* live progress bar (stdout is a terminal) */
+    bool             quiet;         /* no per-epoch console lines */
+    const char      *command_line;  /* recorded in result.json */
+} dbk_train_options;
+
+typedef struct dbk_epoch_record {
+    int    epoch;                   /* 1-based */
+    double train_loss;              /* mean over the epoch's images */
+    double train_accuracy;          /* percent, on augmented training images */
+    double test_loss;
+    double test_accuracy;           /* percent */
+    double epoch_seconds;           /* on the clock */
+    double clock_seconds;           /* cumulative clock at the end of the epoch */
+    double eval_seconds;            /* off the clock */
+    double images_per_second;       /* training images / epoch_seconds */
+    float  lr_end;                  /* learning rate at the last step */
+} dbk_epoch_record;
+
+typedef enum dbk_run_status {
+    DBK_RUN_RUNNING,                /* epochs are still running (files written mid-run) */
+    DBK_RUN_REACHED,                /* the target was reached */
+    DBK_RUN_NOT_REACHED,            /* every epoch ran, the target was not reached */
+    DBK_RUN_DIVERGED,               /* the loss became NaN or infinite */
+    DBK_RUN_FAILED,                 /* an error stopped the run */
+} dbk_run_status;
+
+typedef struct dbk_train_report {
+    dbk_run_status   status;
+    int              epochs_run;
+    int              epochs_to_target;     /* 0 when not reached */
+    double           seconds_to_target;    /* clock seconds, 0 when not reached */
+    double           preprocess_seconds;
+    dbk_epoch_record epochs[DBK_MAX_EPOCHS];
+    dbk_device_info  device;
+    size_t           param_count;
+} dbk_train_report;
+
+/* Runs the whole training. Returns DBK_OK when the run completed (reached or not: see
+ * report->status), DBK_ERR_DIVERGED on NaN, or the error that stopped it. Files already
+ * written stay valid either way. */
+dbk_status dbk_train_run(const dbk_train_options *opt, dbk_train_report *report);
+
+const char *dbk_run_status_name(dbk_run_status s);     /* "reached", "not_reached", ... */
+
+#endif

@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# daybreak quick start.
+#   tools/run.sh [train] [daybreak train options]   install packages, build, train on the default device
+#   tools/run.sh test [ctest options]               install packages, build, run the whole test suite
+# Needs DAYBREAK_DATA: a folder holding cifar-10-batches-bin/ (data_batch_1..5.bin,
+# test_batch.bin, batches.meta.txt). Build goes to ./build (override with DBK_BUILD_DIR).
+set -euo pipefail
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+build=${DBK_BUILD_DIR:-$root/build}
+mode=train
+if [ $# -gt 0 ] && { [ "$1" = train ] || [ "$1" = test ]; }; then mode=$1; shift; fi
+
+need_data() {
+  local dir=${DAYBREAK_DATA:-}
+  if [ -z "$dir" ]; then
+    echo "daybreak: DAYBREAK_DATA is not set. Set it to a folder holding cifar-10-batches-bin/" >&2
+    echo "  (data_batch_1.bin .. data_batch_5.bin, test_batch.bin, batches.meta.txt: the official" >&2
+    echo "  CIFAR-10 binary version), e.g. DAYBREAK_DATA=/data tools/run.sh" >&2
+    exit 1
+  fi
+  if [ ! -d "$dir/cifar-10-batches-bin" ]; then
+    echo "daybreak: DAYBREAK_DATA=$dir has no cifar-10-batches-bin/ folder (expected data_batch_1..5.bin," >&2
+    echo "  test_batch.bin, batches.meta.txt inside it)" >&2
+    exit 1
+  fi
+}
+need_data
+
+"$root/tools/install-deps.sh"
+werror=OFF
+[ "${CI:-}" = true ] && werror=ON
+cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release -DDBK_WERROR=$werror >/dev/null
+cmake --build "$build" -j "$(nproc)" >/dev/null
+
+if [ "$mode" = test ]; then
+  cd "$build"
+  exec ctest --output-on-failure --timeout 1500 "$@"
+fi
+exec "$build/daybreak" train "$@"
