@@ -1,0 +1,184 @@
+/*
+ * test_cli.c — the daybreak command line as a user runs it: help, listings, and every error
+ * path (unknown recipe, backend, device, bad flags, missing or broken data, an output folder
+ * that already holds a result). Each case checks the exit code AND the one-line message.
+ *
+ * usage: test_cli <path to daybreak>
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+
+#include "core/status.h"
+#include "test_util.h"
+
+static const char *exe;
+static char out[65536];
+
+/* Runs `env_prefix exe args` through sh, capturing stdout+stderr; returns the exit code. */
+static int run(const char *env_prefix, const char *args) {
+    char cmd[8192];
+    snprintf(cmd, sizeof cmd, "%s '%s' %s 2>&1", env_prefix ? env_prefix : "", exe, args);
+    FILE *p = popen(cmd, "r");
+    if (!p) return -1;
+    size_t n = fread(out, 1, sizeof out - 1, p);
+    out[n] = '\0';
+    int status = pclose(p);
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+#define EXPECT(code, needle)                                                                 \
+    do {                                                                                     \
+        DBK_CHECK_MSG(rc == (code), "exit code %d, expected %d; output:\n%s", rc, code, out); \
+        DBK_CHECK_MSG(strstr(out, needle) != NULL, "output lacks '%s':\n%s", needle, out);   \
+    } while (0)
+
+static int help_should_list_commands_and_exit_0(void) {
+    int rc = run(NULL, "--help");
+    EXPECT(0, "commands:");
+    rc = run(NULL, "train --help");
+    EXPECT(0, "--recipe NAME");
+    rc = run(NULL, "eval --help");
+    EXPECT(0, "--checkpoint FILE");
+    rc = run(NULL, "help devices");
+    EXPECT(0, "usage: daybreak devices");
+    return 0;
+}
+
+static int no_command_should_print_usage_and_exit_2(void) {
+    int rc = run(NULL, "");
+    EXPECT(2, "usage: daybreak <command>");
+    rc = run(NULL, "frobnicate");
+    EXPECT(2, "unknown command 'frobnicate'");
+    return 0;
+}
+
+static int devices_should_list_the_cpu_backend(void) {
+    int rc = run(NULL, "devices");
+    EXPECT(0, "cpu: 1 device");
+    DBK_CHECK(strstr(out, "cpu:0") != NULL);
+    return 0;
+}
+
+static int recipes_should_list_quick_and_resnet9(void) {
+    int rc = run(NULL, "recipes");
+    EXPECT(0, "quick");
+    DBK_CHECK(strstr(out, "cifar10-resnet9") != NULL);
+    DBK_CHECK(strstr(out, "target 94.0%") != NULL);
+    return 0;
+}
+
+static int unknown_recipe_should_fail_with_the_known_names(void) {
+    int rc = run(NULL, "train --recipe nope --quiet");
+    EXPECT(1, "unknown recipe 'nope' (known: quick, cifar10-resnet9)");
+    return 0;
+}
+
+static int unknown_backend_should_fail(void) {
+    int rc = run(NULL, "train --backend cuda --quiet");
+    EXPECT(1, "unknown backend 'cuda'");
+    return 0;
+}
+
+static int missing_device_should_fail_with_the_count(void) {
+    int rc = run(NULL, "train --backend cpu:3 --quiet");
+    EXPECT(1, "cpu device 3 does not exist (1 device found");
+    rc = run(NULL, "train --backend cpu --device 7 --quiet");
+    EXPECT(1, "cpu device 7 does not exist");
+    return 0;
+}
+
+static int bad_flags_should_be_usage_errors(void) {
+    int rc = run(NULL, "train --epochs zero");
+    EXPECT(2, "bad --epochs 'zero'");
+    rc = run(NULL, "train --batch");
+    EXPECT(2, "option '--batch' needs a value");
+    rc = run(NULL, "train --target 150");
+    EXPECT(2, "bad --target '150'");
+    rc = run(NULL, "train --frob");
+    EXPECT(2, "unknown option '--frob'");
+    rc = run(NULL, "eval");
+    EXPECT(2, "--checkpoint FILE is required");
+    return 0;
+}
+
+static int missing_data_should_name_the_variable_and_layout(void) {
+    int rc = run("env -u DAYBREAK_DATA", "train --backend cpu --quiet");
+    EXPECT(1, "DAYBREAK_DATA");
+    DBK_CHECK(strstr(out, "cifar-10-batches-bin") != NULL);
+    rc = run("env -u DAYBREAK_DATA", "train --backend cpu --quiet --data /nonexistent/daybreak");
+    EXPECT(1, "/nonexistent/daybreak");
+    return 0;
+}
+
+static int truncated_data_should_name_the_file(void) {
+    const char *cifar = dbk_test_cifar_dir();
+    if (!cifar) return 0; /* the data tests report the skip; nothing to corrupt here */
+    const char *dir = dbk_test_tmpdir("cli_truncated");
+    DBK_CHECK(dir != NULL);
+    char cmd[16384];
+    snprintf(cmd, sizeof cmd,
+             "mkdir -p '%s/cifar-10-batches-bin' && for f in data_batch_1.bin data_batch_2.bin data_batch_3.bin "
+             "data_batch_4.bin data_batch_5.bin test_batch.bin batches.meta.txt; do ln -s '%s'/$f '%s/cifar-10-batches-bin/'$f; done "
+             "&& rm '%s/cifar-10-batches-bin/test_batch.bin' && head -c 1000000 '%s/test_batch.bin' > "
+             "'%s/cifar-10-batches-bin/test_batch.bin'",
+             dir, cifar, dir, dir, cifar, dir);
+    DBK_CHECK(system(cmd) == 0);
+    char args[8192];
+    snprintf(args, sizeof args, "train --backend cpu --quiet --data '%s' --out '%s/out'", dir, dir);
+    int rc = run(NULL, args);
+    EXPECT(1, "test_batch.bin");
+    DBK_CHECK_MSG(strstr(out, "1000000") != NULL, "message should give the size found:\n%s", out);
+    return 0;
+}
+
+static int existing_result_should_not_be_overwritten(void) {
+    const char *dir = dbk_test_tmpdir("cli_existing");
+    DBK_CHECK(dir != NULL);
+    char path[4200], args[8192];
+    snprintf(path, sizeof path, "%s/result.json", dir);
+    FILE *f = fopen(path, "w");
+    DBK_CHECK(f != NULL);
+    fputs("{\"keep\": true}\n", f);
+    fclose(f);
+    snprintf(args, sizeof args, "train --backend cpu --quiet --out '%s'", dir);
+    int rc = run(NULL, args);
+    if (dbk_test_cifar_dir() == NULL) return 0; /* without data the data error comes first */
+    EXPECT(1, "already exists");
+    f = fopen(path, "r");
+    DBK_CHECK(f != NULL);
+    char buf[64] = "";
+    DBK_CHECK(fgets(buf, sizeof buf, f) != NULL);
+    fclose(f);
+    DBK_CHECK(strcmp(buf, "{\"keep\": true}\n") == 0);
+    return 0;
+}
+
+static int missing_checkpoint_should_fail_by_name(void) {
+    int rc = run(NULL, "eval --checkpoint /nonexistent/model.ckpt");
+    EXPECT(1, "/nonexistent/model.ckpt");
+    return 0;
+}
+
+int main(int argc, char **argv) {
+    if (argc < 2) {
+        fprintf(stderr, "usage: test_cli <daybreak executable>\n");
+        return 2;
+    }
+    exe = argv[1];
+    DBK_RUN(help_should_list_commands_and_exit_0);
+    DBK_RUN(no_command_should_print_usage_and_exit_2);
+    DBK_RUN(devices_should_list_the_cpu_backend);
+    DBK_RUN(recipes_should_list_quick_and_resnet9);
+    DBK_RUN(unknown_recipe_should_fail_with_the_known_names);
+    DBK_RUN(unknown_backend_should_fail);
+    DBK_RUN(missing_device_should_fail_with_the_count);
+    DBK_RUN(bad_flags_should_be_usage_errors);
+    DBK_RUN(missing_data_should_name_the_variable_and_layout);
+    DBK_RUN(truncated_data_should_name_the_file);
+    DBK_RUN(existing_result_should_not_be_overwritten);
+    DBK_RUN(missing_checkpoint_should_fail_by_name);
+    return dbk_test_finish();
+}

@@ -1,0 +1,163 @@
+/*
+ * test_e2e.c — end-to-end training on real CIFAR-10 through the command line, as a user
+ * runs it: `daybreak train` on a subset of the real training images, evaluated on real test
+ * images, must reach a stated accuracy; logs.tsv must be exactly DAWNBench's format;
+ * result.json must agree with it; and `daybreak eval` on the saved checkpoint must reproduce
+ * the last epoch's test accuracy (the checkpoint holds the trained weights and statistics).
+ *
+ * usage: test_e2e <path to daybreak> [backend]
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+
+#include <cjson/cJSON.h>
+
+#include "core/alloc.h"
+#include "core/fileio.h"
+#include "core/status.h"
+#include "test_util.h"
+
+/* The run: quick recipe, 10,000 training images, 4 epochs (schedule compressed to 4),
+ * scored on the first 2,000 test images. Chance is 10%. */
+#define TRAIN_IMAGES 10000
+#define TEST_IMAGES 2000
+#define EPOCHS 4
+#define TARGET 50.0         /* stops nothing (--all-epochs); checks target bookkeeping */
+#define ACCURACY_BAR 55.0   /* final test accuracy the run must reach */
+
+static const char *exe, *backend;
+static char dir[4096];
+static char out[65536];
+
+static int run(const char *args) {
+    char cmd[8192];
+    snprintf(cmd, sizeof cmd, "'%s' %s 2>&1", exe, args);
+    FILE *p = popen(cmd, "r");
+    if (!p) return -1;
+    size_t n = fread(out, 1, sizeof out - 1, p);
+    out[n] = '\0';
+    int status = pclose(p);
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+static double hours[EPOCHS + 1], acc[EPOCHS + 1];
+
+static int training_should_reach_the_accuracy_bar(void) {
+    char args[8192];
+    snprintf(args, sizeof args,
+             "train --recipe quick --backend %s --train-subset %d --test-subset %d --epochs %d --target %.1f "
+             "--all-epochs --seed 1 --no-progress --out '%s'",
+             backend, TRAIN_IMAGES, TEST_IMAGES, EPOCHS, TARGET, dir);
+    int rc = run(args);
+    printf("%s", out);
+    DBK_CHECK_MSG(rc == 0, "daybreak train exited %d", rc);
+    return 0;
+}
+
+static int logs_tsv_should_be_dawnbench_format(void) {
+    char path[4200];
+    snprintf(path, sizeof path, "%s/logs.tsv", dir);
+    void *data;
+    size_t n;
+    DBK_CHECK_OK(dbk_file_read_all(path, &data, &n));
+    char *text = data;
+    const char *header = "epoch\thours\ttop1Accuracy\n";
+    DBK_CHECK_MSG(strncmp(text, header, strlen(header)) == 0, "bad header in %s", path);
+    char *line = text + strlen(header);
+    int rows = 0;
+    while (*line) {
+        char *nl = strchr(line, '\n');
+        DBK_CHECK_MSG(nl != NULL, "last line of logs.tsv is not terminated");
+        *nl = '\0';
+        int epoch, consumed = 0;
+        double h, a;
+        DBK_CHECK_MSG(sscanf(line, "%d\t%lf\t%lf%n", &epoch, &h, &a, &consumed) == 3 && line[consumed] == '\0',
+                      "bad row '%s'", line);
+        /* exactly 8 decimals for hours and 2 for accuracy */
+        const char *tab1 = strchr(line, '\t'), *dot1 = strchr(tab1, '.'), *tab2 = strchr(tab1 + 1, '\t');
+        const char *dot2 = strchr(tab2, '.');
+        DBK_CHECK_MSG(tab2 - dot1 - 1 == 8, "hours need 8 decimals: '%s'", line);
+        DBK_CHECK_MSG(strlen(dot2 + 1) == 2, "accuracy needs 2 decimals: '%s'", line);
+        rows++;
+        DBK_CHECK(epoch == rows && rows <= EPOCHS);
+        DBK_CHECK_MSG(h > hours[rows - 1], "hours must increase: '%s'", line);
+        hours[rows] = h;
+        acc[rows] = a;
+        line = nl + 1;
+    }
+    dbk_free(data);
+    DBK_CHECK_MSG(rows == EPOCHS, "%d rows, expected %d", rows, EPOCHS);
+    printf("  final test accuracy %.2f%% (bar %.1f%%)\n", acc[EPOCHS], ACCURACY_BAR);
+    DBK_CHECK_MSG(acc[EPOCHS] >= ACCURACY_BAR, "final test accuracy %.2f%% is below the bar %.1f%%", acc[EPOCHS],
+                  ACCURACY_BAR);
+    return 0;
+}
+
+static const cJSON *get(const cJSON *o, const char *key) { return cJSON_GetObjectItemCaseSensitive(o, key); }
+
+static int result_json_should_match_the_log(void) {
+    char path[4200];
+    snprintf(path, sizeof path, "%s/result.json", dir);
+    void *data;
+    size_t n;
+    DBK_CHECK_OK(dbk_file_read_all(path, &data, &n));
+    cJSON *root = cJSON_ParseWithLength(data, n);
+    dbk_free(data);
+    DBK_CHECK_MSG(root != NULL, "result.json is not valid JSON");
+    int first_hit = 0;
+    for (int e = 1; e <= EPOCHS && !first_hit; e++)
+        if (acc[e] >= TARGET) first_hit = e;
+    DBK_CHECK(first_hit > 0);
+    int ok = cJSON_IsString(get(root, "status")) && !strcmp(get(root, "status")->valuestring, "reached") &&
+             cJSON_IsTrue(get(root, "target_reached")) && get(root, "epochs_to_target")->valueint == first_hit &&
+             fabs(get(root, "hours_to_target")->valuedouble - hours[first_hit]) < 1e-7 &&
+             !strcmp(get(get(root, "recipe"), "name")->valuestring, "quick") &&
+             !strcmp(get(get(root, "device"), "backend")->valuestring, backend) &&
+             get(root, "seed")->valueint == 1 && cJSON_GetArraySize(get(root, "epochs")) == EPOCHS &&
+             cJSON_IsString(get(get(root, "device"), "driver")) && get(root, "parameters")->valuedouble > 1000;
+    if (ok) {
+        const cJSON *last = cJSON_GetArrayItem(get(root, "epochs"), EPOCHS - 1);
+        ok = fabs(get(last, "test_accuracy")->valuedouble - acc[EPOCHS]) < 0.006 &&
+             get(last, "images_per_second")->valuedouble > 0;
+    }
+    char *text = cJSON_Print(root);
+    cJSON_Delete(root);
+    DBK_CHECK_MSG(ok, "result.json disagrees with logs.tsv or misses fields:\n%s", text);
+    cJSON_free(text);
+    return 0;
+}
+
+static int checkpoint_should_reproduce_the_last_accuracy(void) {
+    char args[8192], expect[64];
+    snprintf(args, sizeof args, "eval --checkpoint '%s/model.ckpt' --backend %s --test-subset %d", dir, backend,
+             TEST_IMAGES);
+    int rc = run(args);
+    printf("%s", out);
+    DBK_CHECK_MSG(rc == 0, "daybreak eval exited %d", rc);
+    snprintf(expect, sizeof expect, "test accuracy %.2f%%", acc[EPOCHS]);
+    DBK_CHECK_MSG(strstr(out, expect) != NULL, "expected '%s'", expect);
+    return 0;
+}
+
+int main(int argc, char **argv) {
+    if (argc < 2) {
+        fprintf(stderr, "usage: test_e2e <daybreak executable> [backend]\n");
+        return 2;
+    }
+    exe = argv[1];
+    backend = argc > 2 ? argv[2] : "cpu";
+    if (!dbk_test_cifar_dir()) return dbk_test_skip("CIFAR-10 not found under $DAYBREAK_DATA");
+    const char *d = dbk_test_tmpdir("e2e");
+    if (!d) return dbk_test_skip("cannot create a temporary folder");
+    snprintf(dir, sizeof dir, "%s/run", d);
+    DBK_RUN(training_should_reach_the_accuracy_bar);
+    if (dbk_test_failed_checks) return dbk_test_finish();
+    DBK_RUN(logs_tsv_should_be_dawnbench_format);
+    DBK_RUN(result_json_should_match_the_log);
+    DBK_RUN(checkpoint_should_reproduce_the_last_accuracy);
+    return dbk_test_finish();
+}
