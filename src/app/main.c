@@ -12,6 +12,7 @@
  */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,9 +38,17 @@ static int fail(const char *what) {
     return EXIT_ERROR;
 }
 
-static int usage_error(const char *cmd, const char *fmt, const char *arg) {
+static int usage_error(const char *cmd, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+static int usage_error(const char *cmd, const char *fmt, ...) {
+    va_list ap;
     fprintf(stderr, "daybreak%s%s: ", cmd ? " " : "", cmd ? cmd : "");
-    fprintf(stderr, fmt, arg);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
     fprintf(stderr, "\nrun 'daybreak %s%s--help' for usage\n", cmd ? cmd : "", cmd ? " " : "");
     return EXIT_USAGE;
 }

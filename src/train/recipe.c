@@ -79,11 +79,13 @@ dbk_status dbk_recipe_find(const char *name, const dbk_recipe **out) {
 float dbk_recipe_lr(const dbk_recipe *r, double epoch) {
     const int n = r->lr_knots;
     if (n <= 0) return 0.0f;
-    if (epoch <= r->lr_epochs[0]) return r->lr_values[0];
+    if (epoch <= (double)r->lr_epochs[0]) return r->lr_values[0];
     for (int i = 1; i < n; i++) {
-        if (epoch <= r->lr_epochs[i]) {
-            double t = (epoch - r->lr_epochs[i - 1]) / (double)(r->lr_epochs[i] - r->lr_epochs[i - 1]);
-            return (float)(r->lr_values[i - 1] + t * (double)(r->lr_values[i] - r->lr_values[i - 1]));
+        double e0 = (double)r->lr_epochs[i - 1], e1 = (double)r->lr_epochs[i];
+        double v0 = (double)r->lr_values[i - 1], v1 = (double)r->lr_values[i];
+        if (epoch <= e1) {
+            double t = (epoch - e0) / (e1 - e0);
+            return (float)(v0 + t * (v1 - v0));
         }
     }
     return r->lr_values[n - 1];

@@ -159,7 +159,7 @@ static dbk_status train_loop(run *r, const dbk_train_options *opt, dbk_train_rep
                                  isnan(isfinite(e->train_loss) ? e->test_loss : e->train_loss) ? "NaN" : "infinite",
                                  epoch, (double)e->lr_end);
         }
-        if (rep->epochs_to_target == 0 && e->test_accuracy >= rc->target) {
+        if (rep->epochs_to_target == 0 && e->test_accuracy >= (double)rc->target) {
             rep->epochs_to_target = epoch;
             rep->seconds_to_target = clock;
         }

@@ -1,0 +1,276 @@
+/*
+ * fileio.c — whole-file I/O, mkdir -p, FNV-1a and the string builder (see fileio.h).
+ *
+ * POSIX file descriptors rather than stdio for writes: the atomic write needs fsync on the
+ * descriptor anyway, and write() reports short writes and ENOSPC where they happen instead
+ * of at fclose.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include "core/fileio.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <unistd.h>
+
+#include "core/alloc.h"
+
+/* ---------------------------------------------------------------------------------- */
+/* writes                                                                             */
+
+/* write() until done, retrying on EINTR and short writes. Returns 0 or an errno value. */
+static int write_fully(int fd, const unsigned char *p, size_t n) {
+    while (n > 0) {
+        ssize_t w = write(fd, p, n);
+        if (w < 0) {
+            if (errno == EINTR) continue;
+            return errno;
+        }
+        p += w;
+        n -= (size_t)w;
+    }
+    return 0;
+}
+
+/* fsync of the directory holding path, so the rename itself survives a power cut. Best
+ * effort: some file systems refuse fsync on directories, and the data is already safe. */
+static void sync_parent_dir(const char *path) {
+    const char *slash = strrchr(path, '/');
+    char dir[4096];
+    if (!slash) {
+        snprintf(dir, sizeof dir, ".");
+    } else if (slash == path) {
+        snprintf(dir, sizeof dir, "/");
+    } else {
+        size_t len = (size_t)(slash - path);
+        if (len >= sizeof dir) return;
+        memcpy(dir, path, len);
+        dir[len] = '\0';
+    }
+    int fd = open(dir, O_RDONLY);
+    if (fd < 0) return;
+    (void)fsync(fd);
+    close(fd);
+}
+
+dbk_status dbk_file_write_atomic(const char *path, const void *data, size_t n) {
+    if (!path || !*path) return dbk_set_error(DBK_ERR_INVALID_ARG, "dbk_file_write_atomic: empty path");
+    size_t tmp_cap = strlen(path) + 32;
+    char *tmp = dbk_malloc(tmp_cap);
+    if (!tmp) return DBK_ERR_OUT_OF_HOST_MEMORY;
+    snprintf(tmp, tmp_cap, "%s.tmp.%ld", path, (long)getpid());
+
+    dbk_status st = DBK_OK;
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (fd < 0) {
+        /* Nothing was created, so there is nothing to remove; name the target, which is
+         * what the user asked for (ENOENT here means its directory does not exist). */
+        st = dbk_set_error(DBK_ERR_IO, "cannot write %s: %s (creating %s)", path, strerror(errno), tmp);
+        dbk_free(tmp);
+        return st;
+    }
+    int err = write_fully(fd, data, n);
+    const char *step = "write";
+    if (!err && fsync(fd) != 0) {
+        err = errno;
+        step = "fsync";
+    }
+    if (close(fd) != 0 && !err) {
+        err = errno;
+        step = "close";
+    }
+    if (!err && rename(tmp, path) != 0) {
+        err = errno;
+        step = "rename";
+    }
+    if (err) {
+        unlink(tmp);
+        st = dbk_set_error(DBK_ERR_IO, "cannot write %s: %s failed: %s", path, step, strerror(err));
+    } else {
+        sync_parent_dir(path);
+    }
+    dbk_free(tmp);
+    return st;
+}
+
+/* ---------------------------------------------------------------------------------- */
+/* reads                                                                              */
+
+dbk_status dbk_file_read_all(const char *path, void **data, size_t *n) {
+    *data = NULL;
+    *n = 0;
+    int fd = open(path, O_RDONLY);
+    if (fd < 0) {
+        int e = errno;
+        return dbk_set_error(e == ENOENT ? DBK_ERR_NOT_FOUND : DBK_ERR_IO, "cannot open %s: %s", path,
+                             strerror(e));
+    }
+    struct stat st;
+    if (fstat(fd, &st) != 0) {
+        int e = errno;
+        close(fd);
+        return dbk_set_error(DBK_ERR_IO, "cannot stat %s: %s", path, strerror(e));
+    }
+    if (S_ISDIR(st.st_mode)) {
+        close(fd);
+        return dbk_set_error(DBK_ERR_IO, "cannot read %s: it is a directory", path);
+    }
+    /* Regular files: one allocation of the stat size. Pipes and /proc files report 0 or a
+     * wrong size, so the loop below also grows the buffer when more bytes arrive. */
+    size_t cap = st.st_size > 0 ? (size_t)st.st_size : 4096;
+    unsigned char *buf = dbk_malloc(cap + 1);
+    if (!buf) {
+        close(fd);
+        return DBK_ERR_OUT_OF_HOST_MEMORY;
+    }
+    size_t got = 0;
+    for (;;) {
+        if (got == cap) {
+            if (S_ISREG(st.st_mode) && st.st_size > 0) break; /* read what stat promised */
+            unsigned char *bigger = dbk_malloc(cap * 2 + 1);
+            if (!bigger) {
+                dbk_free(buf);
+                close(fd);
+                return DBK_ERR_OUT_OF_HOST_MEMORY;
+            }
+            memcpy(bigger, buf, got);
+            dbk_free(buf);
+            buf = bigger;
+            cap *= 2;
+        }
+        ssize_t r = read(fd, buf + got, cap - got);
+        if (r < 0) {
+            if (errno == EINTR) continue;
+            int e = errno;
+            dbk_free(buf);
+            close(fd);
+            return dbk_set_error(DBK_ERR_IO, "cannot read %s: %s", path, strerror(e));
+        }
+        if (r == 0) break;
+        got += (size_t)r;
+    }
+    close(fd);
+    buf[got] = '\0';
+    *data = buf;
+    *n = got;
+    return DBK_OK;
+}
+
+/* ---------------------------------------------------------------------------------- */
+/* directories                                                                        */
+
+/* mkdir of one prefix; an existing directory is success, an existing file is not. */
+static dbk_status mkdir_one(const char *dir) {
+    if (mkdir(dir, 0755) == 0) return DBK_OK;
+    int e = errno;
+    struct stat st;
+    if (e == EEXIST) {
+        if (stat(dir, &st) == 0 && S_ISDIR(st.st_mode)) return DBK_OK;
+        return dbk_set_error(DBK_ERR_IO, "cannot create directory %s: a file of that name exists", dir);
+    }
+    return dbk_set_error(DBK_ERR_IO, "cannot create directory %s: %s", dir, strerror(e));
+}
+
+dbk_status dbk_mkdir_p(const char *path) {
+    if (!path || !*path) return dbk_set_error(DBK_ERR_INVALID_ARG, "dbk_mkdir_p: empty path");
+    size_t len = strlen(path);
+    char *buf = dbk_malloc(len + 1);
+    if (!buf) return DBK_ERR_OUT_OF_HOST_MEMORY;
+    memcpy(buf, path, len + 1);
+    dbk_status st = DBK_OK;
+    /* Create each prefix ending before a '/', skipping the root and repeated slashes. */
+    for (size_t i = 1; i < len && st == DBK_OK; i++) {
+        if (buf[i] != '/' || buf[i - 1] == '/') continue;
+        buf[i] = '\0';
+        st = mkdir_one(buf);
+        buf[i] = '/';
+    }
+    if (st == DBK_OK) st = mkdir_one(buf);
+    dbk_free(buf);
+    return st;
+}
+
+/* ---------------------------------------------------------------------------------- */
+/* checksum                                                                           */
+
+uint64_t dbk_fnv1a64(const void *data, size_t n) {
+    const unsigned char *p = data;
+    uint64_t h = 0xcbf29ce484222325ULL;
+    for (size_t i = 0; i < n; i++) {
+        h ^= p[i];
+        h *= 0x100000001b3ULL;
+    }
+    return h;
+}
+
+/* ---------------------------------------------------------------------------------- */
+/* string builder                                                                     */
+
+void dbk_strbuf_init(dbk_strbuf *sb) {
+    sb->data = NULL;
+    sb->len = 0;
+    sb->cap = 0;
+    sb->status = DBK_OK;
+}
+
+void dbk_strbuf_deinit(dbk_strbuf *sb) {
+    dbk_free(sb->data);
+    dbk_strbuf_init(sb);
+}
+
+void dbk_strbuf_clear(dbk_strbuf *sb) {
+    sb->len = 0;
+    if (sb->data) sb->data[0] = '\0';
+}
+
+const char *dbk_strbuf_str(const dbk_strbuf *sb) { return sb->data ? sb->data : ""; }
+
+dbk_status dbk_strbuf_vappendf(dbk_strbuf *sb, const char *fmt, va_list ap) {
+    if (sb->status != DBK_OK) return sb->status;
+    va_list ap2;
+    va_copy(ap2, ap);
+    size_t room = sb->cap > sb->len ? sb->cap - sb->len : 0;
+    int need = vsnprintf(room ? sb->data + sb->len : NULL, room, fmt, ap);
+    if (need < 0) {
+        va_end(ap2);
+        sb->status = dbk_set_error(DBK_ERR_INVALID_ARG, "dbk_strbuf_appendf: bad format \"%s\"", fmt);
+        if (sb->data) sb->data[sb->len] = '\0';
+        return sb->status;
+    }
+    if ((size_t)need >= room) {
+        /* Did not fit (the partial text past len is ignored): grow geometrically, redo. */
+        size_t cap = sb->cap ? sb->cap : 256;
+        while (cap < sb->len + (size_t)need + 1) cap *= 2;
+        char *bigger = dbk_malloc(cap);
+        if (!bigger) {
+            va_end(ap2);
+            sb->status = DBK_ERR_OUT_OF_HOST_MEMORY;
+            if (sb->data) sb->data[sb->len] = '\0';
+            return sb->status;
+        }
+        if (sb->data) memcpy(bigger, sb->data, sb->len);
+        dbk_free(sb->data);
+        sb->data = bigger;
+        sb->cap = cap;
+        vsnprintf(sb->data + sb->len, sb->cap - sb->len, fmt, ap2);
+    }
+    va_end(ap2);
+    sb->len += (size_t)need;
+    return DBK_OK;
+}
+
+dbk_status dbk_strbuf_appendf(dbk_strbuf *sb, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    dbk_status st = dbk_strbuf_vappendf(sb, fmt, ap);
+    va_end(ap);
+    return st;
+}
+
+dbk_status dbk_strbuf_write_file(const dbk_strbuf *sb, const char *path) {
+    if (sb->status != DBK_OK) return sb->status;
+    return dbk_file_write_atomic(path, dbk_strbuf_str(sb), sb->len);
+}

@@ -1,0 +1,79 @@
+/*
+ * fileio.h — whole-file reads, atomic whole-file writes, mkdir -p, a growable string builder,
+ * and the FNV-1a-64 checksum used by on-disk formats.
+ *
+ * Every output file daybreak writes (logs.tsv, result.json, checkpoints, caches) is built in
+ * memory and written with dbk_file_write_atomic: a temp file next to the target, fsync, then
+ * rename. A reader (a plotting script, a second run, a crash) therefore sees either the old
+ * file or the complete new one, never a prefix.
+ *
+ * Errors follow core/status.h: each function returns a dbk_status and leaves a one-line
+ * message naming the path and strerror(errno). Memory comes from core/alloc.h.
+ */
+#ifndef DBK_FILEIO_H
+#define DBK_FILEIO_H
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/status.h"
+
+/* Writes n bytes to path atomically: writes "<path>.tmp.<pid>" in the same directory,
+ * flushes and fsyncs it, then renames it over path. On any failure the temp file is removed,
+ * path is left as it was, and DBK_ERR_IO names the path and the cause. */
+dbk_status dbk_file_write_atomic(const char *path, const void *data, size_t n);
+
+/* Reads a whole file into a new buffer (*data, caller frees with dbk_free) of *n bytes, plus
+ * one NUL byte after the end so text files can be used as C strings. DBK_ERR_NOT_FOUND if the
+ * file does not exist, DBK_ERR_IO on other failures; *data is NULL and *n is 0 on failure. */
+dbk_status dbk_file_read_all(const char *path, void **data, size_t *n);
+
+/* Creates a directory and any missing parents (mode 0755), like `mkdir -p`. Succeeds if it
+ * already exists; DBK_ERR_IO names the component that could not be created (or that exists
+ * and is not a directory). */
+dbk_status dbk_mkdir_p(const char *path);
+
+/* FNV-1a, 64-bit (offset basis 0xcbf29ce484222325, prime 0x100000001b3) of n bytes. */
+uint64_t dbk_fnv1a64(const void *data, size_t n);
+
+/* ---------------------------------------------------------------------------------- */
+/* dbk_strbuf: a growable NUL-terminated string for text outputs.
+ *
+ *     dbk_strbuf sb;
+ *     dbk_strbuf_init(&sb);
+ *     for (...) dbk_strbuf_appendf(&sb, "%d\t%.2f\n", epoch, acc);
+ *     dbk_status st = dbk_strbuf_write_file(&sb, path);   // reports any earlier append failure
+ *     dbk_strbuf_deinit(&sb);
+ *
+ * The first failed append is sticky: later appends do nothing and return the same status,
+ * so a loop of appends may be checked once at the end (status field or write_file). */
+typedef struct dbk_strbuf {
+    char      *data;      /* NUL-terminated text; NULL until the first append (owned) */
+    size_t     len;       /* bytes before the NUL */
+    size_t     cap;       /* bytes allocated */
+    dbk_status status;    /* DBK_OK, or the first append failure */
+} dbk_strbuf;
+
+void       dbk_strbuf_init(dbk_strbuf *sb);
+void       dbk_strbuf_deinit(dbk_strbuf *sb);          /* frees data; sb is re-initialised */
+void       dbk_strbuf_clear(dbk_strbuf *sb);           /* len = 0, keeps the allocation and status */
+const char *dbk_strbuf_str(const dbk_strbuf *sb);      /* the text, "" before the first append */
+
+/* Appends printf-style text. DBK_ERR_OUT_OF_HOST_MEMORY if it cannot grow (text unchanged). */
+dbk_status dbk_strbuf_appendf(dbk_strbuf *sb, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+dbk_status dbk_strbuf_vappendf(dbk_strbuf *sb, const char *fmt, va_list ap)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 0)))
+#endif
+    ;
+
+/* Writes the text (without the NUL) with dbk_file_write_atomic; returns sb->status instead
+ * if an earlier append failed, so nothing partial is written. */
+dbk_status dbk_strbuf_write_file(const dbk_strbuf *sb, const char *path);
+
+#endif

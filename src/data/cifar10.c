@@ -1,0 +1,248 @@
+/*
+ * cifar10.c — CIFAR-10 binary loader and data-directory resolution (see cifar10.h).
+ *
+ * Validation happens before any large allocation: every file of the split is stat'ed and its
+ * size checked first (even when only a prefix is loaded, so a damaged batch 5 is reported on
+ * the first quick run rather than after an hour of training on a subset), then the class
+ * names are read, then records are read one batch file at a time with a single fread each
+ * and scattered into the label and image arrays.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include "data/cifar10.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "core/alloc.h"
+#include "core/fileio.h"
+
+#define BATCH_BYTES ((long long)DBK_CIFAR10_BATCH_RECORDS * DBK_CIFAR10_RECORD_BYTES)   /* 30,730,000 */
+#define META_FILE   "batches.meta.txt"
+#define DIR_CONTENTS "data_batch_1..5.bin, test_batch.bin, batches.meta.txt"
+
+static const char *const train_files[] = {
+    "data_batch_1.bin", "data_batch_2.bin", "data_batch_3.bin", "data_batch_4.bin", "data_batch_5.bin",
+};
+static const char *const test_files[] = {"test_batch.bin"};
+
+/* dir + "/" + name into out, or DBK_ERR_INVALID_ARG when it does not fit. */
+static dbk_status join_path(char *out, size_t cap, const char *dir, const char *name) {
+    int n = snprintf(out, cap, "%s/%s", dir, name);
+    if (n < 0 || (size_t)n >= cap)
+        return dbk_set_error(DBK_ERR_INVALID_ARG, "path too long: %s/%s", dir, name);
+    return DBK_OK;
+}
+
+/* The error for a file of the data directory that cannot be stat'ed or opened. */
+static dbk_status missing_file(const char *path, const char *dir, int err) {
+    if (err == ENOENT)
+        return dbk_set_error(DBK_ERR_NOT_FOUND, "%s not found: the CIFAR-10 directory %s should hold %s",
+                             path, dir, DIR_CONTENTS);
+    return dbk_set_error(DBK_ERR_IO, "cannot open %s: %s", path, strerror(err));
+}
+
+/* A batch file exists and is exactly 10,000 records long. */
+static dbk_status check_batch_file(const char *dir, const char *name) {
+    char path[4096];
+    DBK_TRY(join_path(path, sizeof path, dir, name));
+    struct stat st;
+    if (stat(path, &st) != 0) return missing_file(path, dir, errno);
+    if (!S_ISREG(st.st_mode)) return dbk_set_error(DBK_ERR_FORMAT, "%s: not a regular file", path);
+    long long size = (long long)st.st_size;
+    if (size != BATCH_BYTES) {
+        const char *hint = size < BATCH_BYTES ? "truncated?" : "too long; not a CIFAR-10 batch file?";
+        return dbk_set_error(DBK_ERR_FORMAT, "%s: %lld bytes, expected %lld (%d records of %d bytes); %s", path, size,
+                             BATCH_BYTES, DBK_CIFAR10_BATCH_RECORDS, DBK_CIFAR10_RECORD_BYTES, hint);
+    }
+    return DBK_OK;
+}
+
+/* Reads batches.meta.txt: exactly 10 non-empty lines (surrounding blanks and a '\r' are
+ * trimmed; the official file ends with an empty line). */
+static dbk_status read_meta(const char *dir, char names[DBK_CIFAR10_CLASSES][32]) {
+    char path[4096];
+    DBK_TRY(join_path(path, sizeof path, dir, META_FILE));
+    void *data = NULL;
+    size_t n = 0;
+    dbk_status st = dbk_file_read_all(path, &data, &n);
+    if (st == DBK_ERR_NOT_FOUND) return missing_file(path, dir, ENOENT);
+    if (st != DBK_OK) return st;
+
+    char *text = data;
+    int count = 0, line_no = 0;
+    char *line = text;
+    while (line < text + n && st == DBK_OK) {
+        char *end = memchr(line, '\n', (size_t)(text + n - line));
+        if (!end) end = text + n;
+        line_no++;
+        char *a = line, *b = end;
+        while (a < b && (*a == ' ' || *a == '\t' || *a == '\r')) a++;
+        while (b > a && (b[-1] == ' ' || b[-1] == '\t' || b[-1] == '\r')) b--;
+        size_t len = (size_t)(b - a);
+        if (len > 0) {
+            if (len >= sizeof names[0])
+                st = dbk_set_error(DBK_ERR_FORMAT, "%s: line %d: class name of %zu bytes, at most %zu allowed", path,
+                                   line_no, len, sizeof names[0] - 1);
+            else if (count < DBK_CIFAR10_CLASSES) {
+                memcpy(names[count], a, len);
+                names[count][len] = '\0';
+            }
+            count++;
+        }
+        line = end + 1;
+    }
+    dbk_free(data);
+    if (st == DBK_OK && count != DBK_CIFAR10_CLASSES)
+        st = dbk_set_error(DBK_ERR_FORMAT, "%s: %d class names, expected %d (one per line)", path, count,
+                           DBK_CIFAR10_CLASSES);
+    return st;
+}
+
+/* Reads the first nbytes of a batch file (already size-checked) with one fread. */
+static dbk_status read_prefix(const char *dir, const char *name, unsigned char *buf, size_t nbytes) {
+    char path[4096];
+    DBK_TRY(join_path(path, sizeof path, dir, name));
+    FILE *f = fopen(path, "rb");
+    if (!f) return missing_file(path, dir, errno);
+    size_t got = fread(buf, 1, nbytes, f);
+    int err = ferror(f) ? errno : 0;
+    fclose(f);
+    if (err) return dbk_set_error(DBK_ERR_IO, "cannot read %s: %s", path, strerror(err));
+    if (got != nbytes)
+        return dbk_set_error(DBK_ERR_FORMAT, "%s: ended after %zu bytes while reading %zu; truncated during the run?",
+                             path, got, nbytes);
+    return DBK_OK;
+}
+
+/* ---------------------------------------------------------------------------------- */
+
+dbk_status dbk_cifar10_load(const char *dir, dbk_cifar10_split split, int32_t limit, dbk_dataset *out) {
+    memset(out, 0, sizeof *out);
+    const char *const *files;
+    int nfiles;
+    switch (split) {
+    case DBK_CIFAR10_TRAIN: files = train_files; nfiles = 5; break;
+    case DBK_CIFAR10_TEST:  files = test_files;  nfiles = 1; break;
+    default: return dbk_set_error(DBK_ERR_INVALID_ARG, "dbk_cifar10_load: unknown split %d", (int)split);
+    }
+
+    for (int f = 0; f < nfiles; f++) DBK_TRY(check_batch_file(dir, files[f]));
+    char names[DBK_CIFAR10_CLASSES][32];
+    DBK_TRY(read_meta(dir, names));
+
+    int32_t total = nfiles * DBK_CIFAR10_BATCH_RECORDS;
+    int32_t count = limit > 0 && limit < total ? limit : total;
+    int32_t per_read = count < DBK_CIFAR10_BATCH_RECORDS ? count : DBK_CIFAR10_BATCH_RECORDS;
+    uint8_t *images = dbk_malloc((size_t)count * DBK_CIFAR10_IMAGE_BYTES);
+    uint8_t *labels = dbk_malloc((size_t)count);
+    unsigned char *raw = dbk_malloc((size_t)per_read * DBK_CIFAR10_RECORD_BYTES);
+    dbk_status st = DBK_ERR_OUT_OF_HOST_MEMORY;
+    if (!images || !labels || !raw) goto fail;
+
+    int32_t loaded = 0;
+    for (int f = 0; loaded < count; f++) {
+        int32_t n = count - loaded < DBK_CIFAR10_BATCH_RECORDS ? count - loaded : DBK_CIFAR10_BATCH_RECORDS;
+        st = read_prefix(dir, files[f], raw, (size_t)n * DBK_CIFAR10_RECORD_BYTES);
+        if (st != DBK_OK) goto fail;
+        for (int32_t r = 0; r < n; r++) {
+            const unsigned char *rec = raw + (size_t)r * DBK_CIFAR10_RECORD_BYTES;
+            if (rec[0] >= DBK_CIFAR10_CLASSES) {
+                st = dbk_set_error(DBK_ERR_FORMAT, "%s/%s: record %d has label %u, expected 0..%d", dir, files[f], r,
+                                   (unsigned)rec[0], DBK_CIFAR10_CLASSES - 1);
+                goto fail;
+            }
+            labels[loaded + r] = rec[0];
+            memcpy(images + (size_t)(loaded + r) * DBK_CIFAR10_IMAGE_BYTES, rec + 1, DBK_CIFAR10_IMAGE_BYTES);
+        }
+        loaded += n;
+    }
+    dbk_free(raw);
+
+    out->count = count;
+    out->channels = 3;
+    out->height = 32;
+    out->width = 32;
+    out->num_classes = DBK_CIFAR10_CLASSES;
+    out->images = images;
+    out->labels = labels;
+    memcpy(out->class_names, names, sizeof names);
+    return DBK_OK;
+
+fail:
+    dbk_free(images);
+    dbk_free(labels);
+    dbk_free(raw);
+    return st;
+}
+
+void dbk_dataset_deinit(dbk_dataset *d) {
+    if (!d) return;
+    dbk_free(d->images);
+    dbk_free(d->labels);
+    memset(d, 0, sizeof *d);
+}
+
+dbk_status dbk_cifar10_check_dir(const char *dir) {
+    struct stat st;
+    if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode))
+        return dbk_set_error(DBK_ERR_NOT_FOUND, "%s is not a directory; it should hold %s", dir, DIR_CONTENTS);
+    for (int f = 0; f < 5; f++) DBK_TRY(check_batch_file(dir, train_files[f]));
+    DBK_TRY(check_batch_file(dir, test_files[0]));
+    char names[DBK_CIFAR10_CLASSES][32];
+    return read_meta(dir, names);
+}
+
+/* ---------------------------------------------------------------------------------- */
+/* data directory resolution                                                          */
+
+static int is_dir(const char *path) {
+    struct stat st;
+    return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+static int exists(const char *path) {
+    struct stat st;
+    return stat(path, &st) == 0;
+}
+
+dbk_status dbk_data_resolve_cifar10(const char *data_arg, char *out, size_t cap) {
+    /* DAYBREAK_DATA is read here rather than in profile.c: it is a data location, not a
+     * tuning knob, and the CLI's --data flag overrides it in the same place. */
+    const char *src = data_arg, *from = "--data";
+    if (!src || !*src) {
+        src = getenv("DAYBREAK_DATA");
+        from = "DAYBREAK_DATA";
+    }
+    if (!src || !*src)
+        return dbk_set_error(DBK_ERR_NOT_FOUND, "no data: set DAYBREAK_DATA (or --data) to a folder holding "
+                                                "cifar-10-batches-bin/ (%s)", DIR_CONTENTS);
+
+    char root[4096], inner[4096], probe[4096];
+    size_t len = strlen(src);
+    if (len >= sizeof root) return dbk_set_error(DBK_ERR_INVALID_ARG, "%s path too long: %s", from, src);
+    memcpy(root, src, len + 1);
+    while (len > 1 && root[len - 1] == '/') root[--len] = '\0';
+
+    const char *found = NULL;
+    DBK_TRY(join_path(inner, sizeof inner, root, "cifar-10-batches-bin"));
+    DBK_TRY(join_path(probe, sizeof probe, root, "data_batch_1.bin"));
+    if (is_dir(inner))
+        found = inner;
+    else if (exists(probe))
+        found = root;
+    else if (!exists(root))
+        return dbk_set_error(DBK_ERR_NOT_FOUND, "%s (from %s) does not exist; it should be a folder holding "
+                             "cifar-10-batches-bin/ (%s)", root, from, DIR_CONTENTS);
+    else
+        return dbk_set_error(DBK_ERR_NOT_FOUND, "%s (from %s) holds neither cifar-10-batches-bin/ nor "
+                             "data_batch_1.bin; point it at a folder holding cifar-10-batches-bin/ (%s)",
+                             root, from, DIR_CONTENTS);
+
+    size_t flen = strlen(found);
+    if (flen >= cap) return dbk_set_error(DBK_ERR_INVALID_ARG, "data path too long (%zu bytes): %s", flen, found);
+    memcpy(out, found, flen + 1);
+    return DBK_OK;
+}

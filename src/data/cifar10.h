@@ -1,0 +1,68 @@
+/*
+ * cifar10.h — loader for the official CIFAR-10 *binary* version.
+ *
+ * On-disk layout (https://www.cs.toronto.edu/~kriz/cifar.html, "Binary version"): a
+ * directory, conventionally cifar-10-batches-bin/, holding
+ *   data_batch_1.bin .. data_batch_5.bin   training set, 10,000 records each
+ *   test_batch.bin                         test set, 10,000 records
+ *   batches.meta.txt                       the 10 class names, one per line, label order
+ * Each record is 3,073 bytes: one label byte (0..9), then the 32x32 image as three planes,
+ * 1,024 R, 1,024 G, 1,024 B bytes, each row-major. A batch file is exactly 30,730,000 bytes.
+ *
+ * In memory the images stay u8 and planar, (count, 3, 32, 32), i.e. CHW per image, which is
+ * what DBK_OP_AUGMENT consumes (the dataset is uploaded to the device once, as u8). Records
+ * keep file order: the training split is batch 1's records, then batch 2's, and so on.
+ *
+ * Ownership: dbk_cifar10_load fills a caller-allocated dbk_dataset whose arrays it owns;
+ * release them with dbk_dataset_deinit.
+ */
+#ifndef DBK_CIFAR10_H
+#define DBK_CIFAR10_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/status.h"
+
+#define DBK_CIFAR10_CLASSES      10
+#define DBK_CIFAR10_IMAGE_BYTES  3072                           /* 3 * 32 * 32 */
+#define DBK_CIFAR10_RECORD_BYTES (1 + DBK_CIFAR10_IMAGE_BYTES)  /* label + image */
+#define DBK_CIFAR10_BATCH_RECORDS 10000
+
+typedef enum dbk_cifar10_split {
+    DBK_CIFAR10_TRAIN,    /* data_batch_1..5.bin, 50,000 images */
+    DBK_CIFAR10_TEST,     /* test_batch.bin, 10,000 images */
+} dbk_cifar10_split;
+
+typedef struct dbk_dataset {
+    int32_t  count;                 /* images */
+    int32_t  channels, height, width;   /* 3, 32, 32 */
+    int32_t  num_classes;           /* 10 */
+    uint8_t *images;                /* (count, 3, 32, 32) planar RGB, owned */
+    uint8_t *labels;                /* (count), each in [0, num_classes), owned */
+    char     class_names[DBK_CIFAR10_CLASSES][32];   /* from batches.meta.txt */
+} dbk_dataset;
+
+/* Loads a split from dir (the directory holding the .bin files). limit <= 0 loads the whole
+ * split; otherwise the first min(limit, split size) records (train: batch 1 first). The
+ * sizes of all files of the split are checked even with a limit, and every loaded label must
+ * be 0..9. Errors: DBK_ERR_NOT_FOUND (a file is missing; names the path and what dir should
+ * hold), DBK_ERR_FORMAT (wrong size, bad label, short batches.meta.txt; names the file),
+ * DBK_ERR_IO, DBK_ERR_OUT_OF_HOST_MEMORY. On failure *out is zeroed and nothing is held. */
+dbk_status dbk_cifar10_load(const char *dir, dbk_cifar10_split split, int32_t limit, dbk_dataset *out);
+
+/* Frees the arrays and zeroes *d. Accepts a zeroed dataset. */
+void dbk_dataset_deinit(dbk_dataset *d);
+
+/* Quick check for the CLI before a long run: all 7 files exist, each .bin has the exact
+ * size, and batches.meta.txt has 10 names. Same errors as dbk_cifar10_load. */
+dbk_status dbk_cifar10_check_dir(const char *dir);
+
+/* Resolves the CIFAR-10 directory for the CLI into out (cap bytes). The source is data_arg
+ * (the --data flag) if non-empty, else $DAYBREAK_DATA. It may name either a root holding
+ * cifar-10-batches-bin/ or that directory itself (recognised by data_batch_1.bin).
+ * DBK_ERR_NOT_FOUND with a hint when neither is set, or when the path does not exist or
+ * holds no CIFAR-10; DBK_ERR_INVALID_ARG when the result does not fit in cap. */
+dbk_status dbk_data_resolve_cifar10(const char *data_arg, char *out, size_t cap);
+
+#endif
