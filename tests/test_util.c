@@ -40,7 +40,7 @@ double dbk_test_nmse(const float *ref, const float *got, size_t n) {
         num += d * d;
         den += (double)ref[i] * (double)ref[i];
     }
-    if (den == 0.0) return num == 0.0 ? 0.0 : INFINITY;
+    if (den == 0.0) return num == 0.0 ? 0.0 : (double)INFINITY;
     return num / den;
 }
 
@@ -75,7 +75,9 @@ const char *dbk_test_tmpdir(const char *name) {
     char base[4096];
     snprintf(base, sizeof base, "%s", root && *root ? root : "/tmp/daybreak-tests");
     mkdir(base, 0755);
-    snprintf(path, sizeof path, "%s/%s", base, name);
+    /* A truncated path must never reach rm -rf below. */
+    int len = snprintf(path, sizeof path, "%s/%s", base, name);
+    if (len < 0 || (size_t)len >= sizeof path) return NULL;
     char cmd[8300];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", path);
     if (system(cmd) != 0) return NULL;

@@ -285,9 +285,13 @@ dbk_status dbk_checkpoint_load(const char *path, dbk_checkpoint **out) {
     dbk_checkpoint *c = NULL;
     dbk_status st;
 
-    if (n < MAGIC_BYTES + SUM_BYTES || memcmp(bytes, DBK_CHECKPOINT_MAGIC, MAGIC_BYTES) != 0) {
+    if (n < MAGIC_BYTES || memcmp(bytes, DBK_CHECKPOINT_MAGIC, MAGIC_BYTES) != 0) {
         st = dbk_set_error(DBK_ERR_FORMAT, "%s: not a daybreak checkpoint (no \"%s\" magic at the start)", path,
                            DBK_CHECKPOINT_MAGIC);
+        goto fail;
+    }
+    if (n < MAGIC_BYTES + 4 + 4 + 4 + 4 + SUM_BYTES) {
+        st = dbk_set_error(DBK_ERR_FORMAT, "%s: truncated checkpoint: %zu bytes, smaller than any header", path, n);
         goto fail;
     }
     reader r = {.path = path, .data = bytes, .pos = MAGIC_BYTES, .end = n - SUM_BYTES};
