@@ -19,7 +19,7 @@ static char out[65536];
 
 /* Runs `env_prefix exe args` through sh, capturing stdout+stderr; returns the exit code. */
 static int run(const char *env_prefix, const char *args) {
-    char cmd[8192];
+    static char cmd[16384 + 4096];
     snprintf(cmd, sizeof cmd, "%s '%s' %s 2>&1", env_prefix ? env_prefix : "", exe, args);
     FILE *p = popen(cmd, "r");
     if (!p) return -1;

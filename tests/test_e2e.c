@@ -34,7 +34,7 @@ static char dir[4096];
 static char out[65536];
 
 static int run(const char *args) {
-    char cmd[8192];
+    static char cmd[16384 + 4096];
     snprintf(cmd, sizeof cmd, "'%s' %s 2>&1", exe, args);
     FILE *p = popen(cmd, "r");
     if (!p) return -1;

@@ -121,7 +121,7 @@ static int resnet9_gradients_should_match_finite_differences(void) {
     DBK_CHECK_OK(dbk_buffer_read(c.grads, 0, grad, c.n_params * 4));
 
     /* Check a few coordinates of every parameter tensor. */
-    const float eps = 1e-2f;
+    const float eps = 3e-3f;
     double num = 0.0, den = 0.0;
     int checked = 0;
     for (int i = 0; i < dbk_graph_param_info_count(c.g); i++) {
@@ -141,7 +141,8 @@ static int resnet9_gradients_should_match_finite_differences(void) {
             host[j] = saved;
             DBK_CHECK_OK(dbk_buffer_write(c.params, j * 4, &host[j], 4));
             double fd = ((double)lp - (double)lm) / (2.0 * (double)eps);
-            tnum += (fd - grad[j]) * (fd - grad[j]);
+            double diff = fd - (double)grad[j];
+            tnum += diff * diff;
             tden += fd * fd;
             checked++;
         }
@@ -164,8 +165,10 @@ static int resnet9_gradients_should_match_finite_differences(void) {
     dbk_buffer_destroy(c.scalars);
     dbk_graph_destroy(c.g);
     dbk_backend_destroy(c.be);
-    /* Finite differences in fp32 through 8 batch norms are good to about 1e-4 here. */
-    DBK_CHECK_MSG(nmse < 1e-3, "whole-model gradient NMSE %.3g >= 1e-3", nmse);
+    /* Central differences in fp32 through 8 batch norms, ReLU kinks and max-pool switches
+     * measure about 5e-4 here at eps 3e-3 (2.9e-3 at eps 1e-2: truncation error, not a
+     * wiring error); a mis-wired backward gives an NMSE near 1. */
+    DBK_CHECK_MSG(nmse < 2e-3, "whole-model gradient NMSE %.3g >= 2e-3", nmse);
     return 0;
 }
 

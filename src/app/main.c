@@ -97,6 +97,8 @@ static void help_train(void) {
            "                      result is not comparable to full runs)\n"
            "  --test-subset N     evaluate on the first N test images only (same caveat)\n"
            "  --quiet             no per-epoch lines\n"
+           "  --profile           time every op of every training step (synchronising after each,\n"
+           "                      so the run is slower) and print a per-op table at the end\n"
            "  --no-progress       no live progress bar (it is shown only on a terminal anyway)\n",
            dbk_recipe_default_name());
 }
@@ -290,7 +292,7 @@ static int cmd_train(args *a) {
     long device = -1, epochs = -1, batch = -1, train_subset = 0, test_subset = 0;
     double target = -1.0;
     uint64_t seed = 0;
-    bool all_epochs = false, quiet = false, no_progress = false;
+    bool all_epochs = false, quiet = false, no_progress = false, profile = false;
 
     for (a->i = 2; a->i < a->argc; a->i++) {
         const char *v = NULL, *arg = a->argv[a->i];
@@ -324,6 +326,7 @@ static int cmd_train(args *a) {
                 return usage_error("train", "bad --test-subset '%s' (1..10000)", v);
         } else if (opt_match(a, "--all-epochs", false, NULL) > 0) all_epochs = true;
         else if (opt_match(a, "--quiet", false, NULL) > 0) quiet = true;
+        else if (opt_match(a, "--profile", false, NULL) > 0) profile = true;
         else if (opt_match(a, "--no-progress", false, NULL) > 0) no_progress = true;
         else return usage_error("train", "unknown option '%s'", arg);
 #undef VALUE
@@ -366,6 +369,7 @@ static int cmd_train(args *a) {
     opt.test_limit = (int32_t)test_subset;
     opt.progress = !no_progress && !quiet && isatty(STDOUT_FILENO);
     opt.quiet = quiet;
+    opt.profile = profile;
     opt.command_line = cmdline;
 
     dbk_device_info info;

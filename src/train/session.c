@@ -10,6 +10,7 @@
 #include "core/alloc.h"
 #include "core/log.h"
 #include "core/rng.h"
+#include "core/timer.h"
 #include "train/checkpoint.h"
 
 /* Byte layout of the small per-step buffer. */
@@ -39,6 +40,10 @@ struct dbk_session {
     program              train_step, eval_step, eval_tail;
     int                  eval_tail_batch;
     int32_t             *perm;                                  /* host permutation buffer */
+    bool                 profiling;
+    double              *op_seconds;                            /* per train_step op, when profiling */
+    double               step_seconds;                          /* whole profiled steps */
+    long                 profiled_steps;
     uint64_t             device_bytes;
 };
 
@@ -244,6 +249,7 @@ void dbk_session_destroy(dbk_session *s) {
     dbk_free(s->eval_step.ops);
     dbk_free(s->eval_tail.ops);
     dbk_free(s->perm);
+    dbk_free(s->op_seconds);
     dbk_free(s);
 }
 
@@ -327,12 +333,57 @@ static dbk_status run_program(dbk_session *s, const program *p) {
     return DBK_OK;
 }
 
+/* Runs a program op by op with a synchronisation after each, accumulating per-op times. */
+static dbk_status run_profiled(dbk_session *s, const program *p) {
+    if (!s->op_seconds) {
+        s->op_seconds = dbk_calloc((size_t)p->count, sizeof *s->op_seconds);
+        if (!s->op_seconds) return DBK_ERR_OUT_OF_HOST_MEMORY;
+    }
+    DBK_TRY(dbk_backend_sync(s->be));
+    double step_start = dbk_time_now();
+    for (int i = 0; i < p->count; i++) {
+        double t0 = dbk_time_now();
+        program one = {&p->ops[i], 1};
+        DBK_TRY(run_program(s, &one));
+        DBK_TRY(dbk_backend_sync(s->be));
+        s->op_seconds[i] += dbk_time_now() - t0;
+    }
+    s->step_seconds += dbk_time_now() - step_start;
+    s->profiled_steps++;
+    return DBK_OK;
+}
+
+void dbk_session_set_profiling(dbk_session *s, bool on) { s->profiling = on; }
+
+void dbk_session_print_profile(const dbk_session *s, FILE *out) {
+    if (!s->profiled_steps || !s->op_seconds) return;
+    const program *p = &s->train_step;
+    const double steps = (double)s->profiled_steps;
+    double ops_total = 0.0, flops_total = 0.0;
+    fprintf(out, "\nprofile: %ld training steps, batch %d (each op synchronised and timed on the host)\n",
+            s->profiled_steps, s->cfg.batch);
+    fprintf(out, "%-28s %-20s %10s %7s %10s %9s\n", "op", "kind", "ms/step", "share", "GFLOP", "GFLOP/s");
+    for (int i = 0; i < p->count; i++) {
+        double ms = 1000.0 * s->op_seconds[i] / steps, gflop = dbk_op_flops(&p->ops[i]) * 1e-9;
+        ops_total += s->op_seconds[i];
+        flops_total += gflop;
+        fprintf(out, "%-28.28s %-20s %10.3f %6.1f%% %10.4f %9.1f\n", p->ops[i].label ? p->ops[i].label : "",
+                dbk_op_name(p->ops[i].op), ms, 100.0 * s->op_seconds[i] / s->step_seconds, gflop,
+                ms > 0 ? gflop / (ms * 1e-3) : 0.0);
+    }
+    double step_ms = 1000.0 * s->step_seconds / steps, outside = s->step_seconds - ops_total;
+    fprintf(out, "%-28s %-20s %10.3f %6.1f%% %10.4f %9.1f\n", "total", "", step_ms, 100.0, flops_total,
+            flops_total / (step_ms * 1e-3));
+    fprintf(out, "outside ops: %.3f ms/step (%.1f%%)\n", 1000.0 * outside / steps, 100.0 * outside / s->step_seconds);
+}
+
 dbk_status dbk_session_train_step(dbk_session *s, int step, float lr) {
     const dbk_recipe *r = s->cfg.recipe;
     float step_lr = r->loss_summed ? lr / (float)s->cfg.batch : lr;
     int32_t first = step * s->cfg.batch;
     DBK_TRY(dbk_buffer_write(s->scalars, SC_LR, &step_lr, sizeof step_lr));
     DBK_TRY(dbk_buffer_write(s->scalars, SC_TRAIN_STATE, &first, sizeof first));
+    if (s->profiling) return run_profiled(s, &s->train_step);
     return run_program(s, &s->train_step);
 }
 

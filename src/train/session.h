@@ -14,7 +14,9 @@
 #ifndef DBK_SESSION_H
 #define DBK_SESSION_H
 
+#include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "backend/backend.h"
 #include "data/cifar10.h"
@@ -67,6 +69,13 @@ dbk_status dbk_session_end_epoch(dbk_session *s, dbk_epoch_counters *out);
 
 /* Evaluates the whole test set; returns correct count and summed loss. */
 dbk_status dbk_session_evaluate(dbk_session *s, dbk_epoch_counters *out);
+
+/* Per-op profiling of training steps: when on, every op of a training step is followed by
+ * a device synchronisation and timed on the host (so steps run slower, but each op's time
+ * is its own). dbk_session_print_profile prints per op: calls, time per step, FLOPs and the
+ * achieved GFLOP/s, and the share of the step spent outside ops. */
+void dbk_session_set_profiling(dbk_session *s, bool on);
+void dbk_session_print_profile(const dbk_session *s, FILE *out);
 
 /* Writes weights and batch-norm statistics to a checkpoint (train/checkpoint.h). */
 dbk_status dbk_session_save(dbk_session *s, const char *path, const char *meta_json);

@@ -92,6 +92,7 @@ static dbk_status setup(run *r, const dbk_train_options *opt, dbk_train_report *
         .test_count = r->test.count,
     };
     DBK_TRY(dbk_session_create(r->be, &cfg, &r->session));
+    dbk_session_set_profiling(r->session, opt->profile);
     rep->param_count = dbk_session_param_count(r->session);
     return DBK_OK;
 }
@@ -169,6 +170,7 @@ static dbk_status train_loop(run *r, const dbk_train_options *opt, dbk_train_rep
         DBK_TRY(write_files(r, opt, rep));
         if (last) break;
     }
+    if (opt->profile) dbk_session_print_profile(s, stdout);
     char meta[1024];
     DBK_TRY(checkpoint_meta(opt, rep, meta, sizeof meta));
     return dbk_session_save(s, r->ckpt_path, meta);

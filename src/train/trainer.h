@@ -35,6 +35,7 @@ typedef struct dbk_train_options {
     int32_t          test_limit;    /* evaluate on the first N test images (0 = all) */
     bool             progress;      /* live progress bar (stdout is a terminal) */
     bool             quiet;         /* no per-epoch console lines */
+    bool             profile;       /* time every op of the training steps and print a table */
     const char      *command_line;  /* recorded in result.json */
 } dbk_train_options;
 

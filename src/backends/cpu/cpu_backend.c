@@ -16,6 +16,7 @@
 
 /* OpenBLAS reports its build (version, core, threading); other CBLAS builds lack it. */
 char *openblas_get_config(void) __attribute__((weak));
+void openblas_set_num_threads(int num_threads) __attribute__((weak));
 
 static void cpu_model_name(char *out, size_t cap) {
     snprintf(out, cap, "host CPU");
@@ -158,6 +159,13 @@ static const dbk_backend_vtable cpu_vtable = {
 static dbk_status cpu_create(int index, dbk_backend *be) {
     dbk_cpu_state *st = dbk_calloc(1, sizeof *st);
     if (!st) return DBK_ERR_OUT_OF_HOST_MEMORY;
+#ifdef _OPENMP
+    /* With OpenMP the backend parallelises over images and calls single-threaded SGEMMs
+     * from its threads (conv.c). OpenBLAS's own pthreads would spin against the OpenMP
+     * team on every hand-over and oversubscribe the cores, so OpenBLAS runs on one thread.
+     * This is process-wide, but the CPU backend is the only BLAS user in daybreak. */
+    if (openblas_set_num_threads) openblas_set_num_threads(1);
+#endif
     be->vt = &cpu_vtable;
     be->impl = st;
     return cpu_device_info(index, &be->info);

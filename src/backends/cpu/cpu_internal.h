@@ -54,4 +54,14 @@ dbk_status dbk_cpu_accuracy(dbk_backend *be, const dbk_op_desc *op);
 dbk_status dbk_cpu_sgd_momentum_update(dbk_backend *be, const dbk_op_desc *op); /* optim.c */
 dbk_status dbk_cpu_augment(dbk_backend *be, const dbk_op_desc *op);             /* augment.c */
 
+/* The random choices DBK_OP_AUGMENT makes for one batch row (row = state.first + i), the
+ * arithmetic the OpenCL and Vulkan kernels reproduce bit for bit. With h_k =
+ * dbk_hash_u32(seed, row, k, 0) and below(h, n) = ((uint64_t)h * n) >> 32:
+ *   crop_y = below(h_0, 2*pad + 1), crop_x = below(h_1, 2*pad + 1)   (0 when pad == 0)
+ *   flip   = h_2 >> 31                (the coin; the op flips only when params.flip is set)
+ *   cut_y  = below(h_3, H - cutout + 1), cut_x = below(h_4, W - cutout + 1)  (0 when cutout == 0)
+ * Crop offsets index the reflect-padded (H + 2*pad, W + 2*pad) image. */
+void dbk_augment_choices(uint32_t seed, uint32_t row, int pad, int cutout, int H, int W, int *crop_y, int *crop_x,
+                         int *flip, int *cut_y, int *cut_x);
+
 #endif

@@ -1,0 +1,116 @@
+/*
+ * augment.c — batch assembly from the device-resident u8 dataset for the CPU reference
+ * backend: index lookup, reflect pad + random crop, random horizontal flip, normalisation
+ * and cutout (DBK_OP_AUGMENT in ops.h, DESIGN.md decision 4).
+ *
+ * For batch row i, with {first, seed} = state and row = first + i:
+ *   j         = indices[row] (or row itself when there is no index tensor)
+ *   label[i]  = labels[j]
+ *   out[i]    = images[j] (3,H,W), and in training mode:
+ *     1. reflect-pad by `pad` on every side: numpy.pad(mode='reflect'), torch.nn.ReflectionPad2d
+ *        (https://pytorch.org/docs/stable/generated/torch.nn.ReflectionPad2d.html): the edge
+ *        pixel is not repeated, padded index -1 reads 1, index H reads H-2;
+ *     2. crop an H x W window at (crop_y, crop_x) in [0, 2*pad]^2 of the padded image
+ *        (torchvision RandomCrop(32, padding=4, padding_mode='reflect'));
+ *     3. flip horizontally when params.flip and the row's coin says so;
+ *     4. normalise every pixel: (v / 255 - mean[c]) / std[c] (always, also in evaluation);
+ *     5. cutout: zero a cutout x cutout square with top-left (cut_y, cut_x) in output
+ *        coordinates, after normalisation (so it equals the dataset mean).
+ * Random choices come from dbk_augment_choices (below): a stateless hash of (seed, row,
+ * purpose), so every backend draws the same numbers with no shared RNG state, and the same
+ * {first, seed} always gives the same bytes. In evaluation mode (params.train false) no
+ * draws are made and the image is only normalised.
+ *
+ * Combined, output pixel (y, x) of channel c reads source pixel
+ *   (reflect(y + crop_y - pad, H), reflect(xs + crop_x - pad, W)),  xs = flip ? W-1-x : x.
+ *
+ * Layout: images u8 (M,3,H,W), labels u8 (M), indices i32 (L), state i32 (2);
+ * out x f32 (N,3,H,W), out labels i32 (N).
+ *
+ * Out-of-range rows (row outside [0, L) or j outside [0, M)) are checked for the whole batch
+ * before anything is written and reported as DBK_ERR_INVALID_ARG: the CPU backend sees the
+ * data, so it reports the host's bad index instead of reading outside the dataset.
+ */
+#include "backends/cpu/cpu_internal.h"
+#include "core/rng.h"
+
+/* Maps a 32-bit hash to [0, n) by multiply-shift (Lemire): unbiased enough for n << 2^32,
+ * and pure 32x32->64 integer arithmetic that OpenCL C and GLSL reproduce exactly. */
+static int hash_below(uint32_t h, int n) { return (int)(((uint64_t)h * (uint64_t)n) >> 32); }
+
+void dbk_augment_choices(uint32_t seed, uint32_t row, int pad, int cutout, int H, int W, int *crop_y, int *crop_x,
+                         int *flip, int *cut_y, int *cut_x) {
+    *crop_y = pad > 0 ? hash_below(dbk_hash_u32(seed, row, 0, 0), 2 * pad + 1) : 0;
+    *crop_x = pad > 0 ? hash_below(dbk_hash_u32(seed, row, 1, 0), 2 * pad + 1) : 0;
+    *flip = (int)(dbk_hash_u32(seed, row, 2, 0) >> 31);
+    *cut_y = cutout > 0 ? hash_below(dbk_hash_u32(seed, row, 3, 0), H - cutout + 1) : 0;
+    *cut_x = cutout > 0 ? hash_below(dbk_hash_u32(seed, row, 4, 0), W - cutout + 1) : 0;
+}
+
+/* Reflects an index that overshoots [0, n) by at most n-1 (pad < H, W is validated). */
+static int64_t reflect(int64_t u, int64_t n) {
+    if (u < 0) u = -u;
+    if (u >= n) u = 2 * (n - 1) - u;
+    return u;
+}
+
+dbk_status dbk_cpu_augment(dbk_backend *be, const dbk_op_desc *op) {
+    (void)be;
+    const dbk_augment_params *p = &op->p.augment;
+    const uint8_t *images = dbk_cpu_u8(&op->src[0]);                        /* (M, 3, H, W) */
+    const uint8_t *labels = dbk_cpu_u8(&op->src[1]);                        /* (M) */
+    const int32_t *indices = op->src[2].ndim ? dbk_cpu_i32(&op->src[2]) : NULL;   /* (L) */
+    const int32_t *state = dbk_cpu_i32(&op->src[3]);                        /* (2) {first, seed} */
+    float *out = dbk_cpu_f32(&op->dst[0]);                                  /* (N, 3, H, W) */
+    int32_t *out_labels = dbk_cpu_i32(&op->dst[1]);                         /* (N) */
+    const int64_t m = op->src[0].shape[0], H = op->src[0].shape[2], W = op->src[0].shape[3];
+    const int64_t n = op->dst[0].shape[0], L = indices ? op->src[2].shape[0] : m;
+    const int64_t first = state[0];
+    const uint32_t seed = (uint32_t)state[1];
+
+    /* Validate every row first, so a bad batch leaves the outputs untouched. */
+    for (int64_t i = 0; i < n; i++) {
+        const int64_t row = first + i;
+        if (row < 0 || row >= L)
+            return dbk_set_error(DBK_ERR_INVALID_ARG, "augment: batch row %lld reads %s %lld, outside [0, %lld)",
+                                 (long long)i, indices ? "index" : "image", (long long)row, (long long)L);
+        const int64_t j = indices ? indices[row] : row;
+        if (j < 0 || j >= m)
+            return dbk_set_error(DBK_ERR_INVALID_ARG, "augment: indices[%lld] = %lld is outside the dataset [0, %lld)",
+                                 (long long)row, (long long)j, (long long)m);
+    }
+
+#pragma omp parallel for schedule(static)
+    for (int64_t i = 0; i < n; i++) {
+        const int64_t row = first + i;
+        const int64_t j = indices ? indices[row] : row;
+        out_labels[i] = labels[j];
+
+        int crop_y = p->pad, crop_x = p->pad, flip = 0, cut_y = 0, cut_x = 0, cut = 0;
+        if (p->train) {
+            dbk_augment_choices(seed, (uint32_t)row, p->pad, p->cutout, (int)H, (int)W, &crop_y, &crop_x, &flip,
+                                &cut_y, &cut_x);
+            flip = flip && p->flip;
+            cut = p->cutout;
+        }
+        /* In evaluation crop = pad selects the unpadded image, so one loop serves both. */
+        const int64_t dy0 = crop_y - p->pad, dx0 = crop_x - p->pad;
+
+        for (int64_t c = 0; c < 3; c++) {
+            const uint8_t *src = images + (j * 3 + c) * H * W;   /* (H, W) */
+            float *dst = out + (i * 3 + c) * H * W;               /* (H, W) */
+            const float mean = p->mean[c], std = p->std[c];
+            for (int64_t y = 0; y < H; y++) {
+                const uint8_t *srow = src + reflect(y + dy0, H) * W;
+                for (int64_t x = 0; x < W; x++) {
+                    const int64_t xs = flip ? W - 1 - x : x;
+                    const float v = (float)srow[reflect(xs + dx0, W)];
+                    dst[y * W + x] = (v / 255.0f - mean) / std;
+                }
+            }
+            for (int64_t y = cut_y; y < cut_y + cut; y++)
+                for (int64_t x = cut_x; x < cut_x + cut; x++) dst[y * W + x] = 0.0f;
+        }
+    }
+    return DBK_OK;
+}

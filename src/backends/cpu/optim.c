@@ -1,0 +1,41 @@
+/*
+ * optim.c — SGD with momentum, weight decay and optional Nesterov for the CPU reference
+ * backend, over the flat parameter, gradient and momentum buffers.
+ *
+ * Semantics: torch.optim.SGD with dampening 0,
+ * https://pytorch.org/docs/stable/generated/torch.optim.SGD.html
+ *   g    = grad + wd * p
+ *   v    = mu * v + g              (PyTorch's first step sets v = g; with v zero-initialised,
+ *                                   mu * 0 + g is the same value)
+ *   step = nesterov ? g + mu * v : v
+ *   p    = p - lr * step
+ *
+ * Layout: grad, params, momentum are (n) flat f32 arrays of the same length; lr is a single
+ * f32 in device memory (src1) that the host rewrites each step, so a recorded step can be
+ * replayed with a new learning rate. Weight decay applies to every element (the model puts
+ * only parameters that should decay into this buffer, or uses wd = 0).
+ *
+ * Elements are independent: one OpenMP loop, params and momentum updated in place.
+ */
+#include "backends/cpu/cpu_internal.h"
+
+dbk_status dbk_cpu_sgd_momentum_update(dbk_backend *be, const dbk_op_desc *op) {
+    (void)be;
+    const int64_t n = dbk_tensor_numel(&op->src[0]);
+    const float *grad = dbk_cpu_f32(&op->src[0]);   /* (n) */
+    const float lr = *dbk_cpu_f32(&op->src[1]);     /* (1) */
+    float *param = dbk_cpu_f32(&op->dst[0]);        /* (n) in place */
+    float *mom = dbk_cpu_f32(&op->dst[1]);          /* (n) in place */
+    const float mu = op->p.sgd.momentum, wd = op->p.sgd.weight_decay;
+    const bool nesterov = op->p.sgd.nesterov;
+
+#pragma omp parallel for schedule(static)
+    for (int64_t i = 0; i < n; i++) {
+        const float g = grad[i] + wd * param[i];
+        const float v = mu * mom[i] + g;
+        const float step = nesterov ? g + mu * v : v;
+        mom[i] = v;
+        param[i] -= lr * step;
+    }
+    return DBK_OK;
+}

@@ -1,0 +1,87 @@
+/*
+ * pool.c — max pooling for the CPU reference backend (forward with argmax, backward).
+ *
+ * Semantics: torch.nn.MaxPool2d without padding or dilation,
+ * https://pytorch.org/docs/stable/generated/torch.nn.MaxPool2d.html
+ *   y[n][c][p][q] = max over r < R, s < S of x[n][c][p*sh + r][q*sw + s],
+ *   P = (H - R) / sh + 1, Q = (W - S) / sw + 1 (floor: trailing rows/columns that do not fill
+ *   a window are ignored, like ceil_mode=False). Global max pool is R = H, S = W.
+ *
+ * Layout: x, dx (N,C,H,W); y, dy, argmax (N,C,P,Q). argmax is i32 and holds h*W + w, the
+ * winner's index inside its own (n, c) plane (PyTorch's return_indices convention), so the
+ * backward pass never needs x.
+ *
+ * Ties go to the first element in row-major window order (strict '>'), which every device
+ * kernel must reproduce for bit-identical argmax. A NaN in the window wins over numbers
+ * (the first NaN, if several), so NaN propagates as in PyTorch and a diverging run is seen.
+ *
+ * Backward overwrites dx: zero, then dx[plane][argmax] += dy for every output element
+ * (overlapping windows can pick the same winner, so it is a sum). Planes are independent,
+ * so both ops are OpenMP loops over the N*C planes with no write conflicts.
+ */
+#include <math.h>
+#include <string.h>
+
+#include "backends/cpu/cpu_internal.h"
+
+dbk_status dbk_cpu_maxpool_fwd(dbk_backend *be, const dbk_op_desc *op) {
+    (void)be;
+    const dbk_tensor *tx = &op->src[0], *ty = &op->dst[0];
+    const float *x = dbk_cpu_f32(tx);             /* (N, C, H, W) */
+    float *y = dbk_cpu_f32(ty);                   /* (N, C, P, Q) */
+    int32_t *arg = dbk_cpu_i32(&op->dst[1]);      /* (N, C, P, Q) index h*W + w */
+    const int64_t planes = tx->shape[0] * tx->shape[1];
+    const int64_t H = tx->shape[2], W = tx->shape[3], P = ty->shape[2], Q = ty->shape[3];
+    const int64_t R = op->p.pool.size_h, S = op->p.pool.size_w;
+    const int64_t sh = op->p.pool.stride_h, sw = op->p.pool.stride_w;
+
+#pragma omp parallel for schedule(static)
+    for (int64_t pl = 0; pl < planes; pl++) {
+        const float *xp = x + pl * H * W;         /* (H, W) */
+        float *yp = y + pl * P * Q;               /* (P, Q) */
+        int32_t *ap = arg + pl * P * Q;           /* (P, Q) */
+        for (int64_t p = 0; p < P; p++) {
+            for (int64_t q = 0; q < Q; q++) {
+                int64_t best_i = (p * sh) * W + q * sw;
+                float best = xp[best_i];
+                for (int64_t r = 0; r < R; r++) {
+                    for (int64_t s = 0; s < S; s++) {
+                        const int64_t i = (p * sh + r) * W + (q * sw + s);
+                        const float v = xp[i];
+                        if (v > best || (isnan(v) && !isnan(best))) {
+                            best = v;
+                            best_i = i;
+                        }
+                    }
+                }
+                yp[p * Q + q] = best;
+                ap[p * Q + q] = (int32_t)best_i;
+            }
+        }
+    }
+    return DBK_OK;
+}
+
+dbk_status dbk_cpu_maxpool_bwd(dbk_backend *be, const dbk_op_desc *op) {
+    (void)be;
+    const dbk_tensor *tdy = &op->src[0], *tdx = &op->dst[0];
+    const float *dy = dbk_cpu_f32(tdy);              /* (N, C, P, Q) */
+    const int32_t *arg = dbk_cpu_i32(&op->src[1]);   /* (N, C, P, Q) */
+    float *dx = dbk_cpu_f32(tdx);                    /* (N, C, H, W) */
+    const int64_t planes = tdx->shape[0] * tdx->shape[1];
+    const int64_t hw = tdx->shape[2] * tdx->shape[3], pq = tdy->shape[2] * tdy->shape[3];
+
+#pragma omp parallel for schedule(static)
+    for (int64_t pl = 0; pl < planes; pl++) {
+        float *dxp = dx + pl * hw;
+        const float *dyp = dy + pl * pq;
+        const int32_t *ap = arg + pl * pq;
+        memset(dxp, 0, (size_t)hw * sizeof(float));
+        for (int64_t i = 0; i < pq; i++) {
+            /* An index outside the plane can only come from a corrupted argmax; dropping it
+             * keeps the reference from writing outside dx. */
+            if (ap[i] >= 0 && ap[i] < hw) dxp[ap[i]] += dyp[i];
+        }
+    }
+    return DBK_OK;
+}

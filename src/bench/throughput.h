@@ -1,0 +1,26 @@
+/*
+ * throughput.h — training throughput of a recipe on one device, in images per second.
+ *
+ * Builds the recipe's full training step (augment, forward, loss, backward, SGD) on the
+ * device, runs warm-up steps, then times `steps` steps between two device synchronisations.
+ * Timings belong in benchmarks, not tests: this is what tools/bench_train prints.
+ */
+#ifndef DBK_THROUGHPUT_H
+#define DBK_THROUGHPUT_H
+
+#include "backend/backend.h"
+#include "data/cifar10.h"
+#include "train/recipe.h"
+
+typedef struct dbk_throughput {
+    double images_per_second;
+    double seconds_per_step;
+    int    steps;
+    int    batch;
+} dbk_throughput;
+
+/* train must hold at least batch * (warmup + steps) images (or it wraps within one epoch). */
+dbk_status dbk_bench_throughput(dbk_backend *be, const dbk_recipe *recipe, int batch, int warmup, int steps,
+                                const dbk_dataset *train, const dbk_dataset *test, dbk_throughput *out);
+
+#endif

@@ -1,0 +1,86 @@
+/*
+ * bench_train.c — training throughput side by side: ResNet9 (cifar10-resnet9 recipe, batch
+ * 512) and the quick recipe, on every device of every backend compiled in, one line each.
+ *
+ * usage: bench_train [--steps N] [--warmup N] [--data DIR] [--backend SPEC]
+ * Needs CIFAR-10 (the batches are real images) via --data or DAYBREAK_DATA.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bench/throughput.h"
+
+static int run_one(dbk_backend_kind kind, int index, const char *recipe_name, int steps, int warmup,
+                   const dbk_dataset *train, const dbk_dataset *test) {
+    const dbk_recipe *recipe;
+    if (dbk_recipe_find(recipe_name, &recipe) != DBK_OK) return 1;
+    dbk_backend *be;
+    if (dbk_backend_create(kind, index, &be) != DBK_OK) {
+        printf("%-8s %-2d %-40.40s %-16s error: %s\n", dbk_backend_kind_name(kind), index, "?", recipe_name,
+               dbk_last_error());
+        return 1;
+    }
+    dbk_throughput t;
+    dbk_status st = dbk_bench_throughput(be, recipe, recipe->batch, warmup, steps, train, test, &t);
+    if (st == DBK_OK)
+        printf("%-8s %-2d %-40.40s %-16s %5d %9.1f %10.1f\n", dbk_backend_kind_name(kind), index,
+               dbk_backend_get_info(be)->name, recipe_name, recipe->batch, t.images_per_second,
+               1000.0 * t.seconds_per_step);
+    else
+        printf("%-8s %-2d %-40.40s %-16s error: %s\n", dbk_backend_kind_name(kind), index,
+               dbk_backend_get_info(be)->name, recipe_name, dbk_last_error());
+    fflush(stdout);
+    dbk_backend_destroy(be);
+    return st == DBK_OK ? 0 : 1;
+}
+
+int main(int argc, char **argv) {
+    int steps = 5, warmup = 1;
+    const char *data = NULL, *only = NULL;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--steps") && i + 1 < argc) steps = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--warmup") && i + 1 < argc) warmup = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--data") && i + 1 < argc) data = argv[++i];
+        else if (!strcmp(argv[i], "--backend") && i + 1 < argc) only = argv[++i];
+        else {
+            fprintf(stderr, "usage: bench_train [--steps N] [--warmup N] [--data DIR] [--backend SPEC]\n");
+            return 2;
+        }
+    }
+    if (steps < 1 || warmup < 0) {
+        fprintf(stderr, "bench_train: --steps must be >= 1 and --warmup >= 0\n");
+        return 2;
+    }
+    char dir[4096];
+    dbk_dataset train = {0}, test = {0};
+    if (dbk_data_resolve_cifar10(data, dir, sizeof dir) != DBK_OK ||
+        dbk_cifar10_load(dir, DBK_CIFAR10_TRAIN, 0, &train) != DBK_OK ||
+        dbk_cifar10_load(dir, DBK_CIFAR10_TEST, 1000, &test) != DBK_OK) {
+        fprintf(stderr, "bench_train: %s\n", dbk_last_error());
+        return 1;
+    }
+    printf("%-8s %-2s %-40s %-16s %5s %9s %10s\n", "backend", "#", "device", "recipe", "batch", "img/s", "ms/step");
+    int failures = 0;
+    const char *recipes[] = {"cifar10-resnet9", "quick"};
+    for (int k = 0; k < DBK_BACKEND_KIND_COUNT; k++) {
+        int n = dbk_backend_device_count((dbk_backend_kind)k);
+        for (int i = 0; i < n; i++) {
+            if (only) {
+                dbk_backend_kind ok;
+                int oi;
+                if (dbk_backend_resolve(only, -1, &ok, &oi) != DBK_OK) {
+                    fprintf(stderr, "bench_train: %s\n", dbk_last_error());
+                    return 2;
+                }
+                if ((int)ok != k || oi != i) continue;
+            }
+            for (size_t r = 0; r < sizeof recipes / sizeof recipes[0]; r++)
+                failures += run_one((dbk_backend_kind)k, i, recipes[r], steps, warmup, &train, &test);
+        }
+    }
+    dbk_dataset_deinit(&train);
+    dbk_dataset_deinit(&test);
+    return failures ? 1 : 0;
+}
