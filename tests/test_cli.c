@@ -9,7 +9,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 
 #include "core/status.h"
 #include "test_util.h"
@@ -20,13 +19,8 @@ static char out[65536];
 /* Runs `env_prefix exe args` through sh, capturing stdout+stderr; returns the exit code. */
 static int run(const char *env_prefix, const char *args) {
     static char cmd[16384 + 4096];
-    snprintf(cmd, sizeof cmd, "%s '%s' %s 2>&1", env_prefix ? env_prefix : "", exe, args);
-    FILE *p = popen(cmd, "r");
-    if (!p) return -1;
-    size_t n = fread(out, 1, sizeof out - 1, p);
-    out[n] = '\0';
-    int status = pclose(p);
-    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    snprintf(cmd, sizeof cmd, "%s '%s' %s", env_prefix ? env_prefix : "", exe, args);
+    return dbk_test_run_command(cmd, out, sizeof out);
 }
 
 #define EXPECT(code, needle)                                                                 \

@@ -12,7 +12,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 
 #include <cjson/cJSON.h>
 
@@ -35,13 +34,8 @@ static char out[65536];
 
 static int run(const char *args) {
     static char cmd[16384 + 4096];
-    snprintf(cmd, sizeof cmd, "'%s' %s 2>&1", exe, args);
-    FILE *p = popen(cmd, "r");
-    if (!p) return -1;
-    size_t n = fread(out, 1, sizeof out - 1, p);
-    out[n] = '\0';
-    int status = pclose(p);
-    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    snprintf(cmd, sizeof cmd, "'%s' %s", exe, args);
+    return dbk_test_run_command(cmd, out, sizeof out);
 }
 
 static double hours[EPOCHS + 1], acc[EPOCHS + 1];

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 
 int dbk_test_failed_checks;
 static int passed, failed;
@@ -83,4 +84,22 @@ const char *dbk_test_tmpdir(const char *name) {
     if (system(cmd) != 0) return NULL;
     if (mkdir(path, 0755) != 0) return NULL;
     return path;
+}
+
+int dbk_test_run_command(const char *command, char *out, size_t cap) {
+    size_t len = strlen(command) + 8;
+    char *cmd = malloc(len);
+    if (!cmd) return -1;
+    snprintf(cmd, len, "%s 2>&1", command);
+    FILE *p = popen(cmd, "r");
+    free(cmd);
+    if (!p) return -1;
+    size_t n = fread(out, 1, cap - 1, p);
+    out[n] = '\0';
+    /* Drain what did not fit so the child never blocks on a full pipe. */
+    char sink[4096];
+    while (fread(sink, 1, sizeof sink, p) > 0) {
+    }
+    int status = pclose(p);
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }

@@ -60,6 +60,10 @@ double dbk_test_max_abs_diff(const float *a, const float *b, size_t n);
 /* $DAYBREAK_DATA/cifar-10-batches-bin, or NULL (and a printed reason) when it is missing. */
 const char *dbk_test_cifar_dir(void);
 
+/* Runs a shell command with stderr folded into stdout; the output goes to out (cut at cap).
+ * Returns the exit code, or -1 if the command did not exit normally. */
+int dbk_test_run_command(const char *command, char *out, size_t cap);
+
 /* A fresh empty directory for this test's files: $DBK_TEST_TMP/<name> (or /tmp/...). */
 const char *dbk_test_tmpdir(const char *name);
 
