@@ -38,7 +38,10 @@ dbk_status dbk_cpu_relu_bwd(dbk_backend *be, const dbk_op_desc *op) {
     const float *dy = dbk_cpu_f32(&op->src[1]);  /* (same) */
     float *dx = dbk_cpu_f32(&op->dst[0]);        /* (same), may alias dy */
 #pragma omp parallel for schedule(static)
-    for (int64_t i = 0; i < n; i++) dx[i] = y[i] > 0.0f ? dy[i] : 0.0f;
+    for (int64_t i = 0; i < n; i++) {
+        const float g = dy[i];   /* loaded unconditionally, so the loop vectorises */
+        dx[i] = y[i] > 0.0f ? g : 0.0f;
+    }
     return DBK_OK;
 }
 

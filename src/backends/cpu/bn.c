@@ -35,6 +35,69 @@ static void nchw(const dbk_tensor *t, int64_t *n, int64_t *c, int64_t *hw) {
     *hw = t->shape[2] * t->shape[3];
 }
 
+/* ---------------------------------------------------------------------------------- */
+/* double sums over one (image, channel) plane                                         */
+
+/* Each sum keeps four partial sums (j mod 4) and adds them at the end. One chain of
+ * dependent double additions runs at the adder's latency; four chains ran twice as fast
+ * (batchnorm_fwd_train 24 -> 12 ms on 8.4M values, 2 cores). The order is fixed, so the
+ * result is still deterministic. */
+
+/* sum_j x[j] */
+static double plane_sum(const float *x, int64_t n) {
+    double a0 = 0.0, a1 = 0.0, a2 = 0.0, a3 = 0.0;
+    int64_t j = 0;
+    for (; j + 4 <= n; j += 4) {
+        a0 += (double)x[j];
+        a1 += (double)x[j + 1];
+        a2 += (double)x[j + 2];
+        a3 += (double)x[j + 3];
+    }
+    for (; j < n; j++) a0 += (double)x[j];
+    return (a0 + a1) + (a2 + a3);
+}
+
+/* sum_j (x[j] - mean)^2 */
+static double plane_sum_sq_dev(const float *x, int64_t n, double mean) {
+    double a0 = 0.0, a1 = 0.0, a2 = 0.0, a3 = 0.0;
+    int64_t j = 0;
+    for (; j + 4 <= n; j += 4) {
+        const double d0 = (double)x[j] - mean, d1 = (double)x[j + 1] - mean;
+        const double d2 = (double)x[j + 2] - mean, d3 = (double)x[j + 3] - mean;
+        a0 += d0 * d0;
+        a1 += d1 * d1;
+        a2 += d2 * d2;
+        a3 += d3 * d3;
+    }
+    for (; j < n; j++) {
+        const double d = (double)x[j] - mean;
+        a0 += d * d;
+    }
+    return (a0 + a1) + (a2 + a3);
+}
+
+/* *sum_dy += sum_j dy[j];  *sum_dy_xhat += sum_j dy[j] * xhat[j], xhat = (x - mu) * is in
+ * float exactly as the forward normalises. */
+static void plane_sums_bwd(const float *x, const float *dy, int64_t n, float mu, float is, double *sum_dy,
+                           double *sum_dy_xhat) {
+    double a[4] = {0.0, 0.0, 0.0, 0.0}, b[4] = {0.0, 0.0, 0.0, 0.0};
+    int64_t j = 0;
+    for (; j + 4 <= n; j += 4) {
+        for (int l = 0; l < 4; l++) {
+            a[l] += (double)dy[j + l];
+            b[l] += (double)dy[j + l] * (double)((x[j + l] - mu) * is);
+        }
+    }
+    for (; j < n; j++) {
+        a[0] += (double)dy[j];
+        b[0] += (double)dy[j] * (double)((x[j] - mu) * is);
+    }
+    *sum_dy += (a[0] + a[1]) + (a[2] + a[3]);
+    *sum_dy_xhat += (b[0] + b[1]) + (b[2] + b[3]);
+}
+
+/* ---------------------------------------------------------------------------------- */
+
 dbk_status dbk_cpu_batchnorm_fwd_train(dbk_backend *be, const dbk_op_desc *op) {
     (void)be;
     int64_t n, C, hw;
@@ -54,19 +117,10 @@ dbk_status dbk_cpu_batchnorm_fwd_train(dbk_backend *be, const dbk_op_desc *op) {
 #pragma omp parallel for schedule(static)
     for (int64_t c = 0; c < C; c++) {
         double sum = 0.0;
-        for (int64_t i = 0; i < n; i++) {
-            const float *xp = x + (i * C + c) * hw;
-            for (int64_t j = 0; j < hw; j++) sum += (double)xp[j];
-        }
+        for (int64_t i = 0; i < n; i++) sum += plane_sum(x + (i * C + c) * hw, hw);
         const double mean = sum / (double)m;
         double ss = 0.0;
-        for (int64_t i = 0; i < n; i++) {
-            const float *xp = x + (i * C + c) * hw;
-            for (int64_t j = 0; j < hw; j++) {
-                double d = (double)xp[j] - mean;
-                ss += d * d;
-            }
-        }
+        for (int64_t i = 0; i < n; i++) ss += plane_sum_sq_dev(x + (i * C + c) * hw, hw, mean);
         const double var = ss / (double)m;
         const double invstd = 1.0 / sqrt(var + eps);
 
@@ -130,14 +184,8 @@ dbk_status dbk_cpu_batchnorm_bwd(dbk_backend *be, const dbk_op_desc *op) {
     for (int64_t c = 0; c < C; c++) {
         const float mu = mean[c], is = invstd[c];
         double sum_dy = 0.0, sum_dy_xhat = 0.0;
-        for (int64_t i = 0; i < n; i++) {
-            const float *xp = x + (i * C + c) * hw;
-            const float *gp = dy + (i * C + c) * hw;
-            for (int64_t j = 0; j < hw; j++) {
-                sum_dy += (double)gp[j];
-                sum_dy_xhat += (double)gp[j] * (double)((xp[j] - mu) * is);
-            }
-        }
+        for (int64_t i = 0; i < n; i++)
+            plane_sums_bwd(x + (i * C + c) * hw, dy + (i * C + c) * hw, hw, mu, is, &sum_dy, &sum_dy_xhat);
         dbeta[c] = (float)sum_dy;
         dgamma[c] = (float)sum_dy_xhat;
         if (m == 0) continue;

@@ -1,0 +1,501 @@
+/*
+ * test_grad.c — finite-difference gradient checks of every backward op of the CPU
+ * reference backend (STYLE.md 3.9 item 3).
+ *
+ * Method: for a forward op y = f(x, ...) pick fixed random weights G of y's shape and the
+ * scalar L = sum(y * G), accumulated in double on the host. The backward op fed with dy = G
+ * must return dL/dx. Each checked input element is perturbed by +-eps and compared with the
+ * central difference (L(x + eps) - L(x - eps)) / (2 eps), where both L come from the
+ * forward op itself (fp32), so the check ties forward and backward together.
+ *
+ * Step sizes and tolerances (fp32 forward, double sums):
+ *  - linear ops (conv, GEMM, scale, add): eps = 0.1. The difference quotient is exact up to
+ *    rounding, and a larger step divides the fp32 rounding of L by more.
+ *  - nonlinear ops (batch norm, softmax cross-entropy, relu, max pool): eps = 1e-2, where the
+ *    O(eps^2) truncation error is ~1e-4 and rounding noise ~1e-4.
+ *  - an element passes when |analytic - numeric| <= atol + rtol * |numeric|, with
+ *    atol = 2e-3 and rtol = 1e-2 unless a case says otherwise. Indexing bugs give errors of
+ *    the order of the gradient itself (~0.1 .. 10), far above this.
+ *  - kinks are skipped (ggml's grad_expect): ReLU inputs within 2 eps of 0; max-pool inputs
+ *    are distinct values at least 0.05 apart, so a +-eps step never changes a winner.
+ * Tensors with more than MAX_POINTS elements are checked on a seeded random sample.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backend/backend.h"
+#include "core/rng.h"
+#include "test_util.h"
+
+#define MAX_POINTS 160
+#define MAX_BUFS   32
+
+static dbk_backend *be;
+static dbk_buffer *bufs[MAX_BUFS];
+static int nbufs;
+
+/* ---------------------------------------------------------------------------------- */
+/* tensors                                                                            */
+
+/* A fresh device tensor of its own buffer, released by free_all at the end of the case. */
+static dbk_tensor new_tensor(dbk_dtype dt, int ndim, int64_t d0, int64_t d1, int64_t d2, int64_t d3) {
+    const int64_t d[4] = {d0, d1, d2, d3};
+    int64_t n = 1;
+    for (int i = 0; i < ndim; i++) n *= d[i];
+    dbk_buffer *buf = NULL;
+    if (nbufs >= MAX_BUFS || dbk_buffer_create(be, (size_t)n * dbk_dtype_size(dt) + 4, &buf) != DBK_OK) {
+        fprintf(stderr, "test_grad: cannot allocate a tensor: %s\n", dbk_last_error());
+        abort();
+    }
+    bufs[nbufs++] = buf;
+    return dbk_tensor_make(buf, 0, dt, ndim, d0, d1, d2, d3);
+}
+
+static dbk_tensor new_f32(int ndim, int64_t d0, int64_t d1, int64_t d2, int64_t d3) {
+    return new_tensor(DBK_DTYPE_F32, ndim, d0, d1, d2, d3);
+}
+
+static void free_all(void) {
+    for (int i = 0; i < nbufs; i++) dbk_buffer_destroy(bufs[i]);
+    nbufs = 0;
+}
+
+/* Host array of n uniform values in [lo, hi) from a seeded stream (caller frees). */
+static float *host_uniform(int64_t n, float lo, float hi, uint64_t seed) {
+    float *h = malloc((size_t)(n > 0 ? n : 1) * sizeof(float));
+    dbk_rng r;
+    dbk_rng_init(&r, seed);
+    for (int64_t i = 0; i < n; i++) h[i] = lo + (hi - lo) * dbk_rng_uniform(&r);
+    return h;
+}
+
+static float *host_read(const dbk_tensor *t) {
+    float *h = malloc(dbk_tensor_nbytes(t) + 4);
+    if (dbk_tensor_read(t, h) != DBK_OK) abort();
+    return h;
+}
+
+/* ---------------------------------------------------------------------------------- */
+/* the finite-difference engine                                                       */
+
+/* What "the loss" is for one case: the forward ops to run, then either sum(out * wts) or,
+ * when scalar is set, the single f32 the forward accumulates into (reset to 0 first). */
+typedef struct loss_def {
+    const dbk_op_desc *fwd;
+    int                nfwd;
+    const dbk_tensor  *out;
+    const float       *wts;      /* (numel of out) */
+    const dbk_tensor  *scalar;
+} loss_def;
+
+static dbk_status eval_loss(const loss_def *d, double *loss) {
+    if (d->scalar) {
+        const float zero = 0.0f;
+        DBK_TRY(dbk_tensor_write(d->scalar, &zero));
+    }
+    for (int i = 0; i < d->nfwd; i++) DBK_TRY(dbk_backend_run(be, &d->fwd[i]));
+    if (d->scalar) {
+        float v;
+        DBK_TRY(dbk_tensor_read(d->scalar, &v));
+        *loss = (double)v;
+        return DBK_OK;
+    }
+    float *y = host_read(d->out);
+    double s = 0.0;
+    for (int64_t i = 0; i < dbk_tensor_numel(d->out); i++) s += (double)y[i] * (double)d->wts[i];
+    free(y);
+    *loss = s;
+    return DBK_OK;
+}
+
+typedef struct fd_opts {
+    double eps, atol, rtol;
+    double kink;                 /* skip elements with |x| < kink (0: none) */
+} fd_opts;
+
+static const fd_opts LINEAR = {0.1, 2e-3, 1e-2, 0.0};
+static const fd_opts SMOOTH = {1e-2, 2e-3, 1e-2, 0.0};
+
+/* Compares analytic (numel of param) with central differences of the loss with respect to
+ * the device tensor param, whose current values are host (restored afterwards). */
+static int fd_check(const char *what, const loss_def *d, const dbk_tensor *param, const float *host,
+                    const float *analytic, fd_opts o) {
+    const int64_t n = dbk_tensor_numel(param);
+    dbk_rng r;
+    dbk_rng_init(&r, 1234);
+    const int64_t points = n <= MAX_POINTS ? n : MAX_POINTS;
+    int checked = 0, bad = 0;
+    double worst = 0.0, worst_a = 0.0, worst_n = 0.0;
+    int64_t worst_i = -1;
+    for (int64_t k = 0; k < points; k++) {
+        const int64_t i = n <= MAX_POINTS ? k : (int64_t)dbk_rng_below(&r, (uint32_t)n);
+        if (o.kink > 0.0 && fabs((double)host[i]) < o.kink) continue;
+        const size_t off = param->offset + (size_t)i * sizeof(float);
+        double lp, lm;
+        float v = host[i] + (float)o.eps;
+        DBK_CHECK_OK(dbk_buffer_write(param->buf, off, &v, sizeof v));
+        DBK_CHECK_OK(eval_loss(d, &lp));
+        v = host[i] - (float)o.eps;
+        DBK_CHECK_OK(dbk_buffer_write(param->buf, off, &v, sizeof v));
+        DBK_CHECK_OK(eval_loss(d, &lm));
+        DBK_CHECK_OK(dbk_buffer_write(param->buf, off, &host[i], sizeof host[i]));
+        /* The step actually taken, after rounding host[i] +- eps to fp32. */
+        const double step = ((double)(host[i] + (float)o.eps) - (double)(host[i] - (float)o.eps));
+        const double num = (lp - lm) / step, ana = (double)analytic[i];
+        const double err = fabs(ana - num), allowed = o.atol + o.rtol * fabs(num);
+        checked++;
+        if (err > allowed) bad++;
+        if (err - allowed > worst || worst_i < 0) {
+            worst = err - allowed;
+            worst_i = i;
+            worst_a = ana;
+            worst_n = num;
+        }
+    }
+    DBK_CHECK_MSG(checked > 0, "%s: no element was checked", what);
+    DBK_CHECK_MSG(bad == 0, "%s: %d of %d elements off; worst [%lld] analytic %.6g numeric %.6g", what, bad, checked,
+                  (long long)worst_i, worst_a, worst_n);
+    return 0;
+}
+
+/* ---------------------------------------------------------------------------------- */
+/* convolution                                                                        */
+
+typedef struct conv_case {
+    int n, c, h, w, k, r, s, stride, pad;
+} conv_case;
+
+static const conv_case conv_cases[] = {
+    {2, 3, 6, 6, 4, 3, 3, 1, 1},    /* 3x3 same padding */
+    {1, 2, 7, 5, 3, 3, 3, 2, 1},    /* batch 1, odd non-square input, stride 2 */
+    {2, 3, 5, 5, 2, 3, 3, 1, 0},    /* no padding */
+    {2, 4, 5, 5, 3, 1, 1, 1, 0},    /* 1x1 (im2col skipped) */
+    {3, 3, 6, 6, 2, 1, 1, 2, 0},    /* 1x1 stride 2 (downsample shortcut) */
+    {1, 2, 11, 11, 3, 7, 7, 2, 3},  /* 7x7 stride 2 pad 3 (ResNet-50 stem) */
+    {9, 2, 3, 3, 3, 3, 3, 1, 1},    /* several images per SGEMM chunk */
+};
+
+static void conv_desc(dbk_op_desc *d, dbk_op op, const conv_case *cc) {
+    memset(d, 0, sizeof *d);
+    d->op = op;
+    d->p.conv = (dbk_conv2d_params){cc->stride, cc->stride, cc->pad, cc->pad};
+}
+
+static int conv_case_grads(const conv_case *cc) {
+    const int p = (cc->h + 2 * cc->pad - cc->r) / cc->stride + 1, q = (cc->w + 2 * cc->pad - cc->s) / cc->stride + 1;
+    dbk_tensor x = new_f32(4, cc->n, cc->c, cc->h, cc->w), w = new_f32(4, cc->k, cc->c, cc->r, cc->s);
+    dbk_tensor y = new_f32(4, cc->n, cc->k, p, q), dy = new_f32(4, cc->n, cc->k, p, q);
+    dbk_tensor dx = new_f32(4, cc->n, cc->c, cc->h, cc->w), dw = new_f32(4, cc->k, cc->c, cc->r, cc->s);
+    float *hx = host_uniform(dbk_tensor_numel(&x), -1.0f, 1.0f, 1);
+    float *hw = host_uniform(dbk_tensor_numel(&w), -0.5f, 0.5f, 2);
+    float *g = host_uniform(dbk_tensor_numel(&y), -1.0f, 1.0f, 3);
+    DBK_CHECK_OK(dbk_tensor_write(&x, hx));
+    DBK_CHECK_OK(dbk_tensor_write(&w, hw));
+    DBK_CHECK_OK(dbk_tensor_write(&dy, g));
+
+    dbk_op_desc f, bd, bf;
+    conv_desc(&f, DBK_OP_CONV2D_FWD, cc);
+    f.src[0] = x; f.src[1] = w; f.dst[0] = y;
+    conv_desc(&bd, DBK_OP_CONV2D_BWD_DATA, cc);
+    bd.src[0] = dy; bd.src[1] = w; bd.dst[0] = dx;
+    conv_desc(&bf, DBK_OP_CONV2D_BWD_FILTER, cc);
+    bf.src[0] = x; bf.src[1] = dy; bf.dst[0] = dw;
+    DBK_CHECK_OK(dbk_backend_run(be, &bd));
+    DBK_CHECK_OK(dbk_backend_run(be, &bf));
+    float *adx = host_read(&dx), *adw = host_read(&dw);
+
+    char name[128];
+    snprintf(name, sizeof name, "conv N%d C%d %dx%d K%d %dx%d s%d p%d", cc->n, cc->c, cc->h, cc->w, cc->k, cc->r,
+             cc->s, cc->stride, cc->pad);
+    const loss_def d = {&f, 1, &y, g, NULL};
+    char what[160];
+    snprintf(what, sizeof what, "%s dx", name);
+    int rc = fd_check(what, &d, &x, hx, adx, LINEAR);
+    snprintf(what, sizeof what, "%s dw", name);
+    if (rc == 0) rc = fd_check(what, &d, &w, hw, adw, LINEAR);
+    free(hx); free(hw); free(g); free(adx); free(adw);
+    free_all();
+    return rc;
+}
+
+static int conv2d_bwd_data_and_filter_should_match_finite_differences(void) {
+    for (size_t i = 0; i < sizeof conv_cases / sizeof conv_cases[0]; i++)
+        if (conv_case_grads(&conv_cases[i])) return 1;
+    return 0;
+}
+
+/* ---------------------------------------------------------------------------------- */
+/* GEMM: the gradient identities of C = alpha op(A) op(B), computed with the GEMM op     */
+
+static dbk_op_desc gemm_desc(dbk_tensor a, dbk_tensor b, dbk_tensor c, bool ta, bool tb, float alpha) {
+    dbk_op_desc d;
+    memset(&d, 0, sizeof d);
+    d.op = DBK_OP_GEMM;
+    d.p.gemm = (dbk_gemm_params){ta, tb, alpha, 0.0f};
+    d.src[0] = a; d.src[1] = b; d.dst[0] = c;
+    return d;
+}
+
+static int gemm_case_grads(int m, int n, int k, bool ta, bool tb) {
+    const float alpha = 0.7f;
+    dbk_tensor a = ta ? new_f32(2, k, m, 1, 1) : new_f32(2, m, k, 1, 1);
+    dbk_tensor b = tb ? new_f32(2, n, k, 1, 1) : new_f32(2, k, n, 1, 1);
+    dbk_tensor c = new_f32(2, m, n, 1, 1), dc = new_f32(2, m, n, 1, 1);
+    dbk_tensor da = ta ? new_f32(2, k, m, 1, 1) : new_f32(2, m, k, 1, 1);
+    dbk_tensor db = tb ? new_f32(2, n, k, 1, 1) : new_f32(2, k, n, 1, 1);
+    float *ha = host_uniform(m * k, -1.0f, 1.0f, 11), *hb = host_uniform(k * n, -1.0f, 1.0f, 12);
+    float *g = host_uniform(m * n, -1.0f, 1.0f, 13);
+    DBK_CHECK_OK(dbk_tensor_write(&a, ha));
+    DBK_CHECK_OK(dbk_tensor_write(&b, hb));
+    DBK_CHECK_OK(dbk_tensor_write(&dc, g));
+
+    /* dL/d op(A) = alpha dC op(B)^T and dL/d op(B) = alpha op(A)^T dC; a transposed
+     * operand receives the transpose, which the trans flags express without copies. */
+    dbk_op_desc gda = ta ? gemm_desc(b, dc, da, tb, true, alpha) : gemm_desc(dc, b, da, false, !tb, alpha);
+    dbk_op_desc gdb = tb ? gemm_desc(dc, a, db, true, ta, alpha) : gemm_desc(a, dc, db, !ta, false, alpha);
+    DBK_CHECK_OK(dbk_backend_run(be, &gda));
+    DBK_CHECK_OK(dbk_backend_run(be, &gdb));
+    float *ada = host_read(&da), *adb = host_read(&db);
+
+    const dbk_op_desc f = gemm_desc(a, b, c, ta, tb, alpha);
+    const loss_def d = {&f, 1, &c, g, NULL};
+    char what[96];
+    snprintf(what, sizeof what, "gemm %dx%dx%d ta=%d tb=%d dA", m, n, k, ta, tb);
+    int rc = fd_check(what, &d, &a, ha, ada, LINEAR);
+    snprintf(what, sizeof what, "gemm %dx%dx%d ta=%d tb=%d dB", m, n, k, ta, tb);
+    if (rc == 0) rc = fd_check(what, &d, &b, hb, adb, LINEAR);
+    free(ha); free(hb); free(g); free(ada); free(adb);
+    free_all();
+    return rc;
+}
+
+static int gemm_gradient_identities_should_match_finite_differences(void) {
+    for (int t = 0; t < 4; t++) {
+        if (gemm_case_grads(5, 7, 3, t & 1, t & 2)) return 1;
+        if (gemm_case_grads(1, 9, 6, t & 1, t & 2)) return 1;
+    }
+    return 0;
+}
+
+/* ---------------------------------------------------------------------------------- */
+/* batch norm                                                                         */
+
+static int batchnorm_case_grads(int n, int c, int h, int w) {
+    dbk_tensor x = new_f32(4, n, c, h, w), y = new_f32(4, n, c, h, w), dy = new_f32(4, n, c, h, w);
+    dbk_tensor dx = new_f32(4, n, c, h, w);
+    dbk_tensor gamma = new_f32(1, c, 1, 1, 1), beta = new_f32(1, c, 1, 1, 1);
+    dbk_tensor mean = new_f32(1, c, 1, 1, 1), invstd = new_f32(1, c, 1, 1, 1);
+    dbk_tensor rmean = new_f32(1, c, 1, 1, 1), rvar = new_f32(1, c, 1, 1, 1);
+    dbk_tensor dgamma = new_f32(1, c, 1, 1, 1), dbeta = new_f32(1, c, 1, 1, 1);
+    const int64_t nx = dbk_tensor_numel(&x);
+    /* An offset of 2 checks that nothing depends on the data being centred. */
+    float *hx = host_uniform(nx, 1.0f, 3.0f, 21), *hg = host_uniform(c, 0.5f, 1.5f, 22);
+    float *hb = host_uniform(c, -0.5f, 0.5f, 23), *g = host_uniform(nx, -1.0f, 1.0f, 24);
+    float *ones = host_uniform(c, 1.0f, 1.0f, 0);
+    DBK_CHECK_OK(dbk_tensor_write(&x, hx));
+    DBK_CHECK_OK(dbk_tensor_write(&gamma, hg));
+    DBK_CHECK_OK(dbk_tensor_write(&beta, hb));
+    DBK_CHECK_OK(dbk_tensor_write(&dy, g));
+    DBK_CHECK_OK(dbk_tensor_write(&rmean, ones));
+    DBK_CHECK_OK(dbk_tensor_write(&rvar, ones));
+
+    dbk_op_desc f;
+    memset(&f, 0, sizeof f);
+    f.op = DBK_OP_BATCHNORM_FWD_TRAIN;
+    f.p.bn = (dbk_bn_params){1e-5f, 0.1f};
+    f.src[0] = x; f.src[1] = gamma; f.src[2] = beta;
+    f.dst[0] = y; f.dst[1] = mean; f.dst[2] = invstd; f.dst[3] = rmean; f.dst[4] = rvar;
+    dbk_op_desc b;
+    memset(&b, 0, sizeof b);
+    b.op = DBK_OP_BATCHNORM_BWD;
+    b.p.bn = f.p.bn;
+    b.src[0] = x; b.src[1] = dy; b.src[2] = gamma; b.src[3] = mean; b.src[4] = invstd;
+    b.dst[0] = dx; b.dst[1] = dgamma; b.dst[2] = dbeta;
+    DBK_CHECK_OK(dbk_backend_run(be, &f));
+    DBK_CHECK_OK(dbk_backend_run(be, &b));
+    float *adx = host_read(&dx), *adg = host_read(&dgamma), *adb = host_read(&dbeta);
+
+    const loss_def d = {&f, 1, &y, g, NULL};
+    char what[96];
+    snprintf(what, sizeof what, "batchnorm (%d,%d,%d,%d) dx", n, c, h, w);
+    int rc = fd_check(what, &d, &x, hx, adx, SMOOTH);
+    snprintf(what, sizeof what, "batchnorm (%d,%d,%d,%d) dgamma", n, c, h, w);
+    if (rc == 0) rc = fd_check(what, &d, &gamma, hg, adg, SMOOTH);
+    snprintf(what, sizeof what, "batchnorm (%d,%d,%d,%d) dbeta", n, c, h, w);
+    if (rc == 0) rc = fd_check(what, &d, &beta, hb, adb, SMOOTH);
+    free(hx); free(hg); free(hb); free(g); free(ones); free(adx); free(adg); free(adb);
+    free_all();
+    return rc;
+}
+
+static int batchnorm_bwd_should_match_finite_differences(void) {
+    if (batchnorm_case_grads(3, 2, 4, 4)) return 1;
+    if (batchnorm_case_grads(1, 3, 3, 5)) return 1;   /* batch 1: statistics over H*W only */
+    return batchnorm_case_grads(5, 4, 1, 1);          /* 1x1 maps: statistics over N only */
+}
+
+/* ---------------------------------------------------------------------------------- */
+/* relu, scale, add                                                                   */
+
+static int relu_bwd_should_match_finite_differences(void) {
+    const int64_t n = 120;
+    dbk_tensor x = new_f32(2, 10, 12, 1, 1), y = new_f32(2, 10, 12, 1, 1);
+    dbk_tensor dy = new_f32(2, 10, 12, 1, 1), dx = new_f32(2, 10, 12, 1, 1);
+    float *hx = host_uniform(n, -1.0f, 1.0f, 31), *g = host_uniform(n, -1.0f, 1.0f, 32);
+    DBK_CHECK_OK(dbk_tensor_write(&x, hx));
+    DBK_CHECK_OK(dbk_tensor_write(&dy, g));
+    dbk_op_desc f = {.op = DBK_OP_RELU_FWD}, b = {.op = DBK_OP_RELU_BWD};
+    f.src[0] = x; f.dst[0] = y;
+    b.src[0] = y; b.src[1] = dy; b.dst[0] = dx;
+    DBK_CHECK_OK(dbk_backend_run(be, &f));
+    DBK_CHECK_OK(dbk_backend_run(be, &b));
+    float *adx = host_read(&dx);
+    const loss_def d = {&f, 1, &y, g, NULL};
+    fd_opts o = SMOOTH;
+    o.kink = 2.0 * o.eps;
+    int rc = fd_check("relu dx", &d, &x, hx, adx, o);
+    free(hx); free(g); free(adx);
+    free_all();
+    return rc;
+}
+
+/* SCALE is its own backward (dx = alpha dy); the model uses it that way. */
+static int scale_bwd_should_match_finite_differences(void) {
+    const int64_t n = 24;
+    dbk_tensor x = new_f32(1, n, 1, 1, 1), y = new_f32(1, n, 1, 1, 1);
+    dbk_tensor dy = new_f32(1, n, 1, 1, 1), dx = new_f32(1, n, 1, 1, 1);
+    float *hx = host_uniform(n, -1.0f, 1.0f, 41), *g = host_uniform(n, -1.0f, 1.0f, 42);
+    DBK_CHECK_OK(dbk_tensor_write(&x, hx));
+    DBK_CHECK_OK(dbk_tensor_write(&dy, g));
+    dbk_op_desc f = {.op = DBK_OP_SCALE, .p.scale = {-0.125f}}, b = f;
+    f.src[0] = x; f.dst[0] = y;
+    b.src[0] = dy; b.dst[0] = dx;
+    DBK_CHECK_OK(dbk_backend_run(be, &b));
+    float *adx = host_read(&dx);
+    const loss_def d = {&f, 1, &y, g, NULL};
+    int rc = fd_check("scale dx", &d, &x, hx, adx, LINEAR);
+    free(hx); free(g); free(adx);
+    free_all();
+    return rc;
+}
+
+/* ADD's backward hands dy unchanged to both inputs (the model copies or reuses dy). */
+static int add_bwd_should_pass_dy_to_both_inputs(void) {
+    const int64_t n = 30;
+    dbk_tensor a = new_f32(2, 5, 6, 1, 1), b = new_f32(2, 5, 6, 1, 1), y = new_f32(2, 5, 6, 1, 1);
+    float *ha = host_uniform(n, -1.0f, 1.0f, 51), *hb = host_uniform(n, -1.0f, 1.0f, 52);
+    float *g = host_uniform(n, -1.0f, 1.0f, 53);
+    DBK_CHECK_OK(dbk_tensor_write(&a, ha));
+    DBK_CHECK_OK(dbk_tensor_write(&b, hb));
+    dbk_op_desc f = {.op = DBK_OP_ADD};
+    f.src[0] = a; f.src[1] = b; f.dst[0] = y;
+    const loss_def d = {&f, 1, &y, g, NULL};
+    int rc = fd_check("add da", &d, &a, ha, g, LINEAR);
+    if (rc == 0) rc = fd_check("add db", &d, &b, hb, g, LINEAR);
+    free(ha); free(hb); free(g);
+    free_all();
+    return rc;
+}
+
+/* ---------------------------------------------------------------------------------- */
+/* max pool                                                                           */
+
+static int maxpool_case_grads(int n, int c, int h, int w, int r, int s, int stride) {
+    const int p = (h - r) / stride + 1, q = (w - s) / stride + 1;
+    dbk_tensor x = new_f32(4, n, c, h, w), dx = new_f32(4, n, c, h, w);
+    dbk_tensor y = new_f32(4, n, c, p, q), dy = new_f32(4, n, c, p, q);
+    dbk_tensor arg = new_tensor(DBK_DTYPE_I32, 4, n, c, p, q);
+    const int64_t nx = dbk_tensor_numel(&x);
+    /* Distinct values 0.05 apart in random order: no ties, and a 1e-2 step keeps winners. */
+    int32_t *perm = malloc((size_t)nx * sizeof(int32_t));
+    dbk_rng r0;
+    dbk_rng_init(&r0, 61);
+    dbk_rng_permutation(&r0, perm, (int32_t)nx);
+    float *hx = malloc((size_t)nx * sizeof(float));
+    for (int64_t i = 0; i < nx; i++) hx[i] = 0.05f * (float)perm[i] - 1.0f;
+    float *g = host_uniform(dbk_tensor_numel(&y), -1.0f, 1.0f, 62);
+    DBK_CHECK_OK(dbk_tensor_write(&x, hx));
+    DBK_CHECK_OK(dbk_tensor_write(&dy, g));
+    dbk_op_desc f = {.op = DBK_OP_MAXPOOL_FWD, .p.pool = {r, s, stride, stride}}, b = f;
+    b.op = DBK_OP_MAXPOOL_BWD;
+    f.src[0] = x; f.dst[0] = y; f.dst[1] = arg;
+    b.src[0] = dy; b.src[1] = arg; b.dst[0] = dx;
+    DBK_CHECK_OK(dbk_backend_run(be, &f));
+    DBK_CHECK_OK(dbk_backend_run(be, &b));
+    float *adx = host_read(&dx);
+    const loss_def d = {&f, 1, &y, g, NULL};
+    char what[96];
+    snprintf(what, sizeof what, "maxpool (%d,%d,%d,%d) %dx%d s%d dx", n, c, h, w, r, s, stride);
+    int rc = fd_check(what, &d, &x, hx, adx, SMOOTH);
+    free(perm); free(hx); free(g); free(adx);
+    free_all();
+    return rc;
+}
+
+static int maxpool_bwd_should_match_finite_differences(void) {
+    if (maxpool_case_grads(2, 3, 6, 6, 2, 2, 2)) return 1;   /* ResNet9's 2x2 */
+    if (maxpool_case_grads(2, 2, 7, 7, 3, 3, 2)) return 1;   /* overlapping windows */
+    return maxpool_case_grads(3, 4, 4, 5, 4, 5, 1);          /* global */
+}
+
+/* ---------------------------------------------------------------------------------- */
+/* softmax cross-entropy: L = grad_scale * sum_i loss_i, read from the loss accumulator   */
+
+static int xent_case_grads(float smoothing, float grad_scale) {
+    const int n = 4, k = 5;
+    dbk_tensor z = new_f32(2, n, k, 1, 1), probs = new_f32(2, n, k, 1, 1), dz = new_f32(2, n, k, 1, 1);
+    dbk_tensor labels = new_tensor(DBK_DTYPE_I32, 1, n, 1, 1, 1), loss = new_f32(1, 1, 1, 1, 1);
+    float *hz = host_uniform(n * k, -2.0f, 2.0f, 71);
+    const int32_t hl[4] = {0, 4, 2, 2};
+    DBK_CHECK_OK(dbk_tensor_write(&z, hz));
+    DBK_CHECK_OK(dbk_tensor_write(&labels, hl));
+    dbk_op_desc f = {.op = DBK_OP_SOFTMAX_XENT_FWD, .p.xent = {smoothing, 0.0f}};
+    f.src[0] = z; f.src[1] = labels; f.dst[0] = probs; f.dst[1] = loss;
+    dbk_op_desc b = {.op = DBK_OP_SOFTMAX_XENT_BWD, .p.xent = {smoothing, grad_scale}};
+    b.src[0] = probs; b.src[1] = labels; b.dst[0] = dz;
+    double l0;
+    const loss_def d = {&f, 1, NULL, NULL, &loss};
+    DBK_CHECK_OK(eval_loss(&d, &l0));
+    DBK_CHECK_OK(dbk_backend_run(be, &b));
+    float *adz = host_read(&dz);
+    /* The numeric side differentiates sum_i loss_i; divide the analytic side by grad_scale. */
+    for (int i = 0; i < n * k; i++) adz[i] /= grad_scale;
+    char what[96];
+    snprintf(what, sizeof what, "softmax_xent eps=%g scale=%g dlogits", (double)smoothing, (double)grad_scale);
+    int rc = fd_check(what, &d, &z, hz, adz, SMOOTH);
+    free(hz); free(adz);
+    free_all();
+    return rc;
+}
+
+static int softmax_xent_bwd_should_match_finite_differences(void) {
+    if (xent_case_grads(0.0f, 1.0f)) return 1;
+    if (xent_case_grads(0.2f, 1.0f)) return 1;
+    return xent_case_grads(0.1f, 0.25f);
+}
+
+/* Runs a case, then releases its tensors (a failed case returns before its own cleanup). */
+#define RUN(fn)       \
+    do {              \
+        DBK_RUN(fn);  \
+        free_all();   \
+    } while (0)
+
+int main(void) {
+    if (dbk_backend_create(DBK_BACKEND_KIND_CPU, 0, &be) != DBK_OK) {
+        fprintf(stderr, "cannot create the CPU backend: %s\n", dbk_last_error());
+        return 1;
+    }
+    RUN(conv2d_bwd_data_and_filter_should_match_finite_differences);
+    RUN(gemm_gradient_identities_should_match_finite_differences);
+    RUN(batchnorm_bwd_should_match_finite_differences);
+    RUN(relu_bwd_should_match_finite_differences);
+    RUN(scale_bwd_should_match_finite_differences);
+    RUN(add_bwd_should_pass_dy_to_both_inputs);
+    RUN(maxpool_bwd_should_match_finite_differences);
+    RUN(softmax_xent_bwd_should_match_finite_differences);
+    dbk_backend_destroy(be);
+    return dbk_test_finish();
+}

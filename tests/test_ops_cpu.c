@@ -1,0 +1,1074 @@
+/*
+ * test_ops_cpu.c — every forward op of the CPU reference backend against an independent
+ * naive reference written here (STYLE.md 3.9 item 2), plus the contract details that the
+ * device backends will be held to: overwrite vs accumulate, in-place aliasing, tie
+ * breaking, label guards, augmentation geometry and determinism, validation errors.
+ *
+ * Every tensor lives in its own buffer between two guard regions filled with a byte
+ * pattern; the tensor itself starts as all-ones bytes (NaN for f32), so an op that reads an
+ * output it should overwrite, or writes outside its tensor, is caught (guards_intact).
+ *
+ * Tolerances (NMSE = sum (ref - got)^2 / sum ref^2, reference computed in double):
+ *  - conv, GEMM: 1e-9. fp32 SGEMM sums of up to a few hundred products carry relative
+ *    errors ~1e-7, i.e. NMSE ~1e-13; an indexing bug gives NMSE ~1.
+ *  - batch norm, softmax: 1e-10 (elementwise fp32 arithmetic on double statistics).
+ *  - relu, pool, add, scale, fill, copy, accuracy, argmax: exact.
+ *  - SGD, augment: max abs difference 1e-6 against the same formula in double or float.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backend/backend.h"
+/* For dbk_augment_choices, the documented draw the device kernels reimplement. */
+#include "backends/cpu/cpu_internal.h"
+#include "core/log.h"
+#include "core/rng.h"
+#include "test_util.h"
+
+static dbk_backend *be;
+
+/* ---------------------------------------------------------------------------------- */
+/* guarded tensors                                                                    */
+
+#define GUARD_BYTES 256
+#define GUARD_BYTE  0xA5
+#define MAX_BUFS    64
+
+typedef struct guarded {
+    dbk_buffer *buf;
+    size_t      nbytes;   /* of the tensor, between the guards */
+} guarded;
+
+static guarded bufs[MAX_BUFS];
+static int nbufs;
+
+/* A tensor of its own buffer: [guard | tensor | guard]. The tensor starts as 0xFF bytes
+ * (NaN as f32, -1 as i32, 255 as u8). Released by free_all. */
+static dbk_tensor gt(dbk_dtype dt, int ndim, int64_t d0, int64_t d1, int64_t d2, int64_t d3) {
+    dbk_tensor t = dbk_tensor_make(NULL, GUARD_BYTES, dt, ndim, d0, d1, d2, d3);
+    const size_t n = dbk_tensor_nbytes(&t), total = n + 2 * GUARD_BYTES;
+    unsigned char *init = malloc(total);
+    if (nbufs >= MAX_BUFS || !init || dbk_buffer_create(be, total, &t.buf) != DBK_OK) {
+        fprintf(stderr, "test_ops_cpu: cannot allocate a tensor: %s\n", dbk_last_error());
+        abort();
+    }
+    memset(init, GUARD_BYTE, total);
+    memset(init + GUARD_BYTES, 0xFF, n);
+    if (dbk_buffer_write(t.buf, 0, init, total) != DBK_OK) abort();
+    free(init);
+    bufs[nbufs++] = (guarded){t.buf, n};
+    return t;
+}
+
+static dbk_tensor gf(int ndim, int64_t d0, int64_t d1, int64_t d2, int64_t d3) {
+    return gt(DBK_DTYPE_F32, ndim, d0, d1, d2, d3);
+}
+
+static void free_all(void) {
+    for (int i = 0; i < nbufs; i++) dbk_buffer_destroy(bufs[i].buf);
+    nbufs = 0;
+}
+
+/* Every guard byte of every live tensor still holds the pattern. */
+static int guards_intact(void) {
+    for (int i = 0; i < nbufs; i++) {
+        const size_t total = bufs[i].nbytes + 2 * GUARD_BYTES;
+        unsigned char *h = malloc(total);
+        DBK_CHECK_OK(dbk_buffer_read(bufs[i].buf, 0, h, total));
+        for (size_t k = 0; k < GUARD_BYTES; k++) {
+            const size_t back = GUARD_BYTES + bufs[i].nbytes + k;
+            if (h[k] != GUARD_BYTE || h[back] != GUARD_BYTE) {
+                const char *where = h[k] != GUARD_BYTE ? "before" : "after";
+                free(h);
+                DBK_CHECK_MSG(0, "tensor %d: guard byte %zu %s the tensor was overwritten", i, k, where);
+            }
+        }
+        free(h);
+    }
+    return 0;
+}
+
+/* ---------------------------------------------------------------------------------- */
+/* host helpers                                                                       */
+
+static float *uniform(int64_t n, float lo, float hi, uint64_t seed) {
+    float *h = malloc((size_t)(n > 0 ? n : 1) * sizeof(float));
+    dbk_rng r;
+    dbk_rng_init(&r, seed);
+    for (int64_t i = 0; i < n; i++) h[i] = lo + (hi - lo) * dbk_rng_uniform(&r);
+    return h;
+}
+
+static void *readback(const dbk_tensor *t) {
+    void *h = malloc(dbk_tensor_nbytes(t) + 4);
+    if (dbk_tensor_read(t, h) != DBK_OK) abort();
+    return h;
+}
+
+static float *to_float(const double *d, int64_t n) {
+    float *f = malloc((size_t)(n > 0 ? n : 1) * sizeof(float));
+    for (int64_t i = 0; i < n; i++) f[i] = (float)d[i];
+    return f;
+}
+
+/* NMSE and max abs difference of got against ref; prints both on failure. */
+static int close_nmse(const char *what, const float *ref, const float *got, int64_t n, double tol) {
+    const double nmse = dbk_test_nmse(ref, got, (size_t)n), mad = dbk_test_max_abs_diff(ref, got, (size_t)n);
+    DBK_CHECK_MSG(nmse <= tol && !isnan(mad), "%s: NMSE %.3g (tolerance %.1g), max abs diff %.3g over %lld values",
+                  what, nmse, tol, mad, (long long)n);
+    return 0;
+}
+
+static int close_abs(const char *what, const float *ref, const float *got, int64_t n, double tol) {
+    const double mad = dbk_test_max_abs_diff(ref, got, (size_t)n);
+    DBK_CHECK_MSG(mad <= tol, "%s: max abs diff %.3g (tolerance %.1g), NMSE %.3g over %lld values", what, mad, tol,
+                  dbk_test_nmse(ref, got, (size_t)n), (long long)n);
+    return 0;
+}
+
+static int equal_bytes(const char *what, const void *ref, const void *got, size_t n) {
+    DBK_CHECK_MSG(memcmp(ref, got, n) == 0, "%s: values differ", what);
+    return 0;
+}
+
+/* ---------------------------------------------------------------------------------- */
+/* convolution: direct loops in double                                                */
+
+typedef struct conv_case {
+    int n, c, h, w, k, r, s, sh, sw, ph, pw;
+} conv_case;
+
+static const conv_case conv_cases[] = {
+    {2, 3, 8, 8, 4, 3, 3, 1, 1, 1, 1},       /* 3x3 same */
+    {1, 5, 7, 9, 3, 3, 3, 1, 1, 1, 1},       /* batch 1, odd non-square */
+    {3, 4, 9, 7, 6, 3, 3, 2, 2, 1, 1},       /* stride 2 */
+    {1, 4, 6, 6, 3, 3, 3, 1, 1, 0, 0},       /* no padding */
+    {2, 8, 6, 6, 5, 1, 1, 1, 1, 0, 0},       /* 1x1, one image per chunk: no im2col */
+    {9, 4, 3, 3, 5, 1, 1, 1, 1, 0, 0},       /* 1x1, many images per chunk */
+    {2, 6, 5, 5, 4, 1, 1, 2, 2, 0, 0},       /* 1x1 stride 2 */
+    {2, 3, 15, 15, 8, 7, 7, 2, 2, 3, 3},     /* 7x7 stride 2 pad 3 */
+    {2, 3, 5, 6, 2, 2, 3, 1, 2, 2, 1},       /* non-square filter, mixed stride and padding */
+    {2, 2, 9, 9, 3, 5, 5, 3, 3, 2, 2},       /* 5x5 stride 3 */
+    {37, 5, 4, 4, 6, 3, 3, 1, 1, 1, 1},      /* chunks of many images, last one shorter */
+    {3, 16, 33, 33, 17, 3, 3, 1, 1, 1, 1},   /* larger, odd channel counts */
+};
+
+static int64_t conv_p(const conv_case *c) { return (c->h + 2 * c->ph - c->r) / c->sh + 1; }
+static int64_t conv_q(const conv_case *c) { return (c->w + 2 * c->pw - c->s) / c->sw + 1; }
+
+/* Calls fn(ctx, n, k, c, p, q, h, w, r, s) for every valid (output, tap) pair. */
+#define CONV_FOR_EACH_TAP(cc, body)                                                           \
+    for (int n_ = 0; n_ < (cc)->n; n_++)                                                      \
+        for (int k_ = 0; k_ < (cc)->k; k_++)                                                  \
+            for (int p_ = 0; p_ < P; p_++)                                                    \
+                for (int q_ = 0; q_ < Q; q_++)                                                \
+                    for (int c_ = 0; c_ < (cc)->c; c_++)                                      \
+                        for (int r_ = 0; r_ < (cc)->r; r_++)                                  \
+                            for (int s_ = 0; s_ < (cc)->s; s_++) {                            \
+                                const int h_ = p_ * (cc)->sh - (cc)->ph + r_;                 \
+                                const int w_ = q_ * (cc)->sw - (cc)->pw + s_;                 \
+                                if (h_ < 0 || h_ >= (cc)->h || w_ < 0 || w_ >= (cc)->w)       \
+                                    continue;                                                 \
+                                const int64_t xi = (((int64_t)n_ * (cc)->c + c_) * (cc)->h + h_) * (cc)->w + w_; \
+                                const int64_t wi = (((int64_t)k_ * (cc)->c + c_) * (cc)->r + r_) * (cc)->s + s_; \
+                                const int64_t yi = (((int64_t)n_ * (cc)->k + k_) * P + p_) * Q + q_; \
+                                body;                                                         \
+                            }
+
+static int conv_case_check(const conv_case *cc) {
+    const int64_t P = conv_p(cc), Q = conv_q(cc);
+    dbk_tensor x = gf(4, cc->n, cc->c, cc->h, cc->w), w = gf(4, cc->k, cc->c, cc->r, cc->s);
+    dbk_tensor y = gf(4, cc->n, cc->k, P, Q), dy = gf(4, cc->n, cc->k, P, Q);
+    dbk_tensor dx = gf(4, cc->n, cc->c, cc->h, cc->w), dw = gf(4, cc->k, cc->c, cc->r, cc->s);
+    const int64_t nx = dbk_tensor_numel(&x), nw = dbk_tensor_numel(&w), ny = dbk_tensor_numel(&y);
+    float *hx = uniform(nx, -1.0f, 1.0f, 1), *hw = uniform(nw, -1.0f, 1.0f, 2), *hdy = uniform(ny, -1.0f, 1.0f, 3);
+    DBK_CHECK_OK(dbk_tensor_write(&x, hx));
+    DBK_CHECK_OK(dbk_tensor_write(&w, hw));
+    DBK_CHECK_OK(dbk_tensor_write(&dy, hdy));
+
+    double *ry = calloc((size_t)ny, sizeof(double)), *rdx = calloc((size_t)nx, sizeof(double));
+    double *rdw = calloc((size_t)nw, sizeof(double));
+    CONV_FOR_EACH_TAP(cc, {
+        ry[yi] += (double)hx[xi] * (double)hw[wi];
+        rdx[xi] += (double)hdy[yi] * (double)hw[wi];
+        rdw[wi] += (double)hdy[yi] * (double)hx[xi];
+    });
+
+    const dbk_conv2d_params cp = {cc->sh, cc->sw, cc->ph, cc->pw};
+    dbk_op_desc f = {.op = DBK_OP_CONV2D_FWD, .p.conv = cp};
+    f.src[0] = x; f.src[1] = w; f.dst[0] = y;
+    dbk_op_desc bd = {.op = DBK_OP_CONV2D_BWD_DATA, .p.conv = cp};
+    bd.src[0] = dy; bd.src[1] = w; bd.dst[0] = dx;
+    dbk_op_desc bf = {.op = DBK_OP_CONV2D_BWD_FILTER, .p.conv = cp};
+    bf.src[0] = x; bf.src[1] = dy; bf.dst[0] = dw;
+    DBK_CHECK_OK(dbk_backend_prepare(be, &f));
+    DBK_CHECK_OK(dbk_backend_run(be, &f));
+    DBK_CHECK_OK(dbk_backend_run(be, &bd));
+    DBK_CHECK_OK(dbk_backend_run(be, &bf));
+
+    char name[160];
+    snprintf(name, sizeof name, "conv N%d C%d %dx%d K%d %dx%d stride %dx%d pad %dx%d", cc->n, cc->c, cc->h, cc->w,
+             cc->k, cc->r, cc->s, cc->sh, cc->sw, cc->ph, cc->pw);
+    float *gy = readback(&y), *gdx = readback(&dx), *gdw = readback(&dw);
+    float *fy = to_float(ry, ny), *fdx = to_float(rdx, nx), *fdw = to_float(rdw, nw);
+    char what[200];
+    int rc = 0;
+    snprintf(what, sizeof what, "%s fwd", name);
+    rc |= close_nmse(what, fy, gy, ny, 1e-9);
+    snprintf(what, sizeof what, "%s bwd_data", name);
+    rc |= close_nmse(what, fdx, gdx, nx, 1e-9);
+    snprintf(what, sizeof what, "%s bwd_filter", name);
+    rc |= close_nmse(what, fdw, gdw, nw, 1e-9);
+    rc |= guards_intact();
+    free(hx); free(hw); free(hdy); free(ry); free(rdx); free(rdw);
+    free(gy); free(gdx); free(gdw); free(fy); free(fdx); free(fdw);
+    free_all();
+    return rc;
+}
+
+static int conv2d_should_match_direct_loops_over_shape_list(void) {
+    int rc = 0;
+    for (size_t i = 0; i < sizeof conv_cases / sizeof conv_cases[0]; i++) rc |= conv_case_check(&conv_cases[i]);
+    return rc;
+}
+
+/* A prepared conv must not grow the workspace in run (plan, then allocate). The CPU backend
+ * logs at debug level when it does, which this test listens for. */
+static int grow_messages;
+
+static void count_grow(dbk_log_level level, const char *msg, void *user) {
+    (void)level;
+    (void)user;
+    if (strstr(msg, "workspace grows")) grow_messages++;
+}
+
+/* Conv descriptors (fwd, bwd_data, bwd_filter) for cc with tensors in buffers of `on`. */
+static dbk_status conv_ops_on(dbk_backend *on, const conv_case *cc, dbk_buffer **bufs3, dbk_op_desc ops[3]) {
+    const int64_t P = conv_p(cc), Q = conv_q(cc);
+    const int64_t nx = (int64_t)cc->n * cc->c * cc->h * cc->w, nw = (int64_t)cc->k * cc->c * cc->r * cc->s;
+    const int64_t ny = (int64_t)cc->n * cc->k * P * Q;
+    DBK_TRY(dbk_buffer_create(on, (size_t)(2 * nx + 2 * nw + ny) * sizeof(float), bufs3));
+    dbk_buffer *b = *bufs3;
+    size_t off = 0;
+    const dbk_tensor x = dbk_tensor_make(b, off, DBK_DTYPE_F32, 4, cc->n, cc->c, cc->h, cc->w);
+    off += (size_t)nx * sizeof(float);
+    const dbk_tensor dx = dbk_tensor_make(b, off, DBK_DTYPE_F32, 4, cc->n, cc->c, cc->h, cc->w);
+    off += (size_t)nx * sizeof(float);
+    const dbk_tensor w = dbk_tensor_make(b, off, DBK_DTYPE_F32, 4, cc->k, cc->c, cc->r, cc->s);
+    off += (size_t)nw * sizeof(float);
+    const dbk_tensor dw = dbk_tensor_make(b, off, DBK_DTYPE_F32, 4, cc->k, cc->c, cc->r, cc->s);
+    off += (size_t)nw * sizeof(float);
+    const dbk_tensor y = dbk_tensor_make(b, off, DBK_DTYPE_F32, 4, cc->n, cc->k, P, Q);
+    float *h = uniform(2 * nx + 2 * nw + ny, -1.0f, 1.0f, 4);
+    const dbk_status s = dbk_buffer_write(b, 0, h, (size_t)(2 * nx + 2 * nw + ny) * sizeof(float));
+    free(h);
+    const dbk_conv2d_params cp = {cc->sh, cc->sw, cc->ph, cc->pw};
+    memset(ops, 0, 3 * sizeof *ops);
+    ops[0].op = DBK_OP_CONV2D_FWD;
+    ops[0].src[0] = x; ops[0].src[1] = w; ops[0].dst[0] = y;
+    ops[1].op = DBK_OP_CONV2D_BWD_DATA;
+    ops[1].src[0] = y; ops[1].src[1] = w; ops[1].dst[0] = dx;
+    ops[2].op = DBK_OP_CONV2D_BWD_FILTER;
+    ops[2].src[0] = x; ops[2].src[1] = y; ops[2].dst[0] = dw;
+    for (int i = 0; i < 3; i++) ops[i].p.conv = cp;
+    return s;
+}
+
+static int conv2d_should_not_grow_workspace_after_prepare(void) {
+    /* A backend of its own, so the workspace starts empty. */
+    dbk_backend *own;
+    DBK_CHECK_OK(dbk_backend_create(DBK_BACKEND_KIND_CPU, 0, &own));
+    const dbk_log_level saved = dbk_log_get_level();
+    dbk_log_set_level(DBK_LOG_LEVEL_DEBUG);
+    dbk_log_set_callback(count_grow, NULL);
+
+    /* Prepared: one chunked case, one with a single image per chunk. */
+    static const conv_case prepared[2] = {{6, 7, 10, 10, 9, 3, 3, 1, 1, 1, 1}, {3, 5, 50, 50, 4, 3, 3, 2, 2, 1, 1}};
+    dbk_buffer *b[3] = {NULL, NULL, NULL};
+    dbk_op_desc ops[2][3];
+    dbk_status s = DBK_OK;
+    for (int c = 0; c < 2 && s == DBK_OK; c++) s = conv_ops_on(own, &prepared[c], &b[c], ops[c]);
+    for (int c = 0; c < 2; c++)
+        for (int i = 0; i < 3 && s == DBK_OK; i++) s = dbk_backend_prepare(own, &ops[c][i]);
+    grow_messages = 0;
+    for (int c = 0; c < 2; c++)
+        for (int i = 0; i < 3 && s == DBK_OK; i++) s = dbk_backend_run(own, &ops[c][i]);
+    const int after_prepare = grow_messages;
+
+    /* Control: a larger conv that was never prepared must grow, so the listener works. */
+    const conv_case bigger = {4, 32, 40, 40, 8, 3, 3, 1, 1, 1, 1};
+    dbk_op_desc big[3];
+    if (s == DBK_OK) s = conv_ops_on(own, &bigger, &b[2], big);
+    grow_messages = 0;
+    if (s == DBK_OK) s = dbk_backend_run(own, &big[0]);
+    const int unprepared = grow_messages;
+
+    dbk_log_set_callback(NULL, NULL);
+    dbk_log_set_level(saved);
+    for (int i = 0; i < 3; i++) dbk_buffer_destroy(b[i]);
+    dbk_backend_destroy(own);
+    DBK_CHECK_OK(s);
+    DBK_CHECK_MSG(after_prepare == 0, "%d workspace growth(s) in run after prepare", after_prepare);
+    DBK_CHECK_MSG(unprepared == 1, "an unprepared larger conv grew the workspace %d times", unprepared);
+    return 0;
+}
+
+/* ---------------------------------------------------------------------------------- */
+/* GEMM                                                                               */
+
+static int gemm_case_check(int m, int n, int k, bool ta, bool tb, float alpha, float beta) {
+    dbk_tensor a = ta ? gf(2, k, m, 1, 1) : gf(2, m, k, 1, 1);
+    dbk_tensor b = tb ? gf(2, n, k, 1, 1) : gf(2, k, n, 1, 1);
+    dbk_tensor c = gf(2, m, n, 1, 1);
+    float *ha = uniform(m * k, -1.0f, 1.0f, 5), *hb = uniform(k * n, -1.0f, 1.0f, 6), *hc = uniform(m * n, -1.0f, 1.0f, 7);
+    DBK_CHECK_OK(dbk_tensor_write(&a, ha));
+    DBK_CHECK_OK(dbk_tensor_write(&b, hb));
+    if (beta != 0.0f) DBK_CHECK_OK(dbk_tensor_write(&c, hc));   /* else C keeps its NaN bytes */
+
+    float *ref = malloc((size_t)(m * n + 1) * sizeof(float));
+    for (int i = 0; i < m; i++) {
+        for (int j = 0; j < n; j++) {
+            double acc = 0.0;
+            for (int l = 0; l < k; l++) {
+                const double av = ta ? ha[l * m + i] : ha[i * k + l];
+                const double bv = tb ? hb[j * k + l] : hb[l * n + j];
+                acc += av * bv;
+            }
+            ref[i * n + j] = (float)((double)alpha * acc + (beta != 0.0f ? (double)beta * (double)hc[i * n + j] : 0.0));
+        }
+    }
+    dbk_op_desc d = {.op = DBK_OP_GEMM, .p.gemm = {ta, tb, alpha, beta}};
+    d.src[0] = a; d.src[1] = b; d.dst[0] = c;
+    DBK_CHECK_OK(dbk_backend_run(be, &d));
+    float *got = readback(&c);
+    char what[96];
+    snprintf(what, sizeof what, "gemm M%d N%d K%d ta=%d tb=%d alpha=%g beta=%g", m, n, k, ta, tb, (double)alpha,
+             (double)beta);
+    int rc = close_nmse(what, ref, got, m * n, 1e-9);
+    rc |= guards_intact();
+    free(ha); free(hb); free(hc); free(ref); free(got);
+    free_all();
+    return rc;
+}
+
+static int gemm_should_match_naive_for_all_transposes_and_beta(void) {
+    static const int shapes[][3] = {{1, 1, 1}, {5, 7, 3}, {17, 13, 33}, {64, 10, 70}, {3, 129, 2}, {4, 3, 0}};
+    int rc = 0;
+    for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
+        for (int t = 0; t < 4; t++) {
+            const bool ta = t & 1, tb = (t & 2) != 0;
+            rc |= gemm_case_check(shapes[s][0], shapes[s][1], shapes[s][2], ta, tb, 1.0f, 0.0f);
+            rc |= gemm_case_check(shapes[s][0], shapes[s][1], shapes[s][2], ta, tb, 0.5f, -1.5f);
+        }
+    }
+    return rc;
+}
+
+/* ---------------------------------------------------------------------------------- */
+/* batch norm                                                                         */
+
+static int batchnorm_case_check(int n, int c, int h, int w) {
+    const float eps = 1e-5f, mom = 0.1f;
+    const int64_t nx = (int64_t)n * c * h * w, m = (int64_t)n * h * w;
+    dbk_tensor x = gf(4, n, c, h, w), y = gf(4, n, c, h, w), yi = gf(4, n, c, h, w);
+    dbk_tensor gamma = gf(1, c, 1, 1, 1), beta = gf(1, c, 1, 1, 1), mean = gf(1, c, 1, 1, 1);
+    dbk_tensor invstd = gf(1, c, 1, 1, 1), rmean = gf(1, c, 1, 1, 1), rvar = gf(1, c, 1, 1, 1);
+    /* Values around 100 with spread ~0.6: fp32 sums of squares would lose the variance. */
+    float *hx = uniform(nx, 99.0f, 101.0f, 8), *hg = uniform(c, 0.5f, 1.5f, 9), *hb = uniform(c, -1.0f, 1.0f, 10);
+    float *hrm = uniform(c, -1.0f, 1.0f, 11), *hrv = uniform(c, 0.5f, 2.0f, 12);
+    DBK_CHECK_OK(dbk_tensor_write(&x, hx));
+    DBK_CHECK_OK(dbk_tensor_write(&gamma, hg));
+    DBK_CHECK_OK(dbk_tensor_write(&beta, hb));
+    DBK_CHECK_OK(dbk_tensor_write(&rmean, hrm));
+    DBK_CHECK_OK(dbk_tensor_write(&rvar, hrv));
+
+    /* Direct formulas, two passes in double. */
+    float *ry = malloc((size_t)nx * sizeof(float)), *ryi = malloc((size_t)nx * sizeof(float));
+    float *rmu = malloc((size_t)c * sizeof(float)), *ris = malloc((size_t)c * sizeof(float));
+    float *rrm = malloc((size_t)c * sizeof(float)), *rrv = malloc((size_t)c * sizeof(float));
+    for (int ch = 0; ch < c; ch++) {
+        double s = 0.0, ss = 0.0;
+        for (int i = 0; i < n; i++)
+            for (int j = 0; j < h * w; j++) s += (double)hx[((int64_t)i * c + ch) * h * w + j];
+        const double mu = s / (double)m;
+        for (int i = 0; i < n; i++)
+            for (int j = 0; j < h * w; j++) {
+                const double d = (double)hx[((int64_t)i * c + ch) * h * w + j] - mu;
+                ss += d * d;
+            }
+        const double var = ss / (double)m, unbiased = m > 1 ? ss / (double)(m - 1) : var;
+        const double is = 1.0 / sqrt(var + (double)eps), isr = 1.0 / sqrt((double)hrv[ch] + (double)eps);
+        for (int i = 0; i < n; i++)
+            for (int j = 0; j < h * w; j++) {
+                const int64_t e = ((int64_t)i * c + ch) * h * w + j;
+                ry[e] = (float)(((double)hx[e] - mu) * is * (double)hg[ch] + (double)hb[ch]);
+                ryi[e] = (float)(((double)hx[e] - (double)hrm[ch]) * isr * (double)hg[ch] + (double)hb[ch]);
+            }
+        rmu[ch] = (float)mu;
+        ris[ch] = (float)is;
+        rrm[ch] = (float)((1.0 - (double)mom) * (double)hrm[ch] + (double)mom * mu);
+        rrv[ch] = (float)((1.0 - (double)mom) * (double)hrv[ch] + (double)mom * unbiased);
+    }
+
+    /* Inference first: it must read the running statistics before training updates them. */
+    dbk_op_desc inf = {.op = DBK_OP_BATCHNORM_FWD_INFER, .p.bn = {eps, mom}};
+    inf.src[0] = x; inf.src[1] = gamma; inf.src[2] = beta; inf.src[3] = rmean; inf.src[4] = rvar;
+    inf.dst[0] = yi;
+    dbk_op_desc tr = {.op = DBK_OP_BATCHNORM_FWD_TRAIN, .p.bn = {eps, mom}};
+    tr.src[0] = x; tr.src[1] = gamma; tr.src[2] = beta;
+    tr.dst[0] = y; tr.dst[1] = mean; tr.dst[2] = invstd; tr.dst[3] = rmean; tr.dst[4] = rvar;
+    DBK_CHECK_OK(dbk_backend_run(be, &inf));
+    DBK_CHECK_OK(dbk_backend_run(be, &tr));
+
+    float *gy = readback(&y), *gyi = readback(&yi), *gmu = readback(&mean), *gis = readback(&invstd);
+    float *grm = readback(&rmean), *grv = readback(&rvar);
+    char what[96];
+    int rc = 0;
+    snprintf(what, sizeof what, "batchnorm (%d,%d,%d,%d) train y", n, c, h, w);
+    rc |= close_nmse(what, ry, gy, nx, 1e-10);
+    snprintf(what, sizeof what, "batchnorm (%d,%d,%d,%d) infer y", n, c, h, w);
+    rc |= close_nmse(what, ryi, gyi, nx, 1e-10);
+    snprintf(what, sizeof what, "batchnorm (%d,%d,%d,%d) saved mean", n, c, h, w);
+    rc |= close_nmse(what, rmu, gmu, c, 1e-12);
+    snprintf(what, sizeof what, "batchnorm (%d,%d,%d,%d) saved invstd", n, c, h, w);
+    rc |= close_nmse(what, ris, gis, c, 1e-10);
+    snprintf(what, sizeof what, "batchnorm (%d,%d,%d,%d) running mean", n, c, h, w);
+    rc |= close_nmse(what, rrm, grm, c, 1e-12);
+    snprintf(what, sizeof what, "batchnorm (%d,%d,%d,%d) running var (unbiased)", n, c, h, w);
+    rc |= close_nmse(what, rrv, grv, c, 1e-10);
+    rc |= guards_intact();
+    free(hx); free(hg); free(hb); free(hrm); free(hrv); free(ry); free(ryi); free(rmu); free(ris); free(rrm);
+    free(rrv); free(gy); free(gyi); free(gmu); free(gis); free(grm); free(grv);
+    free_all();
+    return rc;
+}
+
+static int batchnorm_fwd_should_match_direct_formulas(void) {
+    int rc = batchnorm_case_check(4, 3, 5, 5);
+    rc |= batchnorm_case_check(1, 2, 3, 1);
+    rc |= batchnorm_case_check(2, 5, 7, 9);
+    return rc;
+}
+
+/* ---------------------------------------------------------------------------------- */
+/* elementwise                                                                        */
+
+static int relu_should_clamp_negatives_and_mask_gradients_in_place(void) {
+    const int64_t n = 1000;
+    dbk_tensor x = gf(2, 10, 100, 1, 1), y = gf(2, 10, 100, 1, 1), dy = gf(2, 10, 100, 1, 1), dx = gf(2, 10, 100, 1, 1);
+    float *hx = uniform(n, -1.0f, 1.0f, 13), *hdy = uniform(n, -1.0f, 1.0f, 14);
+    hx[0] = 0.0f;
+    hx[1] = -0.0f;
+    float *ry = malloc((size_t)n * sizeof(float)), *rdx = malloc((size_t)n * sizeof(float));
+    for (int64_t i = 0; i < n; i++) {
+        ry[i] = hx[i] > 0.0f ? hx[i] : 0.0f;
+        rdx[i] = hx[i] > 0.0f ? hdy[i] : 0.0f;
+    }
+    DBK_CHECK_OK(dbk_tensor_write(&x, hx));
+    DBK_CHECK_OK(dbk_tensor_write(&dy, hdy));
+    dbk_op_desc f = {.op = DBK_OP_RELU_FWD}, b = {.op = DBK_OP_RELU_BWD};
+    f.src[0] = x; f.dst[0] = y;
+    b.src[0] = y; b.src[1] = dy; b.dst[0] = dx;
+    DBK_CHECK_OK(dbk_backend_run(be, &f));
+    DBK_CHECK_OK(dbk_backend_run(be, &b));
+    float *gy = readback(&y), *gdx = readback(&dx);
+    int rc = close_nmse("relu fwd", ry, gy, n, 0.0) | close_nmse("relu bwd", rdx, gdx, n, 0.0);
+    free(gy); free(gdx);
+
+    /* In place: y = x, then dx = dy. */
+    f.dst[0] = x;
+    b.src[0] = x;
+    b.dst[0] = dy;
+    DBK_CHECK_OK(dbk_backend_run(be, &f));
+    DBK_CHECK_OK(dbk_backend_run(be, &b));
+    gy = readback(&x);
+    gdx = readback(&dy);
+    rc |= close_nmse("relu fwd in place", ry, gy, n, 0.0) | close_nmse("relu bwd in place", rdx, gdx, n, 0.0);
+    rc |= guards_intact();
+    free(hx); free(hdy); free(ry); free(rdx); free(gy); free(gdx);
+    free_all();
+    return rc;
+}
+
+static int add_scale_fill_should_match_elementwise_formulas(void) {
+    const int64_t n = 77;
+    dbk_tensor a = gf(3, 7, 11, 1, 1), b = gf(3, 7, 11, 1, 1), y = gf(3, 7, 11, 1, 1);
+    float *ha = uniform(n, -3.0f, 3.0f, 15), *hb = uniform(n, -3.0f, 3.0f, 16);
+    float *rsum = malloc((size_t)n * sizeof(float)), *rsc = malloc((size_t)n * sizeof(float));
+    float *rfill = malloc((size_t)n * sizeof(float));
+    for (int64_t i = 0; i < n; i++) {
+        rsum[i] = ha[i] + hb[i];
+        rsc[i] = -0.375f * rsum[i];
+        rfill[i] = 2.5f;
+    }
+    DBK_CHECK_OK(dbk_tensor_write(&a, ha));
+    DBK_CHECK_OK(dbk_tensor_write(&b, hb));
+    dbk_op_desc add = {.op = DBK_OP_ADD};
+    add.src[0] = a; add.src[1] = b; add.dst[0] = y;
+    DBK_CHECK_OK(dbk_backend_run(be, &add));
+    float *g = readback(&y);
+    int rc = close_nmse("add", rsum, g, n, 0.0);
+    free(g);
+
+    add.dst[0] = b;   /* in place into the second operand */
+    DBK_CHECK_OK(dbk_backend_run(be, &add));
+    dbk_op_desc sc = {.op = DBK_OP_SCALE, .p.scale = {-0.375f}};
+    sc.src[0] = b; sc.dst[0] = b;   /* in place */
+    DBK_CHECK_OK(dbk_backend_run(be, &sc));
+    g = readback(&b);
+    rc |= close_nmse("add + scale in place", rsc, g, n, 0.0);
+    free(g);
+
+    dbk_op_desc fill = {.op = DBK_OP_FILL, .p.fill = {2.5f}};
+    fill.dst[0] = a;
+    DBK_CHECK_OK(dbk_backend_run(be, &fill));
+    g = readback(&a);
+    rc |= close_nmse("fill", rfill, g, n, 0.0);
+    rc |= guards_intact();
+    free(g); free(ha); free(hb); free(rsum); free(rsc); free(rfill);
+    free_all();
+    return rc;
+}
+
+static int copy_should_copy_every_dtype_exactly(void) {
+    static const dbk_dtype types[] = {DBK_DTYPE_F32, DBK_DTYPE_I32, DBK_DTYPE_U8};
+    int rc = 0;
+    for (int t = 0; t < 3; t++) {
+        dbk_tensor s = gt(types[t], 2, 13, 1, 1, 1), d = gt(types[t], 1, 13, 1, 1, 1);   /* 13: not a multiple of 4 */
+        const size_t nb = dbk_tensor_nbytes(&s);
+        unsigned char *h = malloc(nb);
+        for (size_t i = 0; i < nb; i++) h[i] = (unsigned char)(i * 37 + 11);
+        DBK_CHECK_OK(dbk_tensor_write(&s, h));
+        dbk_op_desc c = {.op = DBK_OP_COPY};
+        c.src[0] = s; c.dst[0] = d;
+        DBK_CHECK_OK(dbk_backend_run(be, &c));
+        unsigned char *g = readback(&d);
+        rc |= equal_bytes(dbk_dtype_name(types[t]), h, g, nb);
+        rc |= guards_intact();
+        free(h);
+        free(g);
+        free_all();
+    }
+    return rc;
+}
+
+/* ---------------------------------------------------------------------------------- */
+/* max pool                                                                           */
+
+static int maxpool_case_check(int n, int c, int h, int w, int r, int s, int sh, int sw) {
+    const int p = (h - r) / sh + 1, q = (w - s) / sw + 1;
+    const int64_t nx = (int64_t)n * c * h * w, ny = (int64_t)n * c * p * q;
+    dbk_tensor x = gf(4, n, c, h, w), y = gf(4, n, c, p, q), arg = gt(DBK_DTYPE_I32, 4, n, c, p, q);
+    dbk_tensor dy = gf(4, n, c, p, q), dx = gf(4, n, c, h, w);
+    /* Small integers: many ties, which must go to the first element in row-major order. */
+    float *hx = uniform(nx, 0.0f, 4.0f, 17), *hdy = uniform(ny, -1.0f, 1.0f, 18);
+    for (int64_t i = 0; i < nx; i++) hx[i] = floorf(hx[i]);
+    float *ry = malloc((size_t)ny * sizeof(float)), *rdx = calloc((size_t)nx, sizeof(float));
+    int32_t *ra = malloc((size_t)ny * sizeof(int32_t));
+    for (int plane = 0; plane < n * c; plane++) {
+        const float *xp = hx + (int64_t)plane * h * w;
+        for (int i = 0; i < p; i++)
+            for (int j = 0; j < q; j++) {
+                int best = -1;
+                for (int u = 0; u < r; u++)
+                    for (int v = 0; v < s; v++) {
+                        const int idx = (i * sh + u) * w + (j * sw + v);
+                        if (best < 0 || xp[idx] > xp[best]) best = idx;
+                    }
+                const int64_t o = ((int64_t)plane * p + i) * q + j;
+                ry[o] = xp[best];
+                ra[o] = best;
+                rdx[(int64_t)plane * h * w + best] += hdy[o];
+            }
+    }
+    DBK_CHECK_OK(dbk_tensor_write(&x, hx));
+    DBK_CHECK_OK(dbk_tensor_write(&dy, hdy));
+    dbk_op_desc f = {.op = DBK_OP_MAXPOOL_FWD, .p.pool = {r, s, sh, sw}}, b = f;
+    b.op = DBK_OP_MAXPOOL_BWD;
+    f.src[0] = x; f.dst[0] = y; f.dst[1] = arg;
+    b.src[0] = dy; b.src[1] = arg; b.dst[0] = dx;
+    DBK_CHECK_OK(dbk_backend_run(be, &f));
+    DBK_CHECK_OK(dbk_backend_run(be, &b));
+    float *gy = readback(&y), *gdx = readback(&dx);
+    int32_t *ga = readback(&arg);
+    char what[96];
+    snprintf(what, sizeof what, "maxpool (%d,%d,%d,%d) %dx%d stride %dx%d", n, c, h, w, r, s, sh, sw);
+    int rc = close_nmse(what, ry, gy, ny, 0.0);
+    rc |= equal_bytes("maxpool argmax (first max wins ties)", ra, ga, (size_t)ny * sizeof(int32_t));
+    rc |= close_nmse("maxpool bwd", rdx, gdx, nx, 1e-14);
+    rc |= guards_intact();
+    free(hx); free(hdy); free(ry); free(rdx); free(ra); free(gy); free(gdx); free(ga);
+    free_all();
+    return rc;
+}
+
+static int maxpool_should_match_naive_with_first_max_ties(void) {
+    int rc = maxpool_case_check(2, 3, 6, 6, 2, 2, 2, 2);   /* ResNet9's 2x2 */
+    rc |= maxpool_case_check(2, 2, 7, 7, 3, 3, 2, 2);      /* overlapping windows accumulate in bwd */
+    rc |= maxpool_case_check(1, 4, 5, 7, 2, 2, 2, 2);      /* odd sizes: last row/column dropped */
+    rc |= maxpool_case_check(3, 5, 4, 4, 4, 4, 1, 1);      /* global */
+    rc |= maxpool_case_check(2, 2, 6, 5, 2, 3, 1, 2);      /* non-square window and strides */
+    return rc;
+}
+
+/* ---------------------------------------------------------------------------------- */
+/* softmax cross-entropy and accuracy                                                 */
+
+/* Reference by the textbook formula -sum_k target_k * log p_k with p from a double softmax
+ * (the op uses log-sum-exp minus the target-weighted logits instead). */
+static double ref_xent_row(const float *z, int k, int label, double eps, double *p) {
+    double mx = z[0], s = 0.0, loss = 0.0;
+    for (int j = 1; j < k; j++) mx = (double)z[j] > mx ? (double)z[j] : mx;
+    for (int j = 0; j < k; j++) s += exp((double)z[j] - mx);
+    for (int j = 0; j < k; j++) {
+        p[j] = exp((double)z[j] - mx) / s;
+        const double target = (j == label ? 1.0 - eps : 0.0) + eps / k;
+        loss -= target * (((double)z[j] - mx) - log(s));
+    }
+    return loss;
+}
+
+static int xent_case_check(float smoothing) {
+    enum { N = 6, K = 10 };
+    dbk_tensor z = gf(2, N, K, 1, 1), probs = gf(2, N, K, 1, 1), dz = gf(2, N, K, 1, 1);
+    dbk_tensor labels = gt(DBK_DTYPE_I32, 1, N, 1, 1, 1), loss = gf(1, 1, 1, 1, 1);
+    float *hz = uniform(N * K, -4.0f, 4.0f, 19);
+    /* Row 1 has huge logits (a naive exp overflows); rows 4 and 5 have invalid labels. */
+    for (int j = 0; j < K; j++) hz[K + j] = j == 3 ? 1000.0f : -1000.0f + (float)j;
+    const int32_t hl[N] = {2, 3, 9, 0, -1, K};
+    const float start = 1.5f, scale = 0.125f;
+    DBK_CHECK_OK(dbk_tensor_write(&z, hz));
+    DBK_CHECK_OK(dbk_tensor_write(&labels, hl));
+    DBK_CHECK_OK(dbk_tensor_write(&loss, &start));
+
+    double rloss = start, p[K];
+    float rp[N * K], rdz[N * K];
+    for (int i = 0; i < N; i++) {
+        const bool ok = hl[i] >= 0 && hl[i] < K;
+        const double li = ref_xent_row(hz + i * K, K, ok ? hl[i] : 0, smoothing, p);
+        if (ok) rloss += li;
+        for (int j = 0; j < K; j++) {
+            rp[i * K + j] = (float)p[j];
+            const double target = (j == hl[i] ? 1.0 - (double)smoothing : 0.0) + (double)smoothing / K;
+            rdz[i * K + j] = ok ? (float)((double)scale * (p[j] - target)) : 0.0f;
+        }
+    }
+    dbk_op_desc f = {.op = DBK_OP_SOFTMAX_XENT_FWD, .p.xent = {smoothing, 0.0f}};
+    f.src[0] = z; f.src[1] = labels; f.dst[0] = probs; f.dst[1] = loss;
+    dbk_op_desc b = {.op = DBK_OP_SOFTMAX_XENT_BWD, .p.xent = {smoothing, scale}};
+    b.src[0] = probs; b.src[1] = labels; b.dst[0] = dz;
+    DBK_CHECK_OK(dbk_backend_run(be, &f));
+    DBK_CHECK_OK(dbk_backend_run(be, &b));
+    float *gp = readback(&probs), *gdz = readback(&dz), gl;
+    DBK_CHECK_OK(dbk_tensor_read(&loss, &gl));
+    char what[96];
+    snprintf(what, sizeof what, "softmax eps=%g probs", (double)smoothing);
+    int rc = close_nmse(what, rp, gp, N * K, 1e-12);
+    snprintf(what, sizeof what, "softmax_xent_bwd eps=%g (invalid label rows zero)", (double)smoothing);
+    rc |= close_nmse(what, rdz, gdz, N * K, 1e-12);
+    const float rl = (float)rloss;
+    snprintf(what, sizeof what, "softmax_xent_fwd eps=%g loss_sum (start 1.5, invalid rows skipped)",
+             (double)smoothing);
+    rc |= close_nmse(what, &rl, &gl, 1, 1e-12);
+    rc |= guards_intact();
+    free(hz); free(gp); free(gdz);
+    free_all();
+    return rc;
+}
+
+static int softmax_xent_should_match_direct_formula_with_and_without_smoothing(void) {
+    return xent_case_check(0.0f) | xent_case_check(0.1f);
+}
+
+static int accuracy_should_count_first_max_and_accumulate(void) {
+    enum { N = 6, K = 4 };
+    const float hz[N * K] = {
+        1, 3, 3, 0,     /* tie between 1 and 2: argmax 1 */
+        1, 3, 3, 0,     /* same row, label 2: wrong */
+        5, 5, 5, 5,     /* all equal: argmax 0 */
+        0, 0, 0, 9,     /* argmax 3 */
+        9, 0, 0, 0,     /* label -1: never correct */
+        0, 0, 0, 9,     /* label K: never correct */
+    };
+    const int32_t hl[N] = {1, 2, 0, 3, -1, K};
+    dbk_tensor z = gf(2, N, K, 1, 1), labels = gt(DBK_DTYPE_I32, 1, N, 1, 1, 1), correct = gf(1, 1, 1, 1, 1);
+    const float start = 10.0f;
+    DBK_CHECK_OK(dbk_tensor_write(&z, hz));
+    DBK_CHECK_OK(dbk_tensor_write(&labels, hl));
+    DBK_CHECK_OK(dbk_tensor_write(&correct, &start));
+    dbk_op_desc a = {.op = DBK_OP_ACCURACY};
+    a.src[0] = z; a.src[1] = labels; a.dst[0] = correct;
+    DBK_CHECK_OK(dbk_backend_run(be, &a));
+    DBK_CHECK_OK(dbk_backend_run(be, &a));
+    float got;
+    DBK_CHECK_OK(dbk_tensor_read(&correct, &got));
+    DBK_CHECK_MSG(got == 16.0f, "correct = %g, expected 10 + 2 * 3", (double)got);
+    int rc = guards_intact();
+    free_all();
+    return rc;
+}
+
+/* ---------------------------------------------------------------------------------- */
+/* SGD                                                                                */
+
+static int sgd_case_check(bool nesterov) {
+    enum { N = 9 };
+    const float mu = 0.9f, wd = 5e-3f, lrs[2] = {0.1f, 0.05f};
+    dbk_tensor grad = gf(1, N, 1, 1, 1), lr = gf(1, 1, 1, 1, 1), param = gf(1, N, 1, 1, 1), mom = gf(1, N, 1, 1, 1);
+    float *hp = uniform(N, -1.0f, 1.0f, 20), *hv = uniform(N, -0.1f, 0.1f, 21);
+    double rp[N], rv[N];
+    for (int i = 0; i < N; i++) {
+        rp[i] = hp[i];
+        rv[i] = hv[i];
+    }
+    DBK_CHECK_OK(dbk_tensor_write(&param, hp));
+    DBK_CHECK_OK(dbk_tensor_write(&mom, hv));
+    dbk_op_desc d = {.op = DBK_OP_SGD_MOMENTUM_UPDATE, .p.sgd = {mu, wd, nesterov}};
+    d.src[0] = grad; d.src[1] = lr; d.dst[0] = param; d.dst[1] = mom;
+    for (int step = 0; step < 2; step++) {
+        float *hg = uniform(N, -1.0f, 1.0f, 22 + (uint64_t)step);
+        DBK_CHECK_OK(dbk_tensor_write(&grad, hg));
+        DBK_CHECK_OK(dbk_tensor_write(&lr, &lrs[step]));   /* the host rewrites lr every step */
+        DBK_CHECK_OK(dbk_backend_run(be, &d));
+        for (int i = 0; i < N; i++) {
+            const double g = (double)hg[i] + (double)wd * rp[i];
+            rv[i] = (double)mu * rv[i] + g;
+            rp[i] -= (double)lrs[step] * (nesterov ? g + (double)mu * rv[i] : rv[i]);
+        }
+        free(hg);
+    }
+    float *gp = readback(&param), *gv = readback(&mom), fp[N], fv[N];
+    for (int i = 0; i < N; i++) {
+        fp[i] = (float)rp[i];
+        fv[i] = (float)rv[i];
+    }
+    int rc = close_abs(nesterov ? "sgd nesterov params" : "sgd params", fp, gp, N, 1e-6);
+    rc |= close_abs(nesterov ? "sgd nesterov momentum" : "sgd momentum", fv, gv, N, 1e-6);
+    rc |= guards_intact();
+    free(hp); free(hv); free(gp); free(gv);
+    free_all();
+    return rc;
+}
+
+static int sgd_should_match_hand_computation_with_and_without_nesterov(void) {
+    return sgd_case_check(false) | sgd_case_check(true);
+}
+
+/* ---------------------------------------------------------------------------------- */
+/* augment                                                                            */
+
+enum { AUG_M = 7, AUG_H = 12, AUG_W = 10, AUG_L = 24, AUG_N = 16 };
+
+typedef struct aug_fixture {
+    dbk_tensor images, labels, indices, state, x, y;
+    uint8_t    himg[AUG_M * 3 * AUG_H * AUG_W];
+    uint8_t    hlab[AUG_M];
+    int32_t    hidx[AUG_L];
+} aug_fixture;
+
+/* A ramp dataset: pixel (j, c, y, x) = (40c + 10y + 3x + 7j) mod 256, so position errors
+ * change values; labels 9 - j; indices a fixed shuffle. */
+static int aug_setup(aug_fixture *f) {
+    f->images = gt(DBK_DTYPE_U8, 4, AUG_M, 3, AUG_H, AUG_W);
+    f->labels = gt(DBK_DTYPE_U8, 1, AUG_M, 1, 1, 1);
+    f->indices = gt(DBK_DTYPE_I32, 1, AUG_L, 1, 1, 1);
+    f->state = gt(DBK_DTYPE_I32, 1, 2, 1, 1, 1);
+    f->x = gf(4, AUG_N, 3, AUG_H, AUG_W);
+    f->y = gt(DBK_DTYPE_I32, 1, AUG_N, 1, 1, 1);
+    for (int j = 0; j < AUG_M; j++) {
+        f->hlab[j] = (uint8_t)(9 - j);
+        for (int c = 0; c < 3; c++)
+            for (int y = 0; y < AUG_H; y++)
+                for (int x = 0; x < AUG_W; x++)
+                    f->himg[((j * 3 + c) * AUG_H + y) * AUG_W + x] = (uint8_t)((40 * c + 10 * y + 3 * x + 7 * j) % 256);
+    }
+    for (int i = 0; i < AUG_L; i++) f->hidx[i] = (i * 5 + 3) % AUG_M;
+    DBK_CHECK_OK(dbk_tensor_write(&f->images, f->himg));
+    DBK_CHECK_OK(dbk_tensor_write(&f->labels, f->hlab));
+    DBK_CHECK_OK(dbk_tensor_write(&f->indices, f->hidx));
+    return 0;
+}
+
+static dbk_op_desc aug_desc(const aug_fixture *f, bool train, bool with_indices) {
+    dbk_op_desc d = {.op = DBK_OP_AUGMENT};
+    d.p.augment = (dbk_augment_params){train, 3, true, 4, {0.4f, 0.5f, 0.6f}, {0.2f, 0.25f, 0.3f}};
+    d.src[0] = f->images;
+    d.src[1] = f->labels;
+    if (with_indices) d.src[2] = f->indices;
+    d.src[3] = f->state;
+    d.dst[0] = f->x;
+    d.dst[1] = f->y;
+    return d;
+}
+
+static int aug_run(const aug_fixture *f, const dbk_op_desc *d, int32_t first, int32_t seed) {
+    const int32_t st[2] = {first, seed};
+    DBK_CHECK_OK(dbk_tensor_write(&f->state, st));
+    DBK_CHECK_OK(dbk_backend_run(be, d));
+    return 0;
+}
+
+/* numpy.pad(mode='reflect') index, written as a triangle wave of period 2(n-1) (the backend
+ * uses two conditional mirrors instead). */
+static int reflect_ref(int i, int n) {
+    const int period = 2 * (n - 1);
+    i = ((i % period) + period) % period;
+    return i < n ? i : period - i;
+}
+
+/* The choices as ops.h documents them, computed from dbk_hash_u32 here. */
+typedef struct aug_draw {
+    int crop_y, crop_x, flip, cut_y, cut_x;
+} aug_draw;
+
+static aug_draw draw_ref(uint32_t seed, uint32_t row, int pad, int cutout, int h, int w) {
+    aug_draw d;
+    d.crop_y = pad ? (int)(((uint64_t)dbk_hash_u32(seed, row, 0, 0) * (uint64_t)(2 * pad + 1)) >> 32) : 0;
+    d.crop_x = pad ? (int)(((uint64_t)dbk_hash_u32(seed, row, 1, 0) * (uint64_t)(2 * pad + 1)) >> 32) : 0;
+    d.flip = (int)(dbk_hash_u32(seed, row, 2, 0) >> 31);
+    d.cut_y = cutout ? (int)(((uint64_t)dbk_hash_u32(seed, row, 3, 0) * (uint64_t)(h - cutout + 1)) >> 32) : 0;
+    d.cut_x = cutout ? (int)(((uint64_t)dbk_hash_u32(seed, row, 4, 0) * (uint64_t)(w - cutout + 1)) >> 32) : 0;
+    return d;
+}
+
+/* Expected batch: explicit padded image, crop, flip, normalise, cutout. */
+static void aug_expect(const aug_fixture *f, const dbk_augment_params *p, int32_t first, int32_t seed,
+                       bool with_indices, float *out, int *flips) {
+    const int H = AUG_H, W = AUG_W, HP = AUG_H + 2 * p->pad, WP = AUG_W + 2 * p->pad;
+    uint8_t *padded = malloc((size_t)(HP * WP));
+    *flips = 0;
+    for (int i = 0; i < AUG_N; i++) {
+        const int row = first + i, j = with_indices ? f->hidx[row] : row;
+        aug_draw d = {p->pad, p->pad, 0, 0, 0};
+        if (p->train) {
+            d = draw_ref((uint32_t)seed, (uint32_t)row, p->pad, p->cutout, H, W);
+            d.flip = d.flip && p->flip;
+        }
+        *flips += d.flip;
+        for (int c = 0; c < 3; c++) {
+            const uint8_t *img = f->himg + (j * 3 + c) * H * W;
+            for (int y = 0; y < HP; y++)
+                for (int x = 0; x < WP; x++)
+                    padded[y * WP + x] = img[reflect_ref(y - p->pad, H) * W + reflect_ref(x - p->pad, W)];
+            float *o = out + ((int64_t)i * 3 + c) * H * W;
+            for (int y = 0; y < H; y++)
+                for (int x = 0; x < W; x++) {
+                    const int xs = d.flip ? W - 1 - x : x;
+                    const float v = (float)padded[(y + d.crop_y) * WP + xs + d.crop_x];
+                    const bool cut = p->train && p->cutout && y >= d.cut_y && y < d.cut_y + p->cutout &&
+                                     x >= d.cut_x && x < d.cut_x + p->cutout;
+                    o[y * W + x] = cut ? 0.0f : (v / 255.0f - p->mean[c]) / p->std[c];
+                }
+        }
+    }
+    free(padded);
+}
+
+static int augment_choices_should_follow_the_documented_draw(void) {
+    /* Sanity of the test's own reflect: numpy.pad([0,1,2,3], 2, 'reflect') = 2 1 0 1 2 3 2 1. */
+    static const int np_reflect[8] = {2, 1, 0, 1, 2, 3, 2, 1};
+    for (int i = 0; i < 8; i++) DBK_CHECK(reflect_ref(i - 2, 4) == np_reflect[i]);
+
+    int crop_seen[9] = {0}, flips = 0, cut_lo = 0, cut_hi = 0;
+    const int rows = 4000, pad = 4, cutout = 8, H = 32, W = 32;
+    for (int r = 0; r < rows; r++) {
+        int cy, cx, fl, ky, kx;
+        dbk_augment_choices(99u, (uint32_t)r, pad, cutout, H, W, &cy, &cx, &fl, &ky, &kx);
+        const aug_draw d = draw_ref(99u, (uint32_t)r, pad, cutout, H, W);
+        DBK_CHECK_MSG(cy == d.crop_y && cx == d.crop_x && fl == d.flip && ky == d.cut_y && kx == d.cut_x,
+                      "row %d: choices (%d %d %d %d %d) differ from the documented draw (%d %d %d %d %d)", r, cy, cx,
+                      fl, ky, kx, d.crop_y, d.crop_x, d.flip, d.cut_y, d.cut_x);
+        DBK_CHECK(cy >= 0 && cy <= 2 * pad && cx >= 0 && cx <= 2 * pad && (fl == 0 || fl == 1));
+        DBK_CHECK(ky >= 0 && ky <= H - cutout && kx >= 0 && kx <= W - cutout);
+        crop_seen[cy]++;
+        flips += fl;
+        cut_lo += ky == 0;
+        cut_hi += ky == H - cutout;
+    }
+    for (int v = 0; v <= 2 * pad; v++) DBK_CHECK_MSG(crop_seen[v] > rows / 20, "crop offset %d drawn %d times", v, crop_seen[v]);
+    DBK_CHECK_MSG(flips > rows * 45 / 100 && flips < rows * 55 / 100, "%d flips in %d rows", flips, rows);
+    DBK_CHECK(cut_lo > 0 && cut_hi > 0);
+
+    int cy, cx, fl, ky, kx;
+    dbk_augment_choices(5u, 17u, 0, 0, H, W, &cy, &cx, &fl, &ky, &kx);
+    DBK_CHECK(cy == 0 && cx == 0 && ky == 0 && kx == 0);
+    return 0;
+}
+
+static int augment_train_should_match_independent_geometry(void) {
+    aug_fixture *f = calloc(1, sizeof *f);
+    int rc = aug_setup(f);
+    float *expect = malloc(sizeof(float) * AUG_N * 3 * AUG_H * AUG_W);
+    const int first = 5, seed = 4242;
+    for (int flip_on = 1; flip_on >= 0 && rc == 0; flip_on--) {
+        dbk_op_desc d = aug_desc(f, true, true);
+        d.p.augment.flip = flip_on;
+        rc |= aug_run(f, &d, first, seed);
+        float *got = readback(&f->x);
+        int32_t *gl = readback(&f->y);
+        int flips;
+        aug_expect(f, &d.p.augment, first, seed, true, expect, &flips);
+        rc |= close_abs(flip_on ? "augment train (crop, flip, cutout)" : "augment train without flip", expect, got,
+                        AUG_N * 3 * AUG_H * AUG_W, 1e-6);
+        /* The case must exercise both branches of the flip, or it proves little. */
+        if (flip_on) DBK_CHECK_MSG(flips > 0 && flips < AUG_N, "%d of %d rows flipped", flips, AUG_N);
+        for (int i = 0; i < AUG_N; i++)
+            DBK_CHECK_MSG(gl[i] == f->hlab[f->hidx[first + i]], "row %d label %d", i, gl[i]);
+        free(got);
+        free(gl);
+    }
+    rc |= guards_intact();
+    free(expect);
+    free(f);
+    free_all();
+    return rc;
+}
+
+static int augment_eval_should_only_normalise(void) {
+    aug_fixture *f = calloc(1, sizeof *f);
+    int rc = aug_setup(f);
+    /* No indices: row i reads image first + i, so a batch of M rows is the whole dataset. */
+    dbk_op_desc d = aug_desc(f, false, false);
+    const int first = 0;
+    d.dst[0].shape[0] = AUG_M;
+    d.dst[1].shape[0] = AUG_M;
+    rc |= aug_run(f, &d, first, 1);
+    float *got = readback(&d.dst[0]);
+    int32_t *gl = readback(&d.dst[1]);
+    float *expect = malloc(sizeof(float) * AUG_M * 3 * AUG_H * AUG_W);
+    for (int j = 0; j < AUG_M; j++)
+        for (int c = 0; c < 3; c++)
+            for (int e = 0; e < AUG_H * AUG_W; e++)
+                expect[(j * 3 + c) * AUG_H * AUG_W + e] =
+                    ((float)f->himg[(j * 3 + c) * AUG_H * AUG_W + e] / 255.0f - d.p.augment.mean[c]) / d.p.augment.std[c];
+    rc |= close_abs("augment eval = normalisation only", expect, got, AUG_M * 3 * AUG_H * AUG_W, 1e-6);
+    for (int j = 0; j < AUG_M; j++) DBK_CHECK_MSG(gl[j] == f->hlab[j], "row %d label %d", j, gl[j]);
+    rc |= guards_intact();
+    free(got); free(gl); free(expect); free(f);
+    free_all();
+    return rc;
+}
+
+static int augment_should_be_deterministic_per_seed(void) {
+    aug_fixture *f = calloc(1, sizeof *f);
+    int rc = aug_setup(f);
+    const dbk_op_desc d = aug_desc(f, true, true);
+    rc |= aug_run(f, &d, 3, 77);
+    float *a = readback(&f->x);
+    rc |= aug_run(f, &d, 0, 1);       /* something else in between */
+    rc |= aug_run(f, &d, 3, 77);
+    float *b = readback(&f->x);
+    rc |= aug_run(f, &d, 3, 78);
+    float *c = readback(&f->x);
+    const size_t nb = sizeof(float) * AUG_N * 3 * AUG_H * AUG_W;
+    rc |= equal_bytes("augment twice with the same state", a, b, nb);
+    DBK_CHECK_MSG(memcmp(a, c, nb) != 0, "a different seed gave the same batch");
+    free(a); free(b); free(c); free(f);
+    free_all();
+    return rc;
+}
+
+static int augment_should_reject_out_of_range_rows(void) {
+    aug_fixture *f = calloc(1, sizeof *f);
+    int rc = aug_setup(f);
+    const size_t nb = sizeof(float) * AUG_N * 3 * AUG_H * AUG_W;
+    float *before = readback(&f->x);
+    struct { int32_t first; bool indices; int32_t bad_index; const char *what; } cases[] = {
+        {AUG_L - AUG_N + 1, true, 0, "state.first + N past the index list"},
+        {-1, true, 0, "negative state.first"},
+        {0, true, AUG_M, "index equal to the dataset size"},
+        {0, true, -3, "negative index"},
+        {0, false, 0, "no indices and first + N past the dataset"},
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        int32_t idx[AUG_L];
+        memcpy(idx, f->hidx, sizeof idx);
+        if (cases[k].bad_index) idx[AUG_N / 2] = cases[k].bad_index;
+        DBK_CHECK_OK(dbk_tensor_write(&f->indices, idx));
+        dbk_op_desc dk = aug_desc(f, true, cases[k].indices);
+        const int32_t st[2] = {cases[k].first, 9};
+        DBK_CHECK_OK(dbk_tensor_write(&f->state, st));
+        const dbk_status s = dbk_backend_run(be, &dk);
+        DBK_CHECK_MSG(s == DBK_ERR_INVALID_ARG, "%s: got %s", cases[k].what, dbk_status_str(s));
+        DBK_CHECK_MSG(strstr(dbk_last_error(), "augment") != NULL, "%s: message '%s'", cases[k].what, dbk_last_error());
+        float *after = readback(&f->x);
+        const int same = memcmp(before, after, nb) == 0;
+        free(after);
+        DBK_CHECK_MSG(same, "%s: the output was written before the error", cases[k].what);
+    }
+    rc |= guards_intact();
+    free(before);
+    free(f);
+    free_all();
+    return rc;
+}
+
+/* ---------------------------------------------------------------------------------- */
+/* validation through dbk_backend_run                                                  */
+
+static int backend_run_should_reject_contract_violations(void) {
+    dbk_tensor x = gf(4, 2, 3, 8, 8), w = gf(4, 4, 3, 3, 3), y_bad = gf(4, 2, 4, 7, 8);
+    dbk_op_desc conv = {.op = DBK_OP_CONV2D_FWD, .p.conv = {1, 1, 1, 1}};
+    conv.src[0] = x; conv.src[1] = w; conv.dst[0] = y_bad;
+    DBK_CHECK(dbk_backend_run(be, &conv) == DBK_ERR_INVALID_ARG);
+    DBK_CHECK_MSG(strstr(dbk_last_error(), "conv2d_fwd") != NULL, "message '%s'", dbk_last_error());
+
+    dbk_tensor a = gf(2, 3, 5, 1, 1), b = gf(2, 4, 2, 1, 1), c = gf(2, 3, 2, 1, 1);
+    dbk_op_desc gemm = {.op = DBK_OP_GEMM, .p.gemm = {false, false, 1.0f, 0.0f}};
+    gemm.src[0] = a; gemm.src[1] = b; gemm.dst[0] = c;
+    DBK_CHECK(dbk_backend_run(be, &gemm) == DBK_ERR_INVALID_ARG);
+
+    dbk_op_desc add = {.op = DBK_OP_ADD};
+    add.src[0] = a; add.src[1] = c; add.dst[0] = a;
+    DBK_CHECK(dbk_backend_run(be, &add) == DBK_ERR_INVALID_ARG);
+
+    dbk_tensor logits = gf(2, 3, 4, 1, 1), flabels = gf(1, 3, 1, 1, 1), probs = gf(2, 3, 4, 1, 1), loss = gf(1, 1, 1, 1, 1);
+    dbk_op_desc xent = {.op = DBK_OP_SOFTMAX_XENT_FWD};
+    xent.src[0] = logits; xent.src[1] = flabels; xent.dst[0] = probs; xent.dst[1] = loss;
+    DBK_CHECK(dbk_backend_run(be, &xent) == DBK_ERR_INVALID_ARG);   /* f32 labels */
+
+    /* A tensor that overruns its buffer. */
+    dbk_tensor over = x;
+    over.offset += 4;
+    over.shape[0] = 3;
+    dbk_op_desc relu = {.op = DBK_OP_RELU_FWD};
+    relu.src[0] = over; relu.dst[0] = over;
+    DBK_CHECK(dbk_backend_run(be, &relu) == DBK_ERR_INVALID_ARG);
+    int rc = guards_intact();
+    free_all();
+    return rc;
+}
+
+int main(void) {
+    if (dbk_backend_create(DBK_BACKEND_KIND_CPU, 0, &be) != DBK_OK) {
+        fprintf(stderr, "cannot create the CPU backend: %s\n", dbk_last_error());
+        return 1;
+    }
+    /* Each case releases its tensors; a failed DBK_CHECK returns early, so clean up after too. */
+#define RUN(fn)       \
+    do {              \
+        DBK_RUN(fn);  \
+        free_all();   \
+    } while (0)
+    RUN(conv2d_should_match_direct_loops_over_shape_list);
+    RUN(conv2d_should_not_grow_workspace_after_prepare);
+    RUN(gemm_should_match_naive_for_all_transposes_and_beta);
+    RUN(batchnorm_fwd_should_match_direct_formulas);
+    RUN(relu_should_clamp_negatives_and_mask_gradients_in_place);
+    RUN(add_scale_fill_should_match_elementwise_formulas);
+    RUN(copy_should_copy_every_dtype_exactly);
+    RUN(maxpool_should_match_naive_with_first_max_ties);
+    RUN(softmax_xent_should_match_direct_formula_with_and_without_smoothing);
+    RUN(accuracy_should_count_first_max_and_accumulate);
+    RUN(sgd_should_match_hand_computation_with_and_without_nesterov);
+    RUN(augment_choices_should_follow_the_documented_draw);
+    RUN(augment_train_should_match_independent_geometry);
+    RUN(augment_eval_should_only_normalise);
+    RUN(augment_should_be_deterministic_per_seed);
+    RUN(augment_should_reject_out_of_range_rows);
+    RUN(backend_run_should_reject_contract_violations);
+    dbk_backend_destroy(be);
+    return dbk_test_finish();
+}
