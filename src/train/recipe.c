@@ -17,13 +17,13 @@
 static const dbk_recipe recipes[] = {
     {
         .name = "quick",
-        .description = "quarter-width ResNet9, 10 epochs: the quick start (about 15 minutes on a 2-core CPU)",
+        .description = "quarter-width ResNet9, 8 epochs: the quick start (about 15 minutes on a 2-core CPU)",
         .model = "resnet9-quarter",
         .dataset = "cifar10",
         .batch = 256,
-        .epochs = 10,
+        .epochs = 8,
         .lr_knots = 3,
-        .lr_epochs = {0.0f, 2.0f, 10.0f},
+        .lr_epochs = {0.0f, 2.0f, 8.0f},
         .lr_values = {0.0f, 0.4f, 0.0f},
         .momentum = 0.9f,
         .weight_decay = 5e-4f,
