@@ -62,20 +62,6 @@ static void free_all(void) {
     nbufs = 0;
 }
 
-/* Host array of n uniform values in [lo, hi) from a seeded stream (caller frees). */
-static float *host_uniform(int64_t n, float lo, float hi, uint64_t seed) {
-    float *h = malloc((size_t)(n > 0 ? n : 1) * sizeof(float));
-    dbk_rng r;
-    dbk_rng_init(&r, seed);
-    for (int64_t i = 0; i < n; i++) h[i] = lo + (hi - lo) * dbk_rng_uniform(&r);
-    return h;
-}
-
-static float *host_read(const dbk_tensor *t) {
-    float *h = malloc(dbk_tensor_nbytes(t) + 4);
-    if (dbk_tensor_read(t, h) != DBK_OK) abort();
-    return h;
-}
 
 /* ---------------------------------------------------------------------------------- */
 /* the finite-difference engine                                                       */
@@ -102,7 +88,7 @@ static dbk_status eval_loss(const loss_def *d, double *loss) {
         *loss = (double)v;
         return DBK_OK;
     }
-    float *y = host_read(d->out);
+    float *y = (float *)dbk_test_read(d->out);
     double s = 0.0;
     for (int64_t i = 0; i < dbk_tensor_numel(d->out); i++) s += (double)y[i] * (double)d->wts[i];
     free(y);
@@ -188,9 +174,9 @@ static int conv_case_grads(const conv_case *cc) {
     dbk_tensor x = new_f32(4, cc->n, cc->c, cc->h, cc->w), w = new_f32(4, cc->k, cc->c, cc->r, cc->s);
     dbk_tensor y = new_f32(4, cc->n, cc->k, p, q), dy = new_f32(4, cc->n, cc->k, p, q);
     dbk_tensor dx = new_f32(4, cc->n, cc->c, cc->h, cc->w), dw = new_f32(4, cc->k, cc->c, cc->r, cc->s);
-    float *hx = host_uniform(dbk_tensor_numel(&x), -1.0f, 1.0f, 1);
-    float *hw = host_uniform(dbk_tensor_numel(&w), -0.5f, 0.5f, 2);
-    float *g = host_uniform(dbk_tensor_numel(&y), -1.0f, 1.0f, 3);
+    float *hx = dbk_test_uniform(dbk_tensor_numel(&x), -1.0f, 1.0f, 1);
+    float *hw = dbk_test_uniform(dbk_tensor_numel(&w), -0.5f, 0.5f, 2);
+    float *g = dbk_test_uniform(dbk_tensor_numel(&y), -1.0f, 1.0f, 3);
     DBK_CHECK_OK(dbk_tensor_write(&x, hx));
     DBK_CHECK_OK(dbk_tensor_write(&w, hw));
     DBK_CHECK_OK(dbk_tensor_write(&dy, g));
@@ -204,7 +190,7 @@ static int conv_case_grads(const conv_case *cc) {
     bf.src[0] = x; bf.src[1] = dy; bf.dst[0] = dw;
     DBK_CHECK_OK(dbk_backend_run(be, &bd));
     DBK_CHECK_OK(dbk_backend_run(be, &bf));
-    float *adx = host_read(&dx), *adw = host_read(&dw);
+    float *adx = (float *)dbk_test_read(&dx), *adw = (float *)dbk_test_read(&dw);
 
     char name[128];
     snprintf(name, sizeof name, "conv N%d C%d %dx%d K%d %dx%d s%d p%d", cc->n, cc->c, cc->h, cc->w, cc->k, cc->r,
@@ -245,8 +231,8 @@ static int gemm_case_grads(int m, int n, int k, bool ta, bool tb) {
     dbk_tensor c = new_f32(2, m, n, 1, 1), dc = new_f32(2, m, n, 1, 1);
     dbk_tensor da = ta ? new_f32(2, k, m, 1, 1) : new_f32(2, m, k, 1, 1);
     dbk_tensor db = tb ? new_f32(2, n, k, 1, 1) : new_f32(2, k, n, 1, 1);
-    float *ha = host_uniform(m * k, -1.0f, 1.0f, 11), *hb = host_uniform(k * n, -1.0f, 1.0f, 12);
-    float *g = host_uniform(m * n, -1.0f, 1.0f, 13);
+    float *ha = dbk_test_uniform(m * k, -1.0f, 1.0f, 11), *hb = dbk_test_uniform(k * n, -1.0f, 1.0f, 12);
+    float *g = dbk_test_uniform(m * n, -1.0f, 1.0f, 13);
     DBK_CHECK_OK(dbk_tensor_write(&a, ha));
     DBK_CHECK_OK(dbk_tensor_write(&b, hb));
     DBK_CHECK_OK(dbk_tensor_write(&dc, g));
@@ -257,7 +243,7 @@ static int gemm_case_grads(int m, int n, int k, bool ta, bool tb) {
     dbk_op_desc gdb = tb ? gemm_desc(dc, a, db, true, ta, alpha) : gemm_desc(a, dc, db, !ta, false, alpha);
     DBK_CHECK_OK(dbk_backend_run(be, &gda));
     DBK_CHECK_OK(dbk_backend_run(be, &gdb));
-    float *ada = host_read(&da), *adb = host_read(&db);
+    float *ada = (float *)dbk_test_read(&da), *adb = (float *)dbk_test_read(&db);
 
     const dbk_op_desc f = gemm_desc(a, b, c, ta, tb, alpha);
     const loss_def d = {&f, 1, &c, g, NULL};
@@ -291,9 +277,9 @@ static int batchnorm_case_grads(int n, int c, int h, int w) {
     dbk_tensor dgamma = new_f32(1, c, 1, 1, 1), dbeta = new_f32(1, c, 1, 1, 1);
     const int64_t nx = dbk_tensor_numel(&x);
     /* An offset of 2 checks that nothing depends on the data being centred. */
-    float *hx = host_uniform(nx, 1.0f, 3.0f, 21), *hg = host_uniform(c, 0.5f, 1.5f, 22);
-    float *hb = host_uniform(c, -0.5f, 0.5f, 23), *g = host_uniform(nx, -1.0f, 1.0f, 24);
-    float *ones = host_uniform(c, 1.0f, 1.0f, 0);
+    float *hx = dbk_test_uniform(nx, 1.0f, 3.0f, 21), *hg = dbk_test_uniform(c, 0.5f, 1.5f, 22);
+    float *hb = dbk_test_uniform(c, -0.5f, 0.5f, 23), *g = dbk_test_uniform(nx, -1.0f, 1.0f, 24);
+    float *ones = dbk_test_uniform(c, 1.0f, 1.0f, 0);
     DBK_CHECK_OK(dbk_tensor_write(&x, hx));
     DBK_CHECK_OK(dbk_tensor_write(&gamma, hg));
     DBK_CHECK_OK(dbk_tensor_write(&beta, hb));
@@ -315,7 +301,7 @@ static int batchnorm_case_grads(int n, int c, int h, int w) {
     b.dst[0] = dx; b.dst[1] = dgamma; b.dst[2] = dbeta;
     DBK_CHECK_OK(dbk_backend_run(be, &f));
     DBK_CHECK_OK(dbk_backend_run(be, &b));
-    float *adx = host_read(&dx), *adg = host_read(&dgamma), *adb = host_read(&dbeta);
+    float *adx = (float *)dbk_test_read(&dx), *adg = (float *)dbk_test_read(&dgamma), *adb = (float *)dbk_test_read(&dbeta);
 
     const loss_def d = {&f, 1, &y, g, NULL};
     char what[96];
@@ -343,7 +329,7 @@ static int relu_bwd_should_match_finite_differences(void) {
     const int64_t n = 120;
     dbk_tensor x = new_f32(2, 10, 12, 1, 1), y = new_f32(2, 10, 12, 1, 1);
     dbk_tensor dy = new_f32(2, 10, 12, 1, 1), dx = new_f32(2, 10, 12, 1, 1);
-    float *hx = host_uniform(n, -1.0f, 1.0f, 31), *g = host_uniform(n, -1.0f, 1.0f, 32);
+    float *hx = dbk_test_uniform(n, -1.0f, 1.0f, 31), *g = dbk_test_uniform(n, -1.0f, 1.0f, 32);
     DBK_CHECK_OK(dbk_tensor_write(&x, hx));
     DBK_CHECK_OK(dbk_tensor_write(&dy, g));
     dbk_op_desc f = {.op = DBK_OP_RELU_FWD}, b = {.op = DBK_OP_RELU_BWD};
@@ -351,7 +337,7 @@ static int relu_bwd_should_match_finite_differences(void) {
     b.src[0] = y; b.src[1] = dy; b.dst[0] = dx;
     DBK_CHECK_OK(dbk_backend_run(be, &f));
     DBK_CHECK_OK(dbk_backend_run(be, &b));
-    float *adx = host_read(&dx);
+    float *adx = (float *)dbk_test_read(&dx);
     const loss_def d = {&f, 1, &y, g, NULL};
     fd_opts o = SMOOTH;
     o.kink = 2.0 * o.eps;
@@ -366,14 +352,14 @@ static int scale_bwd_should_match_finite_differences(void) {
     const int64_t n = 24;
     dbk_tensor x = new_f32(1, n, 1, 1, 1), y = new_f32(1, n, 1, 1, 1);
     dbk_tensor dy = new_f32(1, n, 1, 1, 1), dx = new_f32(1, n, 1, 1, 1);
-    float *hx = host_uniform(n, -1.0f, 1.0f, 41), *g = host_uniform(n, -1.0f, 1.0f, 42);
+    float *hx = dbk_test_uniform(n, -1.0f, 1.0f, 41), *g = dbk_test_uniform(n, -1.0f, 1.0f, 42);
     DBK_CHECK_OK(dbk_tensor_write(&x, hx));
     DBK_CHECK_OK(dbk_tensor_write(&dy, g));
     dbk_op_desc f = {.op = DBK_OP_SCALE, .p.scale = {-0.125f}}, b = f;
     f.src[0] = x; f.dst[0] = y;
     b.src[0] = dy; b.dst[0] = dx;
     DBK_CHECK_OK(dbk_backend_run(be, &b));
-    float *adx = host_read(&dx);
+    float *adx = (float *)dbk_test_read(&dx);
     const loss_def d = {&f, 1, &y, g, NULL};
     int rc = fd_check("scale dx", &d, &x, hx, adx, LINEAR);
     free(hx); free(g); free(adx);
@@ -385,8 +371,8 @@ static int scale_bwd_should_match_finite_differences(void) {
 static int add_bwd_should_pass_dy_to_both_inputs(void) {
     const int64_t n = 30;
     dbk_tensor a = new_f32(2, 5, 6, 1, 1), b = new_f32(2, 5, 6, 1, 1), y = new_f32(2, 5, 6, 1, 1);
-    float *ha = host_uniform(n, -1.0f, 1.0f, 51), *hb = host_uniform(n, -1.0f, 1.0f, 52);
-    float *g = host_uniform(n, -1.0f, 1.0f, 53);
+    float *ha = dbk_test_uniform(n, -1.0f, 1.0f, 51), *hb = dbk_test_uniform(n, -1.0f, 1.0f, 52);
+    float *g = dbk_test_uniform(n, -1.0f, 1.0f, 53);
     DBK_CHECK_OK(dbk_tensor_write(&a, ha));
     DBK_CHECK_OK(dbk_tensor_write(&b, hb));
     dbk_op_desc f = {.op = DBK_OP_ADD};
@@ -415,7 +401,7 @@ static int maxpool_case_grads(int n, int c, int h, int w, int r, int s, int stri
     dbk_rng_permutation(&r0, perm, (int32_t)nx);
     float *hx = malloc((size_t)nx * sizeof(float));
     for (int64_t i = 0; i < nx; i++) hx[i] = 0.05f * (float)perm[i] - 1.0f;
-    float *g = host_uniform(dbk_tensor_numel(&y), -1.0f, 1.0f, 62);
+    float *g = dbk_test_uniform(dbk_tensor_numel(&y), -1.0f, 1.0f, 62);
     DBK_CHECK_OK(dbk_tensor_write(&x, hx));
     DBK_CHECK_OK(dbk_tensor_write(&dy, g));
     dbk_op_desc f = {.op = DBK_OP_MAXPOOL_FWD, .p.pool = {r, s, stride, stride}}, b = f;
@@ -424,7 +410,7 @@ static int maxpool_case_grads(int n, int c, int h, int w, int r, int s, int stri
     b.src[0] = dy; b.src[1] = arg; b.dst[0] = dx;
     DBK_CHECK_OK(dbk_backend_run(be, &f));
     DBK_CHECK_OK(dbk_backend_run(be, &b));
-    float *adx = host_read(&dx);
+    float *adx = (float *)dbk_test_read(&dx);
     const loss_def d = {&f, 1, &y, g, NULL};
     char what[96];
     snprintf(what, sizeof what, "maxpool (%d,%d,%d,%d) %dx%d s%d dx", n, c, h, w, r, s, stride);
@@ -447,7 +433,7 @@ static int xent_case_grads(float smoothing, float grad_scale) {
     const int n = 4, k = 5;
     dbk_tensor z = new_f32(2, n, k, 1, 1), probs = new_f32(2, n, k, 1, 1), dz = new_f32(2, n, k, 1, 1);
     dbk_tensor labels = new_tensor(DBK_DTYPE_I32, 1, n, 1, 1, 1), loss = new_f32(1, 1, 1, 1, 1);
-    float *hz = host_uniform(n * k, -2.0f, 2.0f, 71);
+    float *hz = dbk_test_uniform(n * k, -2.0f, 2.0f, 71);
     const int32_t hl[4] = {0, 4, 2, 2};
     DBK_CHECK_OK(dbk_tensor_write(&z, hz));
     DBK_CHECK_OK(dbk_tensor_write(&labels, hl));
@@ -459,7 +445,7 @@ static int xent_case_grads(float smoothing, float grad_scale) {
     const loss_def d = {&f, 1, NULL, NULL, &loss};
     DBK_CHECK_OK(eval_loss(&d, &l0));
     DBK_CHECK_OK(dbk_backend_run(be, &b));
-    float *adz = host_read(&dz);
+    float *adz = (float *)dbk_test_read(&dz);
     /* The numeric side differentiates sum_i loss_i; divide the analytic side by grad_scale. */
     for (int i = 0; i < n * k; i++) adz[i] /= grad_scale;
     char what[96];

@@ -93,19 +93,6 @@ static int guards_intact(void) {
 /* ---------------------------------------------------------------------------------- */
 /* host helpers                                                                       */
 
-static float *uniform(int64_t n, float lo, float hi, uint64_t seed) {
-    float *h = malloc((size_t)(n > 0 ? n : 1) * sizeof(float));
-    dbk_rng r;
-    dbk_rng_init(&r, seed);
-    for (int64_t i = 0; i < n; i++) h[i] = lo + (hi - lo) * dbk_rng_uniform(&r);
-    return h;
-}
-
-static void *readback(const dbk_tensor *t) {
-    void *h = malloc(dbk_tensor_nbytes(t) + 4);
-    if (dbk_tensor_read(t, h) != DBK_OK) abort();
-    return h;
-}
 
 static float *to_float(const double *d, int64_t n) {
     float *f = malloc((size_t)(n > 0 ? n : 1) * sizeof(float));
@@ -183,7 +170,7 @@ static int conv_case_check(const conv_case *cc) {
     dbk_tensor y = gf(4, cc->n, cc->k, P, Q), dy = gf(4, cc->n, cc->k, P, Q);
     dbk_tensor dx = gf(4, cc->n, cc->c, cc->h, cc->w), dw = gf(4, cc->k, cc->c, cc->r, cc->s);
     const int64_t nx = dbk_tensor_numel(&x), nw = dbk_tensor_numel(&w), ny = dbk_tensor_numel(&y);
-    float *hx = uniform(nx, -1.0f, 1.0f, 1), *hw = uniform(nw, -1.0f, 1.0f, 2), *hdy = uniform(ny, -1.0f, 1.0f, 3);
+    float *hx = dbk_test_uniform(nx, -1.0f, 1.0f, 1), *hw = dbk_test_uniform(nw, -1.0f, 1.0f, 2), *hdy = dbk_test_uniform(ny, -1.0f, 1.0f, 3);
     DBK_CHECK_OK(dbk_tensor_write(&x, hx));
     DBK_CHECK_OK(dbk_tensor_write(&w, hw));
     DBK_CHECK_OK(dbk_tensor_write(&dy, hdy));
@@ -211,7 +198,7 @@ static int conv_case_check(const conv_case *cc) {
     char name[160];
     snprintf(name, sizeof name, "conv N%d C%d %dx%d K%d %dx%d stride %dx%d pad %dx%d", cc->n, cc->c, cc->h, cc->w,
              cc->k, cc->r, cc->s, cc->sh, cc->sw, cc->ph, cc->pw);
-    float *gy = readback(&y), *gdx = readback(&dx), *gdw = readback(&dw);
+    float *gy = dbk_test_read(&y), *gdx = dbk_test_read(&dx), *gdw = dbk_test_read(&dw);
     float *fy = to_float(ry, ny), *fdx = to_float(rdx, nx), *fdw = to_float(rdw, nw);
     char what[200];
     int rc = 0;
@@ -261,7 +248,7 @@ static dbk_status conv_ops_on(dbk_backend *on, const conv_case *cc, dbk_buffer *
     const dbk_tensor dw = dbk_tensor_make(b, off, DBK_DTYPE_F32, 4, cc->k, cc->c, cc->r, cc->s);
     off += (size_t)nw * sizeof(float);
     const dbk_tensor y = dbk_tensor_make(b, off, DBK_DTYPE_F32, 4, cc->n, cc->k, P, Q);
-    float *h = uniform(2 * nx + 2 * nw + ny, -1.0f, 1.0f, 4);
+    float *h = dbk_test_uniform(2 * nx + 2 * nw + ny, -1.0f, 1.0f, 4);
     const dbk_status s = dbk_buffer_write(b, 0, h, (size_t)(2 * nx + 2 * nw + ny) * sizeof(float));
     free(h);
     const dbk_conv2d_params cp = {cc->sh, cc->sw, cc->ph, cc->pw};
@@ -322,7 +309,7 @@ static int gemm_case_check(int m, int n, int k, bool ta, bool tb, float alpha, f
     dbk_tensor a = ta ? gf(2, k, m, 1, 1) : gf(2, m, k, 1, 1);
     dbk_tensor b = tb ? gf(2, n, k, 1, 1) : gf(2, k, n, 1, 1);
     dbk_tensor c = gf(2, m, n, 1, 1);
-    float *ha = uniform(m * k, -1.0f, 1.0f, 5), *hb = uniform(k * n, -1.0f, 1.0f, 6), *hc = uniform(m * n, -1.0f, 1.0f, 7);
+    float *ha = dbk_test_uniform(m * k, -1.0f, 1.0f, 5), *hb = dbk_test_uniform(k * n, -1.0f, 1.0f, 6), *hc = dbk_test_uniform(m * n, -1.0f, 1.0f, 7);
     DBK_CHECK_OK(dbk_tensor_write(&a, ha));
     DBK_CHECK_OK(dbk_tensor_write(&b, hb));
     if (beta != 0.0f) DBK_CHECK_OK(dbk_tensor_write(&c, hc));   /* else C keeps its NaN bytes */
@@ -342,7 +329,7 @@ static int gemm_case_check(int m, int n, int k, bool ta, bool tb, float alpha, f
     dbk_op_desc d = {.op = DBK_OP_GEMM, .p.gemm = {ta, tb, alpha, beta}};
     d.src[0] = a; d.src[1] = b; d.dst[0] = c;
     DBK_CHECK_OK(dbk_backend_run(be, &d));
-    float *got = readback(&c);
+    float *got = dbk_test_read(&c);
     char what[96];
     snprintf(what, sizeof what, "gemm M%d N%d K%d ta=%d tb=%d alpha=%g beta=%g", m, n, k, ta, tb, (double)alpha,
              (double)beta);
@@ -376,8 +363,8 @@ static int batchnorm_case_check(int n, int c, int h, int w) {
     dbk_tensor gamma = gf(1, c, 1, 1, 1), beta = gf(1, c, 1, 1, 1), mean = gf(1, c, 1, 1, 1);
     dbk_tensor invstd = gf(1, c, 1, 1, 1), rmean = gf(1, c, 1, 1, 1), rvar = gf(1, c, 1, 1, 1);
     /* Values around 100 with spread ~0.6: fp32 sums of squares would lose the variance. */
-    float *hx = uniform(nx, 99.0f, 101.0f, 8), *hg = uniform(c, 0.5f, 1.5f, 9), *hb = uniform(c, -1.0f, 1.0f, 10);
-    float *hrm = uniform(c, -1.0f, 1.0f, 11), *hrv = uniform(c, 0.5f, 2.0f, 12);
+    float *hx = dbk_test_uniform(nx, 99.0f, 101.0f, 8), *hg = dbk_test_uniform(c, 0.5f, 1.5f, 9), *hb = dbk_test_uniform(c, -1.0f, 1.0f, 10);
+    float *hrm = dbk_test_uniform(c, -1.0f, 1.0f, 11), *hrv = dbk_test_uniform(c, 0.5f, 2.0f, 12);
     DBK_CHECK_OK(dbk_tensor_write(&x, hx));
     DBK_CHECK_OK(dbk_tensor_write(&gamma, hg));
     DBK_CHECK_OK(dbk_tensor_write(&beta, hb));
@@ -422,8 +409,8 @@ static int batchnorm_case_check(int n, int c, int h, int w) {
     DBK_CHECK_OK(dbk_backend_run(be, &inf));
     DBK_CHECK_OK(dbk_backend_run(be, &tr));
 
-    float *gy = readback(&y), *gyi = readback(&yi), *gmu = readback(&mean), *gis = readback(&invstd);
-    float *grm = readback(&rmean), *grv = readback(&rvar);
+    float *gy = dbk_test_read(&y), *gyi = dbk_test_read(&yi), *gmu = dbk_test_read(&mean), *gis = dbk_test_read(&invstd);
+    float *grm = dbk_test_read(&rmean), *grv = dbk_test_read(&rvar);
     char what[96];
     int rc = 0;
     snprintf(what, sizeof what, "batchnorm (%d,%d,%d,%d) train y", n, c, h, w);
@@ -458,7 +445,7 @@ static int batchnorm_fwd_should_match_direct_formulas(void) {
 static int relu_should_clamp_negatives_and_mask_gradients_in_place(void) {
     const int64_t n = 1000;
     dbk_tensor x = gf(2, 10, 100, 1, 1), y = gf(2, 10, 100, 1, 1), dy = gf(2, 10, 100, 1, 1), dx = gf(2, 10, 100, 1, 1);
-    float *hx = uniform(n, -1.0f, 1.0f, 13), *hdy = uniform(n, -1.0f, 1.0f, 14);
+    float *hx = dbk_test_uniform(n, -1.0f, 1.0f, 13), *hdy = dbk_test_uniform(n, -1.0f, 1.0f, 14);
     hx[0] = 0.0f;
     hx[1] = -0.0f;
     float *ry = malloc((size_t)n * sizeof(float)), *rdx = malloc((size_t)n * sizeof(float));
@@ -473,7 +460,7 @@ static int relu_should_clamp_negatives_and_mask_gradients_in_place(void) {
     b.src[0] = y; b.src[1] = dy; b.dst[0] = dx;
     DBK_CHECK_OK(dbk_backend_run(be, &f));
     DBK_CHECK_OK(dbk_backend_run(be, &b));
-    float *gy = readback(&y), *gdx = readback(&dx);
+    float *gy = dbk_test_read(&y), *gdx = dbk_test_read(&dx);
     int rc = close_nmse("relu fwd", ry, gy, n, 0.0) | close_nmse("relu bwd", rdx, gdx, n, 0.0);
     free(gy); free(gdx);
 
@@ -483,8 +470,8 @@ static int relu_should_clamp_negatives_and_mask_gradients_in_place(void) {
     b.dst[0] = dy;
     DBK_CHECK_OK(dbk_backend_run(be, &f));
     DBK_CHECK_OK(dbk_backend_run(be, &b));
-    gy = readback(&x);
-    gdx = readback(&dy);
+    gy = dbk_test_read(&x);
+    gdx = dbk_test_read(&dy);
     rc |= close_nmse("relu fwd in place", ry, gy, n, 0.0) | close_nmse("relu bwd in place", rdx, gdx, n, 0.0);
     rc |= guards_intact();
     free(hx); free(hdy); free(ry); free(rdx); free(gy); free(gdx);
@@ -495,7 +482,7 @@ static int relu_should_clamp_negatives_and_mask_gradients_in_place(void) {
 static int add_scale_fill_should_match_elementwise_formulas(void) {
     const int64_t n = 77;
     dbk_tensor a = gf(3, 7, 11, 1, 1), b = gf(3, 7, 11, 1, 1), y = gf(3, 7, 11, 1, 1);
-    float *ha = uniform(n, -3.0f, 3.0f, 15), *hb = uniform(n, -3.0f, 3.0f, 16);
+    float *ha = dbk_test_uniform(n, -3.0f, 3.0f, 15), *hb = dbk_test_uniform(n, -3.0f, 3.0f, 16);
     float *rsum = malloc((size_t)n * sizeof(float)), *rsc = malloc((size_t)n * sizeof(float));
     float *rfill = malloc((size_t)n * sizeof(float));
     for (int64_t i = 0; i < n; i++) {
@@ -508,7 +495,7 @@ static int add_scale_fill_should_match_elementwise_formulas(void) {
     dbk_op_desc add = {.op = DBK_OP_ADD};
     add.src[0] = a; add.src[1] = b; add.dst[0] = y;
     DBK_CHECK_OK(dbk_backend_run(be, &add));
-    float *g = readback(&y);
+    float *g = dbk_test_read(&y);
     int rc = close_nmse("add", rsum, g, n, 0.0);
     free(g);
 
@@ -517,14 +504,14 @@ static int add_scale_fill_should_match_elementwise_formulas(void) {
     dbk_op_desc sc = {.op = DBK_OP_SCALE, .p.scale = {-0.375f}};
     sc.src[0] = b; sc.dst[0] = b;   /* in place */
     DBK_CHECK_OK(dbk_backend_run(be, &sc));
-    g = readback(&b);
+    g = dbk_test_read(&b);
     rc |= close_nmse("add + scale in place", rsc, g, n, 0.0);
     free(g);
 
     dbk_op_desc fill = {.op = DBK_OP_FILL, .p.fill = {2.5f}};
     fill.dst[0] = a;
     DBK_CHECK_OK(dbk_backend_run(be, &fill));
-    g = readback(&a);
+    g = dbk_test_read(&a);
     rc |= close_nmse("fill", rfill, g, n, 0.0);
     rc |= guards_intact();
     free(g); free(ha); free(hb); free(rsum); free(rsc); free(rfill);
@@ -544,7 +531,7 @@ static int copy_should_copy_every_dtype_exactly(void) {
         dbk_op_desc c = {.op = DBK_OP_COPY};
         c.src[0] = s; c.dst[0] = d;
         DBK_CHECK_OK(dbk_backend_run(be, &c));
-        unsigned char *g = readback(&d);
+        unsigned char *g = dbk_test_read(&d);
         rc |= equal_bytes(dbk_dtype_name(types[t]), h, g, nb);
         rc |= guards_intact();
         free(h);
@@ -563,7 +550,7 @@ static int maxpool_case_check(int n, int c, int h, int w, int r, int s, int sh, 
     dbk_tensor x = gf(4, n, c, h, w), y = gf(4, n, c, p, q), arg = gt(DBK_DTYPE_I32, 4, n, c, p, q);
     dbk_tensor dy = gf(4, n, c, p, q), dx = gf(4, n, c, h, w);
     /* Small integers: many ties, which must go to the first element in row-major order. */
-    float *hx = uniform(nx, 0.0f, 4.0f, 17), *hdy = uniform(ny, -1.0f, 1.0f, 18);
+    float *hx = dbk_test_uniform(nx, 0.0f, 4.0f, 17), *hdy = dbk_test_uniform(ny, -1.0f, 1.0f, 18);
     for (int64_t i = 0; i < nx; i++) hx[i] = floorf(hx[i]);
     float *ry = malloc((size_t)ny * sizeof(float)), *rdx = calloc((size_t)nx, sizeof(float));
     int32_t *ra = malloc((size_t)ny * sizeof(int32_t));
@@ -591,8 +578,8 @@ static int maxpool_case_check(int n, int c, int h, int w, int r, int s, int sh, 
     b.src[0] = dy; b.src[1] = arg; b.dst[0] = dx;
     DBK_CHECK_OK(dbk_backend_run(be, &f));
     DBK_CHECK_OK(dbk_backend_run(be, &b));
-    float *gy = readback(&y), *gdx = readback(&dx);
-    int32_t *ga = readback(&arg);
+    float *gy = dbk_test_read(&y), *gdx = dbk_test_read(&dx);
+    int32_t *ga = dbk_test_read(&arg);
     char what[96];
     snprintf(what, sizeof what, "maxpool (%d,%d,%d,%d) %dx%d stride %dx%d", n, c, h, w, r, s, sh, sw);
     int rc = close_nmse(what, ry, gy, ny, 0.0);
@@ -634,7 +621,7 @@ static int xent_case_check(float smoothing) {
     enum { N = 6, K = 10 };
     dbk_tensor z = gf(2, N, K, 1, 1), probs = gf(2, N, K, 1, 1), dz = gf(2, N, K, 1, 1);
     dbk_tensor labels = gt(DBK_DTYPE_I32, 1, N, 1, 1, 1), loss = gf(1, 1, 1, 1, 1);
-    float *hz = uniform(N * K, -4.0f, 4.0f, 19);
+    float *hz = dbk_test_uniform(N * K, -4.0f, 4.0f, 19);
     /* Row 1 has huge logits (a naive exp overflows); rows 4 and 5 have invalid labels. */
     for (int j = 0; j < K; j++) hz[K + j] = j == 3 ? 1000.0f : -1000.0f + (float)j;
     const int32_t hl[N] = {2, 3, 9, 0, -1, K};
@@ -661,7 +648,7 @@ static int xent_case_check(float smoothing) {
     b.src[0] = probs; b.src[1] = labels; b.dst[0] = dz;
     DBK_CHECK_OK(dbk_backend_run(be, &f));
     DBK_CHECK_OK(dbk_backend_run(be, &b));
-    float *gp = readback(&probs), *gdz = readback(&dz), gl;
+    float *gp = dbk_test_read(&probs), *gdz = dbk_test_read(&dz), gl;
     DBK_CHECK_OK(dbk_tensor_read(&loss, &gl));
     char what[96];
     snprintf(what, sizeof what, "softmax eps=%g probs", (double)smoothing);
@@ -717,7 +704,7 @@ static int sgd_case_check(bool nesterov) {
     enum { N = 9 };
     const float mu = 0.9f, wd = 5e-3f, lrs[2] = {0.1f, 0.05f};
     dbk_tensor grad = gf(1, N, 1, 1, 1), lr = gf(1, 1, 1, 1, 1), param = gf(1, N, 1, 1, 1), mom = gf(1, N, 1, 1, 1);
-    float *hp = uniform(N, -1.0f, 1.0f, 20), *hv = uniform(N, -0.1f, 0.1f, 21);
+    float *hp = dbk_test_uniform(N, -1.0f, 1.0f, 20), *hv = dbk_test_uniform(N, -0.1f, 0.1f, 21);
     double rp[N], rv[N];
     for (int i = 0; i < N; i++) {
         rp[i] = hp[i];
@@ -728,7 +715,7 @@ static int sgd_case_check(bool nesterov) {
     dbk_op_desc d = {.op = DBK_OP_SGD_MOMENTUM_UPDATE, .p.sgd = {mu, wd, nesterov}};
     d.src[0] = grad; d.src[1] = lr; d.dst[0] = param; d.dst[1] = mom;
     for (int step = 0; step < 2; step++) {
-        float *hg = uniform(N, -1.0f, 1.0f, 22 + (uint64_t)step);
+        float *hg = dbk_test_uniform(N, -1.0f, 1.0f, 22 + (uint64_t)step);
         DBK_CHECK_OK(dbk_tensor_write(&grad, hg));
         DBK_CHECK_OK(dbk_tensor_write(&lr, &lrs[step]));   /* the host rewrites lr every step */
         DBK_CHECK_OK(dbk_backend_run(be, &d));
@@ -739,7 +726,7 @@ static int sgd_case_check(bool nesterov) {
         }
         free(hg);
     }
-    float *gp = readback(&param), *gv = readback(&mom), fp[N], fv[N];
+    float *gp = dbk_test_read(&param), *gv = dbk_test_read(&mom), fp[N], fv[N];
     for (int i = 0; i < N; i++) {
         fp[i] = (float)rp[i];
         fv[i] = (float)rv[i];
@@ -906,8 +893,8 @@ static int augment_train_should_match_independent_geometry(void) {
         dbk_op_desc d = aug_desc(f, true, true);
         d.p.augment.flip = flip_on;
         rc |= aug_run(f, &d, first, seed);
-        float *got = readback(&f->x);
-        int32_t *gl = readback(&f->y);
+        float *got = dbk_test_read(&f->x);
+        int32_t *gl = dbk_test_read(&f->y);
         int flips;
         aug_expect(f, &d.p.augment, first, seed, true, expect, &flips);
         rc |= close_abs(flip_on ? "augment train (crop, flip, cutout)" : "augment train without flip", expect, got,
@@ -935,8 +922,8 @@ static int augment_eval_should_only_normalise(void) {
     d.dst[0].shape[0] = AUG_M;
     d.dst[1].shape[0] = AUG_M;
     rc |= aug_run(f, &d, first, 1);
-    float *got = readback(&d.dst[0]);
-    int32_t *gl = readback(&d.dst[1]);
+    float *got = dbk_test_read(&d.dst[0]);
+    int32_t *gl = dbk_test_read(&d.dst[1]);
     float *expect = malloc(sizeof(float) * AUG_M * 3 * AUG_H * AUG_W);
     for (int j = 0; j < AUG_M; j++)
         for (int c = 0; c < 3; c++)
@@ -956,12 +943,12 @@ static int augment_should_be_deterministic_per_seed(void) {
     int rc = aug_setup(f);
     const dbk_op_desc d = aug_desc(f, true, true);
     rc |= aug_run(f, &d, 3, 77);
-    float *a = readback(&f->x);
+    float *a = dbk_test_read(&f->x);
     rc |= aug_run(f, &d, 0, 1);       /* something else in between */
     rc |= aug_run(f, &d, 3, 77);
-    float *b = readback(&f->x);
+    float *b = dbk_test_read(&f->x);
     rc |= aug_run(f, &d, 3, 78);
-    float *c = readback(&f->x);
+    float *c = dbk_test_read(&f->x);
     const size_t nb = sizeof(float) * AUG_N * 3 * AUG_H * AUG_W;
     rc |= equal_bytes("augment twice with the same state", a, b, nb);
     DBK_CHECK_MSG(memcmp(a, c, nb) != 0, "a different seed gave the same batch");
@@ -974,7 +961,7 @@ static int augment_should_reject_out_of_range_rows(void) {
     aug_fixture *f = calloc(1, sizeof *f);
     int rc = aug_setup(f);
     const size_t nb = sizeof(float) * AUG_N * 3 * AUG_H * AUG_W;
-    float *before = readback(&f->x);
+    float *before = dbk_test_read(&f->x);
     struct { int32_t first; bool indices; int32_t bad_index; const char *what; } cases[] = {
         {AUG_L - AUG_N + 1, true, 0, "state.first + N past the index list"},
         {-1, true, 0, "negative state.first"},
@@ -993,7 +980,7 @@ static int augment_should_reject_out_of_range_rows(void) {
         const dbk_status s = dbk_backend_run(be, &dk);
         DBK_CHECK_MSG(s == DBK_ERR_INVALID_ARG, "%s: got %s", cases[k].what, dbk_status_str(s));
         DBK_CHECK_MSG(strstr(dbk_last_error(), "augment") != NULL, "%s: message '%s'", cases[k].what, dbk_last_error());
-        float *after = readback(&f->x);
+        float *after = dbk_test_read(&f->x);
         const int same = memcmp(before, after, nb) == 0;
         free(after);
         DBK_CHECK_MSG(same, "%s: the output was written before the error", cases[k].what);

@@ -2,6 +2,8 @@
 #define _POSIX_C_SOURCE 200809L
 #include "test_util.h"
 
+#include "core/rng.h"
+
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -102,4 +104,19 @@ int dbk_test_run_command(const char *command, char *out, size_t cap) {
     }
     int status = pclose(p);
     return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+float *dbk_test_uniform(int64_t n, float lo, float hi, uint64_t seed) {
+    float *h = malloc((size_t)(n > 0 ? n : 1) * sizeof(float));
+    if (!h) abort();
+    dbk_rng r;
+    dbk_rng_init(&r, seed);
+    for (int64_t i = 0; i < n; i++) h[i] = lo + (hi - lo) * dbk_rng_uniform(&r);
+    return h;
+}
+
+void *dbk_test_read(const dbk_tensor *t) {
+    void *h = malloc(dbk_tensor_nbytes(t) + 4);
+    if (!h || dbk_tensor_read(t, h) != DBK_OK) abort();
+    return h;
 }

@@ -11,7 +11,10 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
+
+#include "backend/backend.h"
 
 extern int dbk_test_failed_checks;
 
@@ -59,6 +62,11 @@ double dbk_test_max_abs_diff(const float *a, const float *b, size_t n);
 
 /* $DAYBREAK_DATA/cifar-10-batches-bin, or NULL (and a printed reason) when it is missing. */
 const char *dbk_test_cifar_dir(void);
+
+/* Host array of n uniform values in [lo, hi) from a seeded stream (caller frees with free). */
+float *dbk_test_uniform(int64_t n, float lo, float hi, uint64_t seed);
+/* A malloc'ed host copy of a tensor's contents (caller frees); aborts if the read fails. */
+void *dbk_test_read(const dbk_tensor *t);
 
 /* Runs a shell command with stderr folded into stdout; the output goes to out (cut at cap).
  * Returns the exit code, or -1 if the command did not exit normally. */
