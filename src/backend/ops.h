@@ -85,6 +85,9 @@ typedef enum dbk_op {
      * src0 probs (N,K)  src1 labels i32 (N)  dst0 dlogits (N,K) */
     DBK_OP_SOFTMAX_XENT_BWD,
 
+    /* Labels outside [0, K) add nothing to loss_sum and get a zero gradient row (device
+     * kernels cannot report them; the loader guarantees valid labels). */
+
     /* Top-1 correct count.  src0 logits (N,K)  src1 labels i32 (N)
      * dst0 correct f32 (1): += number of rows whose argmax (first max) equals the label. */
     DBK_OP_ACCURACY,
@@ -106,6 +109,8 @@ typedef enum dbk_op {
      * purpose 0 = crop y, 1 = crop x, 2 = flip, 3 = cutout y, 4 = cutout x (see
      * dbk_augment_choices in backends/cpu for the exact draw). The cutout square's top-left
      * corner is uniform over [0, H - cutout] x [0, W - cutout].
+     * The host guarantees every j lies in [0, M): the CPU backend checks and returns
+     * DBK_ERR_INVALID_ARG, device kernels cannot report it.
      * src0 images u8 (M,3,H,W)  src1 labels u8 (M)  src2 indices i32 (L) or absent
      * src3 state i32 (2): {first, seed}, written by the host each step
      * dst0 x f32 (N,3,H,W)  dst1 labels i32 (N) */
