@@ -41,6 +41,7 @@ struct dbk_session {
     int                  eval_tail_batch;
     int32_t             *perm;                                  /* host permutation buffer */
     bool                 profiling;
+    bool                 eval_sync;                             /* sync after each eval batch */
     double              *op_seconds;                            /* per train_step op, when profiling */
     double               step_seconds;                          /* whole profiled steps */
     long                 profiled_steps;
@@ -355,6 +356,8 @@ static dbk_status run_profiled(dbk_session *s, const program *p) {
 
 void dbk_session_set_profiling(dbk_session *s, bool on) { s->profiling = on; }
 
+void dbk_session_set_eval_sync(dbk_session *s, bool on) { s->eval_sync = on; }
+
 void dbk_session_print_profile(const dbk_session *s, FILE *out) {
     if (!s->profiled_steps || !s->op_seconds) return;
     const program *p = &s->train_step;
@@ -375,6 +378,39 @@ void dbk_session_print_profile(const dbk_session *s, FILE *out) {
     fprintf(out, "%-28s %-20s %10.3f %6.1f%% %10.4f %9.1f\n", "total", "", step_ms, 100.0, flops_total,
             flops_total / (step_ms * 1e-3));
     fprintf(out, "outside ops: %.3f ms/step (%.1f%%)\n", 1000.0 * outside / steps, 100.0 * outside / s->step_seconds);
+}
+
+double dbk_session_step_flops(const dbk_session *s) {
+    double f = 0.0;
+    for (int i = 0; i < s->train_step.count; i++) f += dbk_op_flops(&s->train_step.ops[i]);
+    return f;
+}
+
+int dbk_session_profile_op_count(const dbk_session *s) { return s->train_step.count; }
+long dbk_session_profiled_steps(const dbk_session *s) { return s->op_seconds ? s->profiled_steps : 0; }
+double dbk_session_profiled_step_seconds(const dbk_session *s) {
+    return s->profiled_steps ? s->step_seconds / (double)s->profiled_steps : 0.0;
+}
+
+static double op_bytes(const dbk_op_desc *d) {
+    double b = 0.0;
+    for (int i = 0; i < DBK_OP_MAX_DST; i++)
+        if (d->dst[i].ndim) b += (double)dbk_tensor_nbytes(&d->dst[i]);
+    if (d->op == DBK_OP_AUGMENT) /* reads one u8 per output element, not the whole dataset */
+        return b + (double)dbk_tensor_numel(&d->dst[0]) + (double)dbk_tensor_numel(&d->dst[1]);
+    for (int i = 0; i < DBK_OP_MAX_SRC; i++)
+        if (d->src[i].ndim) b += (double)dbk_tensor_nbytes(&d->src[i]);
+    return b;
+}
+
+void dbk_session_profile_op(const dbk_session *s, int i, dbk_op_profile *out) {
+    const dbk_op_desc *d = &s->train_step.ops[i];
+    memset(out, 0, sizeof *out);
+    snprintf(out->label, sizeof out->label, "%s", d->label ? d->label : "");
+    snprintf(out->kind, sizeof out->kind, "%s", dbk_op_name(d->op));
+    out->flops = dbk_op_flops(d);
+    out->bytes = op_bytes(d);
+    out->seconds = s->op_seconds && s->profiled_steps ? s->op_seconds[i] / (double)s->profiled_steps : 0.0;
 }
 
 dbk_status dbk_session_train_step(dbk_session *s, int step, float lr) {
@@ -412,6 +448,7 @@ dbk_status dbk_session_evaluate(dbk_session *s, dbk_epoch_counters *out) {
         DBK_TRY(dbk_buffer_write(s->scalars, SC_EVAL_STATE, state, sizeof state));
         bool tail = s->cfg.test_count - first < eb;
         DBK_TRY(run_program(s, tail ? &s->eval_tail : &s->eval_step));
+        if (s->eval_sync) DBK_TRY(dbk_backend_sync(s->be));
     }
     out->images = s->cfg.test_count;
     return read_counters(s, SC_EVAL_LOSS, SC_EVAL_CORR, out);
