@@ -74,10 +74,11 @@ dbk_status dbk_session_evaluate(dbk_session *s, dbk_epoch_counters *out);
  * eval_batch 1 each image is classified completely before the next one starts). */
 void dbk_session_set_eval_sync(dbk_session *s, bool on);
 
-/* Per-op profiling of training steps: when on, every op of a training step is followed by
- * a device synchronisation and timed on the host (so steps run slower, but each op's time
- * is its own). dbk_session_print_profile prints per op: calls, time per step, FLOPs and the
- * achieved GFLOP/s, and the share of the step spent outside ops. */
+/* Per-op profiling of training steps: when on, each step runs through
+ * dbk_program_run_timed (device time per op from OpenCL events or Vulkan timestamps; the CPU
+ * backend synchronises and times each op on the host). dbk_session_print_profile prints per
+ * op: time per step, share, FLOPs and the achieved GFLOP/s, and the share of the step's
+ * wall time spent outside ops (host overhead, launch gaps). */
 void dbk_session_set_profiling(dbk_session *s, bool on);
 void dbk_session_print_profile(const dbk_session *s, FILE *out);
 
