@@ -195,7 +195,8 @@ static dbk_status chart_accuracy(const dbk_run_set *set, const dbk_run_group *gr
 }
 
 /* Bars of a per-group statistic (seconds or USD to the target) with min..max whiskers. */
-static dbk_status chart_bars(const dbk_run_group *groups, int ng, bool cost, const char *dir, const char *name) {
+static dbk_status chart_bars(const dbk_run_set *set, const dbk_run_group *groups, int ng, bool cost, const char *dir,
+                             const char *name) {
     double ymax = 0.0;
     int shown = 0;
     for (int g = 0; g < ng; g++) {
@@ -207,14 +208,14 @@ static dbk_status chart_bars(const dbk_run_group *groups, int ng, bool cost, con
     }
     const int bar_w = 70, gap = 50;
     int width = 140 + shown * (bar_w + gap);
-    if (width < 520) width = 520;
-    plot p = {.x0 = 0, .x1 = 1, .y0 = 0.0, .y1 = ymax > 0 ? ymax * 1.15 : 1.0, .left = 80, .top = 40,
+    if (width < 640) width = 640;
+    plot p = {.x0 = 0, .x1 = 1, .y0 = 0.0, .y1 = ymax > 0 ? ymax * 1.15 : 1.0, .left = 80, .top = 50,
               .width = width - 120, .height = 320};
     dbk_strbuf sb;
     dbk_strbuf_init(&sb);
-    svg_begin(&sb, width, 470 + 18 * shown,
-              cost ? "Cost to target (USD): median, whiskers fastest..slowest converged run"
-                   : "Time to target (s on the clock): median, whiskers fastest..slowest converged run");
+    svg_begin(&sb, width, 470 + 18 * shown, cost ? "Cost to target (USD)" : "Time to target (seconds on the clock)");
+    svg_text(&sb, width / 2.0, 36, "middle", "font-size=\"11\" fill=\"#555\"",
+             "bar: median of all runs; whisker: fastest..slowest converged run; dots: each converged run");
     dbk_strbuf_appendf(&sb, "<g class=\"axes\" stroke=\"#999\" fill=\"none\"><rect x=\"%d\" y=\"%d\" width=\"%d\" "
                             "height=\"%d\"/></g>\n",
                        p.left, p.top, p.width, p.height);
@@ -254,13 +255,21 @@ static dbk_status chart_bars(const dbk_run_group *groups, int ng, bool cost, con
                                    mid, y0, y1, mid - 8, y0, mid + 8, mid - 8, y1, mid + 8);
             }
             snprintf(text, sizeof text, cost ? "%.4f" : "%.1f", s->median);
-            svg_text(&sb, mid, y - 6, "middle", NULL, text);
+            svg_text(&sb, mid + bar_w / 2.0 + 2, y + 4, "start", NULL, text);
         } else {
             dbk_strbuf_appendf(&sb, "<g class=\"series\" data-series=\"");
             xml_text(&sb, base);
             dbk_strbuf_appendf(&sb, "\">");
             svg_text(&sb, mid, p.top + p.height - 8, "middle", NULL, "not reached");
             dbk_strbuf_appendf(&sb, "</g>\n");
+        }
+        for (int m = 0; m < groups[g].count; m++) {
+            const dbk_run *r = &set->runs[groups[g].members[m]];
+            double v = cost ? r->seconds_to_target / 3600.0 * r->price_per_hour : r->seconds_to_target;
+            if (!isfinite(v)) continue;
+            dbk_strbuf_appendf(&sb, "<circle class=\"run\" cx=\"%.1f\" cy=\"%.1f\" r=\"3\" fill=\"black\" "
+                                    "fill-opacity=\"0.6\"/>\n",
+                               x + bar_w * (0.25 + 0.5 * (m + 0.5) / groups[g].count), ty(&p, v));
         }
         snprintf(text, sizeof text, "%d/%d reached", s->converged, s->n);
         svg_text(&sb, mid, p.top + p.height + 16, "middle", NULL, text);
@@ -516,10 +525,10 @@ dbk_status dbk_report_write(const dbk_run_set *set, const dbk_run_group *groups,
                             const char *const *sources, int nsources) {
     DBK_TRY(dbk_mkdir_p(out_dir));
     DBK_TRY(chart_accuracy(set, groups, ngroups, out_dir));
-    DBK_TRY(chart_bars(groups, ngroups, false, out_dir, "time_to_target.svg"));
+    DBK_TRY(chart_bars(set, groups, ngroups, false, out_dir, "time_to_target.svg"));
     bool any_priced = false;
     for (int g = 0; g < ngroups; g++) any_priced = any_priced || groups[g].priced;
-    if (any_priced) DBK_TRY(chart_bars(groups, ngroups, true, out_dir, "cost_to_target.svg"));
+    if (any_priced) DBK_TRY(chart_bars(set, groups, ngroups, true, out_dir, "cost_to_target.svg"));
     bool *roof = dbk_calloc((size_t)ngroups, sizeof *roof);
     if (!roof) return DBK_ERR_OUT_OF_HOST_MEMORY;
     dbk_status st = DBK_OK;
