@@ -18,14 +18,14 @@ int dbk_cmd_platforms(dbk_cli_args *a) {
         }
         return dbk_cli_usage_error("platforms", "unknown option '%s'", a->argv[a->i]);
     }
-    printf("%-20s %-46s %12s %10s %s\n", "id", "name", "FP32 GFLOP/s", "GB/s", "price");
+    printf("%-20s %-60s %12s %10s %s\n", "id", "name", "FP32 GFLOP/s", "GB/s", "price");
     for (int i = 0; i < dbk_profile_count_ids(); i++) {
         dbk_platform_info p;
         if (dbk_platform_resolve(dbk_profile_id_at_index(i), "", "", &p) != DBK_OK) return dbk_cli_fail(NULL);
         char price[256] = "-";
         if (p.price_per_hour > 0)
             snprintf(price, sizeof price, "USD %.4g/h (%s %s)", p.price_per_hour, p.provider, p.instance);
-        printf("%-20s %-46.46s %12.0f %10.0f %s\n", p.id, p.name, p.peak_fp32_gflops, p.mem_bandwidth_gbs, price);
+        printf("%-20s %-60.60s %12.0f %10.0f %s\n", p.id, p.name, p.peak_fp32_gflops, p.mem_bandwidth_gbs, price);
     }
     return DBK_EXIT_OK;
 }
