@@ -82,7 +82,8 @@ static void help_train(void) {
     printf("usage: daybreak train [options]\n\n"
            "Trains a recipe on CIFAR-10 until the test accuracy reaches its target (checked after\n"
            "every epoch), timing it with the DAWNBench clock (preprocessing and training on the\n"
-           "clock, evaluation off). Writes logs.tsv, result.json and model.ckpt to --out.\n\n"
+           "clock, evaluation off). Writes logs.tsv, dawnbench.json (the DAWNBench entry),\n"
+           "result.json and model.ckpt to --out.\n\n"
            "options:\n"
            "  --recipe NAME       recipe to run (default: %s; see 'daybreak recipes')\n"
            "  --backend SPEC      cpu, opencl[:N] or vulkan[:N] (default: $DBK_BACKEND, else the\n"
@@ -431,7 +432,7 @@ static int cmd_train(args *a) {
         printf("target %.2f%% not reached in %d epochs (best %.2f%%)\n", (double)opt.recipe.target, rep->epochs_run, best);
         code = EXIT_NOT_REACHED;
     }
-    if (st == DBK_OK || st == DBK_ERR_DIVERGED) printf("results in %s (logs.tsv, result.json%s)\n", out,
+    if (st == DBK_OK || st == DBK_ERR_DIVERGED) printf("results in %s (logs.tsv, dawnbench.json, result.json%s)\n", out,
                                                        st == DBK_OK ? ", model.ckpt" : "");
     dbk_free(rep);
     return code;

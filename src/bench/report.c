@@ -473,7 +473,7 @@ static void write_markdown(dbk_strbuf *sb, const dbk_run_set *set, const dbk_run
 
     dbk_strbuf_appendf(sb, "\n## Threshold sweep\n\nMedian clock time to the first epoch at or above each test "
                            "accuracy (runs that reached it / runs).\n\n| group | device | backend | driver | recipe | "
-                           "thresholds |\n|---|---|---|---|---|---|\n");
+                           "thresholds | seeds | daybreak |\n|---|---|---|---|---|---|---|---|\n");
     for (int g = 0; g < ng; g++) {
         const dbk_run_group *gr = &groups[g];
         md_group_id(sb, gr, g);
@@ -484,6 +484,10 @@ static void write_markdown(dbk_strbuf *sb, const dbk_run_set *set, const dbk_run
                 dbk_strbuf_appendf(sb, ", epoch %.1f", gr->threshold_epochs[t].median);
             dbk_strbuf_appendf(sb, " (%d/%d)", gr->threshold_seconds[t].converged, gr->count);
         }
+        dbk_strbuf_appendf(sb, " | ");
+        md_seeds(sb, set, gr);
+        dbk_strbuf_appendf(sb, " | ");
+        md_versions(sb, set, gr);
         dbk_strbuf_appendf(sb, " |\n");
     }
 
