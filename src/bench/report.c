@@ -412,7 +412,8 @@ static void write_markdown(dbk_strbuf *sb, const dbk_run_set *set, const dbk_run
         md_cell(sb, sources[i]);
         dbk_strbuf_appendf(sb, "`");
     }
-    dbk_strbuf_appendf(sb, ". Runs are grouped by backend, device, driver, recipe, clock, target and image counts; "
+    dbk_strbuf_appendf(sb, ". Runs are grouped by backend, device, driver, recipe, clock, target, image counts and profiling "
+                           "(--profile slows every step); "
                            "a run that did not reach the target counts as not converged and is never dropped.\n\n");
     bool subset = false;
     for (int i = 0; i < set->count; i++) subset = subset || set->runs[i].train_images < 50000 || set->runs[i].test_images < 10000;

@@ -208,7 +208,8 @@ void dbk_run_set_deinit(dbk_run_set *set) {
 static bool same_group(const dbk_run *a, const dbk_run *b) {
     return !strcmp(a->backend, b->backend) && !strcmp(a->device, b->device) && !strcmp(a->driver, b->driver) &&
            !strcmp(a->recipe, b->recipe) && !strcmp(a->clock_mode, b->clock_mode) && fabs(a->target - b->target) < 1e-9 &&
-           a->train_images == b->train_images && a->test_images == b->test_images;
+           a->train_images == b->train_images && a->test_images == b->test_images &&
+           (a->op_count > 0) == (b->op_count > 0); /* profiled steps are slower: never mixed */
 }
 
 static double median_of(double *v, int n) {
@@ -307,7 +308,8 @@ void dbk_run_groups_destroy(dbk_run_group *groups, int count) {
 }
 
 void dbk_run_group_label(const dbk_run_group *g, char *out, size_t cap) {
-    snprintf(out, cap, "%s · %s · %s", g->first->backend, g->first->device, g->first->recipe);
+    snprintf(out, cap, "%s · %s · %s%s", g->first->backend, g->first->device, g->first->recipe,
+             g->first->op_count > 0 ? " (profiled)" : "");
 }
 
 /* ---------------------------------------------------------------------------------- */

@@ -3,8 +3,9 @@
  * what makes runs comparable, and summarised: the input of `daybreak bench`'s summary and of
  * `daybreak report`.
  *
- * A group is the runs with the same backend, device name, driver, recipe, clock, target and
- * train/test image counts: only those are repetitions of one measurement. Within a group the
+ * A group is the runs with the same backend, device name, driver, recipe, clock, target,
+ * train/test image counts and profiling (--profile slows every step): only those are
+ * repetitions of one measurement. Within a group the
  * time, epochs and cost to the target are summarised with bench/stats.h (a run that missed
  * the target counts as not converged, never dropped), and so is every threshold of the sweep
  * (90..94% and the target).
