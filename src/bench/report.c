@@ -84,7 +84,7 @@ static double nice_step(double range, int n) {
 }
 
 static void fmt_tick(char *out, size_t cap, double v) {
-    if (fabs(v) >= 1e4 || (fabs(v) < 1e-2 && v != 0.0)) snprintf(out, cap, "%.0e", v);
+    if (fabs(v) >= 1e5 || (fabs(v) < 1e-4 && v != 0.0)) snprintf(out, cap, "%.0e", v);
     else snprintf(out, cap, "%g", v);
 }
 
@@ -184,8 +184,8 @@ static dbk_status chart_accuracy(const dbk_run_set *set, const dbk_run_group *gr
     for (int g = 0; g < nl; g++) {
         char base[400];
         dbk_run_group_label(&groups[g], base, sizeof base);
-        snprintf(label_buf[g], sizeof label_buf[g], "%s (%d runs, target %.4g%% dashed)", base, groups[g].count,
-                 groups[g].first->target);
+        snprintf(label_buf[g], sizeof label_buf[g], "%s (%d run%s, clock %s, target %.4g%% dashed)", base,
+                 groups[g].count, groups[g].count == 1 ? "" : "s", groups[g].first->clock_mode, groups[g].first->target);
         labels[g] = label_buf[g];
     }
     svg_legend(&sb, p.left, p.top + p.height + 50, labels, nl);
@@ -254,7 +254,7 @@ static dbk_status chart_bars(const dbk_run_set *set, const dbk_run_group *groups
                                    "stroke=\"black\" stroke-width=\"1.5\" fill=\"none\"/>\n",
                                    mid, y0, y1, mid - 8, y0, mid + 8, mid - 8, y1, mid + 8);
             }
-            snprintf(text, sizeof text, cost ? "%.4f" : "%.1f", s->median);
+            snprintf(text, sizeof text, cost ? "%.3g" : "%.1f", s->median);
             svg_text(&sb, mid + bar_w / 2.0 + 2, y + 4, "start", NULL, text);
         } else {
             dbk_strbuf_appendf(&sb, "<g class=\"series\" data-series=\"");
@@ -454,7 +454,7 @@ static void write_markdown(dbk_strbuf *sb, const dbk_run_set *set, const dbk_run
         else dbk_strbuf_appendf(sb, " | n/a | ");
         if (isfinite(gr->epochs.median)) dbk_strbuf_appendf(sb, "%.1f | ", gr->epochs.median);
         else dbk_strbuf_appendf(sb, "not reached | ");
-        if (gr->priced && isfinite(gr->cost.median)) dbk_strbuf_appendf(sb, "USD %.4f | ", gr->cost.median);
+        if (gr->priced && isfinite(gr->cost.median)) dbk_strbuf_appendf(sb, "USD %.3g | ", gr->cost.median);
         else dbk_strbuf_appendf(sb, "n/a | ");
         if (isfinite(gr->utilisation_median))
             dbk_strbuf_appendf(sb, "%.2f%% (%.1f GFLOP/s) | ", 100.0 * gr->utilisation_median,
