@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "app/cli.h"
+#include "core/profile.h"
 #include "train/platform.h"
 
 void dbk_help_platforms(void) {
@@ -19,9 +20,9 @@ int dbk_cmd_platforms(dbk_cli_args *a) {
         return dbk_cli_usage_error("platforms", "unknown option '%s'", a->argv[a->i]);
     }
     printf("%-20s %-60s %12s %10s %s\n", "id", "name", "FP32 GFLOP/s", "GB/s", "price");
-    for (int i = 0; i < dbk_profile_count_ids(); i++) {
+    for (int i = 0; i < dbk_profile_count(); i++) {
         dbk_platform_info p;
-        if (dbk_platform_resolve(dbk_profile_id_at_index(i), "", "", &p) != DBK_OK) return dbk_cli_fail(NULL);
+        if (dbk_platform_resolve(dbk_profile_id_at(i), "", "", &p) != DBK_OK) return dbk_cli_fail(NULL);
         char price[256] = "-";
         if (p.price_per_hour > 0)
             snprintf(price, sizeof price, "USD %.4g/h (%s %s)", p.price_per_hour, p.provider, p.instance);

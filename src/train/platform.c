@@ -27,6 +27,3 @@ dbk_status dbk_platform_resolve(const char *platform_id, const char *backend, co
     dbk_profile_destroy(p);
     return DBK_OK;
 }
-
-int dbk_profile_count_ids(void) { return dbk_profile_count(); }
-const char *dbk_profile_id_at_index(int i) { return dbk_profile_id_at(i); }

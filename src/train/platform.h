@@ -32,8 +32,4 @@ typedef struct dbk_platform_info {
 dbk_status dbk_platform_resolve(const char *platform_id, const char *backend, const char *device_name,
                                 dbk_platform_info *out);
 
-/* The known profile ids (core/profile.h listing), for `daybreak platforms`. */
-int         dbk_profile_count_ids(void);
-const char *dbk_profile_id_at_index(int i);
-
 #endif
