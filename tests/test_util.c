@@ -36,6 +36,31 @@ int dbk_test_skip(const char *reason) {
     return 77;
 }
 
+int dbk_test_skip_or_fail_in_ci(const char *reason) {
+    const char *ci = getenv("CI");
+    if (ci && !strcmp(ci, "true")) {
+        printf("error: %s (CI=true: device tests must run in CI, so this is a failure, not a skip)\n", reason);
+        return 1;
+    }
+    return dbk_test_skip(reason);
+}
+
+int dbk_test_resolve_backend(const char *spec, dbk_backend_kind *kind, int *index) {
+    if (dbk_backend_resolve(spec, -1, kind, index) == DBK_OK) return 0;
+    char reason[1200];
+    snprintf(reason, sizeof reason, "%s", dbk_last_error());
+    const size_t len = strcspn(spec, ":");
+    for (int k = 0; k < DBK_BACKEND_KIND_COUNT; k++) {
+        const char *name = dbk_backend_kind_name((dbk_backend_kind)k);
+        if (strlen(name) != len || strncmp(spec, name, len) != 0) continue;
+        const char *colon = spec[len] == ':' ? spec + len + 1 : NULL;
+        if (colon && (!*colon || strspn(colon, "0123456789") != strlen(colon))) break;
+        return dbk_test_skip_or_fail_in_ci(reason);
+    }
+    printf("usage error: backend spec '%s': %s\n", spec, reason);
+    return 2;
+}
+
 double dbk_test_nmse(const float *ref, const float *got, size_t n) {
     double num = 0.0, den = 0.0;
     for (size_t i = 0; i < n; i++) {
