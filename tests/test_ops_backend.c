@@ -111,6 +111,22 @@ typedef struct placed {
     unsigned char *image[NSLOT];
 } placed;
 
+/* Details of a failing case, printed under its summary line. */
+static char notes[8192];
+static size_t notes_len;
+
+#if defined(__GNUC__)
+__attribute__((format(printf, 1, 2)))
+#endif
+static void note(const char *fmt, ...) {
+    if (notes_len >= sizeof notes - 1) return;
+    va_list ap;
+    va_start(ap, fmt);
+    const int n = vsnprintf(notes + notes_len, sizeof notes - notes_len, fmt, ap);
+    va_end(ap);
+    if (n > 0) notes_len += (size_t)n < sizeof notes - notes_len ? (size_t)n : sizeof notes - notes_len - 1;
+}
+
 static void *xmalloc(size_t n) {
     void *p = malloc(n ? n : 1);
     if (!p) {
@@ -271,8 +287,9 @@ static int check_guards(const char *who, const placed *p, int s, const unsigned 
     if (at == p->front[s]) at = first_diff(p->image[s], got, end, p->total[s]);
     if (at == p->total[s]) return 0;
     const bool before = at < p->front[s];
-    printf("    %s %s: guard overwritten %zu bytes %s the tensor (offset %zu, %zu bytes)\n", who, slot_name(s),
-           before ? p->front[s] - at : at - end + 1, before ? "before" : "after", p->front[s], p->nbytes[s]);
+    note("    %s %s: guard changed %zu bytes %s the tensor (offset %zu, %zu bytes)\n", who, slot_name(s),
+         before ? p->front[s] - at : at - end, before ? "before the start of" : "after the end of", p->front[s],
+         p->nbytes[s]);
     return 1;
 }
 
@@ -281,10 +298,10 @@ static int compare_output(const tcase *c, int s, const unsigned char *ref, const
                           double *nmse) {
     const slot *sl = &c->slots[s];
     const int64_t n = slot_numel(sl);
-    *nmse = 0.0;
+    *nmse = sl->dtype == DBK_DTYPE_F32 ? dbk_test_nmse((const float *)ref, (const float *)got, (size_t)n) : 0.0;
+    if (isnan(*nmse)) *nmse = INFINITY;
     if (sl->dtype == DBK_DTYPE_F32 && tol > 0.0) {
         const float *r = (const float *)ref, *g = (const float *)got;
-        *nmse = dbk_test_nmse(r, g, (size_t)n);
         if (*nmse <= tol) return 0;
         int64_t worst = 0;
         double wd = -1.0;
@@ -296,9 +313,8 @@ static int compare_output(const tcase *c, int s, const unsigned char *ref, const
                 if (isnan(dd)) break;
             }
         }
-        printf("    %s: NMSE %.3g > %.1g over %lld values; worst at %lld: got %.9g, want %.9g\n", slot_name(s), *nmse,
+        note("    %s: NMSE %.3g > %.1g over %lld values; worst at %lld: got %.9g, want %.9g\n", slot_name(s), *nmse,
                tol, (long long)n, (long long)worst, (double)g[worst], (double)r[worst]);
-        if (isnan(*nmse)) *nmse = INFINITY;
         return 1;
     }
     const size_t esz = dbk_dtype_size(sl->dtype), nb = (size_t)n * esz;
@@ -308,16 +324,16 @@ static int compare_output(const tcase *c, int s, const unsigned char *ref, const
     for (int64_t i = 0; i < n; i++) bad += memcmp(ref + (size_t)i * esz, got + (size_t)i * esz, esz) != 0;
     const int64_t i = (int64_t)(at / esz);
     if (sl->dtype == DBK_DTYPE_F32)
-        printf("    %s: %lld of %lld values not bit-exact; first at %lld: got %.9g, want %.9g\n", slot_name(s),
+        note("    %s: %lld of %lld values not bit-exact; first at %lld: got %.9g, want %.9g\n", slot_name(s),
                (long long)bad, (long long)n, (long long)i, (double)((const float *)got)[i],
                (double)((const float *)ref)[i]);
     else if (sl->dtype == DBK_DTYPE_I32)
-        printf("    %s: %lld of %lld values differ; first at %lld: got %d, want %d\n", slot_name(s), (long long)bad,
+        note("    %s: %lld of %lld values differ; first at %lld: got %d, want %d\n", slot_name(s), (long long)bad,
                (long long)n, (long long)i, ((const int32_t *)got)[i], ((const int32_t *)ref)[i]);
     else
-        printf("    %s: %lld of %lld bytes differ; first at %lld: got %u, want %u\n", slot_name(s), (long long)bad,
+        note("    %s: %lld of %lld bytes differ; first at %lld: got %u, want %u\n", slot_name(s), (long long)bad,
                (long long)n, (long long)i, got[i], ref[i]);
-    *nmse = INFINITY;
+    if (sl->dtype != DBK_DTYPE_F32) *nmse = INFINITY;
     return 1;
 }
 
@@ -349,11 +365,11 @@ static int run_case(tcase *c) {
     for (int s = 0; s < NSLOT && !why[0]; s++) {
         const slot *sl = &c->slots[s];
         if (sl->role == ROLE_NONE) continue;
-        int bad = check_guards("cpu", &pr, s, gr[s]) | check_guards(dev_name, &pd, s, gd[s]);
+        int bad = check_guards("reference", &pr, s, gr[s]) | check_guards(dev_name, &pd, s, gd[s]);
         const unsigned char *rt = gr[s] + pr.front[s], *dt = gd[s] + pd.front[s];
         if (sl->role == ROLE_IN) {
             if (memcmp(dt, pd.image[s] + pd.front[s], pd.nbytes[s]) != 0) {
-                printf("    %s: an input was modified by %s\n", slot_name(s), dev_name);
+                note("    %s: an input was modified by %s\n", slot_name(s), dev_name);
                 bad = 1;
             }
         } else {
@@ -365,6 +381,9 @@ static int run_case(tcase *c) {
     }
     printf("%-20s %-64s nmse %9.2e  tol %-7.1g %s\n", op, c->shape, worst, tol, fail ? "FAIL" : "PASS");
     if (why[0]) printf("    %s\n", why);
+    printf("%s", notes);
+    notes_len = 0;
+    notes[0] = '\0';
     fflush(stdout);
     for (int s = 0; s < NSLOT; s++) {
         free(gr[s]);
