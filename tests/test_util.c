@@ -46,19 +46,19 @@ int dbk_test_skip_or_fail_in_ci(const char *reason) {
 }
 
 int dbk_test_resolve_backend(const char *spec, dbk_backend_kind *kind, int *index) {
-    if (dbk_backend_resolve(spec, -1, kind, index) == DBK_OK) return 0;
-    char reason[1200];
-    snprintf(reason, sizeof reason, "%s", dbk_last_error());
     const size_t len = strcspn(spec, ":");
+    const char *device = spec[len] == ':' ? spec + len + 1 : NULL;
+    bool known = false;
     for (int k = 0; k < DBK_BACKEND_KIND_COUNT; k++) {
         const char *name = dbk_backend_kind_name((dbk_backend_kind)k);
-        if (strlen(name) != len || strncmp(spec, name, len) != 0) continue;
-        const char *colon = spec[len] == ':' ? spec + len + 1 : NULL;
-        if (colon && (!*colon || strspn(colon, "0123456789") != strlen(colon))) break;
-        return dbk_test_skip_or_fail_in_ci(reason);
+        known |= strlen(name) == len && strncmp(spec, name, len) == 0;
     }
-    printf("usage error: backend spec '%s': %s\n", spec, reason);
-    return 2;
+    if (!known || (device && (!*device || strspn(device, "0123456789") != strlen(device)))) {
+        printf("usage error: backend spec '%s' is not cpu, opencl or vulkan, optionally followed by :N\n", spec);
+        return 2;
+    }
+    if (dbk_backend_resolve(spec, -1, kind, index) == DBK_OK) return 0;
+    return dbk_test_skip_or_fail_in_ci(dbk_last_error());
 }
 
 double dbk_test_nmse(const float *ref, const float *got, size_t n) {
