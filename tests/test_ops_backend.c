@@ -22,6 +22,11 @@
  *    relu/add/scale) and accumulating counters (loss_sum, correct) start from nonzero values.
  *  - NMSE = sum (ref - got)^2 / sum ref^2 over one output, ref from the CPU backend.
  *    Tolerance 0 means bit-exact. Integer outputs (argmax, labels) are always bit-exact.
+ *  - The harness checks itself on every passing case (planted_faults_missed): a byte
+ *    changed on either side of each tensor, in each input, and a wrong last element of each
+ *    output, planted one at a time in the device's results, must each fail the case.
+ *    Run against `cpu` (ops_cpu_vs_cpu) the results are bit-identical, so that run tests
+ *    the harness: case construction, guards, comparisons and planted faults.
  *  - An op the backend does not support is a failure: every op is required.
  *  - No such backend or device: "skipped" (exit 77), or exit 1 when CI=true.
  *
@@ -337,6 +342,76 @@ static int compare_output(const tcase *c, int s, const unsigned char *ref, const
     return 1;
 }
 
+/* Judges the read-back buffers of a case: guards on both sides, inputs unchanged, outputs
+ * against the reference. Every slot is checked, so one report shows everything wrong.
+ * Returns 1 on any failure (details in the notes); *worst gets the largest NMSE. */
+static int judge(const tcase *c, const placed *pr, const placed *pd, unsigned char *const gr[NSLOT],
+                 unsigned char *const gd[NSLOT], double *worst) {
+    const double tol = op_tolerance[c->desc.op];
+    int fail = 0;
+    *worst = 0.0;
+    for (int s = 0; s < NSLOT; s++) {
+        const slot *sl = &c->slots[s];
+        if (sl->role == ROLE_NONE) continue;
+        fail |= check_guards("reference", pr, s, gr[s]) | check_guards(dev_name, pd, s, gd[s]);
+        const unsigned char *rt = gr[s] + pr->front[s], *dt = gd[s] + pd->front[s];
+        if (sl->role == ROLE_IN) {
+            if (memcmp(dt, pd->image[s] + pd->front[s], pd->nbytes[s]) != 0) {
+                note("    %s: an input was modified by %s\n", slot_name(s), dev_name);
+                fail = 1;
+            }
+        } else {
+            double e;
+            fail |= compare_output(c, s, rt, dt, tol, &e);
+            if (e > *worst) *worst = e;
+        }
+    }
+    return fail;
+}
+
+/* The harness checks itself on every case that passed: faults planted one at a time in
+ * the device's read-back buffers must each be caught. They are a changed byte just before
+ * and just after every tensor (an out-of-bounds write), a changed last byte of every input
+ * (a write into an input), and the last element of every output wrong (f32: off by 10
+ * times the output's RMS, which any tolerance here catches even in the largest tensor;
+ * integers: one bit). Returns the number of faults missed, each described in the notes. */
+static int planted_faults_missed(const tcase *c, const placed *pr, const placed *pd, unsigned char *const gr[NSLOT],
+                                 unsigned char *const gd[NSLOT]) {
+    int missed = 0;
+    for (int s = 0; s < NSLOT; s++) {
+        const slot *sl = &c->slots[s];
+        if (sl->role == ROLE_NONE) continue;
+        const size_t esz = dbk_dtype_size(sl->dtype), last = pd->front[s] + pd->nbytes[s] - esz;
+        const size_t at[3] = {pd->front[s] - 1, pd->front[s] + pd->nbytes[s], last};
+        static const char *what[3] = {"a byte before the tensor", "a byte after the tensor", "the last element"};
+        for (int f = 0; f < 3; f++) {
+            unsigned char saved[4];
+            memcpy(saved, gd[s] + at[f], f == 2 ? esz : 1);
+            if (f == 2 && sl->dtype == DBK_DTYPE_F32 && sl->role != ROLE_IN) {
+                const float *ref = (const float *)(gr[s] + pr->front[s]);
+                const int64_t n = slot_numel(sl);
+                double ss = 0.0;
+                for (int64_t i = 0; i < n; i++) ss += (double)ref[i] * (double)ref[i];
+                const float wrong = (float)((double)ref[n - 1] + 10.0 * sqrt(ss / (double)n) + 1.0);
+                memcpy(gd[s] + at[f], &wrong, sizeof wrong);
+            } else {
+                gd[s][at[f]] ^= 0x01;
+            }
+            const size_t keep = notes_len;
+            double worst;
+            const int caught = judge(c, pr, pd, gr, gd, &worst);
+            notes_len = keep;
+            notes[keep] = '\0';
+            memcpy(gd[s] + at[f], saved, f == 2 ? esz : 1);
+            if (!caught) {
+                note("    harness: a planted fault in %s (%s) was not caught\n", slot_name(s), what[f]);
+                missed++;
+            }
+        }
+    }
+    return missed;
+}
+
 /* Runs case c on both backends and compares; prints its line; frees c. 0 = pass. */
 static int run_case(tcase *c) {
     const double tol = op_tolerance[c->desc.op];
@@ -360,25 +435,9 @@ static int run_case(tcase *c) {
     if (!why[0] && (st = run_on(dev_be, c, &pd, gd)) != DBK_OK)
         snprintf(why, sizeof why, "%s failed: %s: %s", dev_name, dbk_status_str(st), dbk_last_error());
     int fail = why[0] != '\0';
+    if (!fail) fail = judge(c, &pr, &pd, gr, gd, &worst);
+    if (!fail) fail = planted_faults_missed(c, &pr, &pd, gr, gd) > 0;
 
-    /* Every slot is checked, so one report shows everything that is wrong. */
-    for (int s = 0; s < NSLOT && !why[0]; s++) {
-        const slot *sl = &c->slots[s];
-        if (sl->role == ROLE_NONE) continue;
-        int bad = check_guards("reference", &pr, s, gr[s]) | check_guards(dev_name, &pd, s, gd[s]);
-        const unsigned char *rt = gr[s] + pr.front[s], *dt = gd[s] + pd.front[s];
-        if (sl->role == ROLE_IN) {
-            if (memcmp(dt, pd.image[s] + pd.front[s], pd.nbytes[s]) != 0) {
-                note("    %s: an input was modified by %s\n", slot_name(s), dev_name);
-                bad = 1;
-            }
-        } else {
-            double e;
-            bad |= compare_output(c, s, rt, dt, tol, &e);
-            if (e > worst) worst = e;
-        }
-        fail |= bad;
-    }
     printf("%-20s %-64s nmse %9.2e  tol %-7.1g %s\n", op, c->shape, worst, tol, fail ? "FAIL" : "PASS");
     if (why[0]) printf("    %s\n", why);
     printf("%s", notes);
