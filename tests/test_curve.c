@@ -19,9 +19,12 @@
  *   augmented batch (the augmentation is bit-exact, test_ops_backend), so it differs only
  *   by fp32 summation order in conv/GEMM/batch-norm reductions (~1e-6 relative, far below
  *   1e-3). Each update feeds those differences into the weights, and training amplifies
- *   them step by step, so the bar widens linearly. A wrong op (a bad gradient, a missing
- *   momentum term, a mis-indexed batch) moves the loss by several percent within a few
- *   steps.
+ *   them step by step (max-pool winners and ReLU signs flip), so the bar widens linearly.
+ *   Measured on this test with the CPU backend, planting relative noise in every conv
+ *   output of the second run to stand in for another summation order (real fp32
+ *   reordering is ~1e-7): noise 1e-7, 1e-6, 1e-5 gave largest per-step differences of
+ *   3.5e-3, 8.7e-3 and 1.3e-2 (step 9 or earlier), all inside; a subtle optimizer bug
+ *   (Nesterov ignored in the second run) failed 4 of the 10 steps (up to 2.9e-2).
  * The CPU run must itself learn: the mean loss of the last 3 steps is at least 3% below
  * that of the first 3 (measured: 2.3105 -> 2.1677, 6.2% lower), so a curve that stays flat
  * cannot pass by matching another flat curve; a device that never updates its weights
