@@ -2,11 +2,13 @@
  * backend.c — the backend-independent half of backend.h: buffer bookkeeping, bounds and
  * contract checks, and dispatch through the vtable.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "backend/backend_impl.h"
 #include "core/alloc.h"
+#include "core/timer.h"
 
 void dbk_backend_destroy(dbk_backend *be) {
     if (!be) return;
@@ -119,3 +121,73 @@ dbk_status dbk_backend_run(dbk_backend *be, const dbk_op_desc *op) {
 }
 
 dbk_status dbk_backend_sync(dbk_backend *be) { return be->vt->sync(be); }
+
+/* ---------------------------------------------------------------------------------- */
+/* programs                                                                           */
+
+dbk_status dbk_program_create(dbk_backend *be, const dbk_op_desc *ops, int count, dbk_program **out) {
+    *out = NULL;
+    for (int i = 0; i < count; i++) DBK_TRY(dbk_backend_prepare(be, &ops[i]));
+    dbk_program *p = dbk_calloc(1, sizeof *p);
+    if (!p) return dbk_set_error(DBK_ERR_OUT_OF_HOST_MEMORY, "out of host memory creating a program");
+    p->be = be;
+    p->count = count;
+    p->ops = dbk_malloc(sizeof *p->ops * (size_t)(count > 0 ? count : 1));
+    if (!p->ops) {
+        dbk_free(p);
+        return dbk_set_error(DBK_ERR_OUT_OF_HOST_MEMORY, "out of host memory creating a program");
+    }
+    if (count) memcpy(p->ops, ops, sizeof *p->ops * (size_t)count);
+    if (be->vt->program_record) {
+        dbk_status st = be->vt->program_record(be, p);
+        if (st != DBK_OK) {
+            dbk_free(p->ops);
+            dbk_free(p);
+            return st;
+        }
+    }
+    *out = p;
+    return DBK_OK;
+}
+
+void dbk_program_destroy(dbk_program *p) {
+    if (!p) return;
+    if (p->impl && p->be->vt->program_release) p->be->vt->program_release(p->be, p);
+    dbk_free(p->ops);
+    dbk_free(p);
+}
+
+/* Names the failing op of a program in the error message. */
+static dbk_status program_op_failed(const dbk_op_desc *op, dbk_status st) {
+    char reason[800];
+    snprintf(reason, sizeof reason, "%s", dbk_last_error());
+    return dbk_set_error(st, "%s (%s): %s", op->label ? op->label : "op", dbk_op_name(op->op), reason);
+}
+
+dbk_status dbk_program_run(dbk_program *p) {
+    dbk_backend *be = p->be;
+    if (be->vt->program_run) return be->vt->program_run(be, p);
+    /* Validated and prepared at creation: call the ops directly. */
+    for (int i = 0; i < p->count; i++) {
+        dbk_status st = be->vt->ops[p->ops[i].op](be, &p->ops[i]);
+        if (st != DBK_OK) return program_op_failed(&p->ops[i], st);
+    }
+    return DBK_OK;
+}
+
+dbk_status dbk_program_run_timed(dbk_program *p, double *op_seconds) {
+    dbk_backend *be = p->be;
+    if (be->vt->program_run_timed) return be->vt->program_run_timed(be, p, op_seconds);
+    DBK_TRY(be->vt->sync(be));
+    for (int i = 0; i < p->count; i++) {
+        double t0 = dbk_time_now();
+        dbk_status st = be->vt->ops[p->ops[i].op](be, &p->ops[i]);
+        if (st != DBK_OK) return program_op_failed(&p->ops[i], st);
+        DBK_TRY(be->vt->sync(be));
+        op_seconds[i] += dbk_time_now() - t0;
+    }
+    return DBK_OK;
+}
+
+int dbk_program_count(const dbk_program *p) { return p->count; }
+const dbk_op_desc *dbk_program_ops(const dbk_program *p) { return p->ops; }

@@ -105,4 +105,31 @@ dbk_status dbk_backend_run(dbk_backend *be, const dbk_op_desc *op);
 /* Waits until every enqueued op has finished. */
 dbk_status dbk_backend_sync(dbk_backend *be);
 
+/* --- programs: fixed op sequences, recorded once and replayed ----------------------- */
+
+/* A training step or evaluation batch is the same op sequence every time (DESIGN.md
+ * decision 4): only a few bytes of per-step values change, and those live in device
+ * tensors. A program is such a sequence. Creating one validates and prepares every op and
+ * lets the backend record it once (Vulkan: command buffers; OpenCL: kernels with their
+ * arguments set); running it replays the recording. Backends without a recorder run the ops
+ * one by one. The buffers the ops use must outlive the program. */
+typedef struct dbk_program dbk_program;
+
+/* Copies ops[0..count). Errors: the op's contract, an unsupported op (named by its label),
+ * or the backend's recording failure. */
+dbk_status dbk_program_create(dbk_backend *be, const dbk_op_desc *ops, int count, dbk_program **out);
+void       dbk_program_destroy(dbk_program *p);              /* accepts NULL */
+
+/* Enqueues the whole sequence; may return before it finishes (dbk_backend_sync waits). */
+dbk_status dbk_program_run(dbk_program *p);
+
+/* Runs the sequence once and waits for it, adding each op's time in seconds to
+ * op_seconds[i] (count entries). Device backends measure device time (OpenCL profiling
+ * events, Vulkan timestamp queries) without synchronising between ops; the generic path
+ * synchronises after every op and times on the host. */
+dbk_status dbk_program_run_timed(dbk_program *p, double *op_seconds);
+
+int                dbk_program_count(const dbk_program *p);
+const dbk_op_desc *dbk_program_ops(const dbk_program *p);   /* the copied descriptors */
+
 #endif

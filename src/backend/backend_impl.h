@@ -16,6 +16,13 @@ struct dbk_buffer {
     void        *impl;     /* backend-private: host pointer (cpu), cl_mem, VkBuffer record */
 };
 
+struct dbk_program {
+    dbk_backend *be;       /* owner, borrowed */
+    dbk_op_desc *ops;      /* validated and prepared copies */
+    int          count;
+    void        *impl;     /* backend-private recording (NULL on the generic path) */
+};
+
 typedef dbk_status (*dbk_op_fn)(dbk_backend *be, const dbk_op_desc *op);
 
 typedef struct dbk_backend_vtable {
@@ -31,6 +38,13 @@ typedef struct dbk_backend_vtable {
     bool       (*op_supported)(const dbk_backend *be, const dbk_op_desc *op);
     /* optional: called by dbk_backend_prepare after validation */
     dbk_status (*prepare)     (dbk_backend *be, const dbk_op_desc *op);
+    /* optional record/replay of programs (backend.h); each NULL entry falls back to the
+     * generic path: program_run calls ops[] in order, program_run_timed synchronises and
+     * times each op on the host. program_record fills prog->impl; program_release frees it. */
+    dbk_status (*program_record)   (dbk_backend *be, dbk_program *prog);
+    void       (*program_release)  (dbk_backend *be, dbk_program *prog);
+    dbk_status (*program_run)      (dbk_backend *be, dbk_program *prog);
+    dbk_status (*program_run_timed)(dbk_backend *be, dbk_program *prog, double *op_seconds);
 } dbk_backend_vtable;
 
 struct dbk_backend {

@@ -37,7 +37,8 @@ struct dbk_session {
     dbk_graph           *train_graph, *eval_graph, *tail_graph;  /* tail: last partial eval batch */
     dbk_buffer          *params, *grads, *momentum, *state, *arena, *scalars;
     dbk_buffer          *train_images, *train_labels, *indices, *test_images, *test_labels;
-    program              train_step, eval_step, eval_tail;
+    program              train_step, eval_step, eval_tail;         /* op lists as laid out */
+    dbk_program         *train_prog, *eval_prog, *tail_prog;       /* the same, recorded on the backend */
     int                  eval_tail_batch;
     int32_t             *perm;                                  /* host permutation buffer */
     bool                 profiling;
@@ -224,11 +225,13 @@ dbk_status dbk_session_create(dbk_backend *be, const dbk_session_config *cfg, db
         if ((st = lay_out(s, s->tail_graph, s->eval_tail_batch, false, &s->eval_tail)) != DBK_OK) goto fail;
     }
 
-    /* Let the backend size workspaces and build kernels for every op, once. */
-    const program *progs[3] = {&s->train_step, &s->eval_step, &s->eval_tail};
-    for (int p = 0; p < 3; p++)
-        for (int i = 0; i < progs[p]->count; i++)
-            if ((st = dbk_backend_prepare(be, &progs[p]->ops[i])) != DBK_OK) goto fail;
+    /* Let the backend size workspaces, build kernels and record every sequence, once. */
+    if (train && (st = dbk_program_create(be, s->train_step.ops, s->train_step.count, &s->train_prog)) != DBK_OK)
+        goto fail;
+    if ((st = dbk_program_create(be, s->eval_step.ops, s->eval_step.count, &s->eval_prog)) != DBK_OK) goto fail;
+    if (s->tail_graph &&
+        (st = dbk_program_create(be, s->eval_tail.ops, s->eval_tail.count, &s->tail_prog)) != DBK_OK)
+        goto fail;
 
     *out = s;
     return DBK_OK;
@@ -239,6 +242,9 @@ fail:
 
 void dbk_session_destroy(dbk_session *s) {
     if (!s) return;
+    dbk_program_destroy(s->train_prog);
+    dbk_program_destroy(s->eval_prog);
+    dbk_program_destroy(s->tail_prog);
     dbk_graph_destroy(s->train_graph);
     dbk_graph_destroy(s->eval_graph);
     dbk_graph_destroy(s->tail_graph);
@@ -320,34 +326,17 @@ dbk_status dbk_session_begin_epoch(dbk_session *s, int epoch, uint64_t seed) {
     return dbk_buffer_write(s->scalars, SC_LOSS_SUM, zero, sizeof zero);
 }
 
-static dbk_status run_program(dbk_session *s, const program *p) {
-    for (int i = 0; i < p->count; i++) {
-        dbk_status st = dbk_backend_run(s->be, &p->ops[i]);
-        if (st != DBK_OK) {
-            char reason[800];
-            snprintf(reason, sizeof reason, "%s", dbk_last_error());
-            return dbk_set_error(st, "%s (%s): %s", p->ops[i].label ? p->ops[i].label : "op", dbk_op_name(p->ops[i].op),
-                                 reason);
-        }
-    }
-    return DBK_OK;
-}
-
-/* Runs a program op by op with a synchronisation after each, accumulating per-op times. */
-static dbk_status run_profiled(dbk_session *s, const program *p) {
+/* Runs the training step with per-op device timing (dbk_program_run_timed), accumulating
+ * each op's time and the wall time of the whole step. */
+static dbk_status run_profiled(dbk_session *s) {
     if (!s->op_seconds) {
-        s->op_seconds = dbk_calloc((size_t)p->count, sizeof *s->op_seconds);
+        s->op_seconds = dbk_calloc((size_t)s->train_step.count, sizeof *s->op_seconds);
         if (!s->op_seconds) return DBK_ERR_OUT_OF_HOST_MEMORY;
     }
     DBK_TRY(dbk_backend_sync(s->be));
     double step_start = dbk_time_now();
-    for (int i = 0; i < p->count; i++) {
-        double t0 = dbk_time_now();
-        program one = {&p->ops[i], 1};
-        DBK_TRY(run_program(s, &one));
-        DBK_TRY(dbk_backend_sync(s->be));
-        s->op_seconds[i] += dbk_time_now() - t0;
-    }
+    DBK_TRY(dbk_program_run_timed(s->train_prog, s->op_seconds));
+    DBK_TRY(dbk_backend_sync(s->be));
     s->step_seconds += dbk_time_now() - step_start;
     s->profiled_steps++;
     return DBK_OK;
@@ -360,8 +349,8 @@ void dbk_session_print_profile(const dbk_session *s, FILE *out) {
     const program *p = &s->train_step;
     const double steps = (double)s->profiled_steps;
     double ops_total = 0.0, flops_total = 0.0;
-    fprintf(out, "\nprofile: %ld training steps, batch %d (each op synchronised and timed on the host)\n",
-            s->profiled_steps, s->cfg.batch);
+    fprintf(out, "\nprofile: %ld training steps, batch %d, on %s (%s)\n", s->profiled_steps, s->cfg.batch,
+            dbk_backend_kind_name(dbk_backend_get_kind(s->be)), dbk_backend_get_info(s->be)->name);
     fprintf(out, "%-28s %-20s %10s %7s %10s %9s\n", "op", "kind", "ms/step", "share", "GFLOP", "GFLOP/s");
     for (int i = 0; i < p->count; i++) {
         double ms = 1000.0 * s->op_seconds[i] / steps, gflop = dbk_op_flops(&p->ops[i]) * 1e-9;
@@ -383,8 +372,8 @@ dbk_status dbk_session_train_step(dbk_session *s, int step, float lr) {
     int32_t first = step * s->cfg.batch;
     DBK_TRY(dbk_buffer_write(s->scalars, SC_LR, &step_lr, sizeof step_lr));
     DBK_TRY(dbk_buffer_write(s->scalars, SC_TRAIN_STATE, &first, sizeof first));
-    if (s->profiling) return run_profiled(s, &s->train_step);
-    return run_program(s, &s->train_step);
+    if (s->profiling) return run_profiled(s);
+    return dbk_program_run(s->train_prog);
 }
 
 static dbk_status read_counters(dbk_session *s, size_t loss_off, size_t corr_off, dbk_epoch_counters *out) {
@@ -411,7 +400,7 @@ dbk_status dbk_session_evaluate(dbk_session *s, dbk_epoch_counters *out) {
         state[0] = first;
         DBK_TRY(dbk_buffer_write(s->scalars, SC_EVAL_STATE, state, sizeof state));
         bool tail = s->cfg.test_count - first < eb;
-        DBK_TRY(run_program(s, tail ? &s->eval_tail : &s->eval_step));
+        DBK_TRY(dbk_program_run(tail ? s->tail_prog : s->eval_prog));
     }
     out->images = s->cfg.test_count;
     return read_counters(s, SC_EVAL_LOSS, SC_EVAL_CORR, out);

@@ -70,10 +70,11 @@ dbk_status dbk_session_end_epoch(dbk_session *s, dbk_epoch_counters *out);
 /* Evaluates the whole test set; returns correct count and summed loss. */
 dbk_status dbk_session_evaluate(dbk_session *s, dbk_epoch_counters *out);
 
-/* Per-op profiling of training steps: when on, every op of a training step is followed by
- * a device synchronisation and timed on the host (so steps run slower, but each op's time
- * is its own). dbk_session_print_profile prints per op: calls, time per step, FLOPs and the
- * achieved GFLOP/s, and the share of the step spent outside ops. */
+/* Per-op profiling of training steps: when on, each step runs through
+ * dbk_program_run_timed (device time per op from OpenCL events or Vulkan timestamps; the CPU
+ * backend synchronises and times each op on the host). dbk_session_print_profile prints per
+ * op: time per step, share, FLOPs and the achieved GFLOP/s, and the share of the step's
+ * wall time spent outside ops (host overhead, launch gaps). */
 void dbk_session_set_profiling(dbk_session *s, bool on);
 void dbk_session_print_profile(const dbk_session *s, FILE *out);
 

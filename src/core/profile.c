@@ -1,0 +1,298 @@
+/*
+ * profile.c — hardware profiles and environment knobs (see profile.h).
+ *
+ * Profiles are parsed on demand with cJSON: the set is a few kilobytes, read when a backend
+ * is created or a report is made, never inside a training step.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include "core/profile.h"
+
+#include <ctype.h>
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+
+#include "core/embedded.h"
+#include "core/fileio.h"
+#include "core/log.h"
+
+struct dbk_profile {
+    cJSON *root;
+    char   id[64];
+};
+
+/* --- the profile sources: embedded table or DBK_PLATFORMS_DIR ----------------------- */
+
+static const char *platforms_dir(void) {
+    const char *d = getenv("DBK_PLATFORMS_DIR");
+    return d && *d ? d : NULL;
+}
+
+typedef struct source_list {
+    char  **names;   /* file names */
+    int     count;
+} source_list;
+
+static int cmp_str(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
+
+static void source_list_free(source_list *l) {
+    for (int i = 0; i < l->count; i++) free(l->names[i]);
+    free(l->names);
+    l->names = NULL;
+    l->count = 0;
+}
+
+/* Lists the profile files, sorted by name so matching ties resolve the same way everywhere. */
+static dbk_status list_sources(source_list *out) {
+    memset(out, 0, sizeof *out);
+    const char *dir = platforms_dir();
+    if (!dir) {
+        out->names = calloc((size_t)dbk_platform_files_count + 1, sizeof *out->names);
+        if (!out->names) return DBK_ERR_OUT_OF_HOST_MEMORY;
+        for (int i = 0; i < dbk_platform_files_count; i++) {
+            out->names[out->count] = strdup(dbk_platform_files[i].name);
+            if (!out->names[out->count]) return DBK_ERR_OUT_OF_HOST_MEMORY;
+            out->count++;
+        }
+    } else {
+        DIR *d = opendir(dir);
+        if (!d) return dbk_set_error(DBK_ERR_IO, "DBK_PLATFORMS_DIR=%s: cannot open the folder", dir);
+        struct dirent *e;
+        while ((e = readdir(d))) {
+            size_t n = strlen(e->d_name);
+            if (n < 6 || strcmp(e->d_name + n - 5, ".json")) continue;
+            char **grown = realloc(out->names, sizeof *grown * (size_t)(out->count + 1));
+            if (!grown) {
+                closedir(d);
+                return DBK_ERR_OUT_OF_HOST_MEMORY;
+            }
+            out->names = grown;
+            if (!(out->names[out->count] = strdup(e->d_name))) {
+                closedir(d);
+                return DBK_ERR_OUT_OF_HOST_MEMORY;
+            }
+            out->count++;
+        }
+        closedir(d);
+    }
+    qsort(out->names, (size_t)out->count, sizeof *out->names, cmp_str);
+    return DBK_OK;
+}
+
+/* Parses one profile file by name. */
+static dbk_status parse_source(const char *name, dbk_profile **out) {
+    *out = NULL;
+    const char *dir = platforms_dir();
+    char *owned = NULL;          /* file contents read from DBK_PLATFORMS_DIR */
+    const char *text = NULL;
+    size_t n = 0;
+    char where[4200];
+    if (dir) {
+        snprintf(where, sizeof where, "%s/%s", dir, name);
+        void *data;
+        DBK_TRY(dbk_file_read_all(where, &data, &n));
+        owned = data;
+        text = owned;
+    } else {
+        const dbk_embedded_file *f = dbk_embedded_find(dbk_platform_files, dbk_platform_files_count, name);
+        if (!f) return dbk_set_error(DBK_ERR_NOT_FOUND, "no embedded profile %s", name);
+        snprintf(where, sizeof where, "platforms/%s (embedded)", name);
+        text = (const char *)f->data;
+        n = f->size;
+    }
+    cJSON *root = cJSON_ParseWithLength(text, n);
+    free(owned);
+    const cJSON *id = root ? cJSON_GetObjectItemCaseSensitive(root, "id") : NULL;
+    if (!cJSON_IsObject(root) || !cJSON_IsString(id) || strlen(id->valuestring) >= 64) {
+        cJSON_Delete(root);
+        return dbk_set_error(DBK_ERR_FORMAT, "%s: not a profile (a JSON object with a string \"id\" is expected)",
+                             where);
+    }
+    dbk_profile *p = calloc(1, sizeof *p);
+    if (!p) {
+        cJSON_Delete(root);
+        return DBK_ERR_OUT_OF_HOST_MEMORY;
+    }
+    p->root = root;
+    snprintf(p->id, sizeof p->id, "%s", id->valuestring);
+    *out = p;
+    return DBK_OK;
+}
+
+/* --- matching ------------------------------------------------------------------------ */
+
+static bool contains_nocase(const char *hay, const char *needle) {
+    size_t n = strlen(needle);
+    if (n == 0) return false;
+    for (; *hay; hay++) {
+        size_t i = 0;
+        while (i < n && hay[i] && tolower((unsigned char)hay[i]) == tolower((unsigned char)needle[i])) i++;
+        if (i == n) return true;
+    }
+    return false;
+}
+
+/* Length of the longest "match" entry found in the device name (0 = no match), or -1 when the
+ * profile is restricted to other backends. */
+static int match_score(const dbk_profile *p, const char *backend, const char *device_name) {
+    const cJSON *backends = cJSON_GetObjectItemCaseSensitive(p->root, "backends");
+    if (cJSON_IsArray(backends)) {
+        bool listed = false;
+        const cJSON *b;
+        cJSON_ArrayForEach(b, backends) if (cJSON_IsString(b) && !strcmp(b->valuestring, backend)) listed = true;
+        if (!listed) return -1;
+    }
+    int best = 0;
+    const cJSON *m;
+    cJSON_ArrayForEach(m, cJSON_GetObjectItemCaseSensitive(p->root, "match")) {
+        if (cJSON_IsString(m) && contains_nocase(device_name, m->valuestring)) {
+            int len = (int)strlen(m->valuestring);
+            if (len > best) best = len;
+        }
+    }
+    return best;
+}
+
+dbk_status dbk_profile_for_device(const char *backend, const char *device_name, dbk_profile **out) {
+    *out = NULL;
+    source_list l;
+    dbk_status st = list_sources(&l);
+    dbk_profile *best = NULL;
+    int best_score = 0;
+    for (int i = 0; st == DBK_OK && i < l.count; i++) {
+        dbk_profile *p;
+        if ((st = parse_source(l.names[i], &p)) != DBK_OK) break;
+        int score = match_score(p, backend, device_name);
+        if (score > best_score) {
+            dbk_profile_destroy(best);
+            best = p;
+            best_score = score;
+        } else {
+            dbk_profile_destroy(p);
+        }
+    }
+    source_list_free(&l);
+    if (st != DBK_OK) {
+        dbk_profile_destroy(best);
+        return st;
+    }
+    if (!best) return dbk_profile_by_id("default", out);
+    dbk_log(DBK_LOG_LEVEL_INFO, "profile %s for %s device '%s'", best->id, backend, device_name);
+    *out = best;
+    return DBK_OK;
+}
+
+dbk_status dbk_profile_by_id(const char *id, dbk_profile **out) {
+    *out = NULL;
+    source_list l;
+    DBK_TRY(list_sources(&l));
+    char known[2048] = "";
+    dbk_status st = DBK_OK;
+    for (int i = 0; i < l.count; i++) {
+        dbk_profile *p;
+        if ((st = parse_source(l.names[i], &p)) != DBK_OK) break;
+        if (!strcmp(p->id, id)) {
+            *out = p;
+            break;
+        }
+        size_t used = strlen(known);
+        snprintf(known + used, sizeof known - used, "%s%s", used ? ", " : "", p->id);
+        dbk_profile_destroy(p);
+    }
+    source_list_free(&l);
+    if (st != DBK_OK) return st;
+    if (!*out) return dbk_set_error(DBK_ERR_NOT_FOUND, "unknown platform profile '%s' (known: %s)", id, known);
+    return DBK_OK;
+}
+
+void dbk_profile_destroy(dbk_profile *p) {
+    if (!p) return;
+    cJSON_Delete(p->root);
+    free(p);
+}
+
+const char *dbk_profile_id(const dbk_profile *p) { return p->id; }
+
+/* The item at a dotted path, or NULL. */
+static const cJSON *lookup(const dbk_profile *p, const char *path) {
+    const cJSON *node = p->root;
+    char key[128];
+    while (node && *path) {
+        size_t len = strcspn(path, ".");
+        if (len >= sizeof key) return NULL;
+        memcpy(key, path, len);
+        key[len] = '\0';
+        node = cJSON_GetObjectItemCaseSensitive(node, key);
+        path += len;
+        if (*path == '.') path++;
+    }
+    return node;
+}
+
+double dbk_profile_number(const dbk_profile *p, const char *dotted_path, double fallback) {
+    const cJSON *n = lookup(p, dotted_path);
+    return cJSON_IsNumber(n) ? n->valuedouble : fallback;
+}
+
+const char *dbk_profile_string(const dbk_profile *p, const char *dotted_path, const char *fallback) {
+    const cJSON *n = lookup(p, dotted_path);
+    return cJSON_IsString(n) ? n->valuestring : fallback;
+}
+
+bool dbk_profile_has(const dbk_profile *p, const char *dotted_path) { return lookup(p, dotted_path) != NULL; }
+
+int dbk_profile_count(void) {
+    source_list l;
+    if (list_sources(&l) != DBK_OK) return 0;
+    int n = l.count;
+    source_list_free(&l);
+    return n;
+}
+
+const char *dbk_profile_id_at(int index) {
+    /* Ids are read from the files (the id, not the file name, is what users type). The
+     * returned string lives in a thread-local buffer until the next call. */
+    static _Thread_local char id[64];
+    source_list l;
+    if (list_sources(&l) != DBK_OK) return NULL;
+    const char *result = NULL;
+    if (index >= 0 && index < l.count) {
+        dbk_profile *p;
+        if (parse_source(l.names[index], &p) == DBK_OK) {
+            snprintf(id, sizeof id, "%s", p->id);
+            dbk_profile_destroy(p);
+            result = id;
+        }
+    }
+    source_list_free(&l);
+    return result;
+}
+
+/* --- environment knobs ------------------------------------------------------------------ */
+
+const char *dbk_env_kernel_dir(void) {
+    const char *d = getenv("DBK_KERNEL_DIR");
+    if (!d || !*d) return NULL;
+    dbk_log(DBK_LOG_LEVEL_INFO, "DBK_KERNEL_DIR=%s: kernels are loaded from there, not the embedded copies", d);
+    return d;
+}
+
+void dbk_env_cache_dir(char *out, size_t cap) {
+    const char *d = getenv("DBK_CACHE_DIR");
+    if (d && !strcmp(d, "off")) {
+        snprintf(out, cap, "%s", "");
+        dbk_log(DBK_LOG_LEVEL_INFO, "DBK_CACHE_DIR=off: compiled kernels are not cached");
+        return;
+    }
+    if (d && *d) {
+        snprintf(out, cap, "%s", d);
+        return;
+    }
+    const char *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
+    if (xdg && *xdg) snprintf(out, cap, "%s/daybreak", xdg);
+    else if (home && *home) snprintf(out, cap, "%s/.cache/daybreak", home);
+    else snprintf(out, cap, "%s", "");
+}

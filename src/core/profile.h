@@ -1,0 +1,65 @@
+/*
+ * profile.h — hardware profiles (platforms/<id>.json) and the environment knobs daybreak reads.
+ *
+ * A profile describes one device family: name, vendor, peak FP32/FP16 FLOP/s, memory
+ * bandwidth, the cloud instance and on-demand price per hour where one applies, and the
+ * kernel choices and tuned parameters of each backend ("opencl": {...}, "vulkan": {...}).
+ * Profiles are built into the binary (tools/embed.cmake); DBK_PLATFORMS_DIR replaces them by
+ * the *.json files of a folder while developing or tuning.
+ *
+ * A device is matched by name: each profile lists case-insensitive substrings of device names
+ * ("match") and optionally the backends it applies to ("backends"); the longest matching
+ * substring wins, and "default" serves devices nothing matches.
+ *
+ * Schema (every field but "id" optional):
+ *   { "id": "nvidia-v100", "name": "...", "vendor": "...", "match": ["V100"],
+ *     "backends": ["opencl", "vulkan"], "peak_fp32_gflops": 15700, "peak_fp16_gflops": ...,
+ *     "mem_bandwidth_gbs": 900, "cloud": {"provider": "AWS", "instance": "p3.2xlarge",
+ *     "price_per_hour": 3.06}, "source": "...", "opencl": {...}, "vulkan": {...} }
+ *
+ * Environment knobs are read here and nowhere else (STYLE.md 3.12), each logged at info
+ * level when set.
+ */
+#ifndef DBK_PROFILE_H
+#define DBK_PROFILE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "core/status.h"
+
+typedef struct dbk_profile dbk_profile;   /* one parsed profile; owned by the caller */
+
+/* The best profile for a device of a backend ("cpu", "opencl", "vulkan"); "default" when none
+ * matches. Errors: a malformed profile file (named), out of memory. */
+dbk_status dbk_profile_for_device(const char *backend, const char *device_name, dbk_profile **out);
+
+/* The profile with this id; DBK_ERR_NOT_FOUND lists the known ids. */
+dbk_status dbk_profile_by_id(const char *id, dbk_profile **out);
+
+void dbk_profile_destroy(dbk_profile *p);                     /* accepts NULL */
+
+const char *dbk_profile_id(const dbk_profile *p);
+
+/* A number or string at a dotted path ("peak_fp32_gflops", "cloud.price_per_hour",
+ * "opencl.gemm.mwg"); `fallback` when absent or of another type. */
+double      dbk_profile_number(const dbk_profile *p, const char *dotted_path, double fallback);
+const char *dbk_profile_string(const dbk_profile *p, const char *dotted_path, const char *fallback);
+bool        dbk_profile_has(const dbk_profile *p, const char *dotted_path);
+
+/* Ids of every available profile, for listings (index 0 .. count-1). */
+int         dbk_profile_count(void);
+const char *dbk_profile_id_at(int index);                      /* NULL when out of range */
+
+/* --- environment knobs ------------------------------------------------------------- */
+
+/* DBK_KERNEL_DIR: load cl/ and shaders/ sources from this folder instead of the embedded
+ * copies (developing kernels without rebuilding). NULL when unset. */
+const char *dbk_env_kernel_dir(void);
+
+/* The folder for compiled-kernel caches: $DBK_CACHE_DIR, else $XDG_CACHE_HOME/daybreak,
+ * else $HOME/.cache/daybreak; "" when none can be formed (caching is then off).
+ * DBK_CACHE_DIR=off turns caching off. */
+void dbk_env_cache_dir(char *out, size_t cap);
+
+#endif
