@@ -36,6 +36,19 @@ __kernel void col2im(__global const float *dcol, const uint dcol_off, const int 
     const int c = bc % C, b = bc / C;
     const int cols = nb * P * Q;
     float acc = 0.0f;
+    if (sh == 1 && sw == 1) {   /* the common case, without divisions */
+        for (int r = 0; r < R; r++) {
+            const int p = h + ph - r;
+            if (p < 0 || p >= P) continue;
+            for (int s = 0; s < S; s++) {
+                const int q = w + pw - s;
+                if (q < 0 || q >= Q) continue;
+                acc += dcol[dcol_off + ((c * R + r) * S + s) * cols + (b * P + p) * Q + q];
+            }
+        }
+        dx[dx_off + ((b * C + c) * H + h) * W + w] = acc;
+        return;
+    }
     for (int r = 0; r < R; r++) {
         const int pn = h + ph - r;
         if (pn < 0 || pn % sh) continue;
@@ -68,4 +81,90 @@ __kernel void scatter_nk(__global const float *tmp, const uint tmp_off, const in
     if (j >= PQ || row >= nb * K) return;
     const int b = row / K, k = row % K;
     t[t_off + row * PQ + j] = tmp[tmp_off + k * (nb * PQ) + b * PQ + j];
+}
+
+/* ---------------------------------------------------------------------------------- */
+/* Packed producers for gemm_rb (gemm_tiled.cl): B (Kd, Nd) written in panels of RB_W
+ * columns, Bp[(panel*Kd + k)*RB_W + j] = B[k][panel*RB_W + j], zero past Nd. One work-item
+ * writes one panel row (RB_W consecutive floats): the divisions that locate its first
+ * element are done once and the rest is reached by incrementing counters with wrap-around
+ * in an unrolled loop (a division per element made these kernels cost more than the GEMM
+ * on PoCL).  global (panels * Kd) */
+#ifndef RB_W
+#define RB_W 16
+#endif
+
+/* B = col (C*R*S, nb*P*Q), packed. */
+__kernel void im2col_packed(__global const float *x, const uint x_off, const int C, const int H, const int W,
+                            const int R, const int S, const int P, const int Q, const int sh, const int sw,
+                            const int ph, const int pw, const int nb, __global float *out, const uint out_off) {
+    const int row = get_global_id(0);
+    const int crs_n = C * R * S, pq = P * Q, cols = nb * pq, panels = (cols + RB_W - 1) / RB_W;
+    if (row >= panels * crs_n) return;
+    const int panel = row / crs_n, crs = row % crs_n;
+    const int c = crs / (R * S), r = (crs / S) % R, s = crs % S;
+    const int col0 = panel * RB_W;
+    int b = col0 / pq, p = (col0 % pq) / Q, q = col0 % Q;
+    __global float *o = out + out_off + (size_t)row * RB_W;
+#pragma unroll
+    for (int j = 0; j < RB_W; j++) {
+        const int h = p * sh - ph + r, w = q * sw - pw + s;
+        float v = 0.0f;
+        if (col0 + j < cols && h >= 0 && h < H && w >= 0 && w < W) v = x[x_off + ((b * C + c) * H + h) * W + w];
+        o[j] = v;
+        if (++q == Q) {
+            q = 0;
+            if (++p == P) {
+                p = 0;
+                b++;
+            }
+        }
+    }
+}
+
+/* B = col^T (nb*P*Q, C*R*S), packed (the backward-filter GEMM dw = dy . col^T). */
+__kernel void im2col_t_packed(__global const float *x, const uint x_off, const int C, const int H, const int W,
+                              const int R, const int S, const int P, const int Q, const int sh, const int sw,
+                              const int ph, const int pw, const int nb, __global float *out, const uint out_off) {
+    const int row = get_global_id(0);
+    const int crs_n = C * R * S, pq = P * Q, cols = nb * pq, panels = (crs_n + RB_W - 1) / RB_W;
+    if (row >= panels * cols) return;
+    const int panel = row / cols, col = row % cols;
+    const int b = col / pq, p = (col % pq) / Q, q = col % Q;
+    const int crs0 = panel * RB_W;
+    int c = crs0 / (R * S), r = (crs0 / S) % R, s = crs0 % S;
+    __global float *o = out + out_off + (size_t)row * RB_W;
+#pragma unroll
+    for (int j = 0; j < RB_W; j++) {
+        const int h = p * sh - ph + r, w = q * sw - pw + s;
+        float v = 0.0f;
+        if (crs0 + j < crs_n && h >= 0 && h < H && w >= 0 && w < W) v = x[x_off + ((b * C + c) * H + h) * W + w];
+        o[j] = v;
+        if (++s == S) {
+            s = 0;
+            if (++r == R) {
+                r = 0;
+                c++;
+            }
+        }
+    }
+}
+
+/* B = the (K, nb*PQ) matrix of a (nb, K, PQ) chunk, packed. */
+__kernel void gather_packed(__global const float *t, const uint t_off, const int K, const int PQ, const int nb,
+                            __global float *out, const uint out_off) {
+    const int row = get_global_id(0);
+    const int cols = nb * PQ, panels = (cols + RB_W - 1) / RB_W;
+    if (row >= panels * K) return;
+    const int panel = row / K, k = row % K, col0 = panel * RB_W;
+    int b = col0 / PQ, i = col0 % PQ;
+    __global float *o = out + out_off + (size_t)row * RB_W;
+#pragma unroll
+    for (int j = 0; j < RB_W; j++) {
+        o[j] = col0 + j < cols ? t[t_off + (b * K + k) * PQ + i] : 0.0f;
+        if (++i == PQ) {
+            i = 0;
+            b++;
+        }
+    }
 }

@@ -96,3 +96,186 @@ void gemm_tiled(const int M, const int N, const int K, const float alpha, const 
         }
     }
 }
+
+/*
+ * gemm_rb — register-blocked GEMM for CPU-like OpenCL devices (PoCL) on a packed B:
+ *   C (M,N) = alpha * op(A) B + beta * C
+ * B (K,N) comes packed in panels of RB_W columns, Bp[(panel*K + k)*RB_W + j] = B[k][panel*RB_W + j]
+ * (zero beyond N), written that way by the producers (im2col_packed, gather_packed in
+ * conv2d_im2col.cl), so a work-item streams one contiguous panel — the BLAS packing trick; a
+ * row-major B with a 32 KiB row stride defeated the prefetchers (12 GFLOP/s).
+ * Each work-item owns an RB_M x RB_W block of C in RB_M vector registers and per k does one
+ * vector load and RB_M broadcast multiply-adds (a BLAS micro-kernel). No local memory, no
+ * barrier, and the accumulators are named variables, not an array: PoCL keeps private arrays
+ * of a work-group in memory, which turned every multiply-add into a load and a store.
+ * Rows past M read row M-1 and are not stored; columns past N are computed on zero padding
+ * and not stored.
+ * Tunables: RB_M (rows, 1..12), RB_W (vector width 4, 8 or 16).
+ * global (ceil(N / RB_W), ceil(M / RB_M)) rounded to the work-group.
+ */
+#ifndef RB_M
+#define RB_M 8
+#endif
+#ifndef RB_W
+#define RB_W 16
+#endif
+#define RB_CAT_(a, b) a##b
+#define RB_CAT(a, b) RB_CAT_(a, b)
+#define RB_VEC RB_CAT(float, RB_W)
+#define RB_VLOAD RB_CAT(vload, RB_W)
+#define RB_VSTORE RB_CAT(vstore, RB_W)
+#define RB_STORE_ROW(i, acc)                                                                       \
+    do {                                                                                           \
+        if (m0 + (i) < M) {                                                                        \
+            __global float *c_ = C + (m0 + (i)) * ldc + n0;                                        \
+            if (full_n) {                                                                          \
+                RB_VSTORE(beta == 0.0f ? alpha * (acc) : alpha * (acc) + beta * RB_VLOAD(0, c_), 0, c_); \
+            } else {                                                                               \
+                float r_[RB_W];                                                                    \
+                RB_VSTORE(acc, 0, r_);                                                             \
+                for (int j_ = 0; j_ < N - n0; j_++)                                                \
+                    c_[j_] = beta == 0.0f ? alpha * r_[j_] : alpha * r_[j_] + beta * c_[j_];       \
+            }                                                                                      \
+        }                                                                                          \
+    } while (0)
+
+__kernel void gemm_rb(const int M, const int N, const int K, const float alpha, const float beta,
+                      __global const float *A, const uint a_off, const int lda, const int ta,   /* (M,K) or (K,M) */
+                      __global const float *Bp, const uint b_off,                               /* packed (K,N) */
+                      __global float *C, const uint c_off, const int ldc) {                    /* (M,N) */
+    const int panel = get_global_id(0), n0 = panel * RB_W, m0 = get_global_id(1) * RB_M;
+    if (n0 >= N || m0 >= M) return;
+    const bool full_n = n0 + RB_W <= N;
+    A += a_off;
+    C += c_off;
+    const int sm = ta ? 1 : lda, sk = ta ? lda : 1;   /* A[m][k] = A[m*sm + k*sk] */
+    /* Row offsets into A; rows past M re-read row M-1 (valid memory, never stored). */
+#define RB_ROW(i) ((m0 + (i) < M ? (i) : M - 1 - m0) * sm)
+#if RB_M > 0
+    RB_VEC acc0 = (RB_VEC)(0.0f);
+    const int o0 = RB_ROW(0);
+#endif
+#if RB_M > 1
+    RB_VEC acc1 = (RB_VEC)(0.0f);
+    const int o1 = RB_ROW(1);
+#endif
+#if RB_M > 2
+    RB_VEC acc2 = (RB_VEC)(0.0f);
+    const int o2 = RB_ROW(2);
+#endif
+#if RB_M > 3
+    RB_VEC acc3 = (RB_VEC)(0.0f);
+    const int o3 = RB_ROW(3);
+#endif
+#if RB_M > 4
+    RB_VEC acc4 = (RB_VEC)(0.0f);
+    const int o4 = RB_ROW(4);
+#endif
+#if RB_M > 5
+    RB_VEC acc5 = (RB_VEC)(0.0f);
+    const int o5 = RB_ROW(5);
+#endif
+#if RB_M > 6
+    RB_VEC acc6 = (RB_VEC)(0.0f);
+    const int o6 = RB_ROW(6);
+#endif
+#if RB_M > 7
+    RB_VEC acc7 = (RB_VEC)(0.0f);
+    const int o7 = RB_ROW(7);
+#endif
+#if RB_M > 8
+    RB_VEC acc8 = (RB_VEC)(0.0f);
+    const int o8 = RB_ROW(8);
+#endif
+#if RB_M > 9
+    RB_VEC acc9 = (RB_VEC)(0.0f);
+    const int o9 = RB_ROW(9);
+#endif
+#if RB_M > 10
+    RB_VEC acc10 = (RB_VEC)(0.0f);
+    const int o10 = RB_ROW(10);
+#endif
+#if RB_M > 11
+    RB_VEC acc11 = (RB_VEC)(0.0f);
+    const int o11 = RB_ROW(11);
+#endif
+    __global const float *a = A + m0 * sm;
+    __global const float *b = Bp + b_off + (size_t)panel * (size_t)K * RB_W;
+    for (int k = 0; k < K; k++) {
+        const RB_VEC bv = RB_VLOAD(0, b);
+#if RB_M > 0
+        acc0 += (RB_VEC)(a[o0]) * bv;
+#endif
+#if RB_M > 1
+        acc1 += (RB_VEC)(a[o1]) * bv;
+#endif
+#if RB_M > 2
+        acc2 += (RB_VEC)(a[o2]) * bv;
+#endif
+#if RB_M > 3
+        acc3 += (RB_VEC)(a[o3]) * bv;
+#endif
+#if RB_M > 4
+        acc4 += (RB_VEC)(a[o4]) * bv;
+#endif
+#if RB_M > 5
+        acc5 += (RB_VEC)(a[o5]) * bv;
+#endif
+#if RB_M > 6
+        acc6 += (RB_VEC)(a[o6]) * bv;
+#endif
+#if RB_M > 7
+        acc7 += (RB_VEC)(a[o7]) * bv;
+#endif
+#if RB_M > 8
+        acc8 += (RB_VEC)(a[o8]) * bv;
+#endif
+#if RB_M > 9
+        acc9 += (RB_VEC)(a[o9]) * bv;
+#endif
+#if RB_M > 10
+        acc10 += (RB_VEC)(a[o10]) * bv;
+#endif
+#if RB_M > 11
+        acc11 += (RB_VEC)(a[o11]) * bv;
+#endif
+        a += sk;
+        b += RB_W;
+    }
+#if RB_M > 0
+    RB_STORE_ROW(0, acc0);
+#endif
+#if RB_M > 1
+    RB_STORE_ROW(1, acc1);
+#endif
+#if RB_M > 2
+    RB_STORE_ROW(2, acc2);
+#endif
+#if RB_M > 3
+    RB_STORE_ROW(3, acc3);
+#endif
+#if RB_M > 4
+    RB_STORE_ROW(4, acc4);
+#endif
+#if RB_M > 5
+    RB_STORE_ROW(5, acc5);
+#endif
+#if RB_M > 6
+    RB_STORE_ROW(6, acc6);
+#endif
+#if RB_M > 7
+    RB_STORE_ROW(7, acc7);
+#endif
+#if RB_M > 8
+    RB_STORE_ROW(8, acc8);
+#endif
+#if RB_M > 9
+    RB_STORE_ROW(9, acc9);
+#endif
+#if RB_M > 10
+    RB_STORE_ROW(10, acc10);
+#endif
+#if RB_M > 11
+    RB_STORE_ROW(11, acc11);
+#endif
+}

@@ -49,6 +49,41 @@ dbk_status dbk_ocl_blas_setup(dbk_backend *be, const void *profile) {
     return DBK_OK;
 }
 
+/* gemm_rb on a packed B; a work-item computes an RB_M x RB_W block. */
+dbk_status dbk_ocl_gemm_packed_record(dbk_backend *be, dbk_ocl_launches *out, bool ta, int m, int n, int k, float alpha,
+                                      dbk_ocl_matrix a, cl_mem bp, cl_uint bp_off, float beta, dbk_ocl_matrix c) {
+    if (m == 0 || n == 0) return DBK_OK;
+    const dbk_ocl_gemm_tiles *t = &dbk_ocl(be)->tiles;
+    dbk_ocl_args g;
+    DBK_TRY(dbk_ocl_kernel(be, out, "gemm_rb", &g));
+    dbk_ocl_arg_int(&g, m);
+    dbk_ocl_arg_int(&g, n);
+    dbk_ocl_arg_int(&g, k);
+    dbk_ocl_arg_float(&g, alpha);
+    dbk_ocl_arg_float(&g, beta);
+    dbk_ocl_arg_mem(&g, a.mem);
+    dbk_ocl_arg_uint(&g, a.off);
+    dbk_ocl_arg_int(&g, a.ld);
+    dbk_ocl_arg_int(&g, ta ? 1 : 0);
+    dbk_ocl_arg_mem(&g, bp);
+    dbk_ocl_arg_uint(&g, bp_off);
+    dbk_ocl_arg_mem(&g, c.mem);
+    dbk_ocl_arg_uint(&g, c.off);
+    dbk_ocl_arg_int(&g, c.ld);
+    const size_t rb_n = (size_t)t->rb_w;
+    const size_t global[2] = {((size_t)n + rb_n - 1) / rb_n, ((size_t)m + (size_t)t->rb_m - 1) / (size_t)t->rb_m};
+    size_t lim = dbk_ocl_wg_limit(be, g.launch->kernel, (size_t)t->rb_wg0 * (size_t)t->rb_wg1);
+    size_t local[2] = {(size_t)t->rb_wg0, (size_t)t->rb_wg1};
+    while (local[0] * local[1] > lim) {
+        if (local[1] > 1) local[1] /= 2;
+        else local[0] /= 2;
+    }
+    /* No point in work-groups wider than the matrix: shrink to the range. */
+    while (local[0] > 1 && local[0] / 2 >= global[0]) local[0] /= 2;
+    while (local[1] > 1 && local[1] / 2 >= global[1]) local[1] /= 2;
+    return dbk_ocl_args_done(&g, 2, global, local);
+}
+
 static dbk_status record_tiled(dbk_backend *be, dbk_ocl_launches *out, bool ta, bool tb, int m, int n, int k,
                                float alpha, dbk_ocl_matrix a, dbk_ocl_matrix b, float beta, dbk_ocl_matrix c) {
     const dbk_ocl_gemm_tiles *t = &dbk_ocl(be)->tiles;

@@ -248,8 +248,14 @@ static dbk_status choose_tiles(dbk_backend *be, const dbk_profile *p) {
         .tsk = profile_int(p, "opencl.gemm_tiled.TSK", 16, 1, 128),
         .wptm = profile_int(p, "opencl.gemm_tiled.WPTM", 4, 1, 32),
         .wptn = profile_int(p, "opencl.gemm_tiled.WPTN", 4, 1, 32),
+        .rb_m = profile_int(p, "opencl.gemm_tiled.RB_M", 8, 1, 12),
+        .rb_w = profile_int(p, "opencl.gemm_tiled.RB_W", 16, 4, 16),
+        .rb_wg0 = profile_int(p, "opencl.gemm_tiled.RB_WG0", 4, 1, 1024),
+        .rb_wg1 = profile_int(p, "opencl.gemm_tiled.RB_WG1", 8, 1, 1024),
     };
-    const dbk_ocl_gemm_tiles safe = {32, 32, 8, 2, 2};
+    if (t.rb_w != 4 && t.rb_w != 8 && t.rb_w != 16) t.rb_w = 16;
+    if ((size_t)t.rb_wg0 * (size_t)t.rb_wg1 > c->max_wg) t.rb_wg0 = t.rb_wg1 = 1;
+    const dbk_ocl_gemm_tiles safe = {32, 32, 8, 2, 2, t.rb_m, t.rb_w, t.rb_wg0, t.rb_wg1};
     bool ok = t.tsm % t.wptm == 0 && t.tsn % t.wptn == 0;
     size_t wg = ok ? (size_t)(t.tsm / t.wptm) * (size_t)(t.tsn / t.wptn) : 0;
     size_t local = (size_t)t.tsk * (size_t)(t.tsm + t.tsn) * sizeof(float);
@@ -304,8 +310,9 @@ static dbk_status setup(dbk_backend *be, int index) {
     /* Tunables are -D options; IEEE division and sqrt keep augmentation bit-exact with the CPU. */
     char options[512];
     snprintf(options, sizeof options,
-             "-cl-std=CL1.2 -cl-fp32-correctly-rounded-divide-sqrt -DTSM=%d -DTSN=%d -DTSK=%d -DWPTM=%d -DWPTN=%d",
-             c->tiles.tsm, c->tiles.tsn, c->tiles.tsk, c->tiles.wptm, c->tiles.wptn);
+             "-cl-std=CL1.2 -cl-fp32-correctly-rounded-divide-sqrt -DTSM=%d -DTSN=%d -DTSK=%d -DWPTM=%d -DWPTN=%d "
+             "-DRB_M=%d -DRB_W=%d",
+             c->tiles.tsm, c->tiles.tsn, c->tiles.tsk, c->tiles.wptm, c->tiles.wptn, c->tiles.rb_m, c->tiles.rb_w);
     DBK_TRY(dbk_ocl_build_program(be, options));
     dbk_log(DBK_LOG_LEVEL_INFO, "opencl:%d %s: profile %s, gemm %s (tiles %dx%dx%d, %dx%d per work-item)", index,
             be->info.name, c->profile_id, c->gemm == DBK_OCL_GEMM_TILED ? "tiled" : "clblast", c->tiles.tsm,

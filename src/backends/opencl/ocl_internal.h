@@ -44,6 +44,9 @@ typedef enum dbk_ocl_gemm_path {
 typedef struct dbk_ocl_gemm_tiles {
     int tsm, tsn, tsk;      /* work-group tile: rows of C, columns of C, depth per step */
     int wptm, wptn;         /* per work-item: rows x columns of C */
+    /* gemm_rb (register-blocked, B not transposed): RB_M rows x RB_W columns (one vector)
+     * per work-item, work-groups of wg0 x wg1 work-items */
+    int rb_m, rb_w, rb_wg0, rb_wg1;
 } dbk_ocl_gemm_tiles;
 
 /* How the kernel program came to be, for logs and for tests/test_ocl.c. */
@@ -203,6 +206,9 @@ typedef struct dbk_ocl_matrix {
 } dbk_ocl_matrix;
 dbk_status dbk_ocl_gemm_record(dbk_backend *be, dbk_ocl_launches *out, bool ta, bool tb, int m, int n, int k,
                                float alpha, dbk_ocl_matrix a, dbk_ocl_matrix b, float beta, dbk_ocl_matrix c);
+/* The same with B (K,N) packed in panels of tiles.rb_w columns at (bp, bp_off) (gemm_rb). */
+dbk_status dbk_ocl_gemm_packed_record(dbk_backend *be, dbk_ocl_launches *out, bool ta, int m, int n, int k, float alpha,
+                                      dbk_ocl_matrix a, cl_mem bp, cl_uint bp_off, float beta, dbk_ocl_matrix c);
 dbk_status dbk_ocl_record_gemm(dbk_backend *be, const dbk_op_desc *op, dbk_ocl_launches *out);
 dbk_status dbk_ocl_blas_setup(dbk_backend *be, const void *profile);   /* profile: const dbk_profile * */
 /* Records a fill of n floats at (mem, off) with value (used by GEMM with beta == 0 on CLBlast). */

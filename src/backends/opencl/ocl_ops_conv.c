@@ -11,10 +11,19 @@
  *   forward     col = im2col(x chunk); tmp (K, cols) = w (K, CRS) . col; y chunk = scatter(tmp)
  *   bwd data    tmp = gather(dy chunk); dcol (CRS, cols) = w^T . tmp; dx chunk = col2im(dcol)
  *   bwd filter  col = im2col(x chunk); tmp = gather(dy chunk); dw (+)= tmp . col^T
- * (with nb == 1 the chunk of y/dy already is a (K, P*Q) matrix: no gather/scatter). The
- * workspace is the backend's, sized at prepare time; chunks run in order on the in-order
- * queue, so they can share it.
+ * (with nb == 1 the chunk of y/dy already is a (K, P*Q) matrix: no gather/scatter).
+ *
+ * With the tiled GEMM ("opencl.gemm": "tiled") the B operand of each GEMM is produced packed
+ * in panels of RB_W columns (gemm_rb in cl/gemm_tiled.cl): im2col_packed for the forward,
+ * gather_packed for backward-data, im2col_t_packed (col^T) for backward-filter. CLBlast takes
+ * the plain row-major matrices above.
+ *
+ * The workspace is the backend's, sized at prepare time, in two regions: r0 (col, col^T or
+ * dcol) then r1 (tmp, or the packed dy of backward-data); chunks run in order on the in-order
+ * queue, so they share it.
  */
+#include <string.h>
+
 #include "backends/opencl/ocl_internal.h"
 
 typedef struct conv_geom {
@@ -22,9 +31,13 @@ typedef struct conv_geom {
     int sh, sw, ph, pw;
     int crs, pq;
     int nb;                 /* images per chunk */
-    size_t col_floats;      /* CRS * nb * PQ */
-    size_t tmp_floats;      /* K * nb * PQ when nb > 1 */
+    bool packed;            /* B operands packed for gemm_rb */
+    int panel;              /* RB_W when packed, else 1 */
+    size_t r0_floats;       /* workspace region 0 (col, col^T or dcol) */
+    size_t r1_floats;       /* workspace region 1 (tmp or packed dy) */
 } conv_geom;
+
+static size_t round_up(size_t v, size_t m) { return (v + m - 1) / m * m; }
 
 static conv_geom conv_geometry(const dbk_backend *be, const dbk_op_desc *op) {
     const dbk_tensor *x = &op->src[0], *w = &op->src[1], *y = &op->dst[0];
@@ -35,6 +48,7 @@ static conv_geom conv_geometry(const dbk_backend *be, const dbk_op_desc *op) {
         w = &op->dst[0];
         y = &op->src[1];
     }
+    const dbk_ocl_ctx *ctx = dbk_ocl(be);
     conv_geom g;
     g.N = (int)x->shape[0]; g.C = (int)x->shape[1]; g.H = (int)x->shape[2]; g.W = (int)x->shape[3];
     g.K = (int)w->shape[0]; g.R = (int)w->shape[2]; g.S = (int)w->shape[3];
@@ -43,17 +57,28 @@ static conv_geom conv_geometry(const dbk_backend *be, const dbk_op_desc *op) {
     g.ph = op->p.conv.pad_h;    g.pw = op->p.conv.pad_w;
     g.crs = g.C * g.R * g.S;
     g.pq = g.P * g.Q;
+    g.packed = ctx->gemm == DBK_OCL_GEMM_TILED;
+    g.panel = g.packed ? ctx->tiles.rb_w : 1;
     /* Images per chunk within the budget, then evened out over the chunks. */
     const size_t per_image = ((size_t)g.crs + (size_t)g.K) * (size_t)g.pq * sizeof(float);
-    const size_t budget = dbk_ocl(be)->conv_budget;
-    int nb = per_image ? (int)(budget / per_image) : g.N;
+    int nb = per_image ? (int)(ctx->conv_budget / per_image) : g.N;
     if (nb < 1) nb = 1;
     if (nb > g.N) nb = g.N > 0 ? g.N : 1;
     const int chunks = (g.N + nb - 1) / nb;
     if (chunks > 0) nb = (g.N + chunks - 1) / chunks;
     g.nb = nb;
-    g.col_floats = (size_t)g.crs * (size_t)nb * (size_t)g.pq;
-    g.tmp_floats = nb > 1 ? (size_t)g.K * (size_t)nb * (size_t)g.pq : 0;
+    const size_t cols = (size_t)nb * (size_t)g.pq, pn = (size_t)g.panel;
+    const size_t crs = (size_t)g.crs, k = (size_t)g.K;
+    if (op->op == DBK_OP_CONV2D_BWD_DATA) {
+        g.r0_floats = crs * cols;
+        g.r1_floats = g.packed ? k * round_up(cols, pn) : (nb > 1 ? k * cols : 0);
+    } else if (op->op == DBK_OP_CONV2D_BWD_FILTER) {
+        g.r0_floats = g.packed ? cols * round_up(crs, pn) : crs * cols;
+        g.r1_floats = nb > 1 ? k * cols : 0;
+    } else {
+        g.r0_floats = g.packed ? crs * round_up(cols, pn) : crs * cols;
+        g.r1_floats = nb > 1 ? k * cols : 0;
+    }
     return g;
 }
 
@@ -61,7 +86,7 @@ size_t dbk_ocl_conv_workspace_bytes(const dbk_backend *be, const dbk_op_desc *op
     if (op->op != DBK_OP_CONV2D_FWD && op->op != DBK_OP_CONV2D_BWD_DATA && op->op != DBK_OP_CONV2D_BWD_FILTER)
         return 0;
     const conv_geom g = conv_geometry(be, op);
-    return (g.col_floats + g.tmp_floats) * sizeof(float);
+    return (g.r0_floats + g.r1_floats) * sizeof(float);
 }
 
 /* ---------------------------------------------------------------------------------- */
@@ -72,17 +97,22 @@ static void geom_args(dbk_ocl_args *a, const conv_geom *g) {
     for (size_t i = 0; i < sizeof v / sizeof v[0]; i++) dbk_ocl_arg_int(a, v[i]);
 }
 
-/* col (CRS, nb*PQ) at workspace offset 0 <- nb images at element offset x_off of x. */
-static dbk_status im2col(dbk_backend *be, dbk_ocl_launches *out, const conv_geom *g, cl_mem x, cl_uint x_off, int nb) {
+/* im2col into workspace region 0 from nb images at element offset x_off of x:
+ * kind "im2col" (plain col), "im2col_packed" (col in panels) or "im2col_t_packed" (col^T). */
+static dbk_status im2col(dbk_backend *be, dbk_ocl_launches *out, const conv_geom *g, const char *kind, cl_mem x,
+                         cl_uint x_off, int nb) {
     dbk_ocl_args a;
-    DBK_TRY(dbk_ocl_kernel(be, out, "im2col", &a));
+    DBK_TRY(dbk_ocl_kernel(be, out, kind, &a));
     dbk_ocl_arg_mem(&a, x);
     dbk_ocl_arg_uint(&a, x_off);
     geom_args(&a, g);
     dbk_ocl_arg_int(&a, nb);
     dbk_ocl_arg_mem(&a, dbk_ocl(be)->workspace);
     dbk_ocl_arg_uint(&a, 0);
-    return dbk_ocl_range2(&a, (size_t)g->Q, (size_t)g->crs * (size_t)nb * (size_t)g->P);
+    const size_t cols = (size_t)nb * (size_t)g->pq, crs = (size_t)g->crs, pn = (size_t)g->panel;
+    if (!strcmp(kind, "im2col")) return dbk_ocl_range2(&a, (size_t)g->Q, crs * (size_t)nb * (size_t)g->P);
+    if (!strcmp(kind, "im2col_packed")) return dbk_ocl_range1(&a, (cols + pn - 1) / pn * crs);
+    return dbk_ocl_range1(&a, (crs + pn - 1) / pn * cols);
 }
 
 static dbk_status col2im(dbk_backend *be, dbk_ocl_launches *out, const conv_geom *g, cl_mem dx, cl_uint dx_off, int nb) {
@@ -97,29 +127,43 @@ static dbk_status col2im(dbk_backend *be, dbk_ocl_launches *out, const conv_geom
     return dbk_ocl_range2(&a, (size_t)g->W, (size_t)nb * (size_t)g->C * (size_t)g->H);
 }
 
-/* gather: tmp (K, nb*PQ) <- t (nb,K,PQ); scatter: the inverse. tmp follows col in the workspace. */
-static dbk_status reshuffle(dbk_backend *be, dbk_ocl_launches *out, const conv_geom *g, bool gather, cl_mem t,
+/* Workspace region 1 <-> a (nb,K,PQ) chunk of t: "gather_nk" (to a (K, nb*PQ) matrix),
+ * "scatter_nk" (back) or "gather_packed" (to the matrix in panels). */
+static dbk_status reshuffle(dbk_backend *be, dbk_ocl_launches *out, const conv_geom *g, const char *kind, cl_mem t,
                             cl_uint t_off, int nb) {
     dbk_ocl_args a;
     cl_mem ws = dbk_ocl(be)->workspace;
-    const cl_uint tmp_off = (cl_uint)g->col_floats;
-    DBK_TRY(dbk_ocl_kernel(be, out, gather ? "gather_nk" : "scatter_nk", &a));
-    dbk_ocl_arg_mem(&a, gather ? t : ws);
-    dbk_ocl_arg_uint(&a, gather ? t_off : tmp_off);
+    const cl_uint r1 = (cl_uint)g->r0_floats;
+    const bool to_ws = strcmp(kind, "scatter_nk") != 0;
+    DBK_TRY(dbk_ocl_kernel(be, out, kind, &a));
+    dbk_ocl_arg_mem(&a, to_ws ? t : ws);
+    dbk_ocl_arg_uint(&a, to_ws ? t_off : r1);
     dbk_ocl_arg_int(&a, g->K);
     dbk_ocl_arg_int(&a, g->pq);
     dbk_ocl_arg_int(&a, nb);
-    dbk_ocl_arg_mem(&a, gather ? ws : t);
-    dbk_ocl_arg_uint(&a, gather ? tmp_off : t_off);
+    dbk_ocl_arg_mem(&a, to_ws ? ws : t);
+    dbk_ocl_arg_uint(&a, to_ws ? r1 : t_off);
+    const size_t cols = (size_t)nb * (size_t)g->pq, pn = (size_t)g->panel;
+    if (!strcmp(kind, "gather_packed")) return dbk_ocl_range1(&a, (cols + pn - 1) / pn * (size_t)g->K);
     return dbk_ocl_range2(&a, (size_t)g->pq, (size_t)nb * (size_t)g->K);
 }
 
 static dbk_status check_workspace(dbk_backend *be, const dbk_op_desc *op, const conv_geom *g) {
-    const size_t need = (g->col_floats + g->tmp_floats) * sizeof(float);
+    const size_t need = (g->r0_floats + g->r1_floats) * sizeof(float);
     if (need > dbk_ocl(be)->workspace_bytes || !dbk_ocl(be)->workspace)
         return dbk_set_error(DBK_ERR_INVALID_ARG, "%s%s%s was not prepared (workspace %zu bytes needed)",
                              dbk_op_name(op->op), op->label ? " for " : "", op->label ? op->label : "", need);
     return DBK_OK;
+}
+
+/* C = alpha op(A) B + beta C with B in workspace region `b_off`: packed for gemm_rb, or a
+ * plain row-major (K, n) matrix for the other GEMM paths. */
+static dbk_status gemm_ws_b(dbk_backend *be, dbk_ocl_launches *out, const conv_geom *g, bool ta, int m, int n, int k,
+                            dbk_ocl_matrix a, cl_uint b_off, float beta, dbk_ocl_matrix c) {
+    cl_mem ws = dbk_ocl(be)->workspace;
+    if (g->packed) return dbk_ocl_gemm_packed_record(be, out, ta, m, n, k, 1.0f, a, ws, b_off, beta, c);
+    dbk_ocl_matrix b = {ws, b_off, n};
+    return dbk_ocl_gemm_record(be, out, ta, false, m, n, k, 1.0f, a, b, beta, c);
 }
 
 /* ---------------------------------------------------------------------------------- */
@@ -134,14 +178,14 @@ dbk_status dbk_ocl_record_conv2d_fwd(dbk_backend *be, const dbk_op_desc *op, dbk
     cl_mem ws = dbk_ocl(be)->workspace;
     for (int n0 = 0; n0 < g.N; n0 += g.nb) {
         const int nb = g.N - n0 < g.nb ? g.N - n0 : g.nb, cols = nb * g.pq;
-        DBK_TRY(im2col(be, out, &g, dbk_ocl_mem(x), dbk_ocl_off(x) + (cl_uint)(n0 * g.C * g.H * g.W), nb));
+        DBK_TRY(im2col(be, out, &g, g.packed ? "im2col_packed" : "im2col", dbk_ocl_mem(x),
+                       dbk_ocl_off(x) + (cl_uint)(n0 * g.C * g.H * g.W), nb));
         const cl_uint y_off = dbk_ocl_off(y) + (cl_uint)(n0 * g.K * g.pq);
-        dbk_ocl_matrix A = {dbk_ocl_mem(w), dbk_ocl_off(w), g.crs};
-        dbk_ocl_matrix B = {ws, 0, cols};
+        dbk_ocl_matrix A = {dbk_ocl_mem(w), dbk_ocl_off(w), g.crs};           /* w (K, CRS) */
         dbk_ocl_matrix Cm = g.nb == 1 ? (dbk_ocl_matrix){dbk_ocl_mem(y), y_off, cols}
-                                      : (dbk_ocl_matrix){ws, (cl_uint)g.col_floats, cols};
-        DBK_TRY(dbk_ocl_gemm_record(be, out, false, false, g.K, cols, g.crs, 1.0f, A, B, 0.0f, Cm));
-        if (g.nb > 1) DBK_TRY(reshuffle(be, out, &g, false, dbk_ocl_mem(y), y_off, nb));
+                                      : (dbk_ocl_matrix){ws, (cl_uint)g.r0_floats, cols};   /* (K, cols) */
+        DBK_TRY(gemm_ws_b(be, out, &g, false, g.K, cols, g.crs, A, 0, 0.0f, Cm));
+        if (g.nb > 1) DBK_TRY(reshuffle(be, out, &g, "scatter_nk", dbk_ocl_mem(y), y_off, nb));
     }
     return DBK_OK;
 }
@@ -157,14 +201,20 @@ dbk_status dbk_ocl_record_conv2d_bwd_data(dbk_backend *be, const dbk_op_desc *op
     for (int n0 = 0; n0 < g.N; n0 += g.nb) {
         const int nb = g.N - n0 < g.nb ? g.N - n0 : g.nb, cols = nb * g.pq;
         const cl_uint dy_off = dbk_ocl_off(dy) + (cl_uint)(n0 * g.K * g.pq);
-        dbk_ocl_matrix B = {dbk_ocl_mem(dy), dy_off, cols};
-        if (g.nb > 1) {
-            DBK_TRY(reshuffle(be, out, &g, true, dbk_ocl_mem(dy), dy_off, nb));
-            B = (dbk_ocl_matrix){ws, (cl_uint)g.col_floats, cols};
-        }
         dbk_ocl_matrix A = {dbk_ocl_mem(w), dbk_ocl_off(w), g.crs};   /* w (K, CRS), used transposed */
         dbk_ocl_matrix Cm = {ws, 0, cols};                            /* dcol (CRS, cols) */
-        DBK_TRY(dbk_ocl_gemm_record(be, out, true, false, g.crs, cols, g.K, 1.0f, A, B, 0.0f, Cm));
+        if (g.packed) {
+            DBK_TRY(reshuffle(be, out, &g, "gather_packed", dbk_ocl_mem(dy), dy_off, nb));
+            DBK_TRY(dbk_ocl_gemm_packed_record(be, out, true, g.crs, cols, g.K, 1.0f, A, ws, (cl_uint)g.r0_floats, 0.0f,
+                                               Cm));
+        } else {
+            dbk_ocl_matrix B = {dbk_ocl_mem(dy), dy_off, cols};
+            if (g.nb > 1) {
+                DBK_TRY(reshuffle(be, out, &g, "gather_nk", dbk_ocl_mem(dy), dy_off, nb));
+                B = (dbk_ocl_matrix){ws, (cl_uint)g.r0_floats, cols};
+            }
+            DBK_TRY(dbk_ocl_gemm_record(be, out, true, false, g.crs, cols, g.K, 1.0f, A, B, 0.0f, Cm));
+        }
         DBK_TRY(col2im(be, out, &g, dbk_ocl_mem(dx), dbk_ocl_off(dx) + (cl_uint)(n0 * g.C * g.H * g.W), nb));
     }
     return DBK_OK;
@@ -180,16 +230,23 @@ dbk_status dbk_ocl_record_conv2d_bwd_filter(dbk_backend *be, const dbk_op_desc *
     cl_mem ws = dbk_ocl(be)->workspace;
     for (int n0 = 0; n0 < g.N; n0 += g.nb) {
         const int nb = g.N - n0 < g.nb ? g.N - n0 : g.nb, cols = nb * g.pq;
-        DBK_TRY(im2col(be, out, &g, dbk_ocl_mem(x), dbk_ocl_off(x) + (cl_uint)(n0 * g.C * g.H * g.W), nb));
+        const cl_uint x_off = dbk_ocl_off(x) + (cl_uint)(n0 * g.C * g.H * g.W);
         const cl_uint dy_off = dbk_ocl_off(dy) + (cl_uint)(n0 * g.K * g.pq);
-        dbk_ocl_matrix A = {dbk_ocl_mem(dy), dy_off, cols};
+        dbk_ocl_matrix A = {dbk_ocl_mem(dy), dy_off, cols};           /* dy chunk (K, cols) */
         if (g.nb > 1) {
-            DBK_TRY(reshuffle(be, out, &g, true, dbk_ocl_mem(dy), dy_off, nb));
-            A = (dbk_ocl_matrix){ws, (cl_uint)g.col_floats, cols};
+            DBK_TRY(reshuffle(be, out, &g, "gather_nk", dbk_ocl_mem(dy), dy_off, nb));
+            A = (dbk_ocl_matrix){ws, (cl_uint)g.r0_floats, cols};
         }
-        dbk_ocl_matrix B = {ws, 0, cols};                              /* col (CRS, cols), used transposed */
         dbk_ocl_matrix Cm = {dbk_ocl_mem(dw), dbk_ocl_off(dw), g.crs}; /* dw (K, CRS) */
-        DBK_TRY(dbk_ocl_gemm_record(be, out, false, true, g.K, g.crs, cols, 1.0f, A, B, n0 == 0 ? 0.0f : 1.0f, Cm));
+        const float beta = n0 == 0 ? 0.0f : 1.0f;
+        if (g.packed) {
+            DBK_TRY(im2col(be, out, &g, "im2col_t_packed", dbk_ocl_mem(x), x_off, nb));
+            DBK_TRY(dbk_ocl_gemm_packed_record(be, out, false, g.K, g.crs, cols, 1.0f, A, ws, 0, beta, Cm));
+        } else {
+            DBK_TRY(im2col(be, out, &g, "im2col", dbk_ocl_mem(x), x_off, nb));
+            dbk_ocl_matrix B = {ws, 0, cols};                          /* col (CRS, cols), used transposed */
+            DBK_TRY(dbk_ocl_gemm_record(be, out, false, true, g.K, g.crs, cols, 1.0f, A, B, beta, Cm));
+        }
     }
     return DBK_OK;
 }
