@@ -5,20 +5,13 @@
  *
  * Reductions run one work-group per channel (local size a power of two chosen by the host
  * within the kernel's work-group limit). The channel is N planes of HW contiguous floats;
- * the work-group covers `rows` planes at once with `lanes` work-items each, so small planes
- * (4x4) still keep every work-item busy without a division per element. Each work-item
- * keeps a compensated (Kahan) float sum — the CPU sums in double, and a plain float sum of
- * 2,000 values per work-item would lose a few digits — then a tree reduction in local
- * memory combines them. Mean and variance take two passes (mean first), as on the CPU.
+ * work-item i sums the planes i, i + ls, ... with float8 partial sums over each contiguous
+ * plane (explicit vectors: PoCL runs a work-item's loop as scalar code, and a single
+ * compensated sum was a latency-bound chain of four dependent adds per element), then a tree
+ * reduction in local memory combines the work-items. Eight interleaved partials per
+ * work-item keep the float rounding well below the tolerances against the CPU's double sums.
+ * Mean and variance take two passes (mean first), as on the CPU.
  */
-
-static void bn_span(const int HW, int *lanes, int *rows, int *jl, int *nl) {
-    const int ls = get_local_size(0), lid = get_local_id(0);
-    *lanes = HW < ls ? (HW > 0 ? HW : 1) : ls;
-    *rows = ls / *lanes;
-    *jl = lid % *lanes;
-    *nl = lid / *lanes;
-}
 
 /* Sum of v over the work-group (every work-item gets it). scratch: local_size floats. */
 static float bn_wg_sum(float v, __local float *scratch) {
@@ -34,8 +27,26 @@ static float bn_wg_sum(float v, __local float *scratch) {
     return r;
 }
 
-#define KAHAN_ADD(sum, comp, v) do { const float y_ = (v) - comp; const float t_ = sum + y_; \
-                                     comp = (t_ - sum) - y_; sum = t_; } while (0)
+/* This work-item's share of channel c: sum of x, or (squared) of (x - mu)^2. */
+static float bn_partial(__global const float *x, const uint x_off, const int N, const int C, const int HW, const int c,
+                        const float mu, const int squared) {
+    float8 acc8 = (float8)(0.0f);
+    float acc1 = 0.0f;
+    for (int n = get_local_id(0); n < N; n += get_local_size(0)) {
+        __global const float *p = x + x_off + (n * C + c) * HW;
+        int j = 0;
+        for (; j + 8 <= HW; j += 8) {
+            const float8 v = vload8(0, p + j);
+            acc8 += squared ? (v - mu) * (v - mu) : v;
+        }
+        for (; j < HW; j++) {
+            const float v = p[j];
+            acc1 += squared ? (v - mu) * (v - mu) : v;
+        }
+    }
+    const float4 h = acc8.lo + acc8.hi;
+    return ((h.x + h.y) + (h.z + h.w)) + acc1;
+}
 
 /* One work-group per channel: mean, invstd (saved), running statistics updated in place.
  * global (C * ls), local (ls) */
@@ -45,28 +56,10 @@ __kernel void bn_stats(__global const float *x, const uint x_off, const int N, c
                        __global float *rmean, const uint rmean_off, __global float *rvar, const uint rvar_off,
                        __local float *scratch) {
     const int c = get_group_id(0);
-    int lanes, rows, jl, nl;
-    bn_span(HW, &lanes, &rows, &jl, &nl);
     const int M = N * HW;
     if (M == 0) return;
-    float s = 0.0f, e = 0.0f;
-    if (nl < rows)
-        for (int n = nl; n < N; n += rows) {
-            __global const float *xp = x + x_off + (n * C + c) * HW;
-            for (int j = jl; j < HW; j += lanes) KAHAN_ADD(s, e, xp[j]);
-        }
-    const float mu = bn_wg_sum(s, scratch) / (float)M;
-    s = 0.0f;
-    e = 0.0f;
-    if (nl < rows)
-        for (int n = nl; n < N; n += rows) {
-            __global const float *xp = x + x_off + (n * C + c) * HW;
-            for (int j = jl; j < HW; j += lanes) {
-                const float d = xp[j] - mu;
-                KAHAN_ADD(s, e, d * d);
-            }
-        }
-    const float ss = bn_wg_sum(s, scratch);
+    const float mu = bn_wg_sum(bn_partial(x, x_off, N, C, HW, c, 0.0f, 0), scratch) / (float)M;
+    const float ss = bn_wg_sum(bn_partial(x, x_off, N, C, HW, c, mu, 1), scratch);
     if (get_local_id(0) == 0) {
         const float var = ss / (float)M;
         const float unbiased = M > 1 ? ss / (float)(M - 1) : var;
@@ -100,19 +93,25 @@ __kernel void bn_bwd_reduce(__global const float *x, const uint x_off, __global 
                             const uint invstd_off, __global float *dgamma, const uint dg_off,
                             __global float *dbeta, const uint db_off, __local float *scratch) {
     const int c = get_group_id(0);
-    int lanes, rows, jl, nl;
-    bn_span(HW, &lanes, &rows, &jl, &nl);
     const float mu = mean[mean_off + c], is = invstd[invstd_off + c];
-    float a = 0.0f, ea = 0.0f, b = 0.0f, eb = 0.0f;
-    if (nl < rows)
-        for (int n = nl; n < N; n += rows) {
-            const int base = (n * C + c) * HW;
-            for (int j = jl; j < HW; j += lanes) {
-                const float g = dy[dy_off + base + j];
-                KAHAN_ADD(a, ea, g);
-                KAHAN_ADD(b, eb, g * ((x[x_off + base + j] - mu) * is));
-            }
+    float8 a8 = (float8)(0.0f), b8 = (float8)(0.0f);
+    float a1 = 0.0f, b1 = 0.0f;
+    for (int n = get_local_id(0); n < N; n += get_local_size(0)) {
+        const int base = (n * C + c) * HW;
+        int j = 0;
+        for (; j + 8 <= HW; j += 8) {
+            const float8 g = vload8(0, dy + dy_off + base + j);
+            a8 += g;
+            b8 += g * ((vload8(0, x + x_off + base + j) - mu) * is);
         }
+        for (; j < HW; j++) {
+            const float g = dy[dy_off + base + j];
+            a1 += g;
+            b1 += g * ((x[x_off + base + j] - mu) * is);
+        }
+    }
+    const float4 ha = a8.lo + a8.hi, hb = b8.lo + b8.hi;
+    const float a = ((ha.x + ha.y) + (ha.z + ha.w)) + a1, b = ((hb.x + hb.y) + (hb.z + hb.w)) + b1;
     const float sa = bn_wg_sum(a, scratch);
     const float sb = bn_wg_sum(b, scratch);
     if (get_local_id(0) == 0) {
