@@ -109,7 +109,7 @@ void gemm_tiled(const int M, const int N, const int K, const float alpha, const 
  * barrier, and the accumulators are named variables, not an array: PoCL keeps private arrays
  * of a work-group in memory, which turned every multiply-add into a load and a store.
  * Rows past M read row M-1 and are not stored; columns past N are computed on zero padding
- * and not stored.
+ * and not stored. With cpq > 0 C is the (nb, M, cpq) layout of a convolution output.
  * Tunables: RB_M (rows, 1..12), RB_W (vector width 4, 8 or 16).
  * global (ceil(N / RB_W), ceil(M / RB_M)) rounded to the work-group.
  */
@@ -127,7 +127,7 @@ void gemm_tiled(const int M, const int N, const int K, const float alpha, const 
 #define RB_STORE_ROW(i, acc)                                                                       \
     do {                                                                                           \
         if (m0 + (i) < M) {                                                                        \
-            __global float *c_ = C + (m0 + (i)) * ldc + n0;                                        \
+            __global float *c_ = c_base + (m0 + (i)) * c_row;                                      \
             if (full_n) {                                                                          \
                 RB_VSTORE(beta == 0.0f ? alpha * (acc) : alpha * (acc) + beta * RB_VLOAD(0, c_), 0, c_); \
             } else {                                                                               \
@@ -142,12 +142,16 @@ void gemm_tiled(const int M, const int N, const int K, const float alpha, const 
 __kernel void gemm_rb(const int M, const int N, const int K, const float alpha, const float beta,
                       __global const float *A, const uint a_off, const int lda, const int ta,   /* (M,K) or (K,M) */
                       __global const float *Bp, const uint b_off,                               /* packed (K,N) */
-                      __global float *C, const uint c_off, const int ldc) {                    /* (M,N) */
+                      __global float *C, const uint c_off, const int ldc, const int cpq) {     /* (M,N) */
     const int panel = get_global_id(0), n0 = panel * RB_W, m0 = get_global_id(1) * RB_M;
     if (n0 >= N || m0 >= M) return;
     const bool full_n = n0 + RB_W <= N;
     A += a_off;
     C += c_off;
+    /* cpq > 0 (a multiple of RB_W): C is stored as (N/cpq, M, cpq) — a convolution's (nb,K,P,Q)
+     * output chunk, written in place without a scatter pass; else row-major with ldc. */
+    __global float *c_base = cpq ? C + (n0 / cpq) * M * cpq + n0 % cpq : C + n0;
+    const int c_row = cpq ? cpq : ldc;
     const int sm = ta ? 1 : lda, sk = ta ? lda : 1;   /* A[m][k] = A[m*sm + k*sk] */
     /* Row offsets into A; rows past M re-read row M-1 (valid memory, never stored). */
 #define RB_ROW(i) ((m0 + (i) < M ? (i) : M - 1 - m0) * sm)

@@ -51,7 +51,8 @@ dbk_status dbk_ocl_blas_setup(dbk_backend *be, const void *profile) {
 
 /* gemm_rb on a packed B; a work-item computes an RB_M x RB_W block. */
 dbk_status dbk_ocl_gemm_packed_record(dbk_backend *be, dbk_ocl_launches *out, bool ta, int m, int n, int k, float alpha,
-                                      dbk_ocl_matrix a, cl_mem bp, cl_uint bp_off, float beta, dbk_ocl_matrix c) {
+                                      dbk_ocl_matrix a, cl_mem bp, cl_uint bp_off, float beta, dbk_ocl_matrix c,
+                                      int c_plane) {
     if (m == 0 || n == 0) return DBK_OK;
     const dbk_ocl_gemm_tiles *t = &dbk_ocl(be)->tiles;
     dbk_ocl_args g;
@@ -70,6 +71,7 @@ dbk_status dbk_ocl_gemm_packed_record(dbk_backend *be, dbk_ocl_launches *out, bo
     dbk_ocl_arg_mem(&g, c.mem);
     dbk_ocl_arg_uint(&g, c.off);
     dbk_ocl_arg_int(&g, c.ld);
+    dbk_ocl_arg_int(&g, c_plane);
     const size_t rb_n = (size_t)t->rb_w;
     const size_t global[2] = {((size_t)n + rb_n - 1) / rb_n, ((size_t)m + (size_t)t->rb_m - 1) / (size_t)t->rb_m};
     size_t lim = dbk_ocl_wg_limit(be, g.launch->kernel, (size_t)t->rb_wg0 * (size_t)t->rb_wg1);

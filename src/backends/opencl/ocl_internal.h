@@ -206,9 +206,11 @@ typedef struct dbk_ocl_matrix {
 } dbk_ocl_matrix;
 dbk_status dbk_ocl_gemm_record(dbk_backend *be, dbk_ocl_launches *out, bool ta, bool tb, int m, int n, int k,
                                float alpha, dbk_ocl_matrix a, dbk_ocl_matrix b, float beta, dbk_ocl_matrix c);
-/* The same with B (K,N) packed in panels of tiles.rb_w columns at (bp, bp_off) (gemm_rb). */
+/* The same with B (K,N) packed in panels of tiles.rb_w columns at (bp, bp_off) (gemm_rb).
+ * c_plane > 0 (a multiple of rb_w) stores C as (N/c_plane, M, c_plane) instead of row-major. */
 dbk_status dbk_ocl_gemm_packed_record(dbk_backend *be, dbk_ocl_launches *out, bool ta, int m, int n, int k, float alpha,
-                                      dbk_ocl_matrix a, cl_mem bp, cl_uint bp_off, float beta, dbk_ocl_matrix c);
+                                      dbk_ocl_matrix a, cl_mem bp, cl_uint bp_off, float beta, dbk_ocl_matrix c,
+                                      int c_plane);
 dbk_status dbk_ocl_record_gemm(dbk_backend *be, const dbk_op_desc *op, dbk_ocl_launches *out);
 dbk_status dbk_ocl_blas_setup(dbk_backend *be, const void *profile);   /* profile: const dbk_profile * */
 /* Records a fill of n floats at (mem, off) with value (used by GEMM with beta == 0 on CLBlast). */

@@ -39,6 +39,10 @@ typedef struct conv_geom {
 
 static size_t round_up(size_t v, size_t m) { return (v + m - 1) / m * m; }
 
+/* Forward with gemm_rb: when a panel never straddles two images (P*Q a multiple of the
+ * panel width), the GEMM stores straight into the (nb, K, P, Q) output: no tmp, no scatter. */
+static bool direct_store(const conv_geom *g) { return g->packed && g->nb > 1 && g->pq % g->panel == 0; }
+
 static conv_geom conv_geometry(const dbk_backend *be, const dbk_op_desc *op) {
     const dbk_tensor *x = &op->src[0], *w = &op->src[1], *y = &op->dst[0];
     if (op->op == DBK_OP_CONV2D_BWD_DATA) {
@@ -77,7 +81,7 @@ static conv_geom conv_geometry(const dbk_backend *be, const dbk_op_desc *op) {
         g.r1_floats = nb > 1 ? k * cols : 0;
     } else {
         g.r0_floats = g.packed ? crs * round_up(cols, pn) : crs * cols;
-        g.r1_floats = nb > 1 ? k * cols : 0;
+        g.r1_floats = nb > 1 && !direct_store(&g) ? k * cols : 0;
     }
     return g;
 }
@@ -161,7 +165,7 @@ static dbk_status check_workspace(dbk_backend *be, const dbk_op_desc *op, const 
 static dbk_status gemm_ws_b(dbk_backend *be, dbk_ocl_launches *out, const conv_geom *g, bool ta, int m, int n, int k,
                             dbk_ocl_matrix a, cl_uint b_off, float beta, dbk_ocl_matrix c) {
     cl_mem ws = dbk_ocl(be)->workspace;
-    if (g->packed) return dbk_ocl_gemm_packed_record(be, out, ta, m, n, k, 1.0f, a, ws, b_off, beta, c);
+    if (g->packed) return dbk_ocl_gemm_packed_record(be, out, ta, m, n, k, 1.0f, a, ws, b_off, beta, c, 0);
     dbk_ocl_matrix b = {ws, b_off, n};
     return dbk_ocl_gemm_record(be, out, ta, false, m, n, k, 1.0f, a, b, beta, c);
 }
@@ -182,6 +186,11 @@ dbk_status dbk_ocl_record_conv2d_fwd(dbk_backend *be, const dbk_op_desc *op, dbk
                        dbk_ocl_off(x) + (cl_uint)(n0 * g.C * g.H * g.W), nb));
         const cl_uint y_off = dbk_ocl_off(y) + (cl_uint)(n0 * g.K * g.pq);
         dbk_ocl_matrix A = {dbk_ocl_mem(w), dbk_ocl_off(w), g.crs};           /* w (K, CRS) */
+        if (direct_store(&g)) {   /* gemm_rb writes the (nb, K, P, Q) chunk itself */
+            dbk_ocl_matrix Y = {dbk_ocl_mem(y), y_off, cols};
+            DBK_TRY(dbk_ocl_gemm_packed_record(be, out, false, g.K, cols, g.crs, 1.0f, A, ws, 0, 0.0f, Y, g.pq));
+            continue;
+        }
         dbk_ocl_matrix Cm = g.nb == 1 ? (dbk_ocl_matrix){dbk_ocl_mem(y), y_off, cols}
                                       : (dbk_ocl_matrix){ws, (cl_uint)g.r0_floats, cols};   /* (K, cols) */
         DBK_TRY(gemm_ws_b(be, out, &g, false, g.K, cols, g.crs, A, 0, 0.0f, Cm));
@@ -206,7 +215,7 @@ dbk_status dbk_ocl_record_conv2d_bwd_data(dbk_backend *be, const dbk_op_desc *op
         if (g.packed) {
             DBK_TRY(reshuffle(be, out, &g, "gather_packed", dbk_ocl_mem(dy), dy_off, nb));
             DBK_TRY(dbk_ocl_gemm_packed_record(be, out, true, g.crs, cols, g.K, 1.0f, A, ws, (cl_uint)g.r0_floats, 0.0f,
-                                               Cm));
+                                               Cm, 0));
         } else {
             dbk_ocl_matrix B = {dbk_ocl_mem(dy), dy_off, cols};
             if (g.nb > 1) {
@@ -241,7 +250,7 @@ dbk_status dbk_ocl_record_conv2d_bwd_filter(dbk_backend *be, const dbk_op_desc *
         const float beta = n0 == 0 ? 0.0f : 1.0f;
         if (g.packed) {
             DBK_TRY(im2col(be, out, &g, "im2col_t_packed", dbk_ocl_mem(x), x_off, nb));
-            DBK_TRY(dbk_ocl_gemm_packed_record(be, out, false, g.K, g.crs, cols, 1.0f, A, ws, 0, beta, Cm));
+            DBK_TRY(dbk_ocl_gemm_packed_record(be, out, false, g.K, g.crs, cols, 1.0f, A, ws, 0, beta, Cm, 0));
         } else {
             DBK_TRY(im2col(be, out, &g, "im2col", dbk_ocl_mem(x), x_off, nb));
             dbk_ocl_matrix B = {ws, 0, cols};                          /* col (CRS, cols), used transposed */
