@@ -93,6 +93,11 @@ __kernel void scatter_nk(__global const float *tmp, const uint tmp_off, const in
 #ifndef RB_W
 #define RB_W 16
 #endif
+#define IM_CAT_(a, b) a##b
+#define IM_CAT(a, b) IM_CAT_(a, b)
+#define IM_VEC IM_CAT(float, RB_W)
+#define IM_VLOAD IM_CAT(vload, RB_W)
+#define IM_VSTORE IM_CAT(vstore, RB_W)
 
 /* B = col (C*R*S, nb*P*Q), packed. */
 __kernel void im2col_packed(__global const float *x, const uint x_off, const int C, const int H, const int W,
@@ -106,6 +111,19 @@ __kernel void im2col_packed(__global const float *x, const uint x_off, const int
     const int col0 = panel * RB_W;
     int b = col0 / pq, p = (col0 % pq) / Q, q = col0 % Q;
     __global float *o = out + out_off + (size_t)row * RB_W;
+    if (sw == 1 && Q % RB_W == 0 && col0 + RB_W <= cols) {
+        /* The panel is one stretch of an output row: a zero row (padding) or, away from the
+         * left/right padding, one vector copy of the input row. */
+        const int h = p * sh - ph + r, w0 = q - pw + s;
+        if (h < 0 || h >= H) {
+            IM_VSTORE((IM_VEC)(0.0f), 0, o);
+            return;
+        }
+        if (w0 >= 0 && w0 + RB_W <= W) {
+            IM_VSTORE(IM_VLOAD(0, x + x_off + ((b * C + c) * H + h) * W + w0), 0, o);
+            return;
+        }
+    }
 #pragma unroll
     for (int j = 0; j < RB_W; j++) {
         const int h = p * sh - ph + r, w = q * sw - pw + s;
