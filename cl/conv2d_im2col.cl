@@ -99,10 +99,12 @@ __kernel void scatter_nk(__global const float *tmp, const uint tmp_off, const in
 #define IM_VLOAD IM_CAT(vload, RB_W)
 #define IM_VSTORE IM_CAT(vstore, RB_W)
 
-/* B = col (C*R*S, nb*P*Q), packed. */
+/* B = col (C*R*S, nb*P*Q), packed; with `plain` the same panels are written to a row-major
+ * col instead (the A operand of the backward-filter GEMM). */
 __kernel void im2col_packed(__global const float *x, const uint x_off, const int C, const int H, const int W,
                             const int R, const int S, const int P, const int Q, const int sh, const int sw,
-                            const int ph, const int pw, const int nb, __global float *out, const uint out_off) {
+                            const int ph, const int pw, const int nb, __global float *out, const uint out_off,
+                            const int plain) {
     const int row = get_global_id(0);
     const int crs_n = C * R * S, pq = P * Q, cols = nb * pq, panels = (cols + RB_W - 1) / RB_W;
     if (row >= panels * crs_n) return;
@@ -110,7 +112,7 @@ __kernel void im2col_packed(__global const float *x, const uint x_off, const int
     const int c = crs / (R * S), r = (crs / S) % R, s = crs % S;
     const int col0 = panel * RB_W;
     int b = col0 / pq, p = (col0 % pq) / Q, q = col0 % Q;
-    __global float *o = out + out_off + (size_t)row * RB_W;
+    __global float *o = out + out_off + (plain ? (size_t)crs * cols + col0 : (size_t)row * RB_W);
     if (sw == 1 && Q % RB_W == 0 && col0 + RB_W <= cols) {
         /* The panel is one stretch of an output row: a zero row (padding) or, away from the
          * left/right padding, one vector copy of the input row. */
@@ -129,7 +131,7 @@ __kernel void im2col_packed(__global const float *x, const uint x_off, const int
         const int h = p * sh - ph + r, w = q * sw - pw + s;
         float v = 0.0f;
         if (col0 + j < cols && h >= 0 && h < H && w >= 0 && w < W) v = x[x_off + ((b * C + c) * H + h) * W + w];
-        o[j] = v;
+        if (!plain || col0 + j < cols) o[j] = v;
         if (++q == Q) {
             q = 0;
             if (++p == P) {
@@ -140,32 +142,18 @@ __kernel void im2col_packed(__global const float *x, const uint x_off, const int
     }
 }
 
-/* B = col^T (nb*P*Q, C*R*S), packed (the backward-filter GEMM dw = dy . col^T). */
-__kernel void im2col_t_packed(__global const float *x, const uint x_off, const int C, const int H, const int W,
-                              const int R, const int S, const int P, const int Q, const int sh, const int sw,
-                              const int ph, const int pw, const int nb, __global float *out, const uint out_off) {
+/* B = dy^T (nb*PQ, K) of a (nb, K, PQ) chunk, packed in panels of RB_W channels (the
+ * backward-filter GEMM dw^T = col . dy^T).  global (panels * nb*PQ) */
+__kernel void gather_t_packed(__global const float *t, const uint t_off, const int K, const int PQ, const int nb,
+                              __global float *out, const uint out_off) {
     const int row = get_global_id(0);
-    const int crs_n = C * R * S, pq = P * Q, cols = nb * pq, panels = (crs_n + RB_W - 1) / RB_W;
+    const int cols = nb * PQ, panels = (K + RB_W - 1) / RB_W;
     if (row >= panels * cols) return;
-    const int panel = row / cols, col = row % cols;
-    const int b = col / pq, p = (col % pq) / Q, q = col % Q;
-    const int crs0 = panel * RB_W;
-    int c = crs0 / (R * S), r = (crs0 / S) % R, s = crs0 % S;
+    const int panel = row / cols, col = row % cols, k0 = panel * RB_W;
+    __global const float *src = t + t_off + ((col / PQ) * K + k0) * PQ + col % PQ;
     __global float *o = out + out_off + (size_t)row * RB_W;
 #pragma unroll
-    for (int j = 0; j < RB_W; j++) {
-        const int h = p * sh - ph + r, w = q * sw - pw + s;
-        float v = 0.0f;
-        if (crs0 + j < crs_n && h >= 0 && h < H && w >= 0 && w < W) v = x[x_off + ((b * C + c) * H + h) * W + w];
-        o[j] = v;
-        if (++s == S) {
-            s = 0;
-            if (++r == R) {
-                r = 0;
-                c++;
-            }
-        }
-    }
+    for (int j = 0; j < RB_W; j++) o[j] = k0 + j < K ? src[j * PQ] : 0.0f;
 }
 
 /* B = the (K, nb*PQ) matrix of a (nb, K, PQ) chunk, packed. */

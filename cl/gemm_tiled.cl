@@ -109,7 +109,8 @@ void gemm_tiled(const int M, const int N, const int K, const float alpha, const 
  * barrier, and the accumulators are named variables, not an array: PoCL keeps private arrays
  * of a work-group in memory, which turned every multiply-add into a load and a store.
  * Rows past M read row M-1 and are not stored; columns past N are computed on zero padding
- * and not stored. With cpq > 0 C is the (nb, M, cpq) layout of a convolution output.
+ * and not stored. With cpq > 0 C is the (nb, M, cpq) layout of a convolution output, with
+ * cpq < 0 C is stored transposed.
  * Tunables: RB_M (rows, 1..12), RB_W (vector width 4, 8 or 16).
  * global (ceil(N / RB_W), ceil(M / RB_M)) rounded to the work-group.
  */
@@ -128,7 +129,14 @@ void gemm_tiled(const int M, const int N, const int K, const float alpha, const 
     do {                                                                                           \
         if (m0 + (i) < M) {                                                                        \
             __global float *c_ = c_base + (m0 + (i)) * c_row;                                      \
-            if (full_n) {                                                                          \
+            if (cpq < 0) {                                                                         \
+                float r_[RB_W];                                                                    \
+                RB_VSTORE(acc, 0, r_);                                                             \
+                for (int j_ = 0; j_ < RB_W && n0 + j_ < N; j_++) {                                 \
+                    __global float *t_ = C + (n0 + j_) * ldc + m0 + (i);                           \
+                    *t_ = beta == 0.0f ? alpha * r_[j_] : alpha * r_[j_] + beta * *t_;             \
+                }                                                                                  \
+            } else if (full_n) {                                                                   \
                 RB_VSTORE(beta == 0.0f ? alpha * (acc) : alpha * (acc) + beta * RB_VLOAD(0, c_), 0, c_); \
             } else {                                                                               \
                 float r_[RB_W];                                                                    \
@@ -149,9 +157,10 @@ __kernel void gemm_rb(const int M, const int N, const int K, const float alpha, 
     A += a_off;
     C += c_off;
     /* cpq > 0 (a multiple of RB_W): C is stored as (N/cpq, M, cpq) — a convolution's (nb,K,P,Q)
-     * output chunk, written in place without a scatter pass; else row-major with ldc. */
-    __global float *c_base = cpq ? C + (n0 / cpq) * M * cpq + n0 % cpq : C + n0;
-    const int c_row = cpq ? cpq : ldc;
+     * output chunk, written in place without a scatter pass; cpq < 0: C is stored transposed,
+     * element (m, n) at C[n*ldc + m] (dw from dw^T); else row-major with ldc. */
+    __global float *c_base = cpq > 0 ? C + (n0 / cpq) * M * cpq + n0 % cpq : C + n0;
+    const int c_row = cpq > 0 ? cpq : ldc;
     const int sm = ta ? 1 : lda, sk = ta ? lda : 1;   /* A[m][k] = A[m*sm + k*sk] */
     /* Row offsets into A; rows past M re-read row M-1 (valid memory, never stored). */
 #define RB_ROW(i) ((m0 + (i) < M ? (i) : M - 1 - m0) * sm)

@@ -15,12 +15,13 @@
  *
  * With the tiled GEMM ("opencl.gemm": "tiled") the B operand of each GEMM is produced packed
  * in panels of RB_W columns (gemm_rb in cl/gemm_tiled.cl): im2col_packed for the forward,
- * gather_packed for backward-data, im2col_t_packed (col^T) for backward-filter. CLBlast takes
- * the plain row-major matrices above.
+ * gather_packed for backward-data; backward-filter computes dw^T (CRS, K) = col . dy^T with
+ * a row-major col, dy^T packed (gather_t_packed) and dw stored transposed by the GEMM.
+ * CLBlast takes the plain row-major matrices above.
  *
- * The workspace is the backend's, sized at prepare time, in two regions: r0 (col, col^T or
- * dcol) then r1 (tmp, or the packed dy of backward-data); chunks run in order on the in-order
- * queue, so they share it.
+ * The workspace is the backend's, sized at prepare time, in two regions: r0 (col or dcol) then
+ * r1 (tmp, or the packed dy / dy^T); chunks run in order on the in-order queue, so they
+ * share it.
  */
 #include <string.h>
 
@@ -77,8 +78,8 @@ static conv_geom conv_geometry(const dbk_backend *be, const dbk_op_desc *op) {
         g.r0_floats = crs * cols;
         g.r1_floats = g.packed ? k * round_up(cols, pn) : (nb > 1 ? k * cols : 0);
     } else if (op->op == DBK_OP_CONV2D_BWD_FILTER) {
-        g.r0_floats = g.packed ? cols * round_up(crs, pn) : crs * cols;
-        g.r1_floats = nb > 1 ? k * cols : 0;
+        g.r0_floats = crs * cols;
+        g.r1_floats = g.packed ? cols * round_up(k, pn) : (nb > 1 ? k * cols : 0);
     } else {
         g.r0_floats = g.packed ? crs * round_up(cols, pn) : crs * cols;
         g.r1_floats = nb > 1 && !direct_store(&g) ? k * cols : 0;
@@ -101,12 +102,14 @@ static void geom_args(dbk_ocl_args *a, const conv_geom *g) {
     for (size_t i = 0; i < sizeof v / sizeof v[0]; i++) dbk_ocl_arg_int(a, v[i]);
 }
 
-/* im2col into workspace region 0 from nb images at element offset x_off of x:
- * kind "im2col" (plain col), "im2col_packed" (col in panels) or "im2col_t_packed" (col^T). */
+/* im2col into workspace region 0 from nb images at element offset x_off of x: kind "im2col"
+ * (row-major col, GPU-shaped), "im2col_packed" (col in panels for gemm_rb) or "im2col_plain"
+ * (row-major col written panel by panel by the same kernel). */
 static dbk_status im2col(dbk_backend *be, dbk_ocl_launches *out, const conv_geom *g, const char *kind, cl_mem x,
                          cl_uint x_off, int nb) {
     dbk_ocl_args a;
-    DBK_TRY(dbk_ocl_kernel(be, out, kind, &a));
+    const bool plain = !strcmp(kind, "im2col_plain");
+    DBK_TRY(dbk_ocl_kernel(be, out, plain ? "im2col_packed" : kind, &a));
     dbk_ocl_arg_mem(&a, x);
     dbk_ocl_arg_uint(&a, x_off);
     geom_args(&a, g);
@@ -115,8 +118,8 @@ static dbk_status im2col(dbk_backend *be, dbk_ocl_launches *out, const conv_geom
     dbk_ocl_arg_uint(&a, 0);
     const size_t cols = (size_t)nb * (size_t)g->pq, crs = (size_t)g->crs, pn = (size_t)g->panel;
     if (!strcmp(kind, "im2col")) return dbk_ocl_range2(&a, (size_t)g->Q, crs * (size_t)nb * (size_t)g->P);
-    if (!strcmp(kind, "im2col_packed")) return dbk_ocl_range1(&a, (cols + pn - 1) / pn * crs);
-    return dbk_ocl_range1(&a, (crs + pn - 1) / pn * cols);
+    dbk_ocl_arg_int(&a, plain ? 1 : 0);
+    return dbk_ocl_range1(&a, (cols + pn - 1) / pn * crs);
 }
 
 static dbk_status col2im(dbk_backend *be, dbk_ocl_launches *out, const conv_geom *g, cl_mem dx, cl_uint dx_off, int nb) {
@@ -149,6 +152,7 @@ static dbk_status reshuffle(dbk_backend *be, dbk_ocl_launches *out, const conv_g
     dbk_ocl_arg_uint(&a, to_ws ? r1 : t_off);
     const size_t cols = (size_t)nb * (size_t)g->pq, pn = (size_t)g->panel;
     if (!strcmp(kind, "gather_packed")) return dbk_ocl_range1(&a, (cols + pn - 1) / pn * (size_t)g->K);
+    if (!strcmp(kind, "gather_t_packed")) return dbk_ocl_range1(&a, ((size_t)g->K + pn - 1) / pn * cols);
     return dbk_ocl_range2(&a, (size_t)g->pq, (size_t)nb * (size_t)g->K);
 }
 
@@ -242,15 +246,19 @@ dbk_status dbk_ocl_record_conv2d_bwd_filter(dbk_backend *be, const dbk_op_desc *
         const cl_uint x_off = dbk_ocl_off(x) + (cl_uint)(n0 * g.C * g.H * g.W);
         const cl_uint dy_off = dbk_ocl_off(dy) + (cl_uint)(n0 * g.K * g.pq);
         dbk_ocl_matrix A = {dbk_ocl_mem(dy), dy_off, cols};           /* dy chunk (K, cols) */
-        if (g.nb > 1) {
+        if (!g.packed && g.nb > 1) {
             DBK_TRY(reshuffle(be, out, &g, "gather_nk", dbk_ocl_mem(dy), dy_off, nb));
             A = (dbk_ocl_matrix){ws, (cl_uint)g.r0_floats, cols};
         }
         dbk_ocl_matrix Cm = {dbk_ocl_mem(dw), dbk_ocl_off(dw), g.crs}; /* dw (K, CRS) */
         const float beta = n0 == 0 ? 0.0f : 1.0f;
         if (g.packed) {
-            DBK_TRY(im2col(be, out, &g, "im2col_t_packed", dbk_ocl_mem(x), x_off, nb));
-            DBK_TRY(dbk_ocl_gemm_packed_record(be, out, false, g.K, g.crs, cols, 1.0f, A, ws, 0, beta, Cm, 0));
+            /* dw^T (CRS, K) = col (CRS, cols) . dy^T (cols, K), stored transposed into dw */
+            DBK_TRY(im2col(be, out, &g, "im2col_plain", dbk_ocl_mem(x), x_off, nb));
+            DBK_TRY(reshuffle(be, out, &g, "gather_t_packed", dbk_ocl_mem(dy), dy_off, nb));
+            dbk_ocl_matrix col = {ws, 0, cols};
+            DBK_TRY(dbk_ocl_gemm_packed_record(be, out, false, g.crs, g.K, cols, 1.0f, col, ws, (cl_uint)g.r0_floats,
+                                               beta, Cm, -1));
         } else {
             DBK_TRY(im2col(be, out, &g, "im2col", dbk_ocl_mem(x), x_off, nb));
             dbk_ocl_matrix B = {ws, 0, cols};                          /* col (CRS, cols), used transposed */
