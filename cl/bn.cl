@@ -71,19 +71,24 @@ __kernel void bn_stats(__global const float *x, const uint x_off, const int N, c
 }
 
 /* y = (x - m) * scale + shift; training: m = mean, scale = invstd * gamma; inference:
- * m = running_mean, scale = gamma / sqrt(running_var + eps).  global (HW, N*C) */
+ * m = running_mean, scale = gamma / sqrt(running_var + eps). A work-item does 8 consecutive
+ * values of a plane (one vector).  global (ceil(HW / 8), N*C) */
 __kernel void bn_apply(__global const float *x, const uint x_off, __global float *y, const uint y_off,
                        const int NC, const int C, const int HW,
                        __global const float *s0, const uint s0_off, __global const float *s1, const uint s1_off,
                        __global const float *gamma, const uint g_off, __global const float *beta, const uint b_off,
                        const float eps, const int infer) {
-    const int j = get_global_id(0), row = get_global_id(1);
-    if (j >= HW || row >= NC) return;
+    const int j0 = get_global_id(0) * 8, row = get_global_id(1);
+    if (j0 >= HW || row >= NC) return;
     const int c = row % C;
-    const float m = s0[s0_off + c], g = gamma[g_off + c];
+    const float m = s0[s0_off + c], g = gamma[g_off + c], b = beta[b_off + c];
     const float scale = infer ? g / sqrt(s1[s1_off + c] + eps) : s1[s1_off + c] * g;
-    const int i = row * HW + j;
-    y[y_off + i] = (x[x_off + i] - m) * scale + beta[b_off + c];
+    const int i = row * HW + j0;
+    if (j0 + 8 <= HW) {
+        vstore8((vload8(0, x + x_off + i) - m) * scale + b, 0, y + y_off + i);
+        return;
+    }
+    for (int j = 0; j < HW - j0; j++) y[y_off + i + j] = (x[x_off + i + j] - m) * scale + b;
 }
 
 /* One work-group per channel: dbeta = sum dy, dgamma = sum dy * xhat.  global (C * ls) */
@@ -120,18 +125,24 @@ __kernel void bn_bwd_reduce(__global const float *x, const uint x_off, __global 
     }
 }
 
-/* dx = gamma*invstd * (dy - dbeta/M - xhat * dgamma/M).  global (HW, N*C) */
+/* dx = gamma*invstd * (dy - dbeta/M - xhat * dgamma/M), 8 values per work-item.
+ * global (ceil(HW / 8), N*C) */
 __kernel void bn_bwd_dx(__global const float *x, const uint x_off, __global const float *dy, const uint dy_off,
                         __global float *dx, const uint dx_off, const int NC, const int C, const int HW, const int M,
                         __global const float *gamma, const uint g_off, __global const float *mean, const uint mean_off,
                         __global const float *invstd, const uint invstd_off,
                         __global const float *dgamma, const uint dg_off, __global const float *dbeta, const uint db_off) {
-    const int j = get_global_id(0), row = get_global_id(1);
-    if (j >= HW || row >= NC) return;
+    const int j0 = get_global_id(0) * 8, row = get_global_id(1);
+    if (j0 >= HW || row >= NC) return;
     const int c = row % C;
     const float mu = mean[mean_off + c], is = invstd[invstd_off + c];
     const float k = gamma[g_off + c] * is;
     const float a = dbeta[db_off + c] / (float)M, b = dgamma[dg_off + c] / (float)M;
-    const int i = row * HW + j;
-    dx[dx_off + i] = k * (dy[dy_off + i] - a - (x[x_off + i] - mu) * is * b);
+    const int i = row * HW + j0;
+    if (j0 + 8 <= HW) {
+        const float8 g = vload8(0, dy + dy_off + i), v = vload8(0, x + x_off + i);
+        vstore8(k * (g - a - (v - mu) * is * b), 0, dx + dx_off + i);
+        return;
+    }
+    for (int j = i; j < row * HW + HW; j++) dx[dx_off + j] = k * (dy[dy_off + j] - a - (x[x_off + j] - mu) * is * b);
 }

@@ -42,7 +42,7 @@ static dbk_status bn_apply(dbk_backend *be, dbk_ocl_launches *out, const dbk_ten
     arg_t(&a, beta);
     dbk_ocl_arg_float(&a, eps);
     dbk_ocl_arg_int(&a, infer);
-    return dbk_ocl_range2(&a, (size_t)hw, (size_t)(n * c));
+    return dbk_ocl_range2(&a, ((size_t)hw + 7) / 8, (size_t)(n * c));
 }
 
 dbk_status dbk_ocl_record_bn_fwd_train(dbk_backend *be, const dbk_op_desc *op, dbk_ocl_launches *out) {
@@ -103,7 +103,7 @@ dbk_status dbk_ocl_record_bn_bwd(dbk_backend *be, const dbk_op_desc *op, dbk_ocl
     arg_t(&a, &op->src[4]);
     arg_t(&a, &op->dst[1]);
     arg_t(&a, &op->dst[2]);
-    return dbk_ocl_range2(&a, (size_t)hw, (size_t)(n * c));
+    return dbk_ocl_range2(&a, ((size_t)hw + 7) / 8, (size_t)(n * c));
 }
 
 /* ---------------------------------------------------------------------------------- */
