@@ -6,6 +6,35 @@
  * NaN wins over numbers (NaN propagates).
  */
 
+/* The first maximum of four candidates in tap order, 8 windows at once (vector select). */
+#define POOL_TAKE(v, vi)                                                         \
+    do {                                                                         \
+        const int8 t_ = isgreater(v, best) | (isnan(v) & ~isnan(best));         \
+        best = select(best, v, t_);                                              \
+        bi = select(bi, vi, t_);                                                 \
+    } while (0)
+
+/* 2x2 windows with stride 2 (ResNet9), 8 outputs of a row per work-item: two rows of 16
+ * inputs, the four taps are their even and odd lanes.  global (Q / 8, N*C*P), Q % 8 == 0 */
+__kernel void maxpool_fwd_2x2(__global const float *x, const uint x_off, __global float *y, const uint y_off,
+                              __global int *arg, const uint arg_off, const int NCP, const int H, const int W,
+                              const int P, const int Q) {
+    const int q0 = get_global_id(0) * 8, row = get_global_id(1);
+    if (q0 >= Q || row >= NCP) return;
+    const int p = row % P, plane = row / P;
+    const int i0 = 2 * p * W + 2 * q0;
+    __global const float *xp = x + x_off + plane * H * W;
+    const float16 a = vload16(0, xp + i0), b = vload16(0, xp + i0 + W);
+    const int8 base = (int8)(i0) + (int8)(0, 2, 4, 6, 8, 10, 12, 14);
+    float8 best = a.even;
+    int8 bi = base;
+    POOL_TAKE(a.odd, base + 1);
+    POOL_TAKE(b.even, base + W);
+    POOL_TAKE(b.odd, base + W + 1);
+    vstore8(best, 0, y + y_off + row * Q + q0);
+    vstore8(bi, 0, arg + arg_off + row * Q + q0);
+}
+
 /* global (Q, N*C*P) */
 __kernel void maxpool_fwd(__global const float *x, const uint x_off, __global float *y, const uint y_off,
                           __global int *arg, const uint arg_off, const int NCP, const int H, const int W,
@@ -16,18 +45,6 @@ __kernel void maxpool_fwd(__global const float *x, const uint x_off, __global fl
     __global const float *xp = x + x_off + plane * H * W;
     int best_i = p * sh * W + q * sw;
     float best = xp[best_i];
-    if (R == 2 && S == 2) {
-        /* ResNet9's pooling, straight-line (taps in the same order, same tie and NaN rule):
-         * a loop with run-time bounds kept PoCL from vectorising across work-items. */
-        const int i1 = best_i + 1, i2 = best_i + W, i3 = best_i + W + 1;
-        const float v1 = xp[i1], v2 = xp[i2], v3 = xp[i3];
-        if (v1 > best || (isnan(v1) && !isnan(best))) { best = v1; best_i = i1; }
-        if (v2 > best || (isnan(v2) && !isnan(best))) { best = v2; best_i = i2; }
-        if (v3 > best || (isnan(v3) && !isnan(best))) { best = v3; best_i = i3; }
-        y[y_off + row * Q + q] = best;
-        arg[arg_off + row * Q + q] = best_i;
-        return;
-    }
     for (int r = 0; r < R; r++)
         for (int s = 0; s < S; s++) {
             const int i = (p * sh + r) * W + q * sw + s;

@@ -7,11 +7,13 @@
  *   - both GEMM paths, our tiled kernels and CLBlast, selected through a profile folder
  *     (DBK_PLATFORMS_DIR), against the CPU reference on GEMM and the three convolutions;
  *   - programs: replay accumulates, timed runs report device time for every op;
+ *   - the vectorised 2x2 max pool keeps the CPU's tie and NaN rules and argmax exactly;
  *   - errors: a kernel that fails to build reports the build log, a missing DBK_KERNEL_DIR
  *     file is named, OpenCL errors are reported by name with the right status.
  * Skips (77) when the OpenCL backend is not compiled in or finds no device.
  */
 #define _POSIX_C_SOURCE 200809L
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -208,6 +210,56 @@ static int tiled_gemm_path_should_match_the_cpu(void) { return gemm_path("tiled"
 static int clblast_gemm_path_should_match_the_cpu(void) { return gemm_path("clblast", DBK_OCL_GEMM_CLBLAST); }
 
 /* ---------------------------------------------------------------------------------- */
+/* the vectorised 2x2 max pool: ties to the first tap, NaN wins, exact argmax          */
+
+static int vector_max_pool_should_keep_tie_and_nan_rules(void) {
+    dbk_backend *be[2];
+    DBK_CHECK_OK(dbk_backend_create(DBK_BACKEND_KIND_CPU, 0, &be[0]));
+    DBK_CHECK_OK(create(&be[1]));
+    const int n = 2, c = 3, h = 32, w = 32, p = 16, q = 16;
+    float *x = dbk_test_uniform((int64_t)n * c * h * w, 0.0f, 3.0f, 5);
+    for (int i = 0; i < n * c * h * w; i++) x[i] = (float)(int)x[i];   /* 0, 1 or 2: many ties */
+    x[5 * w + 7] = NAN;
+    x[40 * w + 2] = NAN;
+    x[40 * w + 3] = NAN;
+    float *y[2];
+    int32_t *arg[2];
+    for (int b = 0; b < 2; b++) {
+        dbk_buffer *bx, *by, *ba;
+        DBK_CHECK_OK(dbk_buffer_create(be[b], (size_t)n * c * h * w * 4, &bx));
+        DBK_CHECK_OK(dbk_buffer_create(be[b], (size_t)n * c * p * q * 4, &by));
+        DBK_CHECK_OK(dbk_buffer_create(be[b], (size_t)n * c * p * q * 4, &ba));
+        dbk_op_desc op = {.op = DBK_OP_MAXPOOL_FWD, .p.pool = {2, 2, 2, 2}};
+        op.src[0] = dbk_tensor_make(bx, 0, DBK_DTYPE_F32, 4, n, c, h, w);
+        op.dst[0] = dbk_tensor_make(by, 0, DBK_DTYPE_F32, 4, n, c, p, q);
+        op.dst[1] = dbk_tensor_make(ba, 0, DBK_DTYPE_I32, 4, n, c, p, q);
+        DBK_CHECK_OK(dbk_tensor_write(&op.src[0], x));
+        DBK_CHECK_OK(dbk_backend_run(be[b], &op));
+        DBK_CHECK_OK(dbk_backend_sync(be[b]));
+        y[b] = dbk_test_read(&op.dst[0]);
+        arg[b] = dbk_test_read(&op.dst[1]);
+        dbk_buffer_destroy(bx);
+        dbk_buffer_destroy(by);
+        dbk_buffer_destroy(ba);
+    }
+    int bad = 0;
+    for (int i = 0; i < n * c * p * q; i++) {
+        const bool same = arg[0][i] == arg[1][i] && (y[0][i] == y[1][i] || (isnan(y[0][i]) && isnan(y[1][i])));
+        if (!same && bad++ < 3)
+            fprintf(stderr, "  output %d: cpu %g at %d, opencl %g at %d\n", i, (double)y[0][i], arg[0][i],
+                    (double)y[1][i], arg[1][i]);
+    }
+    free(x);
+    for (int b = 0; b < 2; b++) {
+        free(y[b]);
+        free(arg[b]);
+        dbk_backend_destroy(be[b]);
+    }
+    DBK_CHECK_MSG(bad == 0, "%d outputs differ", bad);
+    return 0;
+}
+
+/* ---------------------------------------------------------------------------------- */
 /* programs                                                                           */
 
 static int programs_should_replay_and_time_every_op(void) {
@@ -339,6 +391,7 @@ int main(void) {
                                  : "the OpenCL backend is not compiled in");
     DBK_RUN(second_build_should_read_the_cache_and_reject_a_corrupted_file);
     DBK_RUN(programs_should_replay_and_time_every_op);
+    DBK_RUN(vector_max_pool_should_keep_tie_and_nan_rules);
     DBK_RUN(opencl_errors_should_be_reported_by_name);
     DBK_RUN(a_missing_kernel_file_should_be_named);
     DBK_RUN(a_kernel_that_fails_to_build_should_show_its_build_log);
