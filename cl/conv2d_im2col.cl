@@ -121,10 +121,25 @@ __kernel void im2col_packed(__global const float *x, const uint x_off, const int
             IM_VSTORE((IM_VEC)(0.0f), 0, o);
             return;
         }
+        __global const float *xr = x + x_off + ((b * C + c) * H + h) * W;
         if (w0 >= 0 && w0 + RB_W <= W) {
-            IM_VSTORE(IM_VLOAD(0, x + x_off + ((b * C + c) * H + h) * W + w0), 0, o);
+            IM_VSTORE(IM_VLOAD(0, xr + w0), 0, o);
             return;
         }
+#if RB_W == 16
+        /* One column of padding on the left or the right (3x3, pad 1): load the 16 valid
+         * neighbours and shift a zero in, without touching memory outside the row. */
+        if (w0 == -1 && RB_W <= W) {
+            IM_VSTORE(shuffle2((float16)(0.0f), vload16(0, xr),
+                               (uint16)(0, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30)), 0, o);
+            return;
+        }
+        if (w0 + RB_W == W + 1 && w0 >= 1) {
+            IM_VSTORE(shuffle2(vload16(0, xr + w0 - 1), (float16)(0.0f),
+                               (uint16)(1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16)), 0, o);
+            return;
+        }
+#endif
     }
 #pragma unroll
     for (int j = 0; j < RB_W; j++) {
