@@ -65,6 +65,36 @@ __kernel void col2im(__global const float *dcol, const uint dcol_off, const int 
     dx[dx_off + ((b * C + c) * H + h) * W + w] = acc;
 }
 
+/* col2im for stride 1 and W % 16 == 0: 16 pixels of a row per work-item, each tap one vector
+ * (the same (r, s) summation order as col2im, so the results are identical).
+ * global (W / 16, nb*C*H) */
+__kernel void col2im_v16(__global const float *dcol, const uint dcol_off, const int C, const int H, const int W,
+                         const int R, const int S, const int P, const int Q, const int sh, const int sw,
+                         const int ph, const int pw, const int nb, __global float *dx, const uint dx_off) {
+    const int w0 = get_global_id(0) * 16, row = get_global_id(1);
+    if (w0 >= W || row >= nb * C * H) return;
+    const int h = row % H, bc = row / H;
+    const int c = bc % C, b = bc / C;
+    const int cols = nb * P * Q;
+    float16 acc = (float16)(0.0f);
+    for (int r = 0; r < R; r++) {
+        const int p = h + ph - r;
+        if (p < 0 || p >= P) continue;
+        for (int s = 0; s < S; s++) {
+            const int qs = w0 + pw - s;
+            __global const float *src = dcol + dcol_off + ((c * R + r) * S + s) * cols + (b * P + p) * Q;
+            if (qs >= 0 && qs + 16 <= Q) {
+                acc += vload16(0, src + qs);
+            } else {
+                float t[16];
+                for (int j = 0; j < 16; j++) t[j] = qs + j >= 0 && qs + j < Q ? src[qs + j] : 0.0f;
+                acc += vload16(0, t);
+            }
+        }
+    }
+    vstore16(acc, 0, dx + dx_off + ((b * C + c) * H + h) * W + w0);
+}
+
 /* tmp (K, nb*PQ) <- t (nb, K, PQ).  global (PQ, nb*K) */
 __kernel void gather_nk(__global const float *t, const uint t_off, const int K, const int PQ, const int nb,
                         __global float *tmp, const uint tmp_off) {

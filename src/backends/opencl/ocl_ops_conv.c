@@ -124,14 +124,15 @@ static dbk_status im2col(dbk_backend *be, dbk_ocl_launches *out, const conv_geom
 
 static dbk_status col2im(dbk_backend *be, dbk_ocl_launches *out, const conv_geom *g, cl_mem dx, cl_uint dx_off, int nb) {
     dbk_ocl_args a;
-    DBK_TRY(dbk_ocl_kernel(be, out, "col2im", &a));
+    const bool v16 = g->packed && g->sh == 1 && g->sw == 1 && g->W % 16 == 0;   /* vector rows (CPU devices) */
+    DBK_TRY(dbk_ocl_kernel(be, out, v16 ? "col2im_v16" : "col2im", &a));
     dbk_ocl_arg_mem(&a, dbk_ocl(be)->workspace);
     dbk_ocl_arg_uint(&a, 0);
     geom_args(&a, g);
     dbk_ocl_arg_int(&a, nb);
     dbk_ocl_arg_mem(&a, dx);
     dbk_ocl_arg_uint(&a, dx_off);
-    return dbk_ocl_range2(&a, (size_t)g->W, (size_t)nb * (size_t)g->C * (size_t)g->H);
+    return dbk_ocl_range2(&a, (size_t)g->W / (v16 ? 16 : 1), (size_t)nb * (size_t)g->C * (size_t)g->H);
 }
 
 /* Workspace region 1 <-> a (nb,K,PQ) chunk of t: "gather_nk" (to a (K, nb*PQ) matrix),
