@@ -210,6 +210,10 @@ __kernel void gather_packed(__global const float *t, const uint t_off, const int
     const int panel = row / K, k = row % K, col0 = panel * RB_W;
     int b = col0 / PQ, i = col0 % PQ;
     __global float *o = out + out_off + (size_t)row * RB_W;
+    if (PQ % RB_W == 0 && col0 + RB_W <= cols) {   /* the panel lies inside one plane */
+        IM_VSTORE(IM_VLOAD(0, t + t_off + (b * K + k) * PQ + i), 0, o);
+        return;
+    }
 #pragma unroll
     for (int j = 0; j < RB_W; j++) {
         o[j] = col0 + j < cols ? t[t_off + (b * K + k) * PQ + i] : 0.0f;
