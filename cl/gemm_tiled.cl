@@ -125,27 +125,30 @@ void gemm_tiled(const int M, const int N, const int K, const float alpha, const 
 #define RB_VEC RB_CAT(float, RB_W)
 #define RB_VLOAD RB_CAT(vload, RB_W)
 #define RB_VSTORE RB_CAT(vstore, RB_W)
-#define RB_STORE_ROW(i, acc)                                                                       \
+#define RB_STORE(i, acc, nn0, cbase)                                                               \
     do {                                                                                           \
-        if (m0 + (i) < M) {                                                                        \
-            __global float *c_ = c_base + (m0 + (i)) * c_row;                                      \
+        if (m0 + (i) < M && (nn0) < N) {                                                           \
+            __global float *c_ = (cbase) + (m0 + (i)) * c_row;                                     \
             if (cpq < 0) {                                                                         \
                 float r_[RB_W];                                                                    \
                 RB_VSTORE(acc, 0, r_);                                                             \
-                for (int j_ = 0; j_ < RB_W && n0 + j_ < N; j_++) {                                 \
-                    __global float *t_ = C + (n0 + j_) * ldc + m0 + (i);                           \
+                for (int j_ = 0; j_ < RB_W && (nn0) + j_ < N; j_++) {                              \
+                    __global float *t_ = C + ((nn0) + j_) * ldc + m0 + (i);                        \
                     *t_ = beta == 0.0f ? alpha * r_[j_] : alpha * r_[j_] + beta * *t_;             \
                 }                                                                                  \
-            } else if (full_n) {                                                                   \
+            } else if ((nn0) + RB_W <= N) {                                                        \
                 RB_VSTORE(beta == 0.0f ? alpha * (acc) : alpha * (acc) + beta * RB_VLOAD(0, c_), 0, c_); \
             } else {                                                                               \
                 float r_[RB_W];                                                                    \
                 RB_VSTORE(acc, 0, r_);                                                             \
-                for (int j_ = 0; j_ < N - n0; j_++)                                                \
+                for (int j_ = 0; j_ < N - (nn0); j_++)                                             \
                     c_[j_] = beta == 0.0f ? alpha * r_[j_] : alpha * r_[j_] + beta * c_[j_];       \
             }                                                                                      \
         }                                                                                          \
     } while (0)
+#define RB_STORE_ROW(i, acc) RB_STORE(i, acc, n0, c_base)
+/* C's first element of the panel starting at column nn0 (see cpq below). */
+#define RB_CBASE(nn0) (cpq > 0 ? C + ((nn0) / cpq) * M * cpq + (nn0) % cpq : C + (nn0))
 
 __kernel void gemm_rb(const int M, const int N, const int K, const float alpha, const float beta,
                       __global const float *A, const uint a_off, const int lda, const int ta,   /* (M,K) or (K,M) */
@@ -153,13 +156,12 @@ __kernel void gemm_rb(const int M, const int N, const int K, const float alpha, 
                       __global float *C, const uint c_off, const int ldc, const int cpq) {     /* (M,N) */
     const int panel = get_global_id(0), n0 = panel * RB_W, m0 = get_global_id(1) * RB_M;
     if (n0 >= N || m0 >= M) return;
-    const bool full_n = n0 + RB_W <= N;
     A += a_off;
     C += c_off;
     /* cpq > 0 (a multiple of RB_W): C is stored as (N/cpq, M, cpq) — a convolution's (nb,K,P,Q)
      * output chunk, written in place without a scatter pass; cpq < 0: C is stored transposed,
      * element (m, n) at C[n*ldc + m] (dw from dw^T); else row-major with ldc. */
-    __global float *c_base = cpq > 0 ? C + (n0 / cpq) * M * cpq + n0 % cpq : C + n0;
+    __global float *c_base = RB_CBASE(n0);
     const int c_row = cpq > 0 ? cpq : ldc;
     const int sm = ta ? 1 : lda, sk = ta ? lda : 1;   /* A[m][k] = A[m*sm + k*sk] */
     /* Row offsets into A; rows past M re-read row M-1 (valid memory, never stored). */
@@ -290,5 +292,165 @@ __kernel void gemm_rb(const int M, const int N, const int K, const float alpha, 
 #endif
 #if RB_M > 11
     RB_STORE_ROW(11, acc11);
+#endif
+}
+
+
+/* gemm_rb2 — gemm_rb with two B panels per work-item (an RB_M x 2*RB_W block): each A value
+ * loaded feeds two multiply-adds. Same operands and launch as gemm_rb but half the work-items
+ * along dimension 0: global (ceil(panels / 2), ceil(M / RB_M)). */
+__kernel void gemm_rb2(const int M, const int N, const int K, const float alpha, const float beta,
+                       __global const float *A, const uint a_off, const int lda, const int ta,
+                       __global const float *Bp, const uint b_off,
+                       __global float *C, const uint c_off, const int ldc, const int cpq) {
+    const int panel = 2 * get_global_id(0), n0 = panel * RB_W, n1 = n0 + RB_W, m0 = get_global_id(1) * RB_M;
+    if (n0 >= N || m0 >= M) return;
+    A += a_off;
+    C += c_off;
+    __global float *c0 = RB_CBASE(n0);
+    __global float *c1 = RB_CBASE(n1);
+    const int c_row = cpq > 0 ? cpq : ldc;
+    const int sm = ta ? 1 : lda, sk = ta ? lda : 1;
+#if RB_M > 0
+    RB_VEC acc0 = (RB_VEC)(0.0f), bcc0 = (RB_VEC)(0.0f);
+    const int o0 = RB_ROW(0);
+#endif
+#if RB_M > 1
+    RB_VEC acc1 = (RB_VEC)(0.0f), bcc1 = (RB_VEC)(0.0f);
+    const int o1 = RB_ROW(1);
+#endif
+#if RB_M > 2
+    RB_VEC acc2 = (RB_VEC)(0.0f), bcc2 = (RB_VEC)(0.0f);
+    const int o2 = RB_ROW(2);
+#endif
+#if RB_M > 3
+    RB_VEC acc3 = (RB_VEC)(0.0f), bcc3 = (RB_VEC)(0.0f);
+    const int o3 = RB_ROW(3);
+#endif
+#if RB_M > 4
+    RB_VEC acc4 = (RB_VEC)(0.0f), bcc4 = (RB_VEC)(0.0f);
+    const int o4 = RB_ROW(4);
+#endif
+#if RB_M > 5
+    RB_VEC acc5 = (RB_VEC)(0.0f), bcc5 = (RB_VEC)(0.0f);
+    const int o5 = RB_ROW(5);
+#endif
+#if RB_M > 6
+    RB_VEC acc6 = (RB_VEC)(0.0f), bcc6 = (RB_VEC)(0.0f);
+    const int o6 = RB_ROW(6);
+#endif
+#if RB_M > 7
+    RB_VEC acc7 = (RB_VEC)(0.0f), bcc7 = (RB_VEC)(0.0f);
+    const int o7 = RB_ROW(7);
+#endif
+#if RB_M > 8
+    RB_VEC acc8 = (RB_VEC)(0.0f), bcc8 = (RB_VEC)(0.0f);
+    const int o8 = RB_ROW(8);
+#endif
+#if RB_M > 9
+    RB_VEC acc9 = (RB_VEC)(0.0f), bcc9 = (RB_VEC)(0.0f);
+    const int o9 = RB_ROW(9);
+#endif
+#if RB_M > 10
+    RB_VEC acc10 = (RB_VEC)(0.0f), bcc10 = (RB_VEC)(0.0f);
+    const int o10 = RB_ROW(10);
+#endif
+#if RB_M > 11
+    RB_VEC acc11 = (RB_VEC)(0.0f), bcc11 = (RB_VEC)(0.0f);
+    const int o11 = RB_ROW(11);
+#endif
+    __global const float *a = A + m0 * sm;
+    __global const float *b = Bp + b_off + (size_t)panel * (size_t)K * RB_W;
+    /* A missing second panel (odd panel count) re-reads the first; it is never stored. */
+    __global const float *b2 = n1 < N ? b + (size_t)K * RB_W : b;
+    for (int k = 0; k < K; k++) {
+        const RB_VEC bv = RB_VLOAD(0, b), bw = RB_VLOAD(0, b2);
+#if RB_M > 0
+        { const RB_VEC av = (RB_VEC)(a[o0]); acc0 += av * bv; bcc0 += av * bw; }
+#endif
+#if RB_M > 1
+        { const RB_VEC av = (RB_VEC)(a[o1]); acc1 += av * bv; bcc1 += av * bw; }
+#endif
+#if RB_M > 2
+        { const RB_VEC av = (RB_VEC)(a[o2]); acc2 += av * bv; bcc2 += av * bw; }
+#endif
+#if RB_M > 3
+        { const RB_VEC av = (RB_VEC)(a[o3]); acc3 += av * bv; bcc3 += av * bw; }
+#endif
+#if RB_M > 4
+        { const RB_VEC av = (RB_VEC)(a[o4]); acc4 += av * bv; bcc4 += av * bw; }
+#endif
+#if RB_M > 5
+        { const RB_VEC av = (RB_VEC)(a[o5]); acc5 += av * bv; bcc5 += av * bw; }
+#endif
+#if RB_M > 6
+        { const RB_VEC av = (RB_VEC)(a[o6]); acc6 += av * bv; bcc6 += av * bw; }
+#endif
+#if RB_M > 7
+        { const RB_VEC av = (RB_VEC)(a[o7]); acc7 += av * bv; bcc7 += av * bw; }
+#endif
+#if RB_M > 8
+        { const RB_VEC av = (RB_VEC)(a[o8]); acc8 += av * bv; bcc8 += av * bw; }
+#endif
+#if RB_M > 9
+        { const RB_VEC av = (RB_VEC)(a[o9]); acc9 += av * bv; bcc9 += av * bw; }
+#endif
+#if RB_M > 10
+        { const RB_VEC av = (RB_VEC)(a[o10]); acc10 += av * bv; bcc10 += av * bw; }
+#endif
+#if RB_M > 11
+        { const RB_VEC av = (RB_VEC)(a[o11]); acc11 += av * bv; bcc11 += av * bw; }
+#endif
+        a += sk;
+        b += RB_W;
+        b2 += RB_W;
+    }
+#if RB_M > 0
+    RB_STORE(0, acc0, n0, c0);
+    RB_STORE(0, bcc0, n1, c1);
+#endif
+#if RB_M > 1
+    RB_STORE(1, acc1, n0, c0);
+    RB_STORE(1, bcc1, n1, c1);
+#endif
+#if RB_M > 2
+    RB_STORE(2, acc2, n0, c0);
+    RB_STORE(2, bcc2, n1, c1);
+#endif
+#if RB_M > 3
+    RB_STORE(3, acc3, n0, c0);
+    RB_STORE(3, bcc3, n1, c1);
+#endif
+#if RB_M > 4
+    RB_STORE(4, acc4, n0, c0);
+    RB_STORE(4, bcc4, n1, c1);
+#endif
+#if RB_M > 5
+    RB_STORE(5, acc5, n0, c0);
+    RB_STORE(5, bcc5, n1, c1);
+#endif
+#if RB_M > 6
+    RB_STORE(6, acc6, n0, c0);
+    RB_STORE(6, bcc6, n1, c1);
+#endif
+#if RB_M > 7
+    RB_STORE(7, acc7, n0, c0);
+    RB_STORE(7, bcc7, n1, c1);
+#endif
+#if RB_M > 8
+    RB_STORE(8, acc8, n0, c0);
+    RB_STORE(8, bcc8, n1, c1);
+#endif
+#if RB_M > 9
+    RB_STORE(9, acc9, n0, c0);
+    RB_STORE(9, bcc9, n1, c1);
+#endif
+#if RB_M > 10
+    RB_STORE(10, acc10, n0, c0);
+    RB_STORE(10, bcc10, n1, c1);
+#endif
+#if RB_M > 11
+    RB_STORE(11, acc11, n0, c0);
+    RB_STORE(11, bcc11, n1, c1);
 #endif
 }

@@ -170,25 +170,26 @@ static int gemm_and_conv_cases(pair *pr) {
 }
 
 /* A profile folder holding a default and a profile for this device with the given GEMM. */
-static int use_gemm_profile(const char *device, const char *gemm) {
+static int use_gemm_profile(const char *device, const char *gemm, const char *tiles) {
     char dir[1024], path[1200], text[1024];
-    snprintf(dir, sizeof dir, "%s", dbk_test_tmpdir(gemm));
+    snprintf(dir, sizeof dir, "%s", dbk_test_tmpdir(tiles[0] ? "tiled_rb2" : gemm));
     snprintf(path, sizeof path, "%s/default.json", dir);
     snprintf(text, sizeof text, "{\"id\": \"default\", \"opencl\": {\"gemm\": \"clblast\"}}\n");
     DBK_CHECK_OK(dbk_file_write_atomic(path, text, strlen(text)));
     snprintf(path, sizeof path, "%s/device.json", dir);
     snprintf(text, sizeof text,
-             "{\"id\": \"test-%s\", \"match\": [\"%s\"], \"backends\": [\"opencl\"], \"opencl\": {\"gemm\": \"%s\"}}\n",
-             gemm, device, gemm);
+             "{\"id\": \"test-%s\", \"match\": [\"%s\"], \"backends\": [\"opencl\"], "
+             "\"opencl\": {\"gemm\": \"%s\"%s}}\n",
+             gemm, device, gemm, tiles);
     DBK_CHECK_OK(dbk_file_write_atomic(path, text, strlen(text)));
     setenv("DBK_PLATFORMS_DIR", dir, 1);
     return 0;
 }
 
-static int gemm_path(const char *gemm, dbk_ocl_gemm_path want) {
+static int gemm_path(const char *gemm, dbk_ocl_gemm_path want, const char *tiles) {
     dbk_device_info info;
     DBK_CHECK_OK(dbk_backend_device_info(DBK_BACKEND_KIND_OPENCL, 0, &info));
-    if (use_gemm_profile(info.name, gemm)) return 1;
+    if (use_gemm_profile(info.name, gemm, tiles)) return 1;
     pair pr;
     dbk_status st = create(&pr.dev);
     unsetenv("DBK_PLATFORMS_DIR");
@@ -206,8 +207,12 @@ static int gemm_path(const char *gemm, dbk_ocl_gemm_path want) {
     return rc;
 }
 
-static int tiled_gemm_path_should_match_the_cpu(void) { return gemm_path("tiled", DBK_OCL_GEMM_TILED); }
-static int clblast_gemm_path_should_match_the_cpu(void) { return gemm_path("clblast", DBK_OCL_GEMM_CLBLAST); }
+static int tiled_gemm_path_should_match_the_cpu(void) { return gemm_path("tiled", DBK_OCL_GEMM_TILED, ""); }
+/* gemm_rb2 (two B panels per work-item) and 12-row blocks with ragged edges */
+static int tiled_gemm_rb2_should_match_the_cpu(void) {
+    return gemm_path("tiled", DBK_OCL_GEMM_TILED, ", \"gemm_tiled\": {\"RB_V\": 2, \"RB_M\": 12}");
+}
+static int clblast_gemm_path_should_match_the_cpu(void) { return gemm_path("clblast", DBK_OCL_GEMM_CLBLAST, ""); }
 
 /* ---------------------------------------------------------------------------------- */
 /* the vectorised 2x2 max pool: ties to the first tap, NaN wins, exact argmax          */
@@ -396,6 +401,7 @@ int main(void) {
     DBK_RUN(a_missing_kernel_file_should_be_named);
     DBK_RUN(a_kernel_that_fails_to_build_should_show_its_build_log);
     DBK_RUN(tiled_gemm_path_should_match_the_cpu);
+    DBK_RUN(tiled_gemm_rb2_should_match_the_cpu);
     DBK_RUN(clblast_gemm_path_should_match_the_cpu);
     return dbk_test_finish();
 }

@@ -56,7 +56,7 @@ dbk_status dbk_ocl_gemm_packed_record(dbk_backend *be, dbk_ocl_launches *out, bo
     if (m == 0 || n == 0) return DBK_OK;
     const dbk_ocl_gemm_tiles *t = &dbk_ocl(be)->tiles;
     dbk_ocl_args g;
-    DBK_TRY(dbk_ocl_kernel(be, out, "gemm_rb", &g));
+    DBK_TRY(dbk_ocl_kernel(be, out, t->rb_v == 2 ? "gemm_rb2" : "gemm_rb", &g));
     dbk_ocl_arg_int(&g, m);
     dbk_ocl_arg_int(&g, n);
     dbk_ocl_arg_int(&g, k);
@@ -73,7 +73,8 @@ dbk_status dbk_ocl_gemm_packed_record(dbk_backend *be, dbk_ocl_launches *out, bo
     dbk_ocl_arg_int(&g, c.ld);
     dbk_ocl_arg_int(&g, c_plane);
     const size_t rb_n = (size_t)t->rb_w;
-    const size_t global[2] = {((size_t)n + rb_n - 1) / rb_n, ((size_t)m + (size_t)t->rb_m - 1) / (size_t)t->rb_m};
+    const size_t panels = ((size_t)n + rb_n - 1) / rb_n;
+    const size_t global[2] = {t->rb_v == 2 ? (panels + 1) / 2 : panels, ((size_t)m + (size_t)t->rb_m - 1) / (size_t)t->rb_m};
     size_t lim = dbk_ocl_wg_limit(be, g.launch->kernel, (size_t)t->rb_wg0 * (size_t)t->rb_wg1);
     size_t local[2] = {(size_t)t->rb_wg0, (size_t)t->rb_wg1};
     while (local[0] * local[1] > lim) {

@@ -252,10 +252,11 @@ static dbk_status choose_tiles(dbk_backend *be, const dbk_profile *p) {
         .rb_w = profile_int(p, "opencl.gemm_tiled.RB_W", 16, 4, 16),
         .rb_wg0 = profile_int(p, "opencl.gemm_tiled.RB_WG0", 4, 1, 1024),
         .rb_wg1 = profile_int(p, "opencl.gemm_tiled.RB_WG1", 8, 1, 1024),
+        .rb_v = profile_int(p, "opencl.gemm_tiled.RB_V", 1, 1, 2),
     };
     if (t.rb_w != 4 && t.rb_w != 8 && t.rb_w != 16) t.rb_w = 16;
     if ((size_t)t.rb_wg0 * (size_t)t.rb_wg1 > c->max_wg) t.rb_wg0 = t.rb_wg1 = 1;
-    const dbk_ocl_gemm_tiles safe = {32, 32, 8, 2, 2, t.rb_m, t.rb_w, t.rb_wg0, t.rb_wg1};
+    const dbk_ocl_gemm_tiles safe = {32, 32, 8, 2, 2, t.rb_m, t.rb_w, t.rb_wg0, t.rb_wg1, t.rb_v};
     bool ok = t.tsm % t.wptm == 0 && t.tsn % t.wptn == 0;
     size_t wg = ok ? (size_t)(t.tsm / t.wptm) * (size_t)(t.tsn / t.wptn) : 0;
     size_t local = (size_t)t.tsk * (size_t)(t.tsm + t.tsn) * sizeof(float);

@@ -47,6 +47,7 @@ typedef struct dbk_ocl_gemm_tiles {
     /* gemm_rb (register-blocked, B not transposed): RB_M rows x RB_W columns (one vector)
      * per work-item, work-groups of wg0 x wg1 work-items */
     int rb_m, rb_w, rb_wg0, rb_wg1;
+    int rb_v;               /* B panels per work-item: 1 (gemm_rb) or 2 (gemm_rb2) */
 } dbk_ocl_gemm_tiles;
 
 /* How the kernel program came to be, for logs and for tests/test_ocl.c. */
