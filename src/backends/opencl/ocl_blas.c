@@ -11,6 +11,11 @@
  * "opencl.clblast_xgemm" (all of GEMMK MWG NWG KWG MDIMC NDIMC MDIMA NDIMB KWI VWM VWN STRM
  * STRN SA SB KREG, as CLBlastOverrideParameters requires) or select the tiled kernel. CLBlast
  * computes beta * C even for beta == 0, so C is zero-filled first in that case (NaN * 0 is NaN).
+ *
+ * "tiled" means two kernels: gemm_rb / gemm_rb2 (register-blocked, B packed in panels by the
+ * convolution's producers; dbk_ocl_gemm_packed_record) for the convolutions, and gemm_tiled
+ * (local-memory tiles, any transposes; dbk_ocl_gemm_record) for plain GEMMs such as the
+ * linear layer.
  */
 #include <clblast_c.h>
 #include <stdio.h>
