@@ -206,9 +206,13 @@ dbk_status dbk_session_create(dbk_backend *be, const dbk_session_config *cfg, db
         snprintf(reason, sizeof reason, "%s", dbk_last_error());
         /* Activations scale with the batch: say which batch would fit what was left. */
         double per_image = (double)arena / (double)(cfg->batch > eval_batch ? cfg->batch : eval_batch);
-        uint64_t total = dbk_backend_get_info(be)->global_mem_bytes;
+        const dbk_device_info *info = dbk_backend_get_info(be);
+        uint64_t total = info->global_mem_bytes;
         if (total > s->device_bytes && per_image > 0) {
-            long fit = (long)((double)(total - s->device_bytes) * 0.9 / per_image);
+            /* The arena is one buffer, so the device's largest allocation bounds it too. */
+            uint64_t room = total - s->device_bytes;
+            if (info->max_alloc_bytes && info->max_alloc_bytes < room) room = info->max_alloc_bytes;
+            long fit = (long)((double)room * 0.9 / per_image);
             dbk_set_error(st, "%s; HINT: a batch of about %ld fits this device (--batch %ld)", reason, fit, fit);
         }
         goto fail;
