@@ -2,12 +2,15 @@
 #define _POSIX_C_SOURCE 200809L
 #include "app/cli.h"
 
+#include "train/recipe.h"
+
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 int dbk_cli_fail(const char *what) {
     fprintf(stderr, "daybreak: error: %s%s%s\n", what ? what : "", what && *what ? ": " : "", dbk_last_error());
@@ -99,4 +102,90 @@ void dbk_cli_join(int argc, char **argv, char *out, size_t cap) {
     size_t n = 0;
     out[0] = '\0';
     for (int i = 0; i < argc && n + 1 < cap; i++) n += (size_t)snprintf(out + n, cap - n, "%s%s", i ? " " : "", argv[i]);
+}
+
+/* ---------------------------------------------------------------------------------- */
+/* the options train and bench share                                                   */
+
+void dbk_cli_train_args_init(dbk_cli_train_args *t) {
+    memset(t, 0, sizeof *t);
+    t->recipe = dbk_recipe_default_name();
+    t->clock = DBK_CLOCK_DAWNBENCH;
+    t->device = t->epochs = t->batch = -1;
+    t->target = -1.0;
+}
+
+bool dbk_cli_train_option(dbk_cli_args *a, const char *cmd, dbk_cli_train_args *t, int *exit_code) {
+    const char *v = NULL, *arg = a->argv[a->i];
+    int m = 0;
+    bool bad = false;
+    *exit_code = DBK_EXIT_OK;
+#define VALUE(name) ((m = dbk_cli_match(a, name, true, &v)) != 0)
+#define FLAG(name) (dbk_cli_match(a, name, false, NULL) > 0)
+    if (VALUE("--recipe")) t->recipe = v;
+    else if (VALUE("--backend")) t->backend = v;
+    else if (VALUE("--data")) t->data = v;
+    else if (VALUE("--out")) t->out = v;
+    else if (VALUE("--platform")) t->platform = v;
+    else if (VALUE("--author")) t->author = v;
+    else if (VALUE("--author-email")) t->author_email = v;
+    else if (VALUE("--clock")) bad = m > 0 && dbk_cli_parse_clock(v, &t->clock) != 0;
+    else if (VALUE("--device")) bad = m > 0 && !dbk_cli_parse_long(v, 0, 1000, &t->device);
+    else if (VALUE("--epochs")) bad = m > 0 && !dbk_cli_parse_long(v, 1, DBK_MAX_EPOCHS, &t->epochs);
+    else if (VALUE("--batch")) bad = m > 0 && !dbk_cli_parse_long(v, 1, 65536, &t->batch);
+    else if (VALUE("--target")) bad = m > 0 && !dbk_cli_parse_double(v, 0.0, 100.0, &t->target);
+    else if (VALUE("--train-subset")) bad = m > 0 && !dbk_cli_parse_long(v, 1, 50000, &t->train_subset);
+    else if (VALUE("--test-subset")) bad = m > 0 && !dbk_cli_parse_long(v, 1, 10000, &t->test_subset);
+    else if (FLAG("--all-epochs")) t->all_epochs = true;
+    else if (FLAG("--quiet")) t->quiet = true;
+    else if (FLAG("--profile")) t->profile = true;
+    else if (FLAG("--no-progress")) t->no_progress = true;
+    else return false;
+#undef VALUE
+#undef FLAG
+    if (m < 0) *exit_code = dbk_cli_usage_error(cmd, "option '%s' needs a value", arg);
+    else if (bad) {
+        /* The accepted range, for the message. */
+        const char *range = "";
+        if (!strncmp(arg, "--clock", 7)) range = " (dawnbench or mlperf)";
+        else if (!strncmp(arg, "--epochs", 8)) range = " (1..1000)";
+        else if (!strncmp(arg, "--target", 8)) range = " (a percentage, 0..100)";
+        else if (!strncmp(arg, "--train-subset", 14)) range = " (1..50000)";
+        else if (!strncmp(arg, "--test-subset", 13)) range = " (1..10000)";
+        char name[64];
+        snprintf(name, sizeof name, "%.*s", (int)strcspn(arg, "="), arg);
+        *exit_code = dbk_cli_usage_error(cmd, "bad %s '%s'%s", name, v, range);
+    }
+    return true;
+}
+
+/* Rescales the schedule's knots so the last one lands on `epochs`. */
+static void stretch_schedule(dbk_recipe *r, int epochs) {
+    float last = r->lr_epochs[r->lr_knots - 1];
+    if (last <= 0.0f || epochs == r->epochs) return;
+    for (int i = 0; i < r->lr_knots; i++) r->lr_epochs[i] *= (float)epochs / last;
+    r->epochs = epochs;
+}
+
+int dbk_cli_train_setup(const dbk_cli_train_args *t, dbk_train_options *opt) {
+    memset(opt, 0, sizeof *opt);
+    const dbk_recipe *recipe;
+    if (dbk_recipe_find(t->recipe, &recipe) != DBK_OK) return dbk_cli_fail(NULL);
+    opt->recipe = *recipe;
+    if (t->epochs > 0) stretch_schedule(&opt->recipe, (int)t->epochs);
+    if (t->batch > 0) opt->recipe.batch = (int)t->batch;
+    if (t->target >= 0.0) opt->recipe.target = (float)t->target;
+    int rc = dbk_cli_resolve_device(t->backend, t->device, &opt->backend, &opt->device);
+    if (rc != DBK_EXIT_OK) return rc;
+    opt->all_epochs = t->all_epochs;
+    opt->train_limit = (int32_t)t->train_subset;
+    opt->test_limit = (int32_t)t->test_subset;
+    opt->progress = !t->no_progress && !t->quiet && isatty(STDOUT_FILENO);
+    opt->quiet = t->quiet;
+    opt->profile = t->profile;
+    opt->clock = t->clock;
+    opt->platform = t->platform;
+    opt->author = t->author;
+    opt->author_email = t->author_email;
+    return DBK_EXIT_OK;
 }

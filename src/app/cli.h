@@ -40,6 +40,26 @@ int  dbk_cli_parse_clock(const char *s, dbk_clock_mode *out);
 /* --backend/--device (or $DBK_BACKEND, or the default device). Returns an exit code. */
 int dbk_cli_resolve_device(const char *backend, long device, dbk_backend_kind *kind, int *index);
 
+/* The options `train` and `bench` share (README, "daybreak train options"). */
+typedef struct dbk_cli_train_args {
+    const char    *recipe, *backend, *data, *out, *platform, *author, *author_email;
+    dbk_clock_mode clock;
+    long           device, epochs, batch, train_subset, test_subset;   /* -1 / 0 = not given */
+    double         target;                                             /* -1 = the recipe's */
+    bool           all_epochs, quiet, no_progress, profile;
+} dbk_cli_train_args;
+
+void dbk_cli_train_args_init(dbk_cli_train_args *t);
+
+/* Tries argv[a->i] as one of the shared options of command `cmd`. Returns true when it was
+ * one; *exit_code is then DBK_EXIT_OK, or DBK_EXIT_USAGE after printing why its value is bad. */
+bool dbk_cli_train_option(dbk_cli_args *a, const char *cmd, dbk_cli_train_args *t, int *exit_code);
+
+/* Fills opt's recipe (with --epochs/--batch/--target applied), device, subsets, flags, clock,
+ * platform and author from t (opt is zeroed first; data folder, seed and output stay to the
+ * caller). Returns an exit code (errors printed). */
+int dbk_cli_train_setup(const dbk_cli_train_args *t, dbk_train_options *opt);
+
 /* "YYYYmmdd-HHMMSS" of the current UTC time. */
 void dbk_cli_utc_stamp(char *out, size_t cap);
 /* argv joined by spaces (for result.json "command"). */

@@ -39,90 +39,40 @@ void dbk_help_bench(void) {
            MAX_RUNS);
 }
 
-static void stretch_schedule(dbk_recipe *r, int epochs) {
-    float last = r->lr_epochs[r->lr_knots - 1];
-    if (last <= 0.0f || epochs == r->epochs) return;
-    for (int i = 0; i < r->lr_knots; i++) r->lr_epochs[i] *= (float)epochs / last;
-    r->epochs = epochs;
-}
-
 int dbk_cmd_bench(dbk_cli_args *a) {
-    const char *recipe_name = dbk_recipe_default_name(), *backend = NULL, *data = NULL, *out = NULL;
-    const char *platform = NULL, *author = NULL, *author_email = NULL;
-    dbk_clock_mode clock = DBK_CLOCK_DAWNBENCH;
-    long device = -1, epochs = -1, batch = -1, train_subset = 0, test_subset = 0, runs = 0;
-    double target = -1.0;
+    dbk_cli_train_args t;
+    dbk_cli_train_args_init(&t);
+    long runs = 0;
     uint64_t seed0 = 0;
-    bool all_epochs = false, quiet = false, no_progress = false, profile = false;
-
     for (a->i = 2; a->i < a->argc; a->i++) {
         const char *v = NULL, *arg = a->argv[a->i];
-        int m;
+        int m, rc;
         if (!strcmp(arg, "--help") || !strcmp(arg, "-h")) {
             dbk_help_bench();
             return DBK_EXIT_OK;
         }
-#define VALUE(name) ((m = dbk_cli_match(a, name, true, &v)) != 0)
-#define FLAG(name) (dbk_cli_match(a, name, false, NULL) > 0)
-        if (VALUE("--recipe")) recipe_name = v;
-        else if (VALUE("--backend")) backend = v;
-        else if (VALUE("--data")) data = v;
-        else if (VALUE("--out")) out = v;
-        else if (VALUE("--platform")) platform = v;
-        else if (VALUE("--author")) author = v;
-        else if (VALUE("--author-email")) author_email = v;
-        else if (VALUE("--clock")) {
-            if (m > 0 && dbk_cli_parse_clock(v, &clock) != 0)
-                return dbk_cli_usage_error("bench", "bad --clock '%s' (dawnbench or mlperf)", v);
-        } else if (VALUE("--runs")) {
+        if ((m = dbk_cli_match(a, "--runs", true, &v)) != 0) {
             if (m > 0 && !dbk_cli_parse_long(v, 1, MAX_RUNS, &runs))
                 return dbk_cli_usage_error("bench", "bad --runs '%s' (1..%d)", v, MAX_RUNS);
-        } else if (VALUE("--seed0")) {
+        } else if ((m = dbk_cli_match(a, "--seed0", true, &v)) != 0) {
             if (m > 0 && !dbk_cli_parse_u64(v, &seed0)) return dbk_cli_usage_error("bench", "bad --seed0 '%s'", v);
-        } else if (VALUE("--device")) {
-            if (m > 0 && !dbk_cli_parse_long(v, 0, 1000, &device))
-                return dbk_cli_usage_error("bench", "bad --device '%s'", v);
-        } else if (VALUE("--epochs")) {
-            if (m > 0 && !dbk_cli_parse_long(v, 1, DBK_MAX_EPOCHS, &epochs))
-                return dbk_cli_usage_error("bench", "bad --epochs '%s' (1..1000)", v);
-        } else if (VALUE("--batch")) {
-            if (m > 0 && !dbk_cli_parse_long(v, 1, 65536, &batch))
-                return dbk_cli_usage_error("bench", "bad --batch '%s'", v);
-        } else if (VALUE("--target")) {
-            if (m > 0 && !dbk_cli_parse_double(v, 0.0, 100.0, &target))
-                return dbk_cli_usage_error("bench", "bad --target '%s' (a percentage, 0..100)", v);
-        } else if (VALUE("--train-subset")) {
-            if (m > 0 && !dbk_cli_parse_long(v, 1, 50000, &train_subset))
-                return dbk_cli_usage_error("bench", "bad --train-subset '%s' (1..50000)", v);
-        } else if (VALUE("--test-subset")) {
-            if (m > 0 && !dbk_cli_parse_long(v, 1, 10000, &test_subset))
-                return dbk_cli_usage_error("bench", "bad --test-subset '%s' (1..10000)", v);
-        } else if (FLAG("--all-epochs")) all_epochs = true;
-        else if (FLAG("--quiet")) quiet = true;
-        else if (FLAG("--profile")) profile = true;
-        else if (FLAG("--no-progress")) no_progress = true;
-        else return dbk_cli_usage_error("bench", "unknown option '%s'", arg);
-#undef VALUE
-#undef FLAG
+        } else if (dbk_cli_train_option(a, "bench", &t, &rc)) {
+            if (rc != DBK_EXIT_OK) return rc;
+        } else return dbk_cli_usage_error("bench", "unknown option '%s'", arg);
         if (m < 0) return dbk_cli_usage_error("bench", "option '%s' needs a value", arg);
     }
     if (runs < 1) return dbk_cli_usage_error("bench", "%s", "--runs N is required");
 
     dbk_train_options opt;
-    memset(&opt, 0, sizeof opt);
-    const dbk_recipe *recipe;
-    if (dbk_recipe_find(recipe_name, &recipe) != DBK_OK) return dbk_cli_fail(NULL);
-    opt.recipe = *recipe;
-    if (epochs > 0) stretch_schedule(&opt.recipe, (int)epochs);
-    if (batch > 0) opt.recipe.batch = (int)batch;
-    if (target >= 0.0) opt.recipe.target = (float)target;
-    int rc = dbk_cli_resolve_device(backend, device, &opt.backend, &opt.device);
+    int rc = dbk_cli_train_setup(&t, &opt);
     if (rc != DBK_EXIT_OK) return rc;
     dbk_device_info info;
     if (dbk_backend_device_info(opt.backend, opt.device, &info) != DBK_OK) return dbk_cli_fail(NULL);
     dbk_platform_info pl;
-    if (dbk_platform_resolve(platform, dbk_backend_kind_name(opt.backend), info.name, &pl) != DBK_OK)
+    if (dbk_platform_resolve(t.platform, dbk_backend_kind_name(opt.backend), info.name, &pl) != DBK_OK)
         return dbk_cli_fail(NULL);
+    const char *data = t.data, *out = t.out;
+    const dbk_clock_mode clock = t.clock;
 
     char cifar_dir[4096];
     if (dbk_data_resolve_cifar10(data, cifar_dir, sizeof cifar_dir) != DBK_OK) return dbk_cli_fail(NULL);
@@ -148,17 +98,7 @@ int dbk_cmd_bench(dbk_cli_args *a) {
     char cmdline[2048];
     dbk_cli_join(a->argc, a->argv, cmdline, sizeof cmdline);
     opt.cifar_dir = cifar_dir;
-    opt.all_epochs = all_epochs;
-    opt.train_limit = (int32_t)train_subset;
-    opt.test_limit = (int32_t)test_subset;
-    opt.progress = !no_progress && !quiet && isatty(STDOUT_FILENO);
-    opt.quiet = quiet;
-    opt.profile = profile;
     opt.command_line = cmdline;
-    opt.clock = clock;
-    opt.platform = platform;
-    opt.author = author;
-    opt.author_email = author_email;
 
     printf("daybreak %s bench: %ld run%s of recipe %s (model %s, batch %d, up to %d epochs, target %.2f%%), "
            "seeds %llu..%llu, clock %s\n",
