@@ -18,6 +18,7 @@
  * host sets the work-group size (constant 0) to (BM/TM)*(BN/TN).
  * Grid: x = ceil(GEMM_N / BN), y = ceil(GEMM_M / BM).
  */
+#extension GL_EXT_control_flow_attributes : require
 layout(local_size_x_id = 0) in;
 layout(constant_id = 1) const uint BM = 64;
 layout(constant_id = 2) const uint BN = 64;
@@ -37,7 +38,7 @@ void gemm_run() {
     const uint tm = tid / WG_N, tn = tid % WG_N;
     const uint m0 = gl_WorkGroupID.y * BM, n0 = gl_WorkGroupID.x * BN;
     float acc[TM * TN];
-    for (uint i = 0; i < TM * TN; i++) acc[i] = 0.0;
+    [[unroll]] for (uint i = 0; i < TM * TN; i++) acc[i] = 0.0;
 
     for (uint k0 = 0; k0 < GEMM_K; k0 += BK) {
         for (uint e = tid; e < BM * BK; e += NT) {
@@ -59,17 +60,17 @@ void gemm_run() {
         barrier();
         for (uint kk = 0; kk < BK; kk++) {
             float a[TM], b[TN];
-            for (uint i = 0; i < TM; i++) a[i] = As[kk * BM + tm + i * WG_M];
-            for (uint j = 0; j < TN; j++) b[j] = Bs[kk * BN + tn + j * WG_N];
-            for (uint i = 0; i < TM; i++)
-                for (uint j = 0; j < TN; j++) acc[i * TN + j] += a[i] * b[j];
+            [[unroll]] for (uint i = 0; i < TM; i++) a[i] = As[kk * BM + tm + i * WG_M];
+            [[unroll]] for (uint j = 0; j < TN; j++) b[j] = Bs[kk * BN + tn + j * WG_N];
+            [[unroll]] for (uint i = 0; i < TM; i++)
+                [[unroll]] for (uint j = 0; j < TN; j++) acc[i * TN + j] += a[i] * b[j];
         }
         barrier();
     }
-    for (uint i = 0; i < TM; i++) {
+    [[unroll]] for (uint i = 0; i < TM; i++) {
         const uint m = m0 + tm + i * WG_M;
         if (m >= GEMM_M) continue;
-        for (uint j = 0; j < TN; j++) {
+        [[unroll]] for (uint j = 0; j < TN; j++) {
             const uint n = n0 + tn + j * WG_N;
             if (n < GEMM_N) store_c(m, n, acc[i * TN + j]);
         }

@@ -19,9 +19,13 @@
 
 #include "backends/vulkan/vk_internal.h"
 
-static void tile_spec(const dbk_vk_tiles *t, dbk_vk_dispatch *d) {
+/* Specialization constants and grid of the GEMM-shaped shaders for an (m x n) output. */
+static void tile_spec(const dbk_vk_tiles *t, uint64_t m, uint64_t n, dbk_vk_dispatch *d) {
     d->nspec = 6;
     d->spec[0] = (t->bm / t->tm) * (t->bn / t->tn);
+    d->groups[0] = (uint32_t)((n + t->bn - 1) / t->bn);
+    d->groups[1] = (uint32_t)((m + t->bm - 1) / t->bm);
+    d->groups[2] = 1;
     d->spec[1] = t->bm;
     d->spec[2] = t->bn;
     d->spec[3] = t->bk;
@@ -65,7 +69,7 @@ static dbk_status conv_dispatch(dbk_backend *be, dbk_vk_rec *rec, const dbk_op_d
     dbk_vk_dispatch d = {0};
     d.shader = op->op == DBK_OP_CONV2D_FWD ? DBK_VK_SH_CONV2D_FWD
              : op->op == DBK_OP_CONV2D_BWD_DATA ? DBK_VK_SH_CONV2D_BWD_DATA : DBK_VK_SH_CONV2D_BWD_FILTER;
-    tile_spec(&vk->conv_tiles, &d);
+    tile_spec(&vk->conv_tiles, m, n, &d);
     d.nbind = 3;
     uint32_t rem[3];
     DBK_TRY(dbk_vk_window(vk, s0, 0, -1, false, &d.bind[0], &rem[0]));
@@ -74,9 +78,6 @@ static dbk_status conv_dispatch(dbk_backend *be, dbk_vk_rec *rec, const dbk_op_d
     const uint32_t pc[16] = {N, C, H, W, K, R, S, P, Q, (uint32_t)cp->stride_h, (uint32_t)cp->stride_w,
                              (uint32_t)cp->pad_h, (uint32_t)cp->pad_w, rem[0], rem[1], rem[2]};
     memcpy(d.push, pc, sizeof pc);
-    d.groups[0] = (uint32_t)((n + vk->conv_tiles.bn - 1) / vk->conv_tiles.bn);
-    d.groups[1] = (uint32_t)((m + vk->conv_tiles.bm - 1) / vk->conv_tiles.bm);
-    d.groups[2] = 1;
     return dbk_vk_emit(be, rec, &d);
 }
 
@@ -110,7 +111,7 @@ dbk_status dbk_vk_op_gemm(dbk_backend *be, dbk_vk_rec *rec, const dbk_op_desc *o
     if (M == 0 || N == 0) return DBK_OK;
     dbk_vk_dispatch d = {0};
     d.shader = DBK_VK_SH_GEMM_TILED;
-    tile_spec(&vk->gemm_tiles, &d);
+    tile_spec(&vk->gemm_tiles, M, N, &d);
     d.nbind = 3;
     uint32_t rem[3];
     DBK_TRY(dbk_vk_window(vk, a, 0, -1, false, &d.bind[0], &rem[0]));
@@ -118,8 +119,5 @@ dbk_status dbk_vk_op_gemm(dbk_backend *be, dbk_vk_rec *rec, const dbk_op_desc *o
     DBK_TRY(dbk_vk_window(vk, c, 0, -1, true, &d.bind[2], &rem[2]));
     const uint32_t pc[10] = {M, N, K, p->trans_a, p->trans_b, fbits(p->alpha), fbits(p->beta), rem[0], rem[1], rem[2]};
     memcpy(d.push, pc, sizeof pc);
-    d.groups[0] = (N + vk->gemm_tiles.bn - 1) / vk->gemm_tiles.bn;
-    d.groups[1] = (M + vk->gemm_tiles.bm - 1) / vk->gemm_tiles.bm;
-    d.groups[2] = 1;
     return dbk_vk_emit(be, rec, &d);
 }
