@@ -5,7 +5,12 @@
  * result.json must agree with it; and `daybreak eval` on the saved checkpoint must reproduce
  * the last epoch's test accuracy (the checkpoint holds the trained weights and statistics).
  *
- * usage: test_e2e <path to daybreak> [backend]
+ * usage: test_e2e <path to daybreak> [backend [full|small]]
+ *
+ * Two sizes, each with its own accuracy bar (see the table below): "full" (the default,
+ * e2e_cpu) and "small" for slow software devices (lavapipe runs a GEMM at ~6 GFLOP/s);
+ * e2e_small_cpu runs the small size on the CPU so its bar is validated there too. A backend
+ * that is not compiled in or has no device is skipped, or fails when CI=true.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <math.h>
@@ -20,15 +25,31 @@
 #include "core/status.h"
 #include "test_util.h"
 
-/* The run: quick recipe, 10,000 training images, 4 epochs (schedule compressed to 4),
- * scored on the first 2,000 test images. Chance is 10%. */
-#define TRAIN_IMAGES 10000
-#define TEST_IMAGES 2000
-#define EPOCHS 4
-#define TARGET 50.0         /* stops nothing (--all-epochs); checks target bookkeeping */
-#define ACCURACY_BAR 55.0   /* final test accuracy the run must reach */
+/* The run: quick recipe on the first train_images real training images for `epochs`
+ * epochs (the schedule compressed to them), scored on the first test_images test images.
+ * The target stops nothing (--all-epochs); it checks the target bookkeeping. Chance is 10%. */
+typedef struct e2e_size {
+    const char *name;
+    int         train_images, test_images, epochs;
+    double      target;
+    double      accuracy_bar;   /* final test accuracy the run must reach */
+} e2e_size;
+
+#define MAX_EPOCHS 4
+
+static const e2e_size sizes[] = {
+    {"full", 10000, 2000, 4, 50.0, 55.0},
+    /* Measured on the CPU backend: 46.90% final test accuracy with seed 1 (the test's),
+     * 44.60% and 45.20% with seeds 2 and 3 (epoch 2 of seed 1: 37.80%). The bar, 35%, is
+     * ~10 points under the worst of them, so a device whose rounding sends training down
+     * another path still passes, and 25 points above chance, so a device that does not
+     * learn fails. */
+    {"small", 5000, 1000, 3, 30.0, 35.0},
+};
 
 static const char *exe, *backend;
+static const e2e_size *size;
+static dbk_backend_kind kind;
 static char dir[4096];
 static char out[65536];
 
@@ -38,14 +59,14 @@ static int run(const char *args) {
     return dbk_test_run_command(cmd, out, sizeof out);
 }
 
-static double hours[EPOCHS + 1], acc[EPOCHS + 1];
+static double hours[MAX_EPOCHS + 1], acc[MAX_EPOCHS + 1];
 
 static int training_should_reach_the_accuracy_bar(void) {
     char args[8192];
     snprintf(args, sizeof args,
              "train --recipe quick --backend %s --train-subset %d --test-subset %d --epochs %d --target %.1f "
              "--all-epochs --seed 1 --no-progress --out '%s'",
-             backend, TRAIN_IMAGES, TEST_IMAGES, EPOCHS, TARGET, dir);
+             backend, size->train_images, size->test_images, size->epochs, size->target, dir);
     int rc = run(args);
     printf("%s", out);
     DBK_CHECK_MSG(rc == 0, "daybreak train exited %d", rc);
@@ -77,17 +98,18 @@ static int logs_tsv_should_be_dawnbench_format(void) {
         DBK_CHECK_MSG(tab2 - dot1 - 1 == 8, "hours need 8 decimals: '%s'", line);
         DBK_CHECK_MSG(strlen(dot2 + 1) == 2, "accuracy needs 2 decimals: '%s'", line);
         rows++;
-        DBK_CHECK(epoch == rows && rows <= EPOCHS);
+        DBK_CHECK(epoch == rows && rows <= size->epochs);
         DBK_CHECK_MSG(h > hours[rows - 1], "hours must increase: '%s'", line);
         hours[rows] = h;
         acc[rows] = a;
         line = nl + 1;
     }
     dbk_free(data);
-    DBK_CHECK_MSG(rows == EPOCHS, "%d rows, expected %d", rows, EPOCHS);
-    printf("  final test accuracy %.2f%% (bar %.1f%%)\n", acc[EPOCHS], ACCURACY_BAR);
-    DBK_CHECK_MSG(acc[EPOCHS] >= ACCURACY_BAR, "final test accuracy %.2f%% is below the bar %.1f%%", acc[EPOCHS],
-                  ACCURACY_BAR);
+    const int last = size->epochs;
+    DBK_CHECK_MSG(rows == last, "%d rows, expected %d", rows, last);
+    printf("  final test accuracy %.2f%% (bar %.1f%%, %s size)\n", acc[last], size->accuracy_bar, size->name);
+    DBK_CHECK_MSG(acc[last] >= size->accuracy_bar, "final test accuracy %.2f%% is below the bar %.1f%%", acc[last],
+                  size->accuracy_bar);
     return 0;
 }
 
@@ -103,19 +125,20 @@ static int result_json_should_match_the_log(void) {
     dbk_free(data);
     DBK_CHECK_MSG(root != NULL, "result.json is not valid JSON");
     int first_hit = 0;
-    for (int e = 1; e <= EPOCHS && !first_hit; e++)
-        if (acc[e] >= TARGET) first_hit = e;
+    const int epochs = size->epochs;
+    for (int e = 1; e <= epochs && !first_hit; e++)
+        if (acc[e] >= size->target) first_hit = e;
     DBK_CHECK(first_hit > 0);
     int ok = cJSON_IsString(get(root, "status")) && !strcmp(get(root, "status")->valuestring, "reached") &&
              cJSON_IsTrue(get(root, "target_reached")) && get(root, "epochs_to_target")->valueint == first_hit &&
              fabs(get(root, "hours_to_target")->valuedouble - hours[first_hit]) < 1e-7 &&
              !strcmp(get(get(root, "recipe"), "name")->valuestring, "quick") &&
-             !strcmp(get(get(root, "device"), "backend")->valuestring, backend) &&
-             get(root, "seed")->valueint == 1 && cJSON_GetArraySize(get(root, "epochs")) == EPOCHS &&
+             !strcmp(get(get(root, "device"), "backend")->valuestring, dbk_backend_kind_name(kind)) &&
+             get(root, "seed")->valueint == 1 && cJSON_GetArraySize(get(root, "epochs")) == epochs &&
              cJSON_IsString(get(get(root, "device"), "driver")) && get(root, "parameters")->valuedouble > 1000;
     if (ok) {
-        const cJSON *last = cJSON_GetArrayItem(get(root, "epochs"), EPOCHS - 1);
-        ok = fabs(get(last, "test_accuracy")->valuedouble - acc[EPOCHS]) < 0.006 &&
+        const cJSON *last = cJSON_GetArrayItem(get(root, "epochs"), epochs - 1);
+        ok = fabs(get(last, "test_accuracy")->valuedouble - acc[epochs]) < 0.006 &&
              get(last, "images_per_second")->valuedouble > 0;
     }
     char *text = cJSON_Print(root);
@@ -128,26 +151,43 @@ static int result_json_should_match_the_log(void) {
 static int checkpoint_should_reproduce_the_last_accuracy(void) {
     char args[8192], expect[64];
     snprintf(args, sizeof args, "eval --checkpoint '%s/model.ckpt' --backend %s --test-subset %d", dir, backend,
-             TEST_IMAGES);
+             size->test_images);
     int rc = run(args);
     printf("%s", out);
     DBK_CHECK_MSG(rc == 0, "daybreak eval exited %d", rc);
-    snprintf(expect, sizeof expect, "test accuracy %.2f%%", acc[EPOCHS]);
+    snprintf(expect, sizeof expect, "test accuracy %.2f%%", acc[size->epochs]);
     DBK_CHECK_MSG(strstr(out, expect) != NULL, "expected '%s'", expect);
     return 0;
 }
 
 int main(int argc, char **argv) {
-    if (argc < 2) {
-        fprintf(stderr, "usage: test_e2e <daybreak executable> [backend]\n");
+    if (argc < 2 || argc > 4) {
+        fprintf(stderr, "usage: test_e2e <daybreak executable> [backend [full|small]]\n");
         return 2;
     }
     exe = argv[1];
     backend = argc > 2 ? argv[2] : "cpu";
+    const char *size_name = argc > 3 ? argv[3] : "full";
+    for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++)
+        if (!strcmp(sizes[i].name, size_name)) size = &sizes[i];
+    if (!size) {
+        fprintf(stderr, "test_e2e: unknown size '%s' (full or small)\n", size_name);
+        return 2;
+    }
+    int index;
+    const int unavailable = dbk_test_resolve_backend(backend, &kind, &index);
+    if (unavailable) return unavailable;
     if (!dbk_test_cifar_dir()) return dbk_test_skip("CIFAR-10 not found under $DAYBREAK_DATA");
-    const char *d = dbk_test_tmpdir("e2e");
+    /* A folder per backend and size: ctest -j may run several of these at once. */
+    char name[128];
+    snprintf(name, sizeof name, "e2e-%s-%s", backend, size->name);
+    for (char *c = name; *c; c++)
+        if (*c == ':' || *c == '/') *c = '-';
+    const char *d = dbk_test_tmpdir(name);
     if (!d) return dbk_test_skip("cannot create a temporary folder");
     snprintf(dir, sizeof dir, "%s/run", d);
+    printf("%s size: %d training images, %d epochs, %d test images, bar %.1f%%\n", size->name, size->train_images,
+           size->epochs, size->test_images, size->accuracy_bar);
     DBK_RUN(training_should_reach_the_accuracy_bar);
     if (dbk_test_failed_checks) return dbk_test_finish();
     DBK_RUN(logs_tsv_should_be_dawnbench_format);

@@ -36,6 +36,31 @@ int dbk_test_skip(const char *reason) {
     return 77;
 }
 
+int dbk_test_skip_or_fail_in_ci(const char *reason) {
+    const char *ci = getenv("CI");
+    if (ci && !strcmp(ci, "true")) {
+        printf("error: %s (CI=true: device tests must run in CI, so this is a failure, not a skip)\n", reason);
+        return 1;
+    }
+    return dbk_test_skip(reason);
+}
+
+int dbk_test_resolve_backend(const char *spec, dbk_backend_kind *kind, int *index) {
+    const size_t len = strcspn(spec, ":");
+    const char *device = spec[len] == ':' ? spec + len + 1 : NULL;
+    bool known = false;
+    for (int k = 0; k < DBK_BACKEND_KIND_COUNT; k++) {
+        const char *name = dbk_backend_kind_name((dbk_backend_kind)k);
+        known |= strlen(name) == len && strncmp(spec, name, len) == 0;
+    }
+    if (!known || (device && (!*device || strspn(device, "0123456789") != strlen(device)))) {
+        printf("usage error: backend spec '%s' is not cpu, opencl or vulkan, optionally followed by :N\n", spec);
+        return 2;
+    }
+    if (dbk_backend_resolve(spec, -1, kind, index) == DBK_OK) return 0;
+    return dbk_test_skip_or_fail_in_ci(dbk_last_error());
+}
+
 double dbk_test_nmse(const float *ref, const float *got, size_t n) {
     double num = 0.0, den = 0.0;
     for (size_t i = 0; i < n; i++) {

@@ -56,6 +56,17 @@ void dbk_test_run(const char *name, int (*fn)(void));
 int  dbk_test_finish(void);                /* exit code for main */
 int  dbk_test_skip(const char *reason);    /* prints "skipped: reason", returns 77 */
 
+/* For tests of a device that may be absent: prints "skipped: reason" and returns 77, except
+ * when the environment variable CI is "true" (in CI every device test must run), where it
+ * prints the reason as an error and returns 1. */
+int dbk_test_skip_or_fail_in_ci(const char *reason);
+
+/* Resolves a backend spec ("cpu", "opencl", "vulkan:1") for a device test. Returns 0 and
+ * fills kind/index when the device exists. Otherwise returns the exit code main should
+ * return: dbk_test_skip_or_fail_in_ci when the backend is known but not compiled in or has
+ * no such device, 2 (usage error) for an unknown backend name or a malformed spec. */
+int dbk_test_resolve_backend(const char *spec, dbk_backend_kind *kind, int *index);
+
 /* Normalised mean squared error sum((a-b)^2) / sum(a^2) (a is the reference). */
 double dbk_test_nmse(const float *ref, const float *got, size_t n);
 double dbk_test_max_abs_diff(const float *a, const float *b, size_t n);

@@ -404,15 +404,11 @@ int main(int argc, char **argv) {
         } else spec = argv[i];
     }
     if (mode && !strcmp(mode, "validation")) return validation_run(ops_exe, spec);
-    if (dbk_backend_resolve(spec, -1, &kind, &device) != DBK_OK || kind != DBK_BACKEND_KIND_VULKAN) {
-        const char *ci = getenv("CI");
-        char reason[1200];
-        snprintf(reason, sizeof reason, "no Vulkan device '%s': %s", spec, dbk_last_error());
-        if (ci && !strcmp(ci, "true")) {
-            printf("error: %s (CI=true: device tests must run in CI)\n", reason);
-            return 1;
-        }
-        return dbk_test_skip(reason);
+    const int resolved = dbk_test_resolve_backend(spec, &kind, &device);
+    if (resolved != 0) return resolved;   /* skip without a device; fail in CI (CI=true) */
+    if (kind != DBK_BACKEND_KIND_VULKAN) {
+        printf("usage error: test_vk tests Vulkan devices, not '%s'\n", spec);
+        return 2;
     }
     if (mode) return bench();
     DBK_RUN(devices_should_report_version_type_and_limits);
