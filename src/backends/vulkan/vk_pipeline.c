@@ -127,6 +127,24 @@ void dbk_vk_pipeline_destroy(dbk_vk_state *vk) {
     vk->npipes = 0;
 }
 
+/* A tiny SPIR-V reflection (DESIGN 3.7): the number of bindings (highest Binding + 1) and
+ * of specialization constants (highest SpecId + 1) the module declares, so a host/shader
+ * drift fails loudly (DBK_ASSERT) instead of binding garbage. */
+static void reflect(const uint32_t *words, size_t count, int *bindings, int *specs) {
+    enum { OP_DECORATE = 71, DEC_SPEC_ID = 1, DEC_BINDING = 33 };
+    *bindings = *specs = 0;
+    for (size_t i = 5; i < count;) {
+        const uint32_t n = words[i] >> 16, op = words[i] & 0xffff;
+        if (n == 0) break;
+        if (op == OP_DECORATE && n >= 4 && i + 3 < count) {
+            const int v = (int)words[i + 3] + 1;
+            if (words[i + 2] == DEC_BINDING && v > *bindings) *bindings = v;
+            if (words[i + 2] == DEC_SPEC_ID && v > *specs) *specs = v;
+        }
+        i += n;
+    }
+}
+
 static dbk_status build(dbk_vk_state *vk, dbk_vk_pipeline *pp) {
     const shader_info *si = &shaders[pp->shader];
     const dbk_embedded_file *f = dbk_embedded_find(dbk_vk_shaders, dbk_vk_shaders_count, si->file);
@@ -156,11 +174,20 @@ static dbk_status build(dbk_vk_state *vk, dbk_vk_pipeline *pp) {
                                             .pPushConstantRanges = &pcr};
     DBK_VK_TRY(vkCreatePipelineLayout(vk->dev, &lci, NULL, &pp->layout), "vkCreatePipelineLayout");
 
+    /* The embedded bytes are an unsigned char array: copy them to uint32_t alignment. */
+    uint32_t *code = malloc(f->size);
+    if (!code) return DBK_ERR_OUT_OF_HOST_MEMORY;
+    memcpy(code, f->data, f->size);
+    int nbind, nspec;
+    reflect(code, f->size / 4, &nbind, &nspec);
+    DBK_ASSERT(nbind == si->bindings && pp->nspec <= nspec);
     const VkShaderModuleCreateInfo mci = {.sType = VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO,
                                           .codeSize = f->size,
-                                          .pCode = (const uint32_t *)(const void *)f->data};
+                                          .pCode = code};
     VkShaderModule mod;
-    DBK_VK_TRY(vkCreateShaderModule(vk->dev, &mci, NULL, &mod), "vkCreateShaderModule");
+    VkResult mr = vkCreateShaderModule(vk->dev, &mci, NULL, &mod);
+    free(code);
+    if (mr != VK_SUCCESS) return dbk_vk_fail(mr, "vkCreateShaderModule");
     VkSpecializationMapEntry map[DBK_VK_MAX_SPEC];
     for (int i = 0; i < pp->nspec; i++)
         map[i] = (VkSpecializationMapEntry){.constantID = (uint32_t)i, .offset = (uint32_t)(4 * i), .size = 4};
