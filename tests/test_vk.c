@@ -27,6 +27,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <vulkan/vulkan.h>
 
@@ -319,7 +320,10 @@ static int validation_run(const char *ops_exe, const char *spec) {
     return code == 0 && !layer_errors ? 0 : 1;
 }
 
-static double time_program(dbk_backend *be, const dbk_op_desc *ops, int count, int reps) {
+/* Seconds per replay of a program; *cpu gets the process CPU seconds per replay (lavapipe
+ * runs shaders on this process's threads, so GFLOP per CPU-second is comparable across
+ * machine loads when the machine is shared). */
+static double time_program(dbk_backend *be, const dbk_op_desc *ops, int count, int reps, double *cpu) {
     dbk_program *p;
     if (dbk_program_create(be, ops, count, &p) != DBK_OK) {
         printf("error: %s\n", dbk_last_error());
@@ -328,9 +332,11 @@ static double time_program(dbk_backend *be, const dbk_op_desc *ops, int count, i
     dbk_program_run(p);
     dbk_backend_sync(be);
     const double t0 = dbk_time_now();
+    const clock_t c0 = clock();
     for (int i = 0; i < reps; i++) dbk_program_run(p);
     dbk_backend_sync(be);
     const double t = (dbk_time_now() - t0) / reps;
+    *cpu = (double)(clock() - c0) / CLOCKS_PER_SEC / reps;
     dbk_program_destroy(p);
     return t;
 }
@@ -355,8 +361,10 @@ static int bench(void) {
     g.src[0] = dbk_tensor_make(a, 0, DBK_DTYPE_F32, 2, 512, 512, 0, 0);
     g.src[1] = dbk_tensor_make(b, 0, DBK_DTYPE_F32, 2, 512, 512, 0, 0);
     g.dst[0] = dbk_tensor_make(c, 0, DBK_DTYPE_F32, 2, 512, 512, 0, 0);
-    double t = time_program(be, &g, 1, 3);
-    printf("gemm 512x512x512:                      %8.2f ms  %6.2f GFLOP/s\n", t * 1e3, dbk_op_flops(&g) / t * 1e-9);
+    double cpu;
+    double t = time_program(be, &g, 1, 3, &cpu);
+    printf("gemm 512x512x512:                         %9.2f ms %6.2f GFLOP/s  %6.2f GFLOP/CPU-s\n", t * 1e3,
+           dbk_op_flops(&g) / t * 1e-9, dbk_op_flops(&g) / cpu * 1e-9);
     /* ResNet9 layer1 shape at batch 32: (32,128,32,32) -> 128, 3x3 */
     const int64_t N = 32, C = 128, K = 128, H = 32;
     dbk_op_desc ops[3] = {{.op = DBK_OP_CONV2D_FWD}, {.op = DBK_OP_CONV2D_BWD_DATA}, {.op = DBK_OP_CONV2D_BWD_FILTER}};
@@ -370,9 +378,9 @@ static int bench(void) {
     ops[2].src[0] = x, ops[2].src[1] = dbk_tensor_make(b, 0, DBK_DTYPE_F32, 4, N, K, H, H);
     ops[2].dst[0] = dbk_tensor_make(c, 0, DBK_DTYPE_F32, 4, K, C, 3, 3);
     for (int i = 0; i < 3; i++) {
-        t = time_program(be, &ops[i], 1, 1);
-        printf("%-18s (32,128,32,32) 3x3 K128: %8.2f ms  %6.2f GFLOP/s\n", dbk_op_name(ops[i].op), t * 1e3,
-               dbk_op_flops(&ops[i]) / t * 1e-9);
+        t = time_program(be, &ops[i], 1, 1, &cpu);
+        printf("%-18s (32,128,32,32) 3x3 K128: %9.2f ms %6.2f GFLOP/s  %6.2f GFLOP/CPU-s\n", dbk_op_name(ops[i].op),
+               t * 1e3, dbk_op_flops(&ops[i]) / t * 1e-9, dbk_op_flops(&ops[i]) / cpu * 1e-9);
     }
     enum { NF = 200 };
     dbk_op_desc f[NF];
@@ -381,10 +389,10 @@ static int bench(void) {
         f[i].op = DBK_OP_FILL;
         f[i].dst[0] = dbk_tensor_make(c, (size_t)i * 256, DBK_DTYPE_F32, 1, 16, 0, 0, 0);
     }
-    t = time_program(be, f, NF, 5);
+    t = time_program(be, f, NF, 5, &cpu);
     printf("dispatch: %.1f us each (a program of %d independent 16-element fills)\n", t / NF * 1e6, NF);
     for (int i = 0; i < NF; i++) f[i].dst[0] = dbk_tensor_make(c, 0, DBK_DTYPE_F32, 1, 16, 0, 0, 0);
-    t = time_program(be, f, NF, 5);
+    t = time_program(be, f, NF, 5, &cpu);
     printf("dispatch: %.1f us each (%d fills of the same tensor, a barrier between each)\n", t / NF * 1e6, NF);
     dbk_buffer_destroy(a);
     dbk_buffer_destroy(b);
