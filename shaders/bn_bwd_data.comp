@@ -9,6 +9,8 @@ layout(local_size_x_id = 0) in;
 layout(push_constant) uniform Push {
     uint N, C, HW;
     uint r0, r1, r2, r3, r4, r5, r6, r7;   /* element offsets of bindings 0..7 */
+    uint m;                                /* values per channel of the whole batch (the host may
+                                              split the batch into several dispatches) */
 } pc;
 
 layout(binding = 0) readonly buffer BufX { float x[]; };        /* (N,C,H,W) */
@@ -22,7 +24,7 @@ layout(binding = 7) writeonly buffer BufDX { float dx[]; };     /* (N,C,H,W) */
 
 void main() {
     const uint total = pc.N * pc.C * pc.HW;
-    const float m = float(pc.N * pc.HW);
+    const float m = float(pc.m);
     const uint stride = gl_NumWorkGroups.x * gl_WorkGroupSize.x;
     for (uint i = gl_GlobalInvocationID.x; i < total; i += stride) {
         const uint c = (i / pc.HW) % pc.C;

@@ -5,17 +5,20 @@
  * two passes, as the CPU reference: mean, then the mean squared deviation (no E[x^2]-E[x]^2
  * cancellation). Writes mean, invstd = 1/sqrt(var + eps) and the running statistics
  * (running = (1-momentum)*running + momentum*stat, unbiased variance M/(M-1)).
+ * x is windowed (common/window.glsl): a batch's activations may exceed one binding.
  * Grid: x = C.
  */
 #include "common/reduce.glsl"
+#include "common/window.glsl"
 
 layout(push_constant) uniform Push {
     uint N, C, HW;
     uint r0, r1, r2, r3, r4;   /* element offsets of bindings 0..4 */
     float eps, momentum;
+    uint step0;                /* bytes per window of binding 0 */
 } pc;
 
-layout(binding = 0) readonly buffer BufX { float x[]; };   /* (N,C,H,W) */
+WINDOWED_F32(0, x_at)                                                    /* (N,C,H,W) */
 layout(binding = 1) writeonly buffer BufMean { float mean_out[]; };     /* (C) */
 layout(binding = 2) writeonly buffer BufInv { float invstd_out[]; };    /* (C) */
 layout(binding = 3) buffer BufRM { float run_mean[]; };                 /* (C) in place */
@@ -23,7 +26,7 @@ layout(binding = 4) buffer BufRV { float run_var[]; };                  /* (C) i
 
 float value(uint c, uint i) {
     const uint n = i / pc.HW;
-    return x[pc.r0 + (n * pc.C + c) * pc.HW + (i - n * pc.HW)];
+    return x_at(pc.r0 + (n * pc.C + c) * pc.HW + (i - n * pc.HW), pc.step0);
 }
 
 void main() {

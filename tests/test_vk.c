@@ -6,8 +6,9 @@
  *  - device limits: a dataset larger than one storage-buffer binding (maxStorageBufferRange,
  *    128 MiB on lavapipe) is augmented bit-exactly like the CPU does, through the windowed
  *    binding; an elementwise op and a convolution on tensors over that limit are split into
- *    several dispatches and still match; a buffer over maxMemoryAllocationSize is refused
- *    with the size named;
+ *    several dispatches and still match, and so do batch norm, max pool and the filter
+ *    gradient (reductions over windowed bindings); a buffer over maxMemoryAllocationSize is
+ *    refused with the size named;
  *  - record once, replay: a program replayed with new per-step scalars written in between
  *    (dbk_buffer_write ordered with the queued work) matches the CPU backend run op by op,
  *    and the timed replay gives a time for every op.
@@ -291,6 +292,169 @@ static int a_replayed_program_should_match_op_by_op_runs(void) {
 }
 
 /* ---------------------------------------------------------------------------------- */
+/* one op on both backends from host inputs                                            */
+
+typedef struct slot {
+    bool        dst;            /* an output (compared) or an input */
+    int         idx;            /* src[idx] / dst[idx] */
+    dbk_dtype   dtype;
+    int64_t     shape[4];       /* 4-d, or fewer with trailing zeros treated as absent */
+    const void *init;           /* host contents, or NULL for zeros */
+} slot;
+
+static int ndims(const slot *s) {
+    int n = 0;
+    while (n < 4 && s->shape[n] > 0) n++;
+    return n;
+}
+
+/* Runs `proto` with the slots' tensors on the Vulkan and CPU backends; got[b][i] receive the
+ * slots' contents afterwards (b = 0 Vulkan, 1 CPU; caller frees). */
+static dbk_status run_both(const dbk_op_desc *proto, const slot *slots, int n, void *got[2][8]) {
+    dbk_backend *bes[2];
+    DBK_TRY(dbk_backend_create(kind, device, &bes[0]));
+    DBK_TRY(dbk_backend_create(DBK_BACKEND_KIND_CPU, 0, &bes[1]));
+    for (int b = 0; b < 2; b++) {
+        dbk_op_desc d = *proto;
+        dbk_buffer *bufs[8] = {0};
+        for (int i = 0; i < n; i++) {
+            const slot *sl = &slots[i];
+            dbk_tensor t = dbk_tensor_make(NULL, 0, sl->dtype, ndims(sl), sl->shape[0], sl->shape[1], sl->shape[2],
+                                           sl->shape[3]);
+            const size_t nbytes = dbk_tensor_nbytes(&t);
+            DBK_TRY(dbk_buffer_create(bes[b], nbytes, &bufs[i]));
+            t.buf = bufs[i];
+            if (sl->init) {
+                DBK_TRY(dbk_buffer_write(bufs[i], 0, sl->init, nbytes));
+            } else {
+                void *zero = calloc(1, nbytes);
+                DBK_TRY(dbk_buffer_write(bufs[i], 0, zero, nbytes));
+                free(zero);
+            }
+            if (sl->dst) d.dst[sl->idx] = t;
+            else d.src[sl->idx] = t;
+        }
+        DBK_TRY(dbk_backend_prepare(bes[b], &d));
+        DBK_TRY(dbk_backend_run(bes[b], &d));
+        DBK_TRY(dbk_backend_sync(bes[b]));
+        for (int i = 0; i < n; i++) {
+            got[b][i] = malloc(dbk_buffer_size(bufs[i]));
+            DBK_TRY(dbk_buffer_read(bufs[i], 0, got[b][i], dbk_buffer_size(bufs[i])));
+            dbk_buffer_destroy(bufs[i]);
+        }
+    }
+    dbk_backend_destroy(bes[0]);
+    dbk_backend_destroy(bes[1]);
+    return DBK_OK;
+}
+
+/* The worst NMSE over the f32 outputs; integer outputs must match exactly (else 1). */
+static double compare_outputs(const slot *slots, int n, void *got[2][8]) {
+    double worst = 0.0;
+    for (int i = 0; i < n; i++) {
+        if (!slots[i].dst) continue;
+        const int64_t cnt = slots[i].shape[0] * (slots[i].shape[1] ? slots[i].shape[1] : 1) *
+                            (slots[i].shape[2] ? slots[i].shape[2] : 1) * (slots[i].shape[3] ? slots[i].shape[3] : 1);
+        double e;
+        if (slots[i].dtype == DBK_DTYPE_F32) e = dbk_test_nmse(got[1][i], got[0][i], (size_t)cnt);
+        else e = memcmp(got[1][i], got[0][i], (size_t)cnt * 4) ? 1.0 : 0.0;
+        if (e > worst || isnan(e)) worst = e;
+    }
+    return worst;
+}
+
+static void free_got(int n, void *got[2][8]) {
+    for (int b = 0; b < 2; b++)
+        for (int i = 0; i < n; i++) free(got[b][i]);
+}
+
+/* Batch norm (training forward, backward) and max pool (forward, backward) on a batch whose
+ * activations exceed one binding: reductions read windows, elementwise passes split. */
+static int batch_norm_and_pool_over_the_binding_limit_should_match_the_cpu(void) {
+    dbk_backend *be;
+    DBK_CHECK_OK(dbk_backend_create(kind, device, &be));
+    const int64_t C = 8, H = 64;
+    const int64_t N = (int64_t)(max_range(be) / (uint64_t)(C * H * H * 4)) + 3, nx = N * C * H * H;
+    dbk_backend_destroy(be);
+    float *x = dbk_test_uniform(nx, -2.0f, 2.0f, 21), *dy = dbk_test_uniform(nx, -1.0f, 1.0f, 22);
+    float *g = dbk_test_uniform(C, 0.5f, 1.5f, 23), *bt = dbk_test_uniform(C, -0.5f, 0.5f, 24);
+    float *dyp = dbk_test_uniform(nx / 4, -1.0f, 1.0f, 25);
+    void *got[2][8] = {{0}};
+    double worst = 0.0;
+
+    dbk_op_desc bn = {.op = DBK_OP_BATCHNORM_FWD_TRAIN, .p.bn = {1e-5f, 0.1f}};
+    const slot bs[] = {{false, 0, DBK_DTYPE_F32, {N, C, H, H}, x}, {false, 1, DBK_DTYPE_F32, {C}, g},
+                       {false, 2, DBK_DTYPE_F32, {C}, bt},         {true, 0, DBK_DTYPE_F32, {N, C, H, H}, NULL},
+                       {true, 1, DBK_DTYPE_F32, {C}, NULL},        {true, 2, DBK_DTYPE_F32, {C}, NULL},
+                       {true, 3, DBK_DTYPE_F32, {C}, g},           {true, 4, DBK_DTYPE_F32, {C}, bt}};
+    DBK_CHECK_OK(run_both(&bn, bs, 8, got));
+    const double e_fwd = compare_outputs(bs, 8, got);
+    float mean[8], invstd[8];
+    memcpy(mean, got[1][4], sizeof mean);
+    memcpy(invstd, got[1][5], sizeof invstd);
+    free_got(8, got);
+
+    dbk_op_desc bb = {.op = DBK_OP_BATCHNORM_BWD};
+    const slot bbs[] = {{false, 0, DBK_DTYPE_F32, {N, C, H, H}, x}, {false, 1, DBK_DTYPE_F32, {N, C, H, H}, dy},
+                        {false, 2, DBK_DTYPE_F32, {C}, g},          {false, 3, DBK_DTYPE_F32, {C}, mean},
+                        {false, 4, DBK_DTYPE_F32, {C}, invstd},     {true, 0, DBK_DTYPE_F32, {N, C, H, H}, NULL},
+                        {true, 1, DBK_DTYPE_F32, {C}, NULL},        {true, 2, DBK_DTYPE_F32, {C}, NULL}};
+    DBK_CHECK_OK(run_both(&bb, bbs, 8, got));
+    const double e_bwd = compare_outputs(bbs, 8, got);
+    free_got(8, got);
+
+    dbk_op_desc pf = {.op = DBK_OP_MAXPOOL_FWD, .p.pool = {2, 2, 2, 2}};
+    const slot pfs[] = {{false, 0, DBK_DTYPE_F32, {N, C, H, H}, x},
+                        {true, 0, DBK_DTYPE_F32, {N, C, H / 2, H / 2}, NULL},
+                        {true, 1, DBK_DTYPE_I32, {N, C, H / 2, H / 2}, NULL}};
+    DBK_CHECK_OK(run_both(&pf, pfs, 3, got));
+    const double e_pool = compare_outputs(pfs, 3, got);
+    int32_t *arg = got[1][2];
+    got[1][2] = NULL;
+    free_got(3, got);
+
+    dbk_op_desc pb = {.op = DBK_OP_MAXPOOL_BWD, .p.pool = {2, 2, 2, 2}};
+    const slot pbs[] = {{false, 0, DBK_DTYPE_F32, {N, C, H / 2, H / 2}, dyp},
+                        {false, 1, DBK_DTYPE_I32, {N, C, H / 2, H / 2}, arg},
+                        {true, 0, DBK_DTYPE_F32, {N, C, H, H}, NULL}};
+    DBK_CHECK_OK(run_both(&pb, pbs, 3, got));
+    const double e_pool_bwd = compare_outputs(pbs, 3, got);
+    free_got(3, got);
+    worst = fmax(fmax(e_fwd, e_bwd), fmax(e_pool, e_pool_bwd));
+    printf("  x (%lld,%lld,%lld,%lld) = %.1f MiB: nmse bn fwd %.2e, bn bwd %.2e, pool fwd %.2e, pool bwd %.2e\n",
+           (long long)N, (long long)C, (long long)H, (long long)H, (double)nx * 4 / 1048576.0, e_fwd, e_bwd, e_pool,
+           e_pool_bwd);
+    free(x), free(dy), free(g), free(bt), free(dyp), free(arg);
+    DBK_CHECK(e_fwd < 1e-7 && e_bwd < 1e-6 && e_pool < 1e-10 && e_pool_bwd < 1e-10);
+    DBK_CHECK(worst < 1e-6);
+    return 0;
+}
+
+/* The filter gradient reduces over a batch whose input exceeds one binding (windows). */
+static int a_filter_gradient_over_the_binding_limit_should_match_the_cpu(void) {
+    dbk_backend *be;
+    DBK_CHECK_OK(dbk_backend_create(kind, device, &be));
+    const int64_t C = 512, H = 4, K = 2;
+    const int64_t N = (int64_t)(max_range(be) / (uint64_t)(C * H * H * 4)) + 3, nx = N * C * H * H;
+    dbk_backend_destroy(be);
+    float *x = dbk_test_uniform(nx, -1.0f, 1.0f, 31), *dy = dbk_test_uniform(N * K * H * H, -1.0f, 1.0f, 32);
+    void *got[2][8] = {{0}};
+    dbk_op_desc d = {.op = DBK_OP_CONV2D_BWD_FILTER, .p.conv = {1, 1, 0, 0}};
+    const slot ss[] = {{false, 0, DBK_DTYPE_F32, {N, C, H, H}, x},
+                       {false, 1, DBK_DTYPE_F32, {N, K, H, H}, dy},
+                       {true, 0, DBK_DTYPE_F32, {K, C, 1, 1}, NULL}};
+    DBK_CHECK_OK(run_both(&d, ss, 3, got));
+    const double e = compare_outputs(ss, 3, got);
+    free_got(3, got);
+    printf("  x (%lld,%lld,%lld,%lld) = %.1f MiB: nmse %.2e\n", (long long)N, (long long)C, (long long)H, (long long)H,
+           (double)nx * 4 / 1048576.0, e);
+    free(x);
+    free(dy);
+    DBK_CHECK(e < 1e-7);
+    return 0;
+}
+
+/* ---------------------------------------------------------------------------------- */
 /* --validation-run and --bench                                                         */
 
 static bool validation_layer_installed(void) {
@@ -425,5 +589,7 @@ int main(int argc, char **argv) {
     DBK_RUN(an_elementwise_op_over_the_binding_limit_should_be_split);
     DBK_RUN(a_dataset_over_the_binding_limit_should_augment_like_the_cpu);
     DBK_RUN(a_convolution_over_the_binding_limit_should_match_the_cpu);
+    DBK_RUN(batch_norm_and_pool_over_the_binding_limit_should_match_the_cpu);
+    DBK_RUN(a_filter_gradient_over_the_binding_limit_should_match_the_cpu);
     return dbk_test_finish();
 }

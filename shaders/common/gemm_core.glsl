@@ -17,7 +17,17 @@
  * Tiles are specialization constants 1..5 (profile keys vulkan.gemm.* / vulkan.conv.*); the
  * host sets the work-group size (constant 0) to (BM/TM)*(BN/TN).
  * Grid: x = ceil(GEMM_N / BN), y = ceil(GEMM_M / BM).
+ *
+ * Split K: a shader may define GEMM_K_BEGIN / GEMM_K_END (multiples of BK, or GEMM_K) to
+ * reduce over part of K only (conv2d_bwd_filter.comp, one part per work group in z). Besides
+ * parallelism on GPUs this keeps every invocation's loops short: lavapipe (llvmpipe) stops a
+ * shader's loops after 65535 iterations in total, which an unsplit filter gradient over a
+ * batch of 512 32x32 images exceeds.
  */
+#ifndef GEMM_K_BEGIN
+#define GEMM_K_BEGIN 0u
+#define GEMM_K_END GEMM_K
+#endif
 #extension GL_EXT_control_flow_attributes : require
 layout(local_size_x_id = 0) in;
 layout(constant_id = 1) const uint BM = 64;
@@ -40,7 +50,7 @@ void gemm_run() {
     float acc[TM * TN];
     [[unroll]] for (uint i = 0; i < TM * TN; i++) acc[i] = 0.0;
 
-    for (uint k0 = 0; k0 < GEMM_K; k0 += BK) {
+    for (uint k0 = GEMM_K_BEGIN; k0 < GEMM_K_END; k0 += BK) {
         for (uint e = tid; e < BM * BK; e += NT) {
 #if A_K_CONTIG
             const uint kk = e % BK, mm = e / BK;

@@ -55,6 +55,50 @@ dbk_status dbk_vk_window(const dbk_vk_state *vk, const dbk_tensor *t, int64_t fi
     return DBK_OK;
 }
 
+dbk_status dbk_vk_windows(const dbk_vk_state *vk, const dbk_tensor *t, bool write, dbk_vk_bind *out, uint32_t *step,
+                          uint32_t *rem) {
+    const dbk_vk_buffer *vb = dbk_vk_buf(t->buf);
+    const size_t es = dbk_dtype_size(t->dtype);
+    const VkDeviceSize base = t->offset / vk->align * vk->align;
+    const VkDeviceSize span = t->offset - base + dbk_tensor_nbytes(t);
+    if ((t->offset - base) % es)
+        return dbk_set_error(DBK_ERR_UNSUPPORTED, "Vulkan: a %s tensor at byte offset %zu is not %zu-byte aligned",
+                             dbk_dtype_name(t->dtype), t->offset, es);
+    VkDeviceSize s = (span + DBK_VK_WINDOWS - 1) / DBK_VK_WINDOWS;
+    s = (s + vk->align - 1) / vk->align * vk->align;
+    if (s > vk->max_range || s > UINT32_MAX / 2) {
+        char desc[64];
+        dbk_tensor_describe(t, desc, sizeof desc);
+        return dbk_set_error(DBK_ERR_UNSUPPORTED,
+                             "Vulkan: tensor %s (%llu bytes) needs more than %d bindings of maxStorageBufferRange "
+                             "(%llu bytes) on '%s'; use a smaller batch",
+                             desc, (unsigned long long)span, DBK_VK_WINDOWS, (unsigned long long)vk->max_range,
+                             vk->props.deviceName);
+    }
+    for (int k = 0; k < DBK_VK_WINDOWS; k++) {
+        VkDeviceSize off = base + (VkDeviceSize)k * s;
+        if (off >= vb->size) off = base;   /* an unused window: repeat the first */
+        const VkDeviceSize range = vb->size - off < s ? vb->size - off : s;
+        out[k] = (dbk_vk_bind){.buf = vb->buf, .offset = off, .range = range, .write = write};
+    }
+    *step = (uint32_t)s;
+    *rem = (uint32_t)((t->offset - base) / es);
+    return DBK_OK;
+}
+
+int64_t dbk_vk_batch_chunk(const dbk_vk_state *vk, const dbk_tensor *const *t, int n) {
+    const VkDeviceSize limit = vk->max_range - vk->align;
+    const int64_t N = t[0]->shape[0];
+    size_t per = 0;
+    for (int i = 0; i < n; i++) {
+        const size_t b = t[i]->shape[0] ? dbk_tensor_nbytes(t[i]) / (size_t)t[i]->shape[0] : 0;
+        if (b > per) per = b;
+    }
+    if (per == 0 || (VkDeviceSize)N * per <= limit) return N > 0 ? N : 1;
+    const int64_t nb = (int64_t)(limit / per);
+    return nb > 0 ? nb : 1;
+}
+
 dbk_vk_bind dbk_vk_placeholder(const dbk_tensor *any) {
     return (dbk_vk_bind){.buf = dbk_vk_buf(any->buf)->buf, .offset = 0, .range = 16, .unused = true};
 }
@@ -133,13 +177,13 @@ dbk_status dbk_vk_emit(dbk_backend *be, dbk_vk_rec *rec, const dbk_vk_dispatch *
     dbk_vk_state *vk = dbk_vk(be);
     const dbk_vk_pipeline *pp;
     DBK_TRY(dbk_vk_pipeline_get(vk, d->shader, d->spec, d->nspec, &pp));
-    const int array0 = d->array0 > 0 ? d->array0 : 1;
-    const int ndesc = d->nbind + array0 - 1;
     DBK_ASSERT(d->nbind == dbk_vk_shader_bindings(d->shader));
+    int ndesc = 0;
+    for (int i = 0; i < d->nbind; i++) ndesc += dbk_vk_shader_windowed(d->shader, i) ? DBK_VK_WINDOWS : 1;
 
-    dbk_vk_range acc[DBK_VK_MAX_BINDINGS + DBK_VK_IMAGE_WINDOWS];
-    bool wr[DBK_VK_MAX_BINDINGS + DBK_VK_IMAGE_WINDOWS];
-    VkDescriptorBufferInfo info[DBK_VK_MAX_BINDINGS + DBK_VK_IMAGE_WINDOWS];
+    dbk_vk_range acc[DBK_VK_MAX_BINDINGS * DBK_VK_WINDOWS];
+    bool wr[DBK_VK_MAX_BINDINGS * DBK_VK_WINDOWS];
+    VkDescriptorBufferInfo info[DBK_VK_MAX_BINDINGS * DBK_VK_WINDOWS];
     int nacc = 0;
     for (int i = 0; i < ndesc; i++) {
         const dbk_vk_bind *b = &d->bind[i];
@@ -152,7 +196,7 @@ dbk_status dbk_vk_emit(dbk_backend *be, dbk_vk_rec *rec, const dbk_vk_dispatch *
 
     VkWriteDescriptorSet w[DBK_VK_MAX_BINDINGS];
     for (int i = 0, at = 0; i < d->nbind; i++) {
-        const int cnt = i == 0 ? array0 : 1;
+        const int cnt = dbk_vk_shader_windowed(d->shader, i) ? DBK_VK_WINDOWS : 1;
         w[i] = (VkWriteDescriptorSet){.sType = VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET,
                                       .dstBinding = (uint32_t)i,
                                       .descriptorCount = (uint32_t)cnt,

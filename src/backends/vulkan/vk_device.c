@@ -292,6 +292,7 @@ static void vk_destroy(dbk_backend *be) {
     if (!vk) return;
     if (vk->dev) {
         vkDeviceWaitIdle(vk->dev);
+        dbk_vk_workspace_destroy(be);
         dbk_vk_cmd_destroy(vk);
         dbk_vk_pipeline_destroy(vk);
         dbk_vk_memory_destroy(vk);
@@ -317,6 +318,7 @@ static const dbk_backend_vtable vk_vtable = {
     .buffer_write = dbk_vk_buffer_write,
     .buffer_read  = dbk_vk_buffer_read,
     .sync         = dbk_vk_sync,
+    .prepare      = dbk_vk_prepare,
     .ops = {
         [DBK_OP_CONV2D_FWD]          = dbk_vk_run_op,
         [DBK_OP_CONV2D_BWD_DATA]     = dbk_vk_run_op,

@@ -16,10 +16,12 @@
  * vkCmdPushDescriptorSetKHR (VK_KHR_push_descriptor): the window starts at the tensor's
  * offset rounded down to minStorageBufferOffsetAlignment, and the remainder is passed to the
  * shader in elements (bytes for u8) as a push constant. A window never exceeds
- * maxStorageBufferRange (128 MiB on lavapipe): elementwise ops split large tensors into
- * several dispatches, the augment shader sees the resident dataset through an array of
- * DBK_VK_IMAGE_WINDOWS consecutive windows, and an op whose tensor cannot be split is
- * refused with the limit named (dbk_vk_window).
+ * maxStorageBufferRange (128 MiB on lavapipe): elementwise ops and convolution/pool/
+ * batch-norm passes over independent images split large tensors into several dispatches,
+ * and the shaders that must see a whole large tensor at once (augment: the resident dataset;
+ * the batch-norm reductions and the filter gradient: a batch's activations) bind it as an
+ * array of DBK_VK_WINDOWS consecutive windows (dbk_vk_windows). Beyond that an op is refused
+ * with the limit named.
  *
  * Ordering: a recorder (dbk_vk_rec) remembers the byte ranges written and read since its last
  * barrier and inserts a global compute/transfer memory barrier only before a command that
@@ -35,11 +37,15 @@
 #include "backend/backend_impl.h"
 
 #define DBK_VK_MAX_BINDINGS   8      /* bindings per shader (the augment images array is one) */
-#define DBK_VK_IMAGE_WINDOWS  4      /* windows onto the resident dataset (augment.comp) */
+#define DBK_VK_WINDOWS        4      /* windows of a windowed binding (shaders/common/window.glsl) */
 #define DBK_VK_PUSH_BYTES     128    /* push-constant block of every shader (the guaranteed minimum) */
 #define DBK_VK_MAX_SPEC       8      /* specialization constants per pipeline */
 #define DBK_VK_MAX_HAZARDS    48     /* ranges a recorder tracks before it just places a barrier */
 #define DBK_VK_IMM_RING       4      /* immediate command buffers in flight */
+/* Reduction values per work group of the split-K filter gradient: short loops per invocation
+ * (lavapipe stops a shader's loops after 65535 iterations in total) and parallelism over the
+ * batch on GPUs. A multiple of every BK. */
+#define DBK_VK_KCHUNK         8192
 
 /* ---------------------------------------------------------------------------------- */
 /* shaders and pipelines (vk_pipeline.c)                                               */
@@ -61,6 +67,7 @@ typedef enum dbk_vk_shader {
     DBK_VK_SH_SOFTMAX_XENT_BWD,
     DBK_VK_SH_ACCURACY,
     DBK_VK_SH_AUGMENT,
+    DBK_VK_SH_SPLITK_REDUCE,
     DBK_VK_SH_COUNT
 } dbk_vk_shader;
 
@@ -144,6 +151,12 @@ typedef struct dbk_vk_state {
     dbk_vk_tiles             gemm_tiles, conv_tiles;
     uint32_t                 wg;           /* work-group size of elementwise and reduction shaders */
 
+    /* workspace (vk_ops_conv.c): split-K partial sums; grown by prepare, never shrunk; a
+     * replaced workspace is kept until destroy, since recorded programs may still use it */
+    dbk_buffer              *ws;
+    dbk_buffer              *ws_retired[16];
+    int                      nretired;
+
     /* commands (vk_cmd.c) */
     VkCommandPool            pool;
     VkCommandBuffer          imm_cmd[DBK_VK_IMM_RING];
@@ -194,6 +207,7 @@ void       dbk_vk_pipeline_destroy(dbk_vk_state *vk);
 dbk_status dbk_vk_pipeline_get(dbk_vk_state *vk, dbk_vk_shader sh, const uint32_t *spec, int nspec,
                                const dbk_vk_pipeline **out);
 int        dbk_vk_shader_bindings(dbk_vk_shader sh);
+bool       dbk_vk_shader_windowed(dbk_vk_shader sh, int binding);   /* an array of DBK_VK_WINDOWS? */
 
 /* ---------------------------------------------------------------------------------- */
 /* vk_cmd.c                                                                             */
@@ -210,9 +224,8 @@ typedef struct dbk_vk_dispatch {
     dbk_vk_shader shader;
     int           nspec;
     uint32_t      spec[DBK_VK_MAX_SPEC];
-    int           nbind;                   /* descriptors; binding 0 may be an array (augment) */
-    int           array0;                  /* descriptors in binding 0 (1, or DBK_VK_IMAGE_WINDOWS) */
-    dbk_vk_bind   bind[DBK_VK_MAX_BINDINGS + DBK_VK_IMAGE_WINDOWS];
+    int           nbind;                   /* bindings; a windowed one takes DBK_VK_WINDOWS entries of bind[] */
+    dbk_vk_bind   bind[DBK_VK_MAX_BINDINGS * DBK_VK_WINDOWS];
     uint32_t      push[DBK_VK_PUSH_BYTES / 4];
     uint32_t      groups[3];
 } dbk_vk_dispatch;
@@ -222,6 +235,22 @@ typedef struct dbk_vk_dispatch {
  * maxStorageBufferRange when the window does not fit it; count < 0 means the whole tensor. */
 dbk_status dbk_vk_window(const dbk_vk_state *vk, const dbk_tensor *t, int64_t first, int64_t count, bool write,
                          dbk_vk_bind *out, uint32_t *rem);
+/* Binds a whole tensor as DBK_VK_WINDOWS consecutive windows of *step bytes (a multiple of
+ * the offset alignment) from its aligned start; *rem is the tensor's distance from that start
+ * in elements (bytes for u8). DBK_ERR_UNSUPPORTED when even that does not cover it. */
+dbk_status dbk_vk_windows(const dbk_vk_state *vk, const dbk_tensor *t, bool write, dbk_vk_bind *out, uint32_t *step,
+                          uint32_t *rem);
+/* A view of images [n0, n0 + nb) of a batch-major tensor. */
+static inline dbk_tensor dbk_vk_batch_slice(const dbk_tensor *t, int64_t n0, int64_t nb) {
+    dbk_tensor s = *t;
+    const int64_t per = t->shape[0] ? dbk_tensor_numel(t) / t->shape[0] : 0;
+    s.offset += (size_t)(n0 * per) * dbk_dtype_size(t->dtype);
+    s.shape[0] = nb;
+    return s;
+}
+/* Images per dispatch so that every listed batch-major tensor's slice fits one binding
+ * (at least 1; N when all fit). */
+int64_t dbk_vk_batch_chunk(const dbk_vk_state *vk, const dbk_tensor *const *t, int n);
 /* A valid but untracked binding for a shader slot whose tensor is absent. */
 dbk_vk_bind dbk_vk_placeholder(const dbk_tensor *any);
 
@@ -258,6 +287,9 @@ dbk_status dbk_vk_program_run_timed(dbk_backend *be, dbk_program *prog, double *
 /* vk_ops_*.c: each records one op family                                              */
 
 dbk_status dbk_vk_op_conv(dbk_backend *be, dbk_vk_rec *rec, const dbk_op_desc *op);      /* vk_ops_conv.c */
+/* vtable prepare: sizes the split-K workspace for a filter-gradient op. */
+dbk_status dbk_vk_prepare(dbk_backend *be, const dbk_op_desc *op);
+void       dbk_vk_workspace_destroy(dbk_backend *be);
 dbk_status dbk_vk_op_gemm(dbk_backend *be, dbk_vk_rec *rec, const dbk_op_desc *op);
 dbk_status dbk_vk_op_bn(dbk_backend *be, dbk_vk_rec *rec, const dbk_op_desc *op);        /* vk_ops_bn.c */
 dbk_status dbk_vk_op_eltwise(dbk_backend *be, dbk_vk_rec *rec, const dbk_op_desc *op);   /* vk_ops_eltwise.c */

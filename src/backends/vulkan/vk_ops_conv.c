@@ -12,8 +12,8 @@
  *
  * Binding limit: when x/y (forward) or dy/dx (backward data) exceed one storage-buffer
  * binding (maxStorageBufferRange), the batch is split into chunks that fit, one dispatch
- * each (images are independent). Backward filter reduces over the batch and is refused with
- * the limit named instead (at ResNet9 batch 512 every tensor fits lavapipe's 128 MiB).
+ * each (images are independent). Backward filter reduces over the batch, so it binds x and
+ * dy as arrays of windows instead (shaders/common/window.glsl).
  */
 #include <string.h>
 
@@ -39,13 +39,54 @@ static uint32_t fbits(float f) {
     return u;
 }
 
-/* A view of images [n0, n0 + nb) of an NCHW tensor. */
-static dbk_tensor batch_slice(const dbk_tensor *t, int64_t n0, int64_t nb) {
-    dbk_tensor s = *t;
-    s.offset += (size_t)(n0 * (dbk_tensor_numel(t) / (t->shape[0] ? t->shape[0] : 1))) * dbk_dtype_size(t->dtype);
-    s.shape[0] = nb;
-    return s;
+/* ---------------------------------------------------------------------------------- */
+/* split-K workspace                                                                    */
+
+/* Parts of the filter gradient's reduction (N*P*Q values) and the workspace they need. */
+static uint32_t bwd_filter_splits(const dbk_op_desc *op) {
+    const dbk_tensor *dy = &op->src[1];
+    const uint64_t kd = (uint64_t)dy->shape[0] * (uint64_t)(dy->shape[2] * dy->shape[3]);
+    return (uint32_t)(kd <= DBK_VK_KCHUNK ? 1 : (kd + DBK_VK_KCHUNK - 1) / DBK_VK_KCHUNK);
 }
+
+static size_t workspace_bytes(const dbk_op_desc *op) {
+    if (op->op != DBK_OP_CONV2D_BWD_FILTER) return 0;
+    const uint32_t s = bwd_filter_splits(op);
+    return s > 1 ? (size_t)s * dbk_tensor_nbytes(&op->dst[0]) : 0;
+}
+
+/* The workspace, at least nbytes (grown here only when prepare did not see the op). */
+static dbk_status workspace(dbk_backend *be, size_t nbytes, dbk_buffer **out) {
+    dbk_vk_state *vk = dbk_vk(be);
+    if (!vk->ws || dbk_buffer_size(vk->ws) < nbytes) {
+        if (vk->ws) {
+            if (vk->nretired == (int)(sizeof vk->ws_retired / sizeof vk->ws_retired[0]))
+                return dbk_set_error(DBK_ERR_UNSUPPORTED, "Vulkan: the split-K workspace grew too often");
+            vk->ws_retired[vk->nretired++] = vk->ws;
+            vk->ws = NULL;
+        }
+        DBK_TRY(dbk_buffer_create(be, nbytes, &vk->ws));
+    }
+    *out = vk->ws;
+    return DBK_OK;
+}
+
+dbk_status dbk_vk_prepare(dbk_backend *be, const dbk_op_desc *op) {
+    const size_t n = workspace_bytes(op);
+    dbk_buffer *ws = NULL;
+    return n ? workspace(be, n, &ws) : DBK_OK;
+}
+
+void dbk_vk_workspace_destroy(dbk_backend *be) {
+    dbk_vk_state *vk = dbk_vk(be);
+    dbk_buffer_destroy(vk->ws);
+    for (int i = 0; i < vk->nretired; i++) dbk_buffer_destroy(vk->ws_retired[i]);
+    vk->ws = NULL;
+    vk->nretired = 0;
+}
+
+/* ---------------------------------------------------------------------------------- */
+/* dispatch                                                                             */
 
 /* One conv dispatch over the given (possibly batch-sliced) tensors. */
 static dbk_status conv_dispatch(dbk_backend *be, dbk_vk_rec *rec, const dbk_op_desc *op, const dbk_tensor *s0,
@@ -71,32 +112,56 @@ static dbk_status conv_dispatch(dbk_backend *be, dbk_vk_rec *rec, const dbk_op_d
              : op->op == DBK_OP_CONV2D_BWD_DATA ? DBK_VK_SH_CONV2D_BWD_DATA : DBK_VK_SH_CONV2D_BWD_FILTER;
     tile_spec(&vk->conv_tiles, m, n, &d);
     d.nbind = 3;
-    uint32_t rem[3];
-    DBK_TRY(dbk_vk_window(vk, s0, 0, -1, false, &d.bind[0], &rem[0]));
-    DBK_TRY(dbk_vk_window(vk, s1, 0, -1, false, &d.bind[1], &rem[1]));
-    DBK_TRY(dbk_vk_window(vk, d0, 0, -1, true, &d.bind[2], &rem[2]));
-    const uint32_t pc[16] = {N, C, H, W, K, R, S, P, Q, (uint32_t)cp->stride_h, (uint32_t)cp->stride_w,
-                             (uint32_t)cp->pad_h, (uint32_t)cp->pad_w, rem[0], rem[1], rem[2]};
+    uint32_t rem[4] = {0, 0, 0, 0}, step[2] = {0, 0}, splits = 1;
+    dbk_tensor part = {0};
+    if (op->op == DBK_OP_CONV2D_BWD_FILTER) {   /* x and dy windowed: the reduction spans the batch */
+        d.nbind = 4;
+        DBK_TRY(dbk_vk_windows(vk, s0, false, &d.bind[0], &step[0], &rem[0]));
+        DBK_TRY(dbk_vk_windows(vk, s1, false, &d.bind[DBK_VK_WINDOWS], &step[1], &rem[1]));
+        DBK_TRY(dbk_vk_window(vk, d0, 0, -1, true, &d.bind[2 * DBK_VK_WINDOWS], &rem[2]));
+        splits = bwd_filter_splits(op);
+        if (splits > 1) {
+            dbk_buffer *ws = NULL;
+            DBK_TRY(workspace(be, workspace_bytes(op), &ws));
+            part = dbk_tensor_make(ws, 0, DBK_DTYPE_F32, 2, splits, (int64_t)(m * n), 0, 0);
+            DBK_TRY(dbk_vk_window(vk, &part, 0, -1, true, &d.bind[2 * DBK_VK_WINDOWS + 1], &rem[3]));
+        } else {
+            d.bind[2 * DBK_VK_WINDOWS + 1] = dbk_vk_placeholder(d0);
+        }
+    } else {
+        DBK_TRY(dbk_vk_window(vk, s0, 0, -1, false, &d.bind[0], &rem[0]));
+        DBK_TRY(dbk_vk_window(vk, s1, 0, -1, false, &d.bind[1], &rem[1]));
+        DBK_TRY(dbk_vk_window(vk, d0, 0, -1, true, &d.bind[2], &rem[2]));
+    }
+    const uint32_t pc[21] = {N, C, H, W, K, R, S, P, Q, (uint32_t)cp->stride_h, (uint32_t)cp->stride_w,
+                             (uint32_t)cp->pad_h, (uint32_t)cp->pad_w, rem[0], rem[1], rem[2], step[0], step[1],
+                             DBK_VK_KCHUNK, splits, rem[3]};
     memcpy(d.push, pc, sizeof pc);
-    return dbk_vk_emit(be, rec, &d);
+    d.groups[2] = splits;
+    DBK_TRY(dbk_vk_emit(be, rec, &d));
+    if (splits == 1) return DBK_OK;
+    /* dw = sum of the parts, in order (the recorder places the barrier) */
+    dbk_vk_dispatch r = {.shader = DBK_VK_SH_SPLITK_REDUCE, .nspec = 1, .spec = {vk->wg}, .nbind = 2};
+    uint32_t rr[2];
+    DBK_TRY(dbk_vk_window(vk, &part, 0, -1, false, &r.bind[0], &rr[0]));
+    DBK_TRY(dbk_vk_window(vk, d0, 0, -1, true, &r.bind[1], &rr[1]));
+    const uint32_t rp[4] = {(uint32_t)(m * n), splits, rr[0], rr[1]};
+    memcpy(r.push, rp, sizeof rp);
+    r.groups[0] = dbk_vk_groups_1d(vk, (int64_t)(m * n), vk->wg);
+    return dbk_vk_emit(be, rec, &r);
 }
 
 dbk_status dbk_vk_op_conv(dbk_backend *be, dbk_vk_rec *rec, const dbk_op_desc *op) {
     dbk_vk_state *vk = dbk_vk(be);
     const dbk_tensor *s0 = &op->src[0], *s1 = &op->src[1], *d0 = &op->dst[0];
-    const dbk_tensor *big0 = s0, *big1 = d0;   /* forward: x, y; backward data: dy, dx */
-    const VkDeviceSize limit = vk->max_range - vk->align;
-    const bool fits = dbk_tensor_nbytes(big0) <= limit && dbk_tensor_nbytes(big1) <= limit;
-    const int64_t N = big0->shape[0];
-    if (fits || op->op == DBK_OP_CONV2D_BWD_FILTER || N <= 1) return conv_dispatch(be, rec, op, s0, s1, d0);
-
-    const size_t per0 = dbk_tensor_nbytes(big0) / (size_t)N, per1 = dbk_tensor_nbytes(big1) / (size_t)N;
-    const size_t per = per0 > per1 ? per0 : per1;
-    int64_t nb = per ? (int64_t)(limit / per) : N;
-    if (nb < 1) nb = 1;
+    if (op->op == DBK_OP_CONV2D_BWD_FILTER) return conv_dispatch(be, rec, op, s0, s1, d0);
+    /* forward: x, y; backward data: dy, dx — split the batch so both slices fit a binding */
+    const dbk_tensor *big[2] = {s0, d0};
+    const int64_t N = s0->shape[0], nb = dbk_vk_batch_chunk(vk, big, 2);
+    if (nb >= N) return conv_dispatch(be, rec, op, s0, s1, d0);
     for (int64_t n0 = 0; n0 < N; n0 += nb) {
         const int64_t cnt = N - n0 < nb ? N - n0 : nb;
-        const dbk_tensor a = batch_slice(s0, n0, cnt), y = batch_slice(d0, n0, cnt);
+        const dbk_tensor a = dbk_vk_batch_slice(s0, n0, cnt), y = dbk_vk_batch_slice(d0, n0, cnt);
         DBK_TRY(conv_dispatch(be, rec, op, &a, s1, &y));
     }
     return DBK_OK;

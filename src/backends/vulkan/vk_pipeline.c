@@ -5,7 +5,7 @@
  *
  * Conventions every shader follows (shaders/common/):
  *  - bindings 0..n-1 are storage buffers in set 0, pushed per dispatch (push descriptors);
- *    binding 0 of augment.comp is an array of DBK_VK_IMAGE_WINDOWS windows;
+ *    a windowed binding (shader_info.windowed) is an array of DBK_VK_WINDOWS windows;
  *  - one push-constant block of at most DBK_VK_PUSH_BYTES bytes for shapes and offsets;
  *  - specialization constant 0 is the work-group size (local_size_x_id = 0); the GEMM-shaped
  *    shaders take BM, BN, BK, TM, TN as constants 1..5.
@@ -34,16 +34,17 @@ extern const int               dbk_vk_shaders_count;
 typedef struct shader_info {
     const char *file;       /* SPIR-V file name in dbk_vk_shaders */
     int         bindings;   /* storage-buffer bindings */
+    unsigned    windowed;   /* bit i: binding i is an array of DBK_VK_WINDOWS windows */
 } shader_info;
 
 static const shader_info shaders[DBK_VK_SH_COUNT] = {
     [DBK_VK_SH_GEMM_TILED]         = {"gemm_tiled.spv", 3},
     [DBK_VK_SH_CONV2D_FWD]         = {"conv2d_fwd.spv", 3},
     [DBK_VK_SH_CONV2D_BWD_DATA]    = {"conv2d_bwd_data.spv", 3},
-    [DBK_VK_SH_CONV2D_BWD_FILTER]  = {"conv2d_bwd_filter.spv", 3},
-    [DBK_VK_SH_BN_STATS]           = {"bn_stats.spv", 5},
+    [DBK_VK_SH_CONV2D_BWD_FILTER]  = {"conv2d_bwd_filter.spv", 4, 3u},
+    [DBK_VK_SH_BN_STATS]           = {"bn_stats.spv", 5, 1u},
     [DBK_VK_SH_BN_APPLY]           = {"bn_apply.spv", 6},
-    [DBK_VK_SH_BN_BWD_REDUCE]      = {"bn_bwd_reduce.spv", 6},
+    [DBK_VK_SH_BN_BWD_REDUCE]      = {"bn_bwd_reduce.spv", 6, 3u},
     [DBK_VK_SH_BN_BWD_DATA]        = {"bn_bwd_data.spv", 8},
     [DBK_VK_SH_ELTWISE]            = {"eltwise.spv", 3},
     [DBK_VK_SH_SGD]                = {"sgd.spv", 4},
@@ -52,10 +53,12 @@ static const shader_info shaders[DBK_VK_SH_COUNT] = {
     [DBK_VK_SH_SOFTMAX_XENT_FWD]   = {"softmax_xent_fwd.spv", 4},
     [DBK_VK_SH_SOFTMAX_XENT_BWD]   = {"softmax_xent_bwd.spv", 3},
     [DBK_VK_SH_ACCURACY]           = {"accuracy.spv", 3},
-    [DBK_VK_SH_AUGMENT]            = {"augment.spv", 6},
+    [DBK_VK_SH_AUGMENT]            = {"augment.spv", 6, 1u},
+    [DBK_VK_SH_SPLITK_REDUCE]      = {"splitk_reduce.spv", 2},
 };
 
 int dbk_vk_shader_bindings(dbk_vk_shader sh) { return shaders[sh].bindings; }
+bool dbk_vk_shader_windowed(dbk_vk_shader sh, int binding) { return (shaders[sh].windowed >> binding) & 1u; }
 
 /* ---------------------------------------------------------------------------------- */
 /* tiles from the profile                                                               */
@@ -63,6 +66,7 @@ int dbk_vk_shader_bindings(dbk_vk_shader sh) { return shaders[sh].bindings; }
 static bool tiles_fit(const dbk_vk_state *vk, const dbk_vk_tiles *t) {
     const VkPhysicalDeviceLimits *l = &vk->props.limits;
     if (!t->bm || !t->bn || !t->bk || !t->tm || !t->tn || t->bm % t->tm || t->bn % t->tn) return false;
+    if (DBK_VK_KCHUNK % t->bk) return false;   /* split-K parts must start on a BK step */
     const uint32_t threads = (t->bm / t->tm) * (t->bn / t->tn);
     return threads <= l->maxComputeWorkGroupInvocations && threads <= l->maxComputeWorkGroupSize[0] &&
            (t->bm + t->bn) * t->bk * 4 <= l->maxComputeSharedMemorySize && t->tm * t->tn <= 64;
@@ -156,7 +160,7 @@ static dbk_status build(dbk_vk_state *vk, dbk_vk_pipeline *pp) {
         b[i] = (VkDescriptorSetLayoutBinding){
             .binding = (uint32_t)i,
             .descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
-            .descriptorCount = (pp->shader == DBK_VK_SH_AUGMENT && i == 0) ? DBK_VK_IMAGE_WINDOWS : 1,
+            .descriptorCount = (si->windowed >> i) & 1u ? DBK_VK_WINDOWS : 1,
             .stageFlags = VK_SHADER_STAGE_COMPUTE_BIT,
         };
     const VkDescriptorSetLayoutCreateInfo dci = {
