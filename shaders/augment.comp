@@ -6,7 +6,7 @@
  * (v / 255 - mean) / std).
  *
  * The dataset may be larger than one storage-buffer binding (150 MB for CIFAR-10, lavapipe
- * allows 128 MiB), so it is bound as DBK_VK_IMAGE_WINDOWS consecutive windows of `step`
+ * allows 128 MiB), so it is bound as DBK_VK_WINDOWS (4) consecutive windows of `step`
  * bytes each: byte b (counted from the start of window 0) lives in window b / step at
  * b % step. u8 data is read as 32-bit words (no 8-bit storage feature needed).
  * One invocation per output element; the (c,y,x) = 0 invocation of a row writes its label.
