@@ -19,24 +19,32 @@
 
 #include "backends/vulkan/vk_internal.h"
 
-/* Specialization constants and grid of the GEMM-shaped shaders for an (m x n) output. */
-static void tile_spec(const dbk_vk_tiles *t, uint64_t m, uint64_t n, dbk_vk_dispatch *d) {
-    d->nspec = 6;
-    d->spec[0] = (t->bm / t->tm) * (t->bn / t->tn);
-    d->groups[0] = (uint32_t)((n + t->bn - 1) / t->bn);
-    d->groups[1] = (uint32_t)((m + t->bm - 1) / t->bm);
-    d->groups[2] = 1;
-    d->spec[1] = t->bm;
-    d->spec[2] = t->bn;
-    d->spec[3] = t->bk;
-    d->spec[4] = t->tm;
-    d->spec[5] = t->tn;
-}
-
 static uint32_t fbits(float f) {
     uint32_t u;
     memcpy(&u, &f, 4);
     return u;
+}
+
+/* Specialization constants and grid of the GEMM-shaped shaders for an (m x n) output. A
+ * layer with few output rows (16 or 32 channels in the quick recipe's narrow ResNet9) would
+ * leave most of a BM-row tile idle, so BM is halved and BN doubled while the rows allow it:
+ * the same invocations and shared memory, fewer wasted multiply-adds. */
+static void tile_spec(const dbk_vk_state *vk, const dbk_vk_tiles *tiles, uint64_t m, uint64_t n,
+                      dbk_vk_dispatch *d) {
+    dbk_vk_tiles t = *tiles;
+    while (m <= t.bm / 2 && t.bm / 2 >= t.tm && t.bm % 2 == 0 &&
+           (t.bm / 2 + t.bn * 2) * t.bk * 4 <= vk->props.limits.maxComputeSharedMemorySize)
+        t.bm /= 2, t.bn *= 2;
+    d->nspec = 6;
+    d->spec[0] = (t.bm / t.tm) * (t.bn / t.tn);
+    d->spec[1] = t.bm;
+    d->spec[2] = t.bn;
+    d->spec[3] = t.bk;
+    d->spec[4] = t.tm;
+    d->spec[5] = t.tn;
+    d->groups[0] = (uint32_t)((n + t.bn - 1) / t.bn);
+    d->groups[1] = (uint32_t)((m + t.bm - 1) / t.bm);
+    d->groups[2] = 1;
 }
 
 /* ---------------------------------------------------------------------------------- */
@@ -110,7 +118,7 @@ static dbk_status conv_dispatch(dbk_backend *be, dbk_vk_rec *rec, const dbk_op_d
     dbk_vk_dispatch d = {0};
     d.shader = op->op == DBK_OP_CONV2D_FWD ? DBK_VK_SH_CONV2D_FWD
              : op->op == DBK_OP_CONV2D_BWD_DATA ? DBK_VK_SH_CONV2D_BWD_DATA : DBK_VK_SH_CONV2D_BWD_FILTER;
-    tile_spec(&vk->conv_tiles, m, n, &d);
+    tile_spec(vk, &vk->conv_tiles, m, n, &d);
     d.nbind = 3;
     uint32_t rem[4] = {0, 0, 0, 0}, step[2] = {0, 0}, splits = 1;
     dbk_tensor part = {0};
@@ -176,7 +184,7 @@ dbk_status dbk_vk_op_gemm(dbk_backend *be, dbk_vk_rec *rec, const dbk_op_desc *o
     if (M == 0 || N == 0) return DBK_OK;
     dbk_vk_dispatch d = {0};
     d.shader = DBK_VK_SH_GEMM_TILED;
-    tile_spec(&vk->gemm_tiles, M, N, &d);
+    tile_spec(vk, &vk->gemm_tiles, M, N, &d);
     d.nbind = 3;
     uint32_t rem[3];
     DBK_TRY(dbk_vk_window(vk, a, 0, -1, false, &d.bind[0], &rem[0]));
