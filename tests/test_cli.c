@@ -156,6 +156,59 @@ static int missing_checkpoint_should_fail_by_name(void) {
     return 0;
 }
 
+static int bench_commands_should_reject_bad_input(void) {
+    int rc = run(NULL, "bench --runs 0");
+    EXPECT(2, "bad --runs '0' (1..1000)");
+    rc = run(NULL, "bench --runs many");
+    EXPECT(2, "bad --runs 'many'");
+    rc = run(NULL, "bench --recipe quick");
+    EXPECT(2, "--runs N is required");
+    rc = run(NULL, "bench --runs 2 --clock wallclock");
+    EXPECT(2, "bad --clock 'wallclock' (dawnbench or mlperf)");
+    rc = run(NULL, "train --clock fast");
+    EXPECT(2, "bad --clock 'fast'");
+    rc = run(NULL, "infer");
+    EXPECT(2, "--checkpoint FILE is required");
+    rc = run(NULL, "report");
+    EXPECT(2, "give at least one result folder");
+    rc = run(NULL, "report --frob x");
+    EXPECT(2, "unknown option '--frob'");
+    return 0;
+}
+
+static int unknown_platform_should_fail_with_the_known_ids(void) {
+    int rc = run(NULL, "train --backend cpu --platform nope --quiet");
+    EXPECT(1, "nope");
+    DBK_CHECK_MSG(strstr(out, "nvidia-v100") != NULL, "the known ids should be listed:\n%s", out);
+    rc = run(NULL, "bench --runs 1 --backend cpu --platform nope");
+    EXPECT(1, "nope");
+    rc = run(NULL, "infer --checkpoint x.ckpt --backend cpu --platform nope");
+    EXPECT(1, "nope");
+    return 0;
+}
+
+static int missing_result_folder_should_fail_by_name(void) {
+    int rc = run(NULL, "report /nonexistent/results --out /tmp/never-written");
+    EXPECT(1, "result folder /nonexistent/results does not exist");
+    const char *dir = dbk_test_tmpdir("cli_empty_results");
+    DBK_CHECK(dir != NULL);
+    char args[8192];
+    snprintf(args, sizeof args, "report '%s' --out '%s/report'", dir, dir);
+    rc = run(NULL, args);
+    EXPECT(1, "holds no result.json");
+    rc = run(NULL, "infer --checkpoint /nonexistent/model.ckpt --backend cpu");
+    EXPECT(1, "/nonexistent/model.ckpt");
+    return 0;
+}
+
+static int platforms_should_list_the_cloud_gpus(void) {
+    int rc = run(NULL, "platforms");
+    EXPECT(0, "nvidia-k80");
+    DBK_CHECK(strstr(out, "USD 3.06/h (AWS p3.2xlarge)") != NULL);
+    DBK_CHECK(strstr(out, "intel-arc-a770") != NULL && strstr(out, "amd-mi210") != NULL);
+    return 0;
+}
+
 int main(int argc, char **argv) {
     if (argc < 2) {
         fprintf(stderr, "usage: test_cli <daybreak executable>\n");
@@ -174,5 +227,9 @@ int main(int argc, char **argv) {
     DBK_RUN(truncated_data_should_name_the_file);
     DBK_RUN(existing_result_should_not_be_overwritten);
     DBK_RUN(missing_checkpoint_should_fail_by_name);
+    DBK_RUN(bench_commands_should_reject_bad_input);
+    DBK_RUN(unknown_platform_should_fail_with_the_known_ids);
+    DBK_RUN(missing_result_folder_should_fail_by_name);
+    DBK_RUN(platforms_should_list_the_cloud_gpus);
     return dbk_test_finish();
 }

@@ -30,6 +30,7 @@
 #include "train/recipe.h"
 #include "train/session.h"
 #include "train/trainer.h"
+#include "app/cli.h"
 
 enum { EXIT_OK = 0, EXIT_ERROR = 1, EXIT_USAGE = 2, EXIT_NOT_REACHED = 3, EXIT_DIVERGED = 4 };
 
@@ -64,6 +65,10 @@ static void help_main(void) {
            "  eval       evaluate a saved checkpoint on the test set\n"
            "  devices    list the devices of every backend\n"
            "  recipes    list the embedded recipes and models\n"
+           "  bench      N runs of a recipe with distinct seeds, and their summary\n"
+           "  infer      DAWNBench inference latency of a checkpoint\n"
+           "  report     Markdown report and SVG charts from result folders\n"
+           "  platforms  list the hardware profiles (peak FLOP/s, bandwidth, price)\n"
            "  help CMD   the options of a command (also: daybreak CMD --help)\n\n"
            "environment:\n"
            "  DAYBREAK_DATA   folder holding cifar-10-batches-bin/ (default for --data)\n"
@@ -77,7 +82,8 @@ static void help_train(void) {
     printf("usage: daybreak train [options]\n\n"
            "Trains a recipe on CIFAR-10 until the test accuracy reaches its target (checked after\n"
            "every epoch), timing it with the DAWNBench clock (preprocessing and training on the\n"
-           "clock, evaluation off). Writes logs.tsv, result.json and model.ckpt to --out.\n\n"
+           "clock, evaluation off). Writes logs.tsv, dawnbench.json (the DAWNBench entry),\n"
+           "result.json and model.ckpt to --out.\n\n"
            "options:\n"
            "  --recipe NAME       recipe to run (default: %s; see 'daybreak recipes')\n"
            "  --backend SPEC      cpu, opencl[:N] or vulkan[:N] (default: $DBK_BACKEND, else the\n"
@@ -99,7 +105,12 @@ static void help_train(void) {
            "  --quiet             no per-epoch lines\n"
            "  --profile           time every op of every training step (synchronising after each,\n"
            "                      so the run is slower) and print a per-op table at the end\n"
-           "  --no-progress       no live progress bar (it is shown only on a terminal anyway)\n",
+           "  --no-progress       no live progress bar (it is shown only on a terminal anyway)\n"
+           "  --clock MODE        dawnbench (default: evaluation off the clock) or mlperf (on it)\n"
+           "  --platform ID       hardware profile for cost and peak FLOP/s (default: matched by\n"
+           "                      device name; see 'daybreak platforms')\n"
+           "  --author NAME       author of the DAWNBench entry dawnbench.json (default daybreak)\n"
+           "  --author-email ADDR its authorEmail (default empty)\n",
            dbk_recipe_default_name());
 }
 
@@ -289,6 +300,8 @@ static void stretch_schedule(dbk_recipe *r, int epochs) {
 
 static int cmd_train(args *a) {
     const char *recipe_name = dbk_recipe_default_name(), *backend = NULL, *data = NULL, *out = NULL;
+    const char *platform = NULL, *author = NULL, *author_email = NULL;
+    dbk_clock_mode clock = DBK_CLOCK_DAWNBENCH;
     long device = -1, epochs = -1, batch = -1, train_subset = 0, test_subset = 0;
     double target = -1.0;
     uint64_t seed = 0;
@@ -306,7 +319,13 @@ static int cmd_train(args *a) {
         else if (VALUE("--backend")) backend = v;
         else if (VALUE("--data")) data = v;
         else if (VALUE("--out")) out = v;
-        else if (VALUE("--device")) {
+        else if (VALUE("--platform")) platform = v;
+        else if (VALUE("--author")) author = v;
+        else if (VALUE("--author-email")) author_email = v;
+        else if (VALUE("--clock")) {
+            if (m > 0 && dbk_cli_parse_clock(v, &clock) != 0)
+                return usage_error("train", "bad --clock '%s' (dawnbench or mlperf)", v);
+        } else if (VALUE("--device")) {
             if (m > 0 && !parse_long(v, 0, 1000, &device)) return usage_error("train", "bad --device '%s'", v);
         } else if (VALUE("--epochs")) {
             if (m > 0 && !parse_long(v, 1, DBK_MAX_EPOCHS, &epochs))
@@ -343,6 +362,10 @@ static int cmd_train(args *a) {
     if (target >= 0.0) opt.recipe.target = (float)target;
     int rc = resolve_device(backend, device, &opt.backend, &opt.device);
     if (rc != EXIT_OK) return rc;
+    if (platform) { /* an unknown --platform fails before the data is read */
+        dbk_platform_info pl;
+        if (dbk_platform_resolve(platform, dbk_backend_kind_name(opt.backend), "", &pl) != DBK_OK) return fail(NULL);
+    }
 
     char cifar_dir[4096];
     if (dbk_data_resolve_cifar10(data, cifar_dir, sizeof cifar_dir) != DBK_OK) return fail(NULL);
@@ -371,6 +394,10 @@ static int cmd_train(args *a) {
     opt.quiet = quiet;
     opt.profile = profile;
     opt.command_line = cmdline;
+    opt.clock = clock;
+    opt.platform = platform;
+    opt.author = author;
+    opt.author_email = author_email;
 
     dbk_device_info info;
     if (dbk_backend_device_info(opt.backend, opt.device, &info) != DBK_OK) return fail(NULL);
@@ -405,7 +432,7 @@ static int cmd_train(args *a) {
         printf("target %.2f%% not reached in %d epochs (best %.2f%%)\n", (double)opt.recipe.target, rep->epochs_run, best);
         code = EXIT_NOT_REACHED;
     }
-    if (st == DBK_OK || st == DBK_ERR_DIVERGED) printf("results in %s (logs.tsv, result.json%s)\n", out,
+    if (st == DBK_OK || st == DBK_ERR_DIVERGED) printf("results in %s (logs.tsv, dawnbench.json, result.json%s)\n", out,
                                                        st == DBK_OK ? ", model.ckpt" : "");
     dbk_free(rep);
     return code;
@@ -506,6 +533,10 @@ int main(int argc, char **argv) {
         else if (!strcmp(topic, "eval")) help_eval();
         else if (!strcmp(topic, "devices")) help_devices();
         else if (!strcmp(topic, "recipes")) help_recipes();
+        else if (!strcmp(topic, "bench")) dbk_help_bench();
+        else if (!strcmp(topic, "infer")) dbk_help_infer();
+        else if (!strcmp(topic, "report")) dbk_help_report();
+        else if (!strcmp(topic, "platforms")) dbk_help_platforms();
         else help_main();
         return EXIT_OK;
     }
@@ -514,5 +545,12 @@ int main(int argc, char **argv) {
     if (!strcmp(cmd, "eval")) return cmd_eval(&a);
     if (!strcmp(cmd, "devices")) return cmd_devices(&a);
     if (!strcmp(cmd, "recipes")) return cmd_recipes(&a);
-    return usage_error(NULL, "unknown command '%s' (commands: train, eval, devices, recipes)", cmd);
+    dbk_cli_args ca = {.argc = argc, .argv = argv, .i = 1};
+    if (!strcmp(cmd, "bench")) return dbk_cmd_bench(&ca);
+    if (!strcmp(cmd, "infer")) return dbk_cmd_infer(&ca);
+    if (!strcmp(cmd, "report")) return dbk_cmd_report(&ca);
+    if (!strcmp(cmd, "platforms")) return dbk_cmd_platforms(&ca);
+    return usage_error(NULL,
+                       "unknown command '%s' (commands: train, eval, devices, recipes, bench, infer, report, platforms)",
+                       cmd);
 }

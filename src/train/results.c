@@ -66,6 +66,59 @@ static cJSON *recipe_json(const dbk_recipe *rc) {
     return o;
 }
 
+static void add_number_or_null(cJSON *o, const char *key, double v, bool known) {
+    if (known) cJSON_AddNumberToObject(o, key, v);
+    else cJSON_AddNullToObject(o, key);
+}
+
+static void add_platform_and_flops(cJSON *root, const dbk_train_report *r) {
+    const dbk_platform_info *pl = &r->platform;
+    cJSON *p = cJSON_AddObjectToObject(root, "platform");
+    cJSON_AddStringToObject(p, "id", pl->id);
+    cJSON_AddStringToObject(p, "name", pl->name);
+    cJSON_AddStringToObject(p, "selected_by", pl->chosen ? "--platform" : "device name");
+    cJSON_AddStringToObject(p, "provider", pl->provider);
+    cJSON_AddStringToObject(p, "instance", pl->instance);
+    add_number_or_null(p, "price_per_hour", pl->price_per_hour, pl->price_per_hour > 0);
+    add_number_or_null(p, "peak_fp32_gflops", pl->peak_fp32_gflops, pl->peak_fp32_gflops > 0);
+    add_number_or_null(p, "peak_fp16_gflops", pl->peak_fp16_gflops, pl->peak_fp16_gflops > 0);
+    add_number_or_null(p, "mem_bandwidth_gbs", pl->mem_bandwidth_gbs, pl->mem_bandwidth_gbs > 0);
+    bool hit = r->epochs_to_target > 0, priced = pl->price_per_hour > 0;
+    add_number_or_null(root, "cost_to_target", r->seconds_to_target / 3600.0 * pl->price_per_hour, hit && priced);
+
+    /* Utilisation over the training steps (preprocessing and evaluation excluded). */
+    double train_seconds = 0.0;
+    for (int i = 0; i < r->epochs_run; i++) train_seconds += r->epochs[i].epoch_seconds;
+    double total = r->step_flops * r->steps_per_epoch * r->epochs_run;
+    double achieved = train_seconds > 0 ? total / train_seconds : 0.0;
+    cJSON *f = cJSON_AddObjectToObject(root, "flops");
+    cJSON_AddNumberToObject(f, "per_step", r->step_flops);
+    cJSON_AddNumberToObject(f, "steps_per_epoch", r->steps_per_epoch);
+    cJSON_AddNumberToObject(f, "total", total);
+    cJSON_AddNumberToObject(f, "train_seconds", train_seconds);
+    cJSON_AddNumberToObject(f, "achieved_gflops", achieved * 1e-9);
+    add_number_or_null(f, "utilisation", achieved * 1e-9 / pl->peak_fp32_gflops,
+                       pl->peak_fp32_gflops > 0 && train_seconds > 0);
+}
+
+static void add_profile(cJSON *root, const dbk_train_report *r) {
+    if (!r->profiled_steps) return;
+    cJSON *p = cJSON_AddObjectToObject(root, "profile");
+    cJSON_AddNumberToObject(p, "steps", (double)r->profiled_steps);
+    cJSON_AddNumberToObject(p, "step_seconds", r->profiled_step_seconds);
+    cJSON *ops = cJSON_AddArrayToObject(p, "ops");
+    for (int i = 0; i < r->op_count; i++) {
+        const dbk_op_profile *op = &r->ops[i];
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddStringToObject(o, "label", op->label);
+        cJSON_AddStringToObject(o, "op", op->kind);
+        cJSON_AddNumberToObject(o, "flops", op->flops);
+        cJSON_AddNumberToObject(o, "bytes", op->bytes);
+        cJSON_AddNumberToObject(o, "seconds", op->seconds);
+        cJSON_AddItemToArray(ops, o);
+    }
+}
+
 dbk_status dbk_results_write_json(const char *path, const dbk_train_options *opt, const dbk_train_report *r,
                                   const char *started_at) {
     cJSON *root = cJSON_CreateObject();
@@ -89,7 +142,7 @@ dbk_status dbk_results_write_json(const char *path, const dbk_train_options *opt
     cJSON_AddStringToObject(dev, "driver", r->device.driver);
     cJSON_AddStringToObject(dev, "api", r->device.api_version);
 
-    cJSON_AddStringToObject(root, "clock", "dawnbench");
+    cJSON_AddStringToObject(root, "clock", dbk_clock_mode_name(opt->clock));
     cJSON_AddNumberToObject(root, "preprocess_seconds", r->preprocess_seconds);
     cJSON_AddNumberToObject(root, "target", opt->recipe.target);
     cJSON_AddBoolToObject(root, "target_reached", r->epochs_to_target > 0);
@@ -108,6 +161,8 @@ dbk_status dbk_results_write_json(const char *path, const dbk_train_options *opt
     cJSON_AddNumberToObject(root, "best_test_accuracy", best);
     cJSON_AddNumberToObject(root, "final_test_accuracy", r->epochs_run ? r->epochs[r->epochs_run - 1].test_accuracy : 0.0);
 
+    add_platform_and_flops(root, r);
+
     cJSON *eps = cJSON_AddArrayToObject(root, "epochs");
     for (int i = 0; i < r->epochs_run; i++) {
         const dbk_epoch_record *e = &r->epochs[i];
@@ -124,6 +179,13 @@ dbk_status dbk_results_write_json(const char *path, const dbk_train_options *opt
         cJSON_AddNumberToObject(o, "lr_end", e->lr_end);
         cJSON_AddItemToArray(eps, o);
     }
+    add_profile(root, r);
+    return dbk_results_write_cjson(path, root);
+}
+
+dbk_status dbk_results_write_cjson(const char *path, void *tree) {
+    cJSON *root = tree;
+    if (!root) return dbk_set_error(DBK_ERR_OUT_OF_HOST_MEMORY, "out of memory building %s", path);
     char *text = cJSON_Print(root);
     cJSON_Delete(root);
     if (!text) return dbk_set_error(DBK_ERR_OUT_OF_HOST_MEMORY, "out of memory formatting %s", path);
@@ -132,4 +194,53 @@ dbk_status dbk_results_write_json(const char *path, const dbk_train_options *opt
     dbk_status st = dbk_file_write_atomic(path, text, len + 1);
     cJSON_free(text);
     return st;
+}
+
+void dbk_results_hardware_string(const char *backend, const dbk_device_info *dev, const dbk_platform_info *pl,
+                                 char *out, size_t cap) {
+    int n = snprintf(out, cap, "%s (%s, %s)", dev->name, backend, dev->driver);
+    if (n > 0 && (size_t)n < cap && pl->instance[0])
+        snprintf(out + n, cap - (size_t)n, " / %s%s%s", pl->provider, pl->provider[0] ? " " : "", pl->instance);
+}
+
+dbk_status dbk_results_write_dawnbench_entry(const char *path, const dbk_train_options *opt, const dbk_train_report *r,
+                                             const char *started_at) {
+    cJSON *root = cJSON_CreateObject();
+    if (!root) return DBK_ERR_OUT_OF_HOST_MEMORY;
+    char buf[1024];
+    cJSON_AddStringToObject(root, "version", "v1.0");
+    cJSON_AddStringToObject(root, "author", opt->author && *opt->author ? opt->author : "daybreak");
+    cJSON_AddStringToObject(root, "authorEmail", opt->author_email ? opt->author_email : "");
+    snprintf(buf, sizeof buf, "daybreak %s (%s backend)", DBK_VERSION, dbk_backend_kind_name(opt->backend));
+    cJSON_AddStringToObject(root, "framework", buf);
+    snprintf(buf, sizeof buf, "%s (recipe %s)", opt->recipe.model, opt->recipe.name);
+    cJSON_AddStringToObject(root, "model", buf);
+    dbk_results_hardware_string(dbk_backend_kind_name(opt->backend), &r->device, &r->platform, buf, sizeof buf);
+    cJSON_AddStringToObject(root, "hardware", buf);
+    add_number_or_null(root, "costPerHour", r->platform.price_per_hour, r->platform.price_per_hour > 0);
+    snprintf(buf, sizeof buf, "%.10s", started_at); /* YYYY-MM-DD of the ISO time */
+    cJSON_AddStringToObject(root, "timestamp", buf);
+    cJSON_AddStringToObject(root, "logFilename", "logs.tsv");
+
+    cJSON *misc = cJSON_AddObjectToObject(root, "misc");
+    cJSON_AddStringToObject(misc, "daybreakVersion", DBK_VERSION);
+    cJSON_AddStringToObject(misc, "commandLine", opt->command_line ? opt->command_line : "");
+    cJSON_AddStringToObject(misc, "startedAt", started_at);
+    cJSON_AddStringToObject(misc, "status", dbk_run_status_name(r->status));
+    cJSON_AddStringToObject(misc, "clock", dbk_clock_mode_name(opt->clock));
+    cJSON_AddStringToObject(misc, "backend", dbk_backend_kind_name(opt->backend));
+    cJSON_AddStringToObject(misc, "device", r->device.name);
+    cJSON_AddStringToObject(misc, "driver", r->device.driver);
+    cJSON_AddStringToObject(misc, "platform", r->platform.id);
+    cJSON_AddNumberToObject(misc, "seed", (double)opt->seed);
+    cJSON_AddNumberToObject(misc, "trainImages", opt->train_limit > 0 ? opt->train_limit : 50000);
+    cJSON_AddNumberToObject(misc, "testImages", opt->test_limit > 0 ? opt->test_limit : 10000);
+    cJSON_AddNumberToObject(misc, "target", opt->recipe.target);
+    cJSON_AddBoolToObject(misc, "targetReached", r->epochs_to_target > 0);
+    bool hit = r->epochs_to_target > 0;
+    add_number_or_null(misc, "epochsToTarget", r->epochs_to_target, hit);
+    add_number_or_null(misc, "hoursToTarget", r->seconds_to_target / 3600.0, hit);
+    add_number_or_null(misc, "costToTarget", r->seconds_to_target / 3600.0 * r->platform.price_per_hour,
+                       hit && r->platform.price_per_hour > 0);
+    return dbk_results_write_cjson(path, root);
 }

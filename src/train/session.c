@@ -42,6 +42,7 @@ struct dbk_session {
     int                  eval_tail_batch;
     int32_t             *perm;                                  /* host permutation buffer */
     bool                 profiling;
+    bool                 eval_sync;                             /* sync after each eval batch */
     double              *op_seconds;                            /* per train_step op, when profiling */
     double               step_seconds;                          /* whole profiled steps */
     long                 profiled_steps;
@@ -205,9 +206,13 @@ dbk_status dbk_session_create(dbk_backend *be, const dbk_session_config *cfg, db
         snprintf(reason, sizeof reason, "%s", dbk_last_error());
         /* Activations scale with the batch: say which batch would fit what was left. */
         double per_image = (double)arena / (double)(cfg->batch > eval_batch ? cfg->batch : eval_batch);
-        uint64_t total = dbk_backend_get_info(be)->global_mem_bytes;
+        const dbk_device_info *info = dbk_backend_get_info(be);
+        uint64_t total = info->global_mem_bytes;
         if (total > s->device_bytes && per_image > 0) {
-            long fit = (long)((double)(total - s->device_bytes) * 0.9 / per_image);
+            /* The arena is one buffer, so the device's largest allocation bounds it too. */
+            uint64_t room = total - s->device_bytes;
+            if (info->max_alloc_bytes && info->max_alloc_bytes < room) room = info->max_alloc_bytes;
+            long fit = (long)((double)room * 0.9 / per_image);
             dbk_set_error(st, "%s; HINT: a batch of about %ld fits this device (--batch %ld)", reason, fit, fit);
         }
         goto fail;
@@ -344,6 +349,8 @@ static dbk_status run_profiled(dbk_session *s) {
 
 void dbk_session_set_profiling(dbk_session *s, bool on) { s->profiling = on; }
 
+void dbk_session_set_eval_sync(dbk_session *s, bool on) { s->eval_sync = on; }
+
 void dbk_session_print_profile(const dbk_session *s, FILE *out) {
     if (!s->profiled_steps || !s->op_seconds) return;
     const program *p = &s->train_step;
@@ -364,6 +371,39 @@ void dbk_session_print_profile(const dbk_session *s, FILE *out) {
     fprintf(out, "%-28s %-20s %10.3f %6.1f%% %10.4f %9.1f\n", "total", "", step_ms, 100.0, flops_total,
             flops_total / (step_ms * 1e-3));
     fprintf(out, "outside ops: %.3f ms/step (%.1f%%)\n", 1000.0 * outside / steps, 100.0 * outside / s->step_seconds);
+}
+
+double dbk_session_step_flops(const dbk_session *s) {
+    double f = 0.0;
+    for (int i = 0; i < s->train_step.count; i++) f += dbk_op_flops(&s->train_step.ops[i]);
+    return f;
+}
+
+int dbk_session_profile_op_count(const dbk_session *s) { return s->train_step.count; }
+long dbk_session_profiled_steps(const dbk_session *s) { return s->op_seconds ? s->profiled_steps : 0; }
+double dbk_session_profiled_step_seconds(const dbk_session *s) {
+    return s->profiled_steps ? s->step_seconds / (double)s->profiled_steps : 0.0;
+}
+
+static double op_bytes(const dbk_op_desc *d) {
+    double b = 0.0;
+    for (int i = 0; i < DBK_OP_MAX_DST; i++)
+        if (d->dst[i].ndim) b += (double)dbk_tensor_nbytes(&d->dst[i]);
+    if (d->op == DBK_OP_AUGMENT) /* reads one u8 per output element, not the whole dataset */
+        return b + (double)dbk_tensor_numel(&d->dst[0]) + (double)dbk_tensor_numel(&d->dst[1]);
+    for (int i = 0; i < DBK_OP_MAX_SRC; i++)
+        if (d->src[i].ndim) b += (double)dbk_tensor_nbytes(&d->src[i]);
+    return b;
+}
+
+void dbk_session_profile_op(const dbk_session *s, int i, dbk_op_profile *out) {
+    const dbk_op_desc *d = &s->train_step.ops[i];
+    memset(out, 0, sizeof *out);
+    snprintf(out->label, sizeof out->label, "%s", d->label ? d->label : "");
+    snprintf(out->kind, sizeof out->kind, "%s", dbk_op_name(d->op));
+    out->flops = dbk_op_flops(d);
+    out->bytes = op_bytes(d);
+    out->seconds = s->op_seconds && s->profiled_steps ? s->op_seconds[i] / (double)s->profiled_steps : 0.0;
 }
 
 dbk_status dbk_session_train_step(dbk_session *s, int step, float lr) {
@@ -401,6 +441,7 @@ dbk_status dbk_session_evaluate(dbk_session *s, dbk_epoch_counters *out) {
         DBK_TRY(dbk_buffer_write(s->scalars, SC_EVAL_STATE, state, sizeof state));
         bool tail = s->cfg.test_count - first < eb;
         DBK_TRY(dbk_program_run(tail ? s->tail_prog : s->eval_prog));
+        if (s->eval_sync) DBK_TRY(dbk_backend_sync(s->be));
     }
     out->images = s->cfg.test_count;
     return read_counters(s, SC_EVAL_LOSS, SC_EVAL_CORR, out);

@@ -70,6 +70,10 @@ dbk_status dbk_session_end_epoch(dbk_session *s, dbk_epoch_counters *out);
 /* Evaluates the whole test set; returns correct count and summed loss. */
 dbk_status dbk_session_evaluate(dbk_session *s, dbk_epoch_counters *out);
 
+/* When on, evaluation waits for the device after every batch (inference latency: with
+ * eval_batch 1 each image is classified completely before the next one starts). */
+void dbk_session_set_eval_sync(dbk_session *s, bool on);
+
 /* Per-op profiling of training steps: when on, each step runs through
  * dbk_program_run_timed (device time per op from OpenCL events or Vulkan timestamps; the CPU
  * backend synchronises and times each op on the host). dbk_session_print_profile prints per
@@ -77,6 +81,24 @@ dbk_status dbk_session_evaluate(dbk_session *s, dbk_epoch_counters *out);
  * wall time spent outside ops (host overhead, launch gaps). */
 void dbk_session_set_profiling(dbk_session *s, bool on);
 void dbk_session_print_profile(const dbk_session *s, FILE *out);
+
+/* FLOPs of one training step: dbk_op_flops summed over its ops (2 per multiply-add). */
+double dbk_session_step_flops(const dbk_session *s);
+
+/* One op of the training step as measured by profiling (for result.json and rooflines). */
+typedef struct dbk_op_profile {
+    char   label[48];       /* e.g. "layer1.conv" */
+    char   kind[24];        /* dbk_op_name, e.g. "conv2d_fwd" */
+    double flops;           /* per call */
+    double bytes;           /* bytes read + written per call (every input and output tensor once;
+                               augment counts only the batch it reads, not the whole dataset) */
+    double seconds;         /* mean per step, 0 before any profiled step */
+} dbk_op_profile;
+
+int        dbk_session_profile_op_count(const dbk_session *s);   /* ops of the training step */
+long       dbk_session_profiled_steps(const dbk_session *s);     /* 0 when profiling was off */
+double     dbk_session_profiled_step_seconds(const dbk_session *s); /* mean whole-step time */
+void       dbk_session_profile_op(const dbk_session *s, int i, dbk_op_profile *out);
 
 /* Writes weights and batch-norm statistics to a checkpoint (train/checkpoint.h). */
 dbk_status dbk_session_save(dbk_session *s, const char *path, const char *meta_json);

@@ -6,11 +6,11 @@
  * and initialising the model) and every training step, and stops for evaluation; the
  * device is synchronised before each timestamp. After every epoch the whole test set is
  * evaluated; the run stops at the first epoch whose test accuracy reaches the target
- * unless all_epochs is set.
+ * unless all_epochs is set. With clock = DBK_CLOCK_MLPERF evaluation is on the clock too.
  *
  * Files written to out_dir, each atomically (temporary file + rename) after every epoch so an
- * interrupted run leaves complete files: logs.tsv (DAWNBench format), result.json, and at the
- * end model.ckpt (train/checkpoint.h).
+ * interrupted run leaves complete files: logs.tsv (DAWNBench format), dawnbench.json (the
+ * DAWNBench training entry), result.json, and at the end model.ckpt (train/checkpoint.h).
  */
 #ifndef DBK_TRAINER_H
 #define DBK_TRAINER_H
@@ -19,9 +19,21 @@
 #include <stdint.h>
 
 #include "backend/backend.h"
+#include "train/platform.h"
 #include "train/recipe.h"
+#include "train/session.h"
 
 #define DBK_MAX_EPOCHS 1000
+#define DBK_MAX_PROFILE_OPS 512
+
+/* What is on the clock. DAWNBench (default): preprocessing and training, evaluation off.
+ * MLPerf: evaluation on the clock too. */
+typedef enum dbk_clock_mode {
+    DBK_CLOCK_DAWNBENCH,
+    DBK_CLOCK_MLPERF,
+} dbk_clock_mode;
+
+const char *dbk_clock_mode_name(dbk_clock_mode m);   /* "dawnbench", "mlperf" */
 
 typedef struct dbk_train_options {
     dbk_recipe       recipe;        /* a copy, with command-line overrides applied */
@@ -37,6 +49,10 @@ typedef struct dbk_train_options {
     bool             quiet;         /* no per-epoch console lines */
     bool             profile;       /* time every op of the training steps and print a table */
     const char      *command_line;  /* recorded in result.json */
+    dbk_clock_mode   clock;         /* DBK_CLOCK_DAWNBENCH unless set */
+    const char      *platform;      /* profile id (--platform), NULL = match the device name */
+    const char      *author;        /* DAWNBench entry "author" (NULL = "daybreak") */
+    const char      *author_email;  /* DAWNBench entry "authorEmail" (NULL = "") */
 } dbk_train_options;
 
 typedef struct dbk_epoch_record {
@@ -69,6 +85,13 @@ typedef struct dbk_train_report {
     dbk_epoch_record epochs[DBK_MAX_EPOCHS];
     dbk_device_info  device;
     size_t           param_count;
+    dbk_platform_info platform;            /* the hardware profile used for cost and peak */
+    double           step_flops;           /* FLOPs of one training step */
+    int              steps_per_epoch;
+    long             profiled_steps;       /* > 0 only with options.profile */
+    double           profiled_step_seconds;
+    int              op_count;             /* ops[] filled only with options.profile */
+    dbk_op_profile   ops[DBK_MAX_PROFILE_OPS];
 } dbk_train_report;
 
 /* Runs the whole training. Returns DBK_OK when the run completed (reached or not: see

@@ -1,0 +1,148 @@
+/*
+ * bn.cl — 2-D batch normalisation: training statistics, normalisation, backward. Semantics
+ * and letters as the CPU reference (src/backends/cpu/bn.c, torch.nn.BatchNorm2d): x, y, dy,
+ * dx (N,C,H,W) with HW = H*W; per-channel vectors (C); M = N*HW values per channel.
+ *
+ * Reductions run one work-group per channel (local size a power of two chosen by the host
+ * within the kernel's work-group limit). The channel is N planes of HW contiguous floats;
+ * work-item i sums the planes i, i + ls, ... with float8 partial sums over each contiguous
+ * plane (explicit vectors: PoCL runs a work-item's loop as scalar code, and a single
+ * compensated sum was a latency-bound chain of four dependent adds per element), then a tree
+ * reduction in local memory combines the work-items. Eight interleaved partials per
+ * work-item keep the float rounding well below the tolerances against the CPU's double sums.
+ * Mean and variance take two passes (mean first), as on the CPU.
+ */
+
+/* Sum of v over the work-group (every work-item gets it). scratch: local_size floats. */
+static float bn_wg_sum(float v, __local float *scratch) {
+    const int lid = get_local_id(0), ls = get_local_size(0);
+    scratch[lid] = v;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (int off = ls / 2; off > 0; off >>= 1) {
+        if (lid < off) scratch[lid] += scratch[lid + off];
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+    const float r = scratch[0];
+    barrier(CLK_LOCAL_MEM_FENCE);
+    return r;
+}
+
+/* This work-item's share of channel c: sum of x, or (squared) of (x - mu)^2. */
+static float bn_partial(__global const float *x, const uint x_off, const int N, const int C, const int HW, const int c,
+                        const float mu, const int squared) {
+    float8 acc8 = (float8)(0.0f);
+    float acc1 = 0.0f;
+    for (int n = get_local_id(0); n < N; n += get_local_size(0)) {
+        __global const float *p = x + x_off + (n * C + c) * HW;
+        int j = 0;
+        for (; j + 8 <= HW; j += 8) {
+            const float8 v = vload8(0, p + j);
+            acc8 += squared ? (v - mu) * (v - mu) : v;
+        }
+        for (; j < HW; j++) {
+            const float v = p[j];
+            acc1 += squared ? (v - mu) * (v - mu) : v;
+        }
+    }
+    const float4 h = acc8.lo + acc8.hi;
+    return ((h.x + h.y) + (h.z + h.w)) + acc1;
+}
+
+/* One work-group per channel: mean, invstd (saved), running statistics updated in place.
+ * global (C * ls), local (ls) */
+__kernel void bn_stats(__global const float *x, const uint x_off, const int N, const int C, const int HW,
+                       const float eps, const float momentum,
+                       __global float *mean, const uint mean_off, __global float *invstd, const uint invstd_off,
+                       __global float *rmean, const uint rmean_off, __global float *rvar, const uint rvar_off,
+                       __local float *scratch) {
+    const int c = get_group_id(0);
+    const int M = N * HW;
+    if (M == 0) return;
+    const float mu = bn_wg_sum(bn_partial(x, x_off, N, C, HW, c, 0.0f, 0), scratch) / (float)M;
+    const float ss = bn_wg_sum(bn_partial(x, x_off, N, C, HW, c, mu, 1), scratch);
+    if (get_local_id(0) == 0) {
+        const float var = ss / (float)M;
+        const float unbiased = M > 1 ? ss / (float)(M - 1) : var;
+        mean[mean_off + c] = mu;
+        invstd[invstd_off + c] = 1.0f / sqrt(var + eps);
+        rmean[rmean_off + c] = (1.0f - momentum) * rmean[rmean_off + c] + momentum * mu;
+        rvar[rvar_off + c] = (1.0f - momentum) * rvar[rvar_off + c] + momentum * unbiased;
+    }
+}
+
+/* y = (x - m) * scale + shift; training: m = mean, scale = invstd * gamma; inference:
+ * m = running_mean, scale = gamma / sqrt(running_var + eps). A work-item does 8 consecutive
+ * values of a plane (one vector).  global (ceil(HW / 8), N*C) */
+__kernel void bn_apply(__global const float *x, const uint x_off, __global float *y, const uint y_off,
+                       const int NC, const int C, const int HW,
+                       __global const float *s0, const uint s0_off, __global const float *s1, const uint s1_off,
+                       __global const float *gamma, const uint g_off, __global const float *beta, const uint b_off,
+                       const float eps, const int infer) {
+    const int j0 = get_global_id(0) * 8, row = get_global_id(1);
+    if (j0 >= HW || row >= NC) return;
+    const int c = row % C;
+    const float m = s0[s0_off + c], g = gamma[g_off + c], b = beta[b_off + c];
+    const float scale = infer ? g / sqrt(s1[s1_off + c] + eps) : s1[s1_off + c] * g;
+    const int i = row * HW + j0;
+    if (j0 + 8 <= HW) {
+        vstore8((vload8(0, x + x_off + i) - m) * scale + b, 0, y + y_off + i);
+        return;
+    }
+    for (int j = 0; j < HW - j0; j++) y[y_off + i + j] = (x[x_off + i + j] - m) * scale + b;
+}
+
+/* One work-group per channel: dbeta = sum dy, dgamma = sum dy * xhat.  global (C * ls) */
+__kernel void bn_bwd_reduce(__global const float *x, const uint x_off, __global const float *dy, const uint dy_off,
+                            const int N, const int C, const int HW,
+                            __global const float *mean, const uint mean_off, __global const float *invstd,
+                            const uint invstd_off, __global float *dgamma, const uint dg_off,
+                            __global float *dbeta, const uint db_off, __local float *scratch) {
+    const int c = get_group_id(0);
+    const float mu = mean[mean_off + c], is = invstd[invstd_off + c];
+    float8 a8 = (float8)(0.0f), b8 = (float8)(0.0f);
+    float a1 = 0.0f, b1 = 0.0f;
+    for (int n = get_local_id(0); n < N; n += get_local_size(0)) {
+        const int base = (n * C + c) * HW;
+        int j = 0;
+        for (; j + 8 <= HW; j += 8) {
+            const float8 g = vload8(0, dy + dy_off + base + j);
+            a8 += g;
+            b8 += g * ((vload8(0, x + x_off + base + j) - mu) * is);
+        }
+        for (; j < HW; j++) {
+            const float g = dy[dy_off + base + j];
+            a1 += g;
+            b1 += g * ((x[x_off + base + j] - mu) * is);
+        }
+    }
+    const float4 ha = a8.lo + a8.hi, hb = b8.lo + b8.hi;
+    const float a = ((ha.x + ha.y) + (ha.z + ha.w)) + a1, b = ((hb.x + hb.y) + (hb.z + hb.w)) + b1;
+    const float sa = bn_wg_sum(a, scratch);
+    const float sb = bn_wg_sum(b, scratch);
+    if (get_local_id(0) == 0) {
+        dbeta[db_off + c] = sa;
+        dgamma[dg_off + c] = sb;
+    }
+}
+
+/* dx = gamma*invstd * (dy - dbeta/M - xhat * dgamma/M), 8 values per work-item.
+ * global (ceil(HW / 8), N*C) */
+__kernel void bn_bwd_dx(__global const float *x, const uint x_off, __global const float *dy, const uint dy_off,
+                        __global float *dx, const uint dx_off, const int NC, const int C, const int HW, const int M,
+                        __global const float *gamma, const uint g_off, __global const float *mean, const uint mean_off,
+                        __global const float *invstd, const uint invstd_off,
+                        __global const float *dgamma, const uint dg_off, __global const float *dbeta, const uint db_off) {
+    const int j0 = get_global_id(0) * 8, row = get_global_id(1);
+    if (j0 >= HW || row >= NC) return;
+    const int c = row % C;
+    const float mu = mean[mean_off + c], is = invstd[invstd_off + c];
+    const float k = gamma[g_off + c] * is;
+    const float a = dbeta[db_off + c] / (float)M, b = dgamma[dg_off + c] / (float)M;
+    const int i = row * HW + j0;
+    if (j0 + 8 <= HW) {
+        const float8 g = vload8(0, dy + dy_off + i), v = vload8(0, x + x_off + i);
+        vstore8(k * (g - a - (v - mu) * is * b), 0, dx + dx_off + i);
+        return;
+    }
+    for (int j = i; j < row * HW + HW; j++) dx[dx_off + j] = k * (dy[dy_off + j] - a - (x[x_off + j] - mu) * is * b);
+}

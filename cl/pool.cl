@@ -1,0 +1,76 @@
+/*
+ * pool.cl — max pooling forward (with argmax) and backward. Semantics as the CPU reference
+ * (src/backends/cpu/pool.c, torch.nn.MaxPool2d without padding): x, dx (N,C,H,W); y, dy,
+ * argmax (N,C,P,Q); argmax holds h*W + w inside the (n, c) plane. Taps are visited in
+ * row-major window order with a strict '>', so the first maximum wins ties, and the first
+ * NaN wins over numbers (NaN propagates).
+ */
+
+/* The first maximum of four candidates in tap order, 8 windows at once (vector select). */
+#define POOL_TAKE(v, vi)                                                         \
+    do {                                                                         \
+        const int8 t_ = isgreater(v, best) | (isnan(v) & ~isnan(best));         \
+        best = select(best, v, t_);                                              \
+        bi = select(bi, vi, t_);                                                 \
+    } while (0)
+
+/* 2x2 windows with stride 2 (ResNet9), 8 outputs of a row per work-item: two rows of 16
+ * inputs, the four taps are their even and odd lanes.  global (Q / 8, N*C*P), Q % 8 == 0 */
+__kernel void maxpool_fwd_2x2(__global const float *x, const uint x_off, __global float *y, const uint y_off,
+                              __global int *arg, const uint arg_off, const int NCP, const int H, const int W,
+                              const int P, const int Q) {
+    const int q0 = get_global_id(0) * 8, row = get_global_id(1);
+    if (q0 >= Q || row >= NCP) return;
+    const int p = row % P, plane = row / P;
+    const int i0 = 2 * p * W + 2 * q0;
+    __global const float *xp = x + x_off + plane * H * W;
+    const float16 a = vload16(0, xp + i0), b = vload16(0, xp + i0 + W);
+    const int8 base = (int8)(i0) + (int8)(0, 2, 4, 6, 8, 10, 12, 14);
+    float8 best = a.even;
+    int8 bi = base;
+    POOL_TAKE(a.odd, base + 1);
+    POOL_TAKE(b.even, base + W);
+    POOL_TAKE(b.odd, base + W + 1);
+    vstore8(best, 0, y + y_off + row * Q + q0);
+    vstore8(bi, 0, arg + arg_off + row * Q + q0);
+}
+
+/* global (Q, N*C*P) */
+__kernel void maxpool_fwd(__global const float *x, const uint x_off, __global float *y, const uint y_off,
+                          __global int *arg, const uint arg_off, const int NCP, const int H, const int W,
+                          const int P, const int Q, const int R, const int S, const int sh, const int sw) {
+    const int q = get_global_id(0), row = get_global_id(1);
+    if (q >= Q || row >= NCP) return;
+    const int p = row % P, plane = row / P;
+    __global const float *xp = x + x_off + plane * H * W;
+    int best_i = p * sh * W + q * sw;
+    float best = xp[best_i];
+    for (int r = 0; r < R; r++)
+        for (int s = 0; s < S; s++) {
+            const int i = (p * sh + r) * W + q * sw + s;
+            const float v = xp[i];
+            if (v > best || (isnan(v) && !isnan(best))) {
+                best = v;
+                best_i = i;
+            }
+        }
+    y[y_off + row * Q + q] = best;
+    arg[arg_off + row * Q + q] = best_i;
+}
+
+/* One work-item per (n, c) plane: zero dx, then add every dy at its argmax, in output order
+ * (overlapping windows can share a winner, so it is a sum; no atomics needed).
+ * global (N*C) */
+__kernel void maxpool_bwd(__global const float *dy, const uint dy_off, __global const int *arg, const uint arg_off,
+                          __global float *dx, const uint dx_off, const int NC, const int HW, const int PQ) {
+    const int plane = get_global_id(0);
+    if (plane >= NC) return;
+    __global float *d = dx + dx_off + plane * HW;
+    __global const float *g = dy + dy_off + plane * PQ;
+    __global const int *a = arg + arg_off + plane * PQ;
+    for (int i = 0; i < HW; i++) d[i] = 0.0f;
+    for (int i = 0; i < PQ; i++) {
+        const int k = a[i];
+        if (k >= 0 && k < HW) d[k] += g[i];
+    }
+}

@@ -1,0 +1,58 @@
+/*
+ * cli.h — helpers shared by the command files of src/app (cmd_bench.c, cmd_infer.c,
+ * cmd_report.c, cmd_platforms.c): option matching, number parsing, the error and usage lines, and
+ * device resolution. Exit codes are main.c's (README "Exit codes").
+ */
+#ifndef DBK_CLI_H
+#define DBK_CLI_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "backend/backend.h"
+#include "train/trainer.h"
+
+enum { DBK_EXIT_OK = 0, DBK_EXIT_ERROR = 1, DBK_EXIT_USAGE = 2, DBK_EXIT_NOT_REACHED = 3, DBK_EXIT_DIVERGED = 4 };
+
+typedef struct dbk_cli_args {
+    int    argc, i;
+    char **argv;
+} dbk_cli_args;
+
+/* "daybreak: error: WHAT: <last error>" on stderr; returns DBK_EXIT_ERROR. */
+int dbk_cli_fail(const char *what);
+/* "daybreak CMD: <message>" and a pointer to --help on stderr; returns DBK_EXIT_USAGE. */
+int dbk_cli_usage_error(const char *cmd, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+
+/* Matches --name or --name=value at argv[i]; 1 on a match (value stored), 0 if another
+ * option, -1 when the value is missing. */
+int  dbk_cli_match(dbk_cli_args *a, const char *name, bool takes_value, const char **value);
+bool dbk_cli_parse_long(const char *s, long min, long max, long *out);
+bool dbk_cli_parse_u64(const char *s, uint64_t *out);
+bool dbk_cli_parse_double(const char *s, double min, double max, double *out);
+/* "dawnbench" or "mlperf"; returns 0 on success, -1 otherwise. */
+int  dbk_cli_parse_clock(const char *s, dbk_clock_mode *out);
+
+/* --backend/--device (or $DBK_BACKEND, or the default device). Returns an exit code. */
+int dbk_cli_resolve_device(const char *backend, long device, dbk_backend_kind *kind, int *index);
+
+/* "YYYYmmdd-HHMMSS" of the current UTC time. */
+void dbk_cli_utc_stamp(char *out, size_t cap);
+/* argv joined by spaces (for result.json "command"). */
+void dbk_cli_join(int argc, char **argv, char *out, size_t cap);
+
+/* The commands of this folder (main.c dispatches to them). */
+int dbk_cmd_bench(dbk_cli_args *a);
+int dbk_cmd_infer(dbk_cli_args *a);
+int dbk_cmd_report(dbk_cli_args *a);
+int dbk_cmd_platforms(dbk_cli_args *a);
+void dbk_help_bench(void);
+void dbk_help_infer(void);
+void dbk_help_report(void);
+void dbk_help_platforms(void);
+
+#endif

@@ -1,0 +1,214 @@
+/*
+ * cmd_bench.c — `daybreak bench`: N time-to-accuracy runs of one recipe on one device with
+ * distinct, recorded seeds (seed0, seed0+1, ...), each into its own subfolder of --out
+ * (run-01, run-02, ...), then the summary: a printed table and summary.json (bench/runs.h).
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "app/cli.h"
+#include "bench/runs.h"
+#include "core/alloc.h"
+#include "core/fileio.h"
+#include "data/cifar10.h"
+
+#define MAX_RUNS 1000
+
+void dbk_help_bench(void) {
+    printf("usage: daybreak bench --runs N [--recipe R] [--seed0 S] [--clock dawnbench|mlperf] [train options]\n\n"
+           "Runs the recipe N times on one device with seeds S, S+1, ..., S+N-1 (each run exactly as\n"
+           "'daybreak train' with that --seed), each into its own folder --out/run-01, run-02, ...;\n"
+           "then prints every run and the summary (median and olympic mean time to the target,\n"
+           "epochs to the target, coefficient of variation, fraction of runs that reached it, cost\n"
+           "where the hardware profile has a price, utilisation, and the time to each accuracy\n"
+           "threshold 90..94%% and the target) and writes it to --out/summary.json. A run that misses\n"
+           "the target counts as not converged; it is never dropped.\n\n"
+           "options:\n"
+           "  --runs N            number of runs (1..%d, required)\n"
+           "  --seed0 S           seed of the first run (default 0)\n"
+           "  --out DIR           output folder (default: runs/bench-<recipe>-<backend>-<UTC time>);\n"
+           "                      refused if it already holds a summary.json or run-01\n"
+           "  --clock MODE        dawnbench (default) or mlperf (evaluation on the clock)\n"
+           "  --recipe, --backend, --device, --data, --epochs, --batch, --target, --all-epochs,\n"
+           "  --train-subset, --test-subset, --quiet, --profile, --no-progress, --platform,\n"
+           "  --author, --author-email   as for 'daybreak train'\n\n"
+           "exit code: 0 if at least one run reached the target, 3 if none did, 1 on an error.\n",
+           MAX_RUNS);
+}
+
+static void stretch_schedule(dbk_recipe *r, int epochs) {
+    float last = r->lr_epochs[r->lr_knots - 1];
+    if (last <= 0.0f || epochs == r->epochs) return;
+    for (int i = 0; i < r->lr_knots; i++) r->lr_epochs[i] *= (float)epochs / last;
+    r->epochs = epochs;
+}
+
+int dbk_cmd_bench(dbk_cli_args *a) {
+    const char *recipe_name = dbk_recipe_default_name(), *backend = NULL, *data = NULL, *out = NULL;
+    const char *platform = NULL, *author = NULL, *author_email = NULL;
+    dbk_clock_mode clock = DBK_CLOCK_DAWNBENCH;
+    long device = -1, epochs = -1, batch = -1, train_subset = 0, test_subset = 0, runs = 0;
+    double target = -1.0;
+    uint64_t seed0 = 0;
+    bool all_epochs = false, quiet = false, no_progress = false, profile = false;
+
+    for (a->i = 2; a->i < a->argc; a->i++) {
+        const char *v = NULL, *arg = a->argv[a->i];
+        int m;
+        if (!strcmp(arg, "--help") || !strcmp(arg, "-h")) {
+            dbk_help_bench();
+            return DBK_EXIT_OK;
+        }
+#define VALUE(name) ((m = dbk_cli_match(a, name, true, &v)) != 0)
+#define FLAG(name) (dbk_cli_match(a, name, false, NULL) > 0)
+        if (VALUE("--recipe")) recipe_name = v;
+        else if (VALUE("--backend")) backend = v;
+        else if (VALUE("--data")) data = v;
+        else if (VALUE("--out")) out = v;
+        else if (VALUE("--platform")) platform = v;
+        else if (VALUE("--author")) author = v;
+        else if (VALUE("--author-email")) author_email = v;
+        else if (VALUE("--clock")) {
+            if (m > 0 && dbk_cli_parse_clock(v, &clock) != 0)
+                return dbk_cli_usage_error("bench", "bad --clock '%s' (dawnbench or mlperf)", v);
+        } else if (VALUE("--runs")) {
+            if (m > 0 && !dbk_cli_parse_long(v, 1, MAX_RUNS, &runs))
+                return dbk_cli_usage_error("bench", "bad --runs '%s' (1..%d)", v, MAX_RUNS);
+        } else if (VALUE("--seed0")) {
+            if (m > 0 && !dbk_cli_parse_u64(v, &seed0)) return dbk_cli_usage_error("bench", "bad --seed0 '%s'", v);
+        } else if (VALUE("--device")) {
+            if (m > 0 && !dbk_cli_parse_long(v, 0, 1000, &device))
+                return dbk_cli_usage_error("bench", "bad --device '%s'", v);
+        } else if (VALUE("--epochs")) {
+            if (m > 0 && !dbk_cli_parse_long(v, 1, DBK_MAX_EPOCHS, &epochs))
+                return dbk_cli_usage_error("bench", "bad --epochs '%s' (1..1000)", v);
+        } else if (VALUE("--batch")) {
+            if (m > 0 && !dbk_cli_parse_long(v, 1, 65536, &batch))
+                return dbk_cli_usage_error("bench", "bad --batch '%s'", v);
+        } else if (VALUE("--target")) {
+            if (m > 0 && !dbk_cli_parse_double(v, 0.0, 100.0, &target))
+                return dbk_cli_usage_error("bench", "bad --target '%s' (a percentage, 0..100)", v);
+        } else if (VALUE("--train-subset")) {
+            if (m > 0 && !dbk_cli_parse_long(v, 1, 50000, &train_subset))
+                return dbk_cli_usage_error("bench", "bad --train-subset '%s' (1..50000)", v);
+        } else if (VALUE("--test-subset")) {
+            if (m > 0 && !dbk_cli_parse_long(v, 1, 10000, &test_subset))
+                return dbk_cli_usage_error("bench", "bad --test-subset '%s' (1..10000)", v);
+        } else if (FLAG("--all-epochs")) all_epochs = true;
+        else if (FLAG("--quiet")) quiet = true;
+        else if (FLAG("--profile")) profile = true;
+        else if (FLAG("--no-progress")) no_progress = true;
+        else return dbk_cli_usage_error("bench", "unknown option '%s'", arg);
+#undef VALUE
+#undef FLAG
+        if (m < 0) return dbk_cli_usage_error("bench", "option '%s' needs a value", arg);
+    }
+    if (runs < 1) return dbk_cli_usage_error("bench", "%s", "--runs N is required");
+
+    dbk_train_options opt;
+    memset(&opt, 0, sizeof opt);
+    const dbk_recipe *recipe;
+    if (dbk_recipe_find(recipe_name, &recipe) != DBK_OK) return dbk_cli_fail(NULL);
+    opt.recipe = *recipe;
+    if (epochs > 0) stretch_schedule(&opt.recipe, (int)epochs);
+    if (batch > 0) opt.recipe.batch = (int)batch;
+    if (target >= 0.0) opt.recipe.target = (float)target;
+    int rc = dbk_cli_resolve_device(backend, device, &opt.backend, &opt.device);
+    if (rc != DBK_EXIT_OK) return rc;
+    dbk_device_info info;
+    if (dbk_backend_device_info(opt.backend, opt.device, &info) != DBK_OK) return dbk_cli_fail(NULL);
+    dbk_platform_info pl;
+    if (dbk_platform_resolve(platform, dbk_backend_kind_name(opt.backend), info.name, &pl) != DBK_OK)
+        return dbk_cli_fail(NULL);
+
+    char cifar_dir[4096];
+    if (dbk_data_resolve_cifar10(data, cifar_dir, sizeof cifar_dir) != DBK_OK) return dbk_cli_fail(NULL);
+    if (dbk_cifar10_check_dir(cifar_dir) != DBK_OK) return dbk_cli_fail(NULL);
+
+    char out_buf[4096], path[4200], stamp[32];
+    if (!out) {
+        dbk_cli_utc_stamp(stamp, sizeof stamp);
+        snprintf(out_buf, sizeof out_buf, "runs/bench-%s-%s-%s", opt.recipe.name, dbk_backend_kind_name(opt.backend),
+                 stamp);
+        out = out_buf;
+    }
+    snprintf(path, sizeof path, "%s/summary.json", out);
+    bool taken = access(path, F_OK) == 0;
+    snprintf(path, sizeof path, "%s/run-01", out);
+    taken = taken || access(path, F_OK) == 0;
+    if (taken) {
+        fprintf(stderr, "daybreak: error: %s already holds a benchmark; choose another --out or remove it\n", out);
+        return DBK_EXIT_ERROR;
+    }
+    if (dbk_mkdir_p(out) != DBK_OK) return dbk_cli_fail(NULL);
+
+    char cmdline[2048];
+    dbk_cli_join(a->argc, a->argv, cmdline, sizeof cmdline);
+    opt.cifar_dir = cifar_dir;
+    opt.all_epochs = all_epochs;
+    opt.train_limit = (int32_t)train_subset;
+    opt.test_limit = (int32_t)test_subset;
+    opt.progress = !no_progress && !quiet && isatty(STDOUT_FILENO);
+    opt.quiet = quiet;
+    opt.profile = profile;
+    opt.command_line = cmdline;
+    opt.clock = clock;
+    opt.platform = platform;
+    opt.author = author;
+    opt.author_email = author_email;
+
+    printf("daybreak %s bench: %ld run%s of recipe %s (model %s, batch %d, up to %d epochs, target %.2f%%), "
+           "seeds %llu..%llu, clock %s\n",
+           DBK_VERSION, runs, runs == 1 ? "" : "s", opt.recipe.name, opt.recipe.model, opt.recipe.batch,
+           opt.recipe.epochs, (double)opt.recipe.target, (unsigned long long)seed0,
+           (unsigned long long)(seed0 + (uint64_t)runs - 1), dbk_clock_mode_name(clock));
+    printf("device %s:%d %s (%s), profile %s\noutput %s\n", dbk_backend_kind_name(opt.backend), opt.device, info.name,
+           info.driver, pl.id, out);
+    fflush(stdout);
+
+    dbk_train_report *rep = dbk_calloc(1, sizeof *rep);
+    if (!rep) return dbk_cli_fail("bench");
+    char run_dir[4200];
+    for (long i = 0; i < runs; i++) {
+        snprintf(run_dir, sizeof run_dir, "%s/run-%02ld", out, i + 1);
+        opt.seed = seed0 + (uint64_t)i;
+        opt.out_dir = run_dir;
+        printf("\nrun %ld/%ld: seed %llu -> %s\n", i + 1, runs, (unsigned long long)opt.seed, run_dir);
+        fflush(stdout);
+        dbk_status st = dbk_train_run(&opt, rep);
+        if (st == DBK_ERR_DIVERGED) {
+            printf("run %ld diverged (counted as not converged): %s\n", i + 1, dbk_last_error());
+        } else if (st != DBK_OK) {
+            dbk_free(rep);
+            return dbk_cli_fail(run_dir);
+        } else if (rep->status == DBK_RUN_REACHED) {
+            printf("run %ld: target reached in epoch %d, %.1f s on the clock\n", i + 1, rep->epochs_to_target,
+                   rep->seconds_to_target);
+        } else {
+            printf("run %ld: target not reached in %d epochs\n", i + 1, rep->epochs_run);
+        }
+        fflush(stdout);
+    }
+    dbk_free(rep);
+
+    dbk_run_set set = {0};
+    dbk_run_group *groups = NULL;
+    int ngroups = 0;
+    if (dbk_run_set_add(&set, out) != DBK_OK || dbk_run_groups_build(&set, &groups, &ngroups) != DBK_OK) {
+        dbk_run_set_deinit(&set);
+        return dbk_cli_fail(out);
+    }
+    dbk_runs_print_summary(stdout, &set, groups, ngroups);
+    snprintf(path, sizeof path, "%s/summary.json", out);
+    dbk_status st = dbk_runs_write_summary_json(path, &set, groups, ngroups);
+    int converged = 0;
+    for (int g = 0; g < ngroups; g++) converged += groups[g].seconds.converged;
+    dbk_run_groups_destroy(groups, ngroups);
+    dbk_run_set_deinit(&set);
+    if (st != DBK_OK) return dbk_cli_fail(NULL);
+    printf("\nsummary in %s (one folder per run: logs.tsv, dawnbench.json, result.json, model.ckpt)\n", path);
+    return converged > 0 ? DBK_EXIT_OK : DBK_EXIT_NOT_REACHED;
+}

@@ -1,0 +1,93 @@
+/*
+ * cmd_infer.c — `daybreak infer`: DAWNBench inference latency of a checkpoint (bench/infer.h),
+ * printed and written as the DAWNBench inference entry.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <libgen.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "app/cli.h"
+#include "bench/infer.h"
+#include "data/cifar10.h"
+
+void dbk_help_infer(void) {
+    printf("usage: daybreak infer --checkpoint FILE [options]\n\n"
+           "Classifies the CIFAR-10 test images one at a time (batch 1, the device waited for after\n"
+           "every image) with a model.ckpt written by 'daybreak train', and reports DAWNBench's\n"
+           "inference latency (time for all images / number of images, in ms), the top-1 accuracy\n"
+           "and, where the hardware profile has a price, the cost per image. Writes the DAWNBench\n"
+           "inference entry JSON.\n\n"
+           "options:\n"
+           "  --checkpoint FILE   the checkpoint (required)\n"
+           "  --out FILE          entry to write (default: dawnbench_inference.json beside FILE)\n"
+           "  --backend SPEC, --device N, --data DIR   as for train\n"
+           "  --test-subset N     classify the first N test images only (DAWNBench uses all 10,000)\n"
+           "  --platform ID       hardware profile for the cost (default: matched by device name)\n"
+           "  --author NAME, --author-email ADDR   author fields of the entry\n");
+}
+
+int dbk_cmd_infer(dbk_cli_args *a) {
+    const char *ckpt = NULL, *backend = NULL, *data = NULL, *out = NULL, *platform = NULL;
+    const char *author = NULL, *author_email = NULL;
+    long device = -1, test_subset = 0;
+    for (a->i = 2; a->i < a->argc; a->i++) {
+        const char *v = NULL, *arg = a->argv[a->i];
+        int m;
+        if (!strcmp(arg, "--help") || !strcmp(arg, "-h")) {
+            dbk_help_infer();
+            return DBK_EXIT_OK;
+        }
+#define VALUE(name) ((m = dbk_cli_match(a, name, true, &v)) != 0)
+        if (VALUE("--checkpoint")) ckpt = v;
+        else if (VALUE("--backend")) backend = v;
+        else if (VALUE("--data")) data = v;
+        else if (VALUE("--out")) out = v;
+        else if (VALUE("--platform")) platform = v;
+        else if (VALUE("--author")) author = v;
+        else if (VALUE("--author-email")) author_email = v;
+        else if (VALUE("--device")) {
+            if (m > 0 && !dbk_cli_parse_long(v, 0, 1000, &device))
+                return dbk_cli_usage_error("infer", "bad --device '%s'", v);
+        } else if (VALUE("--test-subset")) {
+            if (m > 0 && !dbk_cli_parse_long(v, 1, 10000, &test_subset))
+                return dbk_cli_usage_error("infer", "bad --test-subset '%s' (1..10000)", v);
+        } else return dbk_cli_usage_error("infer", "unknown option '%s'", arg);
+#undef VALUE
+        if (m < 0) return dbk_cli_usage_error("infer", "option '%s' needs a value", arg);
+    }
+    if (!ckpt) return dbk_cli_usage_error("infer", "%s", "--checkpoint FILE is required");
+
+    dbk_backend_kind kind;
+    int index;
+    int rc = dbk_cli_resolve_device(backend, device, &kind, &index);
+    if (rc != DBK_EXIT_OK) return rc;
+    dbk_device_info info;
+    if (dbk_backend_device_info(kind, index, &info) != DBK_OK) return dbk_cli_fail(NULL);
+    dbk_platform_info pl;
+    if (dbk_platform_resolve(platform, dbk_backend_kind_name(kind), info.name, &pl) != DBK_OK)
+        return dbk_cli_fail(NULL);
+    char cifar_dir[4096];
+    if (dbk_data_resolve_cifar10(data, cifar_dir, sizeof cifar_dir) != DBK_OK) return dbk_cli_fail(NULL);
+
+    char out_buf[4200];
+    if (!out) {
+        char copy[4096];
+        snprintf(copy, sizeof copy, "%s", ckpt);
+        snprintf(out_buf, sizeof out_buf, "%s/dawnbench_inference.json", dirname(copy));
+        out = out_buf;
+    }
+    dbk_infer_result r;
+    if (dbk_infer_run(kind, index, ckpt, cifar_dir, (int)test_subset, &r) != DBK_OK) return dbk_cli_fail(NULL);
+    printf("%s: model %s, recipe %s, %s:%d %s\n", ckpt, r.model, r.recipe, dbk_backend_kind_name(kind), index,
+           r.device.name);
+    printf("latency %.4f ms per image (%d images one at a time, %.2f s), top-1 accuracy %.2f%%", r.latency_ms,
+           r.images, r.seconds, r.accuracy);
+    if (pl.price_per_hour > 0)
+        printf(", cost USD %.3g per image (USD %.2f/h, profile %s)\n", r.latency_ms / 3600000.0 * pl.price_per_hour,
+               pl.price_per_hour, pl.id);
+    else printf(", cost n/a (profile %s has no price)\n", pl.id);
+    if (dbk_infer_write_entry(out, ckpt, &r, &pl, author, author_email) != DBK_OK) return dbk_cli_fail(NULL);
+    printf("entry written to %s\n", out);
+    return DBK_EXIT_OK;
+}

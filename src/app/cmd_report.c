@@ -1,0 +1,65 @@
+/* cmd_report.c — `daybreak report DIR... [--out DIR]` (bench/report.h). */
+#define _POSIX_C_SOURCE 200809L
+#include <stdio.h>
+#include <string.h>
+
+#include "app/cli.h"
+#include "bench/report.h"
+#include "core/alloc.h"
+
+void dbk_help_report(void) {
+    printf("usage: daybreak report DIR... [--out DIR]\n\n"
+           "Reads result folders (a folder with result.json, or a folder of such folders as written by\n"
+           "'daybreak bench') and writes a Markdown report (report.md) with self-contained SVG charts:\n"
+           "accuracy against clock time (one curve per run), time and cost to the target per device\n"
+           "(bars with the run-to-run spread), and a roofline per device for runs made with --profile.\n"
+           "Prints the summary table as 'daybreak bench' does.\n\n"
+           "options:\n"
+           "  --out DIR           output folder (default: report)\n");
+}
+
+int dbk_cmd_report(dbk_cli_args *a) {
+    const char *out = "report";
+    const char **dirs = dbk_calloc((size_t)a->argc, sizeof *dirs);
+    if (!dirs) return dbk_cli_fail("report");
+    int ndirs = 0;
+    for (a->i = 2; a->i < a->argc; a->i++) {
+        const char *v = NULL, *arg = a->argv[a->i];
+        int m;
+        if (!strcmp(arg, "--help") || !strcmp(arg, "-h")) {
+            dbk_free(dirs);
+            dbk_help_report();
+            return DBK_EXIT_OK;
+        }
+        if ((m = dbk_cli_match(a, "--out", true, &v)) != 0) {
+            if (m < 0) {
+                dbk_free(dirs);
+                return dbk_cli_usage_error("report", "option '%s' needs a value", arg);
+            }
+            out = v;
+        } else if (arg[0] == '-' && arg[1] == '-') {
+            dbk_free(dirs);
+            return dbk_cli_usage_error("report", "unknown option '%s'", arg);
+        } else dirs[ndirs++] = arg;
+    }
+    if (ndirs == 0) {
+        dbk_free(dirs);
+        return dbk_cli_usage_error("report", "%s", "give at least one result folder");
+    }
+    dbk_run_set set = {0};
+    dbk_run_group *groups = NULL;
+    int ngroups = 0, code = DBK_EXIT_OK;
+    dbk_status st = DBK_OK;
+    for (int i = 0; i < ndirs && st == DBK_OK; i++) st = dbk_run_set_add(&set, dirs[i]);
+    if (st == DBK_OK) st = dbk_run_groups_build(&set, &groups, &ngroups);
+    if (st == DBK_OK) st = dbk_report_write(&set, groups, ngroups, out, dirs, ndirs);
+    if (st == DBK_OK) {
+        dbk_runs_print_summary(stdout, &set, groups, ngroups);
+        printf("\nreport in %s/report.md (%d run%s, %d group%s)\n", out, set.count, set.count == 1 ? "" : "s", ngroups,
+               ngroups == 1 ? "" : "s");
+    } else code = dbk_cli_fail("report");
+    dbk_run_groups_destroy(groups, ngroups);
+    dbk_run_set_deinit(&set);
+    dbk_free(dirs);
+    return code;
+}

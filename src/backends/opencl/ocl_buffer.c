@@ -1,0 +1,79 @@
+/*
+ * ocl_buffer.c — OpenCL buffers, blocking host <-> device copies, synchronisation and the
+ * shared conv workspace.
+ *
+ * Allocation is forced at create time: many drivers (PoCL, NVIDIA) only reserve memory when a
+ * buffer is first used, so clCreateBuffer "succeeds" and the failure surfaces later inside a
+ * training step, where it can no longer be tied to what was being allocated. A 4-byte blocking
+ * write into the last word makes the driver back the buffer now, and its failure is reported
+ * as DBK_ERR_OUT_OF_DEVICE_MEMORY naming the size.
+ *
+ * Copies are blocking and go through the one in-order queue, so they are ordered after every
+ * op enqueued before them (backend.h).
+ */
+#include <string.h>
+
+#include "backends/opencl/ocl_internal.h"
+#include "core/log.h"
+
+dbk_status dbk_ocl_buffer_alloc(dbk_backend *be, size_t nbytes, dbk_buffer *buf) {
+    dbk_ocl_ctx *c = dbk_ocl(be);
+    size_t n = nbytes ? nbytes : 4;
+    cl_int err;
+    cl_mem m = clCreateBuffer(c->context, CL_MEM_READ_WRITE, n, NULL, &err);
+    if (!m) return dbk_ocl_fail(be, err, "allocating a buffer of %zu bytes", nbytes);
+    const uint32_t zero = 0;
+    size_t probe = n >= 4 ? 4 : n;
+    err = clEnqueueWriteBuffer(c->queue, m, CL_TRUE, n - probe, probe, &zero, 0, NULL, NULL);
+    if (err != CL_SUCCESS) {
+        clReleaseMemObject(m);
+        return dbk_ocl_fail(be, err, "allocating a buffer of %zu bytes (first write)", nbytes);
+    }
+    buf->impl = m;
+    return DBK_OK;
+}
+
+void dbk_ocl_buffer_free(dbk_backend *be, dbk_buffer *buf) {
+    (void)be;
+    if (buf->impl) clReleaseMemObject((cl_mem)buf->impl);
+    buf->impl = NULL;
+}
+
+dbk_status dbk_ocl_buffer_write(dbk_backend *be, dbk_buffer *dst, size_t off, const void *src, size_t n) {
+    if (n == 0) return DBK_OK;
+    cl_int err = clEnqueueWriteBuffer(dbk_ocl(be)->queue, (cl_mem)dst->impl, CL_TRUE, off, n, src, 0, NULL, NULL);
+    if (err != CL_SUCCESS) return dbk_ocl_fail(be, err, "writing %zu bytes at offset %zu", n, off);
+    return DBK_OK;
+}
+
+dbk_status dbk_ocl_buffer_read(dbk_backend *be, const dbk_buffer *src, size_t off, void *dst, size_t n) {
+    if (n == 0) return DBK_OK;
+    cl_int err = clEnqueueReadBuffer(dbk_ocl(be)->queue, (cl_mem)src->impl, CL_TRUE, off, n, dst, 0, NULL, NULL);
+    if (err != CL_SUCCESS) return dbk_ocl_fail(be, err, "reading %zu bytes at offset %zu", n, off);
+    return DBK_OK;
+}
+
+dbk_status dbk_ocl_sync(dbk_backend *be) {
+    cl_int err = clFinish(dbk_ocl(be)->queue);
+    if (err != CL_SUCCESS) return dbk_ocl_fail(be, err, "waiting for the queue");
+    return DBK_OK;
+}
+
+/* Programs recorded earlier keep their own reference to the workspace they were recorded
+ * with (ocl_record.c), so growing it here never leaves a recording with a dangling buffer. */
+dbk_status dbk_ocl_reserve_workspace(dbk_backend *be, size_t nbytes) {
+    dbk_ocl_ctx *c = dbk_ocl(be);
+    if (nbytes <= c->workspace_bytes) return DBK_OK;
+    if (c->max_alloc && nbytes > c->max_alloc)
+        return dbk_set_error(DBK_ERR_OUT_OF_DEVICE_MEMORY,
+                             "OpenCL workspace of %zu bytes exceeds the max allocation of %llu bytes of %s", nbytes,
+                             (unsigned long long)c->max_alloc, be->info.name);
+    dbk_buffer tmp = {.be = be, .nbytes = nbytes};
+    dbk_status st = dbk_ocl_buffer_alloc(be, nbytes, &tmp);
+    if (st != DBK_OK) return st;
+    if (c->workspace) clReleaseMemObject(c->workspace);
+    c->workspace = (cl_mem)tmp.impl;
+    c->workspace_bytes = nbytes;
+    dbk_log(DBK_LOG_LEVEL_DEBUG, "opencl workspace: %.1f MiB", (double)nbytes / 1048576.0);
+    return DBK_OK;
+}

@@ -1,0 +1,270 @@
+/*
+ * ocl_ops_conv.c — 2-D convolution on the OpenCL backend: forward, backward-data and
+ * backward-filter as im2col/col2im (cl/conv2d_im2col.cl) around one GEMM per chunk of images
+ * (ocl_blas.c: tiled kernel or CLBlast, per the profile). Semantics and letters as the CPU
+ * reference (src/backends/cpu/conv.c): x (N,C,H,W), w (K,C,R,S), y (N,K,P,Q).
+ *
+ * The batch is cut into chunks of nb images so that the workspace — col (C*R*S, nb*P*Q) plus,
+ * when nb > 1, tmp (K, nb*P*Q) — stays within the profile's "opencl.conv_workspace_mb"
+ * (default 64 MiB, at most half the device's max allocation); big chunks keep the GEMMs wide
+ * (the 4x4 layers would otherwise give 16-column GEMMs). Per chunk starting at image n0:
+ *   forward     col = im2col(x chunk); tmp (K, cols) = w (K, CRS) . col; y chunk = scatter(tmp)
+ *   bwd data    tmp = gather(dy chunk); dcol (CRS, cols) = w^T . tmp; dx chunk = col2im(dcol)
+ *   bwd filter  col = im2col(x chunk); tmp = gather(dy chunk); dw (+)= tmp . col^T
+ * (with nb == 1 the chunk of y/dy already is a (K, P*Q) matrix: no gather/scatter).
+ *
+ * With the tiled GEMM ("opencl.gemm": "tiled") the B operand of each GEMM is produced packed
+ * in panels of RB_W columns (gemm_rb in cl/gemm_tiled.cl): im2col_packed for the forward,
+ * gather_packed for backward-data; backward-filter computes dw^T (CRS, K) = col . dy^T with
+ * a row-major col, dy^T packed (gather_t_packed) and dw stored transposed by the GEMM.
+ * CLBlast takes the plain row-major matrices above.
+ *
+ * The workspace is the backend's, sized at prepare time, in two regions: r0 (col or dcol) then
+ * r1 (tmp, or the packed dy / dy^T); chunks run in order on the in-order queue, so they
+ * share it.
+ */
+#include <string.h>
+
+#include "backends/opencl/ocl_internal.h"
+
+typedef struct conv_geom {
+    int N, C, H, W, K, R, S, P, Q;
+    int sh, sw, ph, pw;
+    int crs, pq;
+    int nb;                 /* images per chunk */
+    bool packed;            /* B operands packed for gemm_rb */
+    int panel;              /* RB_W when packed, else 1 */
+    size_t r0_floats;       /* workspace region 0 (col, col^T or dcol) */
+    size_t r1_floats;       /* workspace region 1 (tmp or packed dy) */
+} conv_geom;
+
+static size_t round_up(size_t v, size_t m) { return (v + m - 1) / m * m; }
+
+/* Forward with gemm_rb: when a panel never straddles two images (P*Q a multiple of the
+ * panel width), the GEMM stores straight into the (nb, K, P, Q) output: no tmp, no scatter. */
+static bool direct_store(const conv_geom *g) { return g->packed && g->nb > 1 && g->pq % g->panel == 0; }
+
+static conv_geom conv_geometry(const dbk_backend *be, const dbk_op_desc *op) {
+    const dbk_tensor *x = &op->src[0], *w = &op->src[1], *y = &op->dst[0];
+    if (op->op == DBK_OP_CONV2D_BWD_DATA) {
+        x = &op->dst[0];
+        y = &op->src[0];
+    } else if (op->op == DBK_OP_CONV2D_BWD_FILTER) {
+        w = &op->dst[0];
+        y = &op->src[1];
+    }
+    const dbk_ocl_ctx *ctx = dbk_ocl(be);
+    conv_geom g;
+    g.N = (int)x->shape[0]; g.C = (int)x->shape[1]; g.H = (int)x->shape[2]; g.W = (int)x->shape[3];
+    g.K = (int)w->shape[0]; g.R = (int)w->shape[2]; g.S = (int)w->shape[3];
+    g.P = (int)y->shape[2]; g.Q = (int)y->shape[3];
+    g.sh = op->p.conv.stride_h; g.sw = op->p.conv.stride_w;
+    g.ph = op->p.conv.pad_h;    g.pw = op->p.conv.pad_w;
+    g.crs = g.C * g.R * g.S;
+    g.pq = g.P * g.Q;
+    g.packed = ctx->gemm == DBK_OCL_GEMM_TILED;
+    g.panel = g.packed ? ctx->tiles.rb_w : 1;
+    /* Images per chunk within the budget, then evened out over the chunks. */
+    const size_t per_image = ((size_t)g.crs + (size_t)g.K) * (size_t)g.pq * sizeof(float);
+    int nb = per_image ? (int)(ctx->conv_budget / per_image) : g.N;
+    if (nb < 1) nb = 1;
+    if (nb > g.N) nb = g.N > 0 ? g.N : 1;
+    const int chunks = (g.N + nb - 1) / nb;
+    if (chunks > 0) nb = (g.N + chunks - 1) / chunks;
+    g.nb = nb;
+    const size_t cols = (size_t)nb * (size_t)g.pq, pn = (size_t)g.panel;
+    const size_t crs = (size_t)g.crs, k = (size_t)g.K;
+    if (op->op == DBK_OP_CONV2D_BWD_DATA) {
+        g.r0_floats = crs * cols;
+        g.r1_floats = g.packed ? k * round_up(cols, pn) : (nb > 1 ? k * cols : 0);
+    } else if (op->op == DBK_OP_CONV2D_BWD_FILTER) {
+        g.r0_floats = crs * cols;
+        g.r1_floats = g.packed ? cols * round_up(k, pn) : (nb > 1 ? k * cols : 0);
+    } else {
+        g.r0_floats = g.packed ? crs * round_up(cols, pn) : crs * cols;
+        g.r1_floats = nb > 1 && !direct_store(&g) ? k * cols : 0;
+    }
+    return g;
+}
+
+size_t dbk_ocl_conv_workspace_bytes(const dbk_backend *be, const dbk_op_desc *op) {
+    if (op->op != DBK_OP_CONV2D_FWD && op->op != DBK_OP_CONV2D_BWD_DATA && op->op != DBK_OP_CONV2D_BWD_FILTER)
+        return 0;
+    const conv_geom g = conv_geometry(be, op);
+    return (g.r0_floats + g.r1_floats) * sizeof(float);
+}
+
+/* ---------------------------------------------------------------------------------- */
+/* data movement kernels                                                               */
+
+static void geom_args(dbk_ocl_args *a, const conv_geom *g) {
+    const int v[] = {g->C, g->H, g->W, g->R, g->S, g->P, g->Q, g->sh, g->sw, g->ph, g->pw};
+    for (size_t i = 0; i < sizeof v / sizeof v[0]; i++) dbk_ocl_arg_int(a, v[i]);
+}
+
+/* im2col into workspace region 0 from nb images at element offset x_off of x: kind "im2col"
+ * (row-major col, GPU-shaped), "im2col_packed" (col in panels for gemm_rb) or "im2col_plain"
+ * (row-major col written panel by panel by the same kernel). */
+static dbk_status im2col(dbk_backend *be, dbk_ocl_launches *out, const conv_geom *g, const char *kind, cl_mem x,
+                         cl_uint x_off, int nb) {
+    dbk_ocl_args a;
+    const bool plain = !strcmp(kind, "im2col_plain");
+    DBK_TRY(dbk_ocl_kernel(be, out, plain ? "im2col_packed" : kind, &a));
+    dbk_ocl_arg_mem(&a, x);
+    dbk_ocl_arg_uint(&a, x_off);
+    geom_args(&a, g);
+    dbk_ocl_arg_int(&a, nb);
+    dbk_ocl_arg_mem(&a, dbk_ocl(be)->workspace);
+    dbk_ocl_arg_uint(&a, 0);
+    const size_t cols = (size_t)nb * (size_t)g->pq, crs = (size_t)g->crs, pn = (size_t)g->panel;
+    if (!strcmp(kind, "im2col")) return dbk_ocl_range2(&a, (size_t)g->Q, crs * (size_t)nb * (size_t)g->P);
+    dbk_ocl_arg_int(&a, plain ? 1 : 0);
+    return dbk_ocl_range1(&a, (cols + pn - 1) / pn * crs);
+}
+
+static dbk_status col2im(dbk_backend *be, dbk_ocl_launches *out, const conv_geom *g, cl_mem dx, cl_uint dx_off, int nb) {
+    dbk_ocl_args a;
+    const bool v16 = g->packed && g->sh == 1 && g->sw == 1 && g->W % 16 == 0;   /* vector rows (CPU devices) */
+    DBK_TRY(dbk_ocl_kernel(be, out, v16 ? "col2im_v16" : "col2im", &a));
+    dbk_ocl_arg_mem(&a, dbk_ocl(be)->workspace);
+    dbk_ocl_arg_uint(&a, 0);
+    geom_args(&a, g);
+    dbk_ocl_arg_int(&a, nb);
+    dbk_ocl_arg_mem(&a, dx);
+    dbk_ocl_arg_uint(&a, dx_off);
+    return dbk_ocl_range2(&a, (size_t)g->W / (v16 ? 16 : 1), (size_t)nb * (size_t)g->C * (size_t)g->H);
+}
+
+/* Workspace region 1 <-> a (nb,K,PQ) chunk of t: "gather_nk" (to a (K, nb*PQ) matrix),
+ * "scatter_nk" (back) or "gather_packed" (to the matrix in panels). */
+static dbk_status reshuffle(dbk_backend *be, dbk_ocl_launches *out, const conv_geom *g, const char *kind, cl_mem t,
+                            cl_uint t_off, int nb) {
+    dbk_ocl_args a;
+    cl_mem ws = dbk_ocl(be)->workspace;
+    const cl_uint r1 = (cl_uint)g->r0_floats;
+    const bool to_ws = strcmp(kind, "scatter_nk") != 0;
+    DBK_TRY(dbk_ocl_kernel(be, out, kind, &a));
+    dbk_ocl_arg_mem(&a, to_ws ? t : ws);
+    dbk_ocl_arg_uint(&a, to_ws ? t_off : r1);
+    dbk_ocl_arg_int(&a, g->K);
+    dbk_ocl_arg_int(&a, g->pq);
+    dbk_ocl_arg_int(&a, nb);
+    dbk_ocl_arg_mem(&a, to_ws ? ws : t);
+    dbk_ocl_arg_uint(&a, to_ws ? r1 : t_off);
+    const size_t cols = (size_t)nb * (size_t)g->pq, pn = (size_t)g->panel;
+    if (!strcmp(kind, "gather_packed")) return dbk_ocl_range1(&a, (cols + pn - 1) / pn * (size_t)g->K);
+    if (!strcmp(kind, "gather_t_packed")) return dbk_ocl_range1(&a, ((size_t)g->K + pn - 1) / pn * cols);
+    return dbk_ocl_range2(&a, (size_t)g->pq, (size_t)nb * (size_t)g->K);
+}
+
+static dbk_status check_workspace(dbk_backend *be, const dbk_op_desc *op, const conv_geom *g) {
+    const size_t need = (g->r0_floats + g->r1_floats) * sizeof(float);
+    if (need > dbk_ocl(be)->workspace_bytes || !dbk_ocl(be)->workspace)
+        return dbk_set_error(DBK_ERR_INVALID_ARG, "%s%s%s was not prepared (workspace %zu bytes needed)",
+                             dbk_op_name(op->op), op->label ? " for " : "", op->label ? op->label : "", need);
+    return DBK_OK;
+}
+
+/* C = alpha op(A) B + beta C with B in workspace region `b_off`: packed for gemm_rb, or a
+ * plain row-major (K, n) matrix for the other GEMM paths. */
+static dbk_status gemm_ws_b(dbk_backend *be, dbk_ocl_launches *out, const conv_geom *g, bool ta, int m, int n, int k,
+                            dbk_ocl_matrix a, cl_uint b_off, float beta, dbk_ocl_matrix c) {
+    cl_mem ws = dbk_ocl(be)->workspace;
+    if (g->packed) return dbk_ocl_gemm_packed_record(be, out, ta, m, n, k, 1.0f, a, ws, b_off, beta, c, 0);
+    dbk_ocl_matrix b = {ws, b_off, n};
+    return dbk_ocl_gemm_record(be, out, ta, false, m, n, k, 1.0f, a, b, beta, c);
+}
+
+/* ---------------------------------------------------------------------------------- */
+/* the three ops                                                                       */
+
+dbk_status dbk_ocl_record_conv2d_fwd(dbk_backend *be, const dbk_op_desc *op, dbk_ocl_launches *out) {
+    const conv_geom g = conv_geometry(be, op);
+    const dbk_tensor *x = &op->src[0], *w = &op->src[1], *y = &op->dst[0];
+    if (g.N == 0 || g.K == 0 || g.pq == 0) return DBK_OK;
+    if (g.crs == 0) return dbk_ocl_fill_record(be, out, dbk_ocl_mem(y), dbk_ocl_off(y), (cl_uint)dbk_tensor_numel(y), 0.0f);
+    DBK_TRY(check_workspace(be, op, &g));
+    cl_mem ws = dbk_ocl(be)->workspace;
+    for (int n0 = 0; n0 < g.N; n0 += g.nb) {
+        const int nb = g.N - n0 < g.nb ? g.N - n0 : g.nb, cols = nb * g.pq;
+        DBK_TRY(im2col(be, out, &g, g.packed ? "im2col_packed" : "im2col", dbk_ocl_mem(x),
+                       dbk_ocl_off(x) + (cl_uint)(n0 * g.C * g.H * g.W), nb));
+        const cl_uint y_off = dbk_ocl_off(y) + (cl_uint)(n0 * g.K * g.pq);
+        dbk_ocl_matrix A = {dbk_ocl_mem(w), dbk_ocl_off(w), g.crs};           /* w (K, CRS) */
+        if (direct_store(&g)) {   /* gemm_rb writes the (nb, K, P, Q) chunk itself */
+            dbk_ocl_matrix Y = {dbk_ocl_mem(y), y_off, cols};
+            DBK_TRY(dbk_ocl_gemm_packed_record(be, out, false, g.K, cols, g.crs, 1.0f, A, ws, 0, 0.0f, Y, g.pq));
+            continue;
+        }
+        dbk_ocl_matrix Cm = g.nb == 1 ? (dbk_ocl_matrix){dbk_ocl_mem(y), y_off, cols}
+                                      : (dbk_ocl_matrix){ws, (cl_uint)g.r0_floats, cols};   /* (K, cols) */
+        DBK_TRY(gemm_ws_b(be, out, &g, false, g.K, cols, g.crs, A, 0, 0.0f, Cm));
+        if (g.nb > 1) DBK_TRY(reshuffle(be, out, &g, "scatter_nk", dbk_ocl_mem(y), y_off, nb));
+    }
+    return DBK_OK;
+}
+
+dbk_status dbk_ocl_record_conv2d_bwd_data(dbk_backend *be, const dbk_op_desc *op, dbk_ocl_launches *out) {
+    const conv_geom g = conv_geometry(be, op);
+    const dbk_tensor *dy = &op->src[0], *w = &op->src[1], *dx = &op->dst[0];
+    if (g.N == 0 || g.C == 0 || g.H * g.W == 0) return DBK_OK;
+    if (g.K == 0 || g.pq == 0)
+        return dbk_ocl_fill_record(be, out, dbk_ocl_mem(dx), dbk_ocl_off(dx), (cl_uint)dbk_tensor_numel(dx), 0.0f);
+    DBK_TRY(check_workspace(be, op, &g));
+    cl_mem ws = dbk_ocl(be)->workspace;
+    for (int n0 = 0; n0 < g.N; n0 += g.nb) {
+        const int nb = g.N - n0 < g.nb ? g.N - n0 : g.nb, cols = nb * g.pq;
+        const cl_uint dy_off = dbk_ocl_off(dy) + (cl_uint)(n0 * g.K * g.pq);
+        dbk_ocl_matrix A = {dbk_ocl_mem(w), dbk_ocl_off(w), g.crs};   /* w (K, CRS), used transposed */
+        dbk_ocl_matrix Cm = {ws, 0, cols};                            /* dcol (CRS, cols) */
+        if (g.packed) {
+            DBK_TRY(reshuffle(be, out, &g, "gather_packed", dbk_ocl_mem(dy), dy_off, nb));
+            DBK_TRY(dbk_ocl_gemm_packed_record(be, out, true, g.crs, cols, g.K, 1.0f, A, ws, (cl_uint)g.r0_floats, 0.0f,
+                                               Cm, 0));
+        } else {
+            dbk_ocl_matrix B = {dbk_ocl_mem(dy), dy_off, cols};
+            if (g.nb > 1) {
+                DBK_TRY(reshuffle(be, out, &g, "gather_nk", dbk_ocl_mem(dy), dy_off, nb));
+                B = (dbk_ocl_matrix){ws, (cl_uint)g.r0_floats, cols};
+            }
+            DBK_TRY(dbk_ocl_gemm_record(be, out, true, false, g.crs, cols, g.K, 1.0f, A, B, 0.0f, Cm));
+        }
+        DBK_TRY(col2im(be, out, &g, dbk_ocl_mem(dx), dbk_ocl_off(dx) + (cl_uint)(n0 * g.C * g.H * g.W), nb));
+    }
+    return DBK_OK;
+}
+
+dbk_status dbk_ocl_record_conv2d_bwd_filter(dbk_backend *be, const dbk_op_desc *op, dbk_ocl_launches *out) {
+    const conv_geom g = conv_geometry(be, op);
+    const dbk_tensor *x = &op->src[0], *dy = &op->src[1], *dw = &op->dst[0];
+    if (g.K == 0 || g.crs == 0) return DBK_OK;
+    if (g.N == 0 || g.pq == 0)
+        return dbk_ocl_fill_record(be, out, dbk_ocl_mem(dw), dbk_ocl_off(dw), (cl_uint)dbk_tensor_numel(dw), 0.0f);
+    DBK_TRY(check_workspace(be, op, &g));
+    cl_mem ws = dbk_ocl(be)->workspace;
+    for (int n0 = 0; n0 < g.N; n0 += g.nb) {
+        const int nb = g.N - n0 < g.nb ? g.N - n0 : g.nb, cols = nb * g.pq;
+        const cl_uint x_off = dbk_ocl_off(x) + (cl_uint)(n0 * g.C * g.H * g.W);
+        const cl_uint dy_off = dbk_ocl_off(dy) + (cl_uint)(n0 * g.K * g.pq);
+        dbk_ocl_matrix A = {dbk_ocl_mem(dy), dy_off, cols};           /* dy chunk (K, cols) */
+        if (!g.packed && g.nb > 1) {
+            DBK_TRY(reshuffle(be, out, &g, "gather_nk", dbk_ocl_mem(dy), dy_off, nb));
+            A = (dbk_ocl_matrix){ws, (cl_uint)g.r0_floats, cols};
+        }
+        dbk_ocl_matrix Cm = {dbk_ocl_mem(dw), dbk_ocl_off(dw), g.crs}; /* dw (K, CRS) */
+        const float beta = n0 == 0 ? 0.0f : 1.0f;
+        if (g.packed) {
+            /* dw^T (CRS, K) = col (CRS, cols) . dy^T (cols, K), stored transposed into dw */
+            DBK_TRY(im2col(be, out, &g, "im2col_plain", dbk_ocl_mem(x), x_off, nb));
+            DBK_TRY(reshuffle(be, out, &g, "gather_t_packed", dbk_ocl_mem(dy), dy_off, nb));
+            dbk_ocl_matrix col = {ws, 0, cols};
+            DBK_TRY(dbk_ocl_gemm_packed_record(be, out, false, g.crs, g.K, cols, 1.0f, col, ws, (cl_uint)g.r0_floats,
+                                               beta, Cm, -1));
+        } else {
+            DBK_TRY(im2col(be, out, &g, "im2col", dbk_ocl_mem(x), x_off, nb));
+            dbk_ocl_matrix B = {ws, 0, cols};                          /* col (CRS, cols), used transposed */
+            DBK_TRY(dbk_ocl_gemm_record(be, out, false, true, g.K, g.crs, cols, 1.0f, A, B, beta, Cm));
+        }
+    }
+    return DBK_OK;
+}

@@ -1,0 +1,115 @@
+/* infer.c — inference latency and the DAWNBench inference entry (see infer.h). */
+#define _POSIX_C_SOURCE 200809L
+#include "bench/infer.h"
+
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include <cjson/cJSON.h>
+
+#include "core/timer.h"
+#include "data/cifar10.h"
+#include "models/models.h"
+#include "train/checkpoint.h"
+#include "train/recipe.h"
+#include "train/results.h"
+#include "train/session.h"
+
+static dbk_status checkpoint_names(const char *path, char *model, size_t mcap, char *recipe, size_t rcap) {
+    dbk_checkpoint *c = NULL;
+    DBK_TRY(dbk_checkpoint_load(path, &c));
+    snprintf(model, mcap, "%s", dbk_checkpoint_model(c));
+    cJSON *meta = cJSON_Parse(dbk_checkpoint_meta(c));
+    const cJSON *rn = meta ? cJSON_GetObjectItemCaseSensitive(meta, "recipe") : NULL;
+    snprintf(recipe, rcap, "%s", cJSON_IsString(rn) ? rn->valuestring : "");
+    cJSON_Delete(meta);
+    dbk_checkpoint_destroy(c);
+    return DBK_OK;
+}
+
+dbk_status dbk_infer_run(dbk_backend_kind kind, int index, const char *checkpoint, const char *cifar_dir,
+                         int test_limit, dbk_infer_result *out) {
+    memset(out, 0, sizeof *out);
+    out->backend = kind;
+    out->device_index = index;
+    DBK_TRY(checkpoint_names(checkpoint, out->model, sizeof out->model, out->recipe, sizeof out->recipe));
+    const dbk_recipe *recipe;
+    const dbk_model_spec *model;
+    if (dbk_recipe_find(out->recipe, &recipe) != DBK_OK || dbk_model_find(out->model, &model) != DBK_OK) {
+        char reason[900];
+        snprintf(reason, sizeof reason, "%s", dbk_last_error());
+        return dbk_set_error(DBK_ERR_FORMAT, "%s: %s", checkpoint, reason);
+    }
+
+    dbk_dataset test;
+    memset(&test, 0, sizeof test);
+    dbk_backend *be = NULL;
+    dbk_session *s = NULL;
+    dbk_epoch_counters ec;
+    dbk_status st = dbk_cifar10_load(cifar_dir, DBK_CIFAR10_TEST, test_limit, &test);
+    if (st == DBK_OK) st = dbk_backend_create(kind, index, &be);
+    if (st == DBK_OK) {
+        out->device = *dbk_backend_get_info(be);
+        dbk_session_config cfg = {.recipe = recipe, .model = model, .batch = 1, .eval_batch = 1,
+                                  .train_count = 0, .test_count = test.count};
+        st = dbk_session_create(be, &cfg, &s);
+    }
+    if (st == DBK_OK) st = dbk_session_upload_data(s, NULL, &test);
+    if (st == DBK_OK) st = dbk_session_load(s, checkpoint);
+    if (st == DBK_OK) st = dbk_backend_sync(be);
+    if (st == DBK_OK) {
+        dbk_session_set_eval_sync(s, true);
+        double t0 = dbk_time_now();
+        st = dbk_session_evaluate(s, &ec);
+        out->seconds = dbk_time_now() - t0;
+    }
+    if (st == DBK_OK) {
+        out->images = (int)ec.images;
+        out->accuracy = 100.0 * ec.correct / (double)ec.images;
+        out->latency_ms = 1000.0 * out->seconds / (double)ec.images;
+    }
+    dbk_session_destroy(s);
+    dbk_backend_destroy(be);
+    dbk_dataset_deinit(&test);
+    return st;
+}
+
+dbk_status dbk_infer_write_entry(const char *path, const char *checkpoint, const dbk_infer_result *r,
+                                 const dbk_platform_info *pl, const char *author, const char *author_email) {
+    cJSON *root = cJSON_CreateObject();
+    if (!root) return DBK_ERR_OUT_OF_HOST_MEMORY;
+    char buf[1024];
+    const char *backend = dbk_backend_kind_name(r->backend);
+    cJSON_AddStringToObject(root, "version", "v1.0");
+    cJSON_AddStringToObject(root, "author", author && *author ? author : "daybreak");
+    cJSON_AddStringToObject(root, "authorEmail", author_email ? author_email : "");
+    snprintf(buf, sizeof buf, "daybreak %s (%s backend)", DBK_VERSION, backend);
+    cJSON_AddStringToObject(root, "framework", buf);
+    snprintf(buf, sizeof buf, "%s (recipe %s)", r->model, r->recipe);
+    cJSON_AddStringToObject(root, "model", buf);
+    dbk_results_hardware_string(backend, &r->device, pl, buf, sizeof buf);
+    cJSON_AddStringToObject(root, "hardware", buf);
+    cJSON_AddNumberToObject(root, "latency", r->latency_ms);
+    if (pl->price_per_hour > 0)
+        cJSON_AddNumberToObject(root, "cost", r->latency_ms / 3600000.0 * pl->price_per_hour);
+    else cJSON_AddNullToObject(root, "cost");
+    cJSON_AddNumberToObject(root, "top1Accuracy", r->accuracy);
+    time_t now = time(NULL);
+    struct tm tmv;
+    gmtime_r(&now, &tmv);
+    strftime(buf, sizeof buf, "%Y-%m-%d", &tmv);
+    cJSON_AddStringToObject(root, "timestamp", buf);
+    cJSON *misc = cJSON_AddObjectToObject(root, "misc");
+    cJSON_AddStringToObject(misc, "daybreakVersion", DBK_VERSION);
+    cJSON_AddStringToObject(misc, "checkpoint", checkpoint);
+    cJSON_AddStringToObject(misc, "backend", backend);
+    cJSON_AddStringToObject(misc, "device", r->device.name);
+    cJSON_AddStringToObject(misc, "driver", r->device.driver);
+    cJSON_AddStringToObject(misc, "platform", pl->id);
+    cJSON_AddNumberToObject(misc, "images", r->images);
+    cJSON_AddNumberToObject(misc, "batch", 1);
+    cJSON_AddNumberToObject(misc, "totalSeconds", r->seconds);
+    if (pl->price_per_hour > 0) cJSON_AddNumberToObject(misc, "costPerHour", pl->price_per_hour);
+    return dbk_results_write_cjson(path, root);
+}

@@ -1,0 +1,40 @@
+/*
+ * infer.h — DAWNBench inference latency: classify the test images one at a time with a
+ * trained checkpoint and time it.
+ *
+ * latency = (time to classify all N test images, one image per batch, the device waited for
+ * after each image) / N, in milliseconds. The test set is copied to the device before the
+ * clock starts (as in training, where it lives on the device); each image is normalised,
+ * run through the model with batch-norm running statistics, and scored on the device. The
+ * checkpoint's metadata names the model and recipe (normalisation).
+ *
+ * The DAWNBench inference entry (written by dbk_infer_write_entry): version "v1.0", author,
+ * authorEmail, framework, model, hardware, latency (ms), cost (USD per image, null when the
+ * profile has no price), top1Accuracy (percent), timestamp "YYYY-MM-DD", misc.
+ */
+#ifndef DBK_INFER_H
+#define DBK_INFER_H
+
+#include "backend/backend.h"
+#include "train/platform.h"
+
+typedef struct dbk_infer_result {
+    char            model[64], recipe[64];
+    dbk_backend_kind backend;
+    int             device_index;
+    dbk_device_info device;
+    int             images;
+    double          accuracy;       /* top-1, percent */
+    double          seconds;        /* all images */
+    double          latency_ms;     /* seconds / images, in ms */
+} dbk_infer_result;
+
+/* test_limit 0 = all 10,000 test images. */
+dbk_status dbk_infer_run(dbk_backend_kind kind, int index, const char *checkpoint, const char *cifar_dir,
+                         int test_limit, dbk_infer_result *out);
+
+/* Writes the inference entry atomically. author/author_email NULL give "daybreak" and "". */
+dbk_status dbk_infer_write_entry(const char *path, const char *checkpoint, const dbk_infer_result *r,
+                                 const dbk_platform_info *pl, const char *author, const char *author_email);
+
+#endif

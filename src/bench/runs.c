@@ -1,0 +1,451 @@
+/* runs.c — result folders read back, grouped and summarised (see runs.h). */
+#define _POSIX_C_SOURCE 200809L
+#include "bench/runs.h"
+
+#include <dirent.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include <cjson/cJSON.h>
+
+#include "core/alloc.h"
+#include "core/fileio.h"
+#include "train/results.h"
+
+/* ---------------------------------------------------------------------------------- */
+/* reading result.json                                                                 */
+
+static const cJSON *get(const cJSON *o, const char *key) { return cJSON_GetObjectItemCaseSensitive(o, key); }
+
+static void copy_str(char *dst, size_t cap, const cJSON *o, const char *key) {
+    const cJSON *v = get(o, key);
+    snprintf(dst, cap, "%s", cJSON_IsString(v) ? v->valuestring : "");
+}
+
+static double num(const cJSON *o, const char *key, double fallback) {
+    const cJSON *v = get(o, key);
+    return cJSON_IsNumber(v) ? v->valuedouble : fallback;
+}
+
+dbk_status dbk_run_load(const char *dir, dbk_run *r) {
+    memset(r, 0, sizeof *r);
+    char path[1100];
+    snprintf(r->dir, sizeof r->dir, "%s", dir);
+    snprintf(path, sizeof path, "%s/result.json", dir);
+    void *data;
+    size_t n;
+    dbk_status st = dbk_file_read_all(path, &data, &n);
+    if (st == DBK_ERR_NOT_FOUND) return dbk_set_error(st, "%s: no result.json (not a daybreak result folder)", dir);
+    if (st != DBK_OK) return st;
+    cJSON *root = cJSON_ParseWithLength(data, n);
+    dbk_free(data);
+    if (!cJSON_IsObject(root)) {
+        cJSON_Delete(root);
+        return dbk_set_error(DBK_ERR_FORMAT, "%s is not valid JSON", path);
+    }
+    const cJSON *dev = get(root, "device"), *rec = get(root, "recipe"), *eps = get(root, "epochs");
+    if (!cJSON_IsObject(dev) || !cJSON_IsObject(rec) || !cJSON_IsArray(eps) || !cJSON_IsNumber(get(root, "target"))) {
+        cJSON_Delete(root);
+        return dbk_set_error(DBK_ERR_FORMAT, "%s lacks device, recipe, target or epochs", path);
+    }
+    copy_str(r->version, sizeof r->version, root, "daybreak_version");
+    copy_str(r->status, sizeof r->status, root, "status");
+    copy_str(r->clock_mode, sizeof r->clock_mode, root, "clock");
+    copy_str(r->started_at, sizeof r->started_at, root, "started_at");
+    copy_str(r->recipe, sizeof r->recipe, rec, "name");
+    copy_str(r->model, sizeof r->model, root, "model");
+    copy_str(r->backend, sizeof r->backend, dev, "backend");
+    copy_str(r->device, sizeof r->device, dev, "name");
+    copy_str(r->driver, sizeof r->driver, dev, "driver");
+    const cJSON *pl = get(root, "platform");
+    if (cJSON_IsObject(pl)) {
+        copy_str(r->platform_id, sizeof r->platform_id, pl, "id");
+        copy_str(r->platform_name, sizeof r->platform_name, pl, "name");
+        char provider[64], instance[64];
+        copy_str(provider, sizeof provider, pl, "provider");
+        copy_str(instance, sizeof instance, pl, "instance");
+        snprintf(r->instance, sizeof r->instance, "%s%s%s", provider, *provider && *instance ? " " : "", instance);
+        r->price_per_hour = num(pl, "price_per_hour", 0.0);
+        r->peak_gflops = num(pl, "peak_fp32_gflops", 0.0);
+        r->bandwidth_gbs = num(pl, "mem_bandwidth_gbs", 0.0);
+    }
+    r->seed = (uint64_t)num(root, "seed", 0.0);
+    r->train_images = (int)num(root, "train_images", 0.0);
+    r->test_images = (int)num(root, "test_images", 0.0);
+    r->target = num(root, "target", 0.0);
+    r->epochs_to_target = (int)num(root, "epochs_to_target", 0.0);
+    r->seconds_to_target = r->epochs_to_target > 0 ? num(root, "seconds_to_target", HUGE_VAL) : HUGE_VAL;
+    const cJSON *fl = get(root, "flops");
+    r->achieved_gflops = cJSON_IsObject(fl) ? num(fl, "achieved_gflops", 0.0) : 0.0;
+    r->utilisation = cJSON_IsObject(fl) ? num(fl, "utilisation", nan("")) : nan("");
+
+    r->epochs = cJSON_GetArraySize(eps);
+    st = DBK_OK;
+    if (r->epochs > 0) {
+        r->accuracy = dbk_calloc((size_t)r->epochs, sizeof *r->accuracy);
+        r->clock = dbk_calloc((size_t)r->epochs, sizeof *r->clock);
+        if (!r->accuracy || !r->clock) st = DBK_ERR_OUT_OF_HOST_MEMORY;
+        for (int i = 0; i < r->epochs && st == DBK_OK; i++) {
+            const cJSON *e = cJSON_GetArrayItem(eps, i);
+            if (!cJSON_IsNumber(get(e, "test_accuracy")) || !cJSON_IsNumber(get(e, "clock_seconds")))
+                st = dbk_set_error(DBK_ERR_FORMAT, "%s: epoch %d lacks test_accuracy or clock_seconds", path, i + 1);
+            else {
+                r->accuracy[i] = num(e, "test_accuracy", 0.0);
+                r->clock[i] = num(e, "clock_seconds", 0.0);
+            }
+        }
+    }
+    const cJSON *prof = get(root, "profile"), *ops = cJSON_IsObject(prof) ? get(prof, "ops") : NULL;
+    int nops = cJSON_IsArray(ops) ? cJSON_GetArraySize(ops) : 0;
+    if (st == DBK_OK && nops > 0) {
+        r->ops = dbk_calloc((size_t)nops, sizeof *r->ops);
+        if (!r->ops) st = DBK_ERR_OUT_OF_HOST_MEMORY;
+        for (int i = 0; i < nops && st == DBK_OK; i++) {
+            const cJSON *o = cJSON_GetArrayItem(ops, i);
+            dbk_run_op *op = &r->ops[i];
+            copy_str(op->label, sizeof op->label, o, "label");
+            copy_str(op->op, sizeof op->op, o, "op");
+            op->flops = num(o, "flops", 0.0);
+            op->bytes = num(o, "bytes", 0.0);
+            op->seconds = num(o, "seconds", 0.0);
+        }
+        if (st == DBK_OK) r->op_count = nops;
+    }
+    cJSON_Delete(root);
+    if (st != DBK_OK) dbk_run_deinit(r);
+    return st;
+}
+
+void dbk_run_deinit(dbk_run *r) {
+    dbk_free(r->accuracy);
+    dbk_free(r->clock);
+    dbk_free(r->ops);
+    r->accuracy = r->clock = NULL;
+    r->ops = NULL;
+    r->epochs = r->op_count = 0;
+}
+
+static dbk_status set_push(dbk_run_set *set, const char *dir) {
+    dbk_run run;
+    DBK_TRY(dbk_run_load(dir, &run));
+    dbk_run *grown = dbk_malloc(sizeof *grown * (size_t)(set->count + 1));
+    if (!grown) {
+        dbk_run_deinit(&run);
+        return DBK_ERR_OUT_OF_HOST_MEMORY;
+    }
+    if (set->count) memcpy(grown, set->runs, sizeof *grown * (size_t)set->count);
+    grown[set->count] = run;
+    dbk_free(set->runs);
+    set->runs = grown;
+    set->count++;
+    return DBK_OK;
+}
+
+static int cmp_names(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
+
+dbk_status dbk_run_set_add(dbk_run_set *set, const char *dir) {
+    char path[1100];
+    struct stat sb;
+    if (stat(dir, &sb) != 0 || !S_ISDIR(sb.st_mode))
+        return dbk_set_error(DBK_ERR_NOT_FOUND, "result folder %s does not exist", dir);
+    snprintf(path, sizeof path, "%s/result.json", dir);
+    if (stat(path, &sb) == 0) return set_push(set, dir);
+
+    DIR *d = opendir(dir);
+    if (!d) return dbk_set_error(DBK_ERR_IO, "cannot list %s", dir);
+    char **names = NULL;
+    int n = 0, cap = 0;
+    dbk_status st = DBK_OK;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL && st == DBK_OK) {
+        if (e->d_name[0] == '.') continue;
+        snprintf(path, sizeof path, "%s/%s/result.json", dir, e->d_name);
+        if (stat(path, &sb) != 0) continue;
+        if (n == cap) {
+            cap = cap ? 2 * cap : 16;
+            char **g = dbk_malloc(sizeof *g * (size_t)cap);
+            if (!g) {
+                st = DBK_ERR_OUT_OF_HOST_MEMORY;
+                break;
+            }
+            if (n) memcpy(g, names, sizeof *g * (size_t)n);
+            dbk_free(names);
+            names = g;
+        }
+        size_t len = strlen(dir) + strlen(e->d_name) + 2;
+        names[n] = dbk_malloc(len);
+        if (!names[n]) {
+            st = DBK_ERR_OUT_OF_HOST_MEMORY;
+            break;
+        }
+        snprintf(names[n], len, "%s/%s", dir, e->d_name);
+        n++;
+    }
+    closedir(d);
+    if (st == DBK_OK && n == 0)
+        st = dbk_set_error(DBK_ERR_NOT_FOUND, "%s holds no result.json, nor any subfolder with one", dir);
+    if (st == DBK_OK) qsort(names, (size_t)n, sizeof *names, cmp_names);
+    for (int i = 0; i < n; i++) {
+        if (st == DBK_OK) st = set_push(set, names[i]);
+        dbk_free(names[i]);
+    }
+    dbk_free(names);
+    return st;
+}
+
+void dbk_run_set_deinit(dbk_run_set *set) {
+    for (int i = 0; i < set->count; i++) dbk_run_deinit(&set->runs[i]);
+    dbk_free(set->runs);
+    set->runs = NULL;
+    set->count = 0;
+}
+
+/* ---------------------------------------------------------------------------------- */
+/* grouping and statistics                                                             */
+
+static bool same_group(const dbk_run *a, const dbk_run *b) {
+    return !strcmp(a->backend, b->backend) && !strcmp(a->device, b->device) && !strcmp(a->driver, b->driver) &&
+           !strcmp(a->recipe, b->recipe) && !strcmp(a->clock_mode, b->clock_mode) && fabs(a->target - b->target) < 1e-9 &&
+           a->train_images == b->train_images && a->test_images == b->test_images &&
+           (a->op_count > 0) == (b->op_count > 0); /* profiled steps are slower: never mixed */
+}
+
+static double median_of(double *v, int n) {
+    dbk_stats s;
+    if (n < 1 || dbk_stats_compute(v, n, &s) != DBK_OK || s.converged == 0) return nan("");
+    /* only finite values are passed in; the median over them */
+    return s.median;
+}
+
+static dbk_status summarise(const dbk_run_set *set, dbk_run_group *g) {
+    const int n = g->count;
+    double *secs = dbk_malloc(sizeof *secs * (size_t)n * 4);
+    if (!secs) return DBK_ERR_OUT_OF_HOST_MEMORY;
+    double *eps = secs + n, *cost = secs + 2 * n, *tmp = secs + 3 * n;
+    g->priced = g->first->price_per_hour > 0;
+    for (int i = 0; i < n; i++) {
+        const dbk_run *r = &set->runs[g->members[i]];
+        bool hit = r->epochs_to_target > 0;
+        secs[i] = hit ? r->seconds_to_target : HUGE_VAL;
+        eps[i] = hit ? r->epochs_to_target : HUGE_VAL;
+        cost[i] = hit && r->price_per_hour > 0 ? r->seconds_to_target / 3600.0 * r->price_per_hour : HUGE_VAL;
+    }
+    dbk_status st = dbk_stats_compute(secs, n, &g->seconds);
+    if (st == DBK_OK) st = dbk_stats_compute(eps, n, &g->epochs);
+    if (st == DBK_OK) st = dbk_stats_compute(cost, n, &g->cost);
+
+    int m = 0;
+    for (int i = 0; i < n; i++)
+        if (isfinite(set->runs[g->members[i]].utilisation)) tmp[m++] = set->runs[g->members[i]].utilisation;
+    g->utilisation_median = median_of(tmp, m);
+    m = 0;
+    for (int i = 0; i < n; i++)
+        if (set->runs[g->members[i]].achieved_gflops > 0) tmp[m++] = set->runs[g->members[i]].achieved_gflops;
+    g->achieved_gflops_median = median_of(tmp, m);
+
+    g->nthresholds = dbk_stats_default_thresholds(g->first->target, g->thresholds);
+    for (int t = 0; t < g->nthresholds && st == DBK_OK; t++) {
+        for (int i = 0; i < n; i++) {
+            const dbk_run *r = &set->runs[g->members[i]];
+            dbk_threshold_hit h;
+            dbk_stats_sweep(r->accuracy, r->clock, r->epochs, &g->thresholds[t], 1, &h);
+            secs[i] = h.seconds;
+            eps[i] = h.reached ? h.epoch : HUGE_VAL;
+        }
+        st = dbk_stats_compute(secs, n, &g->threshold_seconds[t]);
+        if (st == DBK_OK) st = dbk_stats_compute(eps, n, &g->threshold_epochs[t]);
+    }
+    dbk_free(secs);
+    return st;
+}
+
+dbk_status dbk_run_groups_build(const dbk_run_set *set, dbk_run_group **out, int *count) {
+    *out = NULL;
+    *count = 0;
+    if (set->count == 0) return dbk_set_error(DBK_ERR_INVALID_ARG, "no runs to summarise");
+    dbk_run_group *groups = dbk_calloc((size_t)set->count, sizeof *groups);
+    int *group_of = dbk_malloc(sizeof *group_of * (size_t)set->count);
+    if (!groups || !group_of) {
+        dbk_free(groups);
+        dbk_free(group_of);
+        return DBK_ERR_OUT_OF_HOST_MEMORY;
+    }
+    int ng = 0;
+    for (int i = 0; i < set->count; i++) {
+        int g = 0;
+        while (g < ng && !same_group(groups[g].first, &set->runs[i])) g++;
+        if (g == ng) groups[ng++].first = &set->runs[i];
+        group_of[i] = g;
+        groups[g].count++;
+    }
+    dbk_status st = DBK_OK;
+    for (int g = 0; g < ng && st == DBK_OK; g++) {
+        groups[g].members = dbk_malloc(sizeof(int) * (size_t)groups[g].count);
+        if (!groups[g].members) st = DBK_ERR_OUT_OF_HOST_MEMORY;
+        groups[g].count = 0;
+    }
+    for (int i = 0; i < set->count && st == DBK_OK; i++) {
+        dbk_run_group *g = &groups[group_of[i]];
+        g->members[g->count++] = i;
+    }
+    for (int g = 0; g < ng && st == DBK_OK; g++) st = summarise(set, &groups[g]);
+    dbk_free(group_of);
+    if (st != DBK_OK) {
+        dbk_run_groups_destroy(groups, ng);
+        return st;
+    }
+    *out = groups;
+    *count = ng;
+    return DBK_OK;
+}
+
+void dbk_run_groups_destroy(dbk_run_group *groups, int count) {
+    if (!groups) return;
+    for (int g = 0; g < count; g++) dbk_free(groups[g].members);
+    dbk_free(groups);
+}
+
+void dbk_run_group_label(const dbk_run_group *g, char *out, size_t cap) {
+    snprintf(out, cap, "%s · %s · %s%s", g->first->backend, g->first->device, g->first->recipe,
+             g->first->op_count > 0 ? " (profiled)" : "");
+}
+
+/* ---------------------------------------------------------------------------------- */
+/* printed summary and summary.json                                                    */
+
+static void fmt_seconds(char *out, size_t cap, double s) {
+    if (isfinite(s)) snprintf(out, cap, "%.1f s", s);
+    else snprintf(out, cap, "not reached");
+}
+
+void dbk_runs_print_summary(FILE *out, const dbk_run_set *set, const dbk_run_group *groups, int count) {
+    fprintf(out, "\n%-4s %-8s %-28.28s %-10s %6s %-12s %7s %14s %9s %8s\n", "run", "backend", "device", "recipe", "seed",
+            "status", "epochs", "time to target", "best acc", "util");
+    for (int i = 0; i < set->count; i++) {
+        const dbk_run *r = &set->runs[i];
+        char t[32], util[16];
+        double best = 0.0;
+        for (int e = 0; e < r->epochs; e++)
+            if (r->accuracy[e] > best) best = r->accuracy[e];
+        fmt_seconds(t, sizeof t, r->seconds_to_target);
+        if (isfinite(r->utilisation)) snprintf(util, sizeof util, "%.2f%%", 100.0 * r->utilisation);
+        else snprintf(util, sizeof util, "n/a");
+        fprintf(out, "%-4d %-8s %-28.28s %-10s %6llu %-12s %7d %14s %8.2f%% %8s\n", i + 1, r->backend, r->device,
+                r->recipe, (unsigned long long)r->seed, r->status, r->epochs_to_target ? r->epochs_to_target : r->epochs,
+                t, best, util);
+    }
+    for (int g = 0; g < count; g++) {
+        const dbk_run_group *gr = &groups[g];
+        char label[512], med[32], oly[32];
+        dbk_run_group_label(gr, label, sizeof label);
+        fmt_seconds(med, sizeof med, gr->seconds.median);
+        fmt_seconds(oly, sizeof oly, gr->seconds.olympic_mean);
+        fprintf(out, "\nsummary %s (clock %s, target %.2f%%, %d run%s)\n", label, gr->first->clock_mode, gr->first->target,
+                gr->count, gr->count == 1 ? "" : "s");
+        fprintf(out, "  reached the target: %d of %d (%.0f%%)\n", gr->seconds.converged, gr->count,
+                100.0 * gr->seconds.fraction);
+        fprintf(out, "  time to target:     median %s, olympic mean %s", med, oly);
+        if (isfinite(gr->seconds.cv)) fprintf(out, ", CV %.1f%%", 100.0 * gr->seconds.cv);
+        fprintf(out, "\n");
+        if (isfinite(gr->epochs.median)) fprintf(out, "  epochs to target:   median %.1f\n", gr->epochs.median);
+        else fprintf(out, "  epochs to target:   median not reached\n");
+        if (gr->priced && isfinite(gr->cost.median))
+            fprintf(out, "  cost to target:     median USD %.3g at USD %.2f/h (%s)\n", gr->cost.median,
+                    gr->first->price_per_hour, gr->first->platform_id);
+        else if (!gr->priced)
+            fprintf(out, "  cost to target:     n/a (profile %s has no price)\n", gr->first->platform_id);
+        if (isfinite(gr->utilisation_median))
+            fprintf(out, "  utilisation:        %.2f%% of %.0f GFLOP/s peak (achieved %.1f GFLOP/s)\n",
+                    100.0 * gr->utilisation_median, gr->first->peak_gflops, gr->achieved_gflops_median);
+        fprintf(out, "  thresholds:        ");
+        for (int t = 0; t < gr->nthresholds; t++) {
+            char s[32];
+            fmt_seconds(s, sizeof s, gr->threshold_seconds[t].median);
+            fprintf(out, " %.4g%%: %s (%d/%d)%s", gr->thresholds[t], s, gr->threshold_seconds[t].converged, gr->count,
+                    t + 1 < gr->nthresholds ? ";" : "\n");
+        }
+    }
+}
+
+static cJSON *stats_json(const dbk_stats *s) {
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddNumberToObject(o, "runs", s->n);
+    cJSON_AddNumberToObject(o, "converged", s->converged);
+    cJSON_AddNumberToObject(o, "fraction_converged", s->fraction);
+    const struct { const char *k; double v; } f[] = {{"median", s->median}, {"olympic_mean", s->olympic_mean},
+                                                     {"mean", s->mean},     {"stddev", s->stddev},
+                                                     {"cv", s->cv},         {"min", s->min},
+                                                     {"max", s->max}};
+    for (size_t i = 0; i < sizeof f / sizeof f[0]; i++) {
+        if (isfinite(f[i].v)) cJSON_AddNumberToObject(o, f[i].k, f[i].v);
+        else cJSON_AddNullToObject(o, f[i].k);
+    }
+    return o;
+}
+
+dbk_status dbk_runs_write_summary_json(const char *path, const dbk_run_set *set, const dbk_run_group *groups,
+                                       int count) {
+    cJSON *root = cJSON_CreateObject();
+    if (!root) return DBK_ERR_OUT_OF_HOST_MEMORY;
+    cJSON_AddStringToObject(root, "daybreak_version", DBK_VERSION);
+    cJSON *runs = cJSON_AddArrayToObject(root, "runs");
+    for (int i = 0; i < set->count; i++) {
+        const dbk_run *r = &set->runs[i];
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddStringToObject(o, "dir", r->dir);
+        cJSON_AddNumberToObject(o, "seed", (double)r->seed);
+        cJSON_AddStringToObject(o, "status", r->status);
+        if (r->epochs_to_target > 0) {
+            cJSON_AddNumberToObject(o, "epochs_to_target", r->epochs_to_target);
+            cJSON_AddNumberToObject(o, "seconds_to_target", r->seconds_to_target);
+        } else {
+            cJSON_AddNullToObject(o, "epochs_to_target");
+            cJSON_AddNullToObject(o, "seconds_to_target");
+        }
+        cJSON_AddItemToArray(runs, o);
+    }
+    cJSON *gs = cJSON_AddArrayToObject(root, "groups");
+    for (int g = 0; g < count; g++) {
+        const dbk_run_group *gr = &groups[g];
+        const dbk_run *f = gr->first;
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddStringToObject(o, "backend", f->backend);
+        cJSON_AddStringToObject(o, "device", f->device);
+        cJSON_AddStringToObject(o, "driver", f->driver);
+        cJSON_AddStringToObject(o, "recipe", f->recipe);
+        cJSON_AddStringToObject(o, "clock", f->clock_mode);
+        cJSON_AddStringToObject(o, "platform", f->platform_id);
+        cJSON_AddNumberToObject(o, "target", f->target);
+        cJSON_AddNumberToObject(o, "train_images", f->train_images);
+        cJSON_AddNumberToObject(o, "test_images", f->test_images);
+        cJSON *seeds = cJSON_AddArrayToObject(o, "seeds");
+        for (int i = 0; i < gr->count; i++)
+            cJSON_AddItemToArray(seeds, cJSON_CreateNumber((double)set->runs[gr->members[i]].seed));
+        cJSON_AddItemToObject(o, "seconds_to_target", stats_json(&gr->seconds));
+        cJSON_AddItemToObject(o, "epochs_to_target", stats_json(&gr->epochs));
+        if (gr->priced) {
+            cJSON_AddNumberToObject(o, "price_per_hour", f->price_per_hour);
+            cJSON_AddItemToObject(o, "cost_to_target", stats_json(&gr->cost));
+        } else {
+            cJSON_AddNullToObject(o, "price_per_hour");
+            cJSON_AddNullToObject(o, "cost_to_target");
+        }
+        if (isfinite(gr->utilisation_median)) cJSON_AddNumberToObject(o, "utilisation_median", gr->utilisation_median);
+        else cJSON_AddNullToObject(o, "utilisation_median");
+        if (isfinite(gr->achieved_gflops_median))
+            cJSON_AddNumberToObject(o, "achieved_gflops_median", gr->achieved_gflops_median);
+        else cJSON_AddNullToObject(o, "achieved_gflops_median");
+        cJSON *th = cJSON_AddArrayToObject(o, "thresholds");
+        for (int t = 0; t < gr->nthresholds; t++) {
+            cJSON *x = cJSON_CreateObject();
+            cJSON_AddNumberToObject(x, "accuracy", gr->thresholds[t]);
+            cJSON_AddItemToObject(x, "seconds", stats_json(&gr->threshold_seconds[t]));
+            cJSON_AddItemToObject(x, "epochs", stats_json(&gr->threshold_epochs[t]));
+            cJSON_AddItemToArray(th, x);
+        }
+        cJSON_AddItemToArray(gs, o);
+    }
+    return dbk_results_write_cjson(path, root);
+}

@@ -1,0 +1,92 @@
+/*
+ * runs.h — result folders read back (result.json of `daybreak train`/`bench`), grouped by
+ * what makes runs comparable, and summarised: the input of `daybreak bench`'s summary and of
+ * `daybreak report`.
+ *
+ * A group is the runs with the same backend, device name, driver, recipe, clock, target,
+ * train/test image counts and profiling (--profile slows every step): only those are
+ * repetitions of one measurement. Within a group the
+ * time, epochs and cost to the target are summarised with bench/stats.h (a run that missed
+ * the target counts as not converged, never dropped), and so is every threshold of the sweep
+ * (90..94% and the target).
+ */
+#ifndef DBK_RUNS_H
+#define DBK_RUNS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "bench/stats.h"
+
+typedef struct dbk_run_op {
+    char   label[48], op[24];
+    double flops, bytes, seconds;   /* per call; seconds = mean per profiled step */
+} dbk_run_op;
+
+typedef struct dbk_run {
+    char     dir[1024];
+    char     version[32], status[16], clock_mode[16], started_at[32];
+    char     recipe[64], model[64];
+    char     backend[16], device[256], driver[128];
+    char     platform_id[64], platform_name[160], instance[160];
+    double   price_per_hour, peak_gflops, bandwidth_gbs;   /* 0 = unknown */
+    uint64_t seed;
+    int      train_images, test_images;
+    double   target;
+    int      epochs_to_target;       /* 0 = not reached */
+    double   seconds_to_target;      /* HUGE_VAL when not reached */
+    double   achieved_gflops;
+    double   utilisation;            /* fraction of peak FP32, NAN when the peak is unknown */
+    int      epochs;
+    double  *accuracy, *clock;       /* [epochs]: test accuracy %, cumulative clock seconds */
+    int      op_count;               /* 0 unless the run was profiled */
+    dbk_run_op *ops;
+} dbk_run;
+
+typedef struct dbk_run_set {
+    dbk_run *runs;
+    int      count;
+} dbk_run_set;
+
+/* Reads DIR/result.json. DBK_ERR_NOT_FOUND / DBK_ERR_FORMAT name the file and the field. */
+dbk_status dbk_run_load(const char *dir, dbk_run *out);
+void       dbk_run_deinit(dbk_run *r);
+
+/* Adds DIR if it holds result.json, else every immediate subfolder that holds one (sorted by
+ * name). DBK_ERR_NOT_FOUND when DIR does not exist or holds no result. */
+dbk_status dbk_run_set_add(dbk_run_set *set, const char *dir);
+void       dbk_run_set_deinit(dbk_run_set *set);
+
+#define DBK_MAX_THRESHOLDS 6
+
+typedef struct dbk_run_group {
+    int       *members;              /* indices into the set, in set order */
+    int        count;
+    const dbk_run *first;            /* a representative run (device, recipe, ...) */
+    dbk_stats  seconds;              /* clock seconds to the target */
+    dbk_stats  epochs;               /* epochs to the target */
+    dbk_stats  cost;                 /* USD to the target; only meaningful when priced */
+    bool       priced;
+    double     utilisation_median;   /* NAN when unknown */
+    double     achieved_gflops_median;
+    int        nthresholds;
+    double     thresholds[DBK_MAX_THRESHOLDS];
+    dbk_stats  threshold_seconds[DBK_MAX_THRESHOLDS];
+    dbk_stats  threshold_epochs[DBK_MAX_THRESHOLDS];
+} dbk_run_group;
+
+/* Groups and summarises the set (groups in order of first appearance). */
+dbk_status dbk_run_groups_build(const dbk_run_set *set, dbk_run_group **groups, int *count);
+void       dbk_run_groups_destroy(dbk_run_group *groups, int count);
+
+/* "backend · device · recipe" label of a group (for tables and chart legends). */
+void dbk_run_group_label(const dbk_run_group *g, char *out, size_t cap);
+
+/* The summary as a printed table (one line per run, then one per group). */
+void dbk_runs_print_summary(FILE *out, const dbk_run_set *set, const dbk_run_group *groups, int count);
+/* The summary as JSON (README "daybreak bench"), written atomically. */
+dbk_status dbk_runs_write_summary_json(const char *path, const dbk_run_set *set, const dbk_run_group *groups,
+                                       int count);
+
+#endif

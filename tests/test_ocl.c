@@ -1,0 +1,407 @@
+/*
+ * test_ocl.c — the OpenCL backend's own machinery (the ops themselves are checked against the
+ * CPU reference by test_ops_backend):
+ *   - the on-disk binary cache: the first build compiles and writes the cache, the second
+ *     reads it (asserted through the backend's build counters, not assumed), a corrupted
+ *     cache file is rejected and rebuilt;
+ *   - both GEMM paths, our tiled kernels and CLBlast, selected through a profile folder
+ *     (DBK_PLATFORMS_DIR), against the CPU reference on GEMM and the three convolutions;
+ *   - programs: replay accumulates, timed runs report device time for every op;
+ *   - the vectorised 2x2 max pool keeps the CPU's tie and NaN rules and argmax exactly;
+ *   - errors: a kernel that fails to build reports the build log, a missing DBK_KERNEL_DIR
+ *     file is named, OpenCL errors are reported by name with the right status.
+ * Skips (77) when the OpenCL backend is not compiled in or finds no device.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backends/opencl/ocl_internal.h"
+#include "core/fileio.h"
+#include "test_util.h"
+
+#ifndef DBK_SOURCE_DIR
+#error "DBK_SOURCE_DIR must name the source tree (tests/CMakeLists.txt)"
+#endif
+
+static dbk_status create(dbk_backend **be) { return dbk_backend_create(DBK_BACKEND_KIND_OPENCL, 0, be); }
+
+/* ---------------------------------------------------------------------------------- */
+/* binary cache                                                                       */
+
+static int second_build_should_read_the_cache_and_reject_a_corrupted_file(void) {
+    const char *dir = dbk_test_tmpdir("ocl_cache");
+    setenv("DBK_CACHE_DIR", dir, 1);
+    dbk_backend *be;
+
+    DBK_CHECK_OK(create(&be));
+    dbk_ocl_build_stats first = dbk_ocl(be)->stats;
+    dbk_backend_destroy(be);
+    DBK_CHECK_MSG(first.from_source == 1 && first.from_cache == 0 && first.cache_written == 1,
+                  "first build: %d from source, %d from cache, %d written", first.from_source, first.from_cache,
+                  first.cache_written);
+
+    DBK_CHECK_OK(create(&be));
+    dbk_ocl_build_stats second = dbk_ocl(be)->stats;
+    dbk_backend_destroy(be);
+    DBK_CHECK_MSG(second.from_cache == 1 && second.from_source == 0 && second.cache_rejected == 0,
+                  "second build: %d from source, %d from cache, %d rejected", second.from_source, second.from_cache,
+                  second.cache_rejected);
+    DBK_CHECK(!strcmp(first.cache_file, second.cache_file));
+
+    /* Flip one byte in the middle of the binary: the checksum must catch it. */
+    void *data;
+    size_t n;
+    DBK_CHECK_OK(dbk_file_read_all(second.cache_file, &data, &n));
+    DBK_CHECK(n > 64);
+    ((unsigned char *)data)[40 + (n - 40) / 2] ^= 0x5a;
+    DBK_CHECK_OK(dbk_file_write_atomic(second.cache_file, data, n));
+    free(data);
+    DBK_CHECK_OK(create(&be));
+    dbk_ocl_build_stats third = dbk_ocl(be)->stats;
+    dbk_backend_destroy(be);
+    DBK_CHECK_MSG(third.cache_rejected == 1 && third.from_source == 1 && third.cache_written == 1,
+                  "corrupted cache: %d rejected, %d from source, %d written", third.cache_rejected, third.from_source,
+                  third.cache_written);
+
+    /* A truncated file is rejected too, and the rewritten cache is good again. */
+    DBK_CHECK_OK(dbk_file_write_atomic(second.cache_file, "DBKCLBIN", 8));
+    DBK_CHECK_OK(create(&be));
+    DBK_CHECK(dbk_ocl(be)->stats.cache_rejected == 1 && dbk_ocl(be)->stats.from_source == 1);
+    dbk_backend_destroy(be);
+    DBK_CHECK_OK(create(&be));
+    DBK_CHECK(dbk_ocl(be)->stats.from_cache == 1);
+    dbk_backend_destroy(be);
+    return 0;
+}
+
+/* ---------------------------------------------------------------------------------- */
+/* both GEMM paths against the CPU reference                                          */
+
+/* Runs op on both backends with the same random inputs and compares dst[0]. */
+typedef struct pair {
+    dbk_backend *dev, *cpu;
+} pair;
+
+static int compare_op(pair *pr, const dbk_op_desc *op, const char *what, double tol) {
+    dbk_backend *bes[2] = {pr->cpu, pr->dev};
+    float *out[2] = {NULL, NULL};
+    size_t out_n = (size_t)dbk_tensor_numel(&op->dst[0]);
+    for (int b = 0; b < 2; b++) {
+        dbk_op_desc d = *op;
+        dbk_buffer *bufs[DBK_OP_MAX_SRC + 1] = {0};
+        for (int i = 0; i < DBK_OP_MAX_SRC && op->src[i].ndim; i++) {
+            size_t n = (size_t)dbk_tensor_numel(&op->src[i]);
+            DBK_CHECK_OK(dbk_buffer_create(bes[b], n * 4 + 64, &bufs[i]));
+            float *h = dbk_test_uniform((int64_t)n, -1.0f, 1.0f, 100u + (uint64_t)i);
+            d.src[i].buf = bufs[i];
+            d.src[i].offset = 64;   /* a view at an offset, as activations are */
+            DBK_CHECK_OK(dbk_tensor_write(&d.src[i], h));
+            free(h);
+        }
+        DBK_CHECK_OK(dbk_buffer_create(bes[b], out_n * 4 + 8, &bufs[DBK_OP_MAX_SRC]));
+        d.dst[0].buf = bufs[DBK_OP_MAX_SRC];
+        d.dst[0].offset = 4;
+        float *init = dbk_test_uniform((int64_t)out_n, -1.0f, 1.0f, 7);
+        DBK_CHECK_OK(dbk_tensor_write(&d.dst[0], init));
+        free(init);
+        DBK_CHECK_OK(dbk_backend_prepare(bes[b], &d));
+        DBK_CHECK_OK(dbk_backend_run(bes[b], &d));
+        DBK_CHECK_OK(dbk_backend_sync(bes[b]));
+        out[b] = dbk_test_read(&d.dst[0]);
+        for (int i = 0; i <= DBK_OP_MAX_SRC; i++) dbk_buffer_destroy(bufs[i]);
+    }
+    double e = dbk_test_nmse(out[0], out[1], out_n);
+    printf("    %-48s nmse %.2e (tol %.0e)\n", what, e, tol);
+    free(out[0]);
+    free(out[1]);
+    DBK_CHECK_MSG(e <= tol, "%s: nmse %.3e above %.0e", what, e, tol);
+    return 0;
+}
+
+static dbk_tensor t4(int64_t a, int64_t b, int64_t c, int64_t d) { return dbk_tensor_make(NULL, 0, DBK_DTYPE_F32, 4, a, b, c, d); }
+static dbk_tensor t2(int64_t a, int64_t b) { return dbk_tensor_make(NULL, 0, DBK_DTYPE_F32, 2, a, b, 1, 1); }
+
+static int gemm_and_conv_cases(pair *pr) {
+    /* GEMM: every transpose combination, sizes off every tile, beta 0 and 1 */
+    const int shapes[][3] = {{37, 29, 53}, {512, 10, 512}, {64, 300, 9}};
+    for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
+        for (int t = 0; t < 4; t++) {
+            const int m = shapes[s][0], n = shapes[s][1], k = shapes[s][2];
+            const bool ta = t & 1, tb = t & 2;
+            dbk_op_desc op = {.op = DBK_OP_GEMM, .p.gemm = {ta, tb, 1.5f, t == 3 ? 1.0f : 0.0f}};
+            op.src[0] = ta ? t2(k, m) : t2(m, k);
+            op.src[1] = tb ? t2(n, k) : t2(k, n);
+            op.dst[0] = t2(m, n);
+            char what[96];
+            snprintf(what, sizeof what, "gemm %dx%dx%d ta %d tb %d beta %g", m, n, k, ta, tb, (double)op.p.gemm.beta);
+            if (compare_op(pr, &op, what, 1e-10)) return 1;
+        }
+    }
+    /* convolutions: 3x3 pad 1, stride 2, 1x1, 7x7 stride 2, batch 1, odd sizes */
+    const struct { int n, c, h, w, k, r, s, stride, pad; } convs[] = {
+        {3, 5, 11, 9, 7, 3, 3, 1, 1}, {2, 8, 12, 12, 6, 3, 3, 2, 1}, {1, 6, 7, 5, 10, 1, 1, 1, 0},
+        {2, 3, 19, 17, 4, 7, 7, 2, 3}, {9, 16, 8, 8, 24, 3, 3, 1, 1},
+    };
+    for (size_t i = 0; i < sizeof convs / sizeof convs[0]; i++) {
+        const int p = (convs[i].h + 2 * convs[i].pad - convs[i].r) / convs[i].stride + 1;
+        const int q = (convs[i].w + 2 * convs[i].pad - convs[i].s) / convs[i].stride + 1;
+        dbk_tensor x = t4(convs[i].n, convs[i].c, convs[i].h, convs[i].w);
+        dbk_tensor w = t4(convs[i].k, convs[i].c, convs[i].r, convs[i].s);
+        dbk_tensor y = t4(convs[i].n, convs[i].k, p, q);
+        dbk_conv2d_params cp = {convs[i].stride, convs[i].stride, convs[i].pad, convs[i].pad};
+        dbk_op_desc f = {.op = DBK_OP_CONV2D_FWD, .p.conv = cp, .src = {x, w}, .dst = {y}};
+        dbk_op_desc bd = {.op = DBK_OP_CONV2D_BWD_DATA, .p.conv = cp, .src = {y, w}, .dst = {x}};
+        dbk_op_desc bf = {.op = DBK_OP_CONV2D_BWD_FILTER, .p.conv = cp, .src = {x, y}, .dst = {w}};
+        char what[96];
+        snprintf(what, sizeof what, "conv N%d C%d %dx%d K%d %dx%d s%d p%d", convs[i].n, convs[i].c, convs[i].h,
+                 convs[i].w, convs[i].k, convs[i].r, convs[i].s, convs[i].stride, convs[i].pad);
+        char name[128];
+        snprintf(name, sizeof name, "%s fwd", what);
+        if (compare_op(pr, &f, name, 1e-10)) return 1;
+        snprintf(name, sizeof name, "%s bwd_data", what);
+        if (compare_op(pr, &bd, name, 1e-10)) return 1;
+        snprintf(name, sizeof name, "%s bwd_filter", what);
+        if (compare_op(pr, &bf, name, 1e-10)) return 1;
+    }
+    return 0;
+}
+
+/* A profile folder holding a default and a profile for this device with the given GEMM. */
+static int use_gemm_profile(const char *device, const char *gemm, const char *tiles) {
+    char dir[1024], path[1200], text[1024];
+    snprintf(dir, sizeof dir, "%s", dbk_test_tmpdir(tiles[0] ? "tiled_rb2" : gemm));
+    snprintf(path, sizeof path, "%s/default.json", dir);
+    snprintf(text, sizeof text, "{\"id\": \"default\", \"opencl\": {\"gemm\": \"clblast\"}}\n");
+    DBK_CHECK_OK(dbk_file_write_atomic(path, text, strlen(text)));
+    snprintf(path, sizeof path, "%s/device.json", dir);
+    snprintf(text, sizeof text,
+             "{\"id\": \"test-%s\", \"match\": [\"%s\"], \"backends\": [\"opencl\"], "
+             "\"opencl\": {\"gemm\": \"%s\"%s}}\n",
+             gemm, device, gemm, tiles);
+    DBK_CHECK_OK(dbk_file_write_atomic(path, text, strlen(text)));
+    setenv("DBK_PLATFORMS_DIR", dir, 1);
+    return 0;
+}
+
+static int gemm_path(const char *gemm, dbk_ocl_gemm_path want, const char *tiles) {
+    dbk_device_info info;
+    DBK_CHECK_OK(dbk_backend_device_info(DBK_BACKEND_KIND_OPENCL, 0, &info));
+    if (use_gemm_profile(info.name, gemm, tiles)) return 1;
+    pair pr;
+    dbk_status st = create(&pr.dev);
+    unsetenv("DBK_PLATFORMS_DIR");
+    DBK_CHECK_OK(st);
+    DBK_CHECK_OK(dbk_backend_create(DBK_BACKEND_KIND_CPU, 0, &pr.cpu));
+    int rc = 1;
+    if (dbk_ocl(pr.dev)->gemm != want) {
+        fprintf(stderr, "  FAIL: profile did not select the %s GEMM\n", gemm);
+        dbk_test_failed_checks++;
+    } else {
+        rc = gemm_and_conv_cases(&pr);
+    }
+    dbk_backend_destroy(pr.dev);
+    dbk_backend_destroy(pr.cpu);
+    return rc;
+}
+
+static int tiled_gemm_path_should_match_the_cpu(void) { return gemm_path("tiled", DBK_OCL_GEMM_TILED, ""); }
+/* gemm_rb2 (two B panels per work-item) and 12-row blocks with ragged edges */
+static int tiled_gemm_rb2_should_match_the_cpu(void) {
+    return gemm_path("tiled", DBK_OCL_GEMM_TILED, ", \"gemm_tiled\": {\"RB_V\": 2, \"RB_M\": 12}");
+}
+static int clblast_gemm_path_should_match_the_cpu(void) { return gemm_path("clblast", DBK_OCL_GEMM_CLBLAST, ""); }
+
+/* ---------------------------------------------------------------------------------- */
+/* the vectorised 2x2 max pool: ties to the first tap, NaN wins, exact argmax          */
+
+static int vector_max_pool_should_keep_tie_and_nan_rules(void) {
+    dbk_backend *be[2];
+    DBK_CHECK_OK(dbk_backend_create(DBK_BACKEND_KIND_CPU, 0, &be[0]));
+    DBK_CHECK_OK(create(&be[1]));
+    const int n = 2, c = 3, h = 32, w = 32, p = 16, q = 16;
+    float *x = dbk_test_uniform((int64_t)n * c * h * w, 0.0f, 3.0f, 5);
+    for (int i = 0; i < n * c * h * w; i++) x[i] = (float)(int)x[i];   /* 0, 1 or 2: many ties */
+    x[5 * w + 7] = NAN;
+    x[40 * w + 2] = NAN;
+    x[40 * w + 3] = NAN;
+    float *y[2];
+    int32_t *arg[2];
+    for (int b = 0; b < 2; b++) {
+        dbk_buffer *bx, *by, *ba;
+        DBK_CHECK_OK(dbk_buffer_create(be[b], (size_t)n * c * h * w * 4, &bx));
+        DBK_CHECK_OK(dbk_buffer_create(be[b], (size_t)n * c * p * q * 4, &by));
+        DBK_CHECK_OK(dbk_buffer_create(be[b], (size_t)n * c * p * q * 4, &ba));
+        dbk_op_desc op = {.op = DBK_OP_MAXPOOL_FWD, .p.pool = {2, 2, 2, 2}};
+        op.src[0] = dbk_tensor_make(bx, 0, DBK_DTYPE_F32, 4, n, c, h, w);
+        op.dst[0] = dbk_tensor_make(by, 0, DBK_DTYPE_F32, 4, n, c, p, q);
+        op.dst[1] = dbk_tensor_make(ba, 0, DBK_DTYPE_I32, 4, n, c, p, q);
+        DBK_CHECK_OK(dbk_tensor_write(&op.src[0], x));
+        DBK_CHECK_OK(dbk_backend_run(be[b], &op));
+        DBK_CHECK_OK(dbk_backend_sync(be[b]));
+        y[b] = dbk_test_read(&op.dst[0]);
+        arg[b] = dbk_test_read(&op.dst[1]);
+        dbk_buffer_destroy(bx);
+        dbk_buffer_destroy(by);
+        dbk_buffer_destroy(ba);
+    }
+    int bad = 0;
+    for (int i = 0; i < n * c * p * q; i++) {
+        const bool same = arg[0][i] == arg[1][i] && (y[0][i] == y[1][i] || (isnan(y[0][i]) && isnan(y[1][i])));
+        if (!same && bad++ < 3)
+            fprintf(stderr, "  output %d: cpu %g at %d, opencl %g at %d\n", i, (double)y[0][i], arg[0][i],
+                    (double)y[1][i], arg[1][i]);
+    }
+    free(x);
+    for (int b = 0; b < 2; b++) {
+        free(y[b]);
+        free(arg[b]);
+        dbk_backend_destroy(be[b]);
+    }
+    DBK_CHECK_MSG(bad == 0, "%d outputs differ", bad);
+    return 0;
+}
+
+/* ---------------------------------------------------------------------------------- */
+/* programs                                                                           */
+
+static int programs_should_replay_and_time_every_op(void) {
+    dbk_backend *be;
+    DBK_CHECK_OK(create(&be));
+    dbk_buffer *buf;
+    DBK_CHECK_OK(dbk_buffer_create(be, 4096, &buf));
+    const float logits[6] = {1, 3, 2, 5, 4, 0};   /* rows' argmax: 1, 0 */
+    const int32_t labels[2] = {1, 0};
+    const float zero = 0.0f;
+    dbk_tensor z = dbk_tensor_make(buf, 0, DBK_DTYPE_F32, 2, 2, 3, 1, 1);
+    dbk_tensor l = dbk_tensor_make(buf, 64, DBK_DTYPE_I32, 1, 2, 1, 1, 1);
+    dbk_tensor c = dbk_tensor_make(buf, 128, DBK_DTYPE_F32, 1, 1, 1, 1, 1);
+    dbk_tensor y = dbk_tensor_make(buf, 256, DBK_DTYPE_F32, 2, 2, 3, 1, 1);
+    DBK_CHECK_OK(dbk_tensor_write(&z, logits));
+    DBK_CHECK_OK(dbk_tensor_write(&l, labels));
+    DBK_CHECK_OK(dbk_tensor_write(&c, &zero));
+    dbk_op_desc ops[2] = {
+        {.op = DBK_OP_ACCURACY, .src = {z, l}, .dst = {c}, .label = "acc"},
+        {.op = DBK_OP_SCALE, .p.scale = {2.0f}, .src = {z}, .dst = {y}, .label = "scale"},
+    };
+    dbk_program *p;
+    DBK_CHECK_OK(dbk_program_create(be, ops, 2, &p));
+    DBK_CHECK(p->impl != NULL);   /* recorded, not the generic path */
+    DBK_CHECK_OK(dbk_program_run(p));
+    DBK_CHECK_OK(dbk_program_run(p));
+    double secs[2] = {0, 0};
+    DBK_CHECK_OK(dbk_program_run_timed(p, secs));
+    DBK_CHECK_OK(dbk_backend_sync(be));
+    float count;
+    DBK_CHECK_OK(dbk_tensor_read(&c, &count));
+    DBK_CHECK_MSG(count == 6.0f, "3 replays of 2 correct rows counted %g", (double)count);
+    DBK_CHECK_MSG(secs[0] > 0 && secs[1] > 0, "op times %g %g", secs[0], secs[1]);
+    dbk_program_destroy(p);
+    dbk_buffer_destroy(buf);
+    dbk_backend_destroy(be);
+    return 0;
+}
+
+/* ---------------------------------------------------------------------------------- */
+/* errors                                                                             */
+
+static int copy_kernels(const char *dir, const char *broken) {
+    static const char *const files[] = {"gemm_tiled.cl", "conv2d_im2col.cl", "bn.cl",   "act.cl",
+                                        "pool.cl",       "loss.cl",          "optim.cl", "augment.cl"};
+    for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
+        char src[1024], dst[1024];
+        snprintf(src, sizeof src, "%s/cl/%s", DBK_SOURCE_DIR, files[i]);
+        snprintf(dst, sizeof dst, "%s/%s", dir, files[i]);
+        void *data;
+        size_t n;
+        DBK_CHECK_OK(dbk_file_read_all(src, &data, &n));
+        if (broken && !strcmp(files[i], broken)) {
+            const char *bad = "\n__kernel void broken_on_purpose(__global float *y) { y[0] = undeclared_symbol; }\n";
+            char *text = malloc(n + strlen(bad) + 1);
+            memcpy(text, data, n);
+            memcpy(text + n, bad, strlen(bad) + 1);
+            DBK_CHECK_OK(dbk_file_write_atomic(dst, text, strlen(text)));
+            free(text);
+        } else {
+            DBK_CHECK_OK(dbk_file_write_atomic(dst, data, n));
+        }
+        free(data);
+    }
+    return 0;
+}
+
+static int a_kernel_that_fails_to_build_should_show_its_build_log(void) {
+    const char *dir = dbk_test_tmpdir("ocl_broken_kernels");
+    if (copy_kernels(dir, "act.cl")) return 1;
+    setenv("DBK_KERNEL_DIR", dir, 1);
+    setenv("DBK_CACHE_DIR", "off", 1);
+    dbk_backend *be = NULL;
+    dbk_status st = create(&be);
+    unsetenv("DBK_KERNEL_DIR");
+    DBK_CHECK(be == NULL);
+    DBK_CHECK_MSG(st == DBK_ERR_COMPILE, "got %s: %s", dbk_status_str(st), dbk_last_error());
+    const char *msg = dbk_last_error();
+    DBK_CHECK_MSG(strstr(msg, "CL_BUILD_PROGRAM_FAILURE") && strstr(msg, "build log") && strstr(msg, "undeclared_symbol"),
+                  "message: %s", msg);
+
+    /* The same folder without the error builds: DBK_KERNEL_DIR really is the source. */
+    if (copy_kernels(dir, NULL)) return 1;
+    setenv("DBK_KERNEL_DIR", dir, 1);
+    st = create(&be);
+    unsetenv("DBK_KERNEL_DIR");
+    DBK_CHECK_OK(st);
+    dbk_backend_destroy(be);
+    return 0;
+}
+
+static int a_missing_kernel_file_should_be_named(void) {
+    const char *dir = dbk_test_tmpdir("ocl_empty_kernels");
+    setenv("DBK_KERNEL_DIR", dir, 1);
+    dbk_backend *be = NULL;
+    dbk_status st = create(&be);
+    unsetenv("DBK_KERNEL_DIR");
+    DBK_CHECK(st != DBK_OK && be == NULL);
+    DBK_CHECK_MSG(strstr(dbk_last_error(), "gemm_tiled.cl") != NULL, "message: %s", dbk_last_error());
+    return 0;
+}
+
+static int opencl_errors_should_be_reported_by_name(void) {
+    DBK_CHECK(!strcmp(dbk_ocl_error_name(CL_MEM_OBJECT_ALLOCATION_FAILURE), "CL_MEM_OBJECT_ALLOCATION_FAILURE"));
+    DBK_CHECK(!strcmp(dbk_ocl_error_name(CL_INVALID_KERNEL_ARGS), "CL_INVALID_KERNEL_ARGS"));
+    DBK_CHECK(!strcmp(dbk_ocl_error_name(-12345), "CL_UNKNOWN_ERROR"));
+    dbk_status st = dbk_ocl_fail(NULL, CL_MEM_OBJECT_ALLOCATION_FAILURE, "allocating a buffer of %d bytes", 42);
+    DBK_CHECK(st == DBK_ERR_OUT_OF_DEVICE_MEMORY);
+    DBK_CHECK_MSG(strstr(dbk_last_error(), "CL_MEM_OBJECT_ALLOCATION_FAILURE") &&
+                      strstr(dbk_last_error(), "allocating a buffer of 42 bytes"),
+                  "message: %s", dbk_last_error());
+    DBK_CHECK(dbk_ocl_fail(NULL, CL_BUILD_PROGRAM_FAILURE, "x") == DBK_ERR_COMPILE);
+    DBK_CHECK(dbk_ocl_fail(NULL, CL_INVALID_VALUE, "x") == DBK_ERR_DEVICE);
+
+    /* A buffer beyond the device's max allocation is refused before the driver sees it. */
+    dbk_backend *be;
+    DBK_CHECK_OK(create(&be));
+    dbk_buffer *b = NULL;
+    st = dbk_buffer_create(be, (size_t)dbk_backend_get_info(be)->max_alloc_bytes + 1, &b);
+    DBK_CHECK(st != DBK_OK && b == NULL);
+    dbk_backend_destroy(be);
+    return 0;
+}
+
+int main(void) {
+    if (dbk_backend_device_count(DBK_BACKEND_KIND_OPENCL) == 0)
+        return dbk_test_skip_or_fail_in_ci(dbk_backend_kind_compiled(DBK_BACKEND_KIND_OPENCL)
+                                 ? "no OpenCL device found (is an ICD such as pocl-opencl-icd installed?)"
+                                 : "the OpenCL backend is not compiled in");
+    DBK_RUN(second_build_should_read_the_cache_and_reject_a_corrupted_file);
+    DBK_RUN(programs_should_replay_and_time_every_op);
+    DBK_RUN(vector_max_pool_should_keep_tie_and_nan_rules);
+    DBK_RUN(opencl_errors_should_be_reported_by_name);
+    DBK_RUN(a_missing_kernel_file_should_be_named);
+    DBK_RUN(a_kernel_that_fails_to_build_should_show_its_build_log);
+    DBK_RUN(tiled_gemm_path_should_match_the_cpu);
+    DBK_RUN(tiled_gemm_rb2_should_match_the_cpu);
+    DBK_RUN(clblast_gemm_path_should_match_the_cpu);
+    return dbk_test_finish();
+}
