@@ -296,3 +296,10 @@ void dbk_env_cache_dir(char *out, size_t cap) {
     else if (home && *home) snprintf(out, cap, "%s/.cache/daybreak", home);
     else snprintf(out, cap, "%s", "");
 }
+
+bool dbk_env_vk_validation(void) {
+    const char *v = getenv("DBK_VK_VALIDATION");
+    if (!v || !*v || !strcmp(v, "0")) return false;
+    dbk_log(DBK_LOG_LEVEL_INFO, "DBK_VK_VALIDATION=%s: Vulkan validation layer with synchronisation validation", v);
+    return true;
+}

@@ -62,4 +62,8 @@ const char *dbk_env_kernel_dir(void);
  * DBK_CACHE_DIR=off turns caching off. */
 void dbk_env_cache_dir(char *out, size_t cap);
 
+/* DBK_VK_VALIDATION=1: the Vulkan backend enables VK_LAYER_KHRONOS_validation with
+ * synchronisation validation, and any validation error fails the next sync or read. */
+bool dbk_env_vk_validation(void);
+
 #endif

@@ -1,0 +1,32 @@
+#version 450
+/*
+ * accuracy.comp — correct += number of rows whose first maximum is the label (DBK_OP_ACCURACY);
+ * rows with a label outside [0,K) count as wrong. One work group; the count is summed in
+ * shared memory (exact: integers below 2^24 in float) and added once. Grid: 1.
+ */
+#include "common/reduce.glsl"
+
+layout(push_constant) uniform Push {
+    uint N, K;
+    uint r0, r1, r2;   /* element offsets of bindings 0..2 */
+} pc;
+
+layout(binding = 0) readonly buffer BufZ { float z[]; };      /* (N,K) logits */
+layout(binding = 1) readonly buffer BufL { int labels[]; };   /* (N) */
+layout(binding = 2) buffer BufC { float correct[]; };         /* (1) accumulated */
+
+void main() {
+    const uint lid = gl_LocalInvocationID.x;
+    float count = 0.0;
+    for (uint i = lid; i < pc.N; i += WG) {
+        const int label = labels[pc.r1 + i];
+        if (pc.K == 0 || label < 0 || uint(label) >= pc.K) continue;
+        const uint row = pc.r0 + i * pc.K;
+        uint best = 0;
+        for (uint k = 1; k < pc.K; k++)
+            if (z[row + k] > z[row + best]) best = k;
+        if (best == uint(label)) count += 1.0;
+    }
+    const float batch = block_sum(count);
+    if (lid == 0) correct[pc.r2] += batch;
+}

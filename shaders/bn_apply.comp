@@ -1,0 +1,32 @@
+#version 450
+/*
+ * bn_apply.comp — y = (x - mean_c) * scale_c + beta_c, the elementwise half of batch norm:
+ *   training  (mode 0): mean and invstd from bn_stats.comp, scale = invstd * gamma
+ *   inference (mode 1): running mean and variance, scale = gamma / sqrt(running_var + eps)
+ * (DBK_OP_BATCHNORM_FWD_TRAIN / _INFER). Grid-stride over all N*C*H*W elements.
+ */
+layout(local_size_x_id = 0) in;
+
+layout(push_constant) uniform Push {
+    uint N, C, HW, mode;
+    uint r0, r1, r2, r3, r4, r5;   /* element offsets of bindings 0..5 */
+    float eps;
+} pc;
+
+layout(binding = 0) readonly buffer BufX { float x[]; };       /* (N,C,H,W) */
+layout(binding = 1) readonly buffer BufG { float gamma[]; };   /* (C) */
+layout(binding = 2) readonly buffer BufB { float beta[]; };    /* (C) */
+layout(binding = 3) readonly buffer BufM { float mean[]; };    /* (C) batch or running mean */
+layout(binding = 4) readonly buffer BufS { float stat[]; };    /* (C) invstd (mode 0) or running var */
+layout(binding = 5) writeonly buffer BufY { float y[]; };      /* (N,C,H,W) */
+
+void main() {
+    const uint total = pc.N * pc.C * pc.HW;
+    const uint stride = gl_NumWorkGroups.x * gl_WorkGroupSize.x;
+    for (uint i = gl_GlobalInvocationID.x; i < total; i += stride) {
+        const uint c = (i / pc.HW) % pc.C;
+        const float scale = pc.mode == 0 ? stat[pc.r4 + c] * gamma[pc.r1 + c]
+                                         : gamma[pc.r1 + c] / sqrt(stat[pc.r4 + c] + pc.eps);
+        y[pc.r5 + i] = (x[pc.r0 + i] - mean[pc.r3 + c]) * scale + beta[pc.r2 + c];
+    }
+}

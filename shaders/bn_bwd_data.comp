@@ -1,0 +1,36 @@
+#version 450
+/*
+ * bn_bwd_data.comp — dx = gamma_c * invstd_c * (dy - dbeta_c / M - xhat * dgamma_c / M),
+ * the elementwise half of DBK_OP_BATCHNORM_BWD (sums from bn_bwd_reduce.comp), M = N*H*W.
+ * Grid-stride over all elements.
+ */
+layout(local_size_x_id = 0) in;
+
+layout(push_constant) uniform Push {
+    uint N, C, HW;
+    uint r0, r1, r2, r3, r4, r5, r6, r7;   /* element offsets of bindings 0..7 */
+    uint m;                                /* values per channel of the whole batch (the host may
+                                              split the batch into several dispatches) */
+} pc;
+
+layout(binding = 0) readonly buffer BufX { float x[]; };        /* (N,C,H,W) */
+layout(binding = 1) readonly buffer BufDY { float dy[]; };      /* (N,C,H,W) */
+layout(binding = 2) readonly buffer BufG { float gamma[]; };    /* (C) */
+layout(binding = 3) readonly buffer BufM { float mean[]; };     /* (C) */
+layout(binding = 4) readonly buffer BufI { float invstd[]; };   /* (C) */
+layout(binding = 5) readonly buffer BufDG { float dgamma[]; };  /* (C) */
+layout(binding = 6) readonly buffer BufDB { float dbeta[]; };   /* (C) */
+layout(binding = 7) writeonly buffer BufDX { float dx[]; };     /* (N,C,H,W) */
+
+void main() {
+    const uint total = pc.N * pc.C * pc.HW;
+    const float m = float(pc.m);
+    const uint stride = gl_NumWorkGroups.x * gl_WorkGroupSize.x;
+    for (uint i = gl_GlobalInvocationID.x; i < total; i += stride) {
+        const uint c = (i / pc.HW) % pc.C;
+        const float mu = mean[pc.r3 + c], is = invstd[pc.r4 + c];
+        const float k = gamma[pc.r2 + c] * is;
+        const float a = dbeta[pc.r6 + c] / m, b = dgamma[pc.r5 + c] / m;
+        dx[pc.r7 + i] = k * (dy[pc.r1 + i] - a - (x[pc.r0 + i] - mu) * is * b);
+    }
+}

@@ -1,0 +1,42 @@
+#version 450
+/*
+ * bn_bwd_reduce.comp — the per-channel sums of DBK_OP_BATCHNORM_BWD:
+ *   dbeta_c = sum dy,  dgamma_c = sum dy * xhat,  xhat = (x - mean_c) * invstd_c
+ * One work group per channel; bn_bwd_data.comp then forms dx. x and dy are windowed
+ * (common/window.glsl): a batch's activations may exceed one binding. Grid: x = C.
+ */
+#include "common/reduce.glsl"
+#include "common/window.glsl"
+
+layout(push_constant) uniform Push {
+    uint N, C, HW;
+    uint r0, r1, r2, r3, r4, r5;   /* element offsets of bindings 0..5 */
+    uint step0, step1;             /* bytes per window of bindings 0 and 1 */
+} pc;
+
+WINDOWED_F32(0, x_at)                                           /* (N,C,H,W) */
+WINDOWED_F32(1, dy_at)                                          /* (N,C,H,W) */
+layout(binding = 2) readonly buffer BufM { float mean[]; };     /* (C) */
+layout(binding = 3) readonly buffer BufI { float invstd[]; };   /* (C) */
+layout(binding = 4) writeonly buffer BufDG { float dgamma[]; }; /* (C) */
+layout(binding = 5) writeonly buffer BufDB { float dbeta[]; };  /* (C) */
+
+void main() {
+    const uint c = gl_WorkGroupID.x, lid = gl_LocalInvocationID.x;
+    const uint m = pc.N * pc.HW;
+    const float mu = mean[pc.r2 + c], is = invstd[pc.r3 + c];
+    float a = 0.0, b = 0.0;
+    for (uint i = lid; i < m; i += WG) {
+        const uint n = i / pc.HW;
+        const uint at = (n * pc.C + c) * pc.HW + (i - n * pc.HW);
+        const float g = dy_at(pc.r1 + at, pc.step1);
+        a += g;
+        b += g * ((x_at(pc.r0 + at, pc.step0) - mu) * is);
+    }
+    const float sum_dy = block_sum(a);
+    const float sum_dy_xhat = block_sum(b);
+    if (lid == 0) {
+        dbeta[pc.r5 + c] = sum_dy;
+        dgamma[pc.r4 + c] = sum_dy_xhat;
+    }
+}

@@ -1,0 +1,33 @@
+#version 450
+/*
+ * sgd.comp — SGD with momentum, weight decay and optional Nesterov over flat buffers
+ * (DBK_OP_SGD_MOMENTUM_UPDATE, torch.optim.SGD with dampening 0):
+ *   g = grad + wd * p;  v = mu * v + g;  step = nesterov ? g + mu * v : v;  p -= lr * step
+ * lr is read from device memory (the host rewrites it each step). Grid-stride over n.
+ */
+layout(local_size_x_id = 0) in;
+
+layout(push_constant) uniform Push {
+    uint n;
+    uint rg, rl, rp, rv;   /* element offsets of bindings 0..3 */
+    float mu, wd;
+    uint nesterov;
+} pc;
+
+layout(binding = 0) readonly buffer BufG { float grad[]; };   /* (n) */
+layout(binding = 1) readonly buffer BufL { float lr[]; };     /* (1) */
+layout(binding = 2) buffer BufP { float param[]; };           /* (n) in place */
+layout(binding = 3) buffer BufV { float mom[]; };             /* (n) in place */
+
+void main() {
+    const float rate = lr[pc.rl];
+    const uint stride = gl_NumWorkGroups.x * gl_WorkGroupSize.x;
+    for (uint i = gl_GlobalInvocationID.x; i < pc.n; i += stride) {
+        const float p = param[pc.rp + i];
+        const float g = grad[pc.rg + i] + pc.wd * p;
+        const float v = pc.mu * mom[pc.rv + i] + g;
+        const float step = pc.nesterov != 0 ? g + pc.mu * v : v;
+        mom[pc.rv + i] = v;
+        param[pc.rp + i] = p - rate * step;
+    }
+}

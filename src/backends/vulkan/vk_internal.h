@@ -1,0 +1,300 @@
+/*
+ * vk_internal.h — INTERNAL to src/backends/vulkan: the Vulkan backend's state and the
+ * functions its files share.
+ *
+ * Files (split by concern, STYLE.md 3.1):
+ *   vk_device.c    instance, physical-device listing, logical device, validation messenger,
+ *                  VkResult names, the registry entry and the vtable
+ *   vk_memory.c    buffers sub-allocated from a few large VkDeviceMemory blocks; host copies
+ *   vk_pipeline.c  compute pipelines from the embedded SPIR-V with specialization constants
+ *   vk_cmd.c       recording dispatches (push descriptors, hazard barriers), immediate
+ *                  submission, programs (record once, replay), timestamp queries
+ *   vk_ops_*.c     one file per op family: conv (conv + GEMM), bn, eltwise (ReLU, add,
+ *                  scale, fill, copy, SGD), misc (pool, loss, accuracy, augment)
+ *
+ * Binding model: every op binds each tensor as a *window* of its VkBuffer through
+ * vkCmdPushDescriptorSetKHR (VK_KHR_push_descriptor): the window starts at the tensor's
+ * offset rounded down to minStorageBufferOffsetAlignment, and the remainder is passed to the
+ * shader in elements (bytes for u8) as a push constant. A window never exceeds
+ * maxStorageBufferRange (128 MiB on lavapipe): elementwise ops and convolution/pool/
+ * batch-norm passes over independent images split large tensors into several dispatches,
+ * and the shaders that must see a whole large tensor at once (augment: the resident dataset;
+ * the batch-norm reductions and the filter gradient: a batch's activations) bind it as an
+ * array of DBK_VK_WINDOWS consecutive windows (dbk_vk_windows). Beyond that an op is refused
+ * with the limit named.
+ *
+ * Ordering: a recorder (dbk_vk_rec) remembers the byte ranges written and read since its last
+ * barrier and inserts a global compute/transfer memory barrier only before a command that
+ * conflicts with one of them (read-after-write, write-after-read, write-after-write). Every
+ * command buffer starts with a barrier (it may follow any earlier submission) and ends with
+ * one that makes device writes visible to the host.
+ */
+#ifndef DBK_VK_INTERNAL_H
+#define DBK_VK_INTERNAL_H
+
+#include <vulkan/vulkan.h>
+
+#include "backend/backend_impl.h"
+
+#define DBK_VK_MAX_BINDINGS   8      /* bindings per shader (the augment images array is one) */
+#define DBK_VK_WINDOWS        4      /* windows of a windowed binding (shaders/common/window.glsl) */
+#define DBK_VK_PUSH_BYTES     128    /* push-constant block of every shader (the guaranteed minimum) */
+#define DBK_VK_MAX_SPEC       8      /* specialization constants per pipeline */
+#define DBK_VK_MAX_HAZARDS    48     /* ranges a recorder tracks before it just places a barrier */
+#define DBK_VK_IMM_RING       4      /* immediate command buffers in flight */
+/* Reduction values per work group of the split-K filter gradient: short loops per invocation
+ * (lavapipe stops a shader's loops after 65535 iterations in total) and parallelism over the
+ * batch on GPUs. A multiple of every BK. */
+#define DBK_VK_KCHUNK         8192
+
+/* ---------------------------------------------------------------------------------- */
+/* shaders and pipelines (vk_pipeline.c)                                               */
+
+typedef enum dbk_vk_shader {
+    DBK_VK_SH_GEMM_TILED,
+    DBK_VK_SH_CONV2D_FWD,
+    DBK_VK_SH_CONV2D_BWD_DATA,
+    DBK_VK_SH_CONV2D_BWD_FILTER,
+    DBK_VK_SH_BN_STATS,
+    DBK_VK_SH_BN_APPLY,
+    DBK_VK_SH_BN_BWD_REDUCE,
+    DBK_VK_SH_BN_BWD_DATA,
+    DBK_VK_SH_ELTWISE,
+    DBK_VK_SH_SGD,
+    DBK_VK_SH_POOL_FWD,
+    DBK_VK_SH_POOL_BWD,
+    DBK_VK_SH_SOFTMAX_XENT_FWD,
+    DBK_VK_SH_SOFTMAX_XENT_BWD,
+    DBK_VK_SH_ACCURACY,
+    DBK_VK_SH_AUGMENT,
+    DBK_VK_SH_SPLITK_REDUCE,
+    DBK_VK_SH_COUNT
+} dbk_vk_shader;
+
+typedef struct dbk_vk_pipeline {
+    dbk_vk_shader         shader;
+    int                   nspec;
+    uint32_t              spec[DBK_VK_MAX_SPEC];
+    VkDescriptorSetLayout dsl;
+    VkPipelineLayout      layout;
+    VkPipeline            pipeline;
+} dbk_vk_pipeline;
+
+/* Tile parameters of the GEMM-shaped shaders (gemm_tiled, conv2d_*), from the profile. */
+typedef struct dbk_vk_tiles {
+    uint32_t bm, bn, bk, tm, tn;   /* work-group tile BM x BN, K step BK, per-thread TM x TN */
+} dbk_vk_tiles;
+
+/* ---------------------------------------------------------------------------------- */
+/* backend state                                                                        */
+
+typedef struct dbk_vk_block {              /* one VkDeviceMemory, sub-allocated first-fit */
+    VkDeviceMemory mem;
+    VkDeviceSize   size;
+    void          *mapped;                 /* host pointer when the memory is host-visible */
+    int            nused;
+    int            cap;
+    VkDeviceSize  (*used)[2];              /* sorted [begin, end) ranges in use */
+} dbk_vk_block;
+
+typedef struct dbk_vk_buffer {             /* dbk_buffer.impl */
+    VkBuffer     buf;
+    VkDeviceSize size;                     /* the VkBuffer's size (dbk size rounded up to 16) */
+    int          block;                    /* index into dbk_vk_state.blocks */
+    VkDeviceSize at;                       /* offset inside the block */
+} dbk_vk_buffer;
+
+typedef struct dbk_vk_range {
+    VkBuffer     buf;
+    VkDeviceSize lo, hi;
+} dbk_vk_range;
+
+/* Records commands into one command buffer and places barriers where ranges conflict. */
+typedef struct dbk_vk_rec {
+    VkCommandBuffer cmd;
+    int             nwrites, nreads;
+    dbk_vk_range    writes[DBK_VK_MAX_HAZARDS], reads[DBK_VK_MAX_HAZARDS];
+    bool            barrier_next;          /* the next command gets a barrier regardless */
+    int             dispatches;            /* counters for logs and tests */
+    int             barriers;
+} dbk_vk_rec;
+
+typedef struct dbk_vk_state {
+    VkInstance               instance;
+    VkDebugUtilsMessengerEXT messenger;    /* only with DBK_VK_VALIDATION */
+    VkPhysicalDevice         phys;
+    VkDevice                 dev;
+    VkQueue                  queue;
+    uint32_t                 queue_family;
+    VkPhysicalDeviceProperties props;
+    VkDeviceSize             max_range;    /* maxStorageBufferRange */
+    VkDeviceSize             max_alloc;    /* maxMemoryAllocationSize */
+    VkDeviceSize             align;        /* minStorageBufferOffsetAlignment, at least 4 */
+    uint32_t                 timestamp_bits;   /* 0: the queue has no timestamps */
+    PFN_vkCmdPushDescriptorSetKHR push_descriptor;
+
+    /* validation (vk_device.c): errors counted by the messenger, reported by the next sync */
+    int                      validation_errors;
+    char                     validation_first[1024];
+
+    /* memory (vk_memory.c) */
+    uint32_t                 mem_type;     /* device-local, host-visible when possible */
+    bool                     host_visible; /* mem_type is host-visible and coherent */
+    VkDeviceSize             block_bytes;  /* default block size (profile vulkan.block_mib) */
+    dbk_vk_block            *blocks;
+    int                      nblocks;
+    void                    *staging;      /* host-visible copy buffer; NULL when blocks are mapped */
+
+    /* pipelines (vk_pipeline.c) */
+    dbk_vk_pipeline         *pipes;
+    int                      npipes;
+    dbk_vk_tiles             gemm_tiles, conv_tiles;
+    uint32_t                 wg;           /* work-group size of elementwise and reduction shaders */
+
+    /* workspace (vk_ops_conv.c): split-K partial sums; grown by prepare, never shrunk; a
+     * replaced workspace is kept until destroy, since recorded programs may still use it */
+    dbk_buffer              *ws;
+    dbk_buffer              *ws_retired[16];
+    int                      nretired;
+
+    /* commands (vk_cmd.c) */
+    VkCommandPool            pool;
+    VkCommandBuffer          imm_cmd[DBK_VK_IMM_RING];
+    VkFence                  imm_fence[DBK_VK_IMM_RING];
+    bool                     imm_pending[DBK_VK_IMM_RING];   /* submitted, fence not yet waited */
+    int                      imm_cur;      /* ring slot being recorded, -1 = none open */
+    int                      imm_next;
+    dbk_vk_rec               imm;          /* recorder of the open immediate command buffer */
+} dbk_vk_state;
+
+static inline dbk_vk_state *dbk_vk(const dbk_backend *be) { return (dbk_vk_state *)be->impl; }
+
+/* ---------------------------------------------------------------------------------- */
+/* vk_device.c                                                                          */
+
+const char *dbk_vk_result_name(VkResult r);
+/* DBK_ERR_DEVICE (DBK_ERR_OUT_OF_DEVICE_MEMORY, DBK_ERR_DEVICE_LOST for those results)
+ * with "Vulkan: <what> failed: VK_ERROR_...". */
+dbk_status dbk_vk_fail(VkResult r, const char *what);
+/* A validation error seen by the messenger since the last check, as DBK_ERR_DEVICE. */
+dbk_status dbk_vk_check_validation(dbk_vk_state *vk);
+
+#define DBK_VK_TRY(call, what)                                \
+    do {                                                      \
+        VkResult dbk_vk_r_ = (call);                          \
+        if (dbk_vk_r_ != VK_SUCCESS) return dbk_vk_fail(dbk_vk_r_, what); \
+    } while (0)
+
+/* ---------------------------------------------------------------------------------- */
+/* vk_memory.c                                                                          */
+
+dbk_status dbk_vk_memory_init(dbk_vk_state *vk);
+void       dbk_vk_memory_destroy(dbk_vk_state *vk);
+dbk_status dbk_vk_buffer_alloc(dbk_backend *be, size_t nbytes, dbk_buffer *buf);
+void       dbk_vk_buffer_free(dbk_backend *be, dbk_buffer *buf);
+dbk_status dbk_vk_buffer_write(dbk_backend *be, dbk_buffer *dst, size_t off, const void *src, size_t n);
+dbk_status dbk_vk_buffer_read(dbk_backend *be, const dbk_buffer *src, size_t off, void *dst, size_t n);
+
+static inline const dbk_vk_buffer *dbk_vk_buf(const dbk_buffer *b) { return (const dbk_vk_buffer *)b->impl; }
+
+/* ---------------------------------------------------------------------------------- */
+/* vk_pipeline.c                                                                        */
+
+/* Reads tile sizes and work-group sizes from the profile, clamped to the device limits. */
+void       dbk_vk_pipeline_init(dbk_backend *be);
+void       dbk_vk_pipeline_destroy(dbk_vk_state *vk);
+/* The pipeline for (shader, spec constants), created on first use. */
+dbk_status dbk_vk_pipeline_get(dbk_vk_state *vk, dbk_vk_shader sh, const uint32_t *spec, int nspec,
+                               const dbk_vk_pipeline **out);
+int        dbk_vk_shader_bindings(dbk_vk_shader sh);
+bool       dbk_vk_shader_windowed(dbk_vk_shader sh, int binding);   /* an array of DBK_VK_WINDOWS? */
+
+/* ---------------------------------------------------------------------------------- */
+/* vk_cmd.c                                                                             */
+
+/* One buffer window bound to a shader binding. */
+typedef struct dbk_vk_bind {
+    VkBuffer     buf;
+    VkDeviceSize offset, range;
+    bool         write;                    /* the shader writes through it */
+    bool         unused;                   /* a placeholder for an absent tensor: not tracked */
+} dbk_vk_bind;
+
+typedef struct dbk_vk_dispatch {
+    dbk_vk_shader shader;
+    int           nspec;
+    uint32_t      spec[DBK_VK_MAX_SPEC];
+    int           nbind;                   /* bindings; a windowed one takes DBK_VK_WINDOWS entries of bind[] */
+    dbk_vk_bind   bind[DBK_VK_MAX_BINDINGS * DBK_VK_WINDOWS];
+    uint32_t      push[DBK_VK_PUSH_BYTES / 4];
+    uint32_t      groups[3];
+} dbk_vk_dispatch;
+
+/* Binds the byte range [t.offset + first*esize, + count*esize) of a tensor: *rem receives the
+ * distance from the window start in elements (bytes for u8). DBK_ERR_UNSUPPORTED names
+ * maxStorageBufferRange when the window does not fit it; count < 0 means the whole tensor. */
+dbk_status dbk_vk_window(const dbk_vk_state *vk, const dbk_tensor *t, int64_t first, int64_t count, bool write,
+                         dbk_vk_bind *out, uint32_t *rem);
+/* Binds a whole tensor as DBK_VK_WINDOWS consecutive windows of *step bytes (a multiple of
+ * the offset alignment) from its aligned start; *rem is the tensor's distance from that start
+ * in elements (bytes for u8). DBK_ERR_UNSUPPORTED when even that does not cover it. */
+dbk_status dbk_vk_windows(const dbk_vk_state *vk, const dbk_tensor *t, bool write, dbk_vk_bind *out, uint32_t *step,
+                          uint32_t *rem);
+/* A view of images [n0, n0 + nb) of a batch-major tensor. */
+static inline dbk_tensor dbk_vk_batch_slice(const dbk_tensor *t, int64_t n0, int64_t nb) {
+    dbk_tensor s = *t;
+    const int64_t per = t->shape[0] ? dbk_tensor_numel(t) / t->shape[0] : 0;
+    s.offset += (size_t)(n0 * per) * dbk_dtype_size(t->dtype);
+    s.shape[0] = nb;
+    return s;
+}
+/* Images per dispatch so that every listed batch-major tensor's slice fits one binding
+ * (at least 1; N when all fit). */
+int64_t dbk_vk_batch_chunk(const dbk_vk_state *vk, const dbk_tensor *const *t, int n);
+/* A valid but untracked binding for a shader slot whose tensor is absent. */
+dbk_vk_bind dbk_vk_placeholder(const dbk_tensor *any);
+
+/* Records one dispatch (barrier if needed, pipeline, push descriptors, push constants). */
+dbk_status dbk_vk_emit(dbk_backend *be, dbk_vk_rec *rec, const dbk_vk_dispatch *d);
+/* Records a buffer copy (transfer) with the same hazard tracking. */
+void       dbk_vk_emit_copy(dbk_vk_rec *rec, VkBuffer src, VkDeviceSize soff, VkBuffer dst, VkDeviceSize doff,
+                            VkDeviceSize n);
+/* Records vkCmdUpdateBuffer (n <= 65536, 4-byte aligned). */
+void       dbk_vk_emit_update(dbk_vk_rec *rec, VkBuffer dst, VkDeviceSize off, const void *src, VkDeviceSize n);
+
+/* Groups for `n` work items at `wg` per group, capped (shaders loop grid-stride). */
+uint32_t   dbk_vk_groups_1d(const dbk_vk_state *vk, int64_t n, uint32_t wg);
+
+dbk_status dbk_vk_cmd_init(dbk_vk_state *vk);
+void       dbk_vk_cmd_destroy(dbk_vk_state *vk);
+/* The open immediate recorder (begins a command buffer when none is open). */
+dbk_status dbk_vk_imm(dbk_backend *be, dbk_vk_rec **out);
+/* Submits the open immediate command buffer, if any (does not wait). */
+dbk_status dbk_vk_flush(dbk_vk_state *vk);
+/* Submits and waits for everything; reports validation errors. */
+dbk_status dbk_vk_sync(dbk_backend *be);
+
+/* Records one op (any DBK_OP_*) into a recorder: the ops' single entry (vk_ops_*.c). */
+dbk_status dbk_vk_record_op(dbk_backend *be, dbk_vk_rec *rec, const dbk_op_desc *op);
+dbk_status dbk_vk_run_op(dbk_backend *be, const dbk_op_desc *op);   /* immediate: the vtable's ops[] */
+
+dbk_status dbk_vk_program_record(dbk_backend *be, dbk_program *prog);
+void       dbk_vk_program_release(dbk_backend *be, dbk_program *prog);
+dbk_status dbk_vk_program_run(dbk_backend *be, dbk_program *prog);
+dbk_status dbk_vk_program_run_timed(dbk_backend *be, dbk_program *prog, double *op_seconds);
+
+/* ---------------------------------------------------------------------------------- */
+/* vk_ops_*.c: each records one op family                                              */
+
+dbk_status dbk_vk_op_conv(dbk_backend *be, dbk_vk_rec *rec, const dbk_op_desc *op);      /* vk_ops_conv.c */
+/* vtable prepare: sizes the split-K workspace for a filter-gradient op. */
+dbk_status dbk_vk_prepare(dbk_backend *be, const dbk_op_desc *op);
+void       dbk_vk_workspace_destroy(dbk_backend *be);
+dbk_status dbk_vk_op_gemm(dbk_backend *be, dbk_vk_rec *rec, const dbk_op_desc *op);
+dbk_status dbk_vk_op_bn(dbk_backend *be, dbk_vk_rec *rec, const dbk_op_desc *op);        /* vk_ops_bn.c */
+dbk_status dbk_vk_op_eltwise(dbk_backend *be, dbk_vk_rec *rec, const dbk_op_desc *op);   /* vk_ops_eltwise.c */
+dbk_status dbk_vk_op_pool(dbk_backend *be, dbk_vk_rec *rec, const dbk_op_desc *op);      /* vk_ops_misc.c */
+dbk_status dbk_vk_op_loss(dbk_backend *be, dbk_vk_rec *rec, const dbk_op_desc *op);
+dbk_status dbk_vk_op_augment(dbk_backend *be, dbk_vk_rec *rec, const dbk_op_desc *op);
+
+#endif

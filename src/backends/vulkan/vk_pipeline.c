@@ -1,0 +1,247 @@
+/*
+ * vk_pipeline.c — compute pipelines for the Vulkan backend: SPIR-V modules embedded at build
+ * time (vulkan.cmake: glslc -> gen/vk_shaders.c), one pipeline per (shader, specialization
+ * constants), created on first use and kept until the backend is destroyed.
+ *
+ * Conventions every shader follows (shaders/common/):
+ *  - bindings 0..n-1 are storage buffers in set 0, pushed per dispatch (push descriptors);
+ *    a windowed binding (shader_info.windowed) is an array of DBK_VK_WINDOWS windows;
+ *  - one push-constant block of at most DBK_VK_PUSH_BYTES bytes for shapes and offsets;
+ *  - specialization constant 0 is the work-group size (local_size_x_id = 0); the GEMM-shaped
+ *    shaders take BM, BN, BK, TM, TN as constants 1..5.
+ *
+ * Tile sizes come from the device's profile (platforms/, "vulkan" section):
+ *   vulkan.wg                     work-group size of elementwise and reduction shaders (256)
+ *   vulkan.gemm.{bm,bn,bk,tm,tn}  gemm_tiled.comp tiles (64, 64, 16, 4, 4)
+ *   vulkan.conv.{bm,bn,bk,tm,tn}  conv2d_*.comp tiles (64, 64, 16, 4, 4)
+ *   vulkan.block_mib              memory block size (256)
+ * and are checked against the device limits (work-group invocations and size, shared memory);
+ * a profile value the device cannot run falls back to the defaults with a warning.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backends/vulkan/vk_internal.h"
+#include "core/embedded.h"
+#include "core/log.h"
+#include "core/profile.h"
+
+/* gen/vk_shaders.c (tools/embed.cmake) */
+extern const dbk_embedded_file dbk_vk_shaders[];
+extern const int               dbk_vk_shaders_count;
+
+typedef struct shader_info {
+    const char *file;       /* SPIR-V file name in dbk_vk_shaders */
+    int         bindings;   /* storage-buffer bindings */
+    unsigned    windowed;   /* bit i: binding i is an array of DBK_VK_WINDOWS windows */
+} shader_info;
+
+static const shader_info shaders[DBK_VK_SH_COUNT] = {
+    [DBK_VK_SH_GEMM_TILED]         = {"gemm_tiled.spv", 3},
+    [DBK_VK_SH_CONV2D_FWD]         = {"conv2d_fwd.spv", 3},
+    [DBK_VK_SH_CONV2D_BWD_DATA]    = {"conv2d_bwd_data.spv", 3},
+    [DBK_VK_SH_CONV2D_BWD_FILTER]  = {"conv2d_bwd_filter.spv", 4, 3u},
+    [DBK_VK_SH_BN_STATS]           = {"bn_stats.spv", 5, 1u},
+    [DBK_VK_SH_BN_APPLY]           = {"bn_apply.spv", 6},
+    [DBK_VK_SH_BN_BWD_REDUCE]      = {"bn_bwd_reduce.spv", 6, 3u},
+    [DBK_VK_SH_BN_BWD_DATA]        = {"bn_bwd_data.spv", 8},
+    [DBK_VK_SH_ELTWISE]            = {"eltwise.spv", 3},
+    [DBK_VK_SH_SGD]                = {"sgd.spv", 4},
+    [DBK_VK_SH_POOL_FWD]           = {"pool_fwd.spv", 3},
+    [DBK_VK_SH_POOL_BWD]           = {"pool_bwd.spv", 3},
+    [DBK_VK_SH_SOFTMAX_XENT_FWD]   = {"softmax_xent_fwd.spv", 4},
+    [DBK_VK_SH_SOFTMAX_XENT_BWD]   = {"softmax_xent_bwd.spv", 3},
+    [DBK_VK_SH_ACCURACY]           = {"accuracy.spv", 3},
+    [DBK_VK_SH_AUGMENT]            = {"augment.spv", 6, 1u},
+    [DBK_VK_SH_SPLITK_REDUCE]      = {"splitk_reduce.spv", 2},
+};
+
+int dbk_vk_shader_bindings(dbk_vk_shader sh) { return shaders[sh].bindings; }
+bool dbk_vk_shader_windowed(dbk_vk_shader sh, int binding) { return (shaders[sh].windowed >> binding) & 1u; }
+
+/* ---------------------------------------------------------------------------------- */
+/* tiles from the profile                                                               */
+
+static bool tiles_fit(const dbk_vk_state *vk, const dbk_vk_tiles *t) {
+    const VkPhysicalDeviceLimits *l = &vk->props.limits;
+    if (!t->bm || !t->bn || !t->bk || !t->tm || !t->tn || t->bm % t->tm || t->bn % t->tn) return false;
+    if (DBK_VK_KCHUNK % t->bk) return false;   /* split-K parts must start on a BK step */
+    const uint32_t threads = (t->bm / t->tm) * (t->bn / t->tn);
+    return threads <= l->maxComputeWorkGroupInvocations && threads <= l->maxComputeWorkGroupSize[0] &&
+           (t->bm + t->bn) * t->bk * 4 <= l->maxComputeSharedMemorySize && t->tm * t->tn <= 64;
+}
+
+static void read_tiles(dbk_vk_state *vk, const dbk_profile *p, const char *key, dbk_vk_tiles *out) {
+    const dbk_vk_tiles def = {64, 64, 16, 4, 4}, small = {32, 32, 8, 2, 2};
+    char path[64];
+    dbk_vk_tiles t;
+    uint32_t *fields[5] = {&t.bm, &t.bn, &t.bk, &t.tm, &t.tn};
+    const uint32_t defaults[5] = {def.bm, def.bn, def.bk, def.tm, def.tn};
+    static const char *const names[5] = {"bm", "bn", "bk", "tm", "tn"};
+    for (int i = 0; i < 5; i++) {
+        snprintf(path, sizeof path, "vulkan.%s.%s", key, names[i]);
+        *fields[i] = p ? (uint32_t)dbk_profile_number(p, path, defaults[i]) : defaults[i];
+    }
+    if (!tiles_fit(vk, &t)) {
+        dbk_log(DBK_LOG_LEVEL_WARN, "profile tiles vulkan.%s (%u x %u x %u, %u x %u per thread) do not fit '%s'; "
+                "using defaults", key, t.bm, t.bn, t.bk, t.tm, t.tn, vk->props.deviceName);
+        t = tiles_fit(vk, &def) ? def : small;
+    }
+    *out = t;
+}
+
+void dbk_vk_pipeline_init(dbk_backend *be) {
+    dbk_vk_state *vk = dbk_vk(be);
+    dbk_profile *p = NULL;
+    if (dbk_profile_for_device("vulkan", be->info.name, &p) != DBK_OK) {
+        dbk_log(DBK_LOG_LEVEL_WARN, "no profile for '%s' (%s); using defaults", be->info.name, dbk_last_error());
+        p = NULL;
+    }
+    read_tiles(vk, p, "gemm", &vk->gemm_tiles);
+    read_tiles(vk, p, "conv", &vk->conv_tiles);
+    uint32_t wg = p ? (uint32_t)dbk_profile_number(p, "vulkan.wg", 256) : 256;
+    const VkPhysicalDeviceLimits *l = &vk->props.limits;
+    /* Reductions use a power-of-two tree in shared memory. */
+    if (wg < 32 || (wg & (wg - 1)) || wg > l->maxComputeWorkGroupInvocations || wg > l->maxComputeWorkGroupSize[0])
+        wg = 64;
+    vk->wg = wg;
+    const double block_mib = p ? dbk_profile_number(p, "vulkan.block_mib", 256) : 256;
+    vk->block_bytes = (VkDeviceSize)(block_mib > 1 ? block_mib : 1) << 20;
+    dbk_log(DBK_LOG_LEVEL_INFO, "Vulkan tiles on '%s' (profile %s): gemm %ux%ux%u/%ux%u, conv %ux%ux%u/%ux%u, wg %u",
+            be->info.name, p ? dbk_profile_id(p) : "none", vk->gemm_tiles.bm, vk->gemm_tiles.bn, vk->gemm_tiles.bk,
+            vk->gemm_tiles.tm, vk->gemm_tiles.tn, vk->conv_tiles.bm, vk->conv_tiles.bn, vk->conv_tiles.bk,
+            vk->conv_tiles.tm, vk->conv_tiles.tn, vk->wg);
+    dbk_profile_destroy(p);
+}
+
+/* ---------------------------------------------------------------------------------- */
+/* pipelines                                                                            */
+
+static void pipeline_free(dbk_vk_state *vk, dbk_vk_pipeline *pp) {
+    if (pp->pipeline) vkDestroyPipeline(vk->dev, pp->pipeline, NULL);
+    if (pp->layout) vkDestroyPipelineLayout(vk->dev, pp->layout, NULL);
+    if (pp->dsl) vkDestroyDescriptorSetLayout(vk->dev, pp->dsl, NULL);
+}
+
+void dbk_vk_pipeline_destroy(dbk_vk_state *vk) {
+    for (int i = 0; i < vk->npipes; i++) pipeline_free(vk, &vk->pipes[i]);
+    free(vk->pipes);
+    vk->pipes = NULL;
+    vk->npipes = 0;
+}
+
+/* A tiny SPIR-V reflection (DESIGN 3.7): the number of bindings (highest Binding + 1) and
+ * of specialization constants (highest SpecId + 1) the module declares, so a host/shader
+ * drift fails loudly (DBK_ASSERT) instead of binding garbage. */
+static void reflect(const uint32_t *words, size_t count, int *bindings, int *specs) {
+    enum { OP_DECORATE = 71, DEC_SPEC_ID = 1, DEC_BINDING = 33 };
+    *bindings = *specs = 0;
+    for (size_t i = 5; i < count;) {
+        const uint32_t n = words[i] >> 16, op = words[i] & 0xffff;
+        if (n == 0) break;
+        if (op == OP_DECORATE && n >= 4 && i + 3 < count) {
+            const int v = (int)words[i + 3] + 1;
+            if (words[i + 2] == DEC_BINDING && v > *bindings) *bindings = v;
+            if (words[i + 2] == DEC_SPEC_ID && v > *specs) *specs = v;
+        }
+        i += n;
+    }
+}
+
+static dbk_status build(dbk_vk_state *vk, dbk_vk_pipeline *pp) {
+    const shader_info *si = &shaders[pp->shader];
+    const dbk_embedded_file *f = dbk_embedded_find(dbk_vk_shaders, dbk_vk_shaders_count, si->file);
+    if (!f || f->size % 4)
+        return dbk_set_error(DBK_ERR_COMPILE, "Vulkan: shader %s is not embedded in this build", si->file);
+
+    VkDescriptorSetLayoutBinding b[DBK_VK_MAX_BINDINGS];
+    for (int i = 0; i < si->bindings; i++)
+        b[i] = (VkDescriptorSetLayoutBinding){
+            .binding = (uint32_t)i,
+            .descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
+            .descriptorCount = (si->windowed >> i) & 1u ? DBK_VK_WINDOWS : 1,
+            .stageFlags = VK_SHADER_STAGE_COMPUTE_BIT,
+        };
+    const VkDescriptorSetLayoutCreateInfo dci = {
+        .sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO,
+        .flags = VK_DESCRIPTOR_SET_LAYOUT_CREATE_PUSH_DESCRIPTOR_BIT_KHR,
+        .bindingCount = (uint32_t)si->bindings,
+        .pBindings = b,
+    };
+    DBK_VK_TRY(vkCreateDescriptorSetLayout(vk->dev, &dci, NULL, &pp->dsl), "vkCreateDescriptorSetLayout");
+    const VkPushConstantRange pcr = {.stageFlags = VK_SHADER_STAGE_COMPUTE_BIT, .offset = 0, .size = DBK_VK_PUSH_BYTES};
+    const VkPipelineLayoutCreateInfo lci = {.sType = VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO,
+                                            .setLayoutCount = 1,
+                                            .pSetLayouts = &pp->dsl,
+                                            .pushConstantRangeCount = 1,
+                                            .pPushConstantRanges = &pcr};
+    DBK_VK_TRY(vkCreatePipelineLayout(vk->dev, &lci, NULL, &pp->layout), "vkCreatePipelineLayout");
+
+    /* The embedded bytes are an unsigned char array: copy them to uint32_t alignment. */
+    uint32_t *code = malloc(f->size);
+    if (!code) return DBK_ERR_OUT_OF_HOST_MEMORY;
+    memcpy(code, f->data, f->size);
+    int nbind, nspec;
+    reflect(code, f->size / 4, &nbind, &nspec);
+    DBK_ASSERT(nbind == si->bindings && pp->nspec <= nspec);
+    const VkShaderModuleCreateInfo mci = {.sType = VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO,
+                                          .codeSize = f->size,
+                                          .pCode = code};
+    VkShaderModule mod;
+    VkResult mr = vkCreateShaderModule(vk->dev, &mci, NULL, &mod);
+    free(code);
+    if (mr != VK_SUCCESS) return dbk_vk_fail(mr, "vkCreateShaderModule");
+    VkSpecializationMapEntry map[DBK_VK_MAX_SPEC];
+    for (int i = 0; i < pp->nspec; i++)
+        map[i] = (VkSpecializationMapEntry){.constantID = (uint32_t)i, .offset = (uint32_t)(4 * i), .size = 4};
+    const VkSpecializationInfo spec = {.mapEntryCount = (uint32_t)pp->nspec,
+                                       .pMapEntries = map,
+                                       .dataSize = (size_t)pp->nspec * 4,
+                                       .pData = pp->spec};
+    const VkComputePipelineCreateInfo pci = {
+        .sType = VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO,
+        .stage = {.sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO,
+                  .stage = VK_SHADER_STAGE_COMPUTE_BIT,
+                  .module = mod,
+                  .pName = "main",
+                  .pSpecializationInfo = &spec},
+        .layout = pp->layout,
+    };
+    VkResult r = vkCreateComputePipelines(vk->dev, VK_NULL_HANDLE, 1, &pci, NULL, &pp->pipeline);
+    vkDestroyShaderModule(vk->dev, mod, NULL);
+    if (r != VK_SUCCESS) {
+        char what[128];
+        snprintf(what, sizeof what, "vkCreateComputePipelines for %s", si->file);
+        return dbk_vk_fail(r, what);
+    }
+    return DBK_OK;
+}
+
+dbk_status dbk_vk_pipeline_get(dbk_vk_state *vk, dbk_vk_shader sh, const uint32_t *spec, int nspec,
+                               const dbk_vk_pipeline **out) {
+    DBK_ASSERT(nspec <= DBK_VK_MAX_SPEC && shaders[sh].bindings <= DBK_VK_MAX_BINDINGS);
+    for (int i = 0; i < vk->npipes; i++) {
+        const dbk_vk_pipeline *pp = &vk->pipes[i];
+        if (pp->shader == sh && pp->nspec == nspec && !memcmp(pp->spec, spec, sizeof *spec * (size_t)nspec)) {
+            *out = pp;
+            return DBK_OK;
+        }
+    }
+    dbk_vk_pipeline *grown = realloc(vk->pipes, sizeof *grown * (size_t)(vk->npipes + 1));
+    if (!grown) return DBK_ERR_OUT_OF_HOST_MEMORY;
+    vk->pipes = grown;
+    dbk_vk_pipeline *pp = &vk->pipes[vk->npipes];
+    memset(pp, 0, sizeof *pp);
+    pp->shader = sh;
+    pp->nspec = nspec;
+    memcpy(pp->spec, spec, sizeof *spec * (size_t)nspec);
+    dbk_status st = build(vk, pp);
+    if (st != DBK_OK) {
+        pipeline_free(vk, pp);
+        return st;
+    }
+    vk->npipes++;
+    *out = pp;
+    return DBK_OK;
+}
