@@ -52,7 +52,11 @@ static void help_main(void) {
            "environment:\n"
            "  DAYBREAK_DATA   folder holding cifar-10-batches-bin/ (default for --data)\n"
            "  DBK_BACKEND     default for --backend (e.g. cpu, opencl:0)\n"
-           "  DBK_LOG         log level: debug, info, warn (default), error\n\n"
+           "  DBK_LOG         log level: debug, info, warn (default), error\n"
+           "  DBK_PLATFORMS_DIR  hardware profiles from this folder instead of the built-in ones\n"
+           "  DBK_KERNEL_DIR  OpenCL kernel sources from this folder instead of the built-in ones\n"
+           "  DBK_CACHE_DIR   compiled-kernel cache folder (off: no cache)\n"
+           "  DBK_VK_VALIDATION  1: Vulkan under the validation layer, validation errors fail\n\n"
            "exit codes: 0 success, 1 error, 2 usage error, 3 target not reached, 4 diverged\n",
            DBK_VERSION);
 }
