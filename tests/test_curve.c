@@ -79,7 +79,8 @@ static dbk_status train_curve(dbk_backend_kind kind, int index, curve *out) {
     dbk_backend *be = NULL;
     dbk_session *s = NULL;
     DBK_TRY(dbk_backend_create(kind, index, &be));
-    const dbk_session_config cfg = {recipe, model, BATCH, BATCH, train_set.count, test_set.count};
+    const dbk_session_config cfg = {.recipe = recipe, .model = model, .batch = BATCH, .eval_batch = BATCH,
+                                    .train_count = train_set.count, .test_count = test_set.count};
     dbk_status st = dbk_session_create(be, &cfg, &s);
     if (st == DBK_OK) st = dbk_session_upload_data(s, &train_set, &test_set);
     if (st == DBK_OK) st = dbk_session_init_params(s, SEED);

@@ -189,7 +189,8 @@ static dbk_status train_two_epochs(uint64_t seed, const char *save_path, run_res
     dbk_backend *be = NULL;
     dbk_session *s = NULL;
     DBK_TRY(dbk_backend_create(DBK_BACKEND_KIND_CPU, 0, &be));
-    dbk_session_config cfg = {recipe, model, 64, 64, train_set.count, test_set.count};
+    dbk_session_config cfg = {.recipe = recipe, .model = model, .batch = 64, .eval_batch = 64,
+                              .train_count = train_set.count, .test_count = test_set.count};
     dbk_status st = dbk_session_create(be, &cfg, &s);
     if (st == DBK_OK) st = dbk_session_upload_data(s, &train_set, &test_set);
     if (st == DBK_OK) st = dbk_session_init_params(s, seed);
@@ -234,7 +235,7 @@ static int checkpoint_should_restore_the_trained_model(void) {
     dbk_backend *be;
     dbk_session *s;
     DBK_CHECK_OK(dbk_backend_create(DBK_BACKEND_KIND_CPU, 0, &be));
-    dbk_session_config cfg = {recipe, model, 64, 64, 0, test_set.count};
+    dbk_session_config cfg = {.recipe = recipe, .model = model, .batch = 64, .eval_batch = 64, .test_count = test_set.count};
     DBK_CHECK_OK(dbk_session_create(be, &cfg, &s));
     DBK_CHECK_OK(dbk_session_upload_data(s, NULL, &test_set));
     DBK_CHECK_OK(dbk_session_init_params(s, 99)); /* other weights, overwritten by the load */

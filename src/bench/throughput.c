@@ -9,7 +9,8 @@ dbk_status dbk_bench_throughput(dbk_backend *be, const dbk_recipe *recipe, int b
                                 const dbk_dataset *train, const dbk_dataset *test, dbk_throughput *out) {
     const dbk_model_spec *model;
     DBK_TRY(dbk_model_find(recipe->model, &model));
-    dbk_session_config cfg = {recipe, model, batch, batch, train->count, test->count};
+    dbk_session_config cfg = {.recipe = recipe, .model = model, .batch = batch, .eval_batch = batch,
+                              .train_count = train->count, .test_count = test->count};
     dbk_session *s;
     DBK_TRY(dbk_session_create(be, &cfg, &s));
     dbk_status st = dbk_session_upload_data(s, train, test);

@@ -15,7 +15,10 @@
  *   params   flat f32: every trainable tensor, in creation order (momentum and gradients
  *            use the same layout in their own flat buffers, so the optimizer is one op);
  *   state    flat f32: batch-norm running mean/var, in creation order;
- *   arena    activations, their gradients and saved tensors (bytes; 256-byte aligned views).
+ *   arena    activations, their gradients and saved tensors (bytes; 256-byte aligned views),
+ *            each at its own offset. The session builds against a virtual arena and lets
+ *            nn/memplan.h place these tensors by lifetime in real buffers, so tensors that are
+ *            never alive together share memory and no buffer exceeds the device's limit.
  * Parameter order and offsets depend only on the model function, so a training graph and an
  * evaluation graph built from the same function share params and state.
  */

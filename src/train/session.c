@@ -11,6 +11,7 @@
 #include "core/log.h"
 #include "core/rng.h"
 #include "core/timer.h"
+#include "nn/memplan.h"
 #include "train/checkpoint.h"
 
 /* Byte layout of the small per-step buffer. */
@@ -35,7 +36,10 @@ struct dbk_session {
     dbk_backend         *be;
     dbk_session_config   cfg;
     dbk_graph           *train_graph, *eval_graph, *tail_graph;  /* tail: last partial eval batch */
-    dbk_buffer          *params, *grads, *momentum, *state, *arena, *scalars;
+    dbk_buffer          *params, *grads, *momentum, *state, *scalars;
+    dbk_memplan         *memplan;                                 /* where the activations live */
+    dbk_buffer         **arena;                                   /* its chunks */
+    int                  arena_chunks;
     dbk_buffer          *train_images, *train_labels, *indices, *test_images, *test_labels;
     program              train_step, eval_step, eval_tail;         /* op lists as laid out */
     dbk_program         *train_prog, *eval_prog, *tail_prog;       /* the same, recorded on the backend */
@@ -146,7 +150,53 @@ static dbk_status alloc(dbk_session *s, size_t nbytes, const char *what, dbk_buf
     return DBK_OK;
 }
 
-static size_t max_size(size_t a, size_t b) { return a > b ? a : b; }
+/* Activations scale with the batch: the hint names the batch whose activations (bytes for the
+ * configured batch) would fit in room bytes. */
+static dbk_status with_batch_hint(dbk_session *s, dbk_status st, double bytes, double room) {
+    const int batch = s->cfg.batch > s->cfg.eval_batch ? s->cfg.batch : s->cfg.eval_batch;
+    if (bytes <= 0 || room <= 0) return st;
+    char reason[800];
+    snprintf(reason, sizeof reason, "%s", dbk_last_error());
+    long fit = (long)(room * 0.9 / (bytes / batch));
+    return dbk_set_error(st, "%s; HINT: a batch of about %ld fits this device (--batch %ld)", reason, fit, fit);
+}
+
+/* Places the programs' activations by lifetime (nn/memplan.h) in buffers no larger than the
+ * device's largest allocation, allocates those and points the programs at them. */
+static dbk_status place_activations(dbk_session *s) {
+    const dbk_device_info *info = dbk_backend_get_info(s->be);
+    size_t max_chunk = s->cfg.max_activation_buffer ? s->cfg.max_activation_buffer : (size_t)info->max_alloc_bytes;
+    if (info->max_alloc_bytes && max_chunk > info->max_alloc_bytes) max_chunk = (size_t)info->max_alloc_bytes;
+    DBK_TRY(dbk_memplan_create(max_chunk, &s->memplan));
+    program *progs[3] = {&s->train_step, &s->eval_step, &s->eval_tail};
+    for (int i = 0; i < 3; i++) {
+        if (!progs[i]->count) continue;
+        dbk_status st = dbk_memplan_add_program(s->memplan, progs[i]->ops, progs[i]->count);
+        if (st == DBK_ERR_OUT_OF_DEVICE_MEMORY) /* one tensor larger than max_chunk */
+            return with_batch_hint(s, st, (double)dbk_memplan_largest_block(s->memplan), (double)max_chunk);
+        DBK_TRY(st);
+    }
+    const int n = dbk_memplan_chunk_count(s->memplan);
+    const size_t total = dbk_memplan_total_bytes(s->memplan);
+    dbk_log(DBK_LOG_LEVEL_INFO, "plan: %zu parameters, %zu statistics, %.1f MiB activations in %d buffer%s (%.1f MiB without reuse)",
+            dbk_graph_param_count(s->eval_graph), dbk_graph_state_count(s->eval_graph), (double)total / 1048576.0, n,
+            n == 1 ? "" : "s", (double)dbk_memplan_unshared_bytes(s->memplan) / 1048576.0);
+    s->arena = dbk_calloc((size_t)(n ? n : 1), sizeof *s->arena);
+    if (!s->arena) return DBK_ERR_OUT_OF_HOST_MEMORY;
+    s->arena_chunks = n;
+    const uint64_t before = s->device_bytes;
+    for (int i = 0; i < n; i++) {
+        char what[48];
+        snprintf(what, sizeof what, "activations (buffer %d of %d)", i + 1, n);
+        dbk_status st = alloc(s, dbk_memplan_chunk_bytes(s->memplan, i), what, &s->arena[i]);
+        if (st != DBK_OK) {
+            double room = (double)info->global_mem_bytes - (double)before;
+            return with_batch_hint(s, st, (double)total, room);
+        }
+    }
+    dbk_memplan_bind(s->memplan, s->arena);
+    return DBK_OK;
+}
 
 dbk_status dbk_session_create(dbk_backend *be, const dbk_session_config *cfg, dbk_session **out) {
     *out = NULL;
@@ -177,13 +227,8 @@ dbk_status dbk_session_create(dbk_backend *be, const dbk_session_config *cfg, db
     if (s->tail_graph && (st = lay_out(s, s->tail_graph, s->eval_tail_batch, false, NULL)) != DBK_OK) goto fail;
     size_t n_params = dbk_graph_param_count(s->eval_graph);
     size_t n_state = dbk_graph_state_count(s->eval_graph);
-    size_t arena = dbk_graph_arena_bytes(s->eval_graph);
-    if (train) arena = max_size(arena, dbk_graph_arena_bytes(s->train_graph));
-    if (s->tail_graph) arena = max_size(arena, dbk_graph_arena_bytes(s->tail_graph));
-    dbk_log(DBK_LOG_LEVEL_INFO, "plan: %zu parameters, %zu statistics, %.1f MiB activations", n_params, n_state,
-            (double)arena / 1048576.0);
 
-    /* Allocate. */
+    /* Allocate everything but the activations. */
     if ((st = alloc(s, n_params * 4, "parameters", &s->params)) != DBK_OK) goto fail;
     if ((st = alloc(s, n_state * 4, "batch-norm statistics", &s->state)) != DBK_OK) goto fail;
     if ((st = alloc(s, SC_BYTES, "step scalars", &s->scalars)) != DBK_OK) goto fail;
@@ -201,34 +246,21 @@ dbk_status dbk_session_create(dbk_backend *be, const dbk_session_config *cfg, db
             goto fail;
         }
     }
-    if ((st = alloc(s, arena, "activations", &s->arena)) != DBK_OK) {
-        char reason[800];
-        snprintf(reason, sizeof reason, "%s", dbk_last_error());
-        /* Activations scale with the batch: say which batch would fit what was left. */
-        double per_image = (double)arena / (double)(cfg->batch > eval_batch ? cfg->batch : eval_batch);
-        const dbk_device_info *info = dbk_backend_get_info(be);
-        uint64_t total = info->global_mem_bytes;
-        if (total > s->device_bytes && per_image > 0) {
-            /* The arena is one buffer, so the device's largest allocation bounds it too. */
-            uint64_t room = total - s->device_bytes;
-            if (info->max_alloc_bytes && info->max_alloc_bytes < room) room = info->max_alloc_bytes;
-            long fit = (long)((double)room * 0.9 / per_image);
-            dbk_set_error(st, "%s; HINT: a batch of about %ld fits this device (--batch %ld)", reason, fit, fit);
-        }
-        goto fail;
-    }
 
-    /* Build: the same layout again, now with buffers, recording the programs. */
+    /* Build: the same layout again, now with buffers, recording the programs. Activations go
+     * to a virtual arena until the memory plan has placed them by lifetime. */
+    dbk_buffer *varena = dbk_memplan_virtual_arena();
     if (train) {
-        dbk_graph_begin_build(s->train_graph, s->params, s->grads, s->state, s->arena);
+        dbk_graph_begin_build(s->train_graph, s->params, s->grads, s->state, varena);
         if ((st = lay_out(s, s->train_graph, cfg->batch, true, &s->train_step)) != DBK_OK) goto fail;
     }
-    dbk_graph_begin_build(s->eval_graph, s->params, NULL, s->state, s->arena);
+    dbk_graph_begin_build(s->eval_graph, s->params, NULL, s->state, varena);
     if ((st = lay_out(s, s->eval_graph, eval_batch, false, &s->eval_step)) != DBK_OK) goto fail;
     if (s->tail_graph) {
-        dbk_graph_begin_build(s->tail_graph, s->params, NULL, s->state, s->arena);
+        dbk_graph_begin_build(s->tail_graph, s->params, NULL, s->state, varena);
         if ((st = lay_out(s, s->tail_graph, s->eval_tail_batch, false, &s->eval_tail)) != DBK_OK) goto fail;
     }
+    if ((st = place_activations(s)) != DBK_OK) goto fail;
 
     /* Let the backend size workspaces, build kernels and record every sequence, once. */
     if (train && (st = dbk_program_create(be, s->train_step.ops, s->train_step.count, &s->train_prog)) != DBK_OK)
@@ -253,7 +285,10 @@ void dbk_session_destroy(dbk_session *s) {
     dbk_graph_destroy(s->train_graph);
     dbk_graph_destroy(s->eval_graph);
     dbk_graph_destroy(s->tail_graph);
-    dbk_buffer *bufs[] = {s->params, s->grads, s->momentum, s->state, s->arena, s->scalars,
+    for (int i = 0; i < s->arena_chunks; i++) dbk_buffer_destroy(s->arena[i]);
+    dbk_free(s->arena);
+    dbk_memplan_destroy(s->memplan);
+    dbk_buffer *bufs[] = {s->params, s->grads, s->momentum, s->state, s->scalars,
                           s->train_images, s->train_labels, s->indices, s->test_images, s->test_labels};
     for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++) dbk_buffer_destroy(bufs[i]);
     dbk_free(s->train_step.ops);
@@ -265,6 +300,7 @@ void dbk_session_destroy(dbk_session *s) {
 }
 
 uint64_t dbk_session_device_bytes(const dbk_session *s) { return s->device_bytes; }
+int dbk_session_activation_buffers(const dbk_session *s) { return s->arena_chunks; }
 size_t dbk_session_param_count(const dbk_session *s) { return dbk_graph_param_count(s->eval_graph); }
 int dbk_session_steps_per_epoch(const dbk_session *s) { return s->cfg.train_count / s->cfg.batch; }
 

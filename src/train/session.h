@@ -32,6 +32,7 @@ typedef struct dbk_session_config {
     int                   eval_batch;  /* evaluation batch (<= batch keeps the arena shared) */
     int32_t               train_count; /* images in the training set (0 = inference only) */
     int32_t               test_count;  /* images in the test set */
+    size_t                max_activation_buffer; /* bytes; 0 = the device's largest allocation */
 } dbk_session_config;
 
 typedef struct dbk_epoch_counters {
@@ -46,6 +47,9 @@ void       dbk_session_destroy(dbk_session *s);                 /* accepts NULL 
 
 /* Bytes of device memory the session allocated (for logs and out-of-memory hints). */
 uint64_t dbk_session_device_bytes(const dbk_session *s);
+/* Buffers the activations were placed in (nn/memplan.h: at most the device's largest
+ * allocation, or the config's max_activation_buffer, each). */
+int      dbk_session_activation_buffers(const dbk_session *s);
 size_t   dbk_session_param_count(const dbk_session *s);
 int      dbk_session_steps_per_epoch(const dbk_session *s);    /* full batches only (drop_last) */
 
