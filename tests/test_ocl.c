@@ -7,6 +7,7 @@
  *   - both GEMM paths, our tiled kernels and CLBlast, selected through a profile folder
  *     (DBK_PLATFORMS_DIR), against the CPU reference on GEMM and the three convolutions;
  *   - programs: replay accumulates, timed runs report device time for every op;
+ *   - small writes, staged and not waiting for the queue, land in queue order between ops;
  *   - the vectorised 2x2 max pool keeps the CPU's tie and NaN rules and argmax exactly;
  *   - errors: a kernel that fails to build reports the build log, a missing DBK_KERNEL_DIR
  *     file is named, OpenCL errors are reported by name with the right status.
@@ -304,6 +305,40 @@ static int programs_should_replay_and_time_every_op(void) {
     return 0;
 }
 
+/* Small writes are staged and do not wait for the queue (ocl_buffer.c): each must still land
+ * between the ops enqueued around it, and a staging slot must not be reused before its write
+ * ran. 200 writes go through the 64 slots three times over, and the host copy is clobbered
+ * at once after each write. */
+static int small_writes_should_stay_in_queue_order(void) {
+    dbk_backend *be;
+    DBK_CHECK_OK(create(&be));
+    dbk_buffer *buf;
+    DBK_CHECK_OK(dbk_buffer_create(be, 4096, &buf));
+    dbk_tensor acc = dbk_tensor_make(buf, 0, DBK_DTYPE_F32, 1, 1, 1, 1, 1);
+    dbk_tensor v = dbk_tensor_make(buf, 256, DBK_DTYPE_F32, 1, 1, 1, 1, 1);
+    const float zero = 0.0f;
+    DBK_CHECK_OK(dbk_tensor_write(&acc, &zero));
+    dbk_op_desc add = {.op = DBK_OP_ADD, .src = {acc, v}, .dst = {acc}, .label = "acc += v"};
+    dbk_program *p;
+    DBK_CHECK_OK(dbk_program_create(be, &add, 1, &p));
+    const int n = 3 * DBK_OCL_STAGING_SLOTS + 8;
+    for (int i = 0; i < n; i++) {
+        float value = (float)i;
+        DBK_CHECK_OK(dbk_buffer_write(buf, 256, &value, sizeof value));
+        value = -1e6f;
+        DBK_CHECK_OK(dbk_program_run(p));
+    }
+    DBK_CHECK_OK(dbk_backend_sync(be));
+    float sum;
+    DBK_CHECK_OK(dbk_tensor_read(&acc, &sum));
+    const float want = (float)(n * (n - 1) / 2);
+    DBK_CHECK_MSG(sum == want, "sum of %d written values: %g, expected %g", n, (double)sum, (double)want);
+    dbk_program_destroy(p);
+    dbk_buffer_destroy(buf);
+    dbk_backend_destroy(be);
+    return 0;
+}
+
 /* ---------------------------------------------------------------------------------- */
 /* errors                                                                             */
 
@@ -396,6 +431,7 @@ int main(void) {
                                  : "the OpenCL backend is not compiled in");
     DBK_RUN(second_build_should_read_the_cache_and_reject_a_corrupted_file);
     DBK_RUN(programs_should_replay_and_time_every_op);
+    DBK_RUN(small_writes_should_stay_in_queue_order);
     DBK_RUN(vector_max_pool_should_keep_tie_and_nan_rules);
     DBK_RUN(opencl_errors_should_be_reported_by_name);
     DBK_RUN(a_missing_kernel_file_should_be_named);

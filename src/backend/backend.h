@@ -83,7 +83,8 @@ dbk_status dbk_buffer_create(dbk_backend *be, size_t nbytes, dbk_buffer **out);
 void       dbk_buffer_destroy(dbk_buffer *buf);               /* accepts NULL */
 size_t     dbk_buffer_size(const dbk_buffer *buf);
 
-/* Blocking copies between host memory and a buffer range (ordered after enqueued ops). */
+/* Copies between host memory and a buffer range, ordered after enqueued ops. The host memory
+ * may be reused when they return (a backend may stage a small write and let it run later). */
 dbk_status dbk_buffer_write(dbk_buffer *dst, size_t offset, const void *src, size_t nbytes);
 dbk_status dbk_buffer_read(const dbk_buffer *src, size_t offset, void *dst, size_t nbytes);
 

@@ -8,8 +8,12 @@
  * write into the last word makes the driver back the buffer now, and its failure is reported
  * as DBK_ERR_OUT_OF_DEVICE_MEMORY naming the size.
  *
- * Copies are blocking and go through the one in-order queue, so they are ordered after every
- * op enqueued before them (backend.h).
+ * Copies go through the one in-order queue, so they are ordered after every op enqueued
+ * before them (backend.h). Reads and large writes block. Small writes (at most
+ * DBK_OCL_STAGING_BYTES: the learning rate and augmentation state written before every step)
+ * are copied into a staging slot and enqueued without waiting: a blocking write would wait for
+ * the whole queue, so the host would enqueue step k+1 only after the device finished step k,
+ * and the device would idle for the time it takes to enqueue a step.
  */
 #include <string.h>
 
@@ -39,11 +43,42 @@ void dbk_ocl_buffer_free(dbk_backend *be, dbk_buffer *buf) {
     buf->impl = NULL;
 }
 
+/* A free staging slot: the next one in the ring, after its earlier write has completed. */
+static dbk_status staging_slot(dbk_backend *be, dbk_ocl_staging **out) {
+    dbk_ocl_ctx *c = dbk_ocl(be);
+    dbk_ocl_staging *slot = &c->staging[c->staging_next];
+    c->staging_next = (c->staging_next + 1) % DBK_OCL_STAGING_SLOTS;
+    if (slot->done) {
+        cl_int err = clWaitForEvents(1, &slot->done);
+        clReleaseEvent(slot->done);
+        slot->done = NULL;
+        if (err != CL_SUCCESS) return dbk_ocl_fail(be, err, "waiting for an earlier small write");
+    }
+    *out = slot;
+    return DBK_OK;
+}
+
 dbk_status dbk_ocl_buffer_write(dbk_backend *be, dbk_buffer *dst, size_t off, const void *src, size_t n) {
     if (n == 0) return DBK_OK;
-    cl_int err = clEnqueueWriteBuffer(dbk_ocl(be)->queue, (cl_mem)dst->impl, CL_TRUE, off, n, src, 0, NULL, NULL);
+    cl_command_queue q = dbk_ocl(be)->queue;
+    cl_int err;
+    if (n <= DBK_OCL_STAGING_BYTES) {
+        dbk_ocl_staging *slot = NULL;
+        DBK_TRY(staging_slot(be, &slot));
+        memcpy(slot->data, src, n);
+        err = clEnqueueWriteBuffer(q, (cl_mem)dst->impl, CL_FALSE, off, n, slot->data, 0, NULL, &slot->done);
+    } else {
+        err = clEnqueueWriteBuffer(q, (cl_mem)dst->impl, CL_TRUE, off, n, src, 0, NULL, NULL);
+    }
     if (err != CL_SUCCESS) return dbk_ocl_fail(be, err, "writing %zu bytes at offset %zu", n, off);
     return DBK_OK;
+}
+
+void dbk_ocl_staging_release(dbk_ocl_ctx *c) {
+    for (int i = 0; i < DBK_OCL_STAGING_SLOTS; i++) {
+        if (c->staging[i].done) clReleaseEvent(c->staging[i].done);
+        c->staging[i].done = NULL;
+    }
 }
 
 dbk_status dbk_ocl_buffer_read(dbk_backend *be, const dbk_buffer *src, size_t off, void *dst, size_t n) {

@@ -181,6 +181,7 @@ static void ocl_destroy(dbk_backend *be) {
     dbk_ocl_ctx *c = be->impl;
     if (!c) return;
     if (c->queue) clFinish(c->queue);
+    dbk_ocl_staging_release(c);
     if (c->workspace) clReleaseMemObject(c->workspace);
     if (c->program) clReleaseProgram(c->program);
     if (c->queue) clReleaseCommandQueue(c->queue);

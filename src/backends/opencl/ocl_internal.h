@@ -59,6 +59,16 @@ typedef struct dbk_ocl_build_stats {
     char cache_file[2200];  /* the cache file of the last build ("" when caching is off) */
 } dbk_ocl_build_stats;
 
+/* Staging for small writes (ocl_buffer.c): the per-step scalars are copied here and written
+ * without waiting for the queue; a slot is reused once its write has completed. */
+#define DBK_OCL_STAGING_SLOTS 64
+#define DBK_OCL_STAGING_BYTES 256
+
+typedef struct dbk_ocl_staging {
+    unsigned char data[DBK_OCL_STAGING_BYTES];
+    cl_event      done;                  /* the write reading data, NULL when free */
+} dbk_ocl_staging;
+
 typedef struct dbk_ocl_ctx {
     cl_platform_id     platform;
     cl_device_id       device;
@@ -75,6 +85,8 @@ typedef struct dbk_ocl_ctx {
     size_t             workspace_bytes;
     dbk_ocl_build_stats stats;
     char               profile_id[64];
+    dbk_ocl_staging    staging[DBK_OCL_STAGING_SLOTS];
+    int                staging_next;
 } dbk_ocl_ctx;
 
 static inline dbk_ocl_ctx *dbk_ocl(const dbk_backend *be) { return (dbk_ocl_ctx *)be->impl; }
@@ -107,6 +119,8 @@ dbk_status dbk_ocl_build_program(dbk_backend *be, const char *options);
 dbk_status dbk_ocl_buffer_alloc(dbk_backend *be, size_t nbytes, dbk_buffer *buf);
 void       dbk_ocl_buffer_free(dbk_backend *be, dbk_buffer *buf);
 dbk_status dbk_ocl_buffer_write(dbk_backend *be, dbk_buffer *dst, size_t off, const void *src, size_t n);
+/* Releases the events of finished small writes (after clFinish, when the backend closes). */
+void       dbk_ocl_staging_release(dbk_ocl_ctx *c);
 dbk_status dbk_ocl_buffer_read(dbk_backend *be, const dbk_buffer *src, size_t off, void *dst, size_t n);
 dbk_status dbk_ocl_sync(dbk_backend *be);
 
