@@ -5,7 +5,8 @@
  * usage: test_ops_backend <backend-spec>      e.g. cpu, opencl:0, vulkan:0
  *
  * Each case builds one op descriptor, gives both backends the same random inputs, runs it on
- * both and compares every output. One line per case: op, shape summary, the largest NMSE of
+ * both and compares every output. A passing case runs once more on the device as a one-op
+ * program (dbk_program_create/run, the path of training steps) and is judged again. One line per case: op, shape summary, the largest NMSE of
  * its f32 outputs, the tolerance, PASS/FAIL (details follow a FAIL).
  *
  * Conventions:
@@ -263,13 +264,24 @@ static dbk_status place(dbk_backend *be, const tcase *c, placed *p, dbk_op_desc 
     return DBK_OK;
 }
 
-/* Places, prepares, runs and synchronises; got[s] receives each buffer's whole contents. */
-static dbk_status run_on(dbk_backend *be, const tcase *c, placed *p, unsigned char *got[NSLOT]) {
+/* Places, runs and synchronises; got[s] receives each buffer's whole contents. The op runs
+ * either directly (prepare, then dbk_backend_run) or as a one-op program (dbk_program_create
+ * and dbk_program_run: the path training steps take, recorded command buffers on Vulkan). */
+static dbk_status run_on(dbk_backend *be, const tcase *c, placed *p, bool as_program, unsigned char *got[NSLOT]) {
     dbk_op_desc d;
     DBK_TRY(place(be, c, p, &d));
-    DBK_TRY(dbk_backend_prepare(be, &d));
-    DBK_TRY(dbk_backend_run(be, &d));
-    DBK_TRY(dbk_backend_sync(be));
+    if (as_program) {
+        dbk_program *prog;
+        DBK_TRY(dbk_program_create(be, &d, 1, &prog));
+        dbk_status st = dbk_program_run(prog);
+        if (st == DBK_OK) st = dbk_backend_sync(be);
+        dbk_program_destroy(prog);
+        DBK_TRY(st);
+    } else {
+        DBK_TRY(dbk_backend_prepare(be, &d));
+        DBK_TRY(dbk_backend_run(be, &d));
+        DBK_TRY(dbk_backend_sync(be));
+    }
     for (int s = 0; s < NSLOT; s++) {
         if (!p->buf[s]) continue;
         got[s] = xmalloc(p->total[s]);
@@ -430,13 +442,27 @@ static int run_case(tcase *c) {
     else if (!dbk_backend_supports(dev_be, &probe))
         snprintf(why, sizeof why, "%s does not support %s for this case: every op is required", dev_name, op);
     placed_free(&pd);
-    if (!why[0] && (st = run_on(ref_be, c, &pr, gr)) != DBK_OK)
+    if (!why[0] && (st = run_on(ref_be, c, &pr, false, gr)) != DBK_OK)
         snprintf(why, sizeof why, "the CPU reference failed: %s: %s", dbk_status_str(st), dbk_last_error());
-    if (!why[0] && (st = run_on(dev_be, c, &pd, gd)) != DBK_OK)
+    if (!why[0] && (st = run_on(dev_be, c, &pd, false, gd)) != DBK_OK)
         snprintf(why, sizeof why, "%s failed: %s: %s", dev_name, dbk_status_str(st), dbk_last_error());
     int fail = why[0] != '\0';
     if (!fail) fail = judge(c, &pr, &pd, gr, gd, &worst);
     if (!fail) fail = planted_faults_missed(c, &pr, &pd, gr, gd) > 0;
+    if (!fail) { /* the same case once more, as a one-op program */
+        double worst_program = 0.0;
+        for (int s = 0; s < NSLOT; s++) {
+            free(gd[s]);
+            gd[s] = NULL;
+        }
+        placed_free(&pd);
+        if ((st = run_on(dev_be, c, &pd, true, gd)) != DBK_OK)
+            snprintf(why, sizeof why, "%s failed as a program: %s: %s", dev_name, dbk_status_str(st), dbk_last_error());
+        fail = why[0] != '\0';
+        if (!fail && (fail = judge(c, &pr, &pd, gr, gd, &worst_program)) != 0)
+            note("    (the direct run passed; the one-op program did not)\n");
+        if (worst_program > worst) worst = worst_program;
+    }
 
     printf("%-20s %-64s nmse %9.2e  tol %-7.1g %s\n", op, c->shape, worst, tol, fail ? "FAIL" : "PASS");
     if (why[0]) printf("    %s\n", why);
