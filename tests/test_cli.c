@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "core/status.h"
 #include "test_util.h"
@@ -150,6 +151,26 @@ static int existing_result_should_not_be_overwritten(void) {
     return 0;
 }
 
+/* A batch whose activations cannot fit (ResNet9 at batch 50,000 needs ~177 GiB) is refused
+ * before anything is allocated, with the sizes, a batch that fits, exit 1 and no output
+ * folder. */
+static int a_batch_too_large_for_the_device_should_fail_with_a_hint(void) {
+    const char *dir = dbk_test_tmpdir("cli_oom");
+    DBK_CHECK(dir != NULL);
+    char out_dir[4200], args[8192];
+    snprintf(out_dir, sizeof out_dir, "%s/run", dir);
+    snprintf(args, sizeof args,
+             "train --backend cpu --recipe cifar10-resnet9 --batch 50000 --train-subset 50000 --test-subset 100 "
+             "--epochs 1 --quiet --out '%s'",
+             out_dir);
+    int rc = run(NULL, args);
+    if (dbk_test_cifar_dir() == NULL) return 0; /* without data the data error comes first */
+    EXPECT(1, "the activations need");
+    DBK_CHECK_MSG(strstr(out, "HINT: a batch of about") != NULL, "no batch hint:\n%s", out);
+    DBK_CHECK_MSG(access(out_dir, F_OK) != 0, "%s was created by a run that could not start", out_dir);
+    return 0;
+}
+
 static int missing_checkpoint_should_fail_by_name(void) {
     int rc = run(NULL, "eval --checkpoint /nonexistent/model.ckpt");
     EXPECT(1, "/nonexistent/model.ckpt");
@@ -227,6 +248,7 @@ int main(int argc, char **argv) {
     DBK_RUN(truncated_data_should_name_the_file);
     DBK_RUN(existing_result_should_not_be_overwritten);
     DBK_RUN(missing_checkpoint_should_fail_by_name);
+    DBK_RUN(a_batch_too_large_for_the_device_should_fail_with_a_hint);
     DBK_RUN(bench_commands_should_reject_bad_input);
     DBK_RUN(unknown_platform_should_fail_with_the_known_ids);
     DBK_RUN(missing_result_folder_should_fail_by_name);

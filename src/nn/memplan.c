@@ -224,16 +224,10 @@ static dbk_status place(dbk_memplan *mp, plan_program *p) {
     for (int i = 0; i < p->nblocks; i++) {
         block *b = &p->blocks[order[i]];
         if (b->first < 0) continue; /* never touched (cannot happen: blocks come from the ops) */
-        if (block_bytes(b) > mp->max_chunk) {
-            st = dbk_set_error(DBK_ERR_OUT_OF_DEVICE_MEMORY,
-                               "one activation takes %.1f MiB, more than the device's largest buffer (%.1f MiB)",
-                               (double)block_bytes(b) / 1048576.0, (double)mp->max_chunk / 1048576.0);
-            goto done;
-        }
         size_t at = SIZE_MAX;
         int c = 0;
         for (; c < used && at == SIZE_MAX; c++) at = fit_in_chunk(mp, p, b, c, live);
-        if (at == SIZE_MAX) { /* a chunk of its own */
+        if (at == SIZE_MAX) { /* a new chunk (of its own size if larger than max_chunk) */
             c = used++;
             at = 0;
         } else {

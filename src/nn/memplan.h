@@ -15,7 +15,9 @@
  *      (which must write it) to the last;
  *   3. places blocks, largest first, at the lowest 256-byte-aligned offset of the first chunk
  *      where no block with an overlapping lifetime sits, opening a new chunk when none has
- *      room below max_chunk_bytes (the device's largest allocation);
+ *      room below max_chunk_bytes (the device's largest allocation). A block larger than
+ *      that gets a chunk of its own size: the caller compares dbk_memplan_largest_block with
+ *      its limit and refuses the plan, knowing its total size for a hint;
  *   4. once the chunks are allocated, rewrites every virtual tensor of the program to its
  *      chunk and offset.
  * Several programs that never run at the same time (training step, evaluation batch) share

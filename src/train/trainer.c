@@ -64,7 +64,6 @@ static dbk_status checkpoint_meta(const dbk_train_options *opt, const dbk_train_
 
 static dbk_status setup(run *r, const dbk_train_options *opt, dbk_train_report *rep) {
     const dbk_recipe *rc = &opt->recipe;
-    DBK_TRY(dbk_mkdir_p(opt->out_dir));
     snprintf(r->logs_path, sizeof r->logs_path, "%s/logs.tsv", opt->out_dir);
     snprintf(r->json_path, sizeof r->json_path, "%s/result.json", opt->out_dir);
     snprintf(r->ckpt_path, sizeof r->ckpt_path, "%s/model.ckpt", opt->out_dir);
@@ -99,7 +98,8 @@ static dbk_status setup(run *r, const dbk_train_options *opt, dbk_train_report *
     rep->param_count = dbk_session_param_count(r->session);
     rep->step_flops = dbk_session_step_flops(r->session);
     rep->steps_per_epoch = dbk_session_steps_per_epoch(r->session);
-    return DBK_OK;
+    /* Only now: a run that cannot start (data, device, memory) leaves no folder behind. */
+    return dbk_mkdir_p(opt->out_dir);
 }
 
 /* Copies the per-op profile into the report (result.json "profile"). */
