@@ -25,16 +25,27 @@ static uint32_t fbits(float f) {
     return u;
 }
 
+/* Shared memory of a tile: A (BK, BM) and B (BK, BN) floats (shaders/common/gemm_core.glsl). */
+static uint32_t tile_smem(const dbk_vk_tiles *t) { return (t->bm + t->bn) * t->bk * 4; }
+
 /* Specialization constants and grid of the GEMM-shaped shaders for an (m x n) output. A
  * layer with few output rows (16 or 32 channels in the quick recipe's narrow ResNet9) would
  * leave most of a BM-row tile idle, so BM is halved and BN doubled while the rows allow it:
- * the same invocations and shared memory, fewer wasted multiply-adds. */
+ * the same invocations, fewer wasted multiply-adds (BK is halved when the wider tile would
+ * overflow shared memory). When the columns are few too (the first layer's filter gradient:
+ * 16 x 27), BN is halved with half the invocations, down to 8 (one SIMD vector on lavapipe). */
 static void tile_spec(const dbk_vk_state *vk, const dbk_vk_tiles *tiles, uint64_t m, uint64_t n,
                       dbk_vk_dispatch *d) {
+    const uint32_t smem = vk->props.limits.maxComputeSharedMemorySize;
     dbk_vk_tiles t = *tiles;
-    while (m <= t.bm / 2 && t.bm / 2 >= t.tm && t.bm % 2 == 0 &&
-           (t.bm / 2 + t.bn * 2) * t.bk * 4 <= vk->props.limits.maxComputeSharedMemorySize)
-        t.bm /= 2, t.bn *= 2;
+    while (m <= t.bm / 2 && (t.bm / 2) % t.tm == 0 && t.bm / 2 >= t.tm) {
+        dbk_vk_tiles u = t;
+        u.bm /= 2, u.bn *= 2;
+        while (tile_smem(&u) > smem && u.bk % 2 == 0 && u.bk / 2 >= 4) u.bk /= 2;
+        if (tile_smem(&u) > smem) break;
+        t = u;
+    }
+    while (n <= t.bn / 2 && (t.bn / 2) % t.tn == 0 && (t.bm / t.tm) * (t.bn / 2 / t.tn) >= 8) t.bn /= 2;
     d->nspec = 6;
     d->spec[0] = (t.bm / t.tm) * (t.bn / t.tn);
     d->spec[1] = t.bm;
