@@ -28,24 +28,39 @@ static uint32_t fbits(float f) {
 /* Shared memory of a tile: A (BK, BM) and B (BK, BN) floats (shaders/common/gemm_core.glsl). */
 static uint32_t tile_smem(const dbk_vk_tiles *t) { return (t->bm + t->bn) * t->bk * 4; }
 
-/* Specialization constants and grid of the GEMM-shaped shaders for an (m x n) output. A
- * layer with few output rows (16 or 32 channels in the quick recipe's narrow ResNet9) would
- * leave most of a BM-row tile idle, so BM is halved and BN doubled while the rows allow it:
- * the same invocations, fewer wasted multiply-adds (BK is halved when the wider tile would
- * overflow shared memory). When the columns are few too (the first layer's filter gradient:
- * 16 x 27), BN is halved with half the invocations, down to 8 (one SIMD vector on lavapipe). */
+/* Specialization constants and grid of the GEMM-shaped shaders for an (m x n) output.
+ * The profile's tile suits big layers; a narrow one (16 or 32 output channels in the quick
+ * recipe's ResNet9, or the 27 columns of the first layer's filter gradient) would leave most
+ * of it idle. So BM and BN are chosen among the profile's halved or doubled (at most the
+ * profile's invocations, at least 8: one SIMD vector on lavapipe) by a cost model: padded
+ * multiply-adds times (1 + 32 (1/BM + 1/BN)) (1 + 1/BK): the staging loads per multiply-add
+ * cost as much as the multiply-adds at 64x64 on lavapipe, and each BK step pays two barriers
+ * (test_vk --bench: a 16-row backward-data layer ran 14% faster at 16x128x32 than at
+ * 16x1024x4). BK is halved while the tile would overflow shared memory. */
 static void tile_spec(const dbk_vk_state *vk, const dbk_vk_tiles *tiles, uint64_t m, uint64_t n,
                       dbk_vk_dispatch *d) {
     const uint32_t smem = vk->props.limits.maxComputeSharedMemorySize;
+    const uint32_t nt_max = (tiles->bm / tiles->tm) * (tiles->bn / tiles->tn);
+    const uint32_t nt_min = nt_max < 8 ? nt_max : 8;
     dbk_vk_tiles t = *tiles;
-    while (m <= t.bm / 2 && (t.bm / 2) % t.tm == 0 && t.bm / 2 >= t.tm) {
-        dbk_vk_tiles u = t;
-        u.bm /= 2, u.bn *= 2;
-        while (tile_smem(&u) > smem && u.bk % 2 == 0 && u.bk / 2 >= 4) u.bk /= 2;
-        if (tile_smem(&u) > smem) break;
-        t = u;
+    double best = -1.0;
+    for (uint32_t bm = tiles->bm; bm >= tiles->tm && bm % tiles->tm == 0; bm /= 2) {
+        for (uint32_t bn = tiles->bn * 16; bn >= tiles->tn; bn /= 2) {
+            if (bn % tiles->tn) continue;
+            const uint32_t nt = (bm / tiles->tm) * (bn / tiles->tn);
+            if (nt > nt_max || nt < nt_min) continue;
+            if ((n + bn - 1) / bn > vk->props.limits.maxComputeWorkGroupCount[0] ||
+                (m + bm - 1) / bm > vk->props.limits.maxComputeWorkGroupCount[1])
+                continue;
+            dbk_vk_tiles u = {bm, bn, tiles->bk, tiles->tm, tiles->tn};
+            while (tile_smem(&u) > smem && u.bk % 2 == 0 && u.bk / 2 >= 4) u.bk /= 2;
+            if (tile_smem(&u) > smem) continue;
+            const double padded = (double)((m + bm - 1) / bm * bm) * (double)((n + bn - 1) / bn * bn);
+            const double cost = padded * (1.0 + 32.0 * (1.0 / bm + 1.0 / bn)) * (1.0 + 1.0 / u.bk);
+            if (best < 0 || cost < best) best = cost, t = u;
+        }
+        if (bm / 2 < tiles->tm) break;
     }
-    while (n <= t.bn / 2 && (t.bn / 2) % t.tn == 0 && (t.bm / t.tm) * (t.bn / 2 / t.tn) >= 8) t.bn /= 2;
     d->nspec = 6;
     d->spec[0] = (t.bm / t.tm) * (t.bn / t.tn);
     d->spec[1] = t.bm;
