@@ -32,16 +32,17 @@ static uint32_t tile_smem(const dbk_vk_tiles *t) { return (t->bm + t->bn) * t->b
  * The profile's tile suits big layers; a narrow one (16 or 32 output channels in the quick
  * recipe's ResNet9, or the 27 columns of the first layer's filter gradient) would leave most
  * of it idle. So BM and BN are chosen among the profile's halved or doubled (at most the
- * profile's invocations, at least 8: one SIMD vector on lavapipe) by a cost model: padded
- * multiply-adds times (1 + 32 (1/BM + 1/BN)) (1 + 1/BK): the staging loads per multiply-add
- * cost as much as the multiply-adds at 64x64 on lavapipe, and each BK step pays two barriers
- * (test_vk --bench: a 16-row backward-data layer ran 14% faster at 16x128x32 than at
- * 16x1024x4). BK is halved while the tile would overflow shared memory. */
+ * profile's invocations, at least one subgroup: 8 on lavapipe, 32 or 64 on GPUs, so no warp
+ * runs part-empty) by a cost model: padded multiply-adds times (1 + 32 (1/BM + 1/BN))
+ * (1 + 1/BK): the staging loads per multiply-add cost as much as the multiply-adds at 64x64
+ * on lavapipe, and each BK step pays two barriers (test_vk --bench: a 16-row backward-data
+ * layer ran 14% faster at 16x128x32 than at 16x1024x4). BK is halved while the tile would
+ * overflow shared memory. */
 static void tile_spec(const dbk_vk_state *vk, const dbk_vk_tiles *tiles, uint64_t m, uint64_t n,
                       dbk_vk_dispatch *d) {
     const uint32_t smem = vk->props.limits.maxComputeSharedMemorySize;
     const uint32_t nt_max = (tiles->bm / tiles->tm) * (tiles->bn / tiles->tn);
-    const uint32_t nt_min = nt_max < 8 ? nt_max : 8;
+    const uint32_t nt_min = nt_max < vk->subgroup ? nt_max : vk->subgroup;
     dbk_vk_tiles t = *tiles;
     double best = -1.0;
     for (uint32_t bm = tiles->bm; bm >= tiles->tm && bm % tiles->tm == 0; bm /= 2) {
