@@ -21,14 +21,15 @@ layout(binding = 2) writeonly buffer BufDX { float dx[]; }; /* (N,C,H,W) */
 float load_a(uint c, uint kd) {
     if (c >= GEMM_M || kd >= GEMM_K) return 0.0;
     const uint rs = pc.R * pc.S;
-    return w[pc.r1 + ((kd / rs) * pc.C + c) * rs + kd % rs];
+    const uint k = conv_div(kd, rs);
+    return w[pc.r1 + (k * pc.C + c) * rs + kd - k * rs];
 }
 
 float load_b(uint kd, uint col) {
     if (kd >= GEMM_K || col >= GEMM_N) return 0.0;
     const uint rs = pc.R * pc.S, hw = pc.H * pc.W;
-    const uint k = kd / rs, r = (kd / pc.S) % pc.R, s = kd % pc.S;
-    const uint n = col / hw, h = (col % hw) / pc.W, ww = col % pc.W;
+    const uint k = conv_div(kd, rs), ks = conv_div(kd, pc.S), r = ks - k * pc.R, s = kd - ks * pc.S;
+    const uint n = conv_div(col, hw), cw = conv_div(col, pc.W), h = cw - n * pc.H, ww = col - cw * pc.W;
     const int ty = int(h + pc.ph) - int(r), tx = int(ww + pc.pw) - int(s);
     if (ty < 0 || tx < 0) return 0.0;
     if (uint(ty) % pc.sh != 0 || uint(tx) % pc.sw != 0) return 0.0;
@@ -38,8 +39,8 @@ float load_b(uint kd, uint col) {
 }
 
 void store_c(uint c, uint col, float v) {
-    const uint hw = pc.H * pc.W, n = col / hw;
-    dx[pc.r2 + (n * pc.C + c) * hw + col % hw] = v;
+    const uint hw = pc.H * pc.W, n = conv_div(col, hw);
+    dx[pc.r2 + (n * pc.C + c) * hw + col - n * hw] = v;
 }
 
 #include "common/gemm_core.glsl"

@@ -28,14 +28,15 @@ layout(binding = 3) writeonly buffer BufPart { float part[]; }; /* (splits, K, C
 float load_a(uint k, uint kd) {
     if (k >= GEMM_M || kd >= GEMM_K) return 0.0;
     const uint pq = pc.P * pc.Q;
-    return dy_at(pc.r1 + ((kd / pq) * pc.K + k) * pq + kd % pq, pc.step1);
+    const uint n = conv_div(kd, pq);
+    return dy_at(pc.r1 + (n * pc.K + k) * pq + kd - n * pq, pc.step1);
 }
 
 float load_b(uint kd, uint crs) {
     if (kd >= GEMM_K || crs >= GEMM_N) return 0.0;
     const uint rs = pc.R * pc.S, pq = pc.P * pc.Q;
-    const uint c = crs / rs, r = (crs / pc.S) % pc.R, s = crs % pc.S;
-    const uint n = kd / pq, p = (kd % pq) / pc.Q, q = kd % pc.Q;
+    const uint c = conv_div(crs, rs), cs = conv_div(crs, pc.S), r = cs - c * pc.R, s = crs - cs * pc.S;
+    const uint n = conv_div(kd, pq), kq = conv_div(kd, pc.Q), p = kq - n * pc.P, q = kd - kq * pc.Q;
     const int h = int(p * pc.sh + r) - int(pc.ph), ww = int(q * pc.sw + s) - int(pc.pw);
     if (h < 0 || h >= int(pc.H) || ww < 0 || ww >= int(pc.W)) return 0.0;
     return x_at(pc.r0 + ((n * pc.C + c) * pc.H + uint(h)) * pc.W + uint(ww), pc.step0);

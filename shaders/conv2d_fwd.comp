@@ -25,16 +25,16 @@ float load_a(uint m, uint k) {
 float load_b(uint k, uint col) {
     if (k >= GEMM_K || col >= GEMM_N) return 0.0;
     const uint rs = pc.R * pc.S, pq = pc.P * pc.Q;
-    const uint c = k / rs, r = (k / pc.S) % pc.R, s = k % pc.S;
-    const uint n = col / pq, p = (col % pq) / pc.Q, q = col % pc.Q;
+    const uint c = conv_div(k, rs), ks = conv_div(k, pc.S), r = ks - c * pc.R, s = k - ks * pc.S;
+    const uint n = conv_div(col, pq), cq = conv_div(col, pc.Q), p = cq - n * pc.P, q = col - cq * pc.Q;
     const int h = int(p * pc.sh + r) - int(pc.ph), ww = int(q * pc.sw + s) - int(pc.pw);
     if (h < 0 || h >= int(pc.H) || ww < 0 || ww >= int(pc.W)) return 0.0;
     return x[pc.r0 + ((n * pc.C + c) * pc.H + uint(h)) * pc.W + uint(ww)];
 }
 
 void store_c(uint m, uint col, float v) {
-    const uint pq = pc.P * pc.Q, n = col / pq;
-    y[pc.r2 + (n * pc.K + m) * pq + col % pq] = v;
+    const uint pq = pc.P * pc.Q, n = conv_div(col, pq);
+    y[pc.r2 + (n * pc.K + m) * pq + col - n * pq] = v;
 }
 
 #include "common/gemm_core.glsl"

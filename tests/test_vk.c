@@ -546,6 +546,25 @@ static int bench(void) {
         printf("%-18s (32,128,32,32) 3x3 K128: %9.2f ms %6.2f GFLOP/s  %6.2f GFLOP/CPU-s\n", dbk_op_name(ops[i].op),
                t * 1e3, dbk_op_flops(&ops[i]) / t * 1e-9, dbk_op_flops(&ops[i]) / cpu * 1e-9);
     }
+    /* The quick recipe's narrow layers at batch 64 (resnet9-quarter): prep (3 -> 16 channels)
+     * and layer1 (16 -> 32), where a wide tile would be mostly idle (vk_ops_conv.c tile_spec). */
+    static const int64_t narrow[2][2] = {{3, 16}, {16, 32}};
+    for (int l = 0; l < 2; l++) {
+        const int64_t Nn = 64, Cn = narrow[l][0], Kn = narrow[l][1];
+        const dbk_tensor xn = dbk_tensor_make(a, 0, DBK_DTYPE_F32, 4, Nn, Cn, H, H);
+        const dbk_tensor wn = dbk_tensor_make(b, 0, DBK_DTYPE_F32, 4, Kn, Cn, 3, 3);
+        const dbk_tensor yn = dbk_tensor_make(c, 0, DBK_DTYPE_F32, 4, Nn, Kn, H, H);
+        ops[0].src[0] = xn, ops[0].src[1] = wn, ops[0].dst[0] = yn;
+        ops[1].src[0] = dbk_tensor_make(a, 0, DBK_DTYPE_F32, 4, Nn, Kn, H, H), ops[1].src[1] = wn;
+        ops[1].dst[0] = dbk_tensor_make(c, 0, DBK_DTYPE_F32, 4, Nn, Cn, H, H);
+        ops[2].src[0] = xn, ops[2].src[1] = dbk_tensor_make(b, 0, DBK_DTYPE_F32, 4, Nn, Kn, H, H);
+        ops[2].dst[0] = dbk_tensor_make(c, 0, DBK_DTYPE_F32, 4, Kn, Cn, 3, 3);
+        for (int i = 0; i < 3; i++) {
+            t = time_program(be, &ops[i], 1, 1, &cpu);
+            printf("%-18s (64,%3d,32,32) 3x3 K%-3d %9.2f ms %6.2f GFLOP/s  %6.2f GFLOP/CPU-s\n", dbk_op_name(ops[i].op),
+                   (int)Cn, (int)Kn, t * 1e3, dbk_op_flops(&ops[i]) / t * 1e-9, dbk_op_flops(&ops[i]) / cpu * 1e-9);
+        }
+    }
     enum { NF = 200 };
     dbk_op_desc f[NF];
     for (int i = 0; i < NF; i++) {

@@ -360,6 +360,10 @@ static dbk_status create_device(dbk_vk_state *vk, int index, dbk_device_info *in
     describe(vk->phys, info);
     vkGetPhysicalDeviceProperties(vk->phys, &vk->props);
     DBK_TRY(check_device(vk->phys, &vk->props));
+    VkPhysicalDeviceSubgroupProperties sub = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_PROPERTIES};
+    VkPhysicalDeviceProperties2 p2 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2, .pNext = &sub};
+    vkGetPhysicalDeviceProperties2(vk->phys, &p2);
+    vk->subgroup = sub.subgroupSize ? sub.subgroupSize : 32;
 
     uint32_t nq = 0;
     vkGetPhysicalDeviceQueueFamilyProperties(vk->phys, &nq, NULL);

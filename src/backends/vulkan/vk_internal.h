@@ -127,6 +127,7 @@ typedef struct dbk_vk_state {
     VkQueue                  queue;
     uint32_t                 queue_family;
     VkPhysicalDeviceProperties props;
+    uint32_t                 subgroup;     /* subgroupSize: invocations per SIMD vector or warp */
     VkDeviceSize             max_range;    /* maxStorageBufferRange */
     VkDeviceSize             max_alloc;    /* maxMemoryAllocationSize */
     VkDeviceSize             align;        /* minStorageBufferOffsetAlignment, at least 4 */

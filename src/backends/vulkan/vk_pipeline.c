@@ -15,7 +15,8 @@
  *   vulkan.gemm.{bm,bn,bk,tm,tn}  gemm_tiled.comp tiles (64, 64, 16, 4, 4)
  *   vulkan.conv.{bm,bn,bk,tm,tn}  conv2d_*.comp tiles (64, 64, 16, 4, 4)
  *   vulkan.block_mib              memory block size (256)
- * and are checked against the device limits (work-group invocations and size, shared memory);
+ * and are checked against the device limits (work-group invocations and size, shared memory)
+ * and the shaders' needs (TM and TN multiples of 4, BK a divisor of the split-K chunk);
  * a profile value the device cannot run falls back to the defaults with a warning.
  */
 #include <stdio.h>
@@ -66,6 +67,7 @@ bool dbk_vk_shader_windowed(dbk_vk_shader sh, int binding) { return (shaders[sh]
 static bool tiles_fit(const dbk_vk_state *vk, const dbk_vk_tiles *t) {
     const VkPhysicalDeviceLimits *l = &vk->props.limits;
     if (!t->bm || !t->bn || !t->bk || !t->tm || !t->tn || t->bm % t->tm || t->bn % t->tn) return false;
+    if (t->tm % 4 || t->tn % 4) return false;  /* gemm_core.glsl reads shared memory as vec4 */
     if (DBK_VK_KCHUNK % t->bk) return false;   /* split-K parts must start on a BK step */
     const uint32_t threads = (t->bm / t->tm) * (t->bn / t->tn);
     return threads <= l->maxComputeWorkGroupInvocations && threads <= l->maxComputeWorkGroupSize[0] &&
@@ -73,7 +75,7 @@ static bool tiles_fit(const dbk_vk_state *vk, const dbk_vk_tiles *t) {
 }
 
 static void read_tiles(dbk_vk_state *vk, const dbk_profile *p, const char *key, dbk_vk_tiles *out) {
-    const dbk_vk_tiles def = {64, 64, 16, 4, 4}, small = {32, 32, 8, 2, 2};
+    const dbk_vk_tiles def = {64, 64, 16, 4, 4}, small = {32, 32, 8, 4, 4};
     char path[64];
     dbk_vk_tiles t;
     uint32_t *fields[5] = {&t.bm, &t.bn, &t.bk, &t.tm, &t.tn};
