@@ -505,6 +505,29 @@ static double time_program(dbk_backend *be, const dbk_op_desc *ops, int count, i
     return t;
 }
 
+/* Times the three convolutions of a 3x3, stride-1, pad-1 layer (N,C,32,32) -> K on
+ * buffers a, b, c and prints their GFLOP/s. */
+static void bench_conv(dbk_backend *be, dbk_buffer *a, dbk_buffer *b, dbk_buffer *c, int64_t n, int64_t ch,
+                       int64_t k) {
+    const int64_t hw = 32;
+    dbk_op_desc ops[3] = {{.op = DBK_OP_CONV2D_FWD}, {.op = DBK_OP_CONV2D_BWD_DATA}, {.op = DBK_OP_CONV2D_BWD_FILTER}};
+    const dbk_tensor x = dbk_tensor_make(a, 0, DBK_DTYPE_F32, 4, n, ch, hw, hw);
+    const dbk_tensor w = dbk_tensor_make(b, 0, DBK_DTYPE_F32, 4, k, ch, 3, 3);
+    for (int i = 0; i < 3; i++) ops[i].p.conv = (dbk_conv2d_params){1, 1, 1, 1};
+    ops[0].src[0] = x, ops[0].src[1] = w, ops[0].dst[0] = dbk_tensor_make(c, 0, DBK_DTYPE_F32, 4, n, k, hw, hw);
+    ops[1].src[0] = dbk_tensor_make(a, 0, DBK_DTYPE_F32, 4, n, k, hw, hw), ops[1].src[1] = w;
+    ops[1].dst[0] = dbk_tensor_make(c, 0, DBK_DTYPE_F32, 4, n, ch, hw, hw);
+    ops[2].src[0] = x, ops[2].src[1] = dbk_tensor_make(b, 0, DBK_DTYPE_F32, 4, n, k, hw, hw);
+    ops[2].dst[0] = dbk_tensor_make(c, 0, DBK_DTYPE_F32, 4, k, ch, 3, 3);
+    for (int i = 0; i < 3; i++) {
+        double cpu = 0.0, t = time_program(be, &ops[i], 1, 1, &cpu);
+        char shape[48];
+        snprintf(shape, sizeof shape, "(%d,%d,32,32) 3x3 K%d:", (int)n, (int)ch, (int)k);
+        printf("%-18s %-23s %9.2f ms %6.2f GFLOP/s  %6.2f GFLOP/CPU-s\n", dbk_op_name(ops[i].op), shape, t * 1e3,
+               dbk_op_flops(&ops[i]) / t * 1e-9, dbk_op_flops(&ops[i]) / cpu * 1e-9);
+    }
+}
+
 static int bench(void) {
     dbk_backend *be;
     if (dbk_backend_create(kind, device, &be) != DBK_OK) {
@@ -529,42 +552,12 @@ static int bench(void) {
     double t = time_program(be, &g, 1, 3, &cpu);
     printf("gemm 512x512x512:                         %9.2f ms %6.2f GFLOP/s  %6.2f GFLOP/CPU-s\n", t * 1e3,
            dbk_op_flops(&g) / t * 1e-9, dbk_op_flops(&g) / cpu * 1e-9);
-    /* ResNet9 layer1 shape at batch 32: (32,128,32,32) -> 128, 3x3 */
-    const int64_t N = 32, C = 128, K = 128, H = 32;
-    dbk_op_desc ops[3] = {{.op = DBK_OP_CONV2D_FWD}, {.op = DBK_OP_CONV2D_BWD_DATA}, {.op = DBK_OP_CONV2D_BWD_FILTER}};
-    const dbk_tensor x = dbk_tensor_make(a, 0, DBK_DTYPE_F32, 4, N, C, H, H);
-    const dbk_tensor w = dbk_tensor_make(b, 0, DBK_DTYPE_F32, 4, K, C, 3, 3);
-    const dbk_tensor y = dbk_tensor_make(c, 0, DBK_DTYPE_F32, 4, N, K, H, H);
-    for (int i = 0; i < 3; i++) ops[i].p.conv = (dbk_conv2d_params){1, 1, 1, 1};
-    ops[0].src[0] = x, ops[0].src[1] = w, ops[0].dst[0] = y;
-    ops[1].src[0] = dbk_tensor_make(a, 0, DBK_DTYPE_F32, 4, N, K, H, H), ops[1].src[1] = w;
-    ops[1].dst[0] = dbk_tensor_make(c, 0, DBK_DTYPE_F32, 4, N, C, H, H);
-    ops[2].src[0] = x, ops[2].src[1] = dbk_tensor_make(b, 0, DBK_DTYPE_F32, 4, N, K, H, H);
-    ops[2].dst[0] = dbk_tensor_make(c, 0, DBK_DTYPE_F32, 4, K, C, 3, 3);
-    for (int i = 0; i < 3; i++) {
-        t = time_program(be, &ops[i], 1, 1, &cpu);
-        printf("%-18s (32,128,32,32) 3x3 K128: %9.2f ms %6.2f GFLOP/s  %6.2f GFLOP/CPU-s\n", dbk_op_name(ops[i].op),
-               t * 1e3, dbk_op_flops(&ops[i]) / t * 1e-9, dbk_op_flops(&ops[i]) / cpu * 1e-9);
-    }
-    /* The quick recipe's narrow layers at batch 64 (resnet9-quarter): prep (3 -> 16 channels)
-     * and layer1 (16 -> 32), where a wide tile would be mostly idle (vk_ops_conv.c tile_spec). */
-    static const int64_t narrow[2][2] = {{3, 16}, {16, 32}};
-    for (int l = 0; l < 2; l++) {
-        const int64_t Nn = 64, Cn = narrow[l][0], Kn = narrow[l][1];
-        const dbk_tensor xn = dbk_tensor_make(a, 0, DBK_DTYPE_F32, 4, Nn, Cn, H, H);
-        const dbk_tensor wn = dbk_tensor_make(b, 0, DBK_DTYPE_F32, 4, Kn, Cn, 3, 3);
-        const dbk_tensor yn = dbk_tensor_make(c, 0, DBK_DTYPE_F32, 4, Nn, Kn, H, H);
-        ops[0].src[0] = xn, ops[0].src[1] = wn, ops[0].dst[0] = yn;
-        ops[1].src[0] = dbk_tensor_make(a, 0, DBK_DTYPE_F32, 4, Nn, Kn, H, H), ops[1].src[1] = wn;
-        ops[1].dst[0] = dbk_tensor_make(c, 0, DBK_DTYPE_F32, 4, Nn, Cn, H, H);
-        ops[2].src[0] = xn, ops[2].src[1] = dbk_tensor_make(b, 0, DBK_DTYPE_F32, 4, Nn, Kn, H, H);
-        ops[2].dst[0] = dbk_tensor_make(c, 0, DBK_DTYPE_F32, 4, Kn, Cn, 3, 3);
-        for (int i = 0; i < 3; i++) {
-            t = time_program(be, &ops[i], 1, 1, &cpu);
-            printf("%-18s (64,%3d,32,32) 3x3 K%-3d %9.2f ms %6.2f GFLOP/s  %6.2f GFLOP/CPU-s\n", dbk_op_name(ops[i].op),
-                   (int)Cn, (int)Kn, t * 1e3, dbk_op_flops(&ops[i]) / t * 1e-9, dbk_op_flops(&ops[i]) / cpu * 1e-9);
-        }
-    }
+    /* ResNet9 layer1 shape at batch 32, then the quick recipe's narrow layers at batch 64
+     * (resnet9-quarter prep, 3 -> 16 channels, and layer1, 16 -> 32), where a wide tile
+     * would be mostly idle (vk_ops_conv.c tile_spec). */
+    bench_conv(be, a, b, c, 32, 128, 128);
+    bench_conv(be, a, b, c, 64, 3, 16);
+    bench_conv(be, a, b, c, 64, 16, 32);
     enum { NF = 200 };
     dbk_op_desc f[NF];
     for (int i = 0; i < NF; i++) {
