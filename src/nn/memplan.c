@@ -160,10 +160,8 @@ static dbk_status find_lifetimes(plan_program *p) {
 /* ---------------------------------------------------------------------------------- */
 /* 3. placement                                                                        */
 
-static const plan_program *sort_prog; /* qsort has no context argument in C11 */
-
 static int cmp_size_desc(const void *a, const void *b) {
-    const block *x = &sort_prog->blocks[*(const int *)a], *y = &sort_prog->blocks[*(const int *)b];
+    const block *x = *(const block *const *)a, *y = *(const block *const *)b;
     size_t sx = block_bytes(x), sy = block_bytes(y);
     if (sx != sy) return sx > sy ? -1 : 1;
     return x->first - y->first;
@@ -204,7 +202,7 @@ static dbk_status grow_chunks(dbk_memplan *mp, int n) {
 }
 
 static dbk_status place(dbk_memplan *mp, plan_program *p) {
-    int *order = dbk_malloc(sizeof *order * (size_t)(p->nblocks + 1));
+    block **order = dbk_malloc(sizeof *order * (size_t)(p->nblocks + 1));
     const block **live = dbk_malloc(sizeof *live * (size_t)(p->nblocks + 1));
     dbk_status st = DBK_OK;
     if (!order || !live) {
@@ -213,25 +211,21 @@ static dbk_status place(dbk_memplan *mp, plan_program *p) {
     }
     size_t unshared = 0;
     for (int i = 0; i < p->nblocks; i++) {
-        order[i] = i;
+        order[i] = &p->blocks[i];
         unshared += block_bytes(&p->blocks[i]);
         if (block_bytes(&p->blocks[i]) > mp->largest) mp->largest = block_bytes(&p->blocks[i]);
     }
     if (unshared > mp->unshared) mp->unshared = unshared;
-    sort_prog = p;
     qsort(order, (size_t)p->nblocks, sizeof *order, cmp_size_desc);
     int used = 0; /* chunks this program uses so far */
     for (int i = 0; i < p->nblocks; i++) {
-        block *b = &p->blocks[order[i]];
-        if (b->first < 0) continue; /* never touched (cannot happen: blocks come from the ops) */
+        block *b = order[i];
         size_t at = SIZE_MAX;
         int c = 0;
-        for (; c < used && at == SIZE_MAX; c++) at = fit_in_chunk(mp, p, b, c, live);
+        while (c < used && (at = fit_in_chunk(mp, p, b, c, live)) == SIZE_MAX) c++;
         if (at == SIZE_MAX) { /* a new chunk (of its own size if larger than max_chunk) */
             c = used++;
             at = 0;
-        } else {
-            c--;
         }
         b->chunk = c;
         b->offset = at;
