@@ -54,6 +54,20 @@ dbk_status dbk_ocl_blas_setup(dbk_backend *be, const void *profile) {
     return DBK_OK;
 }
 
+/* The arguments gemm_tiled and gemm_rb(2) share, in their order: M, N, K, alpha, beta, A. */
+static void gemm_args_head(dbk_ocl_args *g, int m, int n, int k, float alpha, float beta, dbk_ocl_matrix a,
+                           bool ta) {
+    dbk_ocl_arg_int(g, m);
+    dbk_ocl_arg_int(g, n);
+    dbk_ocl_arg_int(g, k);
+    dbk_ocl_arg_float(g, alpha);
+    dbk_ocl_arg_float(g, beta);
+    dbk_ocl_arg_mem(g, a.mem);
+    dbk_ocl_arg_uint(g, a.off);
+    dbk_ocl_arg_int(g, a.ld);
+    dbk_ocl_arg_int(g, ta ? 1 : 0);
+}
+
 /* gemm_rb on a packed B; a work-item computes an RB_M x RB_W block. */
 dbk_status dbk_ocl_gemm_packed_record(dbk_backend *be, dbk_ocl_launches *out, bool ta, int m, int n, int k, float alpha,
                                       dbk_ocl_matrix a, cl_mem bp, cl_uint bp_off, float beta, dbk_ocl_matrix c,
@@ -62,15 +76,7 @@ dbk_status dbk_ocl_gemm_packed_record(dbk_backend *be, dbk_ocl_launches *out, bo
     const dbk_ocl_gemm_tiles *t = &dbk_ocl(be)->tiles;
     dbk_ocl_args g;
     DBK_TRY(dbk_ocl_kernel(be, out, t->rb_v == 2 ? "gemm_rb2" : "gemm_rb", &g));
-    dbk_ocl_arg_int(&g, m);
-    dbk_ocl_arg_int(&g, n);
-    dbk_ocl_arg_int(&g, k);
-    dbk_ocl_arg_float(&g, alpha);
-    dbk_ocl_arg_float(&g, beta);
-    dbk_ocl_arg_mem(&g, a.mem);
-    dbk_ocl_arg_uint(&g, a.off);
-    dbk_ocl_arg_int(&g, a.ld);
-    dbk_ocl_arg_int(&g, ta ? 1 : 0);
+    gemm_args_head(&g, m, n, k, alpha, beta, a, ta);
     dbk_ocl_arg_mem(&g, bp);
     dbk_ocl_arg_uint(&g, bp_off);
     dbk_ocl_arg_mem(&g, c.mem);
@@ -103,15 +109,7 @@ static dbk_status record_tiled(dbk_backend *be, dbk_ocl_launches *out, bool ta, 
     if (kmax && local[0] * local[1] > kmax)
         return dbk_set_error(DBK_ERR_UNSUPPORTED, "gemm_tiled needs work-groups of %zu, %s allows %zu for it",
                              local[0] * local[1], be->info.name, kmax);
-    dbk_ocl_arg_int(&g, m);
-    dbk_ocl_arg_int(&g, n);
-    dbk_ocl_arg_int(&g, k);
-    dbk_ocl_arg_float(&g, alpha);
-    dbk_ocl_arg_float(&g, beta);
-    dbk_ocl_arg_mem(&g, a.mem);
-    dbk_ocl_arg_uint(&g, a.off);
-    dbk_ocl_arg_int(&g, a.ld);
-    dbk_ocl_arg_int(&g, ta ? 1 : 0);
+    gemm_args_head(&g, m, n, k, alpha, beta, a, ta);
     dbk_ocl_arg_mem(&g, b.mem);
     dbk_ocl_arg_uint(&g, b.off);
     dbk_ocl_arg_int(&g, b.ld);

@@ -183,19 +183,9 @@ dbk_status dbk_ocl_record_maxpool_fwd(dbk_backend *be, const dbk_op_desc *op, db
     const dbk_pool_params *p = &op->p.pool;
     const int ncp = (int)(y->shape[0] * y->shape[1] * y->shape[2]), q = (int)y->shape[3];
     dbk_ocl_args a;
-    if (p->size_h == 2 && p->size_w == 2 && p->stride_h == 2 && p->stride_w == 2 && q % 8 == 0) {
-        DBK_TRY(dbk_ocl_kernel(be, out, "maxpool_fwd_2x2", &a));
-        arg_t(&a, x);
-        arg_t(&a, y);
-        arg_t(&a, &op->dst[1]);
-        dbk_ocl_arg_int(&a, ncp);
-        dbk_ocl_arg_int(&a, (int)x->shape[2]);
-        dbk_ocl_arg_int(&a, (int)x->shape[3]);
-        dbk_ocl_arg_int(&a, (int)y->shape[2]);
-        dbk_ocl_arg_int(&a, q);
-        return dbk_ocl_range2(&a, (size_t)q / 8, (size_t)ncp);
-    }
-    DBK_TRY(dbk_ocl_kernel(be, out, "maxpool_fwd", &a));
+    /* 2x2 windows at stride 2 have a vectorised kernel: 8 outputs per work-item. */
+    const bool vec2x2 = p->size_h == 2 && p->size_w == 2 && p->stride_h == 2 && p->stride_w == 2 && q % 8 == 0;
+    DBK_TRY(dbk_ocl_kernel(be, out, vec2x2 ? "maxpool_fwd_2x2" : "maxpool_fwd", &a));
     arg_t(&a, x);
     arg_t(&a, y);
     arg_t(&a, &op->dst[1]);
@@ -204,6 +194,7 @@ dbk_status dbk_ocl_record_maxpool_fwd(dbk_backend *be, const dbk_op_desc *op, db
     dbk_ocl_arg_int(&a, (int)x->shape[3]);
     dbk_ocl_arg_int(&a, (int)y->shape[2]);
     dbk_ocl_arg_int(&a, q);
+    if (vec2x2) return dbk_ocl_range2(&a, (size_t)q / 8, (size_t)ncp);
     dbk_ocl_arg_int(&a, p->size_h);
     dbk_ocl_arg_int(&a, p->size_w);
     dbk_ocl_arg_int(&a, p->stride_h);
