@@ -677,6 +677,15 @@ static const char *ew_summary(int i, char *out, size_t cap) {
 
 #define EW(i) (int)ew_shapes[i][0], ew_shapes[i][1], ew_shapes[i][2], ew_shapes[i][3], ew_shapes[i][4]
 
+/* dst 0 of an elementwise case: a fresh f32 output of shape EW(i), or (alias >= 0) that
+ * slot itself, for the in-place forms. */
+static void set_ew_output(tcase *c, int i, int alias) {
+    if (alias >= 0)
+        set_alias(c, DST(0), alias);
+    else
+        set_slot(c, DST(0), ROLE_OUT, DBK_DTYPE_F32, EW(i));
+}
+
 static int relu_fwd_cases(void) {
     int rc = 0;
     char sh[64];
@@ -684,10 +693,7 @@ static int relu_fwd_cases(void) {
         for (int i = 0; i < (int)EW_SHAPE_COUNT; i++) {
             tcase *c = case_new(DBK_OP_RELU_FWD, "%s%s", ew_summary(i, sh, sizeof sh), in_place ? " in place (y = x)" : "");
             set_uniform(c, SRC(0), ROLE_IN, -1.0f, 1.0f, EW(i));
-            if (in_place)
-                set_alias(c, DST(0), SRC(0));
-            else
-                set_slot(c, DST(0), ROLE_OUT, DBK_DTYPE_F32, EW(i));
+            set_ew_output(c, i, in_place ? SRC(0) : -1);
             rc |= run_case(c);
         }
     return rc;
@@ -703,10 +709,7 @@ static int relu_bwd_cases(void) {
             float *y = set_uniform(c, SRC(0), ROLE_IN, -1.0f, 1.0f, EW(i));
             for (int64_t k = 0; k < slot_numel(&c->slots[SRC(0)]); k++) y[k] = y[k] > 0.0f ? y[k] : 0.0f;
             set_uniform(c, SRC(1), ROLE_IN, -1.0f, 1.0f, EW(i));
-            if (in_place)
-                set_alias(c, DST(0), SRC(1));
-            else
-                set_slot(c, DST(0), ROLE_OUT, DBK_DTYPE_F32, EW(i));
+            set_ew_output(c, i, in_place ? SRC(1) : -1);
             rc |= run_case(c);
         }
     return rc;
@@ -721,10 +724,7 @@ static int add_cases(void) {
             tcase *c = case_new(DBK_OP_ADD, "%s%s", ew_summary(i, sh, sizeof sh), modes[mode]);
             set_uniform(c, SRC(0), ROLE_IN, -1.0f, 1.0f, EW(i));
             set_uniform(c, SRC(1), ROLE_IN, -1.0f, 1.0f, EW(i));
-            if (mode)
-                set_alias(c, DST(0), mode == 1 ? SRC(0) : SRC(1));
-            else
-                set_slot(c, DST(0), ROLE_OUT, DBK_DTYPE_F32, EW(i));
+            set_ew_output(c, i, mode == 0 ? -1 : mode == 1 ? SRC(0) : SRC(1));
             rc |= run_case(c);
         }
     return rc;
@@ -740,10 +740,7 @@ static int scale_cases(void) {
                                 in_place ? " in place" : "");
             c->desc.p.scale.alpha = alpha;
             set_uniform(c, SRC(0), ROLE_IN, -1.0f, 1.0f, EW(i));
-            if (in_place)
-                set_alias(c, DST(0), SRC(0));
-            else
-                set_slot(c, DST(0), ROLE_OUT, DBK_DTYPE_F32, EW(i));
+            set_ew_output(c, i, in_place ? SRC(0) : -1);
             rc |= run_case(c);
         }
     return rc;
