@@ -72,18 +72,11 @@ typedef struct curve {
 static float step_lr(int step) { return 0.4f * (float)(step + 1) / (float)STEPS; }
 
 static dbk_status train_curve(dbk_backend_kind kind, int index, curve *out) {
-    const dbk_recipe *recipe;
-    const dbk_model_spec *model;
-    DBK_TRY(dbk_recipe_find("quick", &recipe));
-    DBK_TRY(dbk_model_find(recipe->model, &model));
-    dbk_backend *be = NULL;
-    dbk_session *s = NULL;
-    DBK_TRY(dbk_backend_create(kind, index, &be));
-    const dbk_session_config cfg = {.recipe = recipe, .model = model, .batch = BATCH, .eval_batch = BATCH,
-                                    .train_count = train_set.count, .test_count = test_set.count};
-    dbk_status st = dbk_session_create(be, &cfg, &s);
-    if (st == DBK_OK) st = dbk_session_upload_data(s, &train_set, &test_set);
-    if (st == DBK_OK) st = dbk_session_init_params(s, SEED);
+    dbk_backend *be;
+    dbk_session *s;
+    const dbk_session_config cfg = {.batch = BATCH, .eval_batch = BATCH};
+    DBK_TRY(dbk_test_quick_session(kind, index, cfg, &train_set, &test_set, SEED, &be, &s));
+    dbk_status st = DBK_OK;
     dbk_epoch_counters test;
     if (st == DBK_OK) st = dbk_session_evaluate(s, &test);
     if (st == DBK_OK) out->init_test_loss = test.loss_sum / (double)test.images;

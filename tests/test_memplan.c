@@ -281,21 +281,12 @@ static int reading_before_any_write_should_be_refused(void) {
 static dbk_dataset train_set, test_set;
 
 static dbk_status train(size_t max_buffer, double *losses, double *test_loss, int *buffers) {
-    const dbk_recipe *recipe;
-    const dbk_model_spec *model;
-    DBK_TRY(dbk_recipe_find("quick", &recipe));
-    DBK_TRY(dbk_model_find(recipe->model, &model));
-    dbk_backend *be = NULL;
-    dbk_session *s = NULL;
-    DBK_TRY(dbk_backend_create(DBK_BACKEND_KIND_CPU, 0, &be));
-    const dbk_session_config cfg = {.recipe = recipe, .model = model, .batch = BATCH, .eval_batch = 100,
-                                    .train_count = train_set.count, .test_count = test_set.count,
-                                    .max_activation_buffer = max_buffer};
-    dbk_status st = dbk_session_create(be, &cfg, &s);
-    if (st == DBK_OK) *buffers = dbk_session_activation_buffers(s);
-    if (st == DBK_OK) st = dbk_session_upload_data(s, &train_set, &test_set);
-    if (st == DBK_OK) st = dbk_session_init_params(s, 3);
-    if (st == DBK_OK) st = dbk_session_begin_epoch(s, 1, 3);
+    dbk_backend *be;
+    dbk_session *s;
+    const dbk_session_config cfg = {.batch = BATCH, .eval_batch = 100, .max_activation_buffer = max_buffer};
+    DBK_TRY(dbk_test_quick_session(DBK_BACKEND_KIND_CPU, 0, cfg, &train_set, &test_set, 3, &be, &s));
+    *buffers = dbk_session_activation_buffers(s);
+    dbk_status st = dbk_session_begin_epoch(s, 1, 3);
     for (int i = 0; i < STEPS && st == DBK_OK; i++) {
         dbk_epoch_counters ec;
         st = dbk_session_train_step(s, i, 0.2f);

@@ -182,18 +182,11 @@ typedef struct run_result {
 } run_result;
 
 static dbk_status train_two_epochs(uint64_t seed, const char *save_path, run_result *out) {
-    const dbk_recipe *recipe;
-    const dbk_model_spec *model;
-    DBK_TRY(dbk_recipe_find("quick", &recipe));
-    DBK_TRY(dbk_model_find(recipe->model, &model));
-    dbk_backend *be = NULL;
-    dbk_session *s = NULL;
-    DBK_TRY(dbk_backend_create(DBK_BACKEND_KIND_CPU, 0, &be));
-    dbk_session_config cfg = {.recipe = recipe, .model = model, .batch = 64, .eval_batch = 64,
-                              .train_count = train_set.count, .test_count = test_set.count};
-    dbk_status st = dbk_session_create(be, &cfg, &s);
-    if (st == DBK_OK) st = dbk_session_upload_data(s, &train_set, &test_set);
-    if (st == DBK_OK) st = dbk_session_init_params(s, seed);
+    dbk_backend *be;
+    dbk_session *s;
+    const dbk_session_config cfg = {.batch = 64, .eval_batch = 64};
+    DBK_TRY(dbk_test_quick_session(DBK_BACKEND_KIND_CPU, 0, cfg, &train_set, &test_set, seed, &be, &s));
+    dbk_status st = DBK_OK;
     for (int epoch = 1; epoch <= 2 && st == DBK_OK; epoch++) {
         st = dbk_session_begin_epoch(s, epoch, seed);
         for (int step = 0; step < dbk_session_steps_per_epoch(s) && st == DBK_OK; step++)

@@ -3,6 +3,8 @@
 #include "test_util.h"
 
 #include "core/rng.h"
+#include "models/models.h"
+#include "train/recipe.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -144,4 +146,25 @@ void *dbk_test_read(const dbk_tensor *t) {
     void *h = malloc(dbk_tensor_nbytes(t) + 4);
     if (!h || dbk_tensor_read(t, h) != DBK_OK) abort();
     return h;
+}
+
+dbk_status dbk_test_quick_session(dbk_backend_kind kind, int index, dbk_session_config cfg, const dbk_dataset *train,
+                                  const dbk_dataset *test, uint64_t seed, dbk_backend **be, dbk_session **s) {
+    *be = NULL;
+    *s = NULL;
+    DBK_TRY(dbk_recipe_find("quick", &cfg.recipe));
+    DBK_TRY(dbk_model_find(cfg.recipe->model, &cfg.model));
+    cfg.train_count = train->count;
+    cfg.test_count = test->count;
+    DBK_TRY(dbk_backend_create(kind, index, be));
+    dbk_status st = dbk_session_create(*be, &cfg, s);
+    if (st == DBK_OK) st = dbk_session_upload_data(*s, train, test);
+    if (st == DBK_OK) st = dbk_session_init_params(*s, seed);
+    if (st != DBK_OK) {
+        dbk_session_destroy(*s);
+        dbk_backend_destroy(*be);
+        *s = NULL;
+        *be = NULL;
+    }
+    return st;
 }
