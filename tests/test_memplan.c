@@ -94,7 +94,8 @@ static dbk_status step_program_build(step_program *sp, int n) {
     DBK_TRY(dbk_buffer_create(sp->be, dbk_graph_state_count(sp->g) * 4, &sp->state));
     DBK_TRY(dbk_buffer_create(sp->be, 64, &sp->scalars));
     DBK_TRY(dbk_buffer_create(sp->be, (size_t)n * 3072, &sp->images));
-    dbk_graph_begin_build(sp->g, sp->params, sp->grads, sp->state, dbk_memplan_virtual_arena());
+    dbk_graph_begin_build(sp->g, &(dbk_graph_buffers){.params = sp->params, .grads = sp->grads, .state = sp->state,
+                                                      .arena = dbk_memplan_virtual_arena()});
     return lay_out(sp, spec, n);
 }
 

@@ -88,7 +88,8 @@ static int resnet9_gradients_should_match_finite_differences(void) {
     DBK_CHECK_OK(dbk_buffer_create(c.be, dbk_graph_arena_bytes(c.g), &c.arena));
     DBK_CHECK_OK(dbk_buffer_create(c.be, 64, &c.scalars));
     c.loss = dbk_tensor_make(c.scalars, 0, DBK_DTYPE_F32, 1, 1, 1, 1, 1);
-    dbk_graph_begin_build(c.g, c.params, c.grads, c.state, c.arena);
+    const dbk_graph_buffers bufs = {.params = c.params, .grads = c.grads, .state = c.state, .arena = c.arena};
+    dbk_graph_begin_build(c.g, &bufs);
     DBK_CHECK_OK(lay_out(&c, &spec, n, hw));
 
     /* Random inputs, labels and parameters (gamma near 1, other params uniform). */

@@ -21,18 +21,34 @@ typedef struct op_list {
     int          count, cap;
 } op_list;
 
+#define MAX_GROUPS 16
+
+typedef struct param_group {
+    char   name[32];
+    size_t base;                     /* first float of the group in params (build pass) */
+    size_t count;                    /* floats, padding included */
+} param_group;
+
 struct dbk_graph {
     dbk_graph_config cfg;
     bool             planning;
     dbk_status       status;
-    dbk_buffer      *params, *grads, *state, *arena;
+    dbk_graph_buffers bufs;
     size_t           n_params, n_state, arena_bytes;
     dbk_param_info  *param_infos;
     int              n_param_infos, cap_param_infos;
     dbk_state_info  *state_infos;
     int              n_state_infos, cap_state_infos;
-    op_list          fwd, bwd;
+    param_group      groups[MAX_GROUPS];
+    size_t           planned_group_count[MAX_GROUPS];  /* sizes the planning pass found */
+    int              n_groups, group;                  /* groups seen; the current one */
+    dbk_step_value_info *steps;
+    int              n_steps, cap_steps;
+    size_t           step_host_bytes, step_counter_bytes;
+    size_t           planned_step_host_bytes;          /* where counters start in the build pass */
+    op_list          fwd, bwd, upd;
     dbk_op_desc     *bwd_ordered;    /* bwd reversed, rebuilt on request */
+    dbk_op_desc     *program;        /* fwd + bwd (ordered) + upd, rebuilt on request */
 };
 
 dbk_status dbk_graph_create(const dbk_graph_config *cfg, dbk_graph **out) {
@@ -54,7 +70,10 @@ void dbk_graph_destroy(dbk_graph *g) {
     if (!g) return;
     op_list_free(&g->fwd);
     op_list_free(&g->bwd);
+    op_list_free(&g->upd);
     dbk_free(g->bwd_ordered);
+    dbk_free(g->program);
+    dbk_free(g->steps);
     dbk_free(g->param_infos);
     dbk_free(g->state_infos);
     dbk_free(g);
@@ -63,18 +82,21 @@ void dbk_graph_destroy(dbk_graph *g) {
 static void reset_pass(dbk_graph *g) {
     g->n_params = g->n_state = g->arena_bytes = 0;
     g->n_param_infos = g->n_state_infos = 0;
-    g->fwd.count = g->bwd.count = 0;
+    g->n_groups = g->group = 0;
+    g->n_steps = 0;
+    g->step_host_bytes = g->step_counter_bytes = 0;
+    g->fwd.count = g->bwd.count = g->upd.count = 0;
     g->status = DBK_OK;
 }
 
-void dbk_graph_begin_build(dbk_graph *g, dbk_buffer *params, dbk_buffer *grads, dbk_buffer *state,
-                           dbk_buffer *arena) {
+void dbk_graph_begin_build(dbk_graph *g, const dbk_graph_buffers *bufs) {
+    /* Keep what the planning pass measured: group sizes place each group contiguously, and
+     * the host-written step values come before the counters. */
+    for (int i = 0; i < g->n_groups; i++) g->planned_group_count[i] = g->groups[i].count;
+    g->planned_step_host_bytes = g->step_host_bytes;
     reset_pass(g);
     g->planning = false;
-    g->params = params;
-    g->grads = grads;
-    g->state = state;
-    g->arena = arena;
+    g->bufs = *bufs;
 }
 
 bool dbk_graph_is_planning(const dbk_graph *g) { return g->planning; }
@@ -89,6 +111,12 @@ const dbk_state_info *dbk_graph_state_info(const dbk_graph *g, int i) { return &
 int dbk_graph_forward_count(const dbk_graph *g) { return g->fwd.count; }
 const dbk_op_desc *dbk_graph_forward_ops(const dbk_graph *g) { return g->fwd.ops; }
 int dbk_graph_backward_count(const dbk_graph *g) { return g->bwd.count; }
+int dbk_graph_group_count(const dbk_graph *g) { return g->n_groups; }
+const char *dbk_graph_group_name(const dbk_graph *g, int group) { return g->groups[group].name; }
+size_t dbk_graph_step_bytes(const dbk_graph *g) { return g->step_host_bytes + g->step_counter_bytes; }
+size_t dbk_graph_step_host_bytes(const dbk_graph *g) { return g->step_host_bytes; }
+int dbk_graph_step_value_count(const dbk_graph *g) { return g->n_steps; }
+const dbk_step_value_info *dbk_graph_step_value_at(const dbk_graph *g, int i) { return &g->steps[i]; }
 dbk_status dbk_graph_status(const dbk_graph *g) { return g->status; }
 
 const dbk_op_desc *dbk_graph_backward_ops(const dbk_graph *g) {
@@ -136,9 +164,115 @@ static void push(dbk_graph *g, op_list *l, const dbk_op_desc *op, const char *la
 
 void dbk_graph_forward(dbk_graph *g, const dbk_op_desc *op, const char *label) { push(g, &g->fwd, op, label); }
 void dbk_graph_backward(dbk_graph *g, const dbk_op_desc *op, const char *label) { push(g, &g->bwd, op, label); }
+void dbk_graph_update(dbk_graph *g, const dbk_op_desc *op, const char *label) { push(g, &g->upd, op, label); }
+
+dbk_op_desc *dbk_graph_program(dbk_graph *g, int *count) {
+    const dbk_op_desc *bwd = dbk_graph_backward_ops(g);
+    const int n = g->fwd.count + g->bwd.count + g->upd.count;
+    dbk_free(g->program);
+    g->program = bwd ? dbk_malloc(sizeof *g->program * (size_t)(n ? n : 1)) : NULL;
+    *count = g->program ? n : 0;
+    if (!g->program) return NULL;
+    /* Labels stay pointers into the lists' label arrays, which live as long as the graph. */
+    memcpy(g->program, g->fwd.ops, sizeof *g->program * (size_t)g->fwd.count);
+    memcpy(g->program + g->fwd.count, bwd, sizeof *g->program * (size_t)g->bwd.count);
+    memcpy(g->program + g->fwd.count + g->bwd.count, g->upd.ops, sizeof *g->program * (size_t)g->upd.count);
+    return g->program;
+}
+
+/* ---------------------------------------------------------------------------------- */
+/* parameter groups and per-step values                                               */
+
+void dbk_graph_set_group(dbk_graph *g, const char *name) {
+    const char *n = name ? name : "";
+    for (int i = 0; i < g->n_groups; i++) {
+        if (!strcmp(g->groups[i].name, n)) {
+            g->group = i;
+            return;
+        }
+    }
+    if (g->n_groups == MAX_GROUPS || strlen(n) >= sizeof g->groups[0].name) {
+        fail(g, dbk_set_error(DBK_ERR_INVALID_ARG, "graph: parameter group '%s': at most %d groups of names "
+                                                   "below %zu characters", n, MAX_GROUPS, sizeof g->groups[0].name));
+        return;
+    }
+    param_group *pg = &g->groups[g->n_groups];
+    memset(pg, 0, sizeof *pg);
+    snprintf(pg->name, sizeof pg->name, "%s", n);
+    /* In the build pass the group starts where the planned sizes of earlier groups end. */
+    if (!g->planning)
+        for (int i = 0; i < g->n_groups; i++) pg->base += g->planned_group_count[i];
+    g->group = g->n_groups++;
+}
+
+static dbk_tensor flat_view(dbk_buffer *b, size_t first, size_t count) {
+    return dbk_tensor_make(b, first * 4, DBK_DTYPE_F32, 1, (int64_t)count, 1, 1, 1);
+}
+
+dbk_tensor dbk_graph_group_params(const dbk_graph *g, int group) {
+    return flat_view(g->bufs.params, g->groups[group].base, g->groups[group].count);
+}
+
+dbk_tensor dbk_graph_group_grads(const dbk_graph *g, int group) {
+    return flat_view(g->bufs.grads, g->groups[group].base, g->groups[group].count);
+}
+
+const dbk_step_value_info *dbk_graph_step_value_find(const dbk_graph *g, const char *name) {
+    for (int i = 0; i < g->n_steps; i++)
+        if (!strcmp(g->steps[i].name, name)) return &g->steps[i];
+    return NULL;
+}
+
+/* Host values and counters are two regions, each 16-byte aligned per value; in the build
+ * pass the counters start where the planning pass's host values ended. */
+static dbk_tensor add_step(dbk_graph *g, const char *name, dbk_dtype dtype, int64_t count, dbk_step_rule rule,
+                           const double k[4]) {
+    if (dbk_graph_step_value_find(g, name) || strlen(name) >= sizeof g->steps[0].name) {
+        fail(g, dbk_set_error(DBK_ERR_INVALID_ARG, "graph: per-step value '%s' is declared twice or its name is too long",
+                              name));
+        return (dbk_tensor){0};
+    }
+    if (!grow((void **)&g->steps, &g->cap_steps, g->n_steps + 1, sizeof *g->steps)) {
+        fail(g, DBK_ERR_OUT_OF_HOST_MEMORY);
+        return (dbk_tensor){0};
+    }
+    dbk_step_value_info *v = &g->steps[g->n_steps++];
+    memset(v, 0, sizeof *v);
+    snprintf(v->name, sizeof v->name, "%s", name);
+    v->dtype = dtype;
+    v->count = count;
+    v->rule = rule;
+    if (k) memcpy(v->k, k, sizeof v->k);
+    size_t bytes = ((size_t)count * dbk_dtype_size(dtype) + 15) / 16 * 16;
+    if (rule) {
+        v->offset = g->step_host_bytes;
+        g->step_host_bytes += bytes;
+    } else {
+        v->offset = (g->planning ? 0 : g->planned_step_host_bytes) + g->step_counter_bytes;
+        g->step_counter_bytes += bytes;
+    }
+    return dbk_tensor_make(g->bufs.steps, v->offset, dtype, 1, count, 1, 1, 1);
+}
+
+dbk_tensor dbk_graph_step_value(dbk_graph *g, const char *name, dbk_dtype dtype, int64_t count, dbk_step_rule rule,
+                                const double k[4]) {
+    DBK_ASSERT(rule);
+    return add_step(g, name, dtype, count, rule, k);
+}
+
+dbk_tensor dbk_graph_counter(dbk_graph *g, const char *name) {
+    return add_step(g, name, DBK_DTYPE_F32, 1, NULL, NULL);
+}
+
+void dbk_graph_fill_step(const dbk_graph *g, const dbk_step_ctx *ctx, void *host) {
+    for (int i = 0; i < g->n_steps; i++) {
+        const dbk_step_value_info *v = &g->steps[i];
+        if (v->rule) v->rule(ctx, v->k, (char *)host + v->offset);
+    }
+}
 
 dbk_tensor dbk_graph_tensor(dbk_graph *g, dbk_dtype dtype, int ndim, int64_t d0, int64_t d1, int64_t d2, int64_t d3) {
-    dbk_tensor t = dbk_tensor_make(g->arena, g->arena_bytes, dtype, ndim, d0, d1, d2, d3);
+    dbk_tensor t = dbk_tensor_make(g->bufs.arena, g->arena_bytes, dtype, ndim, d0, d1, d2, d3);
     g->arena_bytes += (dbk_tensor_nbytes(&t) + ARENA_ALIGN - 1) / ARENA_ALIGN * ARENA_ALIGN;
     return t;
 }
@@ -164,15 +298,20 @@ static void add_param(dbk_graph *g, const char *prefix, const char *suffix, dbk_
         pi->shape[i] = shape[i];
         count *= shape[i];
     }
-    pi->offset = g->n_params;
+    if (g->n_groups == 0) dbk_graph_set_group(g, "");
+    param_group *pg = &g->groups[g->group];
+    pi->group = g->group;
+    pi->offset = pg->base + pg->count;
     pi->init = init;
     pi->fan_in = fan_in;
     /* Keep every parameter 16-float aligned so device kernels may use vector loads. */
-    g->n_params += (size_t)((count + 15) / 16 * 16);
-    *data = dbk_tensor_make(g->params, pi->offset * 4, DBK_DTYPE_F32, ndim, shape[0], ndim > 1 ? shape[1] : 1,
+    const size_t padded = (size_t)((count + 15) / 16 * 16);
+    pg->count += padded;
+    g->n_params += padded;
+    *data = dbk_tensor_make(g->bufs.params, pi->offset * 4, DBK_DTYPE_F32, ndim, shape[0], ndim > 1 ? shape[1] : 1,
                             ndim > 2 ? shape[2] : 1, ndim > 3 ? shape[3] : 1);
     *grad = *data;
-    grad->buf = g->grads;
+    grad->buf = g->bufs.grads;
 }
 
 static dbk_tensor add_state(dbk_graph *g, const char *prefix, const char *suffix, int64_t count, float init) {
@@ -186,20 +325,12 @@ static dbk_tensor add_state(dbk_graph *g, const char *prefix, const char *suffix
     si->offset = g->n_state;
     si->init = init;
     g->n_state += (size_t)((count + 15) / 16 * 16);
-    return dbk_tensor_make(g->state, si->offset * 4, DBK_DTYPE_F32, 1, count, 1, 1, 1);
+    return dbk_tensor_make(g->bufs.state, si->offset * 4, DBK_DTYPE_F32, 1, count, 1, 1, 1);
 }
 
 static char *label_of(char *buf, size_t cap, const char *name, const char *what) {
     snprintf(buf, cap, "%s.%s", name, what);
     return buf;
-}
-
-dbk_tensor dbk_graph_params_view(const dbk_graph *g) {
-    return dbk_tensor_make(g->params, 0, DBK_DTYPE_F32, 1, (int64_t)g->n_params, 1, 1, 1);
-}
-
-dbk_tensor dbk_graph_grads_view(const dbk_graph *g) {
-    return dbk_tensor_make(g->grads, 0, DBK_DTYPE_F32, 1, (int64_t)g->n_params, 1, 1, 1);
 }
 
 /* ---------------------------------------------------------------------------------- */

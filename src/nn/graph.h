@@ -8,13 +8,21 @@
  *   2. build pass (buffers attached): the same calls produce the same offsets, now as views
  *      into real buffers, and append op descriptors to the forward list and to the backward
  *      list (in reverse, so the backward list runs last layer first).
- * A training step is then: forward list, loss, backward list, optimizer — a fixed sequence a
- * backend can replay. Nothing is allocated while it runs.
+ * A training step is then its program (dbk_graph_program): the forward list, the backward
+ * list, then the update list (the optimizer) — a fixed sequence a backend can replay. Nothing
+ * is allocated while it runs.
  *
  * Memory layout (DESIGN.md decision 3):
  *   params   flat f32: every trainable tensor, in creation order (momentum and gradients
  *            use the same layout in their own flat buffers, so the optimizer is one op);
+ *            Parameters belong to groups (dbk_graph_set_group; "" by default) and are laid
+ *            out group by group, each group contiguous, so an optimizer may treat each group
+ *            with its own learning rate and weight decay in one dispatch per group;
  *   state    flat f32: batch-norm running mean/var, in creation order;
+ *   steps    per-step values (bytes): what the host writes before every run of the program
+ *            (learning rates, augmentation draws, ...), each declared by the layer or
+ *            optimizer that reads it together with the rule that computes it, then the
+ *            counters the ops accumulate into on the device (loss, correct predictions);
  *   arena    activations, their gradients and saved tensors (bytes; 256-byte aligned views),
  *            each at its own offset. The session builds against a virtual arena and lets
  *            nn/memplan.h place these tensors by lifetime in real buffers, so tensors that are
@@ -27,6 +35,8 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+
+#include <stdint.h>
 
 #include "backend/backend.h"
 
@@ -45,6 +55,7 @@ typedef enum dbk_param_init {
 
 typedef struct dbk_param_info {
     char           name[64];        /* "layer1.conv.weight" */
+    int            group;           /* index of its group (dbk_graph_group_name) */
     int            ndim;
     int64_t        shape[4];
     size_t         offset;          /* in floats from the start of params (and grads, momentum) */
@@ -70,10 +81,16 @@ typedef struct dbk_graph_config {
 dbk_status dbk_graph_create(const dbk_graph_config *cfg, dbk_graph **out);
 void       dbk_graph_destroy(dbk_graph *g);                        /* accepts NULL */
 
-/* Switches to the build pass: clears ops and offsets, attaches buffers (any may be NULL
- * when the graph has nothing of that kind; grads is NULL for evaluation graphs). */
-void dbk_graph_begin_build(dbk_graph *g, dbk_buffer *params, dbk_buffer *grads, dbk_buffer *state,
-                           dbk_buffer *arena);
+/* The buffers a build pass attaches (any may be NULL when the graph has nothing of that
+ * kind; grads is NULL for evaluation graphs). */
+typedef struct dbk_graph_buffers {
+    dbk_buffer *params, *grads, *state, *arena;
+    dbk_buffer *steps;              /* dbk_graph_step_bytes bytes: per-step values, then counters */
+} dbk_graph_buffers;
+
+/* Switches to the build pass: clears ops and offsets and attaches the buffers. The build
+ * pass must declare the same parameters, groups and step values as the planning pass. */
+void dbk_graph_begin_build(dbk_graph *g, const dbk_graph_buffers *bufs);
 bool dbk_graph_is_planning(const dbk_graph *g);
 bool dbk_graph_is_training(const dbk_graph *g);
 
@@ -94,6 +111,66 @@ const dbk_op_desc *dbk_graph_forward_ops(const dbk_graph *g);
 int                dbk_graph_backward_count(const dbk_graph *g);
 const dbk_op_desc *dbk_graph_backward_ops(const dbk_graph *g);
 
+/* The whole program of the build pass: forward, backward (execution order), update. The
+ * array belongs to the graph and stays valid until the graph is destroyed or rebuilt; the
+ * caller may rewrite its tensors in place (nn/memplan.h does). NULL with *count 0 when the
+ * program could not be assembled (out of host memory). */
+dbk_op_desc *dbk_graph_program(dbk_graph *g, int *count);
+
+/* --- parameter groups ----------------------------------------------------------------- */
+
+/* Parameters created after this call belong to group name ("" = the default group) until the
+ * next call. Groups are numbered in order of first use. */
+void        dbk_graph_set_group(dbk_graph *g, const char *name);
+int         dbk_graph_group_count(const dbk_graph *g);
+const char *dbk_graph_group_name(const dbk_graph *g, int group);
+/* The group's parameters (and their gradients): flat views of one contiguous range. */
+dbk_tensor  dbk_graph_group_params(const dbk_graph *g, int group);
+dbk_tensor  dbk_graph_group_grads(const dbk_graph *g, int group);
+
+/* --- per-step values ------------------------------------------------------------------ */
+
+/* What a rule may use to compute a per-step value. The trainer fills it before each run. */
+typedef struct dbk_step_ctx {
+    int      epoch;                 /* 0-based */
+    int      step;                  /* step within the epoch (evaluation: batch index) */
+    int      steps_per_epoch;
+    int32_t  first;                 /* index of the batch's first row in the split's order */
+    uint32_t seed;                  /* the epoch's augmentation seed */
+    double   lr;                    /* the schedule's learning rate at this step */
+} dbk_step_ctx;
+
+/* Computes one per-step value into dst (count elements of the declared dtype) from the
+ * context and the constants k given at declaration. */
+typedef void (*dbk_step_rule)(const dbk_step_ctx *ctx, const double k[4], void *dst);
+
+typedef struct dbk_step_value_info {
+    char          name[48];         /* "lr.norm_biases", "augment.state", "loss_sum" */
+    dbk_dtype     dtype;
+    int64_t       count;
+    size_t        offset;           /* bytes from the start of the steps buffer */
+    dbk_step_rule rule;             /* NULL for a counter */
+    double        k[4];
+} dbk_step_value_info;
+
+/* Declares a value the host writes before every run of the program, computed by rule(ctx,
+ * k); returns its device view. Names are unique within a graph. */
+dbk_tensor dbk_graph_step_value(dbk_graph *g, const char *name, dbk_dtype dtype, int64_t count, dbk_step_rule rule,
+                                const double k[4]);
+/* Declares an f32 counter that ops accumulate into on the device (zeroed and read by the
+ * owner of the steps buffer, e.g. once per epoch). */
+dbk_tensor dbk_graph_counter(dbk_graph *g, const char *name);
+
+size_t dbk_graph_step_bytes(const dbk_graph *g);          /* the whole steps buffer */
+size_t dbk_graph_step_host_bytes(const dbk_graph *g);     /* its first part: the host-written values */
+int                        dbk_graph_step_value_count(const dbk_graph *g);
+const dbk_step_value_info *dbk_graph_step_value_at(const dbk_graph *g, int i);
+/* The value or counter named name, or NULL. */
+const dbk_step_value_info *dbk_graph_step_value_find(const dbk_graph *g, const char *name);
+/* Writes every host-written value for ctx into host (dbk_graph_step_host_bytes bytes), ready
+ * for one dbk_buffer_write at offset 0 of the steps buffer. */
+void dbk_graph_fill_step(const dbk_graph *g, const dbk_step_ctx *ctx, void *host);
+
 /* Returns the first error a builder hit (builders do not return statuses, to keep model
  * functions readable; an out-of-memory while recording is kept here). */
 dbk_status dbk_graph_status(const dbk_graph *g);
@@ -104,9 +181,11 @@ dbk_status dbk_graph_status(const dbk_graph *g);
 dbk_tensor dbk_graph_tensor(dbk_graph *g, dbk_dtype dtype, int ndim, int64_t d0, int64_t d1, int64_t d2, int64_t d3);
 /* A new activation with a gradient tensor when the graph trains and want_grad is set. */
 dbk_value dbk_graph_value(dbk_graph *g, bool want_grad, int64_t n, int64_t c, int64_t h, int64_t w);
-/* Appends to the forward list / pushes onto the backward list (label is copied). */
+/* Appends to the forward list / pushes onto the backward list / appends to the update list
+ * (label is copied). */
 void dbk_graph_forward(dbk_graph *g, const dbk_op_desc *op, const char *label);
 void dbk_graph_backward(dbk_graph *g, const dbk_op_desc *op, const char *label);
+void dbk_graph_update(dbk_graph *g, const dbk_op_desc *op, const char *label);
 
 /* --- layers (names are prefixes: "layer1.conv" gives "layer1.conv.weight") ---------- */
 
@@ -123,8 +202,5 @@ dbk_value dbk_nn_fork(dbk_graph *g, dbk_value x, const char *name);
 /* y = a + b (a residual sum); both gradients receive dy. */
 dbk_value dbk_nn_add(dbk_graph *g, dbk_value a, dbk_value b, const char *name);
 
-/* Flat views of the whole parameter/gradient buffers (for the optimizer). */
-dbk_tensor dbk_graph_params_view(const dbk_graph *g);
-dbk_tensor dbk_graph_grads_view(const dbk_graph *g);
 
 #endif

@@ -14,6 +14,16 @@
 #include "backend/ops.h"
 
 #define DBK_RECIPE_MAX_KNOTS 6
+#define DBK_RECIPE_MAX_GROUPS 4
+
+/* How the optimizer treats one parameter group a model declares (nn/graph.h,
+ * dbk_graph_set_group). Groups a recipe does not list train with scale 1 to the end. */
+typedef struct dbk_recipe_group {
+    const char *name;                /* the group's name in the model */
+    float       lr_scale;            /* multiplies the schedule's learning rate */
+    float       weight_decay_scale;  /* multiplies the recipe's weight decay */
+    float       until_epoch;         /* > 0: the group's learning rate is 0 from this epoch on */
+} dbk_recipe_group;
 
 typedef struct dbk_recipe {
     const char *name;
@@ -30,6 +40,8 @@ typedef struct dbk_recipe {
     bool        nesterov;
     bool        loss_summed;         /* loss summed over the batch (lr/batch, wd*batch) */
     float       label_smoothing;
+    int         group_count;
+    dbk_recipe_group groups[DBK_RECIPE_MAX_GROUPS];
     dbk_bn_params      bn;
     dbk_augment_params augment;      /* train-time augmentation and normalisation */
     float       target;              /* test top-1 accuracy in percent that stops the run */

@@ -1,0 +1,88 @@
+/*
+ * session_ckpt.c — a session's weights and batch-norm statistics to and from a checkpoint
+ * (train/checkpoint.h). Tensors are matched by name, so the file does not depend on how the
+ * parameters are laid out in the flat buffers.
+ */
+#include <string.h>
+
+#include "core/alloc.h"
+#include "train/checkpoint.h"
+#include "train/session_impl.h"
+
+dbk_status dbk_session_save(dbk_session *s, const char *path, const char *meta_json) {
+    const dbk_graph *g = s->eval.graph;
+    size_t np = dbk_graph_param_count(g), ns = dbk_graph_state_count(g);
+    int npi = dbk_graph_param_info_count(g), nsi = dbk_graph_state_info_count(g);
+    float *params = dbk_malloc(np * 4 + 4), *state = dbk_malloc(ns * 4 + 4);
+    dbk_ckpt_tensor *t = dbk_calloc((size_t)(npi + nsi), sizeof *t);
+    dbk_status st = DBK_ERR_OUT_OF_HOST_MEMORY;
+    if (!params || !state || !t) goto done;
+    if ((st = dbk_backend_sync(s->be)) != DBK_OK) goto done;
+    if ((st = dbk_buffer_read(s->params, 0, params, np * 4)) != DBK_OK) goto done;
+    if ((st = dbk_buffer_read(s->state, 0, state, ns * 4)) != DBK_OK) goto done;
+    for (int i = 0; i < npi; i++) {
+        const dbk_param_info *pi = dbk_graph_param_info(g, i);
+        t[i].name = pi->name;
+        t[i].ndim = pi->ndim;
+        memcpy(t[i].shape, pi->shape, sizeof pi->shape);
+        t[i].data = params + pi->offset;
+    }
+    for (int i = 0; i < nsi; i++) {
+        const dbk_state_info *si = dbk_graph_state_info(g, i);
+        t[npi + i].name = si->name;
+        t[npi + i].ndim = 1;
+        t[npi + i].shape[0] = si->count;
+        t[npi + i].data = state + si->offset;
+    }
+    st = dbk_checkpoint_save(path, s->cfg.model->name, meta_json, t, npi + nsi);
+done:
+    dbk_free(params);
+    dbk_free(state);
+    dbk_free(t);
+    return st;
+}
+
+static dbk_status load_tensor(const dbk_checkpoint *c, const char *path, const char *name, int ndim,
+                              const int64_t *shape, float *dst) {
+    const dbk_ckpt_tensor *t = dbk_checkpoint_find(c, name);
+    if (!t) return dbk_set_error(DBK_ERR_FORMAT, "%s: checkpoint has no tensor '%s'", path, name);
+    bool same = t->ndim == ndim;
+    int64_t n = 1;
+    for (int d = 0; same && d < ndim; d++) {
+        same = t->shape[d] == shape[d];
+        n *= shape[d];
+    }
+    if (!same) return dbk_set_error(DBK_ERR_FORMAT, "%s: tensor '%s' has another shape than the model's", path, name);
+    memcpy(dst, t->data, (size_t)n * 4);
+    return DBK_OK;
+}
+
+dbk_status dbk_session_load(dbk_session *s, const char *path) {
+    dbk_checkpoint *c = NULL;
+    DBK_TRY(dbk_checkpoint_load(path, &c));
+    const dbk_graph *g = s->eval.graph;
+    size_t np = dbk_graph_param_count(g), ns = dbk_graph_state_count(g);
+    float *params = dbk_calloc(np + 1, 4), *state = dbk_calloc(ns + 1, 4);
+    dbk_status st = DBK_ERR_OUT_OF_HOST_MEMORY;
+    if (!params || !state) goto done;
+    if (strcmp(dbk_checkpoint_model(c), s->cfg.model->name) != 0) {
+        st = dbk_set_error(DBK_ERR_FORMAT, "%s holds model '%s', not '%s'", path, dbk_checkpoint_model(c),
+                           s->cfg.model->name);
+        goto done;
+    }
+    for (int i = 0; i < dbk_graph_param_info_count(g); i++) {
+        const dbk_param_info *pi = dbk_graph_param_info(g, i);
+        if ((st = load_tensor(c, path, pi->name, pi->ndim, pi->shape, params + pi->offset)) != DBK_OK) goto done;
+    }
+    for (int i = 0; i < dbk_graph_state_info_count(g); i++) {
+        const dbk_state_info *si = dbk_graph_state_info(g, i);
+        if ((st = load_tensor(c, path, si->name, 1, &si->count, state + si->offset)) != DBK_OK) goto done;
+    }
+    if ((st = dbk_buffer_write(s->params, 0, params, np * 4)) != DBK_OK) goto done;
+    st = dbk_buffer_write(s->state, 0, state, ns * 4);
+done:
+    dbk_free(params);
+    dbk_free(state);
+    dbk_checkpoint_destroy(c);
+    return st;
+}

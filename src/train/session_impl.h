@@ -1,0 +1,64 @@
+/*
+ * session_impl.h — the session's state, shared by the files that each do one of its jobs.
+ * INTERNAL: include only from src/train/session*.c.
+ *
+ *   session.c          create and destroy: plan, allocate, build, record; data upload
+ *   session_step.c     assembling the programs: augment, model, loss, accuracy, optimizer,
+ *                      and the rules of their per-step values
+ *   session_memory.c   device allocations and placing the activations (nn/memplan.h)
+ *   session_init.c     initialising parameters, statistics and optimizer state
+ *   session_run.c      the device side of the epoch loop: epochs, steps, evaluation
+ *   session_profile.c  per-op timing of training steps
+ *   session_ckpt.c     checkpoints
+ */
+#ifndef DBK_SESSION_IMPL_H
+#define DBK_SESSION_IMPL_H
+
+#include "nn/graph.h"
+#include "nn/memplan.h"
+#include "train/session.h"
+
+/* One fixed op sequence: its graph (which owns the ops, the parameter layout and the
+ * per-step values), the ops as the memory plan rewrote them, and their recording. */
+typedef struct dbk_session_program {
+    dbk_graph   *graph;
+    dbk_op_desc *ops;       /* owned by graph */
+    int          count;
+    int          batch;
+    dbk_program *recorded;  /* on the backend */
+} dbk_session_program;
+
+struct dbk_session {
+    dbk_backend         *be;
+    dbk_session_config   cfg;
+    dbk_session_program  train, eval, tail;        /* tail: the last partial eval batch */
+    dbk_buffer          *params, *grads, *momentum, *state;
+    dbk_buffer          *train_steps, *eval_steps; /* per-step values + counters (eval and tail share) */
+    void                *train_host, *eval_host;   /* host images of their per-step values */
+    dbk_memplan         *memplan;                  /* where the activations live */
+    dbk_buffer         **arena;                    /* its chunks */
+    int                  arena_chunks;
+    dbk_buffer          *train_images, *train_labels, *indices, *test_images, *test_labels;
+    int32_t             *perm;                     /* host permutation buffer */
+    uint32_t             epoch_seed;               /* augmentation seed of the current epoch */
+    int                  epoch;
+    bool                 profiling;
+    bool                 eval_sync;                /* sync after each eval batch */
+    double              *op_seconds;               /* per train op, when profiling */
+    double               step_seconds;             /* whole profiled steps */
+    long                 profiled_steps;
+    uint64_t             device_bytes;
+};
+
+/* session_step.c: lays out one program on its graph (planning or build pass, as the graph
+ * is); in the build pass the graph then holds the whole op sequence. */
+dbk_status dbk_session_lay_out(dbk_session *s, dbk_session_program *p, bool training);
+
+/* session_memory.c */
+dbk_status dbk_session_alloc(dbk_session *s, size_t nbytes, const char *what, dbk_buffer **out);
+dbk_status dbk_session_place_activations(dbk_session *s);
+
+/* session_profile.c: one training step with per-op device timing. */
+dbk_status dbk_session_run_profiled(dbk_session *s);
+
+#endif

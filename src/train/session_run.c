@@ -1,0 +1,84 @@
+/*
+ * session_run.c — the device side of the epoch loop: shuffling, training steps, the epoch's
+ * counters and evaluation (see session.h). A step writes one small block of per-step values
+ * (session_step.c declares them) and enqueues the recorded program; nothing is read back
+ * until the epoch ends.
+ */
+#include <string.h>
+
+#include "core/rng.h"
+#include "train/session_impl.h"
+
+int dbk_session_steps_per_epoch(const dbk_session *s) { return s->cfg.train_count / s->cfg.batch; }
+
+/* The counters of a program's graph live after its host-written values. */
+static dbk_status zero_counters(dbk_buffer *steps, const dbk_graph *g) {
+    static const float zeros[64];
+    const size_t off = dbk_graph_step_host_bytes(g), n = dbk_graph_step_bytes(g) - off;
+    DBK_ASSERT(n <= sizeof zeros);
+    return n ? dbk_buffer_write(steps, off, zeros, n) : DBK_OK;
+}
+
+static dbk_status read_counter(dbk_buffer *steps, const dbk_graph *g, const char *name, double *out) {
+    const dbk_step_value_info *v = dbk_graph_step_value_find(g, name);
+    DBK_ASSERT(v && !v->rule);
+    float f;
+    DBK_TRY(dbk_buffer_read(steps, v->offset, &f, sizeof f));
+    *out = f;
+    return DBK_OK;
+}
+
+static dbk_status read_counters(dbk_session *s, dbk_buffer *steps, const dbk_graph *g, dbk_epoch_counters *out) {
+    DBK_TRY(dbk_backend_sync(s->be));
+    DBK_TRY(read_counter(steps, g, "loss_sum", &out->loss_sum));
+    return read_counter(steps, g, "correct", &out->correct);
+}
+
+dbk_status dbk_session_begin_epoch(dbk_session *s, int epoch, uint64_t seed) {
+    DBK_ASSERT(s->perm);
+    dbk_rng rng;
+    dbk_rng_init(&rng, seed ^ ((uint64_t)(epoch + 1) * 0x9e3779b97f4a7c15ULL));
+    dbk_rng_permutation(&rng, s->perm, s->cfg.train_count);
+    DBK_TRY(dbk_buffer_write(s->indices, 0, s->perm, (size_t)s->cfg.train_count * 4));
+    /* The augmentation seed of the epoch; rows are told apart by their position. */
+    s->epoch = epoch;
+    s->epoch_seed = dbk_hash_u32((uint32_t)seed, (uint32_t)(seed >> 32), (uint32_t)epoch, 0xa5a5u);
+    return zero_counters(s->train_steps, s->train.graph);
+}
+
+dbk_status dbk_session_train_step(dbk_session *s, int step, float lr) {
+    const dbk_step_ctx ctx = {.epoch = s->epoch,
+                              .step = step,
+                              .steps_per_epoch = dbk_session_steps_per_epoch(s),
+                              .first = step * s->cfg.batch,
+                              .seed = s->epoch_seed,
+                              .lr = lr};
+    const dbk_graph *g = s->train.graph;
+    dbk_graph_fill_step(g, &ctx, s->train_host);
+    DBK_TRY(dbk_buffer_write(s->train_steps, 0, s->train_host, dbk_graph_step_host_bytes(g)));
+    if (s->profiling) return dbk_session_run_profiled(s);
+    return dbk_program_run(s->train.recorded);
+}
+
+dbk_status dbk_session_end_epoch(dbk_session *s, dbk_epoch_counters *out) {
+    out->images = (int64_t)dbk_session_steps_per_epoch(s) * s->cfg.batch;
+    return read_counters(s, s->train_steps, s->train.graph, out);
+}
+
+void dbk_session_set_eval_sync(dbk_session *s, bool on) { s->eval_sync = on; }
+
+dbk_status dbk_session_evaluate(dbk_session *s, dbk_epoch_counters *out) {
+    const dbk_graph *g = s->eval.graph; /* the tail program has the same per-step layout */
+    DBK_TRY(zero_counters(s->eval_steps, g));
+    const int eb = s->cfg.eval_batch;
+    for (int32_t first = 0; first < s->cfg.test_count; first += eb) {
+        const dbk_step_ctx ctx = {.epoch = s->epoch, .step = first / eb, .first = first};
+        dbk_graph_fill_step(g, &ctx, s->eval_host);
+        DBK_TRY(dbk_buffer_write(s->eval_steps, 0, s->eval_host, dbk_graph_step_host_bytes(g)));
+        bool tail = s->cfg.test_count - first < eb;
+        DBK_TRY(dbk_program_run(tail ? s->tail.recorded : s->eval.recorded));
+        if (s->eval_sync) DBK_TRY(dbk_backend_sync(s->be));
+    }
+    out->images = s->cfg.test_count;
+    return read_counters(s, s->eval_steps, g, out);
+}

@@ -1,0 +1,142 @@
+/*
+ * session_step.c — assembling a session's programs (see session_impl.h).
+ *
+ *   training step  = augment, model forward, loss, accuracy, loss backward, model backward,
+ *                    one SGD update per parameter group
+ *   evaluation     = normalise (augment without draws), model forward, loss, accuracy
+ *
+ * Every value that changes from step to step is declared here on the graph with the rule
+ * that computes it (dbk_graph_step_value): the augmentation state {first row, seed} and the
+ * learning rate of each parameter group. The host computes them all into one small block and
+ * writes it once per step; the loss and correct-count counters accumulate on the device.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "train/session_impl.h"
+
+/* ---------------------------------------------------------------------------------- */
+/* per-step rules                                                                     */
+
+/* {first row of the batch, the epoch's seed}: what DBK_OP_AUGMENT reads as its state. */
+static void augment_state_rule(const dbk_step_ctx *ctx, const double k[4], void *dst) {
+    (void)k;
+    int32_t v[2] = {ctx->first, (int32_t)ctx->seed};
+    memcpy(dst, v, sizeof v);
+}
+
+/* A group's learning rate: the schedule's value times k[0] (the group's scale, divided by
+ * the batch for a summed loss), and 0 from epoch k[1] on when k[1] > 0 (a group that stops
+ * training; SGD with lr 0 leaves its parameters as they are). */
+static void group_lr_rule(const dbk_step_ctx *ctx, const double k[4], void *dst) {
+    float lr = (float)(ctx->lr * k[0]);
+    if (k[1] > 0 && ctx->epoch >= k[1]) lr = 0.0f;
+    memcpy(dst, &lr, sizeof lr);
+}
+
+/* The recipe's rule for a parameter group, or the defaults (scale 1, until the end). */
+static dbk_recipe_group group_rule(const dbk_recipe *r, const char *group) {
+    for (int i = 0; i < r->group_count; i++)
+        if (!strcmp(r->groups[i].name, group)) return r->groups[i];
+    return (dbk_recipe_group){.name = group, .lr_scale = 1.0f, .weight_decay_scale = 1.0f, .until_epoch = 0.0f};
+}
+
+/* ---------------------------------------------------------------------------------- */
+
+static dbk_tensor flat(dbk_buffer *b, dbk_dtype dt, int64_t n) { return dbk_tensor_make(b, 0, dt, 1, n, 1, 1, 1); }
+
+/* Reads the batch from the resident dataset into x and labels. */
+static void add_augment(dbk_session *s, dbk_graph *g, bool training, dbk_tensor x, dbk_tensor labels) {
+    const dbk_session_config *c = &s->cfg;
+    const double none[4] = {0};
+    dbk_tensor state = dbk_graph_step_value(g, "augment.state", DBK_DTYPE_I32, 2, augment_state_rule, none);
+    if (dbk_graph_is_planning(g)) return;
+    dbk_op_desc aug = {.op = DBK_OP_AUGMENT, .p.augment = c->recipe->augment};
+    const int64_t ch = x.shape[1], h = x.shape[2], w = x.shape[3];
+    if (training) {
+        aug.src[0] = dbk_tensor_make(s->train_images, 0, DBK_DTYPE_U8, 4, c->train_count, ch, h, w);
+        aug.src[1] = flat(s->train_labels, DBK_DTYPE_U8, c->train_count);
+        aug.src[2] = flat(s->indices, DBK_DTYPE_I32, c->train_count);
+    } else {
+        aug.p.augment.train = false;
+        aug.src[0] = dbk_tensor_make(s->test_images, 0, DBK_DTYPE_U8, 4, c->test_count, ch, h, w);
+        aug.src[1] = flat(s->test_labels, DBK_DTYPE_U8, c->test_count);
+    }
+    aug.src[3] = state;
+    aug.dst[0] = x;
+    aug.dst[1] = labels;
+    dbk_graph_forward(g, &aug, "augment");
+}
+
+/* Loss and accuracy into the graph's counters; in training also the loss backward, which
+ * is pushed last and so runs first in the backward list. */
+static void add_loss(dbk_session *s, dbk_graph *g, int batch, dbk_value logits, dbk_tensor labels) {
+    const dbk_recipe *r = s->cfg.recipe;
+    const int64_t classes = logits.data.shape[1];
+    dbk_tensor probs = dbk_graph_tensor(g, DBK_DTYPE_F32, 2, batch, classes, 1, 1);
+    dbk_tensor loss_sum = dbk_graph_counter(g, "loss_sum");
+    dbk_tensor correct = dbk_graph_counter(g, "correct");
+    if (dbk_graph_is_planning(g)) return;
+    dbk_tensor z = logits.data, dz = logits.grad;
+    z.ndim = 2;
+
+    dbk_op_desc loss = {.op = DBK_OP_SOFTMAX_XENT_FWD, .p.xent.label_smoothing = r->label_smoothing};
+    loss.src[0] = z;
+    loss.src[1] = labels;
+    loss.dst[0] = probs;
+    loss.dst[1] = loss_sum;
+    dbk_graph_forward(g, &loss, "loss");
+    dbk_op_desc acc = {.op = DBK_OP_ACCURACY};
+    acc.src[0] = z;
+    acc.src[1] = labels;
+    acc.dst[0] = correct;
+    dbk_graph_forward(g, &acc, "accuracy");
+    if (!dbk_graph_is_training(g)) return;
+
+    dz.ndim = 2;
+    dbk_op_desc lb = {.op = DBK_OP_SOFTMAX_XENT_BWD, .p.xent.label_smoothing = r->label_smoothing};
+    lb.p.xent.grad_scale = r->loss_summed ? 1.0f : 1.0f / (float)batch;
+    lb.src[0] = probs;
+    lb.src[1] = labels;
+    lb.dst[0] = dz;
+    dbk_graph_backward(g, &lb, "loss.bwd");
+}
+
+/* One SGD update per parameter group, each with its learning rate as a per-step value. */
+static void add_optimizer(dbk_session *s, dbk_graph *g, int batch) {
+    const dbk_recipe *r = s->cfg.recipe;
+    for (int i = 0; i < dbk_graph_group_count(g); i++) {
+        const char *group = dbk_graph_group_name(g, i);
+        const dbk_recipe_group rule = group_rule(r, group);
+        char name[48], label[48];
+        snprintf(name, sizeof name, group[0] ? "lr.%s" : "lr", group);
+        snprintf(label, sizeof label, group[0] ? "sgd.%s" : "sgd", group);
+        const double k[4] = {(double)rule.lr_scale / (r->loss_summed ? batch : 1), (double)rule.until_epoch, 0, 0};
+        dbk_tensor lr = dbk_graph_step_value(g, name, DBK_DTYPE_F32, 1, group_lr_rule, k);
+        if (dbk_graph_is_planning(g)) continue;
+        dbk_op_desc sgd = {.op = DBK_OP_SGD_MOMENTUM_UPDATE, .p.sgd = {.momentum = r->momentum, .nesterov = r->nesterov}};
+        const float wd = r->loss_summed ? r->weight_decay * (float)batch : r->weight_decay;
+        sgd.p.sgd.weight_decay = wd * rule.weight_decay_scale;
+        sgd.src[0] = dbk_graph_group_grads(g, i);
+        sgd.src[1] = lr;
+        sgd.dst[0] = dbk_graph_group_params(g, i);
+        sgd.dst[1] = sgd.dst[0];
+        sgd.dst[1].buf = s->momentum;
+        dbk_graph_update(g, &sgd, label);
+    }
+}
+
+dbk_status dbk_session_lay_out(dbk_session *s, dbk_session_program *p, bool training) {
+    dbk_graph *g = p->graph;
+    const dbk_session_config *c = &s->cfg;
+    dbk_value x = dbk_graph_value(g, false, p->batch, 3, 32, 32);
+    dbk_tensor labels = dbk_graph_tensor(g, DBK_DTYPE_I32, 1, p->batch, 1, 1, 1);
+    add_augment(s, g, training, x.data, labels);
+    dbk_value logits = dbk_model_forward(g, c->model, x);
+    add_loss(s, g, p->batch, logits, labels);
+    if (training) add_optimizer(s, g, p->batch);
+    DBK_TRY(dbk_graph_status(g));
+    if (dbk_graph_is_planning(g)) return DBK_OK;
+    p->ops = dbk_graph_program(g, &p->count);
+    return p->ops ? DBK_OK : DBK_ERR_OUT_OF_HOST_MEMORY;
+}
