@@ -1,0 +1,155 @@
+/*
+ * test_graph.c — the graph builder's layout contracts (nn/graph.h): parameter groups laid
+ * out contiguously and identically in both passes, per-step values and counters in their
+ * two regions, rules filling the host block, and declaration errors.
+ */
+#include <string.h>
+
+#include "nn/graph.h"
+#include "test_util.h"
+
+typedef struct built {
+    dbk_backend *be;
+    dbk_graph   *g;
+    dbk_buffer  *params, *grads, *state, *arena, *steps;
+} built;
+
+static void built_free(built *b) {
+    dbk_graph_destroy(b->g);
+    dbk_buffer *bufs[] = {b->params, b->grads, b->state, b->arena, b->steps};
+    for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++) dbk_buffer_destroy(bufs[i]);
+    dbk_backend_destroy(b->be);
+}
+
+/* Runs lay_out in the planning pass, allocates what it planned, and runs the build pass. */
+static dbk_status plan_and_build(built *b, dbk_status (*lay_out)(dbk_graph *g)) {
+    memset(b, 0, sizeof *b);
+    dbk_graph_config cfg = {.training = true, .bn = {1e-5f, 0.1f}};
+    DBK_TRY(dbk_backend_create(DBK_BACKEND_KIND_CPU, 0, &b->be));
+    DBK_TRY(dbk_graph_create(&cfg, &b->g));
+    DBK_TRY(lay_out(b->g));
+    DBK_TRY(dbk_buffer_create(b->be, dbk_graph_param_count(b->g) * 4 + 4, &b->params));
+    DBK_TRY(dbk_buffer_create(b->be, dbk_graph_param_count(b->g) * 4 + 4, &b->grads));
+    DBK_TRY(dbk_buffer_create(b->be, dbk_graph_state_count(b->g) * 4 + 4, &b->state));
+    DBK_TRY(dbk_buffer_create(b->be, dbk_graph_arena_bytes(b->g) + 4, &b->arena));
+    DBK_TRY(dbk_buffer_create(b->be, dbk_graph_step_bytes(b->g) + 4, &b->steps));
+    const dbk_graph_buffers bufs = {b->params, b->grads, b->state, b->arena, b->steps};
+    dbk_graph_begin_build(b->g, &bufs);
+    return lay_out(b->g);
+}
+
+/* ---------------------------------------------------------------------------------- */
+
+/* conv (default group), batch norm in group "norm", linear back in the default group. */
+static dbk_status lay_out_two_groups(dbk_graph *g) {
+    dbk_value x = dbk_graph_value(g, false, 2, 3, 8, 8);
+    dbk_value y = dbk_nn_conv(g, x, 4, 3, 1, 1, "conv");
+    dbk_graph_set_group(g, "norm");
+    y = dbk_nn_batchnorm(g, y, "bn");
+    dbk_graph_set_group(g, NULL);
+    dbk_nn_linear(g, y, 5, "linear");
+    return dbk_graph_status(g);
+}
+
+static const dbk_param_info *param_named(const dbk_graph *g, const char *name) {
+    for (int i = 0; i < dbk_graph_param_info_count(g); i++)
+        if (!strcmp(dbk_graph_param_info(g, i)->name, name)) return dbk_graph_param_info(g, i);
+    return NULL;
+}
+
+static int parameter_groups_should_be_contiguous_in_first_use_order(void) {
+    built b;
+    DBK_CHECK_OK(plan_and_build(&b, lay_out_two_groups));
+    const dbk_graph *g = b.g;
+    DBK_CHECK(dbk_graph_group_count(g) == 2);
+    DBK_CHECK(!strcmp(dbk_graph_group_name(g, 0), "") && !strcmp(dbk_graph_group_name(g, 1), "norm"));
+    /* Default group: conv.weight (4*3*3*3 = 108, padded to 112 floats), linear.weight (5*256).
+     * Then "norm": bn.weight and bn.bias (4 each, padded to 16). */
+    const dbk_param_info *conv = param_named(g, "conv.weight"), *lin = param_named(g, "linear.weight");
+    const dbk_param_info *gw = param_named(g, "bn.weight"), *gb = param_named(g, "bn.bias");
+    DBK_CHECK(conv && lin && gw && gb);
+    DBK_CHECK(conv->group == 0 && lin->group == 0 && gw->group == 1 && gb->group == 1);
+    DBK_CHECK_MSG(conv->offset == 0 && lin->offset == 112, "conv %zu linear %zu", conv->offset, lin->offset);
+    DBK_CHECK_MSG(gw->offset == 112 + 1280 && gb->offset == 112 + 1280 + 16, "bn %zu %zu", gw->offset, gb->offset);
+    DBK_CHECK(dbk_graph_param_count(g) == 112 + 1280 + 32);
+    dbk_tensor p0 = dbk_graph_group_params(g, 0), p1 = dbk_graph_group_grads(g, 1);
+    DBK_CHECK(p0.buf == b.params && p0.offset == 0 && dbk_tensor_numel(&p0) == 112 + 1280);
+    DBK_CHECK(p1.buf == b.grads && p1.offset == (112 + 1280) * 4 && dbk_tensor_numel(&p1) == 32);
+    /* The forward op of the batch norm reads its gamma where the layout put it. */
+    const dbk_op_desc *fwd = dbk_graph_forward_ops(g);
+    DBK_CHECK(fwd[1].op == DBK_OP_BATCHNORM_FWD_TRAIN && fwd[1].src[1].offset == gw->offset * 4);
+    built_free(&b);
+    return 0;
+}
+
+/* ---------------------------------------------------------------------------------- */
+
+static void lr_rule(const dbk_step_ctx *ctx, const double k[4], void *dst) {
+    float v = (float)(ctx->lr * k[0]);
+    memcpy(dst, &v, sizeof v);
+}
+
+static void position_rule(const dbk_step_ctx *ctx, const double k[4], void *dst) {
+    (void)k;
+    int32_t v[2] = {ctx->first, ctx->step};
+    memcpy(dst, v, sizeof v);
+}
+
+/* A counter declared between two host values: counters still come after all of them. */
+static dbk_status lay_out_step_values(dbk_graph *g) {
+    const double half[4] = {0.5, 0, 0, 0};
+    dbk_graph_step_value(g, "lr", DBK_DTYPE_F32, 1, lr_rule, half);
+    dbk_graph_counter(g, "loss_sum");
+    dbk_graph_step_value(g, "position", DBK_DTYPE_I32, 2, position_rule, NULL);
+    return dbk_graph_status(g);
+}
+
+static int step_values_should_precede_counters_and_fill_from_their_rules(void) {
+    built b;
+    DBK_CHECK_OK(plan_and_build(&b, lay_out_step_values));
+    const dbk_graph *g = b.g;
+    DBK_CHECK(dbk_graph_step_value_count(g) == 3);
+    DBK_CHECK(dbk_graph_step_host_bytes(g) == 32 && dbk_graph_step_bytes(g) == 48);
+    const dbk_step_value_info *lr = dbk_graph_step_value_find(g, "lr"), *pos = dbk_graph_step_value_find(g, "position");
+    const dbk_step_value_info *loss = dbk_graph_step_value_find(g, "loss_sum");
+    DBK_CHECK(lr && pos && loss && !dbk_graph_step_value_find(g, "missing"));
+    DBK_CHECK_MSG(lr->offset == 0 && pos->offset == 16 && loss->offset == 32, "%zu %zu %zu", lr->offset, pos->offset,
+                  loss->offset);
+    DBK_CHECK(loss->rule == NULL && lr->rule != NULL);
+
+    unsigned char host[32];
+    memset(host, 0xee, sizeof host);
+    const dbk_step_ctx ctx = {.step = 7, .first = 1234, .lr = 0.25};
+    dbk_graph_fill_step(g, &ctx, host);
+    float lrv;
+    int32_t posv[2];
+    memcpy(&lrv, host, 4);
+    memcpy(posv, host + 16, 8);
+    DBK_CHECK(lrv == 0.125f && posv[0] == 1234 && posv[1] == 7);
+    built_free(&b);
+    return 0;
+}
+
+static dbk_status lay_out_duplicate(dbk_graph *g) {
+    dbk_graph_counter(g, "correct");
+    dbk_graph_counter(g, "correct");
+    return dbk_graph_status(g);
+}
+
+static int a_duplicate_step_value_should_be_an_error(void) {
+    dbk_graph *g;
+    dbk_graph_config cfg = {.training = false, .bn = {1e-5f, 0.1f}};
+    DBK_CHECK_OK(dbk_graph_create(&cfg, &g));
+    dbk_status st = lay_out_duplicate(g);
+    DBK_CHECK(st == DBK_ERR_INVALID_ARG);
+    DBK_CHECK(strstr(dbk_last_error(), "correct") != NULL);
+    dbk_graph_destroy(g);
+    return 0;
+}
+
+int main(void) {
+    DBK_RUN(parameter_groups_should_be_contiguous_in_first_use_order);
+    DBK_RUN(step_values_should_precede_counters_and_fill_from_their_rules);
+    DBK_RUN(a_duplicate_step_value_should_be_an_error);
+    return dbk_test_finish();
+}
