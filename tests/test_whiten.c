@@ -180,6 +180,29 @@ static int covariance_should_match_a_naive_loop(void) {
     return 0;
 }
 
+static int covariance_should_stay_exact_for_large_images(void) {
+    /* 200 x 200 with 2 x 2 patches: 39,601 positions take the 64-bit per-image path, and an
+     * all-255 image would overflow a 32-bit sum there (39,601 * 255^2 > 2^31). */
+    const dbk_whiten_config cfg = {.channels = 1, .height = 200, .width = 200, .patch = 2,
+                                   .mean = {0.5f}, .std = {0.25f}, .eps = 1e-3f};
+    enum { COUNT = 2, PIXELS = 200 * 200 };
+    uint8_t *images = malloc(COUNT * PIXELS);
+    DBK_CHECK(images);
+    dbk_rng rng;
+    dbk_rng_init(&rng, 11);
+    for (int i = 0; i < PIXELS; i++) images[i] = 255;
+    for (int i = PIXELS; i < COUNT * PIXELS; i++) images[i] = (uint8_t)dbk_rng_below(&rng, 256);
+    double got[16], want[16];
+    dbk_status st = dbk_whiten_patch_covariance(&cfg, images, COUNT, got);
+    naive_covariance(&cfg, images, COUNT, want);
+    free(images);
+    DBK_CHECK_OK(st);
+    for (int i = 0; i < 16; i++)
+        DBK_CHECK_MSG(fabs(got[i] - want[i]) <= 1e-6 * fmax(1.0, fabs(want[i])), "entry %d: %.12g vs %.12g", i,
+                      got[i], want[i]);
+    return 0;
+}
+
 static int filters_should_reject_bad_configurations(void) {
     uint8_t img[3 * 32 * 32] = {0};
     float w[24 * 12];
@@ -295,6 +318,7 @@ int main(int argc, char **argv) {
     DBK_RUN(eigh_should_handle_repeated_eigenvalues_and_diagonal_input);
     DBK_RUN(eigh_should_read_only_the_upper_triangle_and_reject_bad_input);
     DBK_RUN(covariance_should_match_a_naive_loop);
+    DBK_RUN(covariance_should_stay_exact_for_large_images);
     DBK_RUN(filters_should_reject_bad_configurations);
 
     const char *dir = dbk_test_cifar_dir();

@@ -26,6 +26,10 @@
  * with S1_i = sum v_i and S2_ij = sum v_i v_j over patches. S1 and S2 are sums of u8
  * products, exact in uint64 and independent of summation order, so the covariance is the
  * correctly rounded double of the exact value up to the few roundings of this final formula.
+ * (numpy's fp32 covariance of the same patches differs by up to 2% in the smallest eigenvalues,
+ * tools/check_whiten.py; the source's fp32 GPU sum has errors of that kind.) The exact sums
+ * also vectorise: 5000 CIFAR images take about 70 ms on one core (this is inside airbench's
+ * timed region).
  * The eigensolver is cyclic Jacobi (Golub & Van Loan, Matrix Computations 4th ed., 8.5.2-8.5.3):
  * for a 12 x 12 matrix it is small, needs no LAPACK, and gives orthonormal eigenvectors to
  * machine precision.
@@ -34,6 +38,7 @@
 
 #include <float.h>
 #include <math.h>
+#include <stdbool.h>
 #include <string.h>
 
 #include "core/alloc.h"
@@ -181,35 +186,54 @@ dbk_status dbk_whiten_patch_covariance(const dbk_whiten_config *cfg, const uint8
     const int C = cfg->channels, H = cfg->height, W = cfg->width, k = cfg->patch, d = dbk_whiten_dim(cfg);
     const int P = H - k + 1, Q = W - k + 1;   /* patch positions per image, stride 1 */
 
+    const int64_t npos = (int64_t)P * Q;
     uint64_t *s2 = dbk_calloc((size_t)d * (size_t)d, sizeof *s2);   /* (d, d), upper triangle used */
     uint64_t *s1 = dbk_calloc((size_t)d, sizeof *s1);               /* (d) */
-    uint32_t *patch = dbk_malloc((size_t)d * sizeof *patch);        /* (d) in (c, dy, dx) order */
-    /* offs[e]: where patch element e sits relative to the patch's top-left pixel. */
-    int64_t *offs = dbk_malloc((size_t)d * sizeof *offs);
-    if (!s2 || !s1 || !patch || !offs) {
+    /* One image's patches as d rows of npos values: row e holds element e, (c, dy, dx) order,
+     * of every patch. Sums over a row are then contiguous integer dot products of 16-bit
+     * values, which the compiler vectorises as multiply-adds (pmaddwd on x86): about 3x
+     * faster than 32-bit lanes, and 6x faster than a per-patch outer product. Integer sums
+     * may be reordered freely; floating-point ones may not, so they would stay scalar. */
+    int16_t *rows = dbk_malloc((size_t)d * (size_t)npos * sizeof *rows);
+    if (!s2 || !s1 || !rows) {
         dbk_free(s2);
         dbk_free(s1);
-        dbk_free(patch);
-        dbk_free(offs);
+        dbk_free(rows);
         return DBK_ERR_OUT_OF_HOST_MEMORY;
     }
-    for (int c = 0; c < C; c++)
-        for (int dy = 0; dy < k; dy++)
-            for (int dx = 0; dx < k; dx++) offs[(c * k + dy) * k + dx] = ((int64_t)c * H + dy) * W + dx;
+    /* One image's dot products fit in int32 while npos * 255^2 < 2^31 (npos < 33025; CIFAR:
+     * 961); larger images sum in 64 bits. Either way every sum is exact. */
+    const bool narrow = npos < 33025;
 
     for (int64_t n = 0; n < count; n++) {
         const uint8_t *img = images + n * (int64_t)C * H * W;   /* (C, H, W) */
-        for (int y = 0; y < P; y++)
-            for (int x = 0; x < Q; x++) {
-                const uint8_t *base = img + (int64_t)y * W + x;
-                for (int e = 0; e < d; e++) patch[e] = base[offs[e]];
-                for (int i = 0; i < d; i++) {
-                    const uint64_t pi = patch[i];
-                    s1[i] += pi;
-                    uint64_t *row = s2 + (size_t)i * (size_t)d;
-                    for (int j = i; j < d; j++) row[j] += pi * patch[j];
+        for (int c = 0; c < C; c++)
+            for (int dy = 0; dy < k; dy++)
+                for (int dx = 0; dx < k; dx++) {
+                    int16_t *row = rows + (size_t)((c * k + dy) * k + dx) * (size_t)npos;   /* (P, Q) */
+                    for (int y = 0; y < P; y++) {
+                        const uint8_t *src = img + ((int64_t)c * H + y + dy) * W + dx;
+                        for (int x = 0; x < Q; x++) row[(int64_t)y * Q + x] = (int16_t)src[x];
+                    }
+                }
+        for (int i = 0; i < d; i++) {
+            const int16_t *ri = rows + (size_t)i * (size_t)npos;
+            uint64_t sum = 0;
+            for (int64_t t = 0; t < npos; t++) sum += (uint64_t)ri[t];
+            s1[i] += sum;
+            for (int j = i; j < d; j++) {
+                const int16_t *rj = rows + (size_t)j * (size_t)npos;
+                if (narrow) {
+                    int32_t dot = 0;
+                    for (int64_t t = 0; t < npos; t++) dot += (int32_t)ri[t] * (int32_t)rj[t];
+                    s2[(size_t)i * d + j] += (uint64_t)dot;
+                } else {
+                    uint64_t dot = 0;
+                    for (int64_t t = 0; t < npos; t++) dot += (uint64_t)((int32_t)ri[t] * (int32_t)rj[t]);
+                    s2[(size_t)i * d + j] += dot;
                 }
             }
+        }
     }
 
     double a[DBK_WHITEN_MAX_CHANNELS], b[DBK_WHITEN_MAX_CHANNELS];
@@ -228,8 +252,7 @@ dbk_status dbk_whiten_patch_covariance(const dbk_whiten_config *cfg, const uint8
         }
     dbk_free(s2);
     dbk_free(s1);
-    dbk_free(patch);
-    dbk_free(offs);
+    dbk_free(rows);
     return DBK_OK;
 }
 
