@@ -204,6 +204,7 @@ static int covariance_should_stay_exact_for_large_images(void) {
 }
 
 static int filters_should_reject_bad_configurations(void) {
+    const long live = dbk_alloc_live();
     uint8_t img[3 * 32 * 32] = {0};
     float w[24 * 12];
     dbk_whiten_config cfg = airbench_cfg;
@@ -231,6 +232,8 @@ static int filters_should_reject_bad_configurations(void) {
     DBK_CHECK(strstr(dbk_last_error(), "not a covariance"));
     DBK_CHECK_OK(dbk_whiten_filters_from_covariance(2, singular, 0.25f, w2, NULL));
     DBK_CHECK(w2[0] == (float)(1.0 / sqrt(1.25)) && w2[1] == 0.0f && w2[2] == 0.0f && w2[3] == 2.0f);
+    /* Every path, failing ones included, frees what it allocated. */
+    DBK_CHECK_MSG(dbk_alloc_live() == live, "%ld allocations leaked", dbk_alloc_live() - live);
     return 0;
 }
 
