@@ -95,7 +95,7 @@ static int expect_load_failure(const char *dir, dbk_cifar10_split split, int32_t
     snprintf(full, sizeof full, "%s/%s", dir, file);
     DBK_CHECK_MSG(strstr(dbk_last_error(), full), "message does not name %s: '%s'", full, dbk_last_error());
     DBK_CHECK_MSG(strstr(dbk_last_error(), needle), "message lacks '%s': '%s'", needle, dbk_last_error());
-    DBK_CHECK(d.count == 0 && d.images == NULL && d.labels == NULL && d.class_names[0][0] == '\0');
+    DBK_CHECK(d.count == 0 && d.images == NULL && d.labels == NULL && d.class_names == NULL);
     DBK_CHECK_MSG(dbk_alloc_live() == base, "%ld allocations leaked", dbk_alloc_live() - base);
     return 0;
 }
@@ -279,6 +279,8 @@ static int cifar10_should_report_missing_files(void) {
 /* data directory resolution                                                          */
 
 static int resolve_should_accept_root_or_inner_dir_and_explain_otherwise(void) {
+    const dbk_dataset_kind *cifar10;
+    DBK_CHECK_OK(dbk_dataset_kind_find("cifar10", &cifar10));
     char out[4096];
     char expect[4400];
     snprintf(expect, sizeof expect, "%s/cifar-10-batches-bin", data_root);
@@ -288,36 +290,36 @@ static int resolve_should_accept_root_or_inner_dir_and_explain_otherwise(void) {
     int rc = 1;
 
     /* from the environment: the root */
-    DBK_CHECK_OK(dbk_data_resolve_cifar10(NULL, out, sizeof out));
+    DBK_CHECK_OK(dbk_dataset_resolve(cifar10, NULL, out, sizeof out));
     DBK_CHECK_MSG(strcmp(out, expect) == 0, "got '%s'", out);
     /* --data: the root (with a trailing slash), the inner dir, and precedence over the env */
     char arg[4400];
     snprintf(arg, sizeof arg, "%s/", data_root);
     setenv("DAYBREAK_DATA", "/nonexistent/daybreak-data", 1);
-    if (dbk_data_resolve_cifar10(arg, out, sizeof out) != DBK_OK || strcmp(out, expect) != 0) {
+    if (dbk_dataset_resolve(cifar10, arg, out, sizeof out) != DBK_OK || strcmp(out, expect) != 0) {
         fprintf(stderr, "  FAIL root with slash: '%s' (%s)\n", out, dbk_last_error());
         goto done;
     }
-    if (dbk_data_resolve_cifar10(expect, out, sizeof out) != DBK_OK || strcmp(out, expect) != 0) {
+    if (dbk_dataset_resolve(cifar10, expect, out, sizeof out) != DBK_OK || strcmp(out, expect) != 0) {
         fprintf(stderr, "  FAIL inner dir: '%s' (%s)\n", out, dbk_last_error());
         goto done;
     }
     /* the env pointing nowhere */
-    if (dbk_data_resolve_cifar10("", out, sizeof out) != DBK_ERR_NOT_FOUND ||
+    if (dbk_dataset_resolve(cifar10, "", out, sizeof out) != DBK_ERR_NOT_FOUND ||
         !strstr(dbk_last_error(), "/nonexistent/daybreak-data") || !strstr(dbk_last_error(), "DAYBREAK_DATA")) {
         fprintf(stderr, "  FAIL missing env path: '%s'\n", dbk_last_error());
         goto done;
     }
     /* a directory that exists but holds no CIFAR-10 */
     const char *empty = dbk_test_tmpdir("loader_resolve_empty");
-    if (!empty || dbk_data_resolve_cifar10(empty, out, sizeof out) != DBK_ERR_NOT_FOUND ||
+    if (!empty || dbk_dataset_resolve(cifar10, empty, out, sizeof out) != DBK_ERR_NOT_FOUND ||
         !strstr(dbk_last_error(), empty) || !strstr(dbk_last_error(), "cifar-10-batches-bin")) {
         fprintf(stderr, "  FAIL empty dir: '%s'\n", dbk_last_error());
         goto done;
     }
     /* neither set */
     unsetenv("DAYBREAK_DATA");
-    if (dbk_data_resolve_cifar10(NULL, out, sizeof out) != DBK_ERR_NOT_FOUND ||
+    if (dbk_dataset_resolve(cifar10, NULL, out, sizeof out) != DBK_ERR_NOT_FOUND ||
         strcmp(dbk_last_error(), "no data: set DAYBREAK_DATA (or --data) to a folder holding cifar-10-batches-bin/ "
                                  "(data_batch_1..5.bin, test_batch.bin, batches.meta.txt)") != 0) {
         fprintf(stderr, "  FAIL unset: '%s'\n", dbk_last_error());
@@ -325,7 +327,7 @@ static int resolve_should_accept_root_or_inner_dir_and_explain_otherwise(void) {
     }
     /* too small an output buffer */
     char small[8];
-    if (dbk_data_resolve_cifar10(data_root, small, sizeof small) != DBK_ERR_INVALID_ARG) {
+    if (dbk_dataset_resolve(cifar10, data_root, small, sizeof small) != DBK_ERR_INVALID_ARG) {
         fprintf(stderr, "  FAIL small buffer accepted\n");
         goto done;
     }

@@ -17,6 +17,7 @@
 #include "core/rng.h"
 #include "data/cifar10.h"
 #include "models/models.h"
+#include "models/resnet9.h"
 #include "nn/graph.h"
 #include "train/session.h"
 #include "test_util.h"
@@ -32,12 +33,12 @@ typedef struct gradcheck {
     size_t       n_params;
 } gradcheck;
 
-static dbk_status lay_out(gradcheck *c, const dbk_model_spec *spec, int n, int hw) {
+static dbk_status lay_out(gradcheck *c, const dbk_model_def *def, int n, int hw, int classes) {
     dbk_value x = dbk_graph_value(c->g, false, n, 3, hw, hw);
     c->x = x.data;
     c->labels = dbk_graph_tensor(c->g, DBK_DTYPE_I32, 1, n, 1, 1, 1);
-    dbk_value z = dbk_model_forward(c->g, spec, x);
-    c->probs = dbk_graph_tensor(c->g, DBK_DTYPE_F32, 2, n, spec->num_classes, 1, 1);
+    dbk_value z = dbk_model_forward(c->g, def, x, classes);
+    c->probs = dbk_graph_tensor(c->g, DBK_DTYPE_F32, 2, n, classes, 1, 1);
     c->logits = z.data;
     c->logits.ndim = 2;
     c->dlogits = z.grad;
@@ -73,14 +74,15 @@ static dbk_status backward(gradcheck *c) {
 static int resnet9_gradients_should_match_finite_differences(void) {
     /* Small widths and 16x16 images keep it fast; logit scale 1 keeps gradients well above
      * fp32 rounding of the summed loss. */
-    const dbk_model_spec spec = {"resnet9-test", "resnet9", {4, 6, 6, 8}, 1.0f, 10, "test"};
-    const int n = 4, hw = 16;
+    const dbk_resnet9_config small = {{4, 6, 6, 8}, 1.0f};
+    const dbk_model_def def = {"resnet9-test", "test", "cifar10", dbk_resnet9_forward, &small};
+    const int n = 4, hw = 16, classes = 10;
     gradcheck c;
     memset(&c, 0, sizeof c);
     DBK_CHECK_OK(dbk_backend_create(DBK_BACKEND_KIND_CPU, 0, &c.be));
     dbk_graph_config cfg = {.training = true, .bn = {1e-5f, 0.1f}};
     DBK_CHECK_OK(dbk_graph_create(&cfg, &c.g));
-    DBK_CHECK_OK(lay_out(&c, &spec, n, hw));
+    DBK_CHECK_OK(lay_out(&c, &def, n, hw, classes));
     c.n_params = dbk_graph_param_count(c.g);
     DBK_CHECK_OK(dbk_buffer_create(c.be, c.n_params * 4, &c.params));
     DBK_CHECK_OK(dbk_buffer_create(c.be, c.n_params * 4, &c.grads));
@@ -89,7 +91,7 @@ static int resnet9_gradients_should_match_finite_differences(void) {
     DBK_CHECK_OK(dbk_buffer_create(c.be, 64, &c.scalars));
     c.loss = dbk_tensor_make(c.scalars, 0, DBK_DTYPE_F32, 1, 1, 1, 1, 1);
     dbk_graph_begin_build(c.g, c.params, c.grads, c.state, c.arena);
-    DBK_CHECK_OK(lay_out(&c, &spec, n, hw));
+    DBK_CHECK_OK(lay_out(&c, &def, n, hw, classes));
 
     /* Random inputs, labels and parameters (gamma near 1, other params uniform). */
     dbk_rng rng;
@@ -99,7 +101,7 @@ static int resnet9_gradients_should_match_finite_differences(void) {
     float *state = dbk_calloc(dbk_graph_state_count(c.g) + 1, 4);
     int32_t labels[4];
     for (int64_t i = 0; i < dbk_tensor_numel(&c.x); i++) x[i] = dbk_rng_normal(&rng);
-    for (int i = 0; i < n; i++) labels[i] = (int32_t)dbk_rng_below(&rng, 10);
+    for (int i = 0; i < n; i++) labels[i] = (int32_t)dbk_rng_below(&rng, classes);
     for (int i = 0; i < dbk_graph_param_info_count(c.g); i++) {
         const dbk_param_info *pi = dbk_graph_param_info(c.g, i);
         int64_t count = 1;
@@ -222,13 +224,15 @@ static int checkpoint_should_restore_the_trained_model(void) {
     DBK_CHECK_OK(train_two_epochs(3, path, &a));
 
     const dbk_recipe *recipe;
-    const dbk_model_spec *model;
+    const dbk_model_def *model;
     DBK_CHECK_OK(dbk_recipe_find("quick", &recipe));
     DBK_CHECK_OK(dbk_model_find(recipe->model, &model));
     dbk_backend *be;
     dbk_session *s;
     DBK_CHECK_OK(dbk_backend_create(DBK_BACKEND_KIND_CPU, 0, &be));
-    dbk_session_config cfg = {.recipe = recipe, .model = model, .batch = 64, .eval_batch = 64, .test_count = test_set.count};
+    dbk_session_config cfg = {.recipe = recipe, .model = model, .batch = 64, .eval_batch = 64, .test_count = test_set.count,
+                              .input = {test_set.channels, test_set.height, test_set.width},
+                              .num_classes = test_set.num_classes};
     DBK_CHECK_OK(dbk_session_create(be, &cfg, &s));
     DBK_CHECK_OK(dbk_session_upload_data(s, NULL, &test_set));
     DBK_CHECK_OK(dbk_session_init_params(s, 99)); /* other weights, overwritten by the load */

@@ -72,10 +72,11 @@ static dbk_status program_append(program *p, const dbk_op_desc *ops, int n) {
  * program: augment, forward, loss/accuracy, and for training the backward and update. */
 static dbk_status lay_out(dbk_session *s, dbk_graph *g, int batch, bool training, program *prog) {
     const dbk_recipe *r = s->cfg.recipe;
-    const int classes = s->cfg.model->num_classes;
-    dbk_value x = dbk_graph_value(g, false, batch, 3, 32, 32);
+    const int classes = s->cfg.num_classes;
+    const dbk_image_shape in = s->cfg.input;
+    dbk_value x = dbk_graph_value(g, false, batch, in.channels, in.height, in.width);
     dbk_tensor labels = dbk_graph_tensor(g, DBK_DTYPE_I32, 1, batch, 1, 1, 1);
-    dbk_value logits = dbk_model_forward(g, s->cfg.model, x);
+    dbk_value logits = dbk_model_forward(g, s->cfg.model, x, classes);
     dbk_tensor probs = dbk_graph_tensor(g, DBK_DTYPE_F32, 2, batch, classes, 1, 1);
     DBK_TRY(dbk_graph_status(g));
     if (dbk_graph_is_planning(g)) return DBK_OK;
@@ -86,13 +87,15 @@ static dbk_status lay_out(dbk_session *s, dbk_graph *g, int batch, bool training
 
     dbk_op_desc aug = {.op = DBK_OP_AUGMENT, .p.augment = r->augment, .label = "augment"};
     if (training) {
-        aug.src[0] = dbk_tensor_make(s->train_images, 0, DBK_DTYPE_U8, 4, s->cfg.train_count, 3, 32, 32);
+        aug.src[0] = dbk_tensor_make(s->train_images, 0, DBK_DTYPE_U8, 4, s->cfg.train_count, in.channels, in.height,
+                                     in.width);
         aug.src[1] = scalar(s->train_labels, 0, DBK_DTYPE_U8, s->cfg.train_count);
         aug.src[2] = scalar(s->indices, 0, DBK_DTYPE_I32, s->cfg.train_count);
         aug.src[3] = scalar(s->scalars, SC_TRAIN_STATE, DBK_DTYPE_I32, 2);
     } else {
         aug.p.augment.train = false;
-        aug.src[0] = dbk_tensor_make(s->test_images, 0, DBK_DTYPE_U8, 4, s->cfg.test_count, 3, 32, 32);
+        aug.src[0] = dbk_tensor_make(s->test_images, 0, DBK_DTYPE_U8, 4, s->cfg.test_count, in.channels, in.height,
+                                     in.width);
         aug.src[1] = scalar(s->test_labels, 0, DBK_DTYPE_U8, s->cfg.test_count);
         aug.src[3] = scalar(s->scalars, SC_EVAL_STATE, DBK_DTYPE_I32, 2);
     }
@@ -218,6 +221,10 @@ dbk_status dbk_session_create(dbk_backend *be, const dbk_session_config *cfg, db
     if (cfg->train_count > 0 && cfg->train_count < cfg->batch)
         return dbk_set_error(DBK_ERR_INVALID_ARG, "batch size %d is larger than the training set (%d images)",
                              cfg->batch, cfg->train_count);
+    if (cfg->input.channels < 1 || cfg->input.height < 1 || cfg->input.width < 1 || cfg->num_classes < 1)
+        return dbk_set_error(DBK_ERR_INVALID_ARG, "session needs the dataset's image shape and classes (got %dx%dx%d, "
+                             "%d classes)", cfg->input.channels, cfg->input.height, cfg->input.width, cfg->num_classes);
+    const size_t image_bytes = dbk_image_shape_bytes(&cfg->input);
     dbk_session *s = dbk_calloc(1, sizeof *s);
     if (!s) return DBK_ERR_OUT_OF_HOST_MEMORY;
     s->be = be;
@@ -245,12 +252,12 @@ dbk_status dbk_session_create(dbk_backend *be, const dbk_session_config *cfg, db
     if ((st = alloc(s, n_params * 4, "parameters", &s->params)) != DBK_OK) goto fail;
     if ((st = alloc(s, n_state * 4, "batch-norm statistics", &s->state)) != DBK_OK) goto fail;
     if ((st = alloc(s, SC_BYTES, "step scalars", &s->scalars)) != DBK_OK) goto fail;
-    if ((st = alloc(s, (size_t)cfg->test_count * 3072, "test images", &s->test_images)) != DBK_OK) goto fail;
+    if ((st = alloc(s, (size_t)cfg->test_count * image_bytes, "test images", &s->test_images)) != DBK_OK) goto fail;
     if ((st = alloc(s, (size_t)cfg->test_count, "test labels", &s->test_labels)) != DBK_OK) goto fail;
     if (train) {
         if ((st = alloc(s, n_params * 4, "gradients", &s->grads)) != DBK_OK) goto fail;
         if ((st = alloc(s, n_params * 4, "momentum", &s->momentum)) != DBK_OK) goto fail;
-        if ((st = alloc(s, (size_t)cfg->train_count * 3072, "training images", &s->train_images)) != DBK_OK) goto fail;
+        if ((st = alloc(s, (size_t)cfg->train_count * image_bytes, "training images", &s->train_images)) != DBK_OK) goto fail;
         if ((st = alloc(s, (size_t)cfg->train_count, "training labels", &s->train_labels)) != DBK_OK) goto fail;
         if ((st = alloc(s, (size_t)cfg->train_count * 4, "shuffle indices", &s->indices)) != DBK_OK) goto fail;
         s->perm = dbk_malloc((size_t)cfg->train_count * sizeof *s->perm);
@@ -317,14 +324,22 @@ int dbk_session_activation_buffers(const dbk_session *s) { return s->arena_chunk
 size_t dbk_session_param_count(const dbk_session *s) { return dbk_graph_param_count(s->eval_graph); }
 int dbk_session_steps_per_epoch(const dbk_session *s) { return s->cfg.train_count / s->cfg.batch; }
 
+/* The dataset has the image shape and classes the session was laid out for. */
+static bool same_shape(const dbk_session *s, const dbk_dataset *d) {
+    const dbk_image_shape *in = &s->cfg.input;
+    return d->channels == in->channels && d->height == in->height && d->width == in->width &&
+           d->num_classes == s->cfg.num_classes;
+}
+
 dbk_status dbk_session_upload_data(dbk_session *s, const dbk_dataset *train, const dbk_dataset *test) {
+    const size_t image_bytes = dbk_image_shape_bytes(&s->cfg.input);
     if (s->train_images) {
-        DBK_ASSERT(train && train->count == s->cfg.train_count);
-        DBK_TRY(dbk_buffer_write(s->train_images, 0, train->images, (size_t)train->count * 3072));
+        DBK_ASSERT(train && train->count == s->cfg.train_count && same_shape(s, train));
+        DBK_TRY(dbk_buffer_write(s->train_images, 0, train->images, (size_t)train->count * image_bytes));
         DBK_TRY(dbk_buffer_write(s->train_labels, 0, train->labels, (size_t)train->count));
     }
-    DBK_ASSERT(test->count == s->cfg.test_count);
-    DBK_TRY(dbk_buffer_write(s->test_images, 0, test->images, (size_t)test->count * 3072));
+    DBK_ASSERT(test->count == s->cfg.test_count && same_shape(s, test));
+    DBK_TRY(dbk_buffer_write(s->test_images, 0, test->images, (size_t)test->count * image_bytes));
     return dbk_buffer_write(s->test_labels, 0, test->labels, (size_t)test->count);
 }
 
