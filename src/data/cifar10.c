@@ -12,7 +12,6 @@
 
 #include <errno.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
@@ -21,7 +20,7 @@
 
 #define BATCH_BYTES ((long long)DBK_CIFAR10_BATCH_RECORDS * DBK_CIFAR10_RECORD_BYTES)   /* 30,730,000 */
 #define META_FILE   "batches.meta.txt"
-#define DIR_CONTENTS "data_batch_1..5.bin, test_batch.bin, batches.meta.txt"
+#define DIR_CONTENTS DBK_CIFAR10_DIR_CONTENTS
 
 static const char *const train_files[] = {
     "data_batch_1.bin", "data_batch_2.bin", "data_batch_3.bin", "data_batch_4.bin", "data_batch_5.bin",

@@ -32,6 +32,7 @@
 #define DBK_CIFAR10_IMAGE_BYTES  3072                           /* 3 * 32 * 32 */
 #define DBK_CIFAR10_RECORD_BYTES (1 + DBK_CIFAR10_IMAGE_BYTES)  /* label + image */
 #define DBK_CIFAR10_BATCH_RECORDS 10000
+#define DBK_CIFAR10_DIR_CONTENTS "data_batch_1..5.bin, test_batch.bin, batches.meta.txt"   /* for messages */
 
 typedef enum dbk_cifar10_split {
     DBK_CIFAR10_TRAIN,    /* data_batch_1..5.bin, 50,000 images */
