@@ -171,6 +171,27 @@ static int a_batch_too_large_for_the_device_should_fail_with_a_hint(void) {
     return 0;
 }
 
+/* The subset flags are checked against the dataset's real split sizes once it is opened: one
+ * line naming the flag, the limit and the dataset, exit 2, nothing created. */
+static int a_subset_larger_than_the_split_should_be_refused_with_the_limit(void) {
+    int rc = run(NULL, "train --train-subset 0");
+    EXPECT(2, "bad --train-subset '0'");
+    if (dbk_test_cifar_dir() == NULL) return 0; /* without data the data error comes first */
+    const char *dir = dbk_test_tmpdir("cli_subset");
+    DBK_CHECK(dir != NULL);
+    char args[8192];
+    snprintf(args, sizeof args, "train --backend cpu --quiet --train-subset 50001 --out '%s/run'", dir);
+    rc = run(NULL, args);
+    EXPECT(2, "daybreak train: --train-subset 50001 is more than the 50000 training images of cifar10 (in ");
+    DBK_CHECK_MSG(strchr(out, '\n') == out + strlen(out) - 1, "not one line:\n%s", out);
+    snprintf(args, sizeof args, "%s/run", dir);
+    DBK_CHECK_MSG(access(args, F_OK) != 0, "%s was created by a refused run", args);
+    rc = run(NULL, "bench --runs 1 --backend cpu --quiet --test-subset 10001");
+    EXPECT(2, "daybreak bench: --test-subset 10001 is more than the 10000 test images of cifar10");
+    DBK_CHECK_MSG(strchr(out, '\n') == out + strlen(out) - 1, "not one line:\n%s", out);
+    return 0;
+}
+
 static int missing_checkpoint_should_fail_by_name(void) {
     int rc = run(NULL, "eval --checkpoint /nonexistent/model.ckpt");
     EXPECT(1, "/nonexistent/model.ckpt");
@@ -247,6 +268,7 @@ int main(int argc, char **argv) {
     DBK_RUN(missing_data_should_name_the_variable_and_layout);
     DBK_RUN(truncated_data_should_name_the_file);
     DBK_RUN(existing_result_should_not_be_overwritten);
+    DBK_RUN(a_subset_larger_than_the_split_should_be_refused_with_the_limit);
     DBK_RUN(missing_checkpoint_should_fail_by_name);
     DBK_RUN(a_batch_too_large_for_the_device_should_fail_with_a_hint);
     DBK_RUN(bench_commands_should_reject_bad_input);

@@ -37,12 +37,13 @@ typedef struct step_program {
     int          count;
 } step_program;
 
-static dbk_status lay_out(step_program *sp, const dbk_model_spec *spec, int n) {
+static dbk_status lay_out(step_program *sp, const dbk_model_def *def, int n) {
+    enum { CLASSES = 10 };   /* CIFAR-10's, as the image shape below */
     dbk_graph *g = sp->g;
     dbk_value x = dbk_graph_value(g, false, n, 3, 32, 32);
     dbk_tensor labels = dbk_graph_tensor(g, DBK_DTYPE_I32, 1, n, 1, 1, 1);
-    dbk_value z = dbk_model_forward(g, spec, x);
-    dbk_tensor probs = dbk_graph_tensor(g, DBK_DTYPE_F32, 2, n, spec->num_classes, 1, 1);
+    dbk_value z = dbk_model_forward(g, def, x, CLASSES);
+    dbk_tensor probs = dbk_graph_tensor(g, DBK_DTYPE_F32, 2, n, CLASSES, 1, 1);
     DBK_TRY(dbk_graph_status(g));
     if (dbk_graph_is_planning(g)) return DBK_OK;
     z.data.ndim = z.grad.ndim = 2;
@@ -81,7 +82,7 @@ static dbk_status lay_out(step_program *sp, const dbk_model_spec *spec, int n) {
 }
 
 static dbk_status step_program_build(step_program *sp, int n) {
-    const dbk_model_spec *spec;
+    const dbk_model_def *spec;
     memset(sp, 0, sizeof *sp);
     DBK_TRY(dbk_model_find("resnet9-quarter", &spec));
     DBK_TRY(dbk_backend_create(DBK_BACKEND_KIND_CPU, 0, &sp->be));

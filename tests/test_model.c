@@ -1,5 +1,8 @@
 /*
- * test_model.c — the network as a whole on the CPU reference backend:
+ * test_model.c — the model table and the network as a whole on the CPU reference backend:
+ *   - every table entry is found by name and lays out on its dataset's image shape, for any
+ *     number of classes; a model defined outside the table (one definition, no other file)
+ *     trains in a session whose image shape and classes come from its (non-CIFAR) data;
  *   - every parameter gradient of a small ResNet9 (all layer kinds: conv, batch norm, ReLU,
  *     max pool, residual fork/add, global pool, linear, scale, softmax cross-entropy)
  *     matches central finite differences of the loss, so the graph wires backward correctly;
@@ -16,10 +19,138 @@
 #include "core/alloc.h"
 #include "core/rng.h"
 #include "data/cifar10.h"
+#include "data/dataset.h"
 #include "models/models.h"
+#include "models/resnet9.h"
 #include "nn/graph.h"
 #include "train/session.h"
 #include "test_util.h"
+
+/* ---------------------------------------------------------------------------------- */
+/* the model table                                                                    */
+
+static int model_table_should_find_each_model_and_list_names_on_unknown(void) {
+    const char *const expected[] = {"resnet9", "resnet9-half", "resnet9-quarter"};
+    for (size_t i = 0; i < sizeof expected / sizeof expected[0]; i++) {
+        const dbk_model_def *m = NULL;
+        DBK_CHECK_OK(dbk_model_find(expected[i], &m));
+        DBK_CHECK(strcmp(m->name, expected[i]) == 0 && m->forward && m->config && m->description && m->dataset);
+    }
+    const dbk_model_def *m;
+    DBK_CHECK(dbk_model_find("resnet1000", &m) == DBK_ERR_NOT_FOUND);
+    DBK_CHECK_MSG(strstr(dbk_last_error(), "unknown model 'resnet1000' (known: resnet9, resnet9-half, resnet9-quarter") !=
+                      NULL,
+                  "%s", dbk_last_error());
+    for (int i = 0; i < dbk_model_count(); i++) {
+        DBK_CHECK_OK(dbk_model_find(dbk_model_at(i)->name, &m));
+        DBK_CHECK(m == dbk_model_at(i));
+    }
+    return 0;
+}
+
+/* Lays def out for a batch of 2 of shape in; the logits must be (2, classes, 1, 1). */
+static int lays_out_with_logits(const dbk_model_def *def, dbk_image_shape in, int classes) {
+    dbk_graph *g;
+    dbk_graph_config cfg = {.training = true, .bn = {1e-5f, 0.1f}};
+    DBK_CHECK_OK(dbk_graph_create(&cfg, &g));
+    dbk_value x = dbk_graph_value(g, true, 2, in.channels, in.height, in.width);
+    dbk_value z = dbk_model_forward(g, def, x, classes);
+    dbk_status st = dbk_graph_status(g);
+    size_t params = dbk_graph_param_count(g);
+    dbk_graph_destroy(g);
+    DBK_CHECK_MSG(st == DBK_OK, "%s on %dx%dx%d: %s", def->name, in.channels, in.height, in.width, dbk_last_error());
+    DBK_CHECK_MSG(z.data.shape[0] == 2 && z.data.shape[1] == classes && z.data.shape[2] == 1 && z.data.shape[3] == 1,
+                  "%s: logits (%lld, %lld, %lld, %lld)", def->name, (long long)z.data.shape[0],
+                  (long long)z.data.shape[1], (long long)z.data.shape[2], (long long)z.data.shape[3]);
+    DBK_CHECK(params > 0);
+    return 0;
+}
+
+static int every_model_should_lay_out_on_its_datasets_shape(void) {
+    for (int i = 0; i < dbk_model_count(); i++) {
+        const dbk_model_def *m = dbk_model_at(i);
+        const dbk_dataset_kind *k;
+        DBK_CHECK_OK(dbk_dataset_kind_find(m->dataset, &k));
+        if (lays_out_with_logits(m, k->shape, 10)) return 1;
+        if (lays_out_with_logits(m, k->shape, 7)) return 1;   /* classes come from the caller */
+    }
+    return 0;
+}
+
+/* A model that exists only here: conv-bn-relu, global max pool, linear. */
+typedef struct tiny_config {
+    int64_t width;
+} tiny_config;
+
+static dbk_value tiny_forward(dbk_graph *g, const void *config, dbk_value x, int num_classes) {
+    const tiny_config *c = config;
+    dbk_value y = dbk_nn_conv(g, x, c->width, 3, 1, 1, "stem.conv");
+    y = dbk_nn_batchnorm(g, y, "stem.bn");
+    y = dbk_nn_relu(g, y);
+    y = dbk_nn_global_maxpool(g, y, "pool");
+    return dbk_nn_linear(g, y, num_classes, "linear");
+}
+
+static const tiny_config tiny_cfg = {8};
+static const dbk_model_def tiny = {
+    .name = "tiny", .description = "test", .dataset = "cifar10", .forward = tiny_forward, .config = &tiny_cfg,
+};
+
+/* Random u8 images of shape in and labels below classes (a shape no real dataset here has). */
+static int make_images(dbk_dataset *d, int32_t count, dbk_image_shape in, int classes, uint64_t seed) {
+    memset(d, 0, sizeof *d);
+    d->count = count;
+    d->channels = in.channels;
+    d->height = in.height;
+    d->width = in.width;
+    d->num_classes = classes;
+    d->images = dbk_malloc((size_t)count * dbk_image_shape_bytes(&in));
+    d->labels = dbk_malloc((size_t)count);
+    DBK_CHECK(d->images && d->labels);
+    dbk_rng rng;
+    dbk_rng_init(&rng, seed);
+    for (size_t i = 0; i < (size_t)count * dbk_image_shape_bytes(&in); i++) d->images[i] = (uint8_t)dbk_rng_below(&rng, 256);
+    for (int32_t i = 0; i < count; i++) d->labels[i] = (uint8_t)dbk_rng_below(&rng, (uint32_t)classes);
+    return 0;
+}
+
+static int a_model_outside_the_table_should_train_on_the_datasets_shape(void) {
+    const dbk_image_shape in = {3, 12, 20};
+    const int classes = 5;
+    dbk_dataset train, test;
+    if (make_images(&train, 32, in, classes, 1) || make_images(&test, 12, in, classes, 2)) return 1;
+    const dbk_recipe *recipe;
+    DBK_CHECK_OK(dbk_recipe_find("quick", &recipe));
+    const dbk_model_def *models[] = {&tiny, NULL};
+    DBK_CHECK_OK(dbk_model_find("resnet9-quarter", &models[1]));   /* a table model, same data */
+    for (int m = 0; m < 2; m++) {
+        dbk_backend *be;
+        dbk_session *s;
+        DBK_CHECK_OK(dbk_backend_create(DBK_BACKEND_KIND_CPU, 0, &be));
+        dbk_session_config cfg = {.recipe = recipe, .model = models[m], .input = in, .num_classes = classes,
+                                  .batch = 8, .eval_batch = 8, .train_count = train.count, .test_count = test.count};
+        DBK_CHECK_OK(dbk_session_create(be, &cfg, &s));
+        DBK_CHECK_OK(dbk_session_upload_data(s, &train, &test));
+        DBK_CHECK_OK(dbk_session_init_params(s, 5));
+        DBK_CHECK_OK(dbk_session_begin_epoch(s, 1, 5));
+        for (int step = 0; step < dbk_session_steps_per_epoch(s); step++)
+            DBK_CHECK_OK(dbk_session_train_step(s, step, 0.05f));
+        dbk_epoch_counters tc, ec;
+        DBK_CHECK_OK(dbk_session_end_epoch(s, &tc));
+        DBK_CHECK_OK(dbk_session_evaluate(s, &ec));
+        dbk_session_destroy(s);
+        dbk_backend_destroy(be);
+        printf("  %s on %dx%dx%d, %d classes: train loss %.4f, %.0f/%lld test images right\n", models[m]->name,
+               in.channels, in.height, in.width, classes, tc.loss_sum / (double)tc.images, ec.correct,
+               (long long)ec.images);
+        DBK_CHECK(tc.images == 32 && ec.images == 12);
+        DBK_CHECK(isfinite(tc.loss_sum) && isfinite(ec.loss_sum) && tc.loss_sum > 0.0);
+        DBK_CHECK(ec.correct >= 0.0 && ec.correct <= 12.0);
+    }
+    dbk_dataset_deinit(&train);
+    dbk_dataset_deinit(&test);
+    return 0;
+}
 
 /* ---------------------------------------------------------------------------------- */
 /* whole-model gradient check                                                          */
@@ -32,12 +163,12 @@ typedef struct gradcheck {
     size_t       n_params;
 } gradcheck;
 
-static dbk_status lay_out(gradcheck *c, const dbk_model_spec *spec, int n, int hw) {
+static dbk_status lay_out(gradcheck *c, const dbk_model_def *def, int n, int hw, int classes) {
     dbk_value x = dbk_graph_value(c->g, false, n, 3, hw, hw);
     c->x = x.data;
     c->labels = dbk_graph_tensor(c->g, DBK_DTYPE_I32, 1, n, 1, 1, 1);
-    dbk_value z = dbk_model_forward(c->g, spec, x);
-    c->probs = dbk_graph_tensor(c->g, DBK_DTYPE_F32, 2, n, spec->num_classes, 1, 1);
+    dbk_value z = dbk_model_forward(c->g, def, x, classes);
+    c->probs = dbk_graph_tensor(c->g, DBK_DTYPE_F32, 2, n, classes, 1, 1);
     c->logits = z.data;
     c->logits.ndim = 2;
     c->dlogits = z.grad;
@@ -73,14 +204,15 @@ static dbk_status backward(gradcheck *c) {
 static int resnet9_gradients_should_match_finite_differences(void) {
     /* Small widths and 16x16 images keep it fast; logit scale 1 keeps gradients well above
      * fp32 rounding of the summed loss. */
-    const dbk_model_spec spec = {"resnet9-test", "resnet9", {4, 6, 6, 8}, 1.0f, 10, "test"};
-    const int n = 4, hw = 16;
+    const dbk_resnet9_config small = {{4, 6, 6, 8}, 1.0f};
+    const dbk_model_def def = {"resnet9-test", "test", "cifar10", dbk_resnet9_forward, &small};
+    const int n = 4, hw = 16, classes = 10;
     gradcheck c;
     memset(&c, 0, sizeof c);
     DBK_CHECK_OK(dbk_backend_create(DBK_BACKEND_KIND_CPU, 0, &c.be));
     dbk_graph_config cfg = {.training = true, .bn = {1e-5f, 0.1f}};
     DBK_CHECK_OK(dbk_graph_create(&cfg, &c.g));
-    DBK_CHECK_OK(lay_out(&c, &spec, n, hw));
+    DBK_CHECK_OK(lay_out(&c, &def, n, hw, classes));
     c.n_params = dbk_graph_param_count(c.g);
     DBK_CHECK_OK(dbk_buffer_create(c.be, c.n_params * 4, &c.params));
     DBK_CHECK_OK(dbk_buffer_create(c.be, c.n_params * 4, &c.grads));
@@ -90,7 +222,7 @@ static int resnet9_gradients_should_match_finite_differences(void) {
     c.loss = dbk_tensor_make(c.scalars, 0, DBK_DTYPE_F32, 1, 1, 1, 1, 1);
     const dbk_graph_buffers bufs = {.params = c.params, .grads = c.grads, .state = c.state, .arena = c.arena};
     dbk_graph_begin_build(c.g, &bufs);
-    DBK_CHECK_OK(lay_out(&c, &spec, n, hw));
+    DBK_CHECK_OK(lay_out(&c, &def, n, hw, classes));
 
     /* Random inputs, labels and parameters (gamma near 1, other params uniform). */
     dbk_rng rng;
@@ -100,7 +232,7 @@ static int resnet9_gradients_should_match_finite_differences(void) {
     float *state = dbk_calloc(dbk_graph_state_count(c.g) + 1, 4);
     int32_t labels[4];
     for (int64_t i = 0; i < dbk_tensor_numel(&c.x); i++) x[i] = dbk_rng_normal(&rng);
-    for (int i = 0; i < n; i++) labels[i] = (int32_t)dbk_rng_below(&rng, 10);
+    for (int i = 0; i < n; i++) labels[i] = (int32_t)dbk_rng_below(&rng, classes);
     for (int i = 0; i < dbk_graph_param_info_count(c.g); i++) {
         const dbk_param_info *pi = dbk_graph_param_info(c.g, i);
         int64_t count = 1;
@@ -223,13 +355,15 @@ static int checkpoint_should_restore_the_trained_model(void) {
     DBK_CHECK_OK(train_two_epochs(3, path, &a));
 
     const dbk_recipe *recipe;
-    const dbk_model_spec *model;
+    const dbk_model_def *model;
     DBK_CHECK_OK(dbk_recipe_find("quick", &recipe));
     DBK_CHECK_OK(dbk_model_find(recipe->model, &model));
     dbk_backend *be;
     dbk_session *s;
     DBK_CHECK_OK(dbk_backend_create(DBK_BACKEND_KIND_CPU, 0, &be));
-    dbk_session_config cfg = {.recipe = recipe, .model = model, .batch = 64, .eval_batch = 64, .test_count = test_set.count};
+    dbk_session_config cfg = {.recipe = recipe, .model = model, .batch = 64, .eval_batch = 64, .test_count = test_set.count,
+                              .input = {test_set.channels, test_set.height, test_set.width},
+                              .num_classes = test_set.num_classes};
     DBK_CHECK_OK(dbk_session_create(be, &cfg, &s));
     DBK_CHECK_OK(dbk_session_upload_data(s, NULL, &test_set));
     DBK_CHECK_OK(dbk_session_init_params(s, 99)); /* other weights, overwritten by the load */
@@ -244,6 +378,9 @@ static int checkpoint_should_restore_the_trained_model(void) {
 }
 
 int main(void) {
+    DBK_RUN(model_table_should_find_each_model_and_list_names_on_unknown);
+    DBK_RUN(every_model_should_lay_out_on_its_datasets_shape);
+    DBK_RUN(a_model_outside_the_table_should_train_on_the_datasets_shape);
     DBK_RUN(resnet9_gradients_should_match_finite_differences);
     const char *cifar = dbk_test_cifar_dir();
     if (!cifar) {

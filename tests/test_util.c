@@ -156,6 +156,8 @@ dbk_status dbk_test_quick_session(dbk_backend_kind kind, int index, dbk_session_
     DBK_TRY(dbk_model_find(cfg.recipe->model, &cfg.model));
     cfg.train_count = train->count;
     cfg.test_count = test->count;
+    cfg.input = (dbk_image_shape){train->channels, train->height, train->width};
+    cfg.num_classes = train->num_classes;
     DBK_TRY(dbk_backend_create(kind, index, be));
     dbk_status st = dbk_session_create(*be, &cfg, s);
     if (st == DBK_OK) st = dbk_session_upload_data(*s, train, test);

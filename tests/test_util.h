@@ -74,8 +74,9 @@ double dbk_test_nmse(const float *ref, const float *got, size_t n);
 double dbk_test_max_abs_diff(const float *a, const float *b, size_t n);
 
 /* A backend (kind, index) and a session of the quick recipe's model on it, for the datasets
- * train and test, with the data uploaded and the parameters initialised from seed. From cfg
- * only batch, eval_batch and max_activation_buffer are used. On failure nothing is left
+ * train and test (image shape and classes from train), with the data uploaded and the
+ * parameters initialised from seed. From cfg only batch, eval_batch and max_activation_buffer
+ * are used. On failure nothing is left
  * (*be and *s are NULL). The caller destroys the session, then the backend. */
 dbk_status dbk_test_quick_session(dbk_backend_kind kind, int index, dbk_session_config cfg, const dbk_dataset *train,
                                   const dbk_dataset *test, uint64_t seed, dbk_backend **be, dbk_session **s);

@@ -3,7 +3,7 @@
  * 512) and the quick recipe, on every device of every backend compiled in, one line each.
  *
  * usage: bench_train [--steps N] [--warmup N] [--data DIR] [--backend SPEC]
- * Needs CIFAR-10 (the batches are real images) via --data or DAYBREAK_DATA.
+ * Needs the recipes' dataset, CIFAR-10 (the batches are real images), via --data or DAYBREAK_DATA.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <stdio.h>
@@ -53,17 +53,22 @@ int main(int argc, char **argv) {
         fprintf(stderr, "bench_train: --steps must be >= 1 and --warmup >= 0\n");
         return 2;
     }
-    char dir[4096];
+    const char *recipes[] = {"cifar10-resnet9", "quick"};
+    const dbk_recipe *first;
+    const dbk_dataset_kind *kind;
+    dbk_dataset_info info = {0};
     dbk_dataset train = {0}, test = {0};
-    if (dbk_data_resolve_cifar10(data, dir, sizeof dir) != DBK_OK ||
-        dbk_cifar10_load(dir, DBK_CIFAR10_TRAIN, 0, &train) != DBK_OK ||
-        dbk_cifar10_load(dir, DBK_CIFAR10_TEST, 1000, &test) != DBK_OK) {
+    /* Both recipes train on the same dataset; it is loaded once. */
+    if (dbk_recipe_find(recipes[0], &first) != DBK_OK || dbk_dataset_kind_find(first->dataset, &kind) != DBK_OK ||
+        dbk_dataset_open(kind, data, &info) != DBK_OK ||
+        dbk_dataset_load(&info, DBK_DATASET_SPLIT_TRAIN, 0, &train) != DBK_OK ||
+        dbk_dataset_load(&info, DBK_DATASET_SPLIT_TEST, 1000, &test) != DBK_OK) {
         fprintf(stderr, "bench_train: %s\n", dbk_last_error());
         return 1;
     }
+    dbk_dataset_info_deinit(&info);
     printf("%-8s %-2s %-40s %-16s %5s %9s %10s\n", "backend", "#", "device", "recipe", "batch", "img/s", "ms/step");
     int failures = 0;
-    const char *recipes[] = {"cifar10-resnet9", "quick"};
     for (int k = 0; k < DBK_BACKEND_KIND_COUNT; k++) {
         int n = dbk_backend_device_count((dbk_backend_kind)k);
         for (int i = 0; i < n; i++) {

@@ -91,6 +91,25 @@ int dbk_cli_resolve_device(const char *backend, long device, dbk_backend_kind *k
     return DBK_EXIT_OK;
 }
 
+int dbk_cli_open_dataset(const char *cmd, const char *dataset, const char *data_arg, long train_subset,
+                         long test_subset, dbk_dataset_info *out) {
+    memset(out, 0, sizeof *out);
+    const dbk_dataset_kind *kind;
+    if (dbk_dataset_kind_find(dataset, &kind) != DBK_OK) return dbk_cli_fail(NULL);
+    if (dbk_dataset_open(kind, data_arg, out) != DBK_OK) return dbk_cli_fail(NULL);
+    const long asked[DBK_DATASET_SPLIT_COUNT] = {train_subset, test_subset};
+    const char *flag[DBK_DATASET_SPLIT_COUNT] = {"--train-subset", "--test-subset"};
+    for (int sp = 0; sp < DBK_DATASET_SPLIT_COUNT; sp++) {
+        if (asked[sp] <= out->split_count[sp]) continue;
+        /* One line: the limit is a fact of the data, not of the option's syntax. */
+        fprintf(stderr, "daybreak %s: %s %ld is more than the %d %s images of %s (in %s)\n", cmd, flag[sp], asked[sp],
+                out->split_count[sp], dbk_dataset_split_name((dbk_dataset_split)sp), kind->name, out->dir);
+        dbk_dataset_info_deinit(out);
+        return DBK_EXIT_USAGE;
+    }
+    return DBK_EXIT_OK;
+}
+
 void dbk_cli_utc_stamp(char *out, size_t cap) {
     time_t now = time(NULL);
     struct tm tmv;
@@ -134,8 +153,8 @@ bool dbk_cli_train_option(dbk_cli_args *a, const char *cmd, dbk_cli_train_args *
     else if (VALUE("--epochs")) bad = m > 0 && !dbk_cli_parse_long(v, 1, DBK_MAX_EPOCHS, &t->epochs);
     else if (VALUE("--batch")) bad = m > 0 && !dbk_cli_parse_long(v, 1, 65536, &t->batch);
     else if (VALUE("--target")) bad = m > 0 && !dbk_cli_parse_double(v, 0.0, 100.0, &t->target);
-    else if (VALUE("--train-subset")) bad = m > 0 && !dbk_cli_parse_long(v, 1, 50000, &t->train_subset);
-    else if (VALUE("--test-subset")) bad = m > 0 && !dbk_cli_parse_long(v, 1, 10000, &t->test_subset);
+    else if (VALUE("--train-subset")) bad = m > 0 && !dbk_cli_parse_long(v, 1, DBK_CLI_MAX_SUBSET, &t->train_subset);
+    else if (VALUE("--test-subset")) bad = m > 0 && !dbk_cli_parse_long(v, 1, DBK_CLI_MAX_SUBSET, &t->test_subset);
     else if (FLAG("--all-epochs")) t->all_epochs = true;
     else if (FLAG("--quiet")) t->quiet = true;
     else if (FLAG("--profile")) t->profile = true;
@@ -150,8 +169,8 @@ bool dbk_cli_train_option(dbk_cli_args *a, const char *cmd, dbk_cli_train_args *
         if (!strncmp(arg, "--clock", 7)) range = " (dawnbench or mlperf)";
         else if (!strncmp(arg, "--epochs", 8)) range = " (1..1000)";
         else if (!strncmp(arg, "--target", 8)) range = " (a percentage, 0..100)";
-        else if (!strncmp(arg, "--train-subset", 14)) range = " (1..50000)";
-        else if (!strncmp(arg, "--test-subset", 13)) range = " (1..10000)";
+        else if (!strncmp(arg, "--train-subset", 14) || !strncmp(arg, "--test-subset", 13))
+            range = " (a number of images, at least 1)";
         char name[64];
         snprintf(name, sizeof name, "%.*s", (int)strcspn(arg, "="), arg);
         *exit_code = dbk_cli_usage_error(cmd, "bad %s '%s'%s", name, v, range);

@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include "backend/backend.h"
+#include "data/dataset.h"
 #include "train/trainer.h"
 
 enum { DBK_EXIT_OK = 0, DBK_EXIT_ERROR = 1, DBK_EXIT_USAGE = 2, DBK_EXIT_NOT_REACHED = 3, DBK_EXIT_DIVERGED = 4 };
@@ -36,6 +37,18 @@ bool dbk_cli_parse_u64(const char *s, uint64_t *out);
 bool dbk_cli_parse_double(const char *s, double min, double max, double *out);
 /* "dawnbench" or "mlperf"; returns 0 on success, -1 otherwise. */
 int  dbk_cli_parse_clock(const char *s, dbk_clock_mode *out);
+
+/* Upper bound of --train-subset/--test-subset as parsed; the real bound is the dataset's split
+ * size, checked by dbk_cli_open_dataset once the dataset is opened. */
+#define DBK_CLI_MAX_SUBSET 2147483647L
+
+/* Opens dataset kind `dataset` (a recipe's) from data_arg (--data) or $DAYBREAK_DATA, with the
+ * quick check of its folder, and checks train_subset/test_subset (0: not given) against its
+ * real split sizes. Returns an exit code: 1 for a data error ("daybreak: error: ..."), 2 with
+ * one line naming the limit when a subset is larger than its split. On success the caller
+ * releases out with dbk_dataset_info_deinit. */
+int dbk_cli_open_dataset(const char *cmd, const char *dataset, const char *data_arg, long train_subset,
+                         long test_subset, dbk_dataset_info *out);
 
 /* --backend/--device (or $DBK_BACKEND, or the default device). Returns an exit code. */
 int dbk_cli_resolve_device(const char *backend, long device, dbk_backend_kind *kind, int *index);

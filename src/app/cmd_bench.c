@@ -13,7 +13,7 @@
 #include "bench/runs.h"
 #include "core/alloc.h"
 #include "core/fileio.h"
-#include "data/cifar10.h"
+#include "data/dataset.h"
 
 #define MAX_RUNS 1000
 
@@ -74,9 +74,13 @@ int dbk_cmd_bench(dbk_cli_args *a) {
     const char *data = t.data, *out = t.out;
     const dbk_clock_mode clock = t.clock;
 
-    char cifar_dir[4096];
-    if (dbk_data_resolve_cifar10(data, cifar_dir, sizeof cifar_dir) != DBK_OK) return dbk_cli_fail(NULL);
-    if (dbk_cifar10_check_dir(cifar_dir) != DBK_OK) return dbk_cli_fail(NULL);
+    /* Each run opens the folder again; here it is checked and gives the split sizes. */
+    dbk_dataset_info data_info;
+    rc = dbk_cli_open_dataset("bench", opt.recipe.dataset, data, t.train_subset, t.test_subset, &data_info);
+    if (rc != DBK_EXIT_OK) return rc;
+    char data_dir[sizeof data_info.dir];
+    snprintf(data_dir, sizeof data_dir, "%s", data_info.dir);
+    dbk_dataset_info_deinit(&data_info);
 
     char out_buf[4096], path[4200], stamp[32];
     if (!out) {
@@ -97,7 +101,7 @@ int dbk_cmd_bench(dbk_cli_args *a) {
 
     char cmdline[2048];
     dbk_cli_join(a->argc, a->argv, cmdline, sizeof cmdline);
-    opt.cifar_dir = cifar_dir;
+    opt.data_dir = data_dir;
     opt.command_line = cmdline;
 
     printf("daybreak %s bench: %ld run%s of recipe %s (model %s, batch %d, up to %d epochs, target %.2f%%), "

@@ -9,7 +9,7 @@
 
 #include "app/cli.h"
 #include "bench/infer.h"
-#include "data/cifar10.h"
+#include "data/dataset.h"
 
 void dbk_help_infer(void) {
     printf("usage: daybreak infer --checkpoint FILE [options]\n\n"
@@ -50,8 +50,8 @@ int dbk_cmd_infer(dbk_cli_args *a) {
             if (m > 0 && !dbk_cli_parse_long(v, 0, 1000, &device))
                 return dbk_cli_usage_error("infer", "bad --device '%s'", v);
         } else if (VALUE("--test-subset")) {
-            if (m > 0 && !dbk_cli_parse_long(v, 1, 10000, &test_subset))
-                return dbk_cli_usage_error("infer", "bad --test-subset '%s' (1..10000)", v);
+            if (m > 0 && !dbk_cli_parse_long(v, 1, DBK_CLI_MAX_SUBSET, &test_subset))
+                return dbk_cli_usage_error("infer", "bad --test-subset '%s' (a number of images, at least 1)", v);
         } else return dbk_cli_usage_error("infer", "unknown option '%s'", arg);
 #undef VALUE
         if (m < 0) return dbk_cli_usage_error("infer", "option '%s' needs a value", arg);
@@ -67,8 +67,13 @@ int dbk_cmd_infer(dbk_cli_args *a) {
     dbk_platform_info pl;
     if (dbk_platform_resolve(platform, dbk_backend_kind_name(kind), info.name, &pl) != DBK_OK)
         return dbk_cli_fail(NULL);
-    char cifar_dir[4096];
-    if (dbk_data_resolve_cifar10(data, cifar_dir, sizeof cifar_dir) != DBK_OK) return dbk_cli_fail(NULL);
+    /* The checkpoint's recipe names the dataset. */
+    const dbk_recipe *recipe;
+    const dbk_model_def *model;
+    if (dbk_infer_checkpoint(ckpt, &recipe, &model) != DBK_OK) return dbk_cli_fail(NULL);
+    dbk_dataset_info data_info;
+    rc = dbk_cli_open_dataset("infer", recipe->dataset, data, 0, test_subset, &data_info);
+    if (rc != DBK_EXIT_OK) return rc;
 
     char out_buf[4200];
     if (!out) {
@@ -78,7 +83,9 @@ int dbk_cmd_infer(dbk_cli_args *a) {
         out = out_buf;
     }
     dbk_infer_result r;
-    if (dbk_infer_run(kind, index, ckpt, cifar_dir, (int)test_subset, &r) != DBK_OK) return dbk_cli_fail(NULL);
+    dbk_status st = dbk_infer_run(kind, index, ckpt, &data_info, (int)test_subset, &r);
+    dbk_dataset_info_deinit(&data_info);
+    if (st != DBK_OK) return dbk_cli_fail(NULL);
     printf("%s: model %s, recipe %s, %s:%d %s\n", ckpt, r.model, r.recipe, dbk_backend_kind_name(kind), index,
            r.device.name);
     printf("latency %.4f ms per image (%d images one at a time, %.2f s), top-1 accuracy %.2f%%", r.latency_ms,

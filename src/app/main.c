@@ -19,14 +19,12 @@
 #include <time.h>
 #include <unistd.h>
 
-#include <cjson/cJSON.h>
-
 #include "backend/backend.h"
+#include "bench/infer.h"
 #include "core/alloc.h"
 #include "core/log.h"
-#include "data/cifar10.h"
+#include "data/dataset.h"
 #include "models/models.h"
-#include "train/checkpoint.h"
 #include "train/recipe.h"
 #include "train/session.h"
 #include "train/trainer.h"
@@ -184,8 +182,13 @@ static int cmd_recipes(dbk_cli_args *a) {
     }
     printf("\nmodels:\n");
     for (int i = 0; i < dbk_model_count(); i++) {
-        const dbk_model_spec *m = dbk_model_at(i);
+        const dbk_model_def *m = dbk_model_at(i);
         printf("  %-18s %s\n", m->name, m->description);
+    }
+    printf("\ndatasets:\n");
+    for (int i = 0; i < dbk_dataset_kind_count(); i++) {
+        const dbk_dataset_kind *k = dbk_dataset_kind_at(i);
+        printf("  %-18s %s\n", k->name, k->description);
     }
     return DBK_EXIT_OK;
 }
@@ -220,9 +223,13 @@ static int cmd_train(dbk_cli_args *a) {
     const char *data = t.data, *out = t.out;
     const bool quiet = t.quiet;
 
-    char cifar_dir[4096];
-    if (dbk_data_resolve_cifar10(data, cifar_dir, sizeof cifar_dir) != DBK_OK) return dbk_cli_fail(NULL);
-    if (dbk_cifar10_check_dir(cifar_dir) != DBK_OK) return dbk_cli_fail(NULL);
+    /* The trainer opens the folder again; here it is checked and gives the split sizes. */
+    dbk_dataset_info data_info;
+    rc = dbk_cli_open_dataset("train", opt.recipe.dataset, data, t.train_subset, t.test_subset, &data_info);
+    if (rc != DBK_EXIT_OK) return rc;
+    char data_dir[sizeof data_info.dir];
+    snprintf(data_dir, sizeof data_dir, "%s", data_info.dir);
+    dbk_dataset_info_deinit(&data_info);
 
     char out_buf[4096], json_path[4200];
     if (!out) {
@@ -239,7 +246,7 @@ static int cmd_train(dbk_cli_args *a) {
 
     char cmdline[2048];
     dbk_cli_join(a->argc, a->argv, cmdline, sizeof cmdline);
-    opt.cifar_dir = cifar_dir;
+    opt.data_dir = data_dir;
     opt.seed = seed;
     opt.out_dir = out;
     opt.command_line = cmdline;
@@ -301,34 +308,26 @@ static int cmd_eval(dbk_cli_args *a) {
         } else if ((m = dbk_cli_match(a, "--batch", true, &v)) != 0) {
             if (m > 0 && !dbk_cli_parse_long(v, 1, 65536, &batch)) return dbk_cli_usage_error("eval", "bad --batch '%s'", v);
         } else if ((m = dbk_cli_match(a, "--test-subset", true, &v)) != 0) {
-            if (m > 0 && !dbk_cli_parse_long(v, 1, 10000, &test_subset))
-                return dbk_cli_usage_error("eval", "bad --test-subset '%s' (1..10000)", v);
+            if (m > 0 && !dbk_cli_parse_long(v, 1, DBK_CLI_MAX_SUBSET, &test_subset))
+                return dbk_cli_usage_error("eval", "bad --test-subset '%s' (a number of images, at least 1)", v);
         } else return dbk_cli_usage_error("eval", "unknown option '%s'", arg);
         if (m < 0) return dbk_cli_usage_error("eval", "option '%s' needs a value", arg);
     }
     if (!ckpt) return dbk_cli_usage_error("eval", "%s", "--checkpoint FILE is required");
 
-    /* The checkpoint names its model and recipe; the recipe gives the normalisation. */
-    dbk_checkpoint *c = NULL;
-    if (dbk_checkpoint_load(ckpt, &c) != DBK_OK) return dbk_cli_fail(NULL);
-    char model_name[64], recipe_name[64] = "";
-    snprintf(model_name, sizeof model_name, "%s", dbk_checkpoint_model(c));
-    cJSON *meta = cJSON_Parse(dbk_checkpoint_meta(c));
-    const cJSON *rn = meta ? cJSON_GetObjectItemCaseSensitive(meta, "recipe") : NULL;
-    if (cJSON_IsString(rn)) snprintf(recipe_name, sizeof recipe_name, "%s", rn->valuestring);
-    cJSON_Delete(meta);
-    dbk_checkpoint_destroy(c);
-
+    /* The checkpoint names its model and recipe; the recipe gives the dataset and the
+     * normalisation. */
     const dbk_recipe *recipe;
-    const dbk_model_spec *model;
-    if (dbk_recipe_find(recipe_name, &recipe) != DBK_OK) return dbk_cli_fail(ckpt);
-    if (dbk_model_find(model_name, &model) != DBK_OK) return dbk_cli_fail(ckpt);
+    const dbk_model_def *model;
+    if (dbk_infer_checkpoint(ckpt, &recipe, &model) != DBK_OK) return dbk_cli_fail(NULL);
+    const char *model_name = model->name, *recipe_name = recipe->name;
     dbk_backend_kind kind;
     int index;
     int rc = dbk_cli_resolve_device(backend, device, &kind, &index);
     if (rc != DBK_EXIT_OK) return rc;
-    char cifar_dir[4096];
-    if (dbk_data_resolve_cifar10(data, cifar_dir, sizeof cifar_dir) != DBK_OK) return dbk_cli_fail(NULL);
+    dbk_dataset_info info;
+    rc = dbk_cli_open_dataset("eval", recipe->dataset, data, 0, test_subset, &info);
+    if (rc != DBK_EXIT_OK) return rc;
 
     dbk_dataset test;
     memset(&test, 0, sizeof test);
@@ -336,10 +335,11 @@ static int cmd_eval(dbk_cli_args *a) {
     dbk_session *s = NULL;
     dbk_epoch_counters ec;
     int code = DBK_EXIT_ERROR;
-    if (dbk_cifar10_load(cifar_dir, DBK_CIFAR10_TEST, (int32_t)test_subset, &test) != DBK_OK) goto done;
+    if (dbk_dataset_load(&info, DBK_DATASET_SPLIT_TEST, (int32_t)test_subset, &test) != DBK_OK) goto done;
     if (dbk_backend_create(kind, index, &be) != DBK_OK) goto done;
-    dbk_session_config cfg = {.recipe = recipe, .model = model, .batch = (int)batch, .eval_batch = (int)batch,
-                              .train_count = 0, .test_count = test.count};
+    dbk_session_config cfg = {.recipe = recipe, .model = model, .input = info.shape, .num_classes = info.num_classes,
+                              .batch = (int)batch, .eval_batch = (int)batch, .train_count = 0,
+                              .test_count = test.count};
     if (dbk_session_create(be, &cfg, &s) != DBK_OK) goto done;
     if (dbk_session_upload_data(s, NULL, &test) != DBK_OK) goto done;
     if (dbk_session_load(s, ckpt) != DBK_OK) goto done;
@@ -353,6 +353,7 @@ done:
     dbk_session_destroy(s);
     dbk_backend_destroy(be);
     dbk_dataset_deinit(&test);
+    dbk_dataset_info_deinit(&info);
     return code;
 }
 

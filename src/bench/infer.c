@@ -9,7 +9,6 @@
 #include <cjson/cJSON.h>
 
 #include "core/timer.h"
-#include "data/cifar10.h"
 #include "models/models.h"
 #include "train/checkpoint.h"
 #include "train/recipe.h"
@@ -28,30 +27,39 @@ static dbk_status checkpoint_names(const char *path, char *model, size_t mcap, c
     return DBK_OK;
 }
 
-dbk_status dbk_infer_run(dbk_backend_kind kind, int index, const char *checkpoint, const char *cifar_dir,
-                         int test_limit, dbk_infer_result *out) {
-    memset(out, 0, sizeof *out);
-    out->backend = kind;
-    out->device_index = index;
-    DBK_TRY(checkpoint_names(checkpoint, out->model, sizeof out->model, out->recipe, sizeof out->recipe));
-    const dbk_recipe *recipe;
-    const dbk_model_spec *model;
-    if (dbk_recipe_find(out->recipe, &recipe) != DBK_OK || dbk_model_find(out->model, &model) != DBK_OK) {
+dbk_status dbk_infer_checkpoint(const char *checkpoint, const dbk_recipe **recipe, const dbk_model_def **model) {
+    char model_name[64], recipe_name[64];
+    DBK_TRY(checkpoint_names(checkpoint, model_name, sizeof model_name, recipe_name, sizeof recipe_name));
+    if (dbk_recipe_find(recipe_name, recipe) != DBK_OK || dbk_model_find(model_name, model) != DBK_OK) {
         char reason[900];
         snprintf(reason, sizeof reason, "%s", dbk_last_error());
         return dbk_set_error(DBK_ERR_FORMAT, "%s: %s", checkpoint, reason);
     }
+    return DBK_OK;
+}
+
+dbk_status dbk_infer_run(dbk_backend_kind kind, int index, const char *checkpoint, const dbk_dataset_info *data,
+                         int test_limit, dbk_infer_result *out) {
+    memset(out, 0, sizeof *out);
+    out->backend = kind;
+    out->device_index = index;
+    const dbk_recipe *recipe;
+    const dbk_model_def *model;
+    DBK_TRY(dbk_infer_checkpoint(checkpoint, &recipe, &model));
+    snprintf(out->model, sizeof out->model, "%s", model->name);
+    snprintf(out->recipe, sizeof out->recipe, "%s", recipe->name);
 
     dbk_dataset test;
     memset(&test, 0, sizeof test);
     dbk_backend *be = NULL;
     dbk_session *s = NULL;
     dbk_epoch_counters ec;
-    dbk_status st = dbk_cifar10_load(cifar_dir, DBK_CIFAR10_TEST, test_limit, &test);
+    dbk_status st = dbk_dataset_load(data, DBK_DATASET_SPLIT_TEST, test_limit, &test);
     if (st == DBK_OK) st = dbk_backend_create(kind, index, &be);
     if (st == DBK_OK) {
         out->device = *dbk_backend_get_info(be);
-        dbk_session_config cfg = {.recipe = recipe, .model = model, .batch = 1, .eval_batch = 1,
+        dbk_session_config cfg = {.recipe = recipe, .model = model, .input = data->shape,
+                                  .num_classes = data->num_classes, .batch = 1, .eval_batch = 1,
                                   .train_count = 0, .test_count = test.count};
         st = dbk_session_create(be, &cfg, &s);
     }

@@ -6,7 +6,7 @@
  * after each image) / N, in milliseconds. The test set is copied to the device before the
  * clock starts (as in training, where it lives on the device); each image is normalised,
  * run through the model with batch-norm running statistics, and scored on the device. The
- * checkpoint's metadata names the model and recipe (normalisation).
+ * checkpoint's metadata names the model and recipe (dataset, normalisation).
  *
  * The DAWNBench inference entry (written by dbk_infer_write_entry): version "v1.0", author,
  * authorEmail, framework, model, hardware, latency (ms), cost (USD per image, null when the
@@ -16,7 +16,10 @@
 #define DBK_INFER_H
 
 #include "backend/backend.h"
+#include "data/dataset.h"
+#include "models/models.h"
 #include "train/platform.h"
+#include "train/recipe.h"
 
 typedef struct dbk_infer_result {
     char            model[64], recipe[64];
@@ -29,8 +32,13 @@ typedef struct dbk_infer_result {
     double          latency_ms;     /* seconds / images, in ms */
 } dbk_infer_result;
 
-/* test_limit 0 = all 10,000 test images. */
-dbk_status dbk_infer_run(dbk_backend_kind kind, int index, const char *checkpoint, const char *cifar_dir,
+/* The recipe and model a checkpoint's metadata names (the recipe gives the dataset and the
+ * normalisation). DBK_ERR_FORMAT naming the checkpoint when either is unknown. */
+dbk_status dbk_infer_checkpoint(const char *checkpoint, const dbk_recipe **recipe, const dbk_model_def **model);
+
+/* data: the checkpoint recipe's dataset, opened (dbk_dataset_open). test_limit 0 = the whole
+ * test split. */
+dbk_status dbk_infer_run(dbk_backend_kind kind, int index, const char *checkpoint, const dbk_dataset_info *data,
                          int test_limit, dbk_infer_result *out);
 
 /* Writes the inference entry atomically. author/author_email NULL give "daybreak" and "". */

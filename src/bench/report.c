@@ -416,7 +416,7 @@ static void write_markdown(dbk_strbuf *sb, const dbk_run_set *set, const dbk_run
                            "(--profile slows every step); "
                            "a run that did not reach the target counts as not converged and is never dropped.\n\n");
     bool subset = false;
-    for (int i = 0; i < set->count; i++) subset = subset || set->runs[i].train_images < 50000 || set->runs[i].test_images < 10000;
+    for (int i = 0; i < set->count; i++) subset = subset || set->runs[i].subset;
     if (subset)
         dbk_strbuf_appendf(sb, "**Note:** some runs used a subset of the training or test images "
                                "(`--train-subset`/`--test-subset`); they are not comparable to full runs.\n\n");

@@ -74,6 +74,7 @@ dbk_status dbk_run_load(const char *dir, dbk_run *r) {
     r->seed = (uint64_t)num(root, "seed", 0.0);
     r->train_images = (int)num(root, "train_images", 0.0);
     r->test_images = (int)num(root, "test_images", 0.0);
+    r->subset = cJSON_IsTrue(get(root, "subset"));
     r->target = num(root, "target", 0.0);
     r->epochs_to_target = (int)num(root, "epochs_to_target", 0.0);
     r->seconds_to_target = r->epochs_to_target > 0 ? num(root, "seconds_to_target", HUGE_VAL) : HUGE_VAL;

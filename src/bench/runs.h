@@ -33,6 +33,7 @@ typedef struct dbk_run {
     double   price_per_hour, peak_gflops, bandwidth_gbs;   /* 0 = unknown */
     uint64_t seed;
     int      train_images, test_images;
+    bool     subset;                 /* fewer images than the dataset holds (--train/--test-subset) */
     double   target;
     int      epochs_to_target;       /* 0 = not reached */
     double   seconds_to_target;      /* HUGE_VAL when not reached */

@@ -9,7 +9,7 @@
 #define DBK_THROUGHPUT_H
 
 #include "backend/backend.h"
-#include "data/cifar10.h"
+#include "data/dataset.h"
 #include "train/recipe.h"
 
 typedef struct dbk_throughput {
@@ -19,7 +19,8 @@ typedef struct dbk_throughput {
     int    batch;
 } dbk_throughput;
 
-/* train must hold at least batch * (warmup + steps) images (or it wraps within one epoch). */
+/* train must hold at least batch * (warmup + steps) images (or it wraps within one epoch).
+ * The image shape and classes are train's. */
 dbk_status dbk_bench_throughput(dbk_backend *be, const dbk_recipe *recipe, int batch, int warmup, int steps,
                                 const dbk_dataset *train, const dbk_dataset *test, dbk_throughput *out);
 

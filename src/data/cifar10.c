@@ -1,5 +1,5 @@
 /*
- * cifar10.c — CIFAR-10 binary loader and data-directory resolution (see cifar10.h).
+ * cifar10.c — CIFAR-10 binary loader, the "cifar10" kind of data/dataset.h (see cifar10.h).
  *
  * Validation happens before any large allocation: every file of the split is stat'ed and its
  * size checked first (even when only a prefix is loaded, so a damaged batch 5 is reported on
@@ -12,7 +12,6 @@
 
 #include <errno.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
@@ -21,7 +20,7 @@
 
 #define BATCH_BYTES ((long long)DBK_CIFAR10_BATCH_RECORDS * DBK_CIFAR10_RECORD_BYTES)   /* 30,730,000 */
 #define META_FILE   "batches.meta.txt"
-#define DIR_CONTENTS "data_batch_1..5.bin, test_batch.bin, batches.meta.txt"
+#define DIR_CONTENTS DBK_CIFAR10_DIR_CONTENTS
 
 static const char *const train_files[] = {
     "data_batch_1.bin", "data_batch_2.bin", "data_batch_3.bin", "data_batch_4.bin", "data_batch_5.bin",
@@ -62,7 +61,7 @@ static dbk_status check_batch_file(const char *dir, const char *name) {
 
 /* Reads batches.meta.txt: exactly 10 non-empty lines (surrounding blanks and a '\r' are
  * trimmed; the official file ends with an empty line). */
-static dbk_status read_meta(const char *dir, char names[DBK_CIFAR10_CLASSES][32]) {
+static dbk_status read_meta(const char *dir, dbk_class_name names[DBK_CIFAR10_CLASSES]) {
     char path[4096];
     DBK_TRY(join_path(path, sizeof path, dir, META_FILE));
     void *data = NULL;
@@ -130,7 +129,7 @@ dbk_status dbk_cifar10_load(const char *dir, dbk_cifar10_split split, int32_t li
     }
 
     for (int f = 0; f < nfiles; f++) DBK_TRY(check_batch_file(dir, files[f]));
-    char names[DBK_CIFAR10_CLASSES][32];
+    dbk_class_name names[DBK_CIFAR10_CLASSES];
     DBK_TRY(read_meta(dir, names));
 
     int32_t total = nfiles * DBK_CIFAR10_BATCH_RECORDS;
@@ -139,8 +138,9 @@ dbk_status dbk_cifar10_load(const char *dir, dbk_cifar10_split split, int32_t li
     uint8_t *images = dbk_malloc((size_t)count * DBK_CIFAR10_IMAGE_BYTES);
     uint8_t *labels = dbk_malloc((size_t)count);
     unsigned char *raw = dbk_malloc((size_t)per_read * DBK_CIFAR10_RECORD_BYTES);
+    dbk_class_name *class_names = dbk_malloc(sizeof names);
     dbk_status st = DBK_ERR_OUT_OF_HOST_MEMORY;
-    if (!images || !labels || !raw) goto fail;
+    if (!images || !labels || !raw || !class_names) goto fail;
 
     int32_t loaded = 0;
     for (int f = 0; loaded < count; f++) {
@@ -168,81 +168,51 @@ dbk_status dbk_cifar10_load(const char *dir, dbk_cifar10_split split, int32_t li
     out->num_classes = DBK_CIFAR10_CLASSES;
     out->images = images;
     out->labels = labels;
-    memcpy(out->class_names, names, sizeof names);
+    memcpy(class_names, names, sizeof names);
+    out->class_names = class_names;
     return DBK_OK;
 
 fail:
     dbk_free(images);
     dbk_free(labels);
     dbk_free(raw);
+    dbk_free(class_names);
     return st;
 }
 
-void dbk_dataset_deinit(dbk_dataset *d) {
-    if (!d) return;
-    dbk_free(d->images);
-    dbk_free(d->labels);
-    memset(d, 0, sizeof *d);
-}
-
-dbk_status dbk_cifar10_check_dir(const char *dir) {
+/* dbk_cifar10_check_dir, keeping the class names it read. */
+static dbk_status check_dir(const char *dir, dbk_class_name names[DBK_CIFAR10_CLASSES]) {
     struct stat st;
     if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode))
         return dbk_set_error(DBK_ERR_NOT_FOUND, "%s is not a directory; it should hold %s", dir, DIR_CONTENTS);
     for (int f = 0; f < 5; f++) DBK_TRY(check_batch_file(dir, train_files[f]));
     DBK_TRY(check_batch_file(dir, test_files[0]));
-    char names[DBK_CIFAR10_CLASSES][32];
     return read_meta(dir, names);
 }
 
+dbk_status dbk_cifar10_check_dir(const char *dir) {
+    dbk_class_name names[DBK_CIFAR10_CLASSES];
+    return check_dir(dir, names);
+}
+
 /* ---------------------------------------------------------------------------------- */
-/* data directory resolution                                                          */
+/* the dataset interface                                                              */
 
-static int is_dir(const char *path) {
-    struct stat st;
-    return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
-}
-
-static int exists(const char *path) {
-    struct stat st;
-    return stat(path, &st) == 0;
-}
-
-dbk_status dbk_data_resolve_cifar10(const char *data_arg, char *out, size_t cap) {
-    /* DAYBREAK_DATA is read here rather than in profile.c: it is a data location, not a
-     * tuning knob, and the CLI's --data flag overrides it in the same place. */
-    const char *src = data_arg, *from = "--data";
-    if (!src || !*src) {
-        src = getenv("DAYBREAK_DATA");
-        from = "DAYBREAK_DATA";
-    }
-    if (!src || !*src)
-        return dbk_set_error(DBK_ERR_NOT_FOUND, "no data: set DAYBREAK_DATA (or --data) to a folder holding "
-                                                "cifar-10-batches-bin/ (%s)", DIR_CONTENTS);
-
-    char root[4096], inner[4096], probe[4096];
-    size_t len = strlen(src);
-    if (len >= sizeof root) return dbk_set_error(DBK_ERR_INVALID_ARG, "%s path too long: %s", from, src);
-    memcpy(root, src, len + 1);
-    while (len > 1 && root[len - 1] == '/') root[--len] = '\0';
-
-    const char *found = NULL;
-    DBK_TRY(join_path(inner, sizeof inner, root, "cifar-10-batches-bin"));
-    DBK_TRY(join_path(probe, sizeof probe, root, "data_batch_1.bin"));
-    if (is_dir(inner))
-        found = inner;
-    else if (exists(probe))
-        found = root;
-    else if (!exists(root))
-        return dbk_set_error(DBK_ERR_NOT_FOUND, "%s (from %s) does not exist; it should be a folder holding "
-                             "cifar-10-batches-bin/ (%s)", root, from, DIR_CONTENTS);
-    else
-        return dbk_set_error(DBK_ERR_NOT_FOUND, "%s (from %s) holds neither cifar-10-batches-bin/ nor "
-                             "data_batch_1.bin; point it at a folder holding cifar-10-batches-bin/ (%s)",
-                             root, from, DIR_CONTENTS);
-
-    size_t flen = strlen(found);
-    if (flen >= cap) return dbk_set_error(DBK_ERR_INVALID_ARG, "data path too long (%zu bytes): %s", flen, found);
-    memcpy(out, found, flen + 1);
+dbk_status dbk_cifar10_probe(const char *dir, dbk_dataset_info *out) {
+    dbk_class_name names[DBK_CIFAR10_CLASSES];
+    DBK_TRY(check_dir(dir, names));
+    out->class_names = dbk_malloc(sizeof names);
+    if (!out->class_names) return DBK_ERR_OUT_OF_HOST_MEMORY;
+    memcpy(out->class_names, names, sizeof names);
+    out->shape = (dbk_image_shape){3, 32, 32};
+    out->num_classes = DBK_CIFAR10_CLASSES;
+    out->split_count[DBK_DATASET_SPLIT_TRAIN] = 5 * DBK_CIFAR10_BATCH_RECORDS;
+    out->split_count[DBK_DATASET_SPLIT_TEST] = DBK_CIFAR10_BATCH_RECORDS;
     return DBK_OK;
+}
+
+dbk_status dbk_cifar10_load_split(const dbk_dataset_info *info, dbk_dataset_split split, int32_t limit,
+                                  dbk_dataset *out) {
+    return dbk_cifar10_load(info->dir, split == DBK_DATASET_SPLIT_TRAIN ? DBK_CIFAR10_TRAIN : DBK_CIFAR10_TEST,
+                            limit, out);
 }

@@ -13,6 +13,9 @@
  * what DBK_OP_AUGMENT consumes (the dataset is uploaded to the device once, as u8). Records
  * keep file order: the training split is batch 1's records, then batch 2's, and so on.
  *
+ * Everything above src/data/ reaches this reader through the dataset interface
+ * (data/dataset.h, kind "cifar10"); tests call it directly.
+ *
  * Ownership: dbk_cifar10_load fills a caller-allocated dbk_dataset whose arrays it owns;
  * release them with dbk_dataset_deinit.
  */
@@ -23,25 +26,18 @@
 #include <stdint.h>
 
 #include "core/status.h"
+#include "data/dataset.h"
 
 #define DBK_CIFAR10_CLASSES      10
 #define DBK_CIFAR10_IMAGE_BYTES  3072                           /* 3 * 32 * 32 */
 #define DBK_CIFAR10_RECORD_BYTES (1 + DBK_CIFAR10_IMAGE_BYTES)  /* label + image */
 #define DBK_CIFAR10_BATCH_RECORDS 10000
+#define DBK_CIFAR10_DIR_CONTENTS "data_batch_1..5.bin, test_batch.bin, batches.meta.txt"   /* for messages */
 
 typedef enum dbk_cifar10_split {
     DBK_CIFAR10_TRAIN,    /* data_batch_1..5.bin, 50,000 images */
     DBK_CIFAR10_TEST,     /* test_batch.bin, 10,000 images */
 } dbk_cifar10_split;
-
-typedef struct dbk_dataset {
-    int32_t  count;                 /* images */
-    int32_t  channels, height, width;   /* 3, 32, 32 */
-    int32_t  num_classes;           /* 10 */
-    uint8_t *images;                /* (count, 3, 32, 32) planar RGB, owned */
-    uint8_t *labels;                /* (count), each in [0, num_classes), owned */
-    char     class_names[DBK_CIFAR10_CLASSES][32];   /* from batches.meta.txt */
-} dbk_dataset;
 
 /* Loads a split from dir (the directory holding the .bin files). limit <= 0 loads the whole
  * split; otherwise the first min(limit, split size) records (train: batch 1 first). The
@@ -51,18 +47,14 @@ typedef struct dbk_dataset {
  * DBK_ERR_IO, DBK_ERR_OUT_OF_HOST_MEMORY. On failure *out is zeroed and nothing is held. */
 dbk_status dbk_cifar10_load(const char *dir, dbk_cifar10_split split, int32_t limit, dbk_dataset *out);
 
-/* Frees the arrays and zeroes *d. Accepts a zeroed dataset. */
-void dbk_dataset_deinit(dbk_dataset *d);
-
 /* Quick check for the CLI before a long run: all 7 files exist, each .bin has the exact
  * size, and batches.meta.txt has 10 names. Same errors as dbk_cifar10_load. */
 dbk_status dbk_cifar10_check_dir(const char *dir);
 
-/* Resolves the CIFAR-10 directory for the CLI into out (cap bytes). The source is data_arg
- * (the --data flag) if non-empty, else $DAYBREAK_DATA. It may name either a root holding
- * cifar-10-batches-bin/ or that directory itself (recognised by data_batch_1.bin).
- * DBK_ERR_NOT_FOUND with a hint when neither is set, or when the path does not exist or
- * holds no CIFAR-10; DBK_ERR_INVALID_ARG when the result does not fit in cap. */
-dbk_status dbk_data_resolve_cifar10(const char *data_arg, char *out, size_t cap);
+/* The dataset interface's probe and load for kind "cifar10" (data/dataset.h): the check
+ * above plus shape 3x32x32, 10 classes, 50,000/10,000 images and the class names. */
+dbk_status dbk_cifar10_probe(const char *dir, dbk_dataset_info *out);
+dbk_status dbk_cifar10_load_split(const dbk_dataset_info *info, dbk_dataset_split split, int32_t limit,
+                                  dbk_dataset *out);
 
 #endif

@@ -1,36 +1,37 @@
 /*
- * models.h — the networks daybreak trains, each a function that lays out layers on a graph
- * (nn/graph.h), and a table of named model configurations.
+ * models.h — the networks daybreak trains: each a definition (name, description, forward
+ * function, its own configuration) in its own file, and a table of them in models.c.
+ *
+ * A model knows nothing of the data: the input shape comes from the value x the caller lays
+ * out (N, C, H, W: the dataset's image shape) and the number of classes is passed to forward
+ * (the dataset's), so one model trains on any dataset whose images it can take.
+ * Adding a model is one new file that defines `const dbk_model_def dbk_model_<name>` and one
+ * line in models.c's table.
  */
 #ifndef DBK_MODELS_H
 #define DBK_MODELS_H
 
 #include "nn/graph.h"
 
-typedef struct dbk_model_spec {
-    const char *name;            /* "resnet9", "resnet9-quarter", ... */
-    const char *family;          /* "resnet9" */
-    int64_t     widths[4];       /* prep, layer1, layer2, layer3 channels */
-    float       logit_scale;     /* 0.125 in cifar10-fast */
-    int         num_classes;
-    const char *description;
-} dbk_model_spec;
+/* Lays the model out on g for input x (N, C, H, W); returns the logits value (N, classes, 1, 1).
+ * config is the definition's own (each forward knows its type). Errors go to the graph
+ * (dbk_graph_status), as for every dbk_nn_* layer. */
+typedef dbk_value (*dbk_model_forward_fn)(dbk_graph *g, const void *config, dbk_value x, int num_classes);
+
+typedef struct dbk_model_def {
+    const char           *name;         /* "resnet9", "resnet9-quarter", ...; stored in checkpoints */
+    const char           *description;
+    const char           *dataset;      /* the dataset kind it was designed for (data/dataset.h) */
+    dbk_model_forward_fn  forward;
+    const void           *config;       /* read only by forward */
+} dbk_model_def;
 
 /* Looks a model up by name; DBK_ERR_NOT_FOUND lists the known names. */
-dbk_status dbk_model_find(const char *name, const dbk_model_spec **out);
-int                    dbk_model_count(void);
-const dbk_model_spec  *dbk_model_at(int i);
+dbk_status           dbk_model_find(const char *name, const dbk_model_def **out);
+int                  dbk_model_count(void);
+const dbk_model_def *dbk_model_at(int i);
 
-/* Lays out the model on g for input x (N,3,H,W); returns the logits value (N,classes,1,1). */
-dbk_value dbk_model_forward(dbk_graph *g, const dbk_model_spec *spec, dbk_value x);
-
-/* The cifar10-fast DAWNBench ResNet9 (David Page, 2018), with configurable widths:
- *   prep   conv(3->w0) bn relu
- *   layer1 conv(w0->w1) bn relu maxpool2, + residual [conv bn relu, conv bn relu] (no relu after the add)
- *   layer2 conv(w1->w2) bn relu maxpool2
- *   layer3 conv(w2->w3) bn relu maxpool2, + residual [conv bn relu, conv bn relu]
- *   global max pool, linear w3->classes without bias, logits * logit_scale.
- * Every conv is 3x3, stride 1, pad 1, no bias. */
-dbk_value dbk_resnet9_forward(dbk_graph *g, const dbk_model_spec *spec, dbk_value x);
+/* def->forward(g, def->config, x, num_classes). */
+dbk_value dbk_model_forward(dbk_graph *g, const dbk_model_def *def, dbk_value x, int num_classes);
 
 #endif

@@ -131,8 +131,9 @@ dbk_status dbk_results_write_json(const char *path, const dbk_train_options *opt
     cJSON_AddStringToObject(root, "model", opt->recipe.model);
     cJSON_AddNumberToObject(root, "parameters", (double)r->param_count);
     cJSON_AddNumberToObject(root, "seed", (double)opt->seed);
-    cJSON_AddNumberToObject(root, "train_images", opt->train_limit > 0 ? opt->train_limit : 50000);
-    cJSON_AddNumberToObject(root, "test_images", opt->test_limit > 0 ? opt->test_limit : 10000);
+    cJSON_AddNumberToObject(root, "train_images", r->train_images);
+    cJSON_AddNumberToObject(root, "test_images", r->test_images);
+    cJSON_AddBoolToObject(root, "subset", r->subset);
 
     cJSON *dev = cJSON_AddObjectToObject(root, "device");
     cJSON_AddStringToObject(dev, "backend", dbk_backend_kind_name(opt->backend));
@@ -233,8 +234,8 @@ dbk_status dbk_results_write_dawnbench_entry(const char *path, const dbk_train_o
     cJSON_AddStringToObject(misc, "driver", r->device.driver);
     cJSON_AddStringToObject(misc, "platform", r->platform.id);
     cJSON_AddNumberToObject(misc, "seed", (double)opt->seed);
-    cJSON_AddNumberToObject(misc, "trainImages", opt->train_limit > 0 ? opt->train_limit : 50000);
-    cJSON_AddNumberToObject(misc, "testImages", opt->test_limit > 0 ? opt->test_limit : 10000);
+    cJSON_AddNumberToObject(misc, "trainImages", r->train_images);
+    cJSON_AddNumberToObject(misc, "testImages", r->test_images);
     cJSON_AddNumberToObject(misc, "target", opt->recipe.target);
     cJSON_AddBoolToObject(misc, "targetReached", r->epochs_to_target > 0);
     bool hit = r->epochs_to_target > 0;

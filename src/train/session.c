@@ -38,7 +38,7 @@ static dbk_status build(dbk_session *s) {
     DBK_ASSERT(!s->tail.graph || dbk_graph_step_bytes(s->tail.graph) == dbk_graph_step_bytes(eg));
 
     /* Allocate everything but the activations. */
-    const size_t image_bytes = 3 * 32 * 32;
+    const size_t image_bytes = dbk_image_shape_bytes(&cfg->input);
     DBK_TRY(dbk_session_alloc(s, n_params * 4, "parameters", &s->params));
     DBK_TRY(dbk_session_alloc(s, n_state * 4, "batch-norm statistics", &s->state));
     DBK_TRY(dbk_session_alloc(s, dbk_graph_step_bytes(eg), "evaluation per-step values", &s->eval_steps));
@@ -86,6 +86,9 @@ dbk_status dbk_session_create(dbk_backend *be, const dbk_session_config *cfg, db
     if (cfg->train_count > 0 && cfg->train_count < cfg->batch)
         return dbk_set_error(DBK_ERR_INVALID_ARG, "batch size %d is larger than the training set (%d images)",
                              cfg->batch, cfg->train_count);
+    if (cfg->input.channels < 1 || cfg->input.height < 1 || cfg->input.width < 1 || cfg->num_classes < 1)
+        return dbk_set_error(DBK_ERR_INVALID_ARG, "session needs the dataset's image shape and classes (got %dx%dx%d, "
+                             "%d classes)", cfg->input.channels, cfg->input.height, cfg->input.width, cfg->num_classes);
     dbk_session *s = dbk_calloc(1, sizeof *s);
     if (!s) return DBK_ERR_OUT_OF_HOST_MEMORY;
     s->be = be;
@@ -124,14 +127,20 @@ uint64_t dbk_session_device_bytes(const dbk_session *s) { return s->device_bytes
 int dbk_session_activation_buffers(const dbk_session *s) { return s->arena_chunks; }
 size_t dbk_session_param_count(const dbk_session *s) { return dbk_graph_param_count(s->eval.graph); }
 
+static bool same_shape(const dbk_session *s, const dbk_dataset *d) {
+    const dbk_image_shape *in = &s->cfg.input;
+    return d->channels == in->channels && d->height == in->height && d->width == in->width &&
+           d->num_classes == s->cfg.num_classes;
+}
+
 dbk_status dbk_session_upload_data(dbk_session *s, const dbk_dataset *train, const dbk_dataset *test) {
-    const size_t image_bytes = 3 * 32 * 32;
+    const size_t image_bytes = dbk_image_shape_bytes(&s->cfg.input);
     if (s->train_images) {
-        DBK_ASSERT(train && train->count == s->cfg.train_count);
+        DBK_ASSERT(train && train->count == s->cfg.train_count && same_shape(s, train));
         DBK_TRY(dbk_buffer_write(s->train_images, 0, train->images, (size_t)train->count * image_bytes));
         DBK_TRY(dbk_buffer_write(s->train_labels, 0, train->labels, (size_t)train->count));
     }
-    DBK_ASSERT(test->count == s->cfg.test_count);
+    DBK_ASSERT(test->count == s->cfg.test_count && same_shape(s, test));
     DBK_TRY(dbk_buffer_write(s->test_images, 0, test->images, (size_t)test->count * image_bytes));
     return dbk_buffer_write(s->test_labels, 0, test->labels, (size_t)test->count);
 }

@@ -19,7 +19,7 @@
 #include <stdio.h>
 
 #include "backend/backend.h"
-#include "data/cifar10.h"
+#include "data/dataset.h"
 #include "models/models.h"
 #include "train/recipe.h"
 
@@ -27,7 +27,9 @@ typedef struct dbk_session dbk_session;
 
 typedef struct dbk_session_config {
     const dbk_recipe     *recipe;
-    const dbk_model_spec *model;
+    const dbk_model_def  *model;
+    dbk_image_shape       input;       /* the dataset's image shape (C, H, W) */
+    int                   num_classes; /* the dataset's classes */
     int                   batch;       /* training batch */
     int                   eval_batch;  /* evaluation batch (<= batch keeps the arena shared) */
     int32_t               train_count; /* images in the training set (0 = inference only) */
@@ -53,7 +55,8 @@ int      dbk_session_activation_buffers(const dbk_session *s);
 size_t   dbk_session_param_count(const dbk_session *s);
 int      dbk_session_steps_per_epoch(const dbk_session *s);    /* full batches only (drop_last) */
 
-/* Copies the u8 datasets to the device (preprocessing; on the DAWNBench clock). */
+/* Copies the u8 datasets to the device (preprocessing; on the DAWNBench clock). Their image
+ * shape and counts must be the config's. */
 dbk_status dbk_session_upload_data(dbk_session *s, const dbk_dataset *train, const dbk_dataset *test);
 
 /* Initialises parameters (PyTorch defaults: kaiming-uniform conv/linear, BN 1/0), running

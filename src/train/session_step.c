@@ -129,10 +129,10 @@ static void add_optimizer(dbk_session *s, dbk_graph *g, int batch) {
 dbk_status dbk_session_lay_out(dbk_session *s, dbk_session_program *p, bool training) {
     dbk_graph *g = p->graph;
     const dbk_session_config *c = &s->cfg;
-    dbk_value x = dbk_graph_value(g, false, p->batch, 3, 32, 32);
+    dbk_value x = dbk_graph_value(g, false, p->batch, c->input.channels, c->input.height, c->input.width);
     dbk_tensor labels = dbk_graph_tensor(g, DBK_DTYPE_I32, 1, p->batch, 1, 1, 1);
     add_augment(s, g, training, x.data, labels);
-    dbk_value logits = dbk_model_forward(g, c->model, x);
+    dbk_value logits = dbk_model_forward(g, c->model, x, c->num_classes);
     add_loss(s, g, p->batch, logits, labels);
     if (training) add_optimizer(s, g, p->batch);
     DBK_TRY(dbk_graph_status(g));

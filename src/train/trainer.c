@@ -13,12 +13,13 @@
 #include "core/fileio.h"
 #include "core/log.h"
 #include "core/timer.h"
-#include "data/cifar10.h"
+#include "data/dataset.h"
 #include "train/results.h"
 #include "train/session.h"
 
 /* Everything a run holds, released in one place. */
 typedef struct run {
+    dbk_dataset_info data;
     dbk_dataset  train, test;
     dbk_backend *be;
     dbk_session *session;
@@ -31,6 +32,7 @@ static void run_release(run *r) {
     dbk_backend_destroy(r->be);
     dbk_dataset_deinit(&r->train);
     dbk_dataset_deinit(&r->test);
+    dbk_dataset_info_deinit(&r->data);
 }
 
 static void progress_bar(int epoch, int step, int steps, double seconds, int batch) {
@@ -74,8 +76,15 @@ static dbk_status setup(run *r, const dbk_train_options *opt, dbk_train_report *
     strftime(r->started_at, sizeof r->started_at, "%Y-%m-%dT%H:%M:%SZ", &tmv);
 
     /* Reading the files is "downloading the data", off the clock as in DAWNBench. */
-    DBK_TRY(dbk_cifar10_load(opt->cifar_dir, DBK_CIFAR10_TRAIN, opt->train_limit, &r->train));
-    DBK_TRY(dbk_cifar10_load(opt->cifar_dir, DBK_CIFAR10_TEST, opt->test_limit, &r->test));
+    const dbk_dataset_kind *kind;
+    DBK_TRY(dbk_dataset_kind_find(rc->dataset, &kind));
+    DBK_TRY(dbk_dataset_open_dir(kind, opt->data_dir, &r->data));
+    DBK_TRY(dbk_dataset_load(&r->data, DBK_DATASET_SPLIT_TRAIN, opt->train_limit, &r->train));
+    DBK_TRY(dbk_dataset_load(&r->data, DBK_DATASET_SPLIT_TEST, opt->test_limit, &r->test));
+    rep->train_images = r->train.count;
+    rep->test_images = r->test.count;
+    rep->subset = r->train.count < r->data.split_count[DBK_DATASET_SPLIT_TRAIN] ||
+                  r->test.count < r->data.split_count[DBK_DATASET_SPLIT_TEST];
 
     DBK_TRY(dbk_backend_create(opt->backend, opt->device, &r->be));
     rep->device = *dbk_backend_get_info(r->be);
@@ -83,11 +92,13 @@ static dbk_status setup(run *r, const dbk_train_options *opt, dbk_train_report *
     dbk_log(DBK_LOG_LEVEL_INFO, "device: %s %d: %s (%s)", dbk_backend_kind_name(opt->backend), opt->device,
             rep->device.name, rep->device.driver);
 
-    const dbk_model_spec *model;
+    const dbk_model_def *model;
     DBK_TRY(dbk_model_find(rc->model, &model));
     dbk_session_config cfg = {
         .recipe = rc,
         .model = model,
+        .input = r->data.shape,
+        .num_classes = r->data.num_classes,
         .batch = rc->batch,
         .eval_batch = rc->batch,
         .train_count = r->train.count,

@@ -39,7 +39,7 @@ typedef struct dbk_train_options {
     dbk_recipe       recipe;        /* a copy, with command-line overrides applied */
     dbk_backend_kind backend;
     int              device;
-    const char      *cifar_dir;     /* folder with data_batch_1..5.bin, test_batch.bin */
+    const char      *data_dir;      /* the recipe's dataset's own folder (dbk_dataset_resolve) */
     uint64_t         seed;
     const char      *out_dir;
     bool             all_epochs;    /* keep training after the target is reached */
@@ -88,6 +88,9 @@ typedef struct dbk_train_report {
     dbk_platform_info platform;            /* the hardware profile used for cost and peak */
     double           step_flops;           /* FLOPs of one training step */
     int              steps_per_epoch;
+    int32_t          train_images;         /* training images used (after train_limit) */
+    int32_t          test_images;          /* test images evaluated (after test_limit) */
+    bool             subset;               /* fewer than the dataset's whole splits */
     long             profiled_steps;       /* > 0 only with options.profile */
     double           profiled_step_seconds;
     int              op_count;             /* ops[] filled only with options.profile */
