@@ -178,11 +178,15 @@ bool dbk_cli_train_option(dbk_cli_args *a, const char *cmd, dbk_cli_train_args *
     return true;
 }
 
-/* Rescales the schedule's knots so the last one lands on `epochs`. */
+/* Rescales the run to `epochs`: a fractional budget keeps its ratio to the whole epochs, and
+ * knots in epochs are stretched so the last lands on the new end (knots placed as fractions
+ * of the run already follow it). */
 static void stretch_schedule(dbk_recipe *r, int epochs) {
+    if (epochs == r->epochs) return;
+    if (r->train_epochs > 0.0f) r->train_epochs *= (float)epochs / (float)r->epochs;
     float last = r->lr_epochs[r->lr_knots - 1];
-    if (last <= 0.0f || epochs == r->epochs) return;
-    for (int i = 0; i < r->lr_knots; i++) r->lr_epochs[i] *= (float)epochs / last;
+    if (!r->lr_knots_in_run && last > 0.0f)
+        for (int i = 0; i < r->lr_knots; i++) r->lr_epochs[i] *= (float)epochs / last;
     r->epochs = epochs;
 }
 

@@ -6,6 +6,7 @@
  * -> 0 (epoch 24) per step, Nesterov momentum 0.9, weight decay 5e-4 * batch on a summed
  * loss, pad-4 reflect crop + flip + 8x8 cutout, 94% target on the original CIFAR-10.
  */
+#include <math.h>
 #include <string.h>
 
 #include "train/recipe.h"
@@ -87,6 +88,29 @@ float dbk_recipe_lr(const dbk_recipe *r, double epoch) {
             double t = (epoch - e0) / (e1 - e0);
             return (float)(v0 + t * (v1 - v0));
         }
+    }
+    return r->lr_values[n - 1];
+}
+
+long dbk_recipe_total_steps(const dbk_recipe *r, int steps_per_epoch) {
+    const double epochs = r->train_epochs > 0.0f ? (double)r->train_epochs : (double)r->epochs;
+    return (long)ceil((double)steps_per_epoch * epochs);
+}
+
+float dbk_recipe_lr_at_step(const dbk_recipe *r, long step, int steps_per_epoch, long total_steps) {
+    if (!r->lr_knots_in_run) /* whole epochs plus the fraction, as the epoch loop counts them */
+        return dbk_recipe_lr(r, (double)(step / steps_per_epoch) + (double)(step % steps_per_epoch) / steps_per_epoch);
+    const int n = r->lr_knots;
+    if (n <= 0) return 0.0f;
+    long k0 = (long)((double)r->lr_epochs[0] * (double)total_steps);
+    if (step <= k0) return r->lr_values[0];
+    for (int i = 1; i < n; i++) {
+        long k1 = (long)((double)r->lr_epochs[i] * (double)total_steps);
+        if (step <= k1 && k1 > k0) {
+            double t = (double)(step - k0) / (double)(k1 - k0);
+            return (float)((double)r->lr_values[i - 1] * (1.0 - t) + (double)r->lr_values[i] * t);
+        }
+        k0 = k1;
     }
     return r->lr_values[n - 1];
 }

@@ -32,7 +32,12 @@ typedef struct dbk_recipe {
     const char *dataset;             /* "cifar10" */
     int         batch;
     int         epochs;              /* the most epochs a run may take */
+    float       train_epochs;        /* the run's training budget in epochs, fractional (airbench:
+                                        9.9 of epochs = 10); 0 = epochs. The run takes
+                                        ceil(steps per epoch * train_epochs) steps in all */
     int         lr_knots;
+    bool        lr_knots_in_run;     /* lr_epochs are fractions of the run's steps (knot at step
+                                        floor(fraction * total steps)), not epochs */
     float       lr_epochs[DBK_RECIPE_MAX_KNOTS];   /* knot positions in epochs, increasing */
     float       lr_values[DBK_RECIPE_MAX_KNOTS];   /* learning rate at each knot */
     float       momentum;
@@ -55,5 +60,13 @@ const char       *dbk_recipe_default_name(void);                           /* "q
 
 /* Learning rate at a fractional epoch (np.interp: clamped to the end knots). */
 float dbk_recipe_lr(const dbk_recipe *r, double epoch);
+
+/* The run's length in steps: ceil(steps_per_epoch * train_epochs) (train_epochs 0 = epochs). */
+long dbk_recipe_total_steps(const dbk_recipe *r, int steps_per_epoch);
+
+/* Learning rate of global step `step` (0-based) of a run of total_steps steps: piecewise
+ * linear over the knots, placed in epochs or, with lr_knots_in_run, at steps
+ * floor(fraction * total_steps) (airbench's int(total * 0.23)). */
+float dbk_recipe_lr_at_step(const dbk_recipe *r, long step, int steps_per_epoch, long total_steps);
 
 #endif

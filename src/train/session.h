@@ -71,7 +71,8 @@ dbk_status dbk_session_begin_epoch(dbk_session *s, int epoch, uint64_t seed);
  * scale as in the recipe; the session applies loss_summed). Reads nothing back. */
 dbk_status dbk_session_train_step(dbk_session *s, int step, float lr);
 
-/* Waits for the device and reads the epoch's counters. */
+/* Waits for the device and reads the epoch's counters (images: those of the steps run, which
+ * the last epoch of a fractional budget may cut short). */
 dbk_status dbk_session_end_epoch(dbk_session *s, dbk_epoch_counters *out);
 
 /* Evaluates the whole test set; returns correct count and summed loss. */

@@ -42,6 +42,7 @@ struct dbk_session {
     int32_t             *perm;                     /* host permutation buffer */
     uint32_t             epoch_seed;               /* augmentation seed of the current epoch */
     int                  epoch;
+    int                  epoch_steps;              /* training steps enqueued since begin_epoch */
     bool                 profiling;
     bool                 eval_sync;                /* sync after each eval batch */
     double              *op_seconds;               /* per train op, when profiling */

@@ -42,6 +42,7 @@ dbk_status dbk_session_begin_epoch(dbk_session *s, int epoch, uint64_t seed) {
     DBK_TRY(dbk_buffer_write(s->indices, 0, s->perm, (size_t)s->cfg.train_count * 4));
     /* The augmentation seed of the epoch; rows are told apart by their position. */
     s->epoch = epoch;
+    s->epoch_steps = 0;
     s->epoch_seed = dbk_hash_u32((uint32_t)seed, (uint32_t)(seed >> 32), (uint32_t)epoch, 0xa5a5u);
     return zero_counters(s->train_steps, s->train.graph);
 }
@@ -56,12 +57,13 @@ dbk_status dbk_session_train_step(dbk_session *s, int step, float lr) {
     const dbk_graph *g = s->train.graph;
     dbk_graph_fill_step(g, &ctx, s->train_host);
     DBK_TRY(dbk_buffer_write(s->train_steps, 0, s->train_host, dbk_graph_step_host_bytes(g)));
+    s->epoch_steps++;
     if (s->profiling) return dbk_session_run_profiled(s);
     return dbk_program_run(s->train.recorded);
 }
 
 dbk_status dbk_session_end_epoch(dbk_session *s, dbk_epoch_counters *out) {
-    out->images = (int64_t)dbk_session_steps_per_epoch(s) * s->cfg.batch;
+    out->images = (int64_t)s->epoch_steps * s->cfg.batch;
     return read_counters(s, s->train_steps, s->train.graph, out);
 }
 

@@ -145,18 +145,21 @@ static dbk_status train_loop(run *r, const dbk_train_options *opt, dbk_train_rep
     double clock = dbk_time_now() - t0;
     rep->preprocess_seconds = clock;
 
-    for (int epoch = 1; epoch <= rc->epochs && epoch <= DBK_MAX_EPOCHS; epoch++) {
+    const long total_steps = dbk_recipe_total_steps(rc, steps);
+    const int epochs = (int)((total_steps + steps - 1) / steps);
+    for (int epoch = 1; epoch <= epochs && epoch <= DBK_MAX_EPOCHS; epoch++) {
         dbk_epoch_record *e = &rep->epochs[epoch - 1];
         memset(e, 0, sizeof *e);
         e->epoch = epoch;
 
         double start = dbk_time_now();
+        const long first_step = (long)(epoch - 1) * steps;
+        const int epoch_steps = total_steps - first_step < steps ? (int)(total_steps - first_step) : steps;
         DBK_TRY(dbk_session_begin_epoch(s, epoch, opt->seed));
-        for (int step = 0; step < steps; step++) {
-            double frac_epoch = (double)(epoch - 1) + (double)step / steps;
-            e->lr_end = dbk_recipe_lr(rc, frac_epoch);
+        for (int step = 0; step < epoch_steps; step++) {
+            e->lr_end = dbk_recipe_lr_at_step(rc, first_step + step, steps, total_steps);
             DBK_TRY(dbk_session_train_step(s, step, e->lr_end));
-            if (opt->progress) progress_bar(epoch, step + 1, steps, dbk_time_now() - start, rc->batch);
+            if (opt->progress) progress_bar(epoch, step + 1, epoch_steps, dbk_time_now() - start, rc->batch);
         }
         dbk_epoch_counters tc;
         DBK_TRY(dbk_session_end_epoch(s, &tc)); /* synchronises the device */
@@ -181,7 +184,7 @@ static dbk_status train_loop(run *r, const dbk_train_options *opt, dbk_train_rep
         }
         rep->epochs_run = epoch;
         if (opt->profile) collect_profile(s, rep);
-        if (!opt->quiet) print_epoch(e, rc->epochs);
+        if (!opt->quiet) print_epoch(e, epochs);
 
         if (!isfinite(e->train_loss) || !isfinite(e->test_loss)) {
             rep->status = DBK_RUN_DIVERGED;
@@ -198,7 +201,7 @@ static dbk_status train_loop(run *r, const dbk_train_options *opt, dbk_train_rep
             rep->seconds_to_target = clock;
         }
         bool reached = rep->epochs_to_target > 0;
-        bool last = epoch == rc->epochs || (reached && !opt->all_epochs);
+        bool last = epoch == epochs || (reached && !opt->all_epochs);
         if (last) rep->status = reached ? DBK_RUN_REACHED : DBK_RUN_NOT_REACHED;
         DBK_TRY(write_files(r, opt, rep));
         if (last) break;
