@@ -113,6 +113,9 @@ const dbk_op_desc *dbk_graph_forward_ops(const dbk_graph *g) { return g->fwd.ops
 int dbk_graph_backward_count(const dbk_graph *g) { return g->bwd.count; }
 int dbk_graph_group_count(const dbk_graph *g) { return g->n_groups; }
 const char *dbk_graph_group_name(const dbk_graph *g, int group) { return g->groups[group].name; }
+bool dbk_graph_group_frozen(const dbk_graph *g, int group) {
+    return !strcmp(g->groups[group].name, DBK_GRAPH_GROUP_FROZEN);
+}
 size_t dbk_graph_step_bytes(const dbk_graph *g) { return g->step_host_bytes + g->step_counter_bytes; }
 size_t dbk_graph_step_host_bytes(const dbk_graph *g) { return g->step_host_bytes; }
 int dbk_graph_step_value_count(const dbk_graph *g) { return g->n_steps; }
@@ -312,6 +315,7 @@ static void add_param(dbk_graph *g, const char *prefix, const char *suffix, dbk_
                             ndim > 2 ? shape[2] : 1, ndim > 3 ? shape[3] : 1);
     *grad = *data;
     grad->buf = g->bufs.grads;
+    if (dbk_graph_group_frozen(g, g->group)) *grad = (dbk_tensor){0};
 }
 
 static dbk_tensor add_state(dbk_graph *g, const char *prefix, const char *suffix, int64_t count, float init) {
@@ -336,13 +340,28 @@ static char *label_of(char *buf, size_t cap, const char *name, const char *what)
 /* ---------------------------------------------------------------------------------- */
 /* layers                                                                             */
 
+/* Runs add_param in group (NULL = the current one) and switches back. */
+static void add_param_in(dbk_graph *g, const char *group, const char *prefix, const char *suffix, dbk_param_init init,
+                         int64_t fan_in, int ndim, const int64_t *shape, dbk_tensor *data, dbk_tensor *grad) {
+    const int current = g->n_groups ? g->group : -1;
+    if (group) dbk_graph_set_group(g, group);
+    add_param(g, prefix, suffix, init, fan_in, ndim, shape, data, grad);
+    if (group) dbk_graph_set_group(g, current >= 0 ? g->groups[current].name : "");
+}
+
 dbk_value dbk_nn_conv(dbk_graph *g, dbk_value x, int64_t k, int r, int stride, int pad, const char *name) {
+    const dbk_conv_options o = {.r = r, .stride = stride, .pad = pad, .init = DBK_PARAM_INIT_KAIMING_UNIFORM};
+    return dbk_nn_conv_ex(g, x, k, &o, name);
+}
+
+dbk_value dbk_nn_conv_ex(dbk_graph *g, dbk_value x, int64_t k, const dbk_conv_options *o, const char *name) {
     char lb[96];
+    const int r = o->r, stride = o->stride, pad = o->pad;
     int64_t n = x.data.shape[0], c = x.data.shape[1], h = x.data.shape[2], w = x.data.shape[3];
     int64_t p = (h + 2 * pad - r) / stride + 1, q = (w + 2 * pad - r) / stride + 1;
     const int64_t wshape[4] = {k, c, r, r};
     dbk_tensor wt, dw;
-    add_param(g, name, "weight", DBK_PARAM_INIT_KAIMING_UNIFORM, c * r * r, 4, wshape, &wt, &dw);
+    add_param_in(g, o->weight_group, name, "weight", o->init, c * r * r, 4, wshape, &wt, &dw);
     dbk_value y = dbk_graph_value(g, true, n, k, p, q);
 
     dbk_op_desc op = {.op = DBK_OP_CONV2D_FWD, .p.conv = {stride, stride, pad, pad}};
@@ -360,6 +379,7 @@ dbk_value dbk_nn_conv(dbk_graph *g, dbk_value x, int64_t k, int r, int stride, i
         bd.dst[0] = x.grad;
         dbk_graph_backward(g, &bd, label_of(lb, sizeof lb, name, "bwd_data"));
     }
+    if (!dw.ndim) return y; /* a frozen weight */
     dbk_op_desc bf = {.op = DBK_OP_CONV2D_BWD_FILTER, .p.conv = op.p.conv};
     bf.src[0] = x.data;
     bf.src[1] = y.grad;
@@ -369,12 +389,17 @@ dbk_value dbk_nn_conv(dbk_graph *g, dbk_value x, int64_t k, int r, int stride, i
 }
 
 dbk_value dbk_nn_batchnorm(dbk_graph *g, dbk_value x, const char *name) {
+    const dbk_batchnorm_options o = {0};
+    return dbk_nn_batchnorm_ex(g, x, &o, name);
+}
+
+dbk_value dbk_nn_batchnorm_ex(dbk_graph *g, dbk_value x, const dbk_batchnorm_options *o, const char *name) {
     char lb[96];
     int64_t c = x.data.shape[1];
     const int64_t vshape[1] = {c};
     dbk_tensor gamma, dgamma, beta, dbeta;
-    add_param(g, name, "weight", DBK_PARAM_INIT_ONES, 0, 1, vshape, &gamma, &dgamma);
-    add_param(g, name, "bias", DBK_PARAM_INIT_ZEROS, 0, 1, vshape, &beta, &dbeta);
+    add_param_in(g, o->weight_group, name, "weight", DBK_PARAM_INIT_ONES, 0, 1, vshape, &gamma, &dgamma);
+    add_param_in(g, o->bias_group, name, "bias", DBK_PARAM_INIT_ZEROS, 0, 1, vshape, &beta, &dbeta);
     dbk_tensor rmean = add_state(g, name, "running_mean", c, 0.0f);
     dbk_tensor rvar = add_state(g, name, "running_var", c, 1.0f);
     dbk_value y = dbk_graph_value(g, true, x.data.shape[0], c, x.data.shape[2], x.data.shape[3]);
@@ -404,6 +429,9 @@ dbk_value dbk_nn_batchnorm(dbk_graph *g, dbk_value x, const char *name) {
     dbk_graph_forward(g, &op, name);
 
     DBK_ASSERT(x.grad.ndim);
+    /* The op always writes both parameter gradients; a frozen one goes to scratch. */
+    if (!dgamma.ndim) dgamma = dbk_graph_tensor(g, DBK_DTYPE_F32, 1, c, 1, 1, 1);
+    if (!dbeta.ndim) dbeta = dbk_graph_tensor(g, DBK_DTYPE_F32, 1, c, 1, 1, 1);
     dbk_op_desc b = {.op = DBK_OP_BATCHNORM_BWD, .p.bn = g->cfg.bn};
     b.src[0] = x.data;
     b.src[1] = y.grad;
@@ -498,6 +526,7 @@ dbk_value dbk_nn_linear(dbk_graph *g, dbk_value x, int64_t k, const char *name) 
         bd.dst[0] = dx2;
         dbk_graph_backward(g, &bd, label_of(lb, sizeof lb, name, "bwd_data"));
     }
+    if (!dw.ndim) return y; /* a frozen weight */
     /* dW (K,C) = dy^T (K,N) * x (N,C) */
     dbk_op_desc bw = {.op = DBK_OP_GEMM, .p.gemm = {true, false, 1.0f, 0.0f}};
     bw.src[0] = dy2;

@@ -51,6 +51,12 @@ typedef enum dbk_param_init {
     DBK_PARAM_INIT_KAIMING_UNIFORM, /* U(-1/sqrt(fan_in), 1/sqrt(fan_in)): PyTorch's conv/linear default */
     DBK_PARAM_INIT_ONES,
     DBK_PARAM_INIT_ZEROS,
+    /* A conv weight (K,C,R,S): kaiming-uniform, then torch.nn.init.dirac_ on its first
+     * min(K,C) filters (filter i passes input channel i through its centre tap). */
+    DBK_PARAM_INIT_DIRAC,
+    /* Computed from the training data by the session (train/whiten.h: 2x2 patch whitening,
+     * the eigenvectors of the patch covariance and their negatives). */
+    DBK_PARAM_INIT_WHITEN,
 } dbk_param_init;
 
 typedef struct dbk_param_info {
@@ -119,11 +125,16 @@ dbk_op_desc *dbk_graph_program(dbk_graph *g, int *count);
 
 /* --- parameter groups ----------------------------------------------------------------- */
 
+/* Parameters of this group get no gradient and no update; they are still saved, loaded,
+ * initialised and averaged by lookahead like any other. */
+#define DBK_GRAPH_GROUP_FROZEN "frozen"
+
 /* Parameters created after this call belong to group name ("" = the default group) until the
  * next call. Groups are numbered in order of first use. */
 void        dbk_graph_set_group(dbk_graph *g, const char *name);
 int         dbk_graph_group_count(const dbk_graph *g);
 const char *dbk_graph_group_name(const dbk_graph *g, int group);
+bool        dbk_graph_group_frozen(const dbk_graph *g, int group);
 /* The group's parameters (and their gradients): flat views of one contiguous range. */
 dbk_tensor  dbk_graph_group_params(const dbk_graph *g, int group);
 dbk_tensor  dbk_graph_group_grads(const dbk_graph *g, int group);
@@ -191,6 +202,22 @@ void dbk_graph_update(dbk_graph *g, const dbk_op_desc *op, const char *label);
 
 dbk_value dbk_nn_conv(dbk_graph *g, dbk_value x, int64_t k, int r, int stride, int pad, const char *name);
 dbk_value dbk_nn_batchnorm(dbk_graph *g, dbk_value x, const char *name);
+
+/* A convolution with the choices dbk_nn_conv fixes: weight initialisation, the group of its
+ * weight (NULL = the current group), and no bias. */
+typedef struct dbk_conv_options {
+    int            r, stride, pad;  /* square R x R filter */
+    dbk_param_init init;            /* of the weight: KAIMING_UNIFORM, DIRAC or WHITEN */
+    const char    *weight_group;    /* NULL = the current group */
+} dbk_conv_options;
+dbk_value dbk_nn_conv_ex(dbk_graph *g, dbk_value x, int64_t k, const dbk_conv_options *o, const char *name);
+
+/* Batch norm whose scale (gamma) and shift (beta) may sit in their own groups (NULL = the
+ * current group), e.g. a scale frozen at 1 (DBK_GRAPH_GROUP_FROZEN). */
+typedef struct dbk_batchnorm_options {
+    const char *weight_group, *bias_group;
+} dbk_batchnorm_options;
+dbk_value dbk_nn_batchnorm_ex(dbk_graph *g, dbk_value x, const dbk_batchnorm_options *o, const char *name);
 dbk_value dbk_nn_relu(dbk_graph *g, dbk_value x);                  /* in place */
 dbk_value dbk_nn_maxpool(dbk_graph *g, dbk_value x, int size, int stride, const char *name);
 dbk_value dbk_nn_global_maxpool(dbk_graph *g, dbk_value x, const char *name);

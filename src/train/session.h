@@ -63,6 +63,11 @@ dbk_status dbk_session_upload_data(dbk_session *s, const dbk_dataset *train, con
  * statistics and momentum from the seed. */
 dbk_status dbk_session_init_params(dbk_session *s, uint64_t seed);
 
+/* The initialisations computed from the training images (host copy, as uploaded): the patch
+ * whitening of DBK_PARAM_INIT_WHITEN weights (train/whiten.h). Run after init_params; a
+ * model without such weights needs nothing. On the clock, as airbench times it. */
+dbk_status dbk_session_init_from_data(dbk_session *s, const dbk_dataset *train);
+
 /* Shuffles the training set for the epoch (host permutation, one upload) and zeroes the
  * on-device counters. */
 dbk_status dbk_session_begin_epoch(dbk_session *s, int epoch, uint64_t seed);

@@ -1,6 +1,7 @@
 /*
  * session_init.c — initial parameters, batch-norm statistics and optimizer state (see
- * session.h, dbk_session_init_params).
+ * session.h, dbk_session_init_params), and the initialisations computed from the training
+ * data (dbk_session_init_from_data).
  */
 #include <math.h>
 #include <string.h>
@@ -8,6 +9,19 @@
 #include "core/alloc.h"
 #include "core/rng.h"
 #include "train/session_impl.h"
+#include "train/whiten.h"
+
+/* torch.nn.init.dirac_(w[:C]) on a (K,C,R,S) weight: filter i < min(K,C) becomes the
+ * identity on input channel i at the centre tap (R/2, S/2), zero elsewhere. */
+static void dirac(const dbk_param_info *pi, float *w) {
+    const int64_t k = pi->shape[0], c = pi->shape[1], r = pi->shape[2], sz = pi->shape[3];
+    const int64_t n = k < c ? k : c;
+    for (int64_t i = 0; i < n; i++) {
+        float *f = w + i * c * r * sz;
+        for (int64_t j = 0; j < c * r * sz; j++) f[j] = 0.0f;
+        f[(i * r + r / 2) * sz + sz / 2] = 1.0f;
+    }
+}
 
 /* Draws in creation order (not layout order), so a model's initial weights do not depend on
  * how its parameter groups are laid out. */
@@ -18,12 +32,15 @@ static void init_param(const dbk_param_info *pi, dbk_rng *rng, float *host) {
     for (int64_t j = 0; j < n; j++) {
         float v = 0.0f;
         switch (pi->init) {
-        case DBK_PARAM_INIT_KAIMING_UNIFORM: v = (2.0f * dbk_rng_uniform(rng) - 1.0f) * bound; break;
+        case DBK_PARAM_INIT_KAIMING_UNIFORM:
+        case DBK_PARAM_INIT_DIRAC:
+        case DBK_PARAM_INIT_WHITEN: v = (2.0f * dbk_rng_uniform(rng) - 1.0f) * bound; break;
         case DBK_PARAM_INIT_ONES: v = 1.0f; break;
         case DBK_PARAM_INIT_ZEROS: v = 0.0f; break;
         }
         host[pi->offset + (size_t)j] = v;
     }
+    if (pi->init == DBK_PARAM_INIT_DIRAC) dirac(pi, host + pi->offset);
 }
 
 dbk_status dbk_session_init_params(dbk_session *s, uint64_t seed) {
@@ -49,4 +66,43 @@ dbk_status dbk_session_init_params(dbk_session *s, uint64_t seed) {
     }
     dbk_free(host);
     return st;
+}
+
+/* ---------------------------------------------------------------------------------- */
+/* data-dependent initialisation                                                      */
+
+/* A WHITEN weight (2d, C, k, k), d = C*k*k: the patch whitening of the first
+ * DBK_WHITEN_AIRBENCH_IMAGES training images, normalised as the network input is. */
+static dbk_status whiten(dbk_session *s, const dbk_param_info *pi, const dbk_dataset *train) {
+    const dbk_augment_params *a = &s->cfg.recipe->augment;
+    dbk_whiten_config wc = {.channels = (int)pi->shape[1],
+                            .height = train->height,
+                            .width = train->width,
+                            .patch = (int)pi->shape[2],
+                            .eps = DBK_WHITEN_AIRBENCH_EPS};
+    if (pi->ndim != 4 || pi->shape[2] != pi->shape[3] || wc.channels != train->channels ||
+        wc.channels > (int)(sizeof a->mean / sizeof a->mean[0]) || pi->shape[0] != 2 * (int64_t)dbk_whiten_dim(&wc))
+        return dbk_set_error(DBK_ERR_INVALID_ARG, "%s: a whitening weight must be (2*C*k*k, C, k, k) for %d-channel images",
+                             pi->name, train->channels);
+    for (int c = 0; c < wc.channels; c++) {
+        wc.mean[c] = a->mean[c];
+        wc.std[c] = a->std[c];
+    }
+    const int count = train->count < DBK_WHITEN_AIRBENCH_IMAGES ? train->count : DBK_WHITEN_AIRBENCH_IMAGES;
+    const size_t n = (size_t)pi->shape[0] * (size_t)dbk_whiten_dim(&wc);
+    float *w = dbk_malloc(n * sizeof *w);
+    if (!w) return DBK_ERR_OUT_OF_HOST_MEMORY;
+    dbk_status st = dbk_whiten_filters(&wc, train->images, count, w, NULL);
+    if (st == DBK_OK) st = dbk_buffer_write(s->params, pi->offset * 4, w, n * sizeof *w);
+    dbk_free(w);
+    return st;
+}
+
+dbk_status dbk_session_init_from_data(dbk_session *s, const dbk_dataset *train) {
+    const dbk_graph *g = s->eval.graph;
+    for (int i = 0; i < dbk_graph_param_info_count(g); i++) {
+        const dbk_param_info *pi = dbk_graph_param_info(g, i);
+        if (pi->init == DBK_PARAM_INIT_WHITEN) DBK_TRY(whiten(s, pi, train));
+    }
+    return DBK_OK;
 }

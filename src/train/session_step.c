@@ -102,10 +102,12 @@ static void add_loss(dbk_session *s, dbk_graph *g, int batch, dbk_value logits, 
     dbk_graph_backward(g, &lb, "loss.bwd");
 }
 
-/* One SGD update per parameter group, each with its learning rate as a per-step value. */
+/* One SGD update per parameter group (none for the frozen group), each with its learning
+ * rate as a per-step value. */
 static void add_optimizer(dbk_session *s, dbk_graph *g, int batch) {
     const dbk_recipe *r = s->cfg.recipe;
     for (int i = 0; i < dbk_graph_group_count(g); i++) {
+        if (dbk_graph_group_frozen(g, i)) continue;
         const char *group = dbk_graph_group_name(g, i);
         const dbk_recipe_group rule = group_rule(r, group);
         char name[48], label[48];

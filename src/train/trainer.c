@@ -141,6 +141,7 @@ static dbk_status train_loop(run *r, const dbk_train_options *opt, dbk_train_rep
     double t0 = dbk_time_now();
     DBK_TRY(dbk_session_upload_data(s, &r->train, &r->test));
     DBK_TRY(dbk_session_init_params(s, opt->seed));
+    DBK_TRY(dbk_session_init_from_data(s, &r->train));
     DBK_TRY(dbk_backend_sync(r->be));
     double clock = dbk_time_now() - t0;
     rep->preprocess_seconds = clock;
