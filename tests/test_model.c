@@ -25,6 +25,7 @@
 #include "nn/graph.h"
 #include "train/session.h"
 #include "test_util.h"
+#include "train/checkpoint.h"
 
 /* ---------------------------------------------------------------------------------- */
 /* the model table                                                                    */
@@ -149,6 +150,105 @@ static int a_model_outside_the_table_should_train_on_the_datasets_shape(void) {
     }
     dbk_dataset_deinit(&train);
     dbk_dataset_deinit(&test);
+    return 0;
+}
+
+/* A model with parameter groups: a frozen Dirac-initialised conv, batch norm with its scale
+ * frozen and its shift in "shift", and a linear layer in the default group. */
+static dbk_value grouped_forward(dbk_graph *g, const void *config, dbk_value x, int num_classes) {
+    (void)config;
+    const dbk_conv_options co = {.r = 3, .stride = 1, .pad = 1, .init = DBK_PARAM_INIT_DIRAC,
+                                 .weight_group = DBK_GRAPH_GROUP_FROZEN};
+    dbk_value y = dbk_nn_conv_ex(g, x, 4, &co, "stem.conv");
+    const dbk_batchnorm_options bo = {.weight_group = DBK_GRAPH_GROUP_FROZEN, .bias_group = "shift"};
+    y = dbk_nn_batchnorm_ex(g, y, &bo, "stem.bn");
+    y = dbk_nn_relu(g, y);
+    y = dbk_nn_global_maxpool(g, y, "pool");
+    return dbk_nn_linear(g, y, num_classes, "linear");
+}
+
+static const dbk_model_def grouped = {.name = "grouped", .description = "test", .dataset = "cifar10",
+                                      .forward = grouped_forward};
+
+typedef struct param_snapshot {
+    float conv[4 * 3 * 3 * 3], gamma[4], beta[4], linear[5 * 4];
+} param_snapshot;
+
+static int snapshot(dbk_session *s, const char *path, param_snapshot *out) {
+    DBK_CHECK_OK(dbk_session_save(s, path, "{}"));
+    dbk_checkpoint *c;
+    DBK_CHECK_OK(dbk_checkpoint_load(path, &c));
+    const char *names[4] = {"stem.conv.weight", "stem.bn.weight", "stem.bn.bias", "linear.weight"};
+    float *dst[4] = {out->conv, out->gamma, out->beta, out->linear};
+    const size_t n[4] = {sizeof out->conv, sizeof out->gamma, sizeof out->beta, sizeof out->linear};
+    for (int i = 0; i < 4; i++) {
+        const dbk_ckpt_tensor *t = dbk_checkpoint_find(c, names[i]);
+        DBK_CHECK_MSG(t != NULL, "%s", names[i]);
+        memcpy(dst[i], t->data, n[i]);
+    }
+    dbk_checkpoint_destroy(c);
+    return 0;
+}
+
+/* Trains one epoch (4 steps) with the recipe's rules and returns the parameters after it. */
+static int train_grouped_epoch(const dbk_recipe *recipe, int epoch, param_snapshot *before, param_snapshot *after) {
+    const dbk_image_shape in = {3, 8, 8};
+    dbk_dataset train, test;
+    if (make_images(&train, 32, in, 5, 3) || make_images(&test, 8, in, 5, 4)) return 1;
+    dbk_backend *be;
+    dbk_session *s;
+    DBK_CHECK_OK(dbk_backend_create(DBK_BACKEND_KIND_CPU, 0, &be));
+    dbk_session_config cfg = {.recipe = recipe, .model = &grouped, .input = in, .num_classes = 5,
+                              .batch = 8, .eval_batch = 8, .train_count = train.count, .test_count = test.count};
+    DBK_CHECK_OK(dbk_session_create(be, &cfg, &s));
+    DBK_CHECK_OK(dbk_session_upload_data(s, &train, &test));
+    DBK_CHECK_OK(dbk_session_init_params(s, 9));
+    char path[512];
+    snprintf(path, sizeof path, "%s/groups.ckpt", dbk_test_tmpdir("model_groups"));
+    if (snapshot(s, path, before)) return 1;
+    DBK_CHECK_OK(dbk_session_begin_epoch(s, epoch, 9));
+    for (int step = 0; step < dbk_session_steps_per_epoch(s); step++) DBK_CHECK_OK(dbk_session_train_step(s, step, 0.5f));
+    dbk_epoch_counters tc;
+    DBK_CHECK_OK(dbk_session_end_epoch(s, &tc));
+    if (snapshot(s, path, after)) return 1;
+    dbk_session_destroy(s);
+    dbk_backend_destroy(be);
+    dbk_dataset_deinit(&train);
+    dbk_dataset_deinit(&test);
+    return 0;
+}
+
+static int parameter_groups_should_follow_the_recipes_rules(void) {
+    const dbk_recipe *quick;
+    DBK_CHECK_OK(dbk_recipe_find("quick", &quick));
+    dbk_recipe r = *quick;
+    r.augment.cutout = 0; /* an 8x8 cutout would blank these 8x8 images: no gradient at all */
+    r.group_count = 1;
+    r.groups[0] = (dbk_recipe_group){.name = "shift", .lr_scale = 1.0f, .weight_decay_scale = 1.0f, .until_epoch = 2};
+    param_snapshot b, a;
+
+    /* Epoch 1 (before until_epoch): the shift and the linear weight train; frozen ones do not. */
+    if (train_grouped_epoch(&r, 1, &b, &a)) return 1;
+    DBK_CHECK(!memcmp(b.conv, a.conv, sizeof a.conv) && !memcmp(b.gamma, a.gamma, sizeof a.gamma));
+    DBK_CHECK(memcmp(b.beta, a.beta, sizeof a.beta) != 0);
+    DBK_CHECK(memcmp(b.linear, a.linear, sizeof a.linear) != 0);
+    /* Dirac: filter i passes input channel i (i < 3) through the centre tap; filter 3 keeps its
+     * kaiming draw. */
+    for (int i = 0; i < 3; i++)
+        for (int j = 0; j < 27; j++) DBK_CHECK(a.conv[i * 27 + j] == (j == (i * 3 + 1) * 3 + 1 ? 1.0f : 0.0f));
+    int nonzero = 0;
+    for (int j = 0; j < 27; j++) nonzero += a.conv[3 * 27 + j] != 0.0f;
+    DBK_CHECK(nonzero > 20);
+
+    /* Epoch 3 (0-based 2 = until_epoch): the shift's learning rate is 0, it stays. */
+    if (train_grouped_epoch(&r, 3, &b, &a)) return 1;
+    DBK_CHECK(!memcmp(b.beta, a.beta, sizeof a.beta));
+    DBK_CHECK(memcmp(b.linear, a.linear, sizeof a.linear) != 0);
+    /* A scale of 0 stops a group from the start. */
+    r.groups[0].until_epoch = 0;
+    r.groups[0].lr_scale = 0.0f;
+    if (train_grouped_epoch(&r, 1, &b, &a)) return 1;
+    DBK_CHECK(!memcmp(b.beta, a.beta, sizeof a.beta));
     return 0;
 }
 
@@ -378,6 +478,7 @@ static int checkpoint_should_restore_the_trained_model(void) {
 }
 
 int main(void) {
+    DBK_RUN(parameter_groups_should_follow_the_recipes_rules);
     DBK_RUN(model_table_should_find_each_model_and_list_names_on_unknown);
     DBK_RUN(every_model_should_lay_out_on_its_datasets_shape);
     DBK_RUN(a_model_outside_the_table_should_train_on_the_datasets_shape);

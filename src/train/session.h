@@ -70,7 +70,7 @@ dbk_status dbk_session_init_from_data(dbk_session *s, const dbk_dataset *train);
 
 /* Shuffles the training set for the epoch (host permutation, one upload) and zeroes the
  * on-device counters. */
-dbk_status dbk_session_begin_epoch(dbk_session *s, int epoch, uint64_t seed);
+dbk_status dbk_session_begin_epoch(dbk_session *s, int epoch, uint64_t seed);   /* epoch: 1, 2, ... */
 
 /* Enqueues one training step (step < steps_per_epoch) with learning rate lr (per-sample
  * scale as in the recipe; the session applies loss_summed). Reads nothing back. */

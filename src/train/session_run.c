@@ -48,7 +48,7 @@ dbk_status dbk_session_begin_epoch(dbk_session *s, int epoch, uint64_t seed) {
 }
 
 dbk_status dbk_session_train_step(dbk_session *s, int step, float lr) {
-    const dbk_step_ctx ctx = {.epoch = s->epoch,
+    const dbk_step_ctx ctx = {.epoch = s->epoch > 0 ? s->epoch - 1 : 0, /* 0-based for the rules */
                               .step = step,
                               .steps_per_epoch = dbk_session_steps_per_epoch(s),
                               .first = step * s->cfg.batch,
@@ -74,7 +74,7 @@ dbk_status dbk_session_evaluate(dbk_session *s, dbk_epoch_counters *out) {
     DBK_TRY(zero_counters(s->eval_steps, g));
     const int eb = s->cfg.eval_batch;
     for (int32_t first = 0; first < s->cfg.test_count; first += eb) {
-        const dbk_step_ctx ctx = {.epoch = s->epoch, .step = first / eb, .first = first};
+        const dbk_step_ctx ctx = {.epoch = s->epoch > 0 ? s->epoch - 1 : 0, /* 0-based for the rules */ .step = first / eb, .first = first};
         dbk_graph_fill_step(g, &ctx, s->eval_host);
         DBK_TRY(dbk_buffer_write(s->eval_steps, 0, s->eval_host, dbk_graph_step_host_bytes(g)));
         bool tail = s->cfg.test_count - first < eb;
