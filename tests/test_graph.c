@@ -147,9 +147,78 @@ static int a_duplicate_step_value_should_be_an_error(void) {
     return 0;
 }
 
+/* ---------------------------------------------------------------------------------- */
+
+static dbk_graph_config eval_cfg(void) { return (dbk_graph_config){.training = false, .bn = {1e-5f, 0.1f}}; }
+
+static dbk_status lay_out_applied_twice(dbk_graph *g) {
+    dbk_value x = dbk_graph_value(g, false, 2, 3, 8, 8);
+    dbk_value a = dbk_nn_batchnorm(g, dbk_nn_conv(g, x, 4, 3, 1, 1, "conv"), "bn");
+    dbk_graph_reuse_params(g);
+    dbk_value b = dbk_nn_batchnorm(g, dbk_nn_conv(g, x, 4, 3, 1, 1, "conv"), "bn");
+    (void)a;
+    (void)b;
+    return dbk_graph_status(g);
+}
+
+static int reused_parameters_should_be_the_same_views(void) {
+    dbk_graph *g;
+    dbk_graph_config cfg = eval_cfg();
+    DBK_CHECK_OK(dbk_graph_create(&cfg, &g));
+    DBK_CHECK_OK(lay_out_applied_twice(g));
+    DBK_CHECK(dbk_graph_param_info_count(g) == 3 && dbk_graph_state_info_count(g) == 2);
+    const size_t params = dbk_graph_param_count(g);
+    dbk_backend *be;
+    DBK_CHECK_OK(dbk_backend_create(DBK_BACKEND_KIND_CPU, 0, &be));
+    dbk_buffer *p, *st, *ar;
+    DBK_CHECK_OK(dbk_buffer_create(be, params * 4, &p));
+    DBK_CHECK_OK(dbk_buffer_create(be, dbk_graph_state_count(g) * 4, &st));
+    DBK_CHECK_OK(dbk_buffer_create(be, dbk_graph_arena_bytes(g), &ar));
+    const dbk_graph_buffers bufs = {.params = p, .state = st, .arena = ar};
+    dbk_graph_begin_build(g, &bufs);
+    DBK_CHECK_OK(lay_out_applied_twice(g));
+    DBK_CHECK(dbk_graph_param_count(g) == params);
+    const dbk_op_desc *f = dbk_graph_forward_ops(g);
+    DBK_CHECK(dbk_graph_forward_count(g) == 4);
+    DBK_CHECK(f[0].src[1].buf == p && f[2].src[1].buf == p && f[0].src[1].offset == f[2].src[1].offset);
+    DBK_CHECK(f[1].src[3].offset == f[3].src[3].offset && f[1].src[4].offset == f[3].src[4].offset);
+    DBK_CHECK(f[0].dst[0].offset != f[2].dst[0].offset); /* activations are new */
+    dbk_graph_destroy(g);
+    dbk_buffer_destroy(p);
+    dbk_buffer_destroy(st);
+    dbk_buffer_destroy(ar);
+    dbk_backend_destroy(be);
+    return 0;
+}
+
+static dbk_status lay_out_reuse_mismatch(dbk_graph *g) {
+    dbk_value x = dbk_graph_value(g, false, 2, 3, 8, 8);
+    dbk_nn_conv(g, x, 4, 3, 1, 1, "conv");
+    dbk_graph_reuse_params(g);
+    dbk_nn_conv(g, x, 5, 3, 1, 1, "conv");
+    return dbk_graph_status(g);
+}
+
+static int reusing_in_a_training_graph_or_with_another_shape_should_be_an_error(void) {
+    dbk_graph *g;
+    dbk_graph_config cfg = eval_cfg();
+    DBK_CHECK_OK(dbk_graph_create(&cfg, &g));
+    DBK_CHECK(lay_out_reuse_mismatch(g) == DBK_ERR_INVALID_ARG);
+    DBK_CHECK(strstr(dbk_last_error(), "conv.weight") != NULL);
+    dbk_graph_destroy(g);
+    cfg.training = true;
+    DBK_CHECK_OK(dbk_graph_create(&cfg, &g));
+    dbk_graph_reuse_params(g);
+    DBK_CHECK(dbk_graph_status(g) == DBK_ERR_INVALID_ARG);
+    dbk_graph_destroy(g);
+    return 0;
+}
+
 int main(void) {
     DBK_RUN(parameter_groups_should_be_contiguous_in_first_use_order);
     DBK_RUN(step_values_should_precede_counters_and_fill_from_their_rules);
     DBK_RUN(a_duplicate_step_value_should_be_an_error);
+    DBK_RUN(reused_parameters_should_be_the_same_views);
+    DBK_RUN(reusing_in_a_training_graph_or_with_another_shape_should_be_an_error);
     return dbk_test_finish();
 }

@@ -46,6 +46,8 @@ struct dbk_graph {
     int              n_steps, cap_steps;
     size_t           step_host_bytes, step_counter_bytes;
     size_t           planned_step_host_bytes;          /* where counters start in the build pass */
+    bool             reusing;                          /* layers take the parameters declared so far */
+    int              reuse_param, reuse_state;         /* the next ones they take */
     op_list          fwd, bwd, upd;
     dbk_op_desc     *bwd_ordered;    /* bwd reversed, rebuilt on request */
     dbk_op_desc     *program;        /* fwd + bwd (ordered) + upd, rebuilt on request */
@@ -86,6 +88,8 @@ static void reset_pass(dbk_graph *g) {
     g->n_steps = 0;
     g->step_host_bytes = g->step_counter_bytes = 0;
     g->fwd.count = g->bwd.count = g->upd.count = 0;
+    g->reusing = false;
+    g->reuse_param = g->reuse_state = 0;
     g->status = DBK_OK;
 }
 
@@ -288,8 +292,44 @@ dbk_value dbk_graph_value(dbk_graph *g, bool want_grad, int64_t n, int64_t c, in
 }
 
 /* A trainable tensor: a view into params (data) and into grads (gradient). */
+void dbk_graph_reuse_params(dbk_graph *g) {
+    if (g->cfg.training) {
+        fail(g, dbk_set_error(DBK_ERR_INVALID_ARG, "graph: parameters can be reused only in an evaluation graph "
+                                                   "(backward ops overwrite gradients, they do not add)"));
+        return;
+    }
+    g->reusing = true;
+    g->reuse_param = g->reuse_state = 0;
+}
+
+static dbk_tensor view_of(dbk_buffer *b, size_t offset_floats, int ndim, const int64_t *shape) {
+    return dbk_tensor_make(b, offset_floats * 4, DBK_DTYPE_F32, ndim, shape[0], ndim > 1 ? shape[1] : 1,
+                           ndim > 2 ? shape[2] : 1, ndim > 3 ? shape[3] : 1);
+}
+
+/* In reuse mode: the next declared parameter, which must be the one asked for. */
+static bool reuse_param(dbk_graph *g, const char *name, int ndim, const int64_t *shape, dbk_tensor *data,
+                        dbk_tensor *grad) {
+    const dbk_param_info *pi = g->reuse_param < g->n_param_infos ? &g->param_infos[g->reuse_param++] : NULL;
+    bool same = pi && !strcmp(pi->name, name) && pi->ndim == ndim;
+    for (int i = 0; same && i < ndim; i++) same = pi->shape[i] == shape[i];
+    if (!same) {
+        fail(g, dbk_set_error(DBK_ERR_INVALID_ARG, "graph: reused parameters differ at '%s'", name));
+        return false;
+    }
+    *data = view_of(g->bufs.params, pi->offset, ndim, shape);
+    *grad = (dbk_tensor){0};
+    return true;
+}
+
 static void add_param(dbk_graph *g, const char *prefix, const char *suffix, dbk_param_init init, int64_t fan_in,
                       int ndim, const int64_t *shape, dbk_tensor *data, dbk_tensor *grad) {
+    if (g->reusing) {
+        char name[sizeof g->param_infos[0].name];
+        snprintf(name, sizeof name, "%s.%s", prefix, suffix);
+        if (!reuse_param(g, name, ndim, shape, data, grad)) *data = *grad = (dbk_tensor){0};
+        return;
+    }
     if (!grow((void **)&g->param_infos, &g->cap_param_infos, g->n_param_infos + 1, sizeof *g->param_infos))
         return fail(g, DBK_ERR_OUT_OF_HOST_MEMORY);
     dbk_param_info *pi = &g->param_infos[g->n_param_infos++];
@@ -319,6 +359,16 @@ static void add_param(dbk_graph *g, const char *prefix, const char *suffix, dbk_
 }
 
 static dbk_tensor add_state(dbk_graph *g, const char *prefix, const char *suffix, int64_t count, float init) {
+    if (g->reusing) {
+        const dbk_state_info *si = g->reuse_state < g->n_state_infos ? &g->state_infos[g->reuse_state++] : NULL;
+        char name[sizeof g->state_infos[0].name];
+        snprintf(name, sizeof name, "%s.%s", prefix, suffix);
+        if (!si || strcmp(si->name, name) || si->count != count) {
+            fail(g, dbk_set_error(DBK_ERR_INVALID_ARG, "graph: reused statistics differ at '%s'", name));
+            return (dbk_tensor){0};
+        }
+        return dbk_tensor_make(g->bufs.state, si->offset * 4, DBK_DTYPE_F32, 1, count, 1, 1, 1);
+    }
     if (!grow((void **)&g->state_infos, &g->cap_state_infos, g->n_state_infos + 1, sizeof *g->state_infos)) {
         fail(g, DBK_ERR_OUT_OF_HOST_MEMORY);
         return (dbk_tensor){0};

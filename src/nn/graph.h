@@ -139,6 +139,12 @@ bool        dbk_graph_group_frozen(const dbk_graph *g, int group);
 dbk_tensor  dbk_graph_group_params(const dbk_graph *g, int group);
 dbk_tensor  dbk_graph_group_grads(const dbk_graph *g, int group);
 
+/* Later layers take the parameters and statistics declared so far, in the same order, instead
+ * of declaring new ones: the model applied again, with the same weights, to another input
+ * (test-time augmentation views). Evaluation graphs only (backward ops overwrite gradients);
+ * a layer that asks for another name or shape than the next declared one is an error. */
+void dbk_graph_reuse_params(dbk_graph *g);
+
 /* --- per-step values ------------------------------------------------------------------ */
 
 /* What a rule may use to compute a per-step value. The trainer fills it before each run. */
