@@ -1,8 +1,7 @@
 /*
- * ocl_ops_nn.c — batch norm, ReLU, max pooling and the elementwise ops (add, scale, fill,
- * copy) of the OpenCL backend, lowered to the kernels of cl/bn.cl, cl/act.cl and cl/pool.cl.
- * Semantics are those of the CPU reference (src/backends/cpu/{bn,act,pool}.c); the kernels'
- * file comments give the launch geometry.
+ * ocl_ops_nn.c — batch norm and max pooling of the OpenCL backend, lowered to the kernels
+ * of cl/bn.cl and cl/pool.cl. Semantics are those of the CPU reference
+ * (src/backends/cpu/{bn,pool}.c); the kernels' file comments give the launch geometry.
  */
 #include "backends/opencl/ocl_internal.h"
 
@@ -11,8 +10,6 @@ static void arg_t(dbk_ocl_args *a, const dbk_tensor *t) {
     dbk_ocl_arg_mem(a, dbk_ocl_mem(t));
     dbk_ocl_arg_uint(a, dbk_ocl_off(t));
 }
-
-static int numel(const dbk_tensor *t) { return (int)dbk_tensor_numel(t); }
 
 /* ---------------------------------------------------------------------------------- */
 /* batch norm                                                                          */
@@ -45,7 +42,7 @@ static dbk_status bn_apply(dbk_backend *be, dbk_ocl_launches *out, const dbk_ten
     return dbk_ocl_range2(&a, ((size_t)hw + 7) / 8, (size_t)(n * c));
 }
 
-dbk_status dbk_ocl_record_bn_fwd_train(dbk_backend *be, const dbk_op_desc *op, dbk_ocl_launches *out) {
+dbk_status dbk_ocl_record_batchnorm_fwd_train(dbk_backend *be, const dbk_op_desc *op, dbk_ocl_launches *out) {
     const dbk_tensor *x = &op->src[0];
     const int n = (int)x->shape[0], c = (int)x->shape[1], hw = (int)(x->shape[2] * x->shape[3]);
     if (n * hw == 0) return DBK_OK;   /* no values: leave everything, as the CPU does */
@@ -65,12 +62,12 @@ dbk_status dbk_ocl_record_bn_fwd_train(dbk_backend *be, const dbk_op_desc *op, d
     return bn_apply(be, out, x, &op->dst[0], &op->dst[1], &op->dst[2], &op->src[1], &op->src[2], op->p.bn.eps, 0);
 }
 
-dbk_status dbk_ocl_record_bn_fwd_infer(dbk_backend *be, const dbk_op_desc *op, dbk_ocl_launches *out) {
+dbk_status dbk_ocl_record_batchnorm_fwd_infer(dbk_backend *be, const dbk_op_desc *op, dbk_ocl_launches *out) {
     return bn_apply(be, out, &op->src[0], &op->dst[0], &op->src[3], &op->src[4], &op->src[1], &op->src[2], op->p.bn.eps,
                     1);
 }
 
-dbk_status dbk_ocl_record_bn_bwd(dbk_backend *be, const dbk_op_desc *op, dbk_ocl_launches *out) {
+dbk_status dbk_ocl_record_batchnorm_bwd(dbk_backend *be, const dbk_op_desc *op, dbk_ocl_launches *out) {
     const dbk_tensor *x = &op->src[0];
     const int n = (int)x->shape[0], c = (int)x->shape[1], hw = (int)(x->shape[2] * x->shape[3]);
     dbk_ocl_args a;
@@ -90,7 +87,7 @@ dbk_status dbk_ocl_record_bn_bwd(dbk_backend *be, const dbk_op_desc *op, dbk_ocl
     DBK_TRY(dbk_ocl_args_done(&a, 1, &global, &ls));
     if (n * hw == 0) return DBK_OK;
 
-    DBK_TRY(dbk_ocl_kernel(be, out, "bn_bwd_dx", &a));
+    DBK_TRY(dbk_ocl_kernel(be, out, "bn_bwd_data", &a));
     arg_t(&a, x);
     arg_t(&a, &op->src[1]);
     arg_t(&a, &op->dst[0]);
@@ -104,75 +101,6 @@ dbk_status dbk_ocl_record_bn_bwd(dbk_backend *be, const dbk_op_desc *op, dbk_ocl
     arg_t(&a, &op->dst[1]);
     arg_t(&a, &op->dst[2]);
     return dbk_ocl_range2(&a, ((size_t)hw + 7) / 8, (size_t)(n * c));
-}
-
-/* ---------------------------------------------------------------------------------- */
-/* elementwise                                                                         */
-
-dbk_status dbk_ocl_record_relu_fwd(dbk_backend *be, const dbk_op_desc *op, dbk_ocl_launches *out) {
-    dbk_ocl_args a;
-    DBK_TRY(dbk_ocl_kernel(be, out, "relu_fwd", &a));
-    arg_t(&a, &op->src[0]);
-    arg_t(&a, &op->dst[0]);
-    dbk_ocl_arg_int(&a, numel(&op->src[0]));
-    return dbk_ocl_range1(&a, (size_t)numel(&op->src[0]));
-}
-
-dbk_status dbk_ocl_record_relu_bwd(dbk_backend *be, const dbk_op_desc *op, dbk_ocl_launches *out) {
-    dbk_ocl_args a;
-    DBK_TRY(dbk_ocl_kernel(be, out, "relu_bwd", &a));
-    arg_t(&a, &op->src[0]);
-    arg_t(&a, &op->src[1]);
-    arg_t(&a, &op->dst[0]);
-    dbk_ocl_arg_int(&a, numel(&op->src[0]));
-    return dbk_ocl_range1(&a, (size_t)numel(&op->src[0]));
-}
-
-dbk_status dbk_ocl_record_add(dbk_backend *be, const dbk_op_desc *op, dbk_ocl_launches *out) {
-    dbk_ocl_args a;
-    DBK_TRY(dbk_ocl_kernel(be, out, "add_f32", &a));
-    arg_t(&a, &op->src[0]);
-    arg_t(&a, &op->src[1]);
-    arg_t(&a, &op->dst[0]);
-    dbk_ocl_arg_int(&a, numel(&op->src[0]));
-    return dbk_ocl_range1(&a, (size_t)numel(&op->src[0]));
-}
-
-dbk_status dbk_ocl_record_scale(dbk_backend *be, const dbk_op_desc *op, dbk_ocl_launches *out) {
-    dbk_ocl_args a;
-    DBK_TRY(dbk_ocl_kernel(be, out, "scale_f32", &a));
-    arg_t(&a, &op->src[0]);
-    arg_t(&a, &op->dst[0]);
-    dbk_ocl_arg_float(&a, op->p.scale.alpha);
-    dbk_ocl_arg_int(&a, numel(&op->src[0]));
-    return dbk_ocl_range1(&a, (size_t)numel(&op->src[0]));
-}
-
-dbk_status dbk_ocl_fill_record(dbk_backend *be, dbk_ocl_launches *out, cl_mem mem, cl_uint off, cl_uint n, float v) {
-    dbk_ocl_args a;
-    DBK_TRY(dbk_ocl_kernel(be, out, "fill_f32", &a));
-    dbk_ocl_arg_mem(&a, mem);
-    dbk_ocl_arg_uint(&a, off);
-    dbk_ocl_arg_float(&a, v);
-    dbk_ocl_arg_int(&a, (cl_int)n);
-    return dbk_ocl_range1(&a, n);
-}
-
-dbk_status dbk_ocl_record_fill(dbk_backend *be, const dbk_op_desc *op, dbk_ocl_launches *out) {
-    const dbk_tensor *t = &op->dst[0];
-    return dbk_ocl_fill_record(be, out, dbk_ocl_mem(t), dbk_ocl_off(t), (cl_uint)numel(t), op->p.fill.value);
-}
-
-dbk_status dbk_ocl_record_copy(dbk_backend *be, const dbk_op_desc *op, dbk_ocl_launches *out) {
-    const dbk_tensor *s = &op->src[0], *d = &op->dst[0];
-    if (s->buf == d->buf && s->offset == d->offset) return DBK_OK;   /* a copy onto itself */
-    const bool bytes = dbk_dtype_size(s->dtype) == 1;
-    dbk_ocl_args a;
-    DBK_TRY(dbk_ocl_kernel(be, out, bytes ? "copy_u8" : "copy_u32", &a));
-    arg_t(&a, s);
-    arg_t(&a, d);
-    dbk_ocl_arg_int(&a, numel(s));
-    return dbk_ocl_range1(&a, (size_t)numel(s));
 }
 
 /* ---------------------------------------------------------------------------------- */

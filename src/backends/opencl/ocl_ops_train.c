@@ -20,9 +20,9 @@ static dbk_status single_group(dbk_ocl_args *a) {
     return dbk_ocl_args_done(a, 1, &ls, &ls);
 }
 
-dbk_status dbk_ocl_record_xent_fwd(dbk_backend *be, const dbk_op_desc *op, dbk_ocl_launches *out) {
+dbk_status dbk_ocl_record_softmax_xent_fwd(dbk_backend *be, const dbk_op_desc *op, dbk_ocl_launches *out) {
     dbk_ocl_args a;
-    DBK_TRY(dbk_ocl_kernel(be, out, "xent_fwd", &a));
+    DBK_TRY(dbk_ocl_kernel(be, out, "softmax_xent_fwd", &a));
     arg_t(&a, &op->src[0]);
     arg_t(&a, &op->src[1]);
     arg_t(&a, &op->dst[0]);
@@ -33,10 +33,10 @@ dbk_status dbk_ocl_record_xent_fwd(dbk_backend *be, const dbk_op_desc *op, dbk_o
     return single_group(&a);
 }
 
-dbk_status dbk_ocl_record_xent_bwd(dbk_backend *be, const dbk_op_desc *op, dbk_ocl_launches *out) {
+dbk_status dbk_ocl_record_softmax_xent_bwd(dbk_backend *be, const dbk_op_desc *op, dbk_ocl_launches *out) {
     const int n = (int)op->src[0].shape[0], k = (int)op->src[0].shape[1];
     dbk_ocl_args a;
-    DBK_TRY(dbk_ocl_kernel(be, out, "xent_bwd", &a));
+    DBK_TRY(dbk_ocl_kernel(be, out, "softmax_xent_bwd", &a));
     arg_t(&a, &op->src[0]);
     arg_t(&a, &op->src[1]);
     arg_t(&a, &op->dst[0]);
@@ -58,10 +58,10 @@ dbk_status dbk_ocl_record_accuracy(dbk_backend *be, const dbk_op_desc *op, dbk_o
     return single_group(&a);
 }
 
-dbk_status dbk_ocl_record_sgd(dbk_backend *be, const dbk_op_desc *op, dbk_ocl_launches *out) {
+dbk_status dbk_ocl_record_sgd_momentum_update(dbk_backend *be, const dbk_op_desc *op, dbk_ocl_launches *out) {
     const int n = (int)dbk_tensor_numel(&op->src[0]);
     dbk_ocl_args a;
-    DBK_TRY(dbk_ocl_kernel(be, out, "sgd_momentum", &a));
+    DBK_TRY(dbk_ocl_kernel(be, out, "sgd_momentum_update", &a));
     arg_t(&a, &op->src[0]);
     arg_t(&a, &op->src[1]);
     arg_t(&a, &op->dst[0]);

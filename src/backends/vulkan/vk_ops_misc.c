@@ -30,7 +30,7 @@ static dbk_status pool_dispatch(dbk_backend *be, dbk_vk_rec *rec, const dbk_op_d
                    W = (uint32_t)x->shape[3], P = (uint32_t)y->shape[2], Q = (uint32_t)y->shape[3];
     const int64_t total = (int64_t)planes * (fwd ? P * Q : H * W);
     if (total == 0) return DBK_OK;
-    dbk_vk_dispatch d = {.shader = fwd ? DBK_VK_SH_POOL_FWD : DBK_VK_SH_POOL_BWD, .nspec = 1, .spec = {vk->wg},
+    dbk_vk_dispatch d = {.shader = fwd ? "pool_fwd" : "pool_bwd", .nspec = 1, .spec = {vk->wg},
                          .nbind = 3};
     uint32_t rem[3];
     DBK_TRY(dbk_vk_window(vk, s0, 0, -1, false, &d.bind[0], &rem[0]));
@@ -49,7 +49,7 @@ static dbk_status pool_dispatch(dbk_backend *be, dbk_vk_rec *rec, const dbk_op_d
     return dbk_vk_emit(be, rec, &d);
 }
 
-dbk_status dbk_vk_op_pool(dbk_backend *be, dbk_vk_rec *rec, const dbk_op_desc *op) {
+static dbk_status pool_op(dbk_backend *be, dbk_vk_rec *rec, const dbk_op_desc *op) {
     /* Images are independent: split the batch so that every slice fits one binding. */
     const dbk_tensor *t[4] = {&op->src[0], &op->src[1], &op->dst[0], &op->dst[1]};
     const bool fwd = op->op == DBK_OP_MAXPOOL_FWD;
@@ -64,7 +64,7 @@ dbk_status dbk_vk_op_pool(dbk_backend *be, dbk_vk_rec *rec, const dbk_op_desc *o
     return DBK_OK;
 }
 
-dbk_status dbk_vk_op_loss(dbk_backend *be, dbk_vk_rec *rec, const dbk_op_desc *op) {
+static dbk_status loss_op(dbk_backend *be, dbk_vk_rec *rec, const dbk_op_desc *op) {
     dbk_vk_state *vk = dbk_vk(be);
     const uint32_t N = (uint32_t)op->src[0].shape[0], K = (uint32_t)op->src[0].shape[1];
     dbk_vk_dispatch d = {.nspec = 1, .spec = {vk->wg}};
@@ -73,7 +73,7 @@ dbk_status dbk_vk_op_loss(dbk_backend *be, dbk_vk_rec *rec, const dbk_op_desc *o
     DBK_TRY(dbk_vk_window(vk, &op->src[1], 0, -1, false, &d.bind[1], &rem[1]));
     if (op->op == DBK_OP_SOFTMAX_XENT_FWD) {
         /* logits, labels, probs, loss_sum (accumulated) */
-        d.shader = DBK_VK_SH_SOFTMAX_XENT_FWD;
+        d.shader = "softmax_xent_fwd";
         d.nbind = 4;
         DBK_TRY(dbk_vk_window(vk, &op->dst[0], 0, -1, true, &d.bind[2], &rem[2]));
         DBK_TRY(dbk_vk_window(vk, &op->dst[1], 0, -1, true, &d.bind[3], &rem[3]));
@@ -83,7 +83,7 @@ dbk_status dbk_vk_op_loss(dbk_backend *be, dbk_vk_rec *rec, const dbk_op_desc *o
     } else if (op->op == DBK_OP_SOFTMAX_XENT_BWD) {
         /* probs, labels, dlogits */
         if ((int64_t)N * K == 0) return DBK_OK;
-        d.shader = DBK_VK_SH_SOFTMAX_XENT_BWD;
+        d.shader = "softmax_xent_bwd";
         d.nbind = 3;
         DBK_TRY(dbk_vk_window(vk, &op->dst[0], 0, -1, true, &d.bind[2], &rem[2]));
         const uint32_t pc[7] = {N, K, rem[0], rem[1], rem[2], fbits(op->p.xent.label_smoothing),
@@ -92,7 +92,7 @@ dbk_status dbk_vk_op_loss(dbk_backend *be, dbk_vk_rec *rec, const dbk_op_desc *o
         d.groups[0] = dbk_vk_groups_1d(vk, (int64_t)N * K, vk->wg);
     } else {
         /* logits, labels, correct (accumulated) */
-        d.shader = DBK_VK_SH_ACCURACY;
+        d.shader = "accuracy";
         d.nbind = 3;
         DBK_TRY(dbk_vk_window(vk, &op->dst[0], 0, -1, true, &d.bind[2], &rem[2]));
         const uint32_t pc[5] = {N, K, rem[0], rem[1], rem[2]};
@@ -102,7 +102,7 @@ dbk_status dbk_vk_op_loss(dbk_backend *be, dbk_vk_rec *rec, const dbk_op_desc *o
     return dbk_vk_emit(be, rec, &d);
 }
 
-dbk_status dbk_vk_op_augment(dbk_backend *be, dbk_vk_rec *rec, const dbk_op_desc *op) {
+dbk_status dbk_vk_record_augment(dbk_backend *be, dbk_vk_rec *rec, const dbk_op_desc *op) {
     dbk_vk_state *vk = dbk_vk(be);
     const dbk_augment_params *p = &op->p.augment;
     const dbk_tensor *img = &op->src[0];
@@ -115,7 +115,7 @@ dbk_status dbk_vk_op_augment(dbk_backend *be, dbk_vk_rec *rec, const dbk_op_desc
         return dbk_set_error(DBK_ERR_INVALID_ARG, "augment: a batch of %lld rows from an empty dataset", (long long)N);
 
     /* Images: DBK_VK_WINDOWS windows of `step` bytes from the aligned start of the tensor. */
-    dbk_vk_dispatch d = {.shader = DBK_VK_SH_AUGMENT, .nspec = 1, .spec = {vk->wg}, .nbind = 6};
+    dbk_vk_dispatch d = {.shader = "augment", .nspec = 1, .spec = {vk->wg}, .nbind = 6};
     uint32_t step, r_img;
     DBK_TRY(dbk_vk_windows(vk, img, false, d.bind, &step, &r_img));
     dbk_vk_bind *rest = &d.bind[DBK_VK_WINDOWS];   /* bindings 1..5 */
@@ -134,4 +134,24 @@ dbk_status dbk_vk_op_augment(dbk_backend *be, dbk_vk_rec *rec, const dbk_op_desc
     memcpy(d.push, pc, sizeof pc);
     d.groups[0] = dbk_vk_groups_1d(vk, N * 3 * H * W, vk->wg);
     return dbk_vk_emit(be, rec, &d);
+}
+
+dbk_status dbk_vk_record_maxpool_fwd(dbk_backend *be, dbk_vk_rec *rec, const dbk_op_desc *op) {
+    return pool_op(be, rec, op);
+}
+
+dbk_status dbk_vk_record_maxpool_bwd(dbk_backend *be, dbk_vk_rec *rec, const dbk_op_desc *op) {
+    return pool_op(be, rec, op);
+}
+
+dbk_status dbk_vk_record_softmax_xent_fwd(dbk_backend *be, dbk_vk_rec *rec, const dbk_op_desc *op) {
+    return loss_op(be, rec, op);
+}
+
+dbk_status dbk_vk_record_softmax_xent_bwd(dbk_backend *be, dbk_vk_rec *rec, const dbk_op_desc *op) {
+    return loss_op(be, rec, op);
+}
+
+dbk_status dbk_vk_record_accuracy(dbk_backend *be, dbk_vk_rec *rec, const dbk_op_desc *op) {
+    return loss_op(be, rec, op);
 }
