@@ -96,6 +96,21 @@ static dbk_status check_tensors(const dbk_backend *be, const dbk_op_desc *op) {
     return DBK_OK;
 }
 
+bool dbk_backend_has_op(const dbk_backend *be, dbk_op op) {
+    const dbk_op_info *in = dbk_op_get_info(op);
+    if (!in) return false;
+    switch (be->kind) {
+    case DBK_BACKEND_KIND_OPENCL:
+        return in->where == DBK_OP_WHERE_ALL || in->where == DBK_OP_WHERE_NO_VK;
+    case DBK_BACKEND_KIND_VULKAN:
+        return in->where == DBK_OP_WHERE_ALL || in->where == DBK_OP_WHERE_NO_OCL;
+    case DBK_BACKEND_KIND_CPU:
+    case DBK_BACKEND_KIND_COUNT:
+        break;
+    }
+    return true;
+}
+
 bool dbk_backend_supports(const dbk_backend *be, const dbk_op_desc *op) {
     if ((unsigned)op->op >= DBK_OP_COUNT) return false;
     return be->vt->op_supported ? be->vt->op_supported(be, op) : true;
