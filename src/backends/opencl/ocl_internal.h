@@ -9,10 +9,10 @@
  *   ocl_buffer.c    buffers (allocation forced at create time), blocking read/write, sync
  *   ocl_launch.c    launch lists: kernels with arguments set, CLBlast calls, enqueueing
  *   ocl_blas.c      GEMM: our tiled kernel (cl/gemm_tiled.cl) or CLBlast, chosen by the profile
- *   ocl_ops_conv.c  convolution as im2col/col2im + GEMM, workspace planning
- *   ocl_ops_eltwise.c the generic elementwise launcher (op_list.h launch EW) and copy
- *   ocl_ops_nn.c    batch norm, pooling
- *   ocl_ops_train.c softmax cross-entropy, accuracy, SGD, augmentation
+ *   ocl_ops_<family>.c the recorders of one op family (op_list.h family column): conv
+ *                   (im2col/col2im + GEMM, workspace planning), bn, pool, loss (softmax
+ *                   cross-entropy, accuracy), optim (SGD), augment, and eltwise (the generic
+ *                   launcher of every op declared launch EW, and copy); GEMM is ocl_blas.c
  *   ocl_record.c    the op table (from op_list.h) -> launch lists; dbk_backend_run, programs
  *                   (record once, replay), timing
  * Calls go downwards only: ocl_record.c -> ocl_ops_*.c / ocl_blas.c -> ocl_launch.c.
@@ -184,6 +184,11 @@ void       dbk_ocl_arg_int(dbk_ocl_args *a, cl_int v);
 void       dbk_ocl_arg_uint(dbk_ocl_args *a, cl_uint v);
 void       dbk_ocl_arg_float(dbk_ocl_args *a, cl_float v);
 void       dbk_ocl_arg_local(dbk_ocl_args *a, size_t bytes);
+/* A tensor as two arguments: its buffer and its element offset. */
+static inline void dbk_ocl_arg_tensor(dbk_ocl_args *a, const dbk_tensor *t) {
+    dbk_ocl_arg_mem(a, dbk_ocl_mem(t));
+    dbk_ocl_arg_uint(a, dbk_ocl_off(t));
+}
 /* Sets the NDRange (local NULL = runtime's choice; global is rounded up to local). */
 dbk_status dbk_ocl_args_done(dbk_ocl_args *a, cl_uint dims, const size_t *global, const size_t *local);
 

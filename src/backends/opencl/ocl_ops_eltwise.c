@@ -8,11 +8,6 @@
 
 #include "backends/opencl/ocl_internal.h"
 
-static void arg_t(dbk_ocl_args *a, const dbk_tensor *t) {
-    dbk_ocl_arg_mem(a, dbk_ocl_mem(t));
-    dbk_ocl_arg_uint(a, dbk_ocl_off(t));
-}
-
 /* The kernel named after the op, with the argument order of op_list.h: (buffer, offset) per
  * src slot, then per dst slot, then the params struct's floats, then n; one work-item per
  * element of dst0. */
@@ -25,8 +20,8 @@ dbk_status dbk_ocl_record_eltwise(dbk_backend *be, const dbk_op_desc *op, dbk_oc
     memcpy(params, &op->p, in->param_bytes);
     dbk_ocl_args a;
     DBK_TRY(dbk_ocl_kernel(be, out, in->name, &a));
-    for (int i = 0; i < nsrc; i++) arg_t(&a, &op->src[i]);
-    for (int i = 0; i < ndst; i++) arg_t(&a, &op->dst[i]);
+    for (int i = 0; i < nsrc; i++) dbk_ocl_arg_tensor(&a, &op->src[i]);
+    for (int i = 0; i < ndst; i++) dbk_ocl_arg_tensor(&a, &op->dst[i]);
     for (size_t i = 0; i < in->param_bytes / sizeof(float); i++) dbk_ocl_arg_float(&a, params[i]);
     dbk_ocl_arg_int(&a, n);
     return dbk_ocl_range1(&a, (size_t)n);
@@ -39,8 +34,8 @@ dbk_status dbk_ocl_record_copy(dbk_backend *be, const dbk_op_desc *op, dbk_ocl_l
     const int n = (int)dbk_tensor_numel(s);
     dbk_ocl_args a;
     DBK_TRY(dbk_ocl_kernel(be, out, bytes ? "copy_u8" : "copy_u32", &a));
-    arg_t(&a, s);
-    arg_t(&a, d);
+    dbk_ocl_arg_tensor(&a, s);
+    dbk_ocl_arg_tensor(&a, d);
     dbk_ocl_arg_int(&a, n);
     return dbk_ocl_range1(&a, (size_t)n);
 }

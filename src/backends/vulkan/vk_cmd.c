@@ -94,6 +94,12 @@ dbk_vk_bind dbk_vk_placeholder(const dbk_tensor *any) {
     return (dbk_vk_bind){.buf = dbk_vk_buf(any->buf)->buf, .offset = 0, .range = 16, .unused = true};
 }
 
+int64_t dbk_vk_flat_chunk(const dbk_vk_state *vk) {
+    int64_t c = (int64_t)((vk->max_range - vk->align) / 4) / 1024 * 1024;
+    if (c > ((int64_t)1 << 30)) c = (int64_t)1 << 30;
+    return c > 0 ? c : 1024;
+}
+
 uint32_t dbk_vk_groups_1d(const dbk_vk_state *vk, int64_t n, uint32_t wg) {
     int64_t g = (n + wg - 1) / wg;
     /* Shaders loop grid-stride; a few thousand groups keep every GPU busy. */

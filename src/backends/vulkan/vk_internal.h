@@ -9,9 +9,10 @@
  *   vk_pipeline.c  compute pipelines from the embedded SPIR-V with specialization constants
  *   vk_cmd.c       recording dispatches (push descriptors, hazard barriers), immediate
  *                  submission
- *   vk_ops_*.c     the recorders, one file per op family: conv (conv + GEMM), bn, eltwise
- *                  (the generic elementwise launcher, copy, SGD), misc (pool, loss,
- *                  accuracy, augment)
+ *   vk_ops_<family>.c the recorders of one op family (op_list.h family column): conv (conv
+ *                  and GEMM, which share the tiled GEMM core), bn, pool, loss (softmax
+ *                  cross-entropy, accuracy), optim (SGD), augment, and eltwise (the generic
+ *                  launcher of every op declared launch EW, and copy)
  *   vk_record.c    the op table generated from op_list.h, immediate runs, programs (record
  *                  once, replay), timestamp queries
  * Calls go downwards only: vk_record.c -> vk_ops_*.c -> vk_cmd.c / vk_pipeline.c.
@@ -36,6 +37,7 @@
 #ifndef DBK_VK_INTERNAL_H
 #define DBK_VK_INTERNAL_H
 
+#include <string.h>
 #include <vulkan/vulkan.h>
 
 #include "backend/backend_impl.h"
@@ -252,6 +254,17 @@ void       dbk_vk_emit_copy(dbk_vk_rec *rec, VkBuffer src, VkDeviceSize soff, Vk
                             VkDeviceSize n);
 /* Records vkCmdUpdateBuffer (n <= 65536, 4-byte aligned). */
 void       dbk_vk_emit_update(dbk_vk_rec *rec, VkBuffer dst, VkDeviceSize off, const void *src, VkDeviceSize n);
+
+/* Elements of a flat f32 tensor per dispatch: whole windows below maxStorageBufferRange
+ * (and 32-bit indices), for ops whose elements are independent. */
+int64_t    dbk_vk_flat_chunk(const dbk_vk_state *vk);
+
+/* The bits of a float, for a push constant. */
+static inline uint32_t dbk_vk_f32_bits(float f) {
+    uint32_t u;
+    memcpy(&u, &f, sizeof u);
+    return u;
+}
 
 /* Groups for `n` work items at `wg` per group, capped (shaders loop grid-stride). */
 uint32_t   dbk_vk_groups_1d(const dbk_vk_state *vk, int64_t n, uint32_t wg);

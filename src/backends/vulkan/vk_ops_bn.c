@@ -13,12 +13,6 @@
 
 #include "backends/vulkan/vk_internal.h"
 
-static uint32_t fbits(float f) {
-    uint32_t u;
-    memcpy(&u, &f, 4);
-    return u;
-}
-
 /* Binds tensors[i] to binding i; write[i] marks outputs. */
 static dbk_status bind_all(const dbk_vk_state *vk, dbk_vk_dispatch *d, const dbk_tensor *const *t, const bool *write,
                            int n, uint32_t *rem) {
@@ -58,7 +52,7 @@ static dbk_status elementwise(dbk_backend *be, dbk_vk_rec *rec, const dbk_op_des
     const bool aw[6] = {false, false, false, false, false, true};
     DBK_TRY(bind_all(vk, &a, at, aw, 6, rem));
     const uint32_t ap[11] = {(uint32_t)nb, C, HW, train ? 0u : 1u, rem[0], rem[1], rem[2], rem[3], rem[4], rem[5],
-                             fbits(op->p.bn.eps)};
+                             dbk_vk_f32_bits(op->p.bn.eps)};
     memcpy(a.push, ap, sizeof ap);
     a.groups[0] = dbk_vk_groups_1d(vk, total, vk->wg);
     return dbk_vk_emit(be, rec, &a);
@@ -91,8 +85,8 @@ static dbk_status bn_op(dbk_backend *be, dbk_vk_rec *rec, const dbk_op_desc *op)
         DBK_TRY(dbk_vk_windows(vk, &op->src[0], false, &s.bind[0], &step[0], &rem[0]));
         for (int i = 1; i < 5; i++)
             DBK_TRY(dbk_vk_window(vk, &op->dst[i], 0, -1, true, &s.bind[DBK_VK_WINDOWS + i - 1], &rem[i]));
-        const uint32_t sp[11] = {N, C, HW, rem[0], rem[1], rem[2], rem[3], rem[4], fbits(op->p.bn.eps),
-                                 fbits(op->p.bn.momentum), step[0]};
+        const uint32_t sp[11] = {N, C, HW, rem[0], rem[1], rem[2], rem[3], rem[4], dbk_vk_f32_bits(op->p.bn.eps),
+                                 dbk_vk_f32_bits(op->p.bn.momentum), step[0]};
         memcpy(s.push, sp, sizeof sp);
         s.groups[0] = C;
         DBK_TRY(dbk_vk_emit(be, rec, &s));

@@ -19,12 +19,6 @@
 
 #include "backends/vulkan/vk_internal.h"
 
-static uint32_t fbits(float f) {
-    uint32_t u;
-    memcpy(&u, &f, 4);
-    return u;
-}
-
 /* Shared memory of a tile: A (BK, BM) and B (BK, BN) floats (shaders/common/gemm_core.glsl). */
 static uint32_t tile_smem(const dbk_vk_tiles *t) { return (t->bm + t->bn) * t->bk * 4; }
 
@@ -240,7 +234,7 @@ dbk_status dbk_vk_record_gemm(dbk_backend *be, dbk_vk_rec *rec, const dbk_op_des
     DBK_TRY(dbk_vk_window(vk, a, 0, -1, false, &d.bind[0], &rem[0]));
     DBK_TRY(dbk_vk_window(vk, b, 0, -1, false, &d.bind[1], &rem[1]));
     DBK_TRY(dbk_vk_window(vk, c, 0, -1, true, &d.bind[2], &rem[2]));
-    const uint32_t pc[10] = {M, N, K, p->trans_a, p->trans_b, fbits(p->alpha), fbits(p->beta), rem[0], rem[1], rem[2]};
+    const uint32_t pc[10] = {M, N, K, p->trans_a, p->trans_b, dbk_vk_f32_bits(p->alpha), dbk_vk_f32_bits(p->beta), rem[0], rem[1], rem[2]};
     memcpy(d.push, pc, sizeof pc);
     return dbk_vk_emit(be, rec, &d);
 }

@@ -1,8 +1,8 @@
 /*
  * vk_ops_eltwise.c — elementwise ops on the Vulkan backend: the generic launcher of every
  * op declared launch EW in op_list.h (relu_fwd, relu_bwd, add, scale, fill, ...: the shader
- * shaders/<name>.comp), the SGD momentum update (sgd_momentum_update.comp) and copy
- * (vkCmdCopyBuffer). Semantics: op_list.h and src/backends/cpu/{eltwise,optim}.c.
+ * shaders/<name>.comp) and copy (vkCmdCopyBuffer). Semantics: op_list.h and
+ * src/backends/cpu/eltwise.c.
  *
  * Flat tensors larger than one storage-buffer binding are processed in chunks of at most
  * maxStorageBufferRange bytes, one dispatch per chunk (elements are independent), so a
@@ -12,18 +12,6 @@
 
 #include "backends/vulkan/vk_internal.h"
 
-static uint32_t fbits(float f) {
-    uint32_t u;
-    memcpy(&u, &f, 4);
-    return u;
-}
-
-/* Elements per dispatch: whole windows below maxStorageBufferRange (and 32-bit indices). */
-static int64_t chunk_elems(const dbk_vk_state *vk) {
-    int64_t c = (int64_t)((vk->max_range - vk->align) / 4) / 1024 * 1024;
-    if (c > ((int64_t)1 << 30)) c = (int64_t)1 << 30;
-    return c > 0 ? c : 1024;
-}
 
 dbk_status dbk_vk_record_copy(dbk_backend *be, dbk_vk_rec *rec, const dbk_op_desc *op) {
     (void)be;
@@ -49,7 +37,7 @@ dbk_status dbk_vk_record_eltwise(dbk_backend *be, dbk_vk_rec *rec, const dbk_op_
     DBK_ASSERT(nsrc + ndst <= PUSH_PARAMS - PUSH_OFFSETS && in->param_bytes <= MAX_PARAMS * sizeof(float) &&
                in->param_bytes % sizeof(float) == 0);
     const int64_t n = dbk_tensor_numel(&op->dst[0]);
-    const int64_t step = chunk_elems(vk);
+    const int64_t step = dbk_vk_flat_chunk(vk);
     for (int64_t e0 = 0; e0 < n; e0 += step) {
         const int64_t cnt = n - e0 < step ? n - e0 : step;
         dbk_vk_dispatch d = {.shader = in->name, .nspec = 1, .spec = {vk->wg}, .nbind = nsrc + ndst};
@@ -61,28 +49,6 @@ dbk_status dbk_vk_record_eltwise(dbk_backend *be, dbk_vk_rec *rec, const dbk_op_
             DBK_TRY(dbk_vk_window(vk, t, e0, cnt, out, &d.bind[b], &pc[PUSH_OFFSETS + b]));
         }
         memcpy(&pc[PUSH_PARAMS], &op->p, in->param_bytes);
-        d.groups[0] = dbk_vk_groups_1d(vk, cnt, vk->wg);
-        DBK_TRY(dbk_vk_emit(be, rec, &d));
-    }
-    return DBK_OK;
-}
-
-dbk_status dbk_vk_record_sgd_momentum_update(dbk_backend *be, dbk_vk_rec *rec, const dbk_op_desc *op) {
-    dbk_vk_state *vk = dbk_vk(be);
-    const int64_t n = dbk_tensor_numel(&op->dst[0]);
-    const int64_t step = chunk_elems(vk);
-    for (int64_t e0 = 0; e0 < n; e0 += step) {
-        const int64_t cnt = n - e0 < step ? n - e0 : step;
-        dbk_vk_dispatch d = {.shader = "sgd_momentum_update", .nspec = 1, .spec = {vk->wg}, .nbind = 4};
-        uint32_t rem[4];
-        /* grad, lr, params (in place), momentum (in place) */
-        DBK_TRY(dbk_vk_window(vk, &op->src[0], e0, cnt, false, &d.bind[0], &rem[0]));
-        DBK_TRY(dbk_vk_window(vk, &op->src[1], 0, 1, false, &d.bind[1], &rem[1]));
-        DBK_TRY(dbk_vk_window(vk, &op->dst[0], e0, cnt, true, &d.bind[2], &rem[2]));
-        DBK_TRY(dbk_vk_window(vk, &op->dst[1], e0, cnt, true, &d.bind[3], &rem[3]));
-        const uint32_t pc[8] = {(uint32_t)cnt, rem[0], rem[1], rem[2], rem[3], fbits(op->p.sgd.momentum),
-                                fbits(op->p.sgd.weight_decay), op->p.sgd.nesterov ? 1u : 0u};
-        memcpy(d.push, pc, sizeof pc);
         d.groups[0] = dbk_vk_groups_1d(vk, cnt, vk->wg);
         DBK_TRY(dbk_vk_emit(be, rec, &d));
     }
