@@ -4,7 +4,8 @@
  * backend's files share.
  *
  * Structure (DESIGN.md "backends/opencl"):
- *   ocl_device.c    platforms/devices, device info, backend create/destroy, vtable, error names
+ *   ocl_error.c     OpenCL error names, dbk_ocl_fail
+ *   ocl_device.c    platforms/devices, device info, backend create/destroy, vtable
  *   ocl_program.c   kernel sources (embedded or DBK_KERNEL_DIR), build, on-disk binary cache
  *   ocl_buffer.c    buffers (allocation forced at create time), blocking read/write, sync
  *   ocl_launch.c    launch lists: kernels with arguments set, CLBlast calls, enqueueing
@@ -95,7 +96,7 @@ typedef struct dbk_ocl_ctx {
 
 static inline dbk_ocl_ctx *dbk_ocl(const dbk_backend *be) { return (dbk_ocl_ctx *)be->impl; }
 
-/* --- errors ------------------------------------------------------------------------- */
+/* --- errors (ocl_error.c) ------------------------------------------------------------ */
 
 const char *dbk_ocl_error_name(cl_int err);   /* "CL_MEM_OBJECT_ALLOCATION_FAILURE", ... */
 

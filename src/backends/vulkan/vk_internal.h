@@ -3,8 +3,9 @@
  * functions its files share.
  *
  * Files (split by concern, STYLE.md 3.1):
+ *   vk_error.c     VkResult names, dbk_vk_fail, validation errors as a status
  *   vk_device.c    instance, physical-device listing, logical device, validation messenger,
- *                  VkResult names, the registry entry and the vtable
+ *                  the registry entry and the vtable
  *   vk_memory.c    buffers sub-allocated from a few large VkDeviceMemory blocks; host copies
  *   vk_pipeline.c  compute pipelines from the embedded SPIR-V with specialization constants
  *   vk_cmd.c       recording dispatches (push descriptors, hazard barriers), immediate
@@ -164,7 +165,7 @@ typedef struct dbk_vk_state {
 static inline dbk_vk_state *dbk_vk(const dbk_backend *be) { return (dbk_vk_state *)be->impl; }
 
 /* ---------------------------------------------------------------------------------- */
-/* vk_device.c                                                                          */
+/* vk_error.c                                                                           */
 
 const char *dbk_vk_result_name(VkResult r);
 /* DBK_ERR_DEVICE (DBK_ERR_OUT_OF_DEVICE_MEMORY, DBK_ERR_DEVICE_LOST for those results)
