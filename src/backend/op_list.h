@@ -10,8 +10,11 @@
  *           dbk_cpu_<name> (backends/cpu), dbk_ocl_record_<name> (backends/opencl),
  *           dbk_vk_record_<name> (backends/vulkan), <name>_cases (tests/test_ops_backend.c),
  *           <name>_should_match_finite_differences (tests/test_grad.c)
- *   family  the file family in every backend: cpu/<family>.c, cl/<family>.cl,
- *           opencl/ocl_ops_<family>.c, vulkan/vk_ops_<family>.c
+ *   family  the file family in every backend, so a grep finds all of an op: cpu/<family>.c,
+ *           cl/<family>.cl, opencl/ocl_ops_<family>.c, vulkan/vk_ops_<family>.c (GEMM, the
+ *           one exception: cl/gemm_tiled.cl, ocl_blas.c, and vk_ops_conv.c with the
+ *           convolutions that share its tiled core; conv kernels: cl/conv2d_im2col.cl);
+ *           shaders are shaders/<name>.comp or <family>_<pass>.comp (bn_stats.comp)
  *   src,dst slot names of desc.src[i] / desc.dst[i], space-separated; "name?" = optional
  *   params  the member of dbk_op_desc.p the op reads, or none
  *   check   the validation function in ops.c (shapes and dtypes against the contract)
