@@ -1050,6 +1050,9 @@ static int op_list_should_derive_names_slots_and_counts(void) {
     DBK_CHECK(dbk_op_nsrc(DBK_OP_AUGMENT) == 4 && dbk_op_ndst(DBK_OP_BATCHNORM_FWD_TRAIN) == 5);
     DBK_CHECK(dbk_op_nsrc(DBK_OP_FILL) == 0 && dbk_op_get_info(DBK_OP_COUNT) == NULL);
     DBK_CHECK(!strcmp(dbk_op_name(DBK_OP_COUNT), "unknown_op"));
+    DBK_CHECK(dbk_op_get_info(DBK_OP_RELU_FWD)->param_bytes == 0);
+    DBK_CHECK(dbk_op_get_info(DBK_OP_SCALE)->param_bytes == sizeof(dbk_scale_params));
+    DBK_CHECK(dbk_op_get_info(DBK_OP_CONV2D_FWD)->param_bytes == sizeof(dbk_conv2d_params));
 
     /* counts on descriptors (tensors need no buffer) */
     dbk_op_desc conv = {.op = DBK_OP_CONV2D_BWD_FILTER, .p.conv = {2, 2, 1, 1}};

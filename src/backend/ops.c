@@ -334,17 +334,13 @@ DBK_OP_LIST(DEFINE_COUNTS_)
 /* ---------------------------------------------------------------------------------- */
 /* the table                                                                           */
 
-/* Sizes of the parameter structs by their member name in dbk_op_desc.p (params column). */
-#define PARAM_BYTES_none    0
-#define PARAM_BYTES_conv    sizeof(dbk_conv2d_params)
-#define PARAM_BYTES_gemm    sizeof(dbk_gemm_params)
-#define PARAM_BYTES_bn      sizeof(dbk_bn_params)
-#define PARAM_BYTES_pool    sizeof(dbk_pool_params)
-#define PARAM_BYTES_scale   sizeof(dbk_scale_params)
-#define PARAM_BYTES_xent    sizeof(dbk_xent_params)
-#define PARAM_BYTES_sgd     sizeof(dbk_sgd_params)
-#define PARAM_BYTES_augment sizeof(dbk_augment_params)
-#define PARAM_BYTES_fill    sizeof(dbk_fill_params)
+/* The size of the params column's member of dbk_op_desc.p, 0 for none. "none" is told
+ * apart by the preprocessor's probe idiom: PROBE_none expands to two arguments, which shifts
+ * the 0 into SECOND's result; any other name stays one argument and the sizeof is chosen. */
+#define SECOND_(a, b, ...) b
+#define SECOND(...)        SECOND_(__VA_ARGS__)
+#define PROBE_none         ~, 0
+#define PARAM_BYTES(m)     SECOND(PROBE_##m, sizeof(((dbk_op_desc *)0)->p.m), ~)
 
 #define IS_EW_EW  true
 #define IS_EW_OWN false
@@ -355,7 +351,7 @@ DBK_OP_LIST(DEFINE_COUNTS_)
                     .src_slots = src_,                                                                  \
                     .dst_slots = dst_,                                                                  \
                     .params = #params_,                                                                 \
-                    .param_bytes = PARAM_BYTES_##params_,                                               \
+                    .param_bytes = PARAM_BYTES(params_),                                                  \
                     .grad = DBK_OP_GRAD_##grad_,                                                        \
                     .eltwise = IS_EW_##launch_,                                                         \
                     .where = DBK_OP_WHERE_##where_,                                                     \

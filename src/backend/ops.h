@@ -24,8 +24,7 @@
  *
  * How to add an op (DESIGN.md decision 0: its declaration, its kernels, its tests):
  *  1. op_list.h: one X(...) row with its contract comment; a new parameter struct goes into
- *     dbk_op_desc.p below (and its size into PARAM_BYTES_* in ops.c); a new validation,
- *     FLOP or byte helper into ops.c.
+ *     dbk_op_desc.p below; a new validation, FLOP or byte helper into ops.c.
  *  2. CPU: dbk_cpu_<name> in src/backends/cpu/<family>.c (declared by the generated list in
  *     cpu_internal.h).
  *  3. Devices. Elementwise (launch EW): the kernel <name> in cl/<family>.cl and
