@@ -33,7 +33,8 @@
 
 /* <name>_should_match_finite_differences for every op of op_list.h declared grad BWD or
  * SELF; main fails an op that lacks its check ("op X has a backward but no gradient
- * check"), so coverage follows the op list. */
+ * check"), so coverage follows the op list. Weak declarations: a check never defined is a
+ * null address instead of a link error, so the run names the op. */
 #define GRAD_CHECK_DECLARE_(E, name, ...) int name##_should_match_finite_differences(void) __attribute__((weak));
 DBK_OP_LIST(GRAD_CHECK_DECLARE_)
 #undef GRAD_CHECK_DECLARE_

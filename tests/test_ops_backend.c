@@ -67,7 +67,9 @@
 
 /* An op's cases and their NMSE tolerance (see above). Each op of op_list.h defines
  * <name>_test with OP_TEST after its cases function; an op without one fails the run
- * ("op X has no test cases"), so a new op cannot go untested. */
+ * ("op X has no test cases"), so a new op cannot go untested. The declarations are weak:
+ * a <name>_test never defined is a null address here instead of a link error, so the run
+ * names the op rather than the build failing on a symbol. */
 typedef struct op_test {
     int  (*cases)(void);
     double nmse;

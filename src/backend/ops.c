@@ -351,7 +351,7 @@ DBK_OP_LIST(DEFINE_COUNTS_)
                     .src_slots = src_,                                                                  \
                     .dst_slots = dst_,                                                                  \
                     .params = #params_,                                                                 \
-                    .param_bytes = PARAM_BYTES(params_),                                                  \
+                    .param_bytes = PARAM_BYTES(params_),                                                \
                     .grad = DBK_OP_GRAD_##grad_,                                                        \
                     .eltwise = IS_EW_##launch_,                                                         \
                     .where = DBK_OP_WHERE_##where_,                                                     \
