@@ -2,7 +2,8 @@
  * test_ops_backend.c — every op of op_list.h (all DBK_OP_COUNT of them, forward and backward) on
  * one backend against the CPU reference backend (DESIGN.md decision 1, STYLE.md 3.9).
  *
- * usage: test_ops_backend <backend-spec>      e.g. cpu, opencl:0, vulkan:0
+ * usage: test_ops_backend <backend-spec> [op]  e.g. cpu, opencl:0, vulkan:0 conv2d_fwd
+ * (with an op name, only that op's cases run)
  *
  * Each case builds one op descriptor, gives both backends the same random inputs, runs it on
  * both and compares every output. A passing case runs once more on the device as a one-op
@@ -1044,8 +1045,14 @@ OP_TEST(augment, 0.0);
 static int missing_op(void) { return 1; }
 
 int main(int argc, char **argv) {
-    if (argc != 2) {
-        fprintf(stderr, "usage: test_ops_backend <backend-spec>   (cpu, opencl[:N], vulkan[:N])\n");
+    if (argc != 2 && argc != 3) {
+        fprintf(stderr, "usage: test_ops_backend <backend-spec> [op]   (cpu, opencl[:N], vulkan[:N]; op as in "
+                        "src/backend/op_list.h)\n");
+        return 2;
+    }
+    dbk_op only = DBK_OP_COUNT;
+    if (argc == 3 && dbk_op_from_name(argv[2], &only) != DBK_OK) {
+        fprintf(stderr, "test_ops_backend: %s\n", dbk_last_error());
         return 2;
     }
     dev_name = argv[1];
@@ -1065,6 +1072,7 @@ int main(int argc, char **argv) {
     dbk_rng_init(&rng, 20261122);
     char lacking[1024] = "";
     for (int op = 0; op < DBK_OP_COUNT; op++) {
+        if (only != DBK_OP_COUNT && op != (int)only) continue;
         const char *const opname = dbk_op_name((dbk_op)op);
         char name[80];
         snprintf(name, sizeof name, "%s matches the CPU reference", opname);
