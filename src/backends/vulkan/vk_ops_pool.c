@@ -1,5 +1,5 @@
 /*
- * vk_ops_pool.c — max pooling, forward and backward (pool_fwd.comp, pool_bwd.comp), on the
+ * vk_ops_pool.c — max pooling, forward and backward (maxpool_fwd.comp, maxpool_bwd.comp), on the
  * Vulkan backend. Semantics: op_list.h and src/backends/cpu/pool.c. Tensors larger than one
  * storage-buffer binding are processed in batch slices, one dispatch each.
  */
@@ -18,8 +18,8 @@ static dbk_status pool_dispatch(dbk_backend *be, dbk_vk_rec *rec, const dbk_op_d
                    W = (uint32_t)x->shape[3], P = (uint32_t)y->shape[2], Q = (uint32_t)y->shape[3];
     const int64_t total = (int64_t)planes * (fwd ? P * Q : H * W);
     if (total == 0) return DBK_OK;
-    dbk_vk_dispatch d = {.shader = fwd ? "pool_fwd" : "pool_bwd", .nspec = 1, .spec = {vk->wg},
-                         .nbind = 3};
+    /* shaders/maxpool_fwd.comp or maxpool_bwd.comp, named after the op */
+    dbk_vk_dispatch d = {.shader = dbk_op_name(op->op), .nspec = 1, .spec = {vk->wg}, .nbind = 3};
     uint32_t rem[3];
     DBK_TRY(dbk_vk_window(vk, s0, 0, -1, false, &d.bind[0], &rem[0]));
     if (fwd) {
