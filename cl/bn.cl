@@ -127,7 +127,7 @@ __kernel void bn_bwd_reduce(__global const float *x, const uint x_off, __global 
 
 /* dx = gamma*invstd * (dy - dbeta/M - xhat * dgamma/M), 8 values per work-item.
  * global (ceil(HW / 8), N*C) */
-__kernel void bn_bwd_dx(__global const float *x, const uint x_off, __global const float *dy, const uint dy_off,
+__kernel void bn_bwd_data(__global const float *x, const uint x_off, __global const float *dy, const uint dy_off,
                         __global float *dx, const uint dx_off, const int NC, const int C, const int HW, const int M,
                         __global const float *gamma, const uint g_off, __global const float *mean, const uint mean_off,
                         __global const float *invstd, const uint invstd_off,

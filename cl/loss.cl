@@ -25,7 +25,7 @@ static float xent_wg_sum(float v, __local float *scratch) {
 }
 
 /* global = local = (ls) */
-__kernel void xent_fwd(__global const float *z, const uint z_off, __global const int *labels, const uint l_off,
+__kernel void softmax_xent_fwd(__global const float *z, const uint z_off, __global const int *labels, const uint l_off,
                        __global float *probs, const uint p_off, __global float *loss_sum, const uint loss_off,
                        const int N, const int K, const float eps, __local float *scratch) {
     float total = 0.0f;
@@ -51,7 +51,7 @@ __kernel void xent_fwd(__global const float *z, const uint z_off, __global const
 }
 
 /* global (N*K) */
-__kernel void xent_bwd(__global const float *probs, const uint p_off, __global const int *labels, const uint l_off,
+__kernel void softmax_xent_bwd(__global const float *probs, const uint p_off, __global const int *labels, const uint l_off,
                        __global float *dz, const uint dz_off, const int N, const int K, const float eps,
                        const float grad_scale) {
     const int i = get_global_id(0);

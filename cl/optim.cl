@@ -5,7 +5,7 @@
  * lr is read from device memory (written by the host before each step), so a recorded step
  * replays with a new learning rate without touching kernel arguments.  global (n)
  */
-__kernel void sgd_momentum(__global const float *grad, const uint g_off, __global const float *lr, const uint lr_off,
+__kernel void sgd_momentum_update(__global const float *grad, const uint g_off, __global const float *lr, const uint lr_off,
                            __global float *param, const uint p_off, __global float *mom, const uint m_off,
                            const float mu, const float wd, const int nesterov, const int n) {
     const int i = get_global_id(0);

@@ -1,6 +1,8 @@
 /*
  * test_grad.c — finite-difference gradient checks of every backward op of the CPU
- * reference backend (STYLE.md 3.9 item 3).
+ * reference backend (STYLE.md 3.9 item 3): every op op_list.h declares grad BWD or SELF,
+ * each by its <name>_should_match_finite_differences (a missing one fails the run). A case
+ * releases its tensors after it runs (a failed case returns before its own cleanup).
  *
  * Method: for a forward op y = f(x, ...) pick fixed random weights G of y's shape and the
  * scalar L = sum(y * G), accumulated in double on the host. The backward op fed with dy = G
@@ -28,6 +30,14 @@
 #include "backend/backend.h"
 #include "core/rng.h"
 #include "test_util.h"
+
+/* <name>_should_match_finite_differences for every op of op_list.h declared grad BWD or
+ * SELF; main fails an op that lacks its check ("op X has a backward but no gradient
+ * check"), so coverage follows the op list. Weak declarations: a check never defined is a
+ * null address instead of a link error, so the run names the op. */
+#define GRAD_CHECK_DECLARE_(E, name, ...) int name##_should_match_finite_differences(void) __attribute__((weak));
+DBK_OP_LIST(GRAD_CHECK_DECLARE_)
+#undef GRAD_CHECK_DECLARE_
 
 #define MAX_POINTS 160
 #define MAX_BUFS   32
@@ -169,7 +179,8 @@ static void conv_desc(dbk_op_desc *d, dbk_op op, const conv_case *cc) {
     d->p.conv = (dbk_conv2d_params){cc->stride, cc->stride, cc->pad, cc->pad};
 }
 
-static int conv_case_grads(const conv_case *cc) {
+/* Checks dx (BWD_DATA) or dw (BWD_FILTER) of one case against the forward's differences. */
+static int conv_case_grads(const conv_case *cc, dbk_op which) {
     const int p = (cc->h + 2 * cc->pad - cc->r) / cc->stride + 1, q = (cc->w + 2 * cc->pad - cc->s) / cc->stride + 1;
     dbk_tensor x = new_f32(4, cc->n, cc->c, cc->h, cc->w), w = new_f32(4, cc->k, cc->c, cc->r, cc->s);
     dbk_tensor y = new_f32(4, cc->n, cc->k, p, q), dy = new_f32(4, cc->n, cc->k, p, q);
@@ -197,18 +208,28 @@ static int conv_case_grads(const conv_case *cc) {
              cc->s, cc->stride, cc->pad);
     const loss_def d = {&f, 1, &y, g, NULL};
     char what[160];
-    snprintf(what, sizeof what, "%s dx", name);
-    int rc = fd_check(what, &d, &x, hx, adx, LINEAR);
-    snprintf(what, sizeof what, "%s dw", name);
-    if (rc == 0) rc = fd_check(what, &d, &w, hw, adw, LINEAR);
+    int rc;
+    if (which == DBK_OP_CONV2D_BWD_DATA) {
+        snprintf(what, sizeof what, "%s dx", name);
+        rc = fd_check(what, &d, &x, hx, adx, LINEAR);
+    } else {
+        snprintf(what, sizeof what, "%s dw", name);
+        rc = fd_check(what, &d, &w, hw, adw, LINEAR);
+    }
     free(hx); free(hw); free(g); free(adx); free(adw);
     free_all();
     return rc;
 }
 
-static int conv2d_bwd_data_and_filter_should_match_finite_differences(void) {
+int conv2d_bwd_data_should_match_finite_differences(void) {
     for (size_t i = 0; i < sizeof conv_cases / sizeof conv_cases[0]; i++)
-        if (conv_case_grads(&conv_cases[i])) return 1;
+        if (conv_case_grads(&conv_cases[i], DBK_OP_CONV2D_BWD_DATA)) return 1;
+    return 0;
+}
+
+int conv2d_bwd_filter_should_match_finite_differences(void) {
+    for (size_t i = 0; i < sizeof conv_cases / sizeof conv_cases[0]; i++)
+        if (conv_case_grads(&conv_cases[i], DBK_OP_CONV2D_BWD_FILTER)) return 1;
     return 0;
 }
 
@@ -257,7 +278,8 @@ static int gemm_case_grads(int m, int n, int k, bool ta, bool tb) {
     return rc;
 }
 
-static int gemm_gradient_identities_should_match_finite_differences(void) {
+/* GEMM is its own backward: the gradient identities, computed with the GEMM op. */
+int gemm_should_match_finite_differences(void) {
     for (int t = 0; t < 4; t++) {
         if (gemm_case_grads(5, 7, 3, t & 1, t & 2)) return 1;
         if (gemm_case_grads(1, 9, 6, t & 1, t & 2)) return 1;
@@ -316,7 +338,7 @@ static int batchnorm_case_grads(int n, int c, int h, int w) {
     return rc;
 }
 
-static int batchnorm_bwd_should_match_finite_differences(void) {
+int batchnorm_bwd_should_match_finite_differences(void) {
     if (batchnorm_case_grads(3, 2, 4, 4)) return 1;
     if (batchnorm_case_grads(1, 3, 3, 5)) return 1;   /* batch 1: statistics over H*W only */
     return batchnorm_case_grads(5, 4, 1, 1);          /* 1x1 maps: statistics over N only */
@@ -325,7 +347,7 @@ static int batchnorm_bwd_should_match_finite_differences(void) {
 /* ---------------------------------------------------------------------------------- */
 /* relu, scale, add                                                                   */
 
-static int relu_bwd_should_match_finite_differences(void) {
+int relu_bwd_should_match_finite_differences(void) {
     const int64_t n = 120;
     dbk_tensor x = new_f32(2, 10, 12, 1, 1), y = new_f32(2, 10, 12, 1, 1);
     dbk_tensor dy = new_f32(2, 10, 12, 1, 1), dx = new_f32(2, 10, 12, 1, 1);
@@ -348,7 +370,7 @@ static int relu_bwd_should_match_finite_differences(void) {
 }
 
 /* SCALE is its own backward (dx = alpha dy); the model uses it that way. */
-static int scale_bwd_should_match_finite_differences(void) {
+int scale_should_match_finite_differences(void) {
     const int64_t n = 24;
     dbk_tensor x = new_f32(1, n, 1, 1, 1), y = new_f32(1, n, 1, 1, 1);
     dbk_tensor dy = new_f32(1, n, 1, 1, 1), dx = new_f32(1, n, 1, 1, 1);
@@ -368,7 +390,7 @@ static int scale_bwd_should_match_finite_differences(void) {
 }
 
 /* ADD's backward hands dy unchanged to both inputs (the model copies or reuses dy). */
-static int add_bwd_should_pass_dy_to_both_inputs(void) {
+int add_should_match_finite_differences(void) {
     const int64_t n = 30;
     dbk_tensor a = new_f32(2, 5, 6, 1, 1), b = new_f32(2, 5, 6, 1, 1), y = new_f32(2, 5, 6, 1, 1);
     float *ha = dbk_test_uniform(n, -1.0f, 1.0f, 51), *hb = dbk_test_uniform(n, -1.0f, 1.0f, 52);
@@ -420,7 +442,7 @@ static int maxpool_case_grads(int n, int c, int h, int w, int r, int s, int stri
     return rc;
 }
 
-static int maxpool_bwd_should_match_finite_differences(void) {
+int maxpool_bwd_should_match_finite_differences(void) {
     if (maxpool_case_grads(2, 3, 6, 6, 2, 2, 2)) return 1;   /* ResNet9's 2x2 */
     if (maxpool_case_grads(2, 2, 7, 7, 3, 3, 2)) return 1;   /* overlapping windows */
     return maxpool_case_grads(3, 4, 4, 5, 4, 5, 1);          /* global */
@@ -456,32 +478,37 @@ static int xent_case_grads(float smoothing, float grad_scale) {
     return rc;
 }
 
-static int softmax_xent_bwd_should_match_finite_differences(void) {
+int softmax_xent_bwd_should_match_finite_differences(void) {
     if (xent_case_grads(0.0f, 1.0f)) return 1;
     if (xent_case_grads(0.2f, 1.0f)) return 1;
     return xent_case_grads(0.1f, 0.25f);
 }
 
-/* Runs a case, then releases its tensors (a failed case returns before its own cleanup). */
-#define RUN(fn)       \
-    do {              \
-        DBK_RUN(fn);  \
-        free_all();   \
-    } while (0)
+#define GRAD_CHECK_ROW_(E, name, ...) [DBK_OP_##E] = name##_should_match_finite_differences,
+static int (*const grad_checks[DBK_OP_COUNT])(void) = {DBK_OP_LIST(GRAD_CHECK_ROW_)};
+#undef GRAD_CHECK_ROW_
+
+/* A backward op without its check fails the run instead of going unchecked. */
+static int missing_check(void) { return 1; }
 
 int main(void) {
     if (dbk_backend_create(DBK_BACKEND_KIND_CPU, 0, &be) != DBK_OK) {
         fprintf(stderr, "cannot create the CPU backend: %s\n", dbk_last_error());
         return 1;
     }
-    RUN(conv2d_bwd_data_and_filter_should_match_finite_differences);
-    RUN(gemm_gradient_identities_should_match_finite_differences);
-    RUN(batchnorm_bwd_should_match_finite_differences);
-    RUN(relu_bwd_should_match_finite_differences);
-    RUN(scale_bwd_should_match_finite_differences);
-    RUN(add_bwd_should_pass_dy_to_both_inputs);
-    RUN(maxpool_bwd_should_match_finite_differences);
-    RUN(softmax_xent_bwd_should_match_finite_differences);
+    for (int op = 0; op < DBK_OP_COUNT; op++) {
+        const dbk_op_info *in = dbk_op_get_info((dbk_op)op);
+        if (in->grad != DBK_OP_GRAD_BWD && in->grad != DBK_OP_GRAD_SELF) continue;
+        char name[96];
+        snprintf(name, sizeof name, "%s_should_match_finite_differences", in->name);
+        if (!grad_checks[op]) {
+            printf("op %s has a backward but no gradient check: define %s in tests/test_grad.c\n", in->name, name);
+            dbk_test_run(name, missing_check);
+        } else {
+            dbk_test_run(name, grad_checks[op]);
+        }
+        free_all();
+    }
     dbk_backend_destroy(be);
     return dbk_test_finish();
 }

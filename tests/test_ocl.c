@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "backends/opencl/ocl_internal.h"
+#include "core/embedded.h"
 #include "core/fileio.h"
 #include "test_util.h"
 
@@ -342,17 +343,20 @@ static int small_writes_should_stay_in_queue_order(void) {
 /* ---------------------------------------------------------------------------------- */
 /* errors                                                                             */
 
+/* The files the backend builds: every embedded .cl file of cl/ (ocl_program.c). */
+extern const dbk_embedded_file dbk_ocl_kernels[];
+extern const int               dbk_ocl_kernels_count;
+
 static int copy_kernels(const char *dir, const char *broken) {
-    static const char *const files[] = {"gemm_tiled.cl", "conv2d_im2col.cl", "bn.cl",   "act.cl",
-                                        "pool.cl",       "loss.cl",          "optim.cl", "augment.cl"};
-    for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
+    for (int i = 0; i < dbk_ocl_kernels_count; i++) {
+        const char *const name = dbk_ocl_kernels[i].name;
         char src[1024], dst[1024];
-        snprintf(src, sizeof src, "%s/cl/%s", DBK_SOURCE_DIR, files[i]);
-        snprintf(dst, sizeof dst, "%s/%s", dir, files[i]);
+        snprintf(src, sizeof src, "%s/cl/%s", DBK_SOURCE_DIR, name);
+        snprintf(dst, sizeof dst, "%s/%s", dir, name);
         void *data;
         size_t n;
         DBK_CHECK_OK(dbk_file_read_all(src, &data, &n));
-        if (broken && !strcmp(files[i], broken)) {
+        if (broken && !strcmp(name, broken)) {
             const char *bad = "\n__kernel void broken_on_purpose(__global float *y) { y[0] = undeclared_symbol; }\n";
             char *text = malloc(n + strlen(bad) + 1);
             memcpy(text, data, n);
@@ -369,7 +373,7 @@ static int copy_kernels(const char *dir, const char *broken) {
 
 static int a_kernel_that_fails_to_build_should_show_its_build_log(void) {
     const char *dir = dbk_test_tmpdir("ocl_broken_kernels");
-    if (copy_kernels(dir, "act.cl")) return 1;
+    if (copy_kernels(dir, "eltwise.cl")) return 1;
     setenv("DBK_KERNEL_DIR", dir, 1);
     setenv("DBK_CACHE_DIR", "off", 1);
     dbk_backend *be = NULL;
@@ -398,7 +402,8 @@ static int a_missing_kernel_file_should_be_named(void) {
     dbk_status st = create(&be);
     unsetenv("DBK_KERNEL_DIR");
     DBK_CHECK(st != DBK_OK && be == NULL);
-    DBK_CHECK_MSG(strstr(dbk_last_error(), "gemm_tiled.cl") != NULL, "message: %s", dbk_last_error());
+    /* the first file the backend reads (file-name order) */
+    DBK_CHECK_MSG(strstr(dbk_last_error(), dbk_ocl_kernels[0].name) != NULL, "message: %s", dbk_last_error());
     return 0;
 }
 

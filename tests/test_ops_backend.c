@@ -1,8 +1,9 @@
 /*
- * test_ops_backend.c — every op of ops.h (all DBK_OP_COUNT of them, forward and backward) on
+ * test_ops_backend.c — every op of op_list.h (all DBK_OP_COUNT of them, forward and backward) on
  * one backend against the CPU reference backend (DESIGN.md decision 1, STYLE.md 3.9).
  *
- * usage: test_ops_backend <backend-spec>      e.g. cpu, opencl:0, vulkan:0
+ * usage: test_ops_backend <backend-spec> [op]  e.g. cpu, opencl:0, vulkan:0 conv2d_fwd
+ * (with an op name, only that op's cases run)
  *
  * Each case builds one op descriptor, gives both backends the same random inputs, runs it on
  * both and compares every output. A passing case runs once more on the device as a one-op
@@ -28,7 +29,10 @@
  *    output, planted one at a time in the device's results, must each fail the case.
  *    Run against `cpu` (ops_cpu_vs_cpu) the results are bit-identical, so that run tests
  *    the harness: case construction, guards, comparisons and planted faults.
- *  - An op the backend does not support is a failure: every op is required.
+ *  - Coverage comes from op_list.h: every declared op must have <name>_test here (else the
+ *    run fails, "op X has no test cases"). An op the backend lacks by its declaration
+ *    (op_list.h where column) is printed as "not supported by <backend>" and listed at the
+ *    end; a case the backend refuses for an op it has is a failure.
  *  - No such backend or device: "skipped" (exit 77), or exit 1 when CI=true.
  *
  * Tolerances (NMSE; fp32 on both sides, so they only differ in summation order and in
@@ -60,20 +64,26 @@
 #include "test_util.h"
 
 /* ---------------------------------------------------------------------------------- */
-/* the per-op tolerance table                                                          */
+/* the per-op tests, one for each op of op_list.h                                      */
 
-static const double op_tolerance[DBK_OP_COUNT] = {
-    [DBK_OP_CONV2D_FWD] = 1e-7,          [DBK_OP_CONV2D_BWD_DATA] = 1e-7,
-    [DBK_OP_CONV2D_BWD_FILTER] = 1e-7,   [DBK_OP_GEMM] = 1e-7,
-    [DBK_OP_BATCHNORM_FWD_TRAIN] = 1e-7, [DBK_OP_BATCHNORM_FWD_INFER] = 1e-9,
-    [DBK_OP_BATCHNORM_BWD] = 1e-6,       [DBK_OP_RELU_FWD] = 1e-10,
-    [DBK_OP_RELU_BWD] = 1e-10,           [DBK_OP_MAXPOOL_FWD] = 1e-10,
-    [DBK_OP_MAXPOOL_BWD] = 1e-10,        [DBK_OP_ADD] = 1e-10,
-    [DBK_OP_SCALE] = 1e-10,              [DBK_OP_SOFTMAX_XENT_FWD] = 1e-8,
-    [DBK_OP_SOFTMAX_XENT_BWD] = 1e-9,    [DBK_OP_ACCURACY] = 0.0,
-    [DBK_OP_SGD_MOMENTUM_UPDATE] = 1e-10, [DBK_OP_AUGMENT] = 0.0,
-    [DBK_OP_FILL] = 1e-10,               [DBK_OP_COPY] = 1e-10,
-};
+/* An op's cases and their NMSE tolerance (see above). Each op of op_list.h defines
+ * <name>_test with OP_TEST after its cases function; an op without one fails the run
+ * ("op X has no test cases"), so a new op cannot go untested. The declarations are weak:
+ * a <name>_test never defined is a null address here instead of a link error, so the run
+ * names the op rather than the build failing on a symbol. */
+typedef struct op_test {
+    int  (*cases)(void);
+    double nmse;
+} op_test;
+
+#define OP_TEST_DECLARE_(E, name, ...) extern const op_test name##_test __attribute__((weak));
+DBK_OP_LIST(OP_TEST_DECLARE_)
+#undef OP_TEST_DECLARE_
+#define OP_TEST(name, tol) const op_test name##_test = {name##_cases, tol}
+
+#define OP_TEST_ROW_(E, name, ...) [DBK_OP_##E] = &name##_test,
+static const op_test *const op_tests[DBK_OP_COUNT] = {DBK_OP_LIST(OP_TEST_ROW_)};
+#undef OP_TEST_ROW_
 
 /* ---------------------------------------------------------------------------------- */
 /* cases: slots, placement in guarded buffers, comparison                              */
@@ -359,7 +369,7 @@ static int compare_output(const tcase *c, int s, const unsigned char *ref, const
  * Returns 1 on any failure (details in the notes); *worst gets the largest NMSE. */
 static int judge(const tcase *c, const placed *pr, const placed *pd, unsigned char *const gr[NSLOT],
                  unsigned char *const gd[NSLOT], double *worst) {
-    const double tol = op_tolerance[c->desc.op];
+    const double tol = op_tests[c->desc.op]->nmse;
     int fail = 0;
     *worst = 0.0;
     for (int s = 0; s < NSLOT; s++) {
@@ -426,7 +436,7 @@ static int planted_faults_missed(const tcase *c, const placed *pr, const placed 
 
 /* Runs case c on both backends and compares; prints its line; frees c. 0 = pass. */
 static int run_case(tcase *c) {
-    const double tol = op_tolerance[c->desc.op];
+    const double tol = op_tests[c->desc.op]->nmse;
     const char *op = dbk_op_name(c->desc.op);
     placed pr, pd;
     memset(&pr, 0, sizeof pr);
@@ -536,8 +546,11 @@ static int conv_cases(dbk_op op) {
 }
 
 static int conv2d_fwd_cases(void) { return conv_cases(DBK_OP_CONV2D_FWD); }
+OP_TEST(conv2d_fwd, 1e-7);
 static int conv2d_bwd_data_cases(void) { return conv_cases(DBK_OP_CONV2D_BWD_DATA); }
+OP_TEST(conv2d_bwd_data, 1e-7);
 static int conv2d_bwd_filter_cases(void) { return conv_cases(DBK_OP_CONV2D_BWD_FILTER); }
+OP_TEST(conv2d_bwd_filter, 1e-7);
 
 /* ---------------------------------------------------------------------------------- */
 /* GEMM                                                                                */
@@ -568,6 +581,7 @@ static int gemm_cases(void) {
             }
     return rc;
 }
+OP_TEST(gemm, 1e-7);
 
 /* ---------------------------------------------------------------------------------- */
 /* batch norm                                                                          */
@@ -606,6 +620,7 @@ static int batchnorm_fwd_train_cases(void) {
     }
     return rc;
 }
+OP_TEST(batchnorm_fwd_train, 1e-7);
 
 static int batchnorm_fwd_infer_cases(void) {
     int rc = 0;
@@ -623,6 +638,7 @@ static int batchnorm_fwd_infer_cases(void) {
     }
     return rc;
 }
+OP_TEST(batchnorm_fwd_infer, 1e-9);
 
 static int batchnorm_bwd_cases(void) {
     int rc = 0;
@@ -658,6 +674,7 @@ static int batchnorm_bwd_cases(void) {
     }
     return rc;
 }
+OP_TEST(batchnorm_bwd, 1e-6);
 
 /* ---------------------------------------------------------------------------------- */
 /* elementwise: relu, add, scale, fill, copy                                           */
@@ -698,6 +715,7 @@ static int relu_fwd_cases(void) {
         }
     return rc;
 }
+OP_TEST(relu_fwd, 1e-10);
 
 static int relu_bwd_cases(void) {
     int rc = 0;
@@ -714,6 +732,7 @@ static int relu_bwd_cases(void) {
         }
     return rc;
 }
+OP_TEST(relu_bwd, 1e-10);
 
 static int add_cases(void) {
     int rc = 0;
@@ -729,6 +748,7 @@ static int add_cases(void) {
         }
     return rc;
 }
+OP_TEST(add, 1e-10);
 
 static int scale_cases(void) {
     int rc = 0;
@@ -745,6 +765,7 @@ static int scale_cases(void) {
         }
     return rc;
 }
+OP_TEST(scale, 1e-10);
 
 static int fill_cases(void) {
     static const float values[] = {-2.5f, 0.0f, 3.0f, 1e-3f};
@@ -758,6 +779,7 @@ static int fill_cases(void) {
     }
     return rc;
 }
+OP_TEST(fill, 1e-10);
 
 static int copy_cases(void) {
     int rc = 0;
@@ -786,6 +808,7 @@ static int copy_cases(void) {
         }
     return rc;
 }
+OP_TEST(copy, 1e-10);
 
 /* ---------------------------------------------------------------------------------- */
 /* max pool                                                                            */
@@ -845,7 +868,9 @@ static int maxpool_cases(dbk_op op) {
 }
 
 static int maxpool_fwd_cases(void) { return maxpool_cases(DBK_OP_MAXPOOL_FWD); }
+OP_TEST(maxpool_fwd, 1e-10);
 static int maxpool_bwd_cases(void) { return maxpool_cases(DBK_OP_MAXPOOL_BWD); }
+OP_TEST(maxpool_bwd, 1e-10);
 
 /* ---------------------------------------------------------------------------------- */
 /* loss and accuracy                                                                   */
@@ -885,6 +910,7 @@ static int softmax_xent_fwd_cases(void) {
     }
     return rc;
 }
+OP_TEST(softmax_xent_fwd, 1e-8);
 
 static int softmax_xent_bwd_cases(void) {
     int rc = 0;
@@ -909,6 +935,7 @@ static int softmax_xent_bwd_cases(void) {
     }
     return rc;
 }
+OP_TEST(softmax_xent_bwd, 1e-9);
 
 static int accuracy_cases(void) {
     int rc = 0;
@@ -928,11 +955,12 @@ static int accuracy_cases(void) {
     }
     return rc;
 }
+OP_TEST(accuracy, 0.0);
 
 /* ---------------------------------------------------------------------------------- */
 /* optimizer                                                                           */
 
-static int sgd_cases(void) {
+static int sgd_momentum_update_cases(void) {
     static const int64_t counts[] = {1, 17, 4099, 262147};
     int rc = 0;
     for (int nesterov = 0; nesterov < 2; nesterov++)
@@ -951,6 +979,7 @@ static int sgd_cases(void) {
         }
     return rc;
 }
+OP_TEST(sgd_momentum_update, 1e-10);
 
 /* ---------------------------------------------------------------------------------- */
 /* augmentation                                                                        */
@@ -1008,38 +1037,22 @@ static int augment_cases(void) {
     }
     return rc;
 }
+OP_TEST(augment, 0.0);
 
 /* ---------------------------------------------------------------------------------- */
 
-static int (*const op_cases[DBK_OP_COUNT])(void) = {
-    [DBK_OP_CONV2D_FWD] = conv2d_fwd_cases,
-    [DBK_OP_CONV2D_BWD_DATA] = conv2d_bwd_data_cases,
-    [DBK_OP_CONV2D_BWD_FILTER] = conv2d_bwd_filter_cases,
-    [DBK_OP_GEMM] = gemm_cases,
-    [DBK_OP_BATCHNORM_FWD_TRAIN] = batchnorm_fwd_train_cases,
-    [DBK_OP_BATCHNORM_FWD_INFER] = batchnorm_fwd_infer_cases,
-    [DBK_OP_BATCHNORM_BWD] = batchnorm_bwd_cases,
-    [DBK_OP_RELU_FWD] = relu_fwd_cases,
-    [DBK_OP_RELU_BWD] = relu_bwd_cases,
-    [DBK_OP_MAXPOOL_FWD] = maxpool_fwd_cases,
-    [DBK_OP_MAXPOOL_BWD] = maxpool_bwd_cases,
-    [DBK_OP_ADD] = add_cases,
-    [DBK_OP_SCALE] = scale_cases,
-    [DBK_OP_SOFTMAX_XENT_FWD] = softmax_xent_fwd_cases,
-    [DBK_OP_SOFTMAX_XENT_BWD] = softmax_xent_bwd_cases,
-    [DBK_OP_ACCURACY] = accuracy_cases,
-    [DBK_OP_SGD_MOMENTUM_UPDATE] = sgd_cases,
-    [DBK_OP_AUGMENT] = augment_cases,
-    [DBK_OP_FILL] = fill_cases,
-    [DBK_OP_COPY] = copy_cases,
-};
-
-/* An op added to ops.h without cases here fails the run instead of going untested. */
+/* An op without cases fails the run instead of going untested. */
 static int missing_op(void) { return 1; }
 
 int main(int argc, char **argv) {
-    if (argc != 2) {
-        fprintf(stderr, "usage: test_ops_backend <backend-spec>   (cpu, opencl[:N], vulkan[:N])\n");
+    if (argc != 2 && argc != 3) {
+        fprintf(stderr, "usage: test_ops_backend <backend-spec> [op]   (cpu, opencl[:N], vulkan[:N]; op as in "
+                        "src/backend/op_list.h)\n");
+        return 2;
+    }
+    dbk_op only = DBK_OP_COUNT;
+    if (argc == 3 && dbk_op_from_name(argv[2], &only) != DBK_OK) {
+        fprintf(stderr, "test_ops_backend: %s\n", dbk_last_error());
         return 2;
     }
     dev_name = argv[1];
@@ -1057,16 +1070,27 @@ int main(int argc, char **argv) {
     const dbk_device_info *info = dbk_backend_get_info(dev_be);
     printf("%s: %s (%s, %s) against the CPU reference\n", dev_name, info->name, info->driver, info->api_version);
     dbk_rng_init(&rng, 20261122);
+    char lacking[1024] = "";
     for (int op = 0; op < DBK_OP_COUNT; op++) {
+        if (only != DBK_OP_COUNT && op != (int)only) continue;
+        const char *const opname = dbk_op_name((dbk_op)op);
         char name[80];
-        snprintf(name, sizeof name, "%s matches the CPU reference", dbk_op_name((dbk_op)op));
-        if (!op_cases[op]) {
-            printf("%s has no cases in test_ops_backend.c: every op must be tested\n", dbk_op_name((dbk_op)op));
+        snprintf(name, sizeof name, "%s matches the CPU reference", opname);
+        if (!op_tests[op]) {
+            printf("op %s has no test cases: define %s_test in tests/test_ops_backend.c\n", opname, opname);
             dbk_test_run(name, missing_op);
             continue;
         }
-        dbk_test_run(name, op_cases[op]);
+        if (!dbk_backend_has_op(dev_be, (dbk_op)op)) {
+            /* the declaration says so (op_list.h where column): reported, not failed */
+            printf("%-20s not supported by %s\n", opname, dev_name);
+            size_t len = strlen(lacking);
+            snprintf(lacking + len, sizeof lacking - len, "%s%s", len ? ", " : "", opname);
+            continue;
+        }
+        dbk_test_run(name, op_tests[op]->cases);
     }
+    if (lacking[0]) printf("not supported by %s: %s\n", dev_name, lacking);
     dbk_backend_destroy(dev_be);
     dbk_backend_destroy(ref_be);
     return dbk_test_finish();

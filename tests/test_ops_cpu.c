@@ -1028,6 +1028,63 @@ static int backend_run_should_reject_contract_violations(void) {
     return rc;
 }
 
+/* ---------------------------------------------------------------------------------- */
+/* the op list                                                                         */
+
+static int op_list_should_derive_names_slots_and_counts(void) {
+    for (int i = 0; i < DBK_OP_COUNT; i++) {
+        const dbk_op_info *in = dbk_op_get_info((dbk_op)i);
+        DBK_CHECK(in && in->op == (dbk_op)i && in->check && in->flops && in->bytes);
+        DBK_CHECK(!strcmp(in->name, dbk_op_name((dbk_op)i)));
+        dbk_op back = DBK_OP_COUNT;
+        DBK_CHECK_OK(dbk_op_from_name(in->name, &back));
+        DBK_CHECK(back == (dbk_op)i);
+        DBK_CHECK(dbk_op_nsrc((dbk_op)i) <= DBK_OP_MAX_SRC && dbk_op_ndst((dbk_op)i) <= DBK_OP_MAX_DST);
+        DBK_CHECK(dbk_op_ndst((dbk_op)i) >= 1);
+        /* the generic launchers pass params as floats and bind src then dst slots */
+        if (in->eltwise) DBK_CHECK_MSG(in->param_bytes % sizeof(float) == 0, "%s", in->name);
+    }
+    dbk_op op;
+    DBK_CHECK(dbk_op_from_name("no_such_op", &op) == DBK_ERR_INVALID_ARG);
+    DBK_CHECK(strstr(dbk_last_error(), "no_such_op") != NULL);
+    DBK_CHECK(dbk_op_nsrc(DBK_OP_AUGMENT) == 4 && dbk_op_ndst(DBK_OP_BATCHNORM_FWD_TRAIN) == 5);
+    DBK_CHECK(dbk_op_nsrc(DBK_OP_FILL) == 0 && dbk_op_get_info(DBK_OP_COUNT) == NULL);
+    DBK_CHECK(!strcmp(dbk_op_name(DBK_OP_COUNT), "unknown_op"));
+    DBK_CHECK(dbk_op_get_info(DBK_OP_RELU_FWD)->param_bytes == 0);
+    DBK_CHECK(dbk_op_get_info(DBK_OP_SCALE)->param_bytes == sizeof(dbk_scale_params));
+    DBK_CHECK(dbk_op_get_info(DBK_OP_CONV2D_FWD)->param_bytes == sizeof(dbk_conv2d_params));
+
+    /* counts on descriptors (tensors need no buffer) */
+    dbk_op_desc conv = {.op = DBK_OP_CONV2D_BWD_FILTER, .p.conv = {2, 2, 1, 1}};
+    conv.src[0] = dbk_tensor_make(NULL, 0, DBK_DTYPE_F32, 4, 2, 3, 8, 8);   /* x (N,C,H,W) */
+    conv.src[1] = dbk_tensor_make(NULL, 0, DBK_DTYPE_F32, 4, 2, 5, 4, 4);   /* dy (N,K,P,Q) */
+    conv.dst[0] = dbk_tensor_make(NULL, 0, DBK_DTYPE_F32, 4, 5, 3, 3, 3);   /* dw (K,C,R,S) */
+    const dbk_conv2d_geom g = dbk_conv2d_geom_of(&conv);
+    DBK_CHECK(g.x == &conv.src[0] && g.y == &conv.src[1] && g.w == &conv.dst[0]);
+    DBK_CHECK(g.N == 2 && g.C == 3 && g.H == 8 && g.W == 8 && g.K == 5 && g.R == 3 && g.S == 3 && g.P == 4 &&
+              g.Q == 4 && g.stride_h == 2 && g.pad_w == 1);
+    DBK_CHECK_OK(dbk_op_validate(&conv));
+    DBK_CHECK(dbk_op_flops(&conv) == 2.0 * (2 * 5 * 4 * 4) * (3 * 3 * 3));
+    DBK_CHECK(dbk_op_bytes(&conv) == 4.0 * (2 * 3 * 8 * 8 + 2 * 5 * 4 * 4 + 5 * 3 * 3 * 3));
+    conv.op = DBK_OP_CONV2D_BWD_DATA;   /* dy (N,K,P,Q), w (K,C,R,S) -> dx (N,C,H,W) */
+    conv.src[0] = dbk_tensor_make(NULL, 0, DBK_DTYPE_F32, 4, 2, 5, 4, 4);
+    conv.src[1] = dbk_tensor_make(NULL, 0, DBK_DTYPE_F32, 4, 5, 3, 3, 3);
+    conv.dst[0] = dbk_tensor_make(NULL, 0, DBK_DTYPE_F32, 4, 2, 3, 8, 8);
+    const dbk_conv2d_geom gd = dbk_conv2d_geom_of(&conv);
+    DBK_CHECK(gd.x == &conv.dst[0] && gd.y == &conv.src[0] && gd.w == &conv.src[1] && gd.C == 3 && gd.P == 4);
+    DBK_CHECK_OK(dbk_op_validate(&conv));
+
+    /* augment counts the batch it reads (one u8 per output element), not the dataset */
+    dbk_op_desc aug = {.op = DBK_OP_AUGMENT};
+    aug.src[0] = dbk_tensor_make(NULL, 0, DBK_DTYPE_U8, 4, 1000, 3, 32, 32);
+    aug.src[1] = dbk_tensor_make(NULL, 0, DBK_DTYPE_U8, 1, 1000, 1, 1, 1);
+    aug.src[3] = dbk_tensor_make(NULL, 0, DBK_DTYPE_I32, 1, 2, 1, 1, 1);
+    aug.dst[0] = dbk_tensor_make(NULL, 0, DBK_DTYPE_F32, 4, 8, 3, 32, 32);
+    aug.dst[1] = dbk_tensor_make(NULL, 0, DBK_DTYPE_I32, 1, 8, 1, 1, 1);
+    DBK_CHECK(dbk_op_bytes(&aug) == 5.0 * (8 * 3 * 32 * 32) + 5.0 * 8);
+    return 0;
+}
+
 int main(void) {
     if (dbk_backend_create(DBK_BACKEND_KIND_CPU, 0, &be) != DBK_OK) {
         fprintf(stderr, "cannot create the CPU backend: %s\n", dbk_last_error());
@@ -1056,6 +1113,7 @@ int main(void) {
     RUN(augment_should_be_deterministic_per_seed);
     RUN(augment_should_reject_out_of_range_rows);
     RUN(backend_run_should_reject_contract_violations);
+    RUN(op_list_should_derive_names_slots_and_counts);
     dbk_backend_destroy(be);
     return dbk_test_finish();
 }

@@ -96,8 +96,23 @@ static dbk_status check_tensors(const dbk_backend *be, const dbk_op_desc *op) {
     return DBK_OK;
 }
 
+bool dbk_backend_has_op(const dbk_backend *be, dbk_op op) {
+    const dbk_op_info *in = dbk_op_get_info(op);
+    if (!in) return false;
+    switch (be->kind) {
+    case DBK_BACKEND_KIND_OPENCL:
+        return in->where == DBK_OP_WHERE_ALL || in->where == DBK_OP_WHERE_NO_VK;
+    case DBK_BACKEND_KIND_VULKAN:
+        return in->where == DBK_OP_WHERE_ALL || in->where == DBK_OP_WHERE_NO_OCL;
+    case DBK_BACKEND_KIND_CPU:
+    case DBK_BACKEND_KIND_COUNT:
+        break;
+    }
+    return true;
+}
+
 bool dbk_backend_supports(const dbk_backend *be, const dbk_op_desc *op) {
-    if ((unsigned)op->op >= DBK_OP_COUNT || !be->vt->ops[op->op]) return false;
+    if ((unsigned)op->op >= DBK_OP_COUNT) return false;
     return be->vt->op_supported ? be->vt->op_supported(be, op) : true;
 }
 
@@ -117,7 +132,7 @@ dbk_status dbk_backend_run(dbk_backend *be, const dbk_op_desc *op) {
     if (!dbk_backend_supports(be, op))
         return dbk_set_error(DBK_ERR_UNSUPPORTED, "backend %s (%s) does not support %s",
                              be->vt->name, be->info.name, dbk_op_name(op->op));
-    return be->vt->ops[op->op](be, op);
+    return be->vt->run_op(be, op);
 }
 
 dbk_status dbk_backend_sync(dbk_backend *be) { return be->vt->sync(be); }
@@ -169,7 +184,7 @@ dbk_status dbk_program_run(dbk_program *p) {
     if (be->vt->program_run) return be->vt->program_run(be, p);
     /* Validated and prepared at creation: call the ops directly. */
     for (int i = 0; i < p->count; i++) {
-        dbk_status st = be->vt->ops[p->ops[i].op](be, &p->ops[i]);
+        dbk_status st = be->vt->run_op(be, &p->ops[i]);
         if (st != DBK_OK) return program_op_failed(&p->ops[i], st);
     }
     return DBK_OK;
@@ -181,7 +196,7 @@ dbk_status dbk_program_run_timed(dbk_program *p, double *op_seconds) {
     DBK_TRY(be->vt->sync(be));
     for (int i = 0; i < p->count; i++) {
         double t0 = dbk_time_now();
-        dbk_status st = be->vt->ops[p->ops[i].op](be, &p->ops[i]);
+        dbk_status st = be->vt->run_op(be, &p->ops[i]);
         if (st != DBK_OK) return program_op_failed(&p->ops[i], st);
         DBK_TRY(be->vt->sync(be));
         op_seconds[i] += dbk_time_now() - t0;

@@ -94,6 +94,9 @@ dbk_status dbk_tensor_read(const dbk_tensor *t, void *dst);
 
 /* --- ops ---------------------------------------------------------------------------- */
 
+/* Whether the backend has the op at all: op_list.h's where column (the CPU has every op). */
+bool dbk_backend_has_op(const dbk_backend *be, dbk_op op);
+/* Whether the backend can run this descriptor (has the op, and its dtype/shape limits allow). */
 bool dbk_backend_supports(const dbk_backend *be, const dbk_op_desc *op);
 
 /* Called once per distinct op descriptor before the first run (plan, then allocate): lets

@@ -2,8 +2,10 @@
  * backend_impl.h — the vtable a backend implements. INTERNAL: include only from
  * src/backend/ and src/backends/<name>/.
  *
- * A backend provides a static const dbk_backend_vtable with an op table indexed by dbk_op
- * (a NULL entry = unsupported) and registers count/info/create functions in registry.c.
+ * A backend provides a static const dbk_backend_vtable and registers count/info/create
+ * functions in registry.c. Its ops are reached through one entry, run_op, which dispatches
+ * through the backend's own table generated from op_list.h (a NULL entry there = the
+ * backend lacks the op, as the list's where column says).
  */
 #ifndef DBK_BACKEND_IMPL_H
 #define DBK_BACKEND_IMPL_H
@@ -33,13 +35,15 @@ typedef struct dbk_backend_vtable {
     dbk_status (*buffer_write)(dbk_backend *be, dbk_buffer *dst, size_t off, const void *src, size_t n);
     dbk_status (*buffer_read) (dbk_backend *be, const dbk_buffer *src, size_t off, void *dst, size_t n);
     dbk_status (*sync)        (dbk_backend *be);
-    dbk_op_fn   ops[DBK_OP_COUNT];
-    /* optional: finer support check (dtype, shape limits); NULL = the op table decides */
+    /* runs (enqueues) one validated, prepared op */
+    dbk_op_fn   run_op;
+    /* whether the backend has the op (its table) and can run this descriptor (dtype, shape
+     * limits); NULL = every op, any descriptor */
     bool       (*op_supported)(const dbk_backend *be, const dbk_op_desc *op);
     /* optional: called by dbk_backend_prepare after validation */
     dbk_status (*prepare)     (dbk_backend *be, const dbk_op_desc *op);
     /* optional record/replay of programs (backend.h); each NULL entry falls back to the
-     * generic path: program_run calls ops[] in order, program_run_timed synchronises and
+     * generic path: program_run calls run_op in order, program_run_timed synchronises and
      * times each op on the host. program_record fills prog->impl; program_release frees it. */
     dbk_status (*program_record)   (dbk_backend *be, dbk_program *prog);
     void       (*program_release)  (dbk_backend *be, dbk_program *prog);

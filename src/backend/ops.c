@@ -1,37 +1,12 @@
 /*
- * ops.c — op names, descriptor validation against the contracts in ops.h, and FLOP counts.
+ * ops.c — everything ops.h derives from the op list (op_list.h): names, the info table,
+ * validation against each op's contract, FLOP and byte counts, and the convolution geometry.
  */
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "backend/ops.h"
-
-const char *dbk_op_name(dbk_op op) {
-    switch (op) {
-    case DBK_OP_CONV2D_FWD:          return "conv2d_fwd";
-    case DBK_OP_CONV2D_BWD_DATA:     return "conv2d_bwd_data";
-    case DBK_OP_CONV2D_BWD_FILTER:   return "conv2d_bwd_filter";
-    case DBK_OP_GEMM:                return "gemm";
-    case DBK_OP_BATCHNORM_FWD_TRAIN: return "batchnorm_fwd_train";
-    case DBK_OP_BATCHNORM_FWD_INFER: return "batchnorm_fwd_infer";
-    case DBK_OP_BATCHNORM_BWD:       return "batchnorm_bwd";
-    case DBK_OP_RELU_FWD:            return "relu_fwd";
-    case DBK_OP_RELU_BWD:            return "relu_bwd";
-    case DBK_OP_MAXPOOL_FWD:         return "maxpool_fwd";
-    case DBK_OP_MAXPOOL_BWD:         return "maxpool_bwd";
-    case DBK_OP_ADD:                 return "add";
-    case DBK_OP_SCALE:               return "scale";
-    case DBK_OP_SOFTMAX_XENT_FWD:    return "softmax_xent_fwd";
-    case DBK_OP_SOFTMAX_XENT_BWD:    return "softmax_xent_bwd";
-    case DBK_OP_ACCURACY:            return "accuracy";
-    case DBK_OP_SGD_MOMENTUM_UPDATE: return "sgd_momentum_update";
-    case DBK_OP_AUGMENT:             return "augment";
-    case DBK_OP_FILL:                return "fill";
-    case DBK_OP_COPY:                return "copy";
-    case DBK_OP_COUNT:               break;
-    }
-    return "unknown_op";
-}
 
 /* ---------------------------------------------------------------------------------- */
 /* validation helpers: each returns DBK_ERR_INVALID_ARG with "<op>: <what>" on mismatch */
@@ -72,10 +47,11 @@ static dbk_status want_dim(const dbk_op_desc *d, const char *what, int64_t got, 
     return DBK_OK;
 }
 
-static int64_t conv_out(int64_t in, int64_t k, int stride, int pad) { return (in + 2 * pad - k) / stride + 1; }
-
-/* x (N,C,H,W), w (K,C,R,S), y (N,K,P,Q) agree with conv params. */
-static dbk_status check_conv(const dbk_op_desc *d, const dbk_tensor *x, const dbk_tensor *w, const dbk_tensor *y) {
+/* x (N,C,H,W), w (K,C,R,S), y (N,K,P,Q) agree with conv params, in any of the three
+ * directions (dbk_conv2d_geom_of says which slot holds which). */
+static dbk_status check_conv2d(const dbk_op_desc *d) {
+    const dbk_conv2d_geom g = dbk_conv2d_geom_of(d);
+    const dbk_tensor *x = g.x, *w = g.w, *y = g.y;
     const dbk_conv2d_params *p = &d->p.conv;
     DBK_TRY(want(d, x, "x", DBK_DTYPE_F32, 4));
     DBK_TRY(want(d, w, "w", DBK_DTYPE_F32, 4));
@@ -87,8 +63,8 @@ static dbk_status check_conv(const dbk_op_desc *d, const dbk_tensor *x, const db
     DBK_TRY(want_dim(d, "x channels C", x->shape[1], w->shape[1]));
     DBK_TRY(want_dim(d, "y batch N", y->shape[0], x->shape[0]));
     DBK_TRY(want_dim(d, "y channels K", y->shape[1], w->shape[0]));
-    DBK_TRY(want_dim(d, "y height P", y->shape[2], conv_out(x->shape[2], w->shape[2], p->stride_h, p->pad_h)));
-    DBK_TRY(want_dim(d, "y width Q", y->shape[3], conv_out(x->shape[3], w->shape[3], p->stride_w, p->pad_w)));
+    DBK_TRY(want_dim(d, "y height P", y->shape[2], dbk_conv_out_len(x->shape[2], w->shape[2], p->stride_h, p->pad_h)));
+    DBK_TRY(want_dim(d, "y width Q", y->shape[3], dbk_conv_out_len(x->shape[3], w->shape[3], p->stride_w, p->pad_w)));
     return DBK_OK;
 }
 
@@ -113,197 +89,338 @@ static dbk_status check_logits_labels(const dbk_op_desc *d, const dbk_tensor *z,
     return want_dim(d, "labels length", labels->shape[0], z->shape[0]);
 }
 
-dbk_status dbk_op_validate(const dbk_op_desc *d) {
+
+/* ---------------------------------------------------------------------------------- */
+/* per-op checks (the check column)                                                    */
+
+static dbk_status check_gemm(const dbk_op_desc *d) {
     const dbk_tensor *s = d->src, *o = d->dst;
-    switch (d->op) {
-    case DBK_OP_CONV2D_FWD:
-        return check_conv(d, &s[0], &s[1], &o[0]);
-    case DBK_OP_CONV2D_BWD_DATA:
-        return check_conv(d, &o[0], &s[1], &s[0]);
-    case DBK_OP_CONV2D_BWD_FILTER:
-        return check_conv(d, &s[0], &o[0], &s[1]);
+    DBK_TRY(want(d, &s[0], "A", DBK_DTYPE_F32, 2));
+    DBK_TRY(want(d, &s[1], "B", DBK_DTYPE_F32, 2));
+    DBK_TRY(want(d, &o[0], "C", DBK_DTYPE_F32, 2));
+    int64_t m = d->p.gemm.trans_a ? s[0].shape[1] : s[0].shape[0];
+    int64_t ka = d->p.gemm.trans_a ? s[0].shape[0] : s[0].shape[1];
+    int64_t kb = d->p.gemm.trans_b ? s[1].shape[1] : s[1].shape[0];
+    int64_t n = d->p.gemm.trans_b ? s[1].shape[0] : s[1].shape[1];
+    DBK_TRY(want_dim(d, "inner dimension of B", kb, ka));
+    DBK_TRY(want_dim(d, "C rows", o[0].shape[0], m));
+    return want_dim(d, "C columns", o[0].shape[1], n);
+}
 
-    case DBK_OP_GEMM: {
-        DBK_TRY(want(d, &s[0], "A", DBK_DTYPE_F32, 2));
-        DBK_TRY(want(d, &s[1], "B", DBK_DTYPE_F32, 2));
-        DBK_TRY(want(d, &o[0], "C", DBK_DTYPE_F32, 2));
-        int64_t m = d->p.gemm.trans_a ? s[0].shape[1] : s[0].shape[0];
-        int64_t ka = d->p.gemm.trans_a ? s[0].shape[0] : s[0].shape[1];
-        int64_t kb = d->p.gemm.trans_b ? s[1].shape[1] : s[1].shape[0];
-        int64_t n = d->p.gemm.trans_b ? s[1].shape[0] : s[1].shape[1];
-        DBK_TRY(want_dim(d, "inner dimension of B", kb, ka));
-        DBK_TRY(want_dim(d, "C rows", o[0].shape[0], m));
-        return want_dim(d, "C columns", o[0].shape[1], n);
+static dbk_status check_bn_fwd_train(const dbk_op_desc *d) {
+    const dbk_tensor *s = d->src, *o = d->dst;
+    DBK_TRY(want(d, &s[0], "x", DBK_DTYPE_F32, 4));
+    DBK_TRY(want_same(d, &s[0], "x", &o[0], "y"));
+    int64_t c = s[0].shape[1];
+    DBK_TRY(check_channel_vec(d, &s[1], "gamma", c));
+    DBK_TRY(check_channel_vec(d, &s[2], "beta", c));
+    DBK_TRY(check_channel_vec(d, &o[1], "mean", c));
+    DBK_TRY(check_channel_vec(d, &o[2], "invstd", c));
+    DBK_TRY(check_channel_vec(d, &o[3], "running_mean", c));
+    DBK_TRY(check_channel_vec(d, &o[4], "running_var", c));
+    if (!(d->p.bn.eps > 0.0f)) FAIL("%s: eps must be > 0", dbk_op_name(d->op));
+    return DBK_OK;
+}
+
+static dbk_status check_bn_fwd_infer(const dbk_op_desc *d) {
+    const dbk_tensor *s = d->src, *o = d->dst;
+    DBK_TRY(want(d, &s[0], "x", DBK_DTYPE_F32, 4));
+    DBK_TRY(want_same(d, &s[0], "x", &o[0], "y"));
+    int64_t c = s[0].shape[1];
+    DBK_TRY(check_channel_vec(d, &s[1], "gamma", c));
+    DBK_TRY(check_channel_vec(d, &s[2], "beta", c));
+    DBK_TRY(check_channel_vec(d, &s[3], "running_mean", c));
+    return check_channel_vec(d, &s[4], "running_var", c);
+}
+
+static dbk_status check_bn_bwd(const dbk_op_desc *d) {
+    const dbk_tensor *s = d->src, *o = d->dst;
+    DBK_TRY(want(d, &s[0], "x", DBK_DTYPE_F32, 4));
+    DBK_TRY(want_same(d, &s[0], "x", &s[1], "dy"));
+    DBK_TRY(want_same(d, &s[0], "x", &o[0], "dx"));
+    int64_t c = s[0].shape[1];
+    DBK_TRY(check_channel_vec(d, &s[2], "gamma", c));
+    DBK_TRY(check_channel_vec(d, &s[3], "mean", c));
+    DBK_TRY(check_channel_vec(d, &s[4], "invstd", c));
+    DBK_TRY(check_channel_vec(d, &o[1], "dgamma", c));
+    return check_channel_vec(d, &o[2], "dbeta", c);
+}
+
+/* The i-th space-separated word of slots into out ("" past the end), without a trailing '?'. */
+static void slot_word(const char *slots, int i, char *out, size_t cap) {
+    const char *p = slots;
+    for (;;) {
+        while (*p == ' ') p++;
+        size_t n = strcspn(p, " ");
+        if (n == 0 || i == 0) {
+            if (n && p[n - 1] == '?') n--;
+            snprintf(out, cap, "%.*s", (int)n, p);
+            return;
+        }
+        p += n;
+        i--;
     }
+}
 
-    case DBK_OP_BATCHNORM_FWD_TRAIN: {
-        DBK_TRY(want(d, &s[0], "x", DBK_DTYPE_F32, 4));
-        DBK_TRY(want_same(d, &s[0], "x", &o[0], "y"));
-        int64_t c = s[0].shape[1];
-        DBK_TRY(check_channel_vec(d, &s[1], "gamma", c));
-        DBK_TRY(check_channel_vec(d, &s[2], "beta", c));
-        DBK_TRY(check_channel_vec(d, &o[1], "mean", c));
-        DBK_TRY(check_channel_vec(d, &o[2], "invstd", c));
-        DBK_TRY(check_channel_vec(d, &o[3], "running_mean", c));
-        DBK_TRY(check_channel_vec(d, &o[4], "running_var", c));
-        if (!(d->p.bn.eps > 0.0f)) FAIL("%s: eps must be > 0", dbk_op_name(d->op));
-        return DBK_OK;
+/* Slots in a space-separated list (a compile-time constant would need the preprocessor to
+ * count words; counting the string once per lookup is cheap). */
+static int count_words(const char *s) {
+    int n = 0;
+    for (const char *p = s; *p;) {
+        while (*p == ' ') p++;
+        if (!*p) break;
+        n++;
+        p += strcspn(p, " ");
     }
-    case DBK_OP_BATCHNORM_FWD_INFER: {
-        DBK_TRY(want(d, &s[0], "x", DBK_DTYPE_F32, 4));
-        DBK_TRY(want_same(d, &s[0], "x", &o[0], "y"));
-        int64_t c = s[0].shape[1];
-        DBK_TRY(check_channel_vec(d, &s[1], "gamma", c));
-        DBK_TRY(check_channel_vec(d, &s[2], "beta", c));
-        DBK_TRY(check_channel_vec(d, &s[3], "running_mean", c));
-        return check_channel_vec(d, &s[4], "running_var", c);
+    return n;
+}
+
+/* Elementwise ops (relu, add, scale, fill and any launch EW op): every slot of the
+ * declaration is an f32 tensor of one shape. The names in messages are the slot names. */
+static dbk_status check_eltwise(const dbk_op_desc *d) {
+    const dbk_op_info *in = dbk_op_get_info(d->op);
+    const dbk_tensor *first = NULL;
+    char name[32], first_name[32] = "";
+    for (int side = 0; side < 2; side++) {
+        const int n = side ? dbk_op_ndst(d->op) : dbk_op_nsrc(d->op);
+        for (int i = 0; i < n; i++) {
+            const dbk_tensor *t = side ? &d->dst[i] : &d->src[i];
+            slot_word(side ? in->dst_slots : in->src_slots, i, name, sizeof name);
+            DBK_TRY(want(d, t, name, DBK_DTYPE_F32, 0));
+            if (!first) {
+                first = t;
+                snprintf(first_name, sizeof first_name, "%s", name);
+            } else {
+                DBK_TRY(want_same(d, first, first_name, t, name));
+            }
+        }
     }
-    case DBK_OP_BATCHNORM_BWD: {
-        DBK_TRY(want(d, &s[0], "x", DBK_DTYPE_F32, 4));
-        DBK_TRY(want_same(d, &s[0], "x", &s[1], "dy"));
-        DBK_TRY(want_same(d, &s[0], "x", &o[0], "dx"));
-        int64_t c = s[0].shape[1];
-        DBK_TRY(check_channel_vec(d, &s[2], "gamma", c));
-        DBK_TRY(check_channel_vec(d, &s[3], "mean", c));
-        DBK_TRY(check_channel_vec(d, &s[4], "invstd", c));
-        DBK_TRY(check_channel_vec(d, &o[1], "dgamma", c));
-        return check_channel_vec(d, &o[2], "dbeta", c);
+    return DBK_OK;
+}
+
+static dbk_status check_maxpool(const dbk_op_desc *d) {
+    const dbk_tensor *s = d->src, *o = d->dst;
+    bool fwd = d->op == DBK_OP_MAXPOOL_FWD;
+    const dbk_tensor *x = fwd ? &s[0] : &o[0], *y = fwd ? &o[0] : &s[0], *arg = fwd ? &o[1] : &s[1];
+    const dbk_pool_params *p = &d->p.pool;
+    DBK_TRY(want(d, x, fwd ? "x" : "dx", DBK_DTYPE_F32, 4));
+    DBK_TRY(want(d, y, fwd ? "y" : "dy", DBK_DTYPE_F32, 4));
+    DBK_TRY(want(d, arg, "argmax", DBK_DTYPE_I32, 4));
+    DBK_TRY(want_same(d, y, "y", arg, "argmax"));
+    if (p->size_h < 1 || p->size_w < 1 || p->stride_h < 1 || p->stride_w < 1)
+        FAIL("%s: window and stride must be >= 1", dbk_op_name(d->op));
+    if (p->size_h > x->shape[2] || p->size_w > x->shape[3])
+        FAIL("%s: window %dx%d larger than the input %lldx%lld", dbk_op_name(d->op), p->size_h, p->size_w,
+             (long long)x->shape[2], (long long)x->shape[3]);
+    DBK_TRY(want_dim(d, "y batch N", y->shape[0], x->shape[0]));
+    DBK_TRY(want_dim(d, "y channels C", y->shape[1], x->shape[1]));
+    DBK_TRY(want_dim(d, "y height P", y->shape[2], dbk_conv_out_len(x->shape[2], p->size_h, p->stride_h, 0)));
+    return want_dim(d, "y width Q", y->shape[3], dbk_conv_out_len(x->shape[3], p->size_w, p->stride_w, 0));
+}
+
+static dbk_status check_smoothing(const dbk_op_desc *d) {
+    if (!(d->p.xent.label_smoothing >= 0.0f && d->p.xent.label_smoothing < 1.0f))
+        FAIL("%s: label smoothing must be in [0, 1)", dbk_op_name(d->op));
+    return DBK_OK;
+}
+
+static dbk_status check_softmax_xent_fwd(const dbk_op_desc *d) {
+    const dbk_tensor *s = d->src, *o = d->dst;
+    DBK_TRY(check_logits_labels(d, &s[0], &s[1]));
+    DBK_TRY(want(d, &o[0], "probs", DBK_DTYPE_F32, 2));
+    DBK_TRY(want_same(d, &s[0], "logits", &o[0], "probs"));
+    DBK_TRY(check_smoothing(d));
+    return check_scalar(d, &o[1], "loss_sum", DBK_DTYPE_F32, 1);
+}
+
+static dbk_status check_softmax_xent_bwd(const dbk_op_desc *d) {
+    const dbk_tensor *s = d->src, *o = d->dst;
+    DBK_TRY(check_logits_labels(d, &s[0], &s[1]));
+    DBK_TRY(want(d, &o[0], "dlogits", DBK_DTYPE_F32, 2));
+    DBK_TRY(check_smoothing(d));
+    return want_same(d, &s[0], "probs", &o[0], "dlogits");
+}
+
+static dbk_status check_accuracy(const dbk_op_desc *d) {
+    DBK_TRY(check_logits_labels(d, &d->src[0], &d->src[1]));
+    return check_scalar(d, &d->dst[0], "correct", DBK_DTYPE_F32, 1);
+}
+
+static dbk_status check_sgd_momentum_update(const dbk_op_desc *d) {
+    const dbk_tensor *s = d->src, *o = d->dst;
+    DBK_TRY(want(d, &s[0], "grad", DBK_DTYPE_F32, 0));
+    DBK_TRY(check_scalar(d, &s[1], "lr", DBK_DTYPE_F32, 1));
+    DBK_TRY(want(d, &o[0], "params", DBK_DTYPE_F32, 0));
+    DBK_TRY(want(d, &o[1], "momentum", DBK_DTYPE_F32, 0));
+    if (dbk_tensor_numel(&s[0]) != dbk_tensor_numel(&o[0]) || dbk_tensor_numel(&o[1]) != dbk_tensor_numel(&o[0]))
+        FAIL("%s: grad, params and momentum must have the same element count", dbk_op_name(d->op));
+    return DBK_OK;
+}
+
+static dbk_status check_augment(const dbk_op_desc *d) {
+    const dbk_tensor *s = d->src, *o = d->dst;
+    const dbk_augment_params *p = &d->p.augment;
+    DBK_TRY(want(d, &s[0], "images", DBK_DTYPE_U8, 4));
+    DBK_TRY(want(d, &s[1], "labels", DBK_DTYPE_U8, 1));
+    DBK_TRY(want_dim(d, "labels length", s[1].shape[0], s[0].shape[0]));
+    if (s[2].ndim) DBK_TRY(want(d, &s[2], "indices", DBK_DTYPE_I32, 1));
+    DBK_TRY(check_scalar(d, &s[3], "state", DBK_DTYPE_I32, 2));
+    DBK_TRY(want(d, &o[0], "x", DBK_DTYPE_F32, 4));
+    DBK_TRY(want(d, &o[1], "batch labels", DBK_DTYPE_I32, 1));
+    DBK_TRY(want_dim(d, "image channels", s[0].shape[1], 3));
+    DBK_TRY(want_dim(d, "x channels", o[0].shape[1], 3));
+    DBK_TRY(want_dim(d, "x height", o[0].shape[2], s[0].shape[2]));
+    DBK_TRY(want_dim(d, "x width", o[0].shape[3], s[0].shape[3]));
+    DBK_TRY(want_dim(d, "batch labels length", o[1].shape[0], o[0].shape[0]));
+    if (p->pad < 0 || p->pad >= s[0].shape[2] || p->pad >= s[0].shape[3])
+        FAIL("%s: reflect padding %d must be in [0, image size)", dbk_op_name(d->op), p->pad);
+    if (p->cutout < 0 || p->cutout > s[0].shape[2] || p->cutout > s[0].shape[3])
+        FAIL("%s: cutout %d larger than the image", dbk_op_name(d->op), p->cutout);
+    for (int c = 0; c < 3; c++)
+        if (!(p->std[c] > 0.0f)) FAIL("%s: std[%d] must be > 0", dbk_op_name(d->op), c);
+    return DBK_OK;
+}
+
+static dbk_status check_copy(const dbk_op_desc *d) {
+    const dbk_tensor *s = d->src, *o = d->dst;
+    if (s[0].ndim == 0 || o[0].ndim == 0) FAIL("copy: src and dst are required");
+    if (s[0].dtype != o[0].dtype || dbk_tensor_numel(&s[0]) != dbk_tensor_numel(&o[0]))
+        FAIL("copy: src and dst differ in dtype or element count");
+    return DBK_OK;
+}
+
+/* ---------------------------------------------------------------------------------- */
+/* FLOP and byte counts (the flops and bytes columns)                                  */
+
+static double n_src(const dbk_op_desc *d, int i) { return (double)dbk_tensor_numel(&d->src[i]); }
+static double n_dst(const dbk_op_desc *d, int i) { return (double)dbk_tensor_numel(&d->dst[i]); }
+
+/* 2 * N*K*P*Q * C*R*S in every direction. */
+static double conv2d_flops(const dbk_op_desc *d) {
+    const dbk_conv2d_geom g = dbk_conv2d_geom_of(d);
+    return 2.0 * (double)(g.N * g.K * g.P * g.Q) * (double)(g.C * g.R * g.S);
+}
+
+static double gemm_flops(const dbk_op_desc *d) {
+    double k = (double)(d->p.gemm.trans_a ? d->src[0].shape[0] : d->src[0].shape[1]);
+    return 2.0 * (double)dbk_tensor_numel(&d->dst[0]) * k;
+}
+
+/* Every present tensor once (an in-place tensor is read and written, counted once: its
+ * second pass usually hits the cache). */
+static double all_bytes(const dbk_op_desc *d) {
+    double b = 0.0;
+    for (int i = 0; i < DBK_OP_MAX_SRC; i++)
+        if (d->src[i].ndim) b += (double)dbk_tensor_nbytes(&d->src[i]);
+    for (int i = 0; i < DBK_OP_MAX_DST; i++)
+        if (d->dst[i].ndim) b += (double)dbk_tensor_nbytes(&d->dst[i]);
+    return b;
+}
+
+/* The outputs, plus one u8 read per output element (pixels and labels), not the dataset. */
+static double augment_bytes(const dbk_op_desc *d) {
+    double b = 0.0;
+    for (int i = 0; i < DBK_OP_MAX_DST; i++)
+        if (d->dst[i].ndim) b += (double)dbk_tensor_nbytes(&d->dst[i]) + (double)dbk_tensor_numel(&d->dst[i]);
+    return b;
+}
+
+#define DEFINE_COUNTS_(E, name, family, src, dst, params, check, flops, bytes, ...)     \
+    static double flops_##name(const dbk_op_desc *d) { (void)d; return (flops); }      \
+    static double bytes_##name(const dbk_op_desc *d) { (void)d; return (bytes); }
+DBK_OP_LIST(DEFINE_COUNTS_)
+#undef DEFINE_COUNTS_
+
+/* ---------------------------------------------------------------------------------- */
+/* the table                                                                           */
+
+/* The size of the params column's member of dbk_op_desc.p, 0 for none. "none" is told
+ * apart by the preprocessor's probe idiom: PROBE_none expands to two arguments, which shifts
+ * the 0 into SECOND's result; any other name stays one argument and the sizeof is chosen. */
+#define SECOND_(a, b, ...) b
+#define SECOND(...)        SECOND_(__VA_ARGS__)
+#define PROBE_none         ~, 0
+#define PARAM_BYTES(m)     SECOND(PROBE_##m, sizeof(((dbk_op_desc *)0)->p.m), ~)
+
+#define IS_EW_EW  true
+#define IS_EW_OWN false
+#define INFO_ROW_(E, name_, family_, src_, dst_, params_, check_, fl_, by_, grad_, launch_, where_)     \
+    [DBK_OP_##E] = {.op = DBK_OP_##E,                                                                   \
+                    .name = #name_,                                                                     \
+                    .family = #family_,                                                                 \
+                    .src_slots = src_,                                                                  \
+                    .dst_slots = dst_,                                                                  \
+                    .params = #params_,                                                                 \
+                    .param_bytes = PARAM_BYTES(params_),                                                \
+                    .grad = DBK_OP_GRAD_##grad_,                                                        \
+                    .eltwise = IS_EW_##launch_,                                                         \
+                    .where = DBK_OP_WHERE_##where_,                                                     \
+                    .check = check_,                                                                    \
+                    .flops = flops_##name_,                                                             \
+                    .bytes = bytes_##name_},
+static const dbk_op_info infos[DBK_OP_COUNT] = {DBK_OP_LIST(INFO_ROW_)};
+#undef INFO_ROW_
+
+const dbk_op_info *dbk_op_get_info(dbk_op op) { return (unsigned)op < DBK_OP_COUNT ? &infos[op] : NULL; }
+
+int dbk_op_nsrc(dbk_op op) { return (unsigned)op < DBK_OP_COUNT ? count_words(infos[op].src_slots) : 0; }
+int dbk_op_ndst(dbk_op op) { return (unsigned)op < DBK_OP_COUNT ? count_words(infos[op].dst_slots) : 0; }
+
+const char *dbk_op_name(dbk_op op) {
+    return (unsigned)op < DBK_OP_COUNT ? infos[op].name : "unknown_op";
+}
+
+dbk_status dbk_op_from_name(const char *name, dbk_op *out) {
+    for (int i = 0; i < DBK_OP_COUNT; i++) {
+        if (!strcmp(infos[i].name, name)) {
+            *out = (dbk_op)i;
+            return DBK_OK;
+        }
     }
+    FAIL("no op is named '%s' (see src/backend/op_list.h)", name);
+}
 
-    case DBK_OP_RELU_FWD:
-        DBK_TRY(want(d, &s[0], "x", DBK_DTYPE_F32, 0));
-        DBK_TRY(want(d, &o[0], "y", DBK_DTYPE_F32, 0));
-        return want_same(d, &s[0], "x", &o[0], "y");
-    case DBK_OP_RELU_BWD:
-        DBK_TRY(want(d, &s[0], "y", DBK_DTYPE_F32, 0));
-        DBK_TRY(want(d, &s[1], "dy", DBK_DTYPE_F32, 0));
-        DBK_TRY(want(d, &o[0], "dx", DBK_DTYPE_F32, 0));
-        DBK_TRY(want_same(d, &s[0], "y", &s[1], "dy"));
-        return want_same(d, &s[0], "y", &o[0], "dx");
-
-    case DBK_OP_MAXPOOL_FWD:
-    case DBK_OP_MAXPOOL_BWD: {
-        bool fwd = d->op == DBK_OP_MAXPOOL_FWD;
-        const dbk_tensor *x = fwd ? &s[0] : &o[0], *y = fwd ? &o[0] : &s[0], *arg = fwd ? &o[1] : &s[1];
-        const dbk_pool_params *p = &d->p.pool;
-        DBK_TRY(want(d, x, fwd ? "x" : "dx", DBK_DTYPE_F32, 4));
-        DBK_TRY(want(d, y, fwd ? "y" : "dy", DBK_DTYPE_F32, 4));
-        DBK_TRY(want(d, arg, "argmax", DBK_DTYPE_I32, 4));
-        DBK_TRY(want_same(d, y, "y", arg, "argmax"));
-        if (p->size_h < 1 || p->size_w < 1 || p->stride_h < 1 || p->stride_w < 1)
-            FAIL("%s: window and stride must be >= 1", dbk_op_name(d->op));
-        if (p->size_h > x->shape[2] || p->size_w > x->shape[3])
-            FAIL("%s: window %dx%d larger than the input %lldx%lld", dbk_op_name(d->op), p->size_h, p->size_w,
-                 (long long)x->shape[2], (long long)x->shape[3]);
-        DBK_TRY(want_dim(d, "y batch N", y->shape[0], x->shape[0]));
-        DBK_TRY(want_dim(d, "y channels C", y->shape[1], x->shape[1]));
-        DBK_TRY(want_dim(d, "y height P", y->shape[2], conv_out(x->shape[2], p->size_h, p->stride_h, 0)));
-        return want_dim(d, "y width Q", y->shape[3], conv_out(x->shape[3], p->size_w, p->stride_w, 0));
-    }
-
-    case DBK_OP_ADD:
-        DBK_TRY(want(d, &s[0], "a", DBK_DTYPE_F32, 0));
-        DBK_TRY(want(d, &s[1], "b", DBK_DTYPE_F32, 0));
-        DBK_TRY(want(d, &o[0], "y", DBK_DTYPE_F32, 0));
-        DBK_TRY(want_same(d, &s[0], "a", &s[1], "b"));
-        return want_same(d, &s[0], "a", &o[0], "y");
-    case DBK_OP_SCALE:
-        DBK_TRY(want(d, &s[0], "x", DBK_DTYPE_F32, 0));
-        DBK_TRY(want(d, &o[0], "y", DBK_DTYPE_F32, 0));
-        return want_same(d, &s[0], "x", &o[0], "y");
-
-    case DBK_OP_SOFTMAX_XENT_FWD:
-        DBK_TRY(check_logits_labels(d, &s[0], &s[1]));
-        DBK_TRY(want(d, &o[0], "probs", DBK_DTYPE_F32, 2));
-        DBK_TRY(want_same(d, &s[0], "logits", &o[0], "probs"));
-        if (!(d->p.xent.label_smoothing >= 0.0f && d->p.xent.label_smoothing < 1.0f))
-            FAIL("%s: label smoothing must be in [0, 1)", dbk_op_name(d->op));
-        return check_scalar(d, &o[1], "loss_sum", DBK_DTYPE_F32, 1);
-    case DBK_OP_SOFTMAX_XENT_BWD:
-        DBK_TRY(check_logits_labels(d, &s[0], &s[1]));
-        DBK_TRY(want(d, &o[0], "dlogits", DBK_DTYPE_F32, 2));
-        if (!(d->p.xent.label_smoothing >= 0.0f && d->p.xent.label_smoothing < 1.0f))
-            FAIL("%s: label smoothing must be in [0, 1)", dbk_op_name(d->op));
-        return want_same(d, &s[0], "probs", &o[0], "dlogits");
-    case DBK_OP_ACCURACY:
-        DBK_TRY(check_logits_labels(d, &s[0], &s[1]));
-        return check_scalar(d, &o[0], "correct", DBK_DTYPE_F32, 1);
-
-    case DBK_OP_SGD_MOMENTUM_UPDATE:
-        DBK_TRY(want(d, &s[0], "grad", DBK_DTYPE_F32, 0));
-        DBK_TRY(check_scalar(d, &s[1], "lr", DBK_DTYPE_F32, 1));
-        DBK_TRY(want(d, &o[0], "params", DBK_DTYPE_F32, 0));
-        DBK_TRY(want(d, &o[1], "momentum", DBK_DTYPE_F32, 0));
-        if (dbk_tensor_numel(&s[0]) != dbk_tensor_numel(&o[0]) || dbk_tensor_numel(&o[1]) != dbk_tensor_numel(&o[0]))
-            FAIL("%s: grad, params and momentum must have the same element count", dbk_op_name(d->op));
-        return DBK_OK;
-
-    case DBK_OP_AUGMENT: {
-        const dbk_augment_params *p = &d->p.augment;
-        DBK_TRY(want(d, &s[0], "images", DBK_DTYPE_U8, 4));
-        DBK_TRY(want(d, &s[1], "labels", DBK_DTYPE_U8, 1));
-        DBK_TRY(want_dim(d, "labels length", s[1].shape[0], s[0].shape[0]));
-        if (s[2].ndim) DBK_TRY(want(d, &s[2], "indices", DBK_DTYPE_I32, 1));
-        DBK_TRY(check_scalar(d, &s[3], "state", DBK_DTYPE_I32, 2));
-        DBK_TRY(want(d, &o[0], "x", DBK_DTYPE_F32, 4));
-        DBK_TRY(want(d, &o[1], "batch labels", DBK_DTYPE_I32, 1));
-        DBK_TRY(want_dim(d, "image channels", s[0].shape[1], 3));
-        DBK_TRY(want_dim(d, "x channels", o[0].shape[1], 3));
-        DBK_TRY(want_dim(d, "x height", o[0].shape[2], s[0].shape[2]));
-        DBK_TRY(want_dim(d, "x width", o[0].shape[3], s[0].shape[3]));
-        DBK_TRY(want_dim(d, "batch labels length", o[1].shape[0], o[0].shape[0]));
-        if (p->pad < 0 || p->pad >= s[0].shape[2] || p->pad >= s[0].shape[3])
-            FAIL("%s: reflect padding %d must be in [0, image size)", dbk_op_name(d->op), p->pad);
-        if (p->cutout < 0 || p->cutout > s[0].shape[2] || p->cutout > s[0].shape[3])
-            FAIL("%s: cutout %d larger than the image", dbk_op_name(d->op), p->cutout);
-        for (int c = 0; c < 3; c++)
-            if (!(p->std[c] > 0.0f)) FAIL("%s: std[%d] must be > 0", dbk_op_name(d->op), c);
-        return DBK_OK;
-    }
-
-    case DBK_OP_FILL:
-        return want(d, &o[0], "dst", DBK_DTYPE_F32, 0);
-    case DBK_OP_COPY:
-        if (s[0].ndim == 0 || o[0].ndim == 0) FAIL("copy: src and dst are required");
-        if (s[0].dtype != o[0].dtype || dbk_tensor_numel(&s[0]) != dbk_tensor_numel(&o[0]))
-            FAIL("copy: src and dst differ in dtype or element count");
-        return DBK_OK;
-
-    case DBK_OP_COUNT:
-        break;
-    }
-    FAIL("unknown op %d", (int)d->op);
+dbk_status dbk_op_validate(const dbk_op_desc *d) {
+    if ((unsigned)d->op >= DBK_OP_COUNT) FAIL("unknown op %d", (int)d->op);
+    return infos[d->op].check(d);
 }
 
 double dbk_op_flops(const dbk_op_desc *d) {
-    switch (d->op) {
-    case DBK_OP_CONV2D_FWD: /* 2 * N*K*P*Q * C*R*S */
-        return 2.0 * (double)dbk_tensor_numel(&d->dst[0]) * (double)(dbk_tensor_numel(&d->src[1]) / d->src[1].shape[0]);
-    case DBK_OP_CONV2D_BWD_DATA:
-        return 2.0 * (double)dbk_tensor_numel(&d->src[0]) * (double)(dbk_tensor_numel(&d->src[1]) / d->src[1].shape[0]);
-    case DBK_OP_CONV2D_BWD_FILTER:
-        return 2.0 * (double)dbk_tensor_numel(&d->src[1]) * (double)(dbk_tensor_numel(&d->dst[0]) / d->dst[0].shape[0]);
-    case DBK_OP_GEMM: {
-        double k = (double)(d->p.gemm.trans_a ? d->src[0].shape[0] : d->src[0].shape[1]);
-        return 2.0 * (double)dbk_tensor_numel(&d->dst[0]) * k;
+    return (unsigned)d->op < DBK_OP_COUNT ? infos[d->op].flops(d) : 0.0;
+}
+
+double dbk_op_bytes(const dbk_op_desc *d) {
+    return (unsigned)d->op < DBK_OP_COUNT ? infos[d->op].bytes(d) : 0.0;
+}
+
+/* ---------------------------------------------------------------------------------- */
+/* convolution geometry                                                                */
+
+dbk_conv2d_geom dbk_conv2d_geom_of(const dbk_op_desc *d) {
+    DBK_ASSERT(d->op == DBK_OP_CONV2D_FWD || d->op == DBK_OP_CONV2D_BWD_DATA || d->op == DBK_OP_CONV2D_BWD_FILTER);
+    dbk_conv2d_geom g;
+    g.x = &d->src[0];   /* forward: src0 x, src1 w, dst0 y */
+    g.w = &d->src[1];
+    g.y = &d->dst[0];
+    if (d->op == DBK_OP_CONV2D_BWD_DATA) {   /* src0 dy, src1 w, dst0 dx */
+        g.x = &d->dst[0];
+        g.y = &d->src[0];
+    } else if (d->op == DBK_OP_CONV2D_BWD_FILTER) {   /* src0 x, src1 dy, dst0 dw */
+        g.w = &d->dst[0];
+        g.y = &d->src[1];
     }
-    case DBK_OP_BATCHNORM_FWD_TRAIN: return 8.0 * (double)dbk_tensor_numel(&d->src[0]);
-    case DBK_OP_BATCHNORM_FWD_INFER: return 2.0 * (double)dbk_tensor_numel(&d->src[0]);
-    case DBK_OP_BATCHNORM_BWD:       return 10.0 * (double)dbk_tensor_numel(&d->src[0]);
-    case DBK_OP_SOFTMAX_XENT_FWD:
-    case DBK_OP_SOFTMAX_XENT_BWD:    return 5.0 * (double)dbk_tensor_numel(&d->src[0]);
-    case DBK_OP_SGD_MOMENTUM_UPDATE: return 6.0 * (double)dbk_tensor_numel(&d->src[0]);
-    case DBK_OP_RELU_FWD:
-    case DBK_OP_RELU_BWD:
-    case DBK_OP_ADD:
-    case DBK_OP_SCALE:               return (double)dbk_tensor_numel(&d->dst[0]);
-    case DBK_OP_MAXPOOL_FWD:         return (double)dbk_tensor_numel(&d->src[0]);
-    case DBK_OP_MAXPOOL_BWD:
-    case DBK_OP_ACCURACY:
-    case DBK_OP_AUGMENT:
-    case DBK_OP_FILL:
-    case DBK_OP_COPY:
-    case DBK_OP_COUNT:               return 0.0;
-    }
-    return 0.0;
+    g.N = g.x->shape[0];
+    g.C = g.x->shape[1];
+    g.H = g.x->shape[2];
+    g.W = g.x->shape[3];
+    g.K = g.w->shape[0];
+    g.R = g.w->shape[2];
+    g.S = g.w->shape[3];
+    g.P = g.y->shape[2];
+    g.Q = g.y->shape[3];
+    g.stride_h = d->p.conv.stride_h;
+    g.stride_w = d->p.conv.stride_w;
+    g.pad_h = d->p.conv.pad_h;
+    g.pad_w = d->p.conv.pad_w;
+    return g;
 }

@@ -1,5 +1,8 @@
 /*
  * ops.h — the op set every backend implements, and the descriptor that names one op call.
+ * The ops themselves, each with its contract (slots, shapes, PyTorch semantics), are
+ * declared once in op_list.h; the enum, names, validation, FLOP and byte counts here and
+ * every backend's dispatch table and the op tests' coverage are generated from that list.
  *
  * Conventions (all backends, all ops):
  *  - Dimension letters: N batch, C input channels, H/W input height/width, K output
@@ -7,7 +10,7 @@
  *  - Tensors are dense row-major views (core/tensor.h); activations are NCHW fp32, filters
  *    KCRS fp32, labels i32, the resident dataset u8.
  *  - Inputs are desc.src[i], outputs desc.dst[i]; the slot meaning of each op is listed
- *    below. An output never aliases an input unless the op says "in place".
+ *    in op_list.h. An output never aliases an input unless the op says "in place".
  *  - Backward ops OVERWRITE their outputs (no accumulation); where a gradient has two
  *    consumers (a residual block's input), the model adds them with DBK_OP_ADD.
  *    The only accumulating outputs are the epoch counters of SOFTMAX_XENT_FWD and ACCURACY,
@@ -18,6 +21,20 @@
  *    bytes per step.
  *
  * Semantics follow PyTorch where an equivalent exists; each op cites the doc it matches.
+ *
+ * How to add an op (DESIGN.md decision 0: its declaration, its kernels, its tests):
+ *  1. op_list.h: one X(...) row with its contract comment; a new parameter struct goes into
+ *     dbk_op_desc.p below; a new validation, FLOP or byte helper into ops.c.
+ *  2. CPU: dbk_cpu_<name> in src/backends/cpu/<family>.c (declared by the generated list in
+ *     cpu_internal.h).
+ *  3. Devices. Elementwise (launch EW): the kernel <name> in cl/<family>.cl and
+ *     shaders/<name>.comp, nothing else. Otherwise: dbk_ocl_record_<name> in
+ *     src/backends/opencl/ocl_ops_<family>.c and dbk_vk_record_<name> in
+ *     src/backends/vulkan/vk_ops_<family>.c with their kernels and shaders. A device that
+ *     lacks the op says so in the where column (the op tests print "not supported by").
+ *  4. Tests: <name>_cases in tests/test_ops_backend.c (every op; checked on every backend
+ *     against the CPU), and for grad BWD or SELF <name>_should_match_finite_differences in
+ *     tests/test_grad.c. A missing one fails those tests, naming the op.
  */
 #ifndef DBK_OPS_H
 #define DBK_OPS_H
@@ -25,102 +42,15 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "backend/op_list.h"
 #include "core/status.h"
 #include "core/tensor.h"
 
+/* DBK_OP_CONV2D_FWD, ...: one value per op of op_list.h, where each op's contract is. */
 typedef enum dbk_op {
-    /* y = conv2d(x, w), no bias.                      torch.nn.functional.conv2d
-     * src0 x (N,C,H,W)  src1 w (K,C,R,S)  dst0 y (N,K,P,Q)
-     * P = (H + 2*pad_h - R) / stride_h + 1 (likewise Q). */
-    DBK_OP_CONV2D_FWD,
-    /* dx = d(sum y*dy)/dx.    src0 dy (N,K,P,Q)  src1 w (K,C,R,S)  dst0 dx (N,C,H,W) */
-    DBK_OP_CONV2D_BWD_DATA,
-    /* dw = d(sum y*dy)/dw.    src0 x (N,C,H,W)   src1 dy (N,K,P,Q) dst0 dw (K,C,R,S) */
-    DBK_OP_CONV2D_BWD_FILTER,
-
-    /* C = alpha * op(A) op(B) + beta * C, op = transpose if trans_a/trans_b.
-     * src0 A (M,K) or (K,M)   src1 B (K,N) or (N,K)   dst0 C (M,N) (read when beta != 0) */
-    DBK_OP_GEMM,
-
-    /* Batch norm, training mode: batch statistics over (N,H,W) per channel, biased variance
-     * for normalising, unbiased variance for the running estimate.   torch.nn.BatchNorm2d
-     * src0 x (N,C,H,W)  src1 gamma (C)  src2 beta (C)
-     * dst0 y (N,C,H,W)  dst1 mean (C) saved  dst2 invstd (C) saved = 1/sqrt(var+eps)
-     * dst3 running_mean (C) in place  dst4 running_var (C) in place:
-     *      running = (1-momentum)*running + momentum*batch_stat */
-    DBK_OP_BATCHNORM_FWD_TRAIN,
-    /* Batch norm, inference mode with running statistics.
-     * src0 x  src1 gamma  src2 beta  src3 running_mean  src4 running_var  dst0 y */
-    DBK_OP_BATCHNORM_FWD_INFER,
-    /* src0 x  src1 dy  src2 gamma  src3 mean  src4 invstd (dst1/dst2 of FWD_TRAIN)
-     * dst0 dx (N,C,H,W)  dst1 dgamma (C)  dst2 dbeta (C) */
-    DBK_OP_BATCHNORM_BWD,
-
-    /* y = max(x, 0).       src0 x  dst0 y (any shape; y may alias x: in place allowed) */
-    DBK_OP_RELU_FWD,
-    /* dx = dy * (y > 0).   src0 y (the forward output)  src1 dy  dst0 dx (dx may alias dy) */
-    DBK_OP_RELU_BWD,
-
-    /* Max pool with window R x S (params.pool), no padding.   torch.nn.MaxPool2d
-     * Global max pool is R = H, S = W.
-     * src0 x (N,C,H,W)  dst0 y (N,C,P,Q)  dst1 argmax i32 (N,C,P,Q): index h*W+w of the
-     * winner inside its (n,c) plane; ties go to the first in row-major window order. */
-    DBK_OP_MAXPOOL_FWD,
-    /* src0 dy (N,C,P,Q)  src1 argmax i32 (N,C,P,Q)  dst0 dx (N,C,H,W), zero except winners
-     * (overlapping windows accumulate). */
-    DBK_OP_MAXPOOL_BWD,
-
-    /* y = a + b elementwise, same shapes.   src0 a  src1 b  dst0 y (may alias a or b) */
-    DBK_OP_ADD,
-    /* y = alpha * x.   src0 x  dst0 y (may alias x) */
-    DBK_OP_SCALE,
-
-    /* Softmax cross-entropy with label smoothing eps (params.xent):
-     * target = (1-eps)*onehot + eps/K;  loss_i = -sum_k target_k * log softmax(z_i)_k.
-     *                                         torch.nn.CrossEntropyLoss(label_smoothing=eps)
-     * src0 logits (N,K)  src1 labels i32 (N)
-     * dst0 probs (N,K) softmax, saved for BWD   dst1 loss_sum f32 (1): += sum_i loss_i */
-    DBK_OP_SOFTMAX_XENT_FWD,
-    /* dlogits = grad_scale * (probs - target)   (the gradient of grad_scale * sum_i loss_i)
-     * src0 probs (N,K)  src1 labels i32 (N)  dst0 dlogits (N,K) */
-    DBK_OP_SOFTMAX_XENT_BWD,
-
-    /* Labels outside [0, K) add nothing to loss_sum and get a zero gradient row (device
-     * kernels cannot report them; the loader guarantees valid labels). */
-
-    /* Top-1 correct count.  src0 logits (N,K)  src1 labels i32 (N)
-     * dst0 correct f32 (1): += number of rows whose argmax (first max) equals the label. */
-    DBK_OP_ACCURACY,
-
-    /* SGD with momentum and weight decay over flat buffers, PyTorch's torch.optim.SGD:
-     *   g = grad + wd * p;  v = mu * v + g;  step = nesterov ? g + mu * v : v;  p -= lr * step
-     * src0 grad (n)  src1 lr f32 (1), written by the host each step
-     * dst0 params (n) in place  dst1 momentum v (n) in place */
-    DBK_OP_SGD_MOMENTUM_UPDATE,
-
-    /* Builds a normalised float batch from the u8 dataset resident on the device
-     * (DESIGN.md decision 4). For batch row i:
-     *   j = indices[state.first + i] (or state.first + i when src2 is absent),
-     *   label[i] = labels[j]; the image is images[j] (3,H,W) u8, then when params.augment.train:
-     *   reflect-pad by pad, random crop back to H x W, random horizontal flip, cutout of a
-     *   cutout x cutout square (zeroed after normalisation, i.e. set to the mean), and always
-     *   normalised: (v/255 - mean[c]) / std[c].
-     * Random choices come from dbk_hash_u32(seed, first + i, purpose, 0) with
-     * purpose 0 = crop y, 1 = crop x, 2 = flip, 3 = cutout y, 4 = cutout x (see
-     * dbk_augment_choices in backends/cpu for the exact draw). The cutout square's top-left
-     * corner is uniform over [0, H - cutout] x [0, W - cutout].
-     * The host guarantees every j lies in [0, M): the CPU backend checks and returns
-     * DBK_ERR_INVALID_ARG, device kernels cannot report it.
-     * src0 images u8 (M,3,H,W)  src1 labels u8 (M)  src2 indices i32 (L) or absent
-     * src3 state i32 (2): {first, seed}, written by the host each step
-     * dst0 x f32 (N,3,H,W)  dst1 labels i32 (N) */
-    DBK_OP_AUGMENT,
-
-    /* dst0 = value for every element (f32).  dst0 (any) */
-    DBK_OP_FILL,
-    /* dst0 = src0 (same dtype and element count). */
-    DBK_OP_COPY,
-
+#define DBK_OP_ENUM_(E, ...) DBK_OP_##E,
+    DBK_OP_LIST(DBK_OP_ENUM_)
+#undef DBK_OP_ENUM_
     DBK_OP_COUNT
 } dbk_op;
 
@@ -193,14 +123,79 @@ typedef struct dbk_op_desc {
     const char *label;      /* optional, for logs and profiles, e.g. "layer1.conv" (borrowed) */
 } dbk_op_desc;
 
-const char *dbk_op_name(dbk_op op);   /* "conv2d_fwd", ... */
+/* How an op is differentiated (op_list.h grad column). */
+typedef enum dbk_op_grad {
+    DBK_OP_GRAD_NONE,       /* not differentiated (counters, optimizer, data, copies) */
+    DBK_OP_GRAD_FWD,        /* a forward op; its backward op is listed separately */
+    DBK_OP_GRAD_BWD,        /* a backward op: finite-difference checked by test_grad */
+    DBK_OP_GRAD_SELF,       /* linear, its own backward (GEMM, add, scale): checked too */
+} dbk_op_grad;
 
-/* Checks that shapes and dtypes of desc agree with the op's contract above. Returns
+/* Which device backends have an op (op_list.h where column); the CPU has every op. */
+typedef enum dbk_op_where {
+    DBK_OP_WHERE_ALL,
+    DBK_OP_WHERE_NO_VK,
+    DBK_OP_WHERE_NO_OCL,
+    DBK_OP_WHERE_CPU_ONLY,
+} dbk_op_where;
+
+/* One row of op_list.h as data. */
+typedef struct dbk_op_info {
+    dbk_op       op;
+    const char  *name;          /* "conv2d_fwd" */
+    const char  *family;        /* "conv": cpu/conv.c, cl/conv*.cl, vulkan/vk_ops_conv.c */
+    const char  *src_slots;     /* "dy w": names of src[0], src[1], ...; "name?" = optional */
+    const char  *dst_slots;
+    const char  *params;        /* member of dbk_op_desc.p, or "none" */
+    size_t       param_bytes;   /* its size (0 for none) */
+    dbk_op_grad  grad;
+    bool         eltwise;       /* launch EW: generic elementwise kernel / shader <name> */
+    dbk_op_where where;
+    dbk_status (*check)(const dbk_op_desc *desc);   /* the contract; dbk_op_validate */
+    double     (*flops)(const dbk_op_desc *desc);
+    double     (*bytes)(const dbk_op_desc *desc);
+} dbk_op_info;
+
+/* The row of `op`; NULL when op is not a valid dbk_op. */
+const dbk_op_info *dbk_op_get_info(dbk_op op);
+
+const char *dbk_op_name(dbk_op op);   /* "conv2d_fwd", ...; "unknown_op" when out of range */
+int         dbk_op_nsrc(dbk_op op);   /* src slots of the declaration (optional ones included) */
+int         dbk_op_ndst(dbk_op op);   /* dst slots */
+
+/* The op named `name` ("conv2d_fwd"); DBK_ERR_INVALID_ARG naming it when there is none. */
+dbk_status dbk_op_from_name(const char *name, dbk_op *out);
+
+/* Checks that shapes and dtypes of desc agree with the op's contract in op_list.h. Returns
  * DBK_ERR_INVALID_ARG with a message naming the op and the offending tensor otherwise.
  * Every backend calls this before dispatching, so contract errors are uniform. */
 dbk_status dbk_op_validate(const dbk_op_desc *desc);
 
 /* Floating-point operations of one call (2 per multiply-add for conv/GEMM), for profiles. */
 double dbk_op_flops(const dbk_op_desc *desc);
+
+/* Bytes one call reads plus writes (every present tensor once; AUGMENT counts the batch it
+ * reads, one u8 per output element, not the whole resident dataset), for profiles. */
+double dbk_op_bytes(const dbk_op_desc *desc);
+
+/* Convolution geometry, the same for the three directions: which slot holds the forward's
+ * x, w and y (for BWD_DATA x is dx and y is dy; for BWD_FILTER w is dw and y is dy), and the
+ * dimension letters. Used by validation, FLOP counts and every backend's convolution. */
+typedef struct dbk_conv2d_geom {
+    const dbk_tensor *x;        /* (N,C,H,W) */
+    const dbk_tensor *w;        /* (K,C,R,S) */
+    const dbk_tensor *y;        /* (N,K,P,Q) */
+    int64_t N, C, H, W, K, R, S, P, Q;
+    int     stride_h, stride_w, pad_h, pad_w;
+} dbk_conv2d_geom;
+
+/* The geometry of a CONV2D_FWD, _BWD_DATA or _BWD_FILTER descriptor (asserts the op). The
+ * letters are read from the tensors as they are; dbk_op_validate checks they agree. */
+dbk_conv2d_geom dbk_conv2d_geom_of(const dbk_op_desc *desc);
+
+/* Output length of a convolution or pooling window along one axis: (in + 2 pad - k) / stride + 1. */
+static inline int64_t dbk_conv_out_len(int64_t in, int64_t k, int stride, int pad) {
+    return (in + 2 * pad - k) / stride + 1;
+}
 
 #endif

@@ -99,22 +99,15 @@ static int team_size(void) {
 #endif
 }
 
-/* The tensors that carry x, w and y differ per op (ops.h slot lists). */
+/* The tensors that carry x, w and y differ per op: dbk_conv2d_geom_of knows which. */
 static conv_geom conv_geometry(const dbk_op_desc *op) {
-    const dbk_tensor *x = &op->src[0], *w = &op->src[1], *y = &op->dst[0];   /* forward */
-    if (op->op == DBK_OP_CONV2D_BWD_DATA) {
-        x = &op->dst[0];
-        y = &op->src[0];
-    } else if (op->op == DBK_OP_CONV2D_BWD_FILTER) {
-        w = &op->dst[0];
-        y = &op->src[1];
-    }
+    const dbk_conv2d_geom cg = dbk_conv2d_geom_of(op);
     conv_geom g;
-    g.N = x->shape[0]; g.C = x->shape[1]; g.H = x->shape[2]; g.W = x->shape[3];
-    g.K = w->shape[0]; g.R = w->shape[2]; g.S = w->shape[3];
-    g.P = y->shape[2]; g.Q = y->shape[3];
-    g.sh = op->p.conv.stride_h; g.sw = op->p.conv.stride_w;
-    g.ph = op->p.conv.pad_h;    g.pw = op->p.conv.pad_w;
+    g.N = cg.N; g.C = cg.C; g.H = cg.H; g.W = cg.W;
+    g.K = cg.K; g.R = cg.R; g.S = cg.S;
+    g.P = cg.P; g.Q = cg.Q;
+    g.sh = cg.stride_h; g.sw = cg.stride_w;
+    g.ph = cg.pad_h;    g.pw = cg.pad_w;
     g.crs = g.C * g.R * g.S;
     g.pq = g.P * g.Q;
     return g;

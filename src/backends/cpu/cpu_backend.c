@@ -1,6 +1,7 @@
 /*
  * cpu_backend.c — the CPU reference backend: device info, host buffers, workspace, and the
- * op table. The ops themselves live in one file per family (conv.c, gemm.c, bn.c, ...).
+ * op table (generated from op_list.h). The ops themselves live in one file per family
+ * (conv.c, gemm.c, bn.c, ...; the family column of op_list.h).
  */
 #define _POSIX_C_SOURCE 200809L
 #include <stdio.h>
@@ -123,6 +124,13 @@ static dbk_status cpu_prepare(dbk_backend *be, const dbk_op_desc *op) {
     return grow_workspace(be->impl, dbk_cpu_conv_workspace_bytes(op));
 }
 
+/* dbk_cpu_<name> for every op of op_list.h: the reference has them all. */
+#define CPU_ENTRY_(E, name, ...) [DBK_OP_##E] = dbk_cpu_##name,
+static const dbk_op_fn cpu_ops[DBK_OP_COUNT] = {DBK_OP_LIST(CPU_ENTRY_)};
+#undef CPU_ENTRY_
+
+static dbk_status cpu_run_op(dbk_backend *be, const dbk_op_desc *op) { return cpu_ops[op->op](be, op); }
+
 static const dbk_backend_vtable cpu_vtable = {
     .name         = "cpu",
     .destroy      = cpu_destroy,
@@ -132,28 +140,7 @@ static const dbk_backend_vtable cpu_vtable = {
     .buffer_read  = cpu_buffer_read,
     .sync         = cpu_sync,
     .prepare      = cpu_prepare,
-    .ops = {
-        [DBK_OP_CONV2D_FWD]          = dbk_cpu_conv2d_fwd,
-        [DBK_OP_CONV2D_BWD_DATA]     = dbk_cpu_conv2d_bwd_data,
-        [DBK_OP_CONV2D_BWD_FILTER]   = dbk_cpu_conv2d_bwd_filter,
-        [DBK_OP_GEMM]                = dbk_cpu_gemm,
-        [DBK_OP_BATCHNORM_FWD_TRAIN] = dbk_cpu_batchnorm_fwd_train,
-        [DBK_OP_BATCHNORM_FWD_INFER] = dbk_cpu_batchnorm_fwd_infer,
-        [DBK_OP_BATCHNORM_BWD]       = dbk_cpu_batchnorm_bwd,
-        [DBK_OP_RELU_FWD]            = dbk_cpu_relu_fwd,
-        [DBK_OP_RELU_BWD]            = dbk_cpu_relu_bwd,
-        [DBK_OP_MAXPOOL_FWD]         = dbk_cpu_maxpool_fwd,
-        [DBK_OP_MAXPOOL_BWD]         = dbk_cpu_maxpool_bwd,
-        [DBK_OP_ADD]                 = dbk_cpu_add,
-        [DBK_OP_SCALE]               = dbk_cpu_scale,
-        [DBK_OP_SOFTMAX_XENT_FWD]    = dbk_cpu_softmax_xent_fwd,
-        [DBK_OP_SOFTMAX_XENT_BWD]    = dbk_cpu_softmax_xent_bwd,
-        [DBK_OP_ACCURACY]            = dbk_cpu_accuracy,
-        [DBK_OP_SGD_MOMENTUM_UPDATE] = dbk_cpu_sgd_momentum_update,
-        [DBK_OP_AUGMENT]             = dbk_cpu_augment,
-        [DBK_OP_FILL]                = dbk_cpu_fill,
-        [DBK_OP_COPY]                = dbk_cpu_copy,
-    },
+    .run_op       = cpu_run_op,
 };
 
 static dbk_status cpu_create(int index, dbk_backend *be) {

@@ -7,7 +7,7 @@
  * through CBLAS (OpenBLAS) and loops may use OpenMP. Buffers are host memory, so a tensor's
  * data is `(char *)buf->impl + offset`.
  *
- * Each dbk_cpu_<op> implements the contract of the matching DBK_OP_* in backend/ops.h; the
+ * Each dbk_cpu_<op> implements the contract of the matching DBK_OP_* in backend/op_list.h; the
  * descriptor has been validated by backend.c before the call.
  */
 #ifndef DBK_CPU_INTERNAL_H
@@ -33,26 +33,11 @@ dbk_status dbk_cpu_workspace(dbk_backend *be, size_t nbytes, float **out);
 /* Workspace bytes an op needs (0 for most ops); used by prepare. */
 size_t dbk_cpu_conv_workspace_bytes(const dbk_op_desc *op);
 
-dbk_status dbk_cpu_conv2d_fwd(dbk_backend *be, const dbk_op_desc *op);          /* conv.c */
-dbk_status dbk_cpu_conv2d_bwd_data(dbk_backend *be, const dbk_op_desc *op);
-dbk_status dbk_cpu_conv2d_bwd_filter(dbk_backend *be, const dbk_op_desc *op);
-dbk_status dbk_cpu_gemm(dbk_backend *be, const dbk_op_desc *op);                /* gemm.c */
-dbk_status dbk_cpu_batchnorm_fwd_train(dbk_backend *be, const dbk_op_desc *op); /* bn.c */
-dbk_status dbk_cpu_batchnorm_fwd_infer(dbk_backend *be, const dbk_op_desc *op);
-dbk_status dbk_cpu_batchnorm_bwd(dbk_backend *be, const dbk_op_desc *op);
-dbk_status dbk_cpu_relu_fwd(dbk_backend *be, const dbk_op_desc *op);            /* act.c */
-dbk_status dbk_cpu_relu_bwd(dbk_backend *be, const dbk_op_desc *op);
-dbk_status dbk_cpu_add(dbk_backend *be, const dbk_op_desc *op);
-dbk_status dbk_cpu_scale(dbk_backend *be, const dbk_op_desc *op);
-dbk_status dbk_cpu_fill(dbk_backend *be, const dbk_op_desc *op);
-dbk_status dbk_cpu_copy(dbk_backend *be, const dbk_op_desc *op);
-dbk_status dbk_cpu_maxpool_fwd(dbk_backend *be, const dbk_op_desc *op);         /* pool.c */
-dbk_status dbk_cpu_maxpool_bwd(dbk_backend *be, const dbk_op_desc *op);
-dbk_status dbk_cpu_softmax_xent_fwd(dbk_backend *be, const dbk_op_desc *op);    /* loss.c */
-dbk_status dbk_cpu_softmax_xent_bwd(dbk_backend *be, const dbk_op_desc *op);
-dbk_status dbk_cpu_accuracy(dbk_backend *be, const dbk_op_desc *op);
-dbk_status dbk_cpu_sgd_momentum_update(dbk_backend *be, const dbk_op_desc *op); /* optim.c */
-dbk_status dbk_cpu_augment(dbk_backend *be, const dbk_op_desc *op);             /* augment.c */
+/* dbk_cpu_<name> of every op of op_list.h, defined in <family>.c (conv.c, gemm.c, bn.c,
+ * eltwise.c, pool.c, loss.c, optim.c, augment.c). */
+#define DBK_CPU_DECLARE_(E, name, ...) dbk_status dbk_cpu_##name(dbk_backend *be, const dbk_op_desc *op);
+DBK_OP_LIST(DBK_CPU_DECLARE_)
+#undef DBK_CPU_DECLARE_
 
 /* The random choices DBK_OP_AUGMENT makes for one batch row (row = state.first + i), the
  * arithmetic the OpenCL and Vulkan kernels reproduce bit for bit. With h_k =

@@ -4,14 +4,19 @@
  * backend's files share.
  *
  * Structure (DESIGN.md "backends/opencl"):
- *   ocl_device.c    platforms/devices, device info, backend create/destroy, vtable, error names
+ *   ocl_error.c     OpenCL error names, dbk_ocl_fail
+ *   ocl_device.c    platforms/devices, device info, backend create/destroy, vtable
  *   ocl_program.c   kernel sources (embedded or DBK_KERNEL_DIR), build, on-disk binary cache
  *   ocl_buffer.c    buffers (allocation forced at create time), blocking read/write, sync
- *   ocl_record.c    ops -> launch lists; dbk_backend_run, programs (record once, replay), timing
+ *   ocl_launch.c    launch lists: kernels with arguments set, CLBlast calls, enqueueing
  *   ocl_blas.c      GEMM: our tiled kernel (cl/gemm_tiled.cl) or CLBlast, chosen by the profile
- *   ocl_ops_conv.c  convolution as im2col/col2im + GEMM, workspace planning
- *   ocl_ops_nn.c    batch norm, ReLU, pooling, add/scale/fill/copy
- *   ocl_ops_train.c softmax cross-entropy, accuracy, SGD, augmentation
+ *   ocl_ops_<family>.c the recorders of one op family (op_list.h family column): conv
+ *                   (im2col/col2im + GEMM, workspace planning), bn, pool, loss (softmax
+ *                   cross-entropy, accuracy), optim (SGD), augment, and eltwise (the generic
+ *                   launcher of every op declared launch EW, and copy); GEMM is ocl_blas.c
+ *   ocl_record.c    the op table (from op_list.h) -> launch lists; dbk_backend_run, programs
+ *                   (record once, replay), timing
+ * Calls go downwards only: ocl_record.c -> ocl_ops_*.c / ocl_blas.c -> ocl_launch.c.
  *
  * Every op is lowered ("recorded") to a list of launches: a cl_kernel whose arguments are set
  * once, or a CLBlast GEMM call with its arguments stored. dbk_backend_run records, enqueues and
@@ -91,7 +96,7 @@ typedef struct dbk_ocl_ctx {
 
 static inline dbk_ocl_ctx *dbk_ocl(const dbk_backend *be) { return (dbk_ocl_ctx *)be->impl; }
 
-/* --- errors ------------------------------------------------------------------------- */
+/* --- errors (ocl_error.c) ------------------------------------------------------------ */
 
 const char *dbk_ocl_error_name(cl_int err);   /* "CL_MEM_OBJECT_ALLOCATION_FAILURE", ... */
 
@@ -130,7 +135,7 @@ dbk_status dbk_ocl_reserve_workspace(dbk_backend *be, size_t nbytes);
 static inline cl_mem dbk_ocl_mem(const dbk_tensor *t) { return (cl_mem)t->buf->impl; }
 static inline cl_uint dbk_ocl_off(const dbk_tensor *t) { return (cl_uint)(t->offset / dbk_dtype_size(t->dtype)); }
 
-/* --- launches (ocl_record.c) -------------------------------------------------------- */
+/* --- launches (ocl_launch.c) -------------------------------------------------------- */
 
 typedef enum dbk_ocl_launch_kind {
     DBK_OCL_LAUNCH_KERNEL,
@@ -180,6 +185,11 @@ void       dbk_ocl_arg_int(dbk_ocl_args *a, cl_int v);
 void       dbk_ocl_arg_uint(dbk_ocl_args *a, cl_uint v);
 void       dbk_ocl_arg_float(dbk_ocl_args *a, cl_float v);
 void       dbk_ocl_arg_local(dbk_ocl_args *a, size_t bytes);
+/* A tensor as two arguments: its buffer and its element offset. */
+static inline void dbk_ocl_arg_tensor(dbk_ocl_args *a, const dbk_tensor *t) {
+    dbk_ocl_arg_mem(a, dbk_ocl_mem(t));
+    dbk_ocl_arg_uint(a, dbk_ocl_off(t));
+}
 /* Sets the NDRange (local NULL = runtime's choice; global is rounded up to local). */
 dbk_status dbk_ocl_args_done(dbk_ocl_args *a, cl_uint dims, const size_t *global, const size_t *local);
 
@@ -197,9 +207,23 @@ dbk_status dbk_ocl_launches_append(dbk_ocl_launches *l, dbk_ocl_launch **out);
 /* Enqueues every launch; events (count l->count) when non-NULL. */
 dbk_status dbk_ocl_enqueue(dbk_backend *be, const dbk_ocl_launches *l, cl_event *events);
 
-/* Lowers one validated op to launches. */
+/* Records a fill of n floats at (mem, off) with value (used by GEMM with beta == 0 on CLBlast). */
+dbk_status dbk_ocl_fill_record(dbk_backend *be, dbk_ocl_launches *out, cl_mem mem, cl_uint off, cl_uint n, float v);
+
+/* --- recorders: one validated op lowered to launches -------------------------------- */
+
 typedef dbk_status (*dbk_ocl_record_fn)(dbk_backend *be, const dbk_op_desc *op, dbk_ocl_launches *out);
-dbk_status dbk_ocl_record_op(dbk_backend *be, const dbk_op_desc *op, dbk_ocl_launches *out);
+
+/* dbk_ocl_record_<name> of every launch OWN op of op_list.h, in ocl_ops_<family>.c or
+ * ocl_blas.c (GEMM). */
+#define DBK_OCL_DECLARE_(E, name, ...) \
+    dbk_status dbk_ocl_record_##name(dbk_backend *be, const dbk_op_desc *op, dbk_ocl_launches *out);
+DBK_OP_LIST(DBK_OCL_DECLARE_)
+#undef DBK_OCL_DECLARE_
+
+/* ocl_ops_eltwise.c: every launch EW op: the kernel named after the op with (buffer, offset)
+ * per src then dst slot, the params' floats and the element count (op_list.h). */
+dbk_status dbk_ocl_record_eltwise(dbk_backend *be, const dbk_op_desc *op, dbk_ocl_launches *out);
 
 /* vtable entries of ocl_record.c */
 dbk_status dbk_ocl_prepare(dbk_backend *be, const dbk_op_desc *op);
@@ -226,35 +250,8 @@ dbk_status dbk_ocl_gemm_record(dbk_backend *be, dbk_ocl_launches *out, bool ta, 
 dbk_status dbk_ocl_gemm_packed_record(dbk_backend *be, dbk_ocl_launches *out, bool ta, int m, int n, int k, float alpha,
                                       dbk_ocl_matrix a, cl_mem bp, cl_uint bp_off, float beta, dbk_ocl_matrix c,
                                       int c_plane);
-dbk_status dbk_ocl_record_gemm(dbk_backend *be, const dbk_op_desc *op, dbk_ocl_launches *out);
 dbk_status dbk_ocl_blas_setup(dbk_backend *be, const void *profile);   /* profile: const dbk_profile * */
-/* Records a fill of n floats at (mem, off) with value (used by GEMM with beta == 0 on CLBlast). */
-dbk_status dbk_ocl_fill_record(dbk_backend *be, dbk_ocl_launches *out, cl_mem mem, cl_uint off, cl_uint n, float v);
-
 /* ocl_ops_conv.c */
 size_t     dbk_ocl_conv_workspace_bytes(const dbk_backend *be, const dbk_op_desc *op);
-dbk_status dbk_ocl_record_conv2d_fwd(dbk_backend *be, const dbk_op_desc *op, dbk_ocl_launches *out);
-dbk_status dbk_ocl_record_conv2d_bwd_data(dbk_backend *be, const dbk_op_desc *op, dbk_ocl_launches *out);
-dbk_status dbk_ocl_record_conv2d_bwd_filter(dbk_backend *be, const dbk_op_desc *op, dbk_ocl_launches *out);
-
-/* ocl_ops_nn.c */
-dbk_status dbk_ocl_record_bn_fwd_train(dbk_backend *be, const dbk_op_desc *op, dbk_ocl_launches *out);
-dbk_status dbk_ocl_record_bn_fwd_infer(dbk_backend *be, const dbk_op_desc *op, dbk_ocl_launches *out);
-dbk_status dbk_ocl_record_bn_bwd(dbk_backend *be, const dbk_op_desc *op, dbk_ocl_launches *out);
-dbk_status dbk_ocl_record_relu_fwd(dbk_backend *be, const dbk_op_desc *op, dbk_ocl_launches *out);
-dbk_status dbk_ocl_record_relu_bwd(dbk_backend *be, const dbk_op_desc *op, dbk_ocl_launches *out);
-dbk_status dbk_ocl_record_maxpool_fwd(dbk_backend *be, const dbk_op_desc *op, dbk_ocl_launches *out);
-dbk_status dbk_ocl_record_maxpool_bwd(dbk_backend *be, const dbk_op_desc *op, dbk_ocl_launches *out);
-dbk_status dbk_ocl_record_add(dbk_backend *be, const dbk_op_desc *op, dbk_ocl_launches *out);
-dbk_status dbk_ocl_record_scale(dbk_backend *be, const dbk_op_desc *op, dbk_ocl_launches *out);
-dbk_status dbk_ocl_record_fill(dbk_backend *be, const dbk_op_desc *op, dbk_ocl_launches *out);
-dbk_status dbk_ocl_record_copy(dbk_backend *be, const dbk_op_desc *op, dbk_ocl_launches *out);
-
-/* ocl_ops_train.c */
-dbk_status dbk_ocl_record_xent_fwd(dbk_backend *be, const dbk_op_desc *op, dbk_ocl_launches *out);
-dbk_status dbk_ocl_record_xent_bwd(dbk_backend *be, const dbk_op_desc *op, dbk_ocl_launches *out);
-dbk_status dbk_ocl_record_accuracy(dbk_backend *be, const dbk_op_desc *op, dbk_ocl_launches *out);
-dbk_status dbk_ocl_record_sgd(dbk_backend *be, const dbk_op_desc *op, dbk_ocl_launches *out);
-dbk_status dbk_ocl_record_augment(dbk_backend *be, const dbk_op_desc *op, dbk_ocl_launches *out);
 
 #endif

@@ -45,21 +45,14 @@ static size_t round_up(size_t v, size_t m) { return (v + m - 1) / m * m; }
 static bool direct_store(const conv_geom *g) { return g->packed && g->nb > 1 && g->pq % g->panel == 0; }
 
 static conv_geom conv_geometry(const dbk_backend *be, const dbk_op_desc *op) {
-    const dbk_tensor *x = &op->src[0], *w = &op->src[1], *y = &op->dst[0];
-    if (op->op == DBK_OP_CONV2D_BWD_DATA) {
-        x = &op->dst[0];
-        y = &op->src[0];
-    } else if (op->op == DBK_OP_CONV2D_BWD_FILTER) {
-        w = &op->dst[0];
-        y = &op->src[1];
-    }
+    const dbk_conv2d_geom cg = dbk_conv2d_geom_of(op);   /* 31-bit sizes: checked in prepare */
     const dbk_ocl_ctx *ctx = dbk_ocl(be);
     conv_geom g;
-    g.N = (int)x->shape[0]; g.C = (int)x->shape[1]; g.H = (int)x->shape[2]; g.W = (int)x->shape[3];
-    g.K = (int)w->shape[0]; g.R = (int)w->shape[2]; g.S = (int)w->shape[3];
-    g.P = (int)y->shape[2]; g.Q = (int)y->shape[3];
-    g.sh = op->p.conv.stride_h; g.sw = op->p.conv.stride_w;
-    g.ph = op->p.conv.pad_h;    g.pw = op->p.conv.pad_w;
+    g.N = (int)cg.N; g.C = (int)cg.C; g.H = (int)cg.H; g.W = (int)cg.W;
+    g.K = (int)cg.K; g.R = (int)cg.R; g.S = (int)cg.S;
+    g.P = (int)cg.P; g.Q = (int)cg.Q;
+    g.sh = cg.stride_h; g.sw = cg.stride_w;
+    g.ph = cg.pad_h;    g.pw = cg.pad_w;
     g.crs = g.C * g.R * g.S;
     g.pq = g.P * g.Q;
     g.packed = ctx->gemm == DBK_OCL_GEMM_TILED;

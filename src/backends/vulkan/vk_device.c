@@ -1,7 +1,8 @@
 /*
  * vk_device.c — the Vulkan backend's devices: instance creation, the physical-device list
  * and what `daybreak devices` shows of each, the logical device and compute queue, the
- * validation-layer messenger, VkResult names, and the vtable / registry entry.
+ * validation-layer messenger, and the vtable / registry entry (VkResult names and error
+ * messages: vk_error.c).
  *
  * Requirements (refused with the missing item named): Vulkan 1.2, a compute queue,
  * VK_KHR_push_descriptor (every op binds its tensors as push descriptors), 128 bytes of push
@@ -23,34 +24,7 @@
 #include "core/profile.h"
 
 /* ---------------------------------------------------------------------------------- */
-/* errors                                                                              */
-
-const char *dbk_vk_result_name(VkResult r) {
-    /* A table rather than a switch: VkResult grows with every header release. */
-    static const struct { VkResult r; const char *name; } names[] = {
-#define N(x) {x, #x},
-        N(VK_SUCCESS) N(VK_NOT_READY) N(VK_TIMEOUT) N(VK_EVENT_SET) N(VK_EVENT_RESET) N(VK_INCOMPLETE)
-        N(VK_ERROR_OUT_OF_HOST_MEMORY) N(VK_ERROR_OUT_OF_DEVICE_MEMORY) N(VK_ERROR_INITIALIZATION_FAILED)
-        N(VK_ERROR_DEVICE_LOST) N(VK_ERROR_MEMORY_MAP_FAILED) N(VK_ERROR_LAYER_NOT_PRESENT)
-        N(VK_ERROR_EXTENSION_NOT_PRESENT) N(VK_ERROR_FEATURE_NOT_PRESENT) N(VK_ERROR_INCOMPATIBLE_DRIVER)
-        N(VK_ERROR_TOO_MANY_OBJECTS) N(VK_ERROR_FORMAT_NOT_SUPPORTED) N(VK_ERROR_FRAGMENTED_POOL)
-        N(VK_ERROR_UNKNOWN) N(VK_ERROR_OUT_OF_POOL_MEMORY) N(VK_ERROR_INVALID_EXTERNAL_HANDLE)
-        N(VK_ERROR_FRAGMENTATION) N(VK_ERROR_INVALID_OPAQUE_CAPTURE_ADDRESS) N(VK_PIPELINE_COMPILE_REQUIRED)
-        N(VK_ERROR_VALIDATION_FAILED_EXT) N(VK_ERROR_INVALID_SHADER_NV)
-#undef N
-    };
-    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
-        if (names[i].r == r) return names[i].name;
-    return "VK_RESULT_UNKNOWN";
-}
-
-dbk_status dbk_vk_fail(VkResult r, const char *what) {
-    dbk_status code = DBK_ERR_DEVICE;
-    if (r == VK_ERROR_OUT_OF_DEVICE_MEMORY) code = DBK_ERR_OUT_OF_DEVICE_MEMORY;
-    else if (r == VK_ERROR_OUT_OF_HOST_MEMORY) code = DBK_ERR_OUT_OF_HOST_MEMORY;
-    else if (r == VK_ERROR_DEVICE_LOST) code = DBK_ERR_DEVICE_LOST;
-    return dbk_set_error(code, "Vulkan: %s failed: %s (%d)", what, dbk_vk_result_name(r), (int)r);
-}
+/* validation messages                                                                 */
 
 static VKAPI_ATTR VkBool32 VKAPI_CALL on_message(VkDebugUtilsMessageSeverityFlagBitsEXT severity,
                                                  VkDebugUtilsMessageTypeFlagsEXT type,
@@ -67,13 +41,6 @@ static VKAPI_ATTR VkBool32 VKAPI_CALL on_message(VkDebugUtilsMessageSeverityFlag
     return VK_FALSE;
 }
 
-dbk_status dbk_vk_check_validation(dbk_vk_state *vk) {
-    if (!vk->validation_errors) return DBK_OK;
-    int n = vk->validation_errors;
-    vk->validation_errors = 0;
-    return dbk_set_error(DBK_ERR_DEVICE, "Vulkan validation layer reported %d error%s; first: %.900s", n,
-                         n == 1 ? "" : "s", vk->validation_first);
-}
 
 /* ---------------------------------------------------------------------------------- */
 /* instance and device listing                                                         */
@@ -319,28 +286,8 @@ static const dbk_backend_vtable vk_vtable = {
     .buffer_read  = dbk_vk_buffer_read,
     .sync         = dbk_vk_sync,
     .prepare      = dbk_vk_prepare,
-    .ops = {
-        [DBK_OP_CONV2D_FWD]          = dbk_vk_run_op,
-        [DBK_OP_CONV2D_BWD_DATA]     = dbk_vk_run_op,
-        [DBK_OP_CONV2D_BWD_FILTER]   = dbk_vk_run_op,
-        [DBK_OP_GEMM]                = dbk_vk_run_op,
-        [DBK_OP_BATCHNORM_FWD_TRAIN] = dbk_vk_run_op,
-        [DBK_OP_BATCHNORM_FWD_INFER] = dbk_vk_run_op,
-        [DBK_OP_BATCHNORM_BWD]       = dbk_vk_run_op,
-        [DBK_OP_RELU_FWD]            = dbk_vk_run_op,
-        [DBK_OP_RELU_BWD]            = dbk_vk_run_op,
-        [DBK_OP_MAXPOOL_FWD]         = dbk_vk_run_op,
-        [DBK_OP_MAXPOOL_BWD]         = dbk_vk_run_op,
-        [DBK_OP_ADD]                 = dbk_vk_run_op,
-        [DBK_OP_SCALE]               = dbk_vk_run_op,
-        [DBK_OP_SOFTMAX_XENT_FWD]    = dbk_vk_run_op,
-        [DBK_OP_SOFTMAX_XENT_BWD]    = dbk_vk_run_op,
-        [DBK_OP_ACCURACY]            = dbk_vk_run_op,
-        [DBK_OP_SGD_MOMENTUM_UPDATE] = dbk_vk_run_op,
-        [DBK_OP_AUGMENT]             = dbk_vk_run_op,
-        [DBK_OP_FILL]                = dbk_vk_run_op,
-        [DBK_OP_COPY]                = dbk_vk_run_op,
-    },
+    .run_op            = dbk_vk_run_op,
+    .op_supported      = dbk_vk_op_supported,
     .program_record    = dbk_vk_program_record,
     .program_release   = dbk_vk_program_release,
     .program_run       = dbk_vk_program_run,

@@ -3,14 +3,20 @@
  * functions its files share.
  *
  * Files (split by concern, STYLE.md 3.1):
+ *   vk_error.c     VkResult names, dbk_vk_fail, validation errors as a status
  *   vk_device.c    instance, physical-device listing, logical device, validation messenger,
- *                  VkResult names, the registry entry and the vtable
+ *                  the registry entry and the vtable
  *   vk_memory.c    buffers sub-allocated from a few large VkDeviceMemory blocks; host copies
  *   vk_pipeline.c  compute pipelines from the embedded SPIR-V with specialization constants
  *   vk_cmd.c       recording dispatches (push descriptors, hazard barriers), immediate
- *                  submission, programs (record once, replay), timestamp queries
- *   vk_ops_*.c     one file per op family: conv (conv + GEMM), bn, eltwise (ReLU, add,
- *                  scale, fill, copy, SGD), misc (pool, loss, accuracy, augment)
+ *                  submission
+ *   vk_ops_<family>.c the recorders of one op family (op_list.h family column): conv (conv
+ *                  and GEMM, which share the tiled GEMM core), bn, pool, loss (softmax
+ *                  cross-entropy, accuracy), optim (SGD), augment, and eltwise (the generic
+ *                  launcher of every op declared launch EW, and copy)
+ *   vk_record.c    the op table generated from op_list.h, immediate runs, programs (record
+ *                  once, replay), timestamp queries
+ * Calls go downwards only: vk_record.c -> vk_ops_*.c -> vk_cmd.c / vk_pipeline.c.
  *
  * Binding model: every op binds each tensor as a *window* of its VkBuffer through
  * vkCmdPushDescriptorSetKHR (VK_KHR_push_descriptor): the window starts at the tensor's
@@ -32,6 +38,7 @@
 #ifndef DBK_VK_INTERNAL_H
 #define DBK_VK_INTERNAL_H
 
+#include <string.h>
 #include <vulkan/vulkan.h>
 
 #include "backend/backend_impl.h"
@@ -50,29 +57,16 @@
 /* ---------------------------------------------------------------------------------- */
 /* shaders and pipelines (vk_pipeline.c)                                               */
 
-typedef enum dbk_vk_shader {
-    DBK_VK_SH_GEMM_TILED,
-    DBK_VK_SH_CONV2D_FWD,
-    DBK_VK_SH_CONV2D_BWD_DATA,
-    DBK_VK_SH_CONV2D_BWD_FILTER,
-    DBK_VK_SH_BN_STATS,
-    DBK_VK_SH_BN_APPLY,
-    DBK_VK_SH_BN_BWD_REDUCE,
-    DBK_VK_SH_BN_BWD_DATA,
-    DBK_VK_SH_ELTWISE,
-    DBK_VK_SH_SGD,
-    DBK_VK_SH_POOL_FWD,
-    DBK_VK_SH_POOL_BWD,
-    DBK_VK_SH_SOFTMAX_XENT_FWD,
-    DBK_VK_SH_SOFTMAX_XENT_BWD,
-    DBK_VK_SH_ACCURACY,
-    DBK_VK_SH_AUGMENT,
-    DBK_VK_SH_SPLITK_REDUCE,
-    DBK_VK_SH_COUNT
-} dbk_vk_shader;
+
+/* A shader is named by its file in shaders/ without .comp ("conv2d_fwd"); its SPIR-V is
+ * embedded as <name>.spv (every .comp file of shaders/ is compiled, vulkan.cmake). Its bindings and
+ * which of them are windowed come from the SPIR-V itself (vk_pipeline.c reflection). */
+#define DBK_VK_SHADER_NAME 48
 
 typedef struct dbk_vk_pipeline {
-    dbk_vk_shader         shader;
+    char                  shader[DBK_VK_SHADER_NAME];
+    int                   nbind;           /* storage-buffer bindings (reflected) */
+    unsigned              windowed;        /* bit i: binding i is an array of DBK_VK_WINDOWS windows */
     int                   nspec;
     uint32_t              spec[DBK_VK_MAX_SPEC];
     VkDescriptorSetLayout dsl;
@@ -171,7 +165,7 @@ typedef struct dbk_vk_state {
 static inline dbk_vk_state *dbk_vk(const dbk_backend *be) { return (dbk_vk_state *)be->impl; }
 
 /* ---------------------------------------------------------------------------------- */
-/* vk_device.c                                                                          */
+/* vk_error.c                                                                           */
 
 const char *dbk_vk_result_name(VkResult r);
 /* DBK_ERR_DEVICE (DBK_ERR_OUT_OF_DEVICE_MEMORY, DBK_ERR_DEVICE_LOST for those results)
@@ -204,11 +198,10 @@ static inline const dbk_vk_buffer *dbk_vk_buf(const dbk_buffer *b) { return (con
 /* Reads tile sizes and work-group sizes from the profile, clamped to the device limits. */
 void       dbk_vk_pipeline_init(dbk_backend *be);
 void       dbk_vk_pipeline_destroy(dbk_vk_state *vk);
-/* The pipeline for (shader, spec constants), created on first use. */
-dbk_status dbk_vk_pipeline_get(dbk_vk_state *vk, dbk_vk_shader sh, const uint32_t *spec, int nspec,
+/* The pipeline for (shader, spec constants), created on first use; DBK_ERR_COMPILE when no
+ * shader of that name is embedded. */
+dbk_status dbk_vk_pipeline_get(dbk_vk_state *vk, const char *shader, const uint32_t *spec, int nspec,
                                const dbk_vk_pipeline **out);
-int        dbk_vk_shader_bindings(dbk_vk_shader sh);
-bool       dbk_vk_shader_windowed(dbk_vk_shader sh, int binding);   /* an array of DBK_VK_WINDOWS? */
 
 /* ---------------------------------------------------------------------------------- */
 /* vk_cmd.c                                                                             */
@@ -222,7 +215,7 @@ typedef struct dbk_vk_bind {
 } dbk_vk_bind;
 
 typedef struct dbk_vk_dispatch {
-    dbk_vk_shader shader;
+    const char   *shader;                  /* shaders/<shader>.comp */
     int           nspec;
     uint32_t      spec[DBK_VK_MAX_SPEC];
     int           nbind;                   /* bindings; a windowed one takes DBK_VK_WINDOWS entries of bind[] */
@@ -263,6 +256,17 @@ void       dbk_vk_emit_copy(dbk_vk_rec *rec, VkBuffer src, VkDeviceSize soff, Vk
 /* Records vkCmdUpdateBuffer (n <= 65536, 4-byte aligned). */
 void       dbk_vk_emit_update(dbk_vk_rec *rec, VkBuffer dst, VkDeviceSize off, const void *src, VkDeviceSize n);
 
+/* Elements of a flat f32 tensor per dispatch: whole windows below maxStorageBufferRange
+ * (and 32-bit indices), for ops whose elements are independent. */
+int64_t    dbk_vk_flat_chunk(const dbk_vk_state *vk);
+
+/* The bits of a float, for a push constant. */
+static inline uint32_t dbk_vk_f32_bits(float f) {
+    uint32_t u;
+    memcpy(&u, &f, sizeof u);
+    return u;
+}
+
 /* Groups for `n` work items at `wg` per group, capped (shaders loop grid-stride). */
 uint32_t   dbk_vk_groups_1d(const dbk_vk_state *vk, int64_t n, uint32_t wg);
 
@@ -275,9 +279,20 @@ dbk_status dbk_vk_flush(dbk_vk_state *vk);
 /* Submits and waits for everything; reports validation errors. */
 dbk_status dbk_vk_sync(dbk_backend *be);
 
-/* Records one op (any DBK_OP_*) into a recorder: the ops' single entry (vk_ops_*.c). */
-dbk_status dbk_vk_record_op(dbk_backend *be, dbk_vk_rec *rec, const dbk_op_desc *op);
-dbk_status dbk_vk_run_op(dbk_backend *be, const dbk_op_desc *op);   /* immediate: the vtable's ops[] */
+/* Starts a recorder on a command buffer being recorded; the first command gets a barrier. */
+void       dbk_vk_rec_begin(dbk_vk_rec *rec, VkCommandBuffer cmd);
+/* Records a full compute/transfer barrier now. */
+void       dbk_vk_rec_barrier(dbk_vk_rec *rec);
+/* Records the barrier that makes device writes visible to host reads after the fence. */
+void       dbk_vk_rec_end(dbk_vk_rec *rec);
+/* Waits for a submitted fence, then resets it. */
+dbk_status dbk_vk_wait_fence(dbk_vk_state *vk, VkFence f, const char *what);
+
+/* ---------------------------------------------------------------------------------- */
+/* vk_record.c: the op table (from op_list.h), immediate runs and programs              */
+
+bool       dbk_vk_op_supported(const dbk_backend *be, const dbk_op_desc *op);
+dbk_status dbk_vk_run_op(dbk_backend *be, const dbk_op_desc *op);   /* immediate: the vtable's run_op */
 
 dbk_status dbk_vk_program_record(dbk_backend *be, dbk_program *prog);
 void       dbk_vk_program_release(dbk_backend *be, dbk_program *prog);
@@ -285,17 +300,23 @@ dbk_status dbk_vk_program_run(dbk_backend *be, dbk_program *prog);
 dbk_status dbk_vk_program_run_timed(dbk_backend *be, dbk_program *prog, double *op_seconds);
 
 /* ---------------------------------------------------------------------------------- */
-/* vk_ops_*.c: each records one op family                                              */
+/* vk_ops_*.c: the recorders, one file per op family                                   */
 
-dbk_status dbk_vk_op_conv(dbk_backend *be, dbk_vk_rec *rec, const dbk_op_desc *op);      /* vk_ops_conv.c */
-/* vtable prepare: sizes the split-K workspace for a filter-gradient op. */
+/* Records one validated op into a recorder. */
+typedef dbk_status (*dbk_vk_record_fn)(dbk_backend *be, dbk_vk_rec *rec, const dbk_op_desc *op);
+
+/* dbk_vk_record_<name> of every launch OWN op of op_list.h, in vk_ops_<family>.c. */
+#define DBK_VK_DECLARE_(E, name, ...) \
+    dbk_status dbk_vk_record_##name(dbk_backend *be, dbk_vk_rec *rec, const dbk_op_desc *op);
+DBK_OP_LIST(DBK_VK_DECLARE_)
+#undef DBK_VK_DECLARE_
+
+/* vk_ops_eltwise.c: every launch EW op: shaders/<name>.comp with src then dst slots at
+ * bindings 0, 1, ... and the push constants of shaders/common/eltwise_head.glsl. */
+dbk_status dbk_vk_record_eltwise(dbk_backend *be, dbk_vk_rec *rec, const dbk_op_desc *op);
+
+/* vk_ops_conv.c: vtable prepare: sizes the split-K workspace for a filter-gradient op. */
 dbk_status dbk_vk_prepare(dbk_backend *be, const dbk_op_desc *op);
 void       dbk_vk_workspace_destroy(dbk_backend *be);
-dbk_status dbk_vk_op_gemm(dbk_backend *be, dbk_vk_rec *rec, const dbk_op_desc *op);
-dbk_status dbk_vk_op_bn(dbk_backend *be, dbk_vk_rec *rec, const dbk_op_desc *op);        /* vk_ops_bn.c */
-dbk_status dbk_vk_op_eltwise(dbk_backend *be, dbk_vk_rec *rec, const dbk_op_desc *op);   /* vk_ops_eltwise.c */
-dbk_status dbk_vk_op_pool(dbk_backend *be, dbk_vk_rec *rec, const dbk_op_desc *op);      /* vk_ops_misc.c */
-dbk_status dbk_vk_op_loss(dbk_backend *be, dbk_vk_rec *rec, const dbk_op_desc *op);
-dbk_status dbk_vk_op_augment(dbk_backend *be, dbk_vk_rec *rec, const dbk_op_desc *op);
 
 #endif

@@ -13,12 +13,6 @@
 
 #include "backends/vulkan/vk_internal.h"
 
-static uint32_t fbits(float f) {
-    uint32_t u;
-    memcpy(&u, &f, 4);
-    return u;
-}
-
 /* Binds tensors[i] to binding i; write[i] marks outputs. */
 static dbk_status bind_all(const dbk_vk_state *vk, dbk_vk_dispatch *d, const dbk_tensor *const *t, const bool *write,
                            int n, uint32_t *rem) {
@@ -40,7 +34,7 @@ static dbk_status elementwise(dbk_backend *be, dbk_vk_rec *rec, const dbk_op_des
         /* x, dy, gamma, mean, invstd, dgamma, dbeta -> dx */
         const dbk_tensor xs = dbk_vk_batch_slice(&op->src[0], n0, nb), dys = dbk_vk_batch_slice(&op->src[1], n0, nb),
                          dxs = dbk_vk_batch_slice(&op->dst[0], n0, nb);
-        dbk_vk_dispatch a = {.shader = DBK_VK_SH_BN_BWD_DATA, .nspec = 1, .spec = {vk->wg}};
+        dbk_vk_dispatch a = {.shader = "bn_bwd_data", .nspec = 1, .spec = {vk->wg}};
         const dbk_tensor *at[8] = {&xs, &dys, &op->src[2], &op->src[3], &op->src[4], &op->dst[1], &op->dst[2], &dxs};
         const bool aw[8] = {false, false, false, false, false, false, false, true};
         DBK_TRY(bind_all(vk, &a, at, aw, 8, rem));
@@ -52,19 +46,19 @@ static dbk_status elementwise(dbk_backend *be, dbk_vk_rec *rec, const dbk_op_des
     const bool train = op->op == DBK_OP_BATCHNORM_FWD_TRAIN;
     const dbk_tensor xs = dbk_vk_batch_slice(&op->src[0], n0, nb), ys = dbk_vk_batch_slice(&op->dst[0], n0, nb);
     /* x, gamma, beta, mean (batch or running), invstd or running var -> y */
-    dbk_vk_dispatch a = {.shader = DBK_VK_SH_BN_APPLY, .nspec = 1, .spec = {vk->wg}};
+    dbk_vk_dispatch a = {.shader = "bn_apply", .nspec = 1, .spec = {vk->wg}};
     const dbk_tensor *at[6] = {&xs, &op->src[1], &op->src[2], train ? &op->dst[1] : &op->src[3],
                                train ? &op->dst[2] : &op->src[4], &ys};
     const bool aw[6] = {false, false, false, false, false, true};
     DBK_TRY(bind_all(vk, &a, at, aw, 6, rem));
     const uint32_t ap[11] = {(uint32_t)nb, C, HW, train ? 0u : 1u, rem[0], rem[1], rem[2], rem[3], rem[4], rem[5],
-                             fbits(op->p.bn.eps)};
+                             dbk_vk_f32_bits(op->p.bn.eps)};
     memcpy(a.push, ap, sizeof ap);
     a.groups[0] = dbk_vk_groups_1d(vk, total, vk->wg);
     return dbk_vk_emit(be, rec, &a);
 }
 
-dbk_status dbk_vk_op_bn(dbk_backend *be, dbk_vk_rec *rec, const dbk_op_desc *op) {
+static dbk_status bn_op(dbk_backend *be, dbk_vk_rec *rec, const dbk_op_desc *op) {
     dbk_vk_state *vk = dbk_vk(be);
     const dbk_tensor *x = &op->src[0];
     const uint32_t N = (uint32_t)x->shape[0], C = (uint32_t)x->shape[1];
@@ -74,7 +68,7 @@ dbk_status dbk_vk_op_bn(dbk_backend *be, dbk_vk_rec *rec, const dbk_op_desc *op)
 
     if (op->op == DBK_OP_BATCHNORM_BWD) {
         /* bindings: x (windowed), dy (windowed), mean, invstd, dgamma, dbeta */
-        dbk_vk_dispatch r = {.shader = DBK_VK_SH_BN_BWD_REDUCE, .nspec = 1, .spec = {vk->wg}, .nbind = 6};
+        dbk_vk_dispatch r = {.shader = "bn_bwd_reduce", .nspec = 1, .spec = {vk->wg}, .nbind = 6};
         DBK_TRY(dbk_vk_windows(vk, &op->src[0], false, &r.bind[0], &step[0], &rem[0]));
         DBK_TRY(dbk_vk_windows(vk, &op->src[1], false, &r.bind[DBK_VK_WINDOWS], &step[1], &rem[1]));
         const dbk_tensor *rt[4] = {&op->src[3], &op->src[4], &op->dst[1], &op->dst[2]};
@@ -87,12 +81,12 @@ dbk_status dbk_vk_op_bn(dbk_backend *be, dbk_vk_rec *rec, const dbk_op_desc *op)
     } else if (op->op == DBK_OP_BATCHNORM_FWD_TRAIN) {
         if ((uint64_t)N * HW == 0) return DBK_OK;   /* no values: statistics undefined, leave everything */
         /* bindings: x (windowed), mean, invstd, running_mean, running_var */
-        dbk_vk_dispatch s = {.shader = DBK_VK_SH_BN_STATS, .nspec = 1, .spec = {vk->wg}, .nbind = 5};
+        dbk_vk_dispatch s = {.shader = "bn_stats", .nspec = 1, .spec = {vk->wg}, .nbind = 5};
         DBK_TRY(dbk_vk_windows(vk, &op->src[0], false, &s.bind[0], &step[0], &rem[0]));
         for (int i = 1; i < 5; i++)
             DBK_TRY(dbk_vk_window(vk, &op->dst[i], 0, -1, true, &s.bind[DBK_VK_WINDOWS + i - 1], &rem[i]));
-        const uint32_t sp[11] = {N, C, HW, rem[0], rem[1], rem[2], rem[3], rem[4], fbits(op->p.bn.eps),
-                                 fbits(op->p.bn.momentum), step[0]};
+        const uint32_t sp[11] = {N, C, HW, rem[0], rem[1], rem[2], rem[3], rem[4], dbk_vk_f32_bits(op->p.bn.eps),
+                                 dbk_vk_f32_bits(op->p.bn.momentum), step[0]};
         memcpy(s.push, sp, sizeof sp);
         s.groups[0] = C;
         DBK_TRY(dbk_vk_emit(be, rec, &s));
@@ -104,4 +98,16 @@ dbk_status dbk_vk_op_bn(dbk_backend *be, dbk_vk_rec *rec, const dbk_op_desc *op)
     for (int64_t n0 = 0; n0 < N; n0 += nb)
         DBK_TRY(elementwise(be, rec, op, n0, (int64_t)N - n0 < nb ? (int64_t)N - n0 : nb, N * HW));
     return DBK_OK;
+}
+
+dbk_status dbk_vk_record_batchnorm_fwd_train(dbk_backend *be, dbk_vk_rec *rec, const dbk_op_desc *op) {
+    return bn_op(be, rec, op);
+}
+
+dbk_status dbk_vk_record_batchnorm_fwd_infer(dbk_backend *be, dbk_vk_rec *rec, const dbk_op_desc *op) {
+    return bn_op(be, rec, op);
+}
+
+dbk_status dbk_vk_record_batchnorm_bwd(dbk_backend *be, dbk_vk_rec *rec, const dbk_op_desc *op) {
+    return bn_op(be, rec, op);
 }

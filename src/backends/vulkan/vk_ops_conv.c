@@ -19,12 +19,6 @@
 
 #include "backends/vulkan/vk_internal.h"
 
-static uint32_t fbits(float f) {
-    uint32_t u;
-    memcpy(&u, &f, 4);
-    return u;
-}
-
 /* Shared memory of a tile: A (BK, BM) and B (BK, BN) floats (shaders/common/gemm_core.glsl). */
 static uint32_t tile_smem(const dbk_vk_tiles *t) { return (t->bm + t->bn) * t->bk * 4; }
 
@@ -138,13 +132,15 @@ static dbk_status conv_dispatch(dbk_backend *be, dbk_vk_rec *rec, const dbk_op_d
                                 const dbk_tensor *s1, const dbk_tensor *d0) {
     dbk_vk_state *vk = dbk_vk(be);
     const dbk_conv2d_params *cp = &op->p.conv;
-    /* x (N,C,H,W), w (K,C,R,S), y (N,K,P,Q) in whichever slots this op keeps them */
-    const dbk_tensor *x = op->op == DBK_OP_CONV2D_BWD_DATA ? d0 : s0;
-    const dbk_tensor *w = op->op == DBK_OP_CONV2D_BWD_FILTER ? d0 : s1;
-    const dbk_tensor *y = op->op == DBK_OP_CONV2D_FWD ? d0 : op->op == DBK_OP_CONV2D_BWD_DATA ? s0 : s1;
-    const uint32_t N = (uint32_t)x->shape[0], C = (uint32_t)x->shape[1], H = (uint32_t)x->shape[2],
-                   W = (uint32_t)x->shape[3], K = (uint32_t)w->shape[0], R = (uint32_t)w->shape[2],
-                   S = (uint32_t)w->shape[3], P = (uint32_t)y->shape[2], Q = (uint32_t)y->shape[3];
+    /* x (N,C,H,W), w (K,C,R,S), y (N,K,P,Q) of this batch slice, in whichever slots this op
+     * keeps them */
+    dbk_op_desc slice = *op;
+    slice.src[0] = *s0;
+    slice.src[1] = *s1;
+    slice.dst[0] = *d0;
+    const dbk_conv2d_geom g = dbk_conv2d_geom_of(&slice);
+    const uint32_t N = (uint32_t)g.N, C = (uint32_t)g.C, H = (uint32_t)g.H, W = (uint32_t)g.W, K = (uint32_t)g.K,
+                   R = (uint32_t)g.R, S = (uint32_t)g.S, P = (uint32_t)g.P, Q = (uint32_t)g.Q;
     uint64_t m = K, n = (uint64_t)C * R * S;   /* backward filter */
     if (op->op == DBK_OP_CONV2D_FWD) n = (uint64_t)N * P * Q;
     if (op->op == DBK_OP_CONV2D_BWD_DATA) {
@@ -153,8 +149,7 @@ static dbk_status conv_dispatch(dbk_backend *be, dbk_vk_rec *rec, const dbk_op_d
     }
     if (m == 0 || n == 0) return DBK_OK;
     dbk_vk_dispatch d = {0};
-    d.shader = op->op == DBK_OP_CONV2D_FWD ? DBK_VK_SH_CONV2D_FWD
-             : op->op == DBK_OP_CONV2D_BWD_DATA ? DBK_VK_SH_CONV2D_BWD_DATA : DBK_VK_SH_CONV2D_BWD_FILTER;
+    d.shader = dbk_op_name(op->op);   /* shaders/conv2d_fwd.comp, conv2d_bwd_data.comp, ... */
     tile_spec(vk, &vk->conv_tiles, m, n, &d);
     d.nbind = 3;
     uint32_t rem[4] = {0, 0, 0, 0}, step[2] = {0, 0}, splits = 1;
@@ -186,7 +181,7 @@ static dbk_status conv_dispatch(dbk_backend *be, dbk_vk_rec *rec, const dbk_op_d
     DBK_TRY(dbk_vk_emit(be, rec, &d));
     if (splits == 1) return DBK_OK;
     /* dw = sum of the parts, in order (the recorder places the barrier) */
-    dbk_vk_dispatch r = {.shader = DBK_VK_SH_SPLITK_REDUCE, .nspec = 1, .spec = {vk->wg}, .nbind = 2};
+    dbk_vk_dispatch r = {.shader = "splitk_reduce", .nspec = 1, .spec = {vk->wg}, .nbind = 2};
     uint32_t rr[2];
     DBK_TRY(dbk_vk_window(vk, &part, 0, -1, false, &r.bind[0], &rr[0]));
     DBK_TRY(dbk_vk_window(vk, d0, 0, -1, true, &r.bind[1], &rr[1]));
@@ -196,7 +191,7 @@ static dbk_status conv_dispatch(dbk_backend *be, dbk_vk_rec *rec, const dbk_op_d
     return dbk_vk_emit(be, rec, &r);
 }
 
-dbk_status dbk_vk_op_conv(dbk_backend *be, dbk_vk_rec *rec, const dbk_op_desc *op) {
+static dbk_status conv_op(dbk_backend *be, dbk_vk_rec *rec, const dbk_op_desc *op) {
     dbk_vk_state *vk = dbk_vk(be);
     const dbk_tensor *s0 = &op->src[0], *s1 = &op->src[1], *d0 = &op->dst[0];
     if (op->op == DBK_OP_CONV2D_BWD_FILTER) return conv_dispatch(be, rec, op, s0, s1, d0);
@@ -212,7 +207,19 @@ dbk_status dbk_vk_op_conv(dbk_backend *be, dbk_vk_rec *rec, const dbk_op_desc *o
     return DBK_OK;
 }
 
-dbk_status dbk_vk_op_gemm(dbk_backend *be, dbk_vk_rec *rec, const dbk_op_desc *op) {
+dbk_status dbk_vk_record_conv2d_fwd(dbk_backend *be, dbk_vk_rec *rec, const dbk_op_desc *op) {
+    return conv_op(be, rec, op);
+}
+
+dbk_status dbk_vk_record_conv2d_bwd_data(dbk_backend *be, dbk_vk_rec *rec, const dbk_op_desc *op) {
+    return conv_op(be, rec, op);
+}
+
+dbk_status dbk_vk_record_conv2d_bwd_filter(dbk_backend *be, dbk_vk_rec *rec, const dbk_op_desc *op) {
+    return conv_op(be, rec, op);
+}
+
+dbk_status dbk_vk_record_gemm(dbk_backend *be, dbk_vk_rec *rec, const dbk_op_desc *op) {
     dbk_vk_state *vk = dbk_vk(be);
     const dbk_gemm_params *p = &op->p.gemm;
     const dbk_tensor *a = &op->src[0], *b = &op->src[1], *c = &op->dst[0];
@@ -220,14 +227,14 @@ dbk_status dbk_vk_op_gemm(dbk_backend *be, dbk_vk_rec *rec, const dbk_op_desc *o
     const uint32_t K = (uint32_t)(p->trans_a ? a->shape[0] : a->shape[1]);
     if (M == 0 || N == 0) return DBK_OK;
     dbk_vk_dispatch d = {0};
-    d.shader = DBK_VK_SH_GEMM_TILED;
+    d.shader = "gemm_tiled";
     tile_spec(vk, &vk->gemm_tiles, M, N, &d);
     d.nbind = 3;
     uint32_t rem[3];
     DBK_TRY(dbk_vk_window(vk, a, 0, -1, false, &d.bind[0], &rem[0]));
     DBK_TRY(dbk_vk_window(vk, b, 0, -1, false, &d.bind[1], &rem[1]));
     DBK_TRY(dbk_vk_window(vk, c, 0, -1, true, &d.bind[2], &rem[2]));
-    const uint32_t pc[10] = {M, N, K, p->trans_a, p->trans_b, fbits(p->alpha), fbits(p->beta), rem[0], rem[1], rem[2]};
+    const uint32_t pc[10] = {M, N, K, p->trans_a, p->trans_b, dbk_vk_f32_bits(p->alpha), dbk_vk_f32_bits(p->beta), rem[0], rem[1], rem[2]};
     memcpy(d.push, pc, sizeof pc);
     return dbk_vk_emit(be, rec, &d);
 }

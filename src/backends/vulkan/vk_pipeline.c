@@ -5,7 +5,9 @@
  *
  * Conventions every shader follows (shaders/common/):
  *  - bindings 0..n-1 are storage buffers in set 0, pushed per dispatch (push descriptors);
- *    a windowed binding (shader_info.windowed) is an array of DBK_VK_WINDOWS windows;
+ *    a windowed binding is an array of DBK_VK_WINDOWS windows. Both are read from the
+ *    SPIR-V (reflect below), so there is no table of shaders to keep: a shader is found by
+ *    its file name;
  *  - one push-constant block of at most DBK_VK_PUSH_BYTES bytes for shapes and offsets;
  *  - specialization constant 0 is the work-group size (local_size_x_id = 0); the GEMM-shaped
  *    shaders take BM, BN, BK, TM, TN as constants 1..5.
@@ -31,35 +33,6 @@
 /* gen/vk_shaders.c (tools/embed.cmake) */
 extern const dbk_embedded_file dbk_vk_shaders[];
 extern const int               dbk_vk_shaders_count;
-
-typedef struct shader_info {
-    const char *file;       /* SPIR-V file name in dbk_vk_shaders */
-    int         bindings;   /* storage-buffer bindings */
-    unsigned    windowed;   /* bit i: binding i is an array of DBK_VK_WINDOWS windows */
-} shader_info;
-
-static const shader_info shaders[DBK_VK_SH_COUNT] = {
-    [DBK_VK_SH_GEMM_TILED]         = {"gemm_tiled.spv", 3},
-    [DBK_VK_SH_CONV2D_FWD]         = {"conv2d_fwd.spv", 3},
-    [DBK_VK_SH_CONV2D_BWD_DATA]    = {"conv2d_bwd_data.spv", 3},
-    [DBK_VK_SH_CONV2D_BWD_FILTER]  = {"conv2d_bwd_filter.spv", 4, 3u},
-    [DBK_VK_SH_BN_STATS]           = {"bn_stats.spv", 5, 1u},
-    [DBK_VK_SH_BN_APPLY]           = {"bn_apply.spv", 6},
-    [DBK_VK_SH_BN_BWD_REDUCE]      = {"bn_bwd_reduce.spv", 6, 3u},
-    [DBK_VK_SH_BN_BWD_DATA]        = {"bn_bwd_data.spv", 8},
-    [DBK_VK_SH_ELTWISE]            = {"eltwise.spv", 3},
-    [DBK_VK_SH_SGD]                = {"sgd.spv", 4},
-    [DBK_VK_SH_POOL_FWD]           = {"pool_fwd.spv", 3},
-    [DBK_VK_SH_POOL_BWD]           = {"pool_bwd.spv", 3},
-    [DBK_VK_SH_SOFTMAX_XENT_FWD]   = {"softmax_xent_fwd.spv", 4},
-    [DBK_VK_SH_SOFTMAX_XENT_BWD]   = {"softmax_xent_bwd.spv", 3},
-    [DBK_VK_SH_ACCURACY]           = {"accuracy.spv", 3},
-    [DBK_VK_SH_AUGMENT]            = {"augment.spv", 6, 1u},
-    [DBK_VK_SH_SPLITK_REDUCE]      = {"splitk_reduce.spv", 2},
-};
-
-int dbk_vk_shader_bindings(dbk_vk_shader sh) { return shaders[sh].bindings; }
-bool dbk_vk_shader_windowed(dbk_vk_shader sh, int binding) { return (shaders[sh].windowed >> binding) & 1u; }
 
 /* ---------------------------------------------------------------------------------- */
 /* tiles from the profile                                                               */
@@ -133,60 +106,101 @@ void dbk_vk_pipeline_destroy(dbk_vk_state *vk) {
     vk->npipes = 0;
 }
 
-/* A tiny SPIR-V reflection (DESIGN 3.7): the number of bindings (highest Binding + 1) and
- * of specialization constants (highest SpecId + 1) the module declares, so a host/shader
- * drift fails loudly (DBK_ASSERT) instead of binding garbage. */
-static void reflect(const uint32_t *words, size_t count, int *bindings, int *specs) {
-    enum { OP_DECORATE = 71, DEC_SPEC_ID = 1, DEC_BINDING = 33 };
+/* A tiny SPIR-V reflection (DESIGN 3.7): the number of bindings (highest Binding + 1), of
+ * specialization constants (highest SpecId + 1), and which bindings are arrays (windowed),
+ * so the host needs no table of shaders and a host/shader drift fails loudly (DBK_ASSERT in
+ * dbk_vk_emit) instead of binding garbage. SPIR-V declares decorations before types and
+ * types before variables, so one pass suffices. */
+static dbk_status reflect(const uint32_t *words, size_t count, int *bindings, int *specs, unsigned *windowed) {
+    enum { OP_TYPE_ARRAY = 28, OP_TYPE_POINTER = 32, OP_VARIABLE = 59, OP_DECORATE = 71 };
+    enum { DEC_SPEC_ID = 1, DEC_BINDING = 33 };
     *bindings = *specs = 0;
+    *windowed = 0;
+    const uint32_t bound = count > 3 ? words[3] : 0;
+    uint32_t *binding = calloc(bound + 1, sizeof *binding);   /* id -> binding + 1 */
+    uint32_t *pointee = calloc(bound + 1, sizeof *pointee);   /* pointer type id -> type id */
+    unsigned char *array = calloc(bound + 1, 1);              /* type id -> is an array */
+    if (!binding || !pointee || !array) {
+        free(binding);
+        free(pointee);
+        free(array);
+        return dbk_set_error(DBK_ERR_OUT_OF_HOST_MEMORY, "out of host memory reading a shader");
+    }
     for (size_t i = 5; i < count;) {
         const uint32_t n = words[i] >> 16, op = words[i] & 0xffff;
-        if (n == 0) break;
-        if (op == OP_DECORATE && n >= 4 && i + 3 < count) {
+        if (n == 0 || i + n > count) break;
+        const uint32_t a = n > 1 ? words[i + 1] : 0, b = n > 2 ? words[i + 2] : 0;
+        if (op == OP_DECORATE && n >= 4) {
             const int v = (int)words[i + 3] + 1;
-            if (words[i + 2] == DEC_BINDING && v > *bindings) *bindings = v;
-            if (words[i + 2] == DEC_SPEC_ID && v > *specs) *specs = v;
+            if (b == DEC_BINDING && v > *bindings) *bindings = v;
+            if (b == DEC_SPEC_ID && v > *specs) *specs = v;
+            if (b == DEC_BINDING && a <= bound) binding[a] = (uint32_t)v;
+        } else if (op == OP_TYPE_ARRAY && a <= bound) {
+            array[a] = 1;
+        } else if (op == OP_TYPE_POINTER && n >= 4 && a <= bound) {
+            pointee[a] = words[i + 3];
+        } else if (op == OP_VARIABLE && n >= 4 && b <= bound && a <= bound && binding[b] &&
+                   pointee[a] <= bound && array[pointee[a]] && binding[b] <= 32) {
+            *windowed |= 1u << (binding[b] - 1);
         }
         i += n;
     }
+    free(binding);
+    free(pointee);
+    free(array);
+    return DBK_OK;
 }
 
 static dbk_status build(dbk_vk_state *vk, dbk_vk_pipeline *pp) {
-    const shader_info *si = &shaders[pp->shader];
-    const dbk_embedded_file *f = dbk_embedded_find(dbk_vk_shaders, dbk_vk_shaders_count, si->file);
+    char file[DBK_VK_SHADER_NAME + 8];
+    snprintf(file, sizeof file, "%s.spv", pp->shader);
+    const dbk_embedded_file *f = dbk_embedded_find(dbk_vk_shaders, dbk_vk_shaders_count, file);
     if (!f || f->size % 4)
-        return dbk_set_error(DBK_ERR_COMPILE, "Vulkan: shader %s is not embedded in this build", si->file);
+        return dbk_set_error(DBK_ERR_COMPILE, "Vulkan: shader %s is not embedded in this build (shaders/%s.comp)",
+                             file, pp->shader);
+
+    /* The embedded bytes are an unsigned char array: copy them to uint32_t alignment. */
+    uint32_t *code = malloc(f->size);
+    if (!code) return DBK_ERR_OUT_OF_HOST_MEMORY;
+    memcpy(code, f->data, f->size);
+    int nspec;
+    dbk_status rs = reflect(code, f->size / 4, &pp->nbind, &nspec, &pp->windowed);
+    if (rs != DBK_OK) {
+        free(code);
+        return rs;
+    }
+    DBK_ASSERT(pp->nbind <= DBK_VK_MAX_BINDINGS && pp->nspec <= nspec);
 
     VkDescriptorSetLayoutBinding b[DBK_VK_MAX_BINDINGS];
-    for (int i = 0; i < si->bindings; i++)
+    for (int i = 0; i < pp->nbind; i++)
         b[i] = (VkDescriptorSetLayoutBinding){
             .binding = (uint32_t)i,
             .descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
-            .descriptorCount = (si->windowed >> i) & 1u ? DBK_VK_WINDOWS : 1,
+            .descriptorCount = (pp->windowed >> i) & 1u ? DBK_VK_WINDOWS : 1,
             .stageFlags = VK_SHADER_STAGE_COMPUTE_BIT,
         };
     const VkDescriptorSetLayoutCreateInfo dci = {
         .sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO,
         .flags = VK_DESCRIPTOR_SET_LAYOUT_CREATE_PUSH_DESCRIPTOR_BIT_KHR,
-        .bindingCount = (uint32_t)si->bindings,
+        .bindingCount = (uint32_t)pp->nbind,
         .pBindings = b,
     };
-    DBK_VK_TRY(vkCreateDescriptorSetLayout(vk->dev, &dci, NULL, &pp->dsl), "vkCreateDescriptorSetLayout");
+    VkResult dr = vkCreateDescriptorSetLayout(vk->dev, &dci, NULL, &pp->dsl);
+    if (dr != VK_SUCCESS) {
+        free(code);
+        return dbk_vk_fail(dr, "vkCreateDescriptorSetLayout");
+    }
     const VkPushConstantRange pcr = {.stageFlags = VK_SHADER_STAGE_COMPUTE_BIT, .offset = 0, .size = DBK_VK_PUSH_BYTES};
     const VkPipelineLayoutCreateInfo lci = {.sType = VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO,
                                             .setLayoutCount = 1,
                                             .pSetLayouts = &pp->dsl,
                                             .pushConstantRangeCount = 1,
                                             .pPushConstantRanges = &pcr};
-    DBK_VK_TRY(vkCreatePipelineLayout(vk->dev, &lci, NULL, &pp->layout), "vkCreatePipelineLayout");
-
-    /* The embedded bytes are an unsigned char array: copy them to uint32_t alignment. */
-    uint32_t *code = malloc(f->size);
-    if (!code) return DBK_ERR_OUT_OF_HOST_MEMORY;
-    memcpy(code, f->data, f->size);
-    int nbind, nspec;
-    reflect(code, f->size / 4, &nbind, &nspec);
-    DBK_ASSERT(nbind == si->bindings && pp->nspec <= nspec);
+    VkResult lr = vkCreatePipelineLayout(vk->dev, &lci, NULL, &pp->layout);
+    if (lr != VK_SUCCESS) {
+        free(code);
+        return dbk_vk_fail(lr, "vkCreatePipelineLayout");
+    }
     const VkShaderModuleCreateInfo mci = {.sType = VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO,
                                           .codeSize = f->size,
                                           .pCode = code};
@@ -214,18 +228,18 @@ static dbk_status build(dbk_vk_state *vk, dbk_vk_pipeline *pp) {
     vkDestroyShaderModule(vk->dev, mod, NULL);
     if (r != VK_SUCCESS) {
         char what[128];
-        snprintf(what, sizeof what, "vkCreateComputePipelines for %s", si->file);
+        snprintf(what, sizeof what, "vkCreateComputePipelines for %s", file);
         return dbk_vk_fail(r, what);
     }
     return DBK_OK;
 }
 
-dbk_status dbk_vk_pipeline_get(dbk_vk_state *vk, dbk_vk_shader sh, const uint32_t *spec, int nspec,
+dbk_status dbk_vk_pipeline_get(dbk_vk_state *vk, const char *sh, const uint32_t *spec, int nspec,
                                const dbk_vk_pipeline **out) {
-    DBK_ASSERT(nspec <= DBK_VK_MAX_SPEC && shaders[sh].bindings <= DBK_VK_MAX_BINDINGS);
+    DBK_ASSERT(nspec <= DBK_VK_MAX_SPEC && strlen(sh) < DBK_VK_SHADER_NAME);
     for (int i = 0; i < vk->npipes; i++) {
         const dbk_vk_pipeline *pp = &vk->pipes[i];
-        if (pp->shader == sh && pp->nspec == nspec && !memcmp(pp->spec, spec, sizeof *spec * (size_t)nspec)) {
+        if (!strcmp(pp->shader, sh) && pp->nspec == nspec && !memcmp(pp->spec, spec, sizeof *spec * (size_t)nspec)) {
             *out = pp;
             return DBK_OK;
         }
@@ -235,7 +249,7 @@ dbk_status dbk_vk_pipeline_get(dbk_vk_state *vk, dbk_vk_shader sh, const uint32_
     vk->pipes = grown;
     dbk_vk_pipeline *pp = &vk->pipes[vk->npipes];
     memset(pp, 0, sizeof *pp);
-    pp->shader = sh;
+    snprintf(pp->shader, sizeof pp->shader, "%s", sh);
     pp->nspec = nspec;
     memcpy(pp->spec, spec, sizeof *spec * (size_t)nspec);
     dbk_status st = build(vk, pp);

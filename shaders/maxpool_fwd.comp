@@ -1,6 +1,6 @@
 #version 450
 /*
- * pool_fwd.comp — max pool with argmax (DBK_OP_MAXPOOL_FWD), window R x S, stride sh x sw,
+ * maxpool_fwd.comp — max pool with argmax (DBK_OP_MAXPOOL_FWD), window R x S, stride sh x sw,
  * no padding; global pooling is R = H, S = W. One invocation per output element, taps in
  * row-major window order with a strict '>' so ties go to the first, and the first NaN wins
  * (as the CPU reference). argmax = h*W + w inside the (n, c) plane. Grid-stride.

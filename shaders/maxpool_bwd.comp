@@ -1,6 +1,6 @@
 #version 450
 /*
- * pool_bwd.comp — max pool backward (DBK_OP_MAXPOOL_BWD): dx is zero except at window
+ * maxpool_bwd.comp — max pool backward (DBK_OP_MAXPOOL_BWD): dx is zero except at window
  * winners, which receive the sum of their windows' dy. One invocation per input element
  * gathers from the windows that contain it, in row-major output order — the order in which
  * the CPU reference adds, so overlapping windows sum bit-identically and nothing needs

@@ -1,8 +1,12 @@
 /*
- * act.cl — elementwise ops: ReLU forward/backward, add, scale, fill, copy. Semantics as the
- * CPU reference (src/backends/cpu/act.c). Every tensor is dense, so each kernel is one flat
+ * eltwise.cl — elementwise ops: ReLU forward/backward, add, scale, fill, copy. Semantics as the
+ * CPU reference (src/backends/cpu/eltwise.c). Every tensor is dense, so each kernel is one flat
  * 1-D range over n elements (rounded up to the work-group: bounds checks). In-place use
  * (y = x, dx = dy, y = a or b) is safe: each work-item reads its element before writing it.
+ *
+ * The kernels named after an op (relu_fwd, relu_bwd, add, scale, fill) are launched
+ * generically (op_list.h, launch EW): (buffer, offset) per src slot, then per dst slot, then
+ * the params struct's floats, then n.
  */
 
 __kernel void relu_fwd(__global const float *x, const uint x_off, __global float *y, const uint y_off, const int n) {
@@ -20,21 +24,21 @@ __kernel void relu_bwd(__global const float *y, const uint y_off, __global const
     dx[dx_off + i] = y[y_off + i] > 0.0f ? g : 0.0f;
 }
 
-__kernel void add_f32(__global const float *a, const uint a_off, __global const float *b, const uint b_off,
+__kernel void add(__global const float *a, const uint a_off, __global const float *b, const uint b_off,
                       __global float *y, const uint y_off, const int n) {
     const int i = get_global_id(0);
     if (i >= n) return;
     y[y_off + i] = a[a_off + i] + b[b_off + i];
 }
 
-__kernel void scale_f32(__global const float *x, const uint x_off, __global float *y, const uint y_off,
+__kernel void scale(__global const float *x, const uint x_off, __global float *y, const uint y_off,
                         const float alpha, const int n) {
     const int i = get_global_id(0);
     if (i >= n) return;
     y[y_off + i] = alpha * x[x_off + i];
 }
 
-__kernel void fill_f32(__global float *y, const uint y_off, const float value, const int n) {
+__kernel void fill(__global float *y, const uint y_off, const float value, const int n) {
     const int i = get_global_id(0);
     if (i >= n) return;
     y[y_off + i] = value;

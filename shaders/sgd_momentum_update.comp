@@ -1,6 +1,6 @@
 #version 450
 /*
- * sgd.comp — SGD with momentum, weight decay and optional Nesterov over flat buffers
+ * sgd_momentum_update.comp — SGD with momentum, weight decay and optional Nesterov over flat buffers
  * (DBK_OP_SGD_MOMENTUM_UPDATE, torch.optim.SGD with dampening 0):
  *   g = grad + wd * p;  v = mu * v + g;  step = nesterov ? g + mu * v : v;  p -= lr * step
  * lr is read from device memory (the host rewrites it each step). Grid-stride over n.

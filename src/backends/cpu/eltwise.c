@@ -1,5 +1,5 @@
 /*
- * act.c — elementwise ops of the CPU reference backend: ReLU forward/backward, add, scale,
+ * eltwise.c — elementwise ops of the CPU reference backend: ReLU forward/backward, add, scale,
  * fill and copy.
  *
  * Semantics:

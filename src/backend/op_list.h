@@ -1,0 +1,180 @@
+/*
+ * op_list.h — THE op list: every op daybreak has, declared once, with its contract.
+ *
+ * DBK_OP_LIST(X) calls X once per op, in enum order, with these columns:
+ *
+ *   X(ENUM, name, family, src, dst, params, check, flops, bytes, grad, launch, where)
+ *
+ *   ENUM    DBK_OP_<ENUM> in the dbk_op enum (ops.h)
+ *   name    the op's name: dbk_op_name, the CLI and logs, and the per-op functions
+ *           dbk_cpu_<name> (backends/cpu), dbk_ocl_record_<name> (backends/opencl),
+ *           dbk_vk_record_<name> (backends/vulkan), <name>_cases (tests/test_ops_backend.c),
+ *           <name>_should_match_finite_differences (tests/test_grad.c)
+ *   family  the file family in every backend, so a grep finds all of an op: cpu/<family>.c,
+ *           cl/<family>.cl, opencl/ocl_ops_<family>.c, vulkan/vk_ops_<family>.c (GEMM, the
+ *           one exception: cl/gemm_tiled.cl, ocl_blas.c, and vk_ops_conv.c with the
+ *           convolutions that share its tiled core; conv kernels: cl/conv2d_im2col.cl);
+ *           shaders are shaders/<name>.comp or <family>_<pass>.comp (bn_stats.comp)
+ *   src,dst slot names of desc.src[i] / desc.dst[i], space-separated; "name?" = optional
+ *   params  the member of dbk_op_desc.p the op reads, or none
+ *   check   the validation function in ops.c (shapes and dtypes against the contract)
+ *   flops   an expression of `const dbk_op_desc *d` in ops.c: floating-point operations
+ *           (2 per multiply-add)
+ *   bytes   an expression of d in ops.c: bytes read plus bytes written
+ *   grad    NONE (not differentiated), FWD (a forward whose backward op is listed), BWD (a
+ *           backward op) or SELF (linear: its backward is the op itself, e.g. GEMM with
+ *           transposes); BWD and SELF ops must have a finite-difference check in test_grad
+ *   launch  OWN: each device backend has its own recorder dbk_<b>_record_<name>;
+ *           EW: elementwise over numel(dst0) f32 values, launched generically: the OpenCL
+ *           kernel <name> of cl/ and the shader shaders/<name>.comp (see "elementwise
+ *           kernels" below); no host code in the device backends
+ *   where   the device backends that have the op: ALL, NO_VK, NO_OCL or CPU_ONLY (the CPU
+ *           reference has every op: it is the specification)
+ *
+ * Elementwise kernels (launch EW): the OpenCL kernel takes, in order, (buffer, element
+ * offset) per src slot, then per dst slot, then the params struct's floats, then the element
+ * count n as int, and runs one work-item per element (n rounded up: check bounds). The
+ * shader binds src slots then dst slots at bindings 0, 1, ... and reads the push constants
+ * of shaders/common/eltwise_head.glsl (n, element offsets, params), grid-stride over n.
+ * An EW op's params struct holds floats only.
+ *
+ * Slot conventions and contract rules common to all ops are in ops.h.
+ */
+#ifndef DBK_OP_LIST_H
+#define DBK_OP_LIST_H
+
+/* clang-format off */
+#define DBK_OP_LIST(X)                                                                          \
+    /* y = conv2d(x, w), no bias.                      torch.nn.functional.conv2d             \
+     * src0 x (N,C,H,W)  src1 w (K,C,R,S)  dst0 y (N,K,P,Q)                                   \
+     * P = (H + 2*pad_h - R) / stride_h + 1 (likewise Q). */                                  \
+    X(CONV2D_FWD, conv2d_fwd, conv, "x w", "y", conv, check_conv2d,                           \
+      conv2d_flops(d), all_bytes(d), FWD, OWN, ALL)                                           \
+    /* dx = d(sum y*dy)/dx.    src0 dy (N,K,P,Q)  src1 w (K,C,R,S)  dst0 dx (N,C,H,W) */      \
+    X(CONV2D_BWD_DATA, conv2d_bwd_data, conv, "dy w", "dx", conv, check_conv2d,               \
+      conv2d_flops(d), all_bytes(d), BWD, OWN, ALL)                                           \
+    /* dw = d(sum y*dy)/dw.    src0 x (N,C,H,W)   src1 dy (N,K,P,Q) dst0 dw (K,C,R,S) */      \
+    X(CONV2D_BWD_FILTER, conv2d_bwd_filter, conv, "x dy", "dw", conv, check_conv2d,           \
+      conv2d_flops(d), all_bytes(d), BWD, OWN, ALL)                                           \
+                                                                                              \
+    /* C = alpha * op(A) op(B) + beta * C, op = transpose if trans_a/trans_b.                 \
+     * src0 A (M,K) or (K,M)   src1 B (K,N) or (N,K)   dst0 C (M,N) (read when beta != 0) */  \
+    X(GEMM, gemm, gemm, "A B", "C", gemm, check_gemm,                                         \
+      gemm_flops(d), all_bytes(d), SELF, OWN, ALL)                                            \
+                                                                                              \
+    /* Batch norm, training mode: batch statistics over (N,H,W) per channel, biased variance  \
+     * for normalising, unbiased variance for the running estimate.   torch.nn.BatchNorm2d    \
+     * src0 x (N,C,H,W)  src1 gamma (C)  src2 beta (C)                                        \
+     * dst0 y (N,C,H,W)  dst1 mean (C) saved  dst2 invstd (C) saved = 1/sqrt(var+eps)         \
+     * dst3 running_mean (C) in place  dst4 running_var (C) in place:                         \
+     *      running = (1-momentum)*running + momentum*batch_stat */                           \
+    X(BATCHNORM_FWD_TRAIN, batchnorm_fwd_train, bn, "x gamma beta",                           \
+      "y mean invstd running_mean running_var", bn, check_bn_fwd_train,                       \
+      8.0 * n_src(d, 0), all_bytes(d), FWD, OWN, ALL)                                         \
+    /* Batch norm, inference mode with running statistics.                                    \
+     * src0 x  src1 gamma  src2 beta  src3 running_mean  src4 running_var  dst0 y */          \
+    X(BATCHNORM_FWD_INFER, batchnorm_fwd_infer, bn, "x gamma beta running_mean running_var",  \
+      "y", bn, check_bn_fwd_infer, 2.0 * n_src(d, 0), all_bytes(d), NONE, OWN, ALL)          \
+    /* src0 x  src1 dy  src2 gamma  src3 mean  src4 invstd (dst1/dst2 of FWD_TRAIN)           \
+     * dst0 dx (N,C,H,W)  dst1 dgamma (C)  dst2 dbeta (C) */                                  \
+    X(BATCHNORM_BWD, batchnorm_bwd, bn, "x dy gamma mean invstd", "dx dgamma dbeta", bn,      \
+      check_bn_bwd, 10.0 * n_src(d, 0), all_bytes(d), BWD, OWN, ALL)                          \
+                                                                                              \
+    /* y = max(x, 0).       src0 x  dst0 y (any shape; y may alias x: in place allowed) */    \
+    X(RELU_FWD, relu_fwd, eltwise, "x", "y", none, check_eltwise,                             \
+      n_dst(d, 0), all_bytes(d), FWD, EW, ALL)                                                \
+    /* dx = dy * (y > 0).   src0 y (the forward output)  src1 dy  dst0 dx (dx may alias dy) */\
+    X(RELU_BWD, relu_bwd, eltwise, "y dy", "dx", none, check_eltwise,                         \
+      n_dst(d, 0), all_bytes(d), BWD, EW, ALL)                                                \
+                                                                                              \
+    /* Max pool with window R x S (params.pool), no padding.   torch.nn.MaxPool2d             \
+     * Global max pool is R = H, S = W.                                                       \
+     * src0 x (N,C,H,W)  dst0 y (N,C,P,Q)  dst1 argmax i32 (N,C,P,Q): index h*W+w of the      \
+     * winner inside its (n,c) plane; ties go to the first in row-major window order. */      \
+    X(MAXPOOL_FWD, maxpool_fwd, pool, "x", "y argmax", pool, check_maxpool,                   \
+      n_src(d, 0), all_bytes(d), FWD, OWN, ALL)                                               \
+    /* src0 dy (N,C,P,Q)  src1 argmax i32 (N,C,P,Q)  dst0 dx (N,C,H,W), zero except winners   \
+     * (overlapping windows accumulate). */                                                   \
+    X(MAXPOOL_BWD, maxpool_bwd, pool, "dy argmax", "dx", pool, check_maxpool,                 \
+      0.0, all_bytes(d), BWD, OWN, ALL)                                                       \
+                                                                                              \
+    /* y = a + b elementwise, same shapes.   src0 a  src1 b  dst0 y (may alias a or b) */     \
+    X(ADD, add, eltwise, "a b", "y", none, check_eltwise,                                     \
+      n_dst(d, 0), all_bytes(d), SELF, EW, ALL)                                               \
+    /* y = alpha * x.   src0 x  dst0 y (may alias x) */                                       \
+    X(SCALE, scale, eltwise, "x", "y", scale, check_eltwise,                                  \
+      n_dst(d, 0), all_bytes(d), SELF, EW, ALL)                                               \
+                                                                                              \
+    /* Softmax cross-entropy with label smoothing eps (params.xent):                          \
+     * target = (1-eps)*onehot + eps/K;  loss_i = -sum_k target_k * log softmax(z_i)_k.       \
+     *                                         torch.nn.CrossEntropyLoss(label_smoothing=eps) \
+     * src0 logits (N,K)  src1 labels i32 (N)                                                 \
+     * dst0 probs (N,K) softmax, saved for BWD   dst1 loss_sum f32 (1): += sum_i loss_i       \
+     * Labels outside [0, K) add nothing to loss_sum and get a zero gradient row (device      \
+     * kernels cannot report them; the loader guarantees valid labels). */                    \
+    X(SOFTMAX_XENT_FWD, softmax_xent_fwd, loss, "logits labels", "probs loss_sum", xent,      \
+      check_softmax_xent_fwd, 5.0 * n_src(d, 0), all_bytes(d), FWD, OWN, ALL)                 \
+    /* dlogits = grad_scale * (probs - target)   (the gradient of grad_scale * sum_i loss_i)  \
+     * src0 probs (N,K)  src1 labels i32 (N)  dst0 dlogits (N,K) */                           \
+    X(SOFTMAX_XENT_BWD, softmax_xent_bwd, loss, "probs labels", "dlogits", xent,              \
+      check_softmax_xent_bwd, 5.0 * n_src(d, 0), all_bytes(d), BWD, OWN, ALL)                 \
+                                                                                              \
+    /* Top-1 correct count.  src0 logits (N,K)  src1 labels i32 (N)                           \
+     * dst0 correct f32 (1): += number of rows whose argmax (first max) equals the label. */  \
+    X(ACCURACY, accuracy, loss, "logits labels", "correct", none, check_accuracy,             \
+      0.0, all_bytes(d), NONE, OWN, ALL)                                                      \
+                                                                                              \
+    /* SGD with momentum and weight decay over flat buffers, PyTorch's torch.optim.SGD:       \
+     *   g = grad + wd * p;  v = mu * v + g;  step = nesterov ? g + mu * v : v;  p -= lr*step \
+     * src0 grad (n)  src1 lr f32 (1), written by the host each step                          \
+     * dst0 params (n) in place  dst1 momentum v (n) in place */                              \
+    X(SGD_MOMENTUM_UPDATE, sgd_momentum_update, optim, "grad lr", "params momentum", sgd,     \
+      check_sgd_momentum_update, 6.0 * n_src(d, 0), all_bytes(d), NONE, OWN, ALL)             \
+                                                                                              \
+    /* Builds a normalised float batch from the u8 dataset resident on the device            \
+     * (DESIGN.md decision 4). For batch row i:                                               \
+     *   j = indices[state.first + i] (or state.first + i when src2 is absent),               \
+     *   label[i] = labels[j]; the image is images[j] (3,H,W) u8, then when                   \
+     *   params.augment.train: reflect-pad by pad, random crop back to H x W, random          \
+     *   horizontal flip, cutout of a cutout x cutout square (zeroed after normalisation,     \
+     *   i.e. set to the mean), and always normalised: (v/255 - mean[c]) / std[c].            \
+     * Random choices come from dbk_hash_u32(seed, first + i, purpose, 0) with                \
+     * purpose 0 = crop y, 1 = crop x, 2 = flip, 3 = cutout y, 4 = cutout x (see              \
+     * dbk_augment_choices in backends/cpu for the exact draw). The cutout square's top-left  \
+     * corner is uniform over [0, H - cutout] x [0, W - cutout].                              \
+     * The host guarantees every j lies in [0, M): the CPU backend checks and returns         \
+     * DBK_ERR_INVALID_ARG, device kernels cannot report it.                                  \
+     * src0 images u8 (M,3,H,W)  src1 labels u8 (M)  src2 indices i32 (L) or absent           \
+     * src3 state i32 (2): {first, seed}, written by the host each step                       \
+     * dst0 x f32 (N,3,H,W)  dst1 labels i32 (N)                                              \
+     * Bytes: the batch it reads (one u8 per output element), not the whole dataset. */       \
+    X(AUGMENT, augment, augment, "images labels indices? state", "x labels", augment,         \
+      check_augment, 0.0, augment_bytes(d), NONE, OWN, ALL)                                   \
+                                                                                              \
+    /* dst0 = value for every element (f32).  dst0 (any) */                                   \
+    X(FILL, fill, eltwise, "", "y", fill, check_eltwise,                                      \
+      0.0, all_bytes(d), NONE, EW, ALL)                                                       \
+    /* dst0 = src0 (same dtype and element count). */                                         \
+    X(COPY, copy, eltwise, "x", "y", none, check_copy,                                        \
+      0.0, all_bytes(d), NONE, OWN, ALL)
+/* clang-format on */
+
+/* DBK_OP_ON(OCL|VK, where, f): f when the backend has the op (the where column), else NULL;
+ * used by the backends' generated tables, so a lacking backend never names the function. */
+#define DBK_OP_ON(backend, where, f) DBK_OP_ON_##backend##_##where(f)
+#define DBK_OP_ON_OCL_ALL(f)      f
+#define DBK_OP_ON_OCL_NO_VK(f)    f
+#define DBK_OP_ON_OCL_NO_OCL(f)   NULL
+#define DBK_OP_ON_OCL_CPU_ONLY(f) NULL
+#define DBK_OP_ON_VK_ALL(f)       f
+#define DBK_OP_ON_VK_NO_VK(f)     NULL
+#define DBK_OP_ON_VK_NO_OCL(f)    f
+#define DBK_OP_ON_VK_CPU_ONLY(f)  NULL
+
+/* DBK_OP_LAUNCH(launch, own, ew): a device backend's entry for an op: its own recorder, or
+ * its generic elementwise launcher. */
+#define DBK_OP_LAUNCH(launch, own, ew) DBK_OP_LAUNCH_##launch(own, ew)
+#define DBK_OP_LAUNCH_OWN(own, ew) own
+#define DBK_OP_LAUNCH_EW(own, ew)  ew
+
+#endif

@@ -1,0 +1,95 @@
+/*
+ * ocl_ops_bn.c — batch norm (training forward, inference forward, backward) of the OpenCL
+ * backend, lowered to the kernels of cl/bn.cl. Semantics are those of the CPU reference
+ * (src/backends/cpu/bn.c); the kernels' file comments give the launch geometry.
+ */
+#include "backends/opencl/ocl_internal.h"
+
+/* Work-group size of the per-channel reductions: a power of two within the kernel's limit
+ * and the local memory (one float per work-item). */
+static size_t reduce_wg(dbk_backend *be, cl_kernel k) {
+    size_t ls = dbk_ocl_wg_limit(be, k, 256);
+    while (ls > 1 && ls * sizeof(float) > dbk_ocl(be)->local_mem) ls /= 2;
+    return ls;
+}
+
+static dbk_status bn_apply(dbk_backend *be, dbk_ocl_launches *out, const dbk_tensor *x, const dbk_tensor *y,
+                           const dbk_tensor *s0, const dbk_tensor *s1, const dbk_tensor *gamma, const dbk_tensor *beta,
+                           float eps, int infer) {
+    const int n = (int)x->shape[0], c = (int)x->shape[1], hw = (int)(x->shape[2] * x->shape[3]);
+    dbk_ocl_args a;
+    DBK_TRY(dbk_ocl_kernel(be, out, "bn_apply", &a));
+    dbk_ocl_arg_tensor(&a, x);
+    dbk_ocl_arg_tensor(&a, y);
+    dbk_ocl_arg_int(&a, n * c);
+    dbk_ocl_arg_int(&a, c);
+    dbk_ocl_arg_int(&a, hw);
+    dbk_ocl_arg_tensor(&a, s0);
+    dbk_ocl_arg_tensor(&a, s1);
+    dbk_ocl_arg_tensor(&a, gamma);
+    dbk_ocl_arg_tensor(&a, beta);
+    dbk_ocl_arg_float(&a, eps);
+    dbk_ocl_arg_int(&a, infer);
+    return dbk_ocl_range2(&a, ((size_t)hw + 7) / 8, (size_t)(n * c));
+}
+
+dbk_status dbk_ocl_record_batchnorm_fwd_train(dbk_backend *be, const dbk_op_desc *op, dbk_ocl_launches *out) {
+    const dbk_tensor *x = &op->src[0];
+    const int n = (int)x->shape[0], c = (int)x->shape[1], hw = (int)(x->shape[2] * x->shape[3]);
+    if (n * hw == 0) return DBK_OK;   /* no values: leave everything, as the CPU does */
+    dbk_ocl_args a;
+    DBK_TRY(dbk_ocl_kernel(be, out, "bn_stats", &a));
+    const size_t ls = reduce_wg(be, a.launch->kernel);
+    dbk_ocl_arg_tensor(&a, x);
+    dbk_ocl_arg_int(&a, n);
+    dbk_ocl_arg_int(&a, c);
+    dbk_ocl_arg_int(&a, hw);
+    dbk_ocl_arg_float(&a, op->p.bn.eps);
+    dbk_ocl_arg_float(&a, op->p.bn.momentum);
+    for (int i = 1; i <= 4; i++) dbk_ocl_arg_tensor(&a, &op->dst[i]);
+    dbk_ocl_arg_local(&a, ls * sizeof(float));
+    const size_t global = ls * (size_t)c;
+    DBK_TRY(dbk_ocl_args_done(&a, 1, &global, &ls));
+    return bn_apply(be, out, x, &op->dst[0], &op->dst[1], &op->dst[2], &op->src[1], &op->src[2], op->p.bn.eps, 0);
+}
+
+dbk_status dbk_ocl_record_batchnorm_fwd_infer(dbk_backend *be, const dbk_op_desc *op, dbk_ocl_launches *out) {
+    return bn_apply(be, out, &op->src[0], &op->dst[0], &op->src[3], &op->src[4], &op->src[1], &op->src[2], op->p.bn.eps,
+                    1);
+}
+
+dbk_status dbk_ocl_record_batchnorm_bwd(dbk_backend *be, const dbk_op_desc *op, dbk_ocl_launches *out) {
+    const dbk_tensor *x = &op->src[0];
+    const int n = (int)x->shape[0], c = (int)x->shape[1], hw = (int)(x->shape[2] * x->shape[3]);
+    dbk_ocl_args a;
+    DBK_TRY(dbk_ocl_kernel(be, out, "bn_bwd_reduce", &a));
+    const size_t ls = reduce_wg(be, a.launch->kernel);
+    dbk_ocl_arg_tensor(&a, x);
+    dbk_ocl_arg_tensor(&a, &op->src[1]);
+    dbk_ocl_arg_int(&a, n);
+    dbk_ocl_arg_int(&a, c);
+    dbk_ocl_arg_int(&a, hw);
+    dbk_ocl_arg_tensor(&a, &op->src[3]);
+    dbk_ocl_arg_tensor(&a, &op->src[4]);
+    dbk_ocl_arg_tensor(&a, &op->dst[1]);
+    dbk_ocl_arg_tensor(&a, &op->dst[2]);
+    dbk_ocl_arg_local(&a, ls * sizeof(float));
+    const size_t global = ls * (size_t)c;
+    DBK_TRY(dbk_ocl_args_done(&a, 1, &global, &ls));
+    if (n * hw == 0) return DBK_OK;
+
+    DBK_TRY(dbk_ocl_kernel(be, out, "bn_bwd_data", &a));
+    dbk_ocl_arg_tensor(&a, x);
+    dbk_ocl_arg_tensor(&a, &op->src[1]);
+    dbk_ocl_arg_tensor(&a, &op->dst[0]);
+    dbk_ocl_arg_int(&a, n * c);
+    dbk_ocl_arg_int(&a, c);
+    dbk_ocl_arg_int(&a, hw);
+    dbk_ocl_arg_int(&a, n * hw);
+    dbk_ocl_arg_tensor(&a, &op->src[2]);
+    dbk_ocl_arg_tensor(&a, &op->src[3]);
+    dbk_ocl_arg_tensor(&a, &op->src[4]);
+    dbk_ocl_arg_tensor(&a, &op->dst[1]);
+    dbk_ocl_arg_tensor(&a, &op->dst[2]);
+    return dbk_ocl_range2(&a, ((size_t)hw + 7) / 8, (size_t)(n * c));
+}

@@ -1,0 +1,44 @@
+/*
+ * ocl_ops_pool.c — max pooling (forward and backward) of the OpenCL backend, lowered to the
+ * kernels of cl/pool.cl. Semantics are those of the CPU reference (src/backends/cpu/pool.c);
+ * the kernels' file comments give the launch geometry.
+ */
+#include "backends/opencl/ocl_internal.h"
+
+dbk_status dbk_ocl_record_maxpool_fwd(dbk_backend *be, const dbk_op_desc *op, dbk_ocl_launches *out) {
+    const dbk_tensor *x = &op->src[0], *y = &op->dst[0];
+    const dbk_pool_params *p = &op->p.pool;
+    const int ncp = (int)(y->shape[0] * y->shape[1] * y->shape[2]), q = (int)y->shape[3];
+    dbk_ocl_args a;
+    /* 2x2 windows at stride 2 have a vectorised kernel: 8 outputs per work-item. */
+    const bool vec2x2 = p->size_h == 2 && p->size_w == 2 && p->stride_h == 2 && p->stride_w == 2 && q % 8 == 0;
+    DBK_TRY(dbk_ocl_kernel(be, out, vec2x2 ? "maxpool_fwd_2x2" : "maxpool_fwd", &a));
+    dbk_ocl_arg_tensor(&a, x);
+    dbk_ocl_arg_tensor(&a, y);
+    dbk_ocl_arg_tensor(&a, &op->dst[1]);
+    dbk_ocl_arg_int(&a, ncp);
+    dbk_ocl_arg_int(&a, (int)x->shape[2]);
+    dbk_ocl_arg_int(&a, (int)x->shape[3]);
+    dbk_ocl_arg_int(&a, (int)y->shape[2]);
+    dbk_ocl_arg_int(&a, q);
+    if (vec2x2) return dbk_ocl_range2(&a, (size_t)q / 8, (size_t)ncp);
+    dbk_ocl_arg_int(&a, p->size_h);
+    dbk_ocl_arg_int(&a, p->size_w);
+    dbk_ocl_arg_int(&a, p->stride_h);
+    dbk_ocl_arg_int(&a, p->stride_w);
+    return dbk_ocl_range2(&a, (size_t)q, (size_t)ncp);
+}
+
+dbk_status dbk_ocl_record_maxpool_bwd(dbk_backend *be, const dbk_op_desc *op, dbk_ocl_launches *out) {
+    const dbk_tensor *dy = &op->src[0], *dx = &op->dst[0];
+    const int nc = (int)(dx->shape[0] * dx->shape[1]);
+    dbk_ocl_args a;
+    DBK_TRY(dbk_ocl_kernel(be, out, "maxpool_bwd", &a));
+    dbk_ocl_arg_tensor(&a, dy);
+    dbk_ocl_arg_tensor(&a, &op->src[1]);
+    dbk_ocl_arg_tensor(&a, dx);
+    dbk_ocl_arg_int(&a, nc);
+    dbk_ocl_arg_int(&a, (int)(dx->shape[2] * dx->shape[3]));
+    dbk_ocl_arg_int(&a, (int)(dy->shape[2] * dy->shape[3]));
+    return dbk_ocl_range1(&a, (size_t)nc);
+}
