@@ -60,24 +60,13 @@ double dbk_session_profiled_step_seconds(const dbk_session *s) {
     return s->profiled_steps ? s->step_seconds / (double)s->profiled_steps : 0.0;
 }
 
-static double op_bytes(const dbk_op_desc *d) {
-    double b = 0.0;
-    for (int i = 0; i < DBK_OP_MAX_DST; i++)
-        if (d->dst[i].ndim) b += (double)dbk_tensor_nbytes(&d->dst[i]);
-    if (d->op == DBK_OP_AUGMENT) /* reads one u8 per output element, not the whole dataset */
-        return b + (double)dbk_tensor_numel(&d->dst[0]) + (double)dbk_tensor_numel(&d->dst[1]);
-    for (int i = 0; i < DBK_OP_MAX_SRC; i++)
-        if (d->src[i].ndim) b += (double)dbk_tensor_nbytes(&d->src[i]);
-    return b;
-}
-
 void dbk_session_profile_op(const dbk_session *s, int i, dbk_op_profile *out) {
     const dbk_op_desc *d = &s->train.ops[i];
     memset(out, 0, sizeof *out);
     snprintf(out->label, sizeof out->label, "%s", d->label ? d->label : "");
     snprintf(out->kind, sizeof out->kind, "%s", dbk_op_name(d->op));
     out->flops = dbk_op_flops(d);
-    out->bytes = op_bytes(d);
+    out->bytes = dbk_op_bytes(d);
     out->seconds = s->op_seconds && s->profiled_steps ? s->op_seconds[i] / (double)s->profiled_steps : 0.0;
 }
 
