@@ -761,7 +761,7 @@ static int aug_setup(aug_fixture *f) {
     f->images = gt(DBK_DTYPE_U8, 4, AUG_M, 3, AUG_H, AUG_W);
     f->labels = gt(DBK_DTYPE_U8, 1, AUG_M, 1, 1, 1);
     f->indices = gt(DBK_DTYPE_I32, 1, AUG_L, 1, 1, 1);
-    f->state = gt(DBK_DTYPE_I32, 1, 2, 1, 1, 1);
+    f->state = gt(DBK_DTYPE_I32, 1, 4, 1, 1, 1);
     f->x = gf(4, AUG_N, 3, AUG_H, AUG_W);
     f->y = gt(DBK_DTYPE_I32, 1, AUG_N, 1, 1, 1);
     for (int j = 0; j < AUG_M; j++) {
@@ -780,7 +780,8 @@ static int aug_setup(aug_fixture *f) {
 
 static dbk_op_desc aug_desc(const aug_fixture *f, bool train, bool with_indices) {
     dbk_op_desc d = {.op = DBK_OP_AUGMENT};
-    d.p.augment = (dbk_augment_params){train, 3, true, 4, {0.4f, 0.5f, 0.6f}, {0.2f, 0.25f, 0.3f}};
+    d.p.augment = (dbk_augment_params){
+        .train = train, .pad = 3, .flip = true, .cutout = 4, .mean = {0.4f, 0.5f, 0.6f}, .std = {0.2f, 0.25f, 0.3f}};
     d.src[0] = f->images;
     d.src[1] = f->labels;
     if (with_indices) d.src[2] = f->indices;
@@ -790,11 +791,17 @@ static dbk_op_desc aug_desc(const aug_fixture *f, bool train, bool with_indices)
     return d;
 }
 
-static int aug_run(const aug_fixture *f, const dbk_op_desc *d, int32_t first, int32_t seed) {
-    const int32_t st[2] = {first, seed};
+/* Runs d with state {first, seed, epoch, run_seed}. */
+static int aug_run_epoch(const aug_fixture *f, const dbk_op_desc *d, int32_t first, int32_t seed, int32_t epoch,
+                         int32_t run_seed) {
+    const int32_t st[4] = {first, seed, epoch, run_seed};
     DBK_CHECK_OK(dbk_tensor_write(&f->state, st));
     DBK_CHECK_OK(dbk_backend_run(be, d));
     return 0;
+}
+
+static int aug_run(const aug_fixture *f, const dbk_op_desc *d, int32_t first, int32_t seed) {
+    return aug_run_epoch(f, d, first, seed, 0, 0);
 }
 
 /* numpy.pad(mode='reflect') index, written as a triangle wave of period 2(n-1) (the backend
@@ -975,7 +982,7 @@ static int augment_should_reject_out_of_range_rows(void) {
         if (cases[k].bad_index) idx[AUG_N / 2] = cases[k].bad_index;
         DBK_CHECK_OK(dbk_tensor_write(&f->indices, idx));
         dbk_op_desc dk = aug_desc(f, true, cases[k].indices);
-        const int32_t st[2] = {cases[k].first, 9};
+        const int32_t st[4] = {cases[k].first, 9, 0, 0};
         DBK_CHECK_OK(dbk_tensor_write(&f->state, st));
         const dbk_status s = dbk_backend_run(be, &dk);
         DBK_CHECK_MSG(s == DBK_ERR_INVALID_ARG, "%s: got %s", cases[k].what, dbk_status_str(s));
@@ -1078,7 +1085,7 @@ static int op_list_should_derive_names_slots_and_counts(void) {
     dbk_op_desc aug = {.op = DBK_OP_AUGMENT};
     aug.src[0] = dbk_tensor_make(NULL, 0, DBK_DTYPE_U8, 4, 1000, 3, 32, 32);
     aug.src[1] = dbk_tensor_make(NULL, 0, DBK_DTYPE_U8, 1, 1000, 1, 1, 1);
-    aug.src[3] = dbk_tensor_make(NULL, 0, DBK_DTYPE_I32, 1, 2, 1, 1, 1);
+    aug.src[3] = dbk_tensor_make(NULL, 0, DBK_DTYPE_I32, 1, 4, 1, 1, 1);
     aug.dst[0] = dbk_tensor_make(NULL, 0, DBK_DTYPE_F32, 4, 8, 3, 32, 32);
     aug.dst[1] = dbk_tensor_make(NULL, 0, DBK_DTYPE_I32, 1, 8, 1, 1, 1);
     DBK_CHECK(dbk_op_bytes(&aug) == 5.0 * (8 * 3 * 32 * 32) + 5.0 * 8);

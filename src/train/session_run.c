@@ -44,6 +44,9 @@ dbk_status dbk_session_begin_epoch(dbk_session *s, int epoch, uint64_t seed) {
     s->epoch = epoch;
     s->epoch_steps = 0;
     s->epoch_seed = dbk_hash_u32((uint32_t)seed, (uint32_t)(seed >> 32), (uint32_t)epoch, 0xa5a5u);
+    /* The run's seed: the same for every epoch of a run (the trainer passes one seed), for
+     * draws that belong to the image rather than the epoch (the alternating flip's coin). */
+    s->run_seed = dbk_hash_u32((uint32_t)seed, (uint32_t)(seed >> 32), 0u, 0x5eedu);
     return zero_counters(s->train_steps, s->train.graph);
 }
 
@@ -53,6 +56,7 @@ dbk_status dbk_session_train_step(dbk_session *s, int step, float lr) {
                               .steps_per_epoch = dbk_session_steps_per_epoch(s),
                               .first = step * s->cfg.batch,
                               .seed = s->epoch_seed,
+                              .run_seed = s->run_seed,
                               .lr = lr};
     const dbk_graph *g = s->train.graph;
     dbk_graph_fill_step(g, &ctx, s->train_host);

@@ -6,7 +6,8 @@
  *   evaluation     = normalise (augment without draws), model forward, loss, accuracy
  *
  * Every value that changes from step to step is declared here on the graph with the rule
- * that computes it (dbk_graph_step_value): the augmentation state {first row, seed} and the
+ * that computes it (dbk_graph_step_value): the augmentation state {first row, seed, epoch,
+ * run seed} and the
  * learning rate of each parameter group. The host computes them all into one small block and
  * writes it once per step; the loss and correct-count counters accumulate on the device.
  */
@@ -18,10 +19,11 @@
 /* ---------------------------------------------------------------------------------- */
 /* per-step rules                                                                     */
 
-/* {first row of the batch, the epoch's seed}: what DBK_OP_AUGMENT reads as its state. */
+/* {first row of the batch, the epoch's seed, the 0-based epoch, the run's seed}: what
+ * DBK_OP_AUGMENT reads as its state. */
 static void augment_state_rule(const dbk_step_ctx *ctx, const double k[4], void *dst) {
     (void)k;
-    int32_t v[2] = {ctx->first, (int32_t)ctx->seed};
+    int32_t v[4] = {ctx->first, (int32_t)ctx->seed, ctx->epoch, (int32_t)ctx->run_seed};
     memcpy(dst, v, sizeof v);
 }
 
@@ -49,7 +51,7 @@ static dbk_tensor flat(dbk_buffer *b, dbk_dtype dt, int64_t n) { return dbk_tens
 static void add_augment(dbk_session *s, dbk_graph *g, bool training, dbk_tensor x, dbk_tensor labels) {
     const dbk_session_config *c = &s->cfg;
     const double none[4] = {0};
-    dbk_tensor state = dbk_graph_step_value(g, "augment.state", DBK_DTYPE_I32, 2, augment_state_rule, none);
+    dbk_tensor state = dbk_graph_step_value(g, "augment.state", DBK_DTYPE_I32, 4, augment_state_rule, none);
     if (dbk_graph_is_planning(g)) return;
     dbk_op_desc aug = {.op = DBK_OP_AUGMENT, .p.augment = c->recipe->augment};
     const int64_t ch = x.shape[1], h = x.shape[2], w = x.shape[3];
