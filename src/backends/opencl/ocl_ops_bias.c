@@ -7,17 +7,17 @@
 
 dbk_status dbk_ocl_record_bias_add(dbk_backend *be, const dbk_op_desc *op, dbk_ocl_launches *out) {
     const dbk_tensor *x = &op->src[0];
-    const int n = (int)dbk_tensor_numel(x), C = (int)x->shape[1], HW = (int)(x->shape[2] * x->shape[3]);
-    if (n == 0) return DBK_OK;
+    const int NC = (int)(x->shape[0] * x->shape[1]), C = (int)x->shape[1], HW = (int)(x->shape[2] * x->shape[3]);
+    if (NC == 0 || HW == 0) return DBK_OK;
     dbk_ocl_args a;
     DBK_TRY(dbk_ocl_kernel(be, out, "bias_add", &a));
     dbk_ocl_arg_tensor(&a, x);
     dbk_ocl_arg_tensor(&a, &op->src[1]);
     dbk_ocl_arg_tensor(&a, &op->dst[0]);
+    dbk_ocl_arg_int(&a, NC);
     dbk_ocl_arg_int(&a, C);
     dbk_ocl_arg_int(&a, HW);
-    dbk_ocl_arg_int(&a, n);
-    return dbk_ocl_range1(&a, (size_t)n);
+    return dbk_ocl_range2(&a, ((size_t)HW + 7) / 8, (size_t)NC);
 }
 
 dbk_status dbk_ocl_record_channel_sum(dbk_backend *be, const dbk_op_desc *op, dbk_ocl_launches *out) {
