@@ -1,14 +1,17 @@
 /*
  * augment.cl — batch assembly from the device-resident u8 dataset: index lookup, reflect pad
- * + random crop, random horizontal flip, normalisation, cutout (DBK_OP_AUGMENT in ops.h).
+ * + random crop, random or alternating horizontal flip, normalisation, cutout, or a fixed
+ * test-time view (DBK_OP_AUGMENT in op_list.h).
  * BIT-EXACT with the CPU reference (src/backends/cpu/augment.c): the random choices are
- * dbk_augment_choices, built on dbk_hash_u32 (src/core/rng.h) — keep these in sync — and the
- * normalisation is (v / 255 - mean) / std in IEEE float (the program is built with
- * -cl-fp32-correctly-rounded-divide-sqrt, and no multiply-add can be contracted here).
+ * dbk_augment_choices and dbk_augment_base_flip, built on dbk_hash_u32 (src/core/rng.h) —
+ * keep these in sync — and the normalisation is (v / 255 - mean) / std in IEEE float (the
+ * program is built with -cl-fp32-correctly-rounded-divide-sqrt, and no multiply-add can be
+ * contracted here).
  *
- * Layout: images u8 (M,3,H,W), labels u8 (M), indices i32 (L) (has_indices), state i32 (2)
- * {first, seed}; out x f32 (N,3,H,W), out labels i32 (N). Rows are trusted to be in range
- * (ops.h: the host guarantees it; the CPU backend checks).  global (W, N*3*H)
+ * Layout: images u8 (M,3,H,W), labels u8 (M), indices i32 (L) (has_indices), state i32 (4)
+ * {first, seed, epoch, run_seed}; out x f32 (N,3,H,W), out labels i32 (N). Rows are trusted
+ * to be in range (op_list.h: the host guarantees it; the CPU backend checks).
+ * global (W, N*3*H)
  */
 
 static uint dbk_hash_mix(uint h) {
@@ -42,7 +45,8 @@ __kernel void augment(__global const uchar *images, const uint img_off, __global
                       __global const int *state, const uint state_off,
                       __global float *out, const uint out_off, __global int *out_labels, const uint ol_off,
                       const int N, const int H, const int W, const int train, const int pad, const int flip_on,
-                      const int cutout, const float mean0, const float mean1, const float mean2,
+                      const int flip_alt, const int cutout, const int view_dy, const int view_dx,
+                      const int view_flip, const float mean0, const float mean1, const float mean2,
                       const float std0, const float std1, const float std2) {
     const int x = get_global_id(0), row3 = get_global_id(1);
     if (x >= W || row3 >= N * 3 * H) return;
@@ -50,14 +54,19 @@ __kernel void augment(__global const uchar *images, const uint img_off, __global
     const int c = ic % 3, i = ic / 3;
     const int first = state[state_off], row = first + i;
     const uint seed = (uint)state[state_off + 1];
+    const uint epoch_odd = (uint)state[state_off + 2] & 1u, run_seed = (uint)state[state_off + 3];
     const int j = has_indices ? indices[idx_off + row] : row;
     if (c == 0 && y == 0 && x == 0) out_labels[ol_off + i] = labels[lab_off + j];
 
-    int crop_y = pad, crop_x = pad, flip = 0, cut_y = 0, cut_x = 0, cut = 0;
+    /* Evaluation reads the fixed view; training replaces it with the row's draws. */
+    int dy = view_dy, dx = view_dx, flip = view_flip, cut_y = 0, cut_x = 0, cut = 0;
     if (train) {
-        crop_y = pad > 0 ? hash_below(dbk_hash_u32(seed, (uint)row, 0u, 0u), 2 * pad + 1) : 0;
-        crop_x = pad > 0 ? hash_below(dbk_hash_u32(seed, (uint)row, 1u, 0u), 2 * pad + 1) : 0;
-        flip = (int)(dbk_hash_u32(seed, (uint)row, 2u, 0u) >> 31) && flip_on;
+        const int crop_y = pad > 0 ? hash_below(dbk_hash_u32(seed, (uint)row, 0u, 0u), 2 * pad + 1) : 0;
+        const int crop_x = pad > 0 ? hash_below(dbk_hash_u32(seed, (uint)row, 1u, 0u), 2 * pad + 1) : 0;
+        dy = crop_y - pad;
+        dx = crop_x - pad;
+        if (flip_alt) flip = (int)((dbk_hash_u32(run_seed, (uint)j, 5u, 0u) & 1u) ^ epoch_odd);
+        else flip = (int)(dbk_hash_u32(seed, (uint)row, 2u, 0u) >> 31) && flip_on;
         cut_y = cutout > 0 ? hash_below(dbk_hash_u32(seed, (uint)row, 3u, 0u), H - cutout + 1) : 0;
         cut_x = cutout > 0 ? hash_below(dbk_hash_u32(seed, (uint)row, 4u, 0u), W - cutout + 1) : 0;
         cut = cutout;
@@ -65,7 +74,7 @@ __kernel void augment(__global const uchar *images, const uint img_off, __global
     const float mean = c == 0 ? mean0 : c == 1 ? mean1 : mean2;
     const float sd = c == 0 ? std0 : c == 1 ? std1 : std2;
     const int xs = flip ? W - 1 - x : x;
-    const int sy = reflect_index(y + crop_y - pad, H), sx = reflect_index(xs + crop_x - pad, W);
+    const int sy = reflect_index(y + dy, H), sx = reflect_index(xs + dx, W);
     const float v = (float)images[img_off + ((j * 3 + c) * H + sy) * W + sx];
     float o = (v / 255.0f - mean) / sd;
     if (y >= cut_y && y < cut_y + cut && x >= cut_x && x < cut_x + cut) o = 0.0f;

@@ -1,9 +1,9 @@
 #version 450
 /*
  * augment.comp — batch assembly from the resident u8 dataset (DBK_OP_AUGMENT): index lookup,
- * reflect pad + random crop, random flip, normalisation and cutout, bit-identical to the CPU
- * reference (src/backends/cpu/augment.c: same hash draws, same float expression
- * (v / 255 - mean) / std).
+ * reflect pad + random crop, random or alternating flip, normalisation and cutout, or a fixed
+ * test-time view, bit-identical to the CPU reference (src/backends/cpu/augment.c: same hash
+ * draws, same float expression (v / 255 - mean) / std).
  *
  * The dataset may be larger than one storage-buffer binding (150 MB for CIFAR-10, lavapipe
  * allows 128 MiB), so it is bound as DBK_VK_WINDOWS (4) consecutive windows of `step`
@@ -23,12 +23,15 @@ layout(push_constant) uniform Push {
     uint r_img, r_lab;             /* byte offsets of images (in window 0) and labels */
     uint r_idx, r_state, r_x, r_y; /* element offsets of bindings 2..5 */
     float mean0, mean1, mean2, std0, std1, std2;
+    uint flip_alt;                 /* params.flip_alternating */
+    int view_dy, view_dx;          /* the evaluation view */
+    uint view_flip;
 } pc;
 
 layout(binding = 0) readonly buffer BufI { uint words[]; } images[4];   /* (M,3,H,W) u8, windowed */
 layout(binding = 1) readonly buffer BufL { uint lab_words[]; };          /* (M) u8 */
 layout(binding = 2) readonly buffer BufX { int indices[]; };             /* (L) i32, or unused */
-layout(binding = 3) readonly buffer BufS { int state[]; };               /* (2) {first, seed} */
+layout(binding = 3) readonly buffer BufS { int state[]; };               /* (4) {first, seed, epoch, run_seed} */
 layout(binding = 4) writeonly buffer BufO { float x[]; };                /* (N,3,H,W) */
 layout(binding = 5) writeonly buffer BufY { int out_labels[]; };         /* (N) */
 
@@ -51,6 +54,7 @@ int reflect_index(int u, int n) {
 void main() {
     const uint hw = pc.H * pc.W, total = pc.N * 3u * hw;
     const int first = state[pc.r_state], seed = state[pc.r_state + 1];
+    const uint epoch_odd = uint(state[pc.r_state + 2]) & 1u, run_seed = uint(state[pc.r_state + 3]);
     const uint stride = gl_NumWorkGroups.x * gl_WorkGroupSize.x;
     for (uint e = gl_GlobalInvocationID.x; e < total; e += stride) {
         const uint i = e / (3u * hw), c = (e / hw) % 3u, yx = e % hw;
@@ -61,19 +65,23 @@ void main() {
         uint j = pc.has_idx != 0 ? uint(indices[pc.r_idx + rowc]) : rowc;
         j = min(j, pc.M - 1u);
 
-        int crop_y = int(pc.pad), crop_x = int(pc.pad), flip = 0, cut_y = 0, cut_x = 0, cut = 0;
+        /* Evaluation reads the fixed view; training replaces it with the row's draws. */
+        int dy = pc.view_dy, dx = pc.view_dx, flip = int(pc.view_flip != 0), cut_y = 0, cut_x = 0, cut = 0;
         if (pc.train != 0) {
             const uint s = uint(seed);
-            crop_y = pc.pad > 0 ? hash_below(dbk_hash_u32(s, row, 0u, 0u), 2u * pc.pad + 1u) : 0;
-            crop_x = pc.pad > 0 ? hash_below(dbk_hash_u32(s, row, 1u, 0u), 2u * pc.pad + 1u) : 0;
-            flip = int(dbk_hash_u32(s, row, 2u, 0u) >> 31) & int(pc.flip != 0);
+            const int crop_y = pc.pad > 0 ? hash_below(dbk_hash_u32(s, row, 0u, 0u), 2u * pc.pad + 1u) : 0;
+            const int crop_x = pc.pad > 0 ? hash_below(dbk_hash_u32(s, row, 1u, 0u), 2u * pc.pad + 1u) : 0;
+            dy = crop_y - int(pc.pad);
+            dx = crop_x - int(pc.pad);
+            if (pc.flip_alt != 0) flip = int((dbk_hash_u32(run_seed, j, 5u, 0u) & 1u) ^ epoch_odd);
+            else flip = int(dbk_hash_u32(s, row, 2u, 0u) >> 31) & int(pc.flip != 0);
             cut_y = pc.cutout > 0 ? hash_below(dbk_hash_u32(s, row, 3u, 0u), pc.H - pc.cutout + 1u) : 0;
             cut_x = pc.cutout > 0 ? hash_below(dbk_hash_u32(s, row, 4u, 0u), pc.W - pc.cutout + 1u) : 0;
             cut = int(pc.cutout);
         }
         const int xs = flip != 0 ? int(pc.W) - 1 - xo : xo;
-        const int sy = reflect_index(y + crop_y - int(pc.pad), int(pc.H));
-        const int sx = reflect_index(xs + crop_x - int(pc.pad), int(pc.W));
+        const int sy = reflect_index(y + dy, int(pc.H));
+        const int sx = reflect_index(xs + dx, int(pc.W));
         const float v = float(image_byte(pc.r_img + (j * 3u + c) * hw + uint(sy) * pc.W + uint(sx)));
         const float mean = c == 0 ? pc.mean0 : (c == 1 ? pc.mean1 : pc.mean2);
         const float sd = c == 0 ? pc.std0 : (c == 1 ? pc.std1 : pc.std2);

@@ -57,7 +57,7 @@ static dbk_status lay_out(step_program *sp, const dbk_model_def *def, int n) {
     *o = (dbk_op_desc){.op = DBK_OP_AUGMENT, .label = "augment", .p.augment = recipe->augment};
     o->src[0] = dbk_tensor_make(sp->images, 0, DBK_DTYPE_U8, 4, n, 3, 32, 32);
     o->src[1] = dbk_tensor_make(sp->images, 0, DBK_DTYPE_U8, 1, n, 1, 1, 1);
-    o->src[3] = dbk_tensor_make(sp->scalars, 0, DBK_DTYPE_I32, 1, 2, 1, 1, 1);
+    o->src[3] = dbk_tensor_make(sp->scalars, 0, DBK_DTYPE_I32, 1, 4, 1, 1, 1);   /* (4), ends before the loss at byte 16 */
     o->dst[0] = x.data;
     o->dst[1] = labels;
     o++;

@@ -991,35 +991,67 @@ typedef struct aug_shape {
     int32_t seed;
     bool    train, flip;
     int     pad, cutout;
+    int32_t epoch, run_seed;            /* state[2], state[3] */
+    bool    flip_alt;                   /* params.flip_alternating */
+    int     view_dy, view_dx;           /* evaluation view */
+    bool    view_flip;
 } aug_shape;
 
 static const aug_shape aug_shapes[] = {
-    {50, 32, 32, 64, 16, 5, 12345, true, true, 4, 8},
-    {50, 32, 32, 0, 16, 7, -123456789, true, true, 4, 8},
-    {50, 32, 32, 64, 16, 5, 99, false, true, 4, 8},
-    {50, 32, 32, 0, 50, 0, 0, false, false, 4, 0},
-    {50, 32, 32, 64, 16, 40, 7, true, false, 4, 0},
-    {20, 13, 11, 40, 9, 30, 2024, true, true, 2, 5},
-    {50, 32, 32, 64, 1, 63, 31337, true, true, 4, 8},
-    {300, 32, 32, 300, 256, 44, 5, true, true, 4, 8},
+    {50, 32, 32, 64, 16, 5, 12345, true, true, 4, 8, 0, 0, false, 0, 0, false},
+    {50, 32, 32, 0, 16, 7, -123456789, true, true, 4, 8, 0, 0, false, 0, 0, false},
+    {50, 32, 32, 64, 16, 5, 99, false, true, 4, 8, 0, 0, false, 0, 0, false},
+    {50, 32, 32, 0, 50, 0, 0, false, false, 4, 0, 0, 0, false, 0, 0, false},
+    {50, 32, 32, 64, 16, 40, 7, true, false, 4, 0, 0, 0, false, 0, 0, false},
+    {20, 13, 11, 40, 9, 30, 2024, true, true, 2, 5, 0, 0, false, 0, 0, false},
+    {50, 32, 32, 64, 1, 63, 31337, true, true, 4, 8, 0, 0, false, 0, 0, false},
+    {300, 32, 32, 300, 256, 44, 5, true, true, 4, 8, 0, 0, false, 0, 0, false},
+    /* the old modes ignore epoch and run_seed */
+    {50, 32, 32, 64, 16, 5, 12345, true, true, 4, 8, 3, 987654, false, 0, 0, false},
+    /* airbench94's training augmentation: pad 2, alternating flip, no cutout, over epochs
+     * 0..3 with a seed per epoch, with and without indices; one case keeps a cutout */
+    {50, 32, 32, 64, 48, 5, 111, true, true, 2, 0, 0, 424242, true, 0, 0, false},
+    {50, 32, 32, 64, 48, 5, 222, true, true, 2, 0, 1, 424242, true, 0, 0, false},
+    {50, 32, 32, 64, 48, 5, 333, true, true, 2, 0, 2, 424242, true, 0, 0, false},
+    {50, 32, 32, 64, 48, 5, 444, true, true, 2, 0, 3, 424242, true, 0, 0, false},
+    {50, 32, 32, 0, 50, 0, 555, true, true, 2, 0, 0, -77, true, 0, 0, false},
+    {50, 32, 32, 0, 50, 0, 666, true, true, 2, 0, 1, -77, true, 0, 0, false},
+    {20, 13, 11, 40, 9, 30, 2024, true, true, 3, 4, 7, 31, true, 0, 0, false},
+    /* test-time views: airbench94's six (pad 1) and larger shifts on an odd image */
+    {50, 32, 32, 0, 50, 0, 0, false, false, 4, 0, 0, 0, false, 0, 0, true},
+    {50, 32, 32, 0, 50, 0, 0, false, false, 4, 0, 0, 0, false, -1, -1, false},
+    {50, 32, 32, 0, 50, 0, 0, false, false, 4, 0, 0, 0, false, -1, -1, true},
+    {50, 32, 32, 0, 50, 0, 0, false, false, 4, 0, 0, 0, false, 1, 1, false},
+    {50, 32, 32, 0, 50, 0, 0, false, false, 4, 0, 0, 0, false, 1, 1, true},
+    {50, 32, 32, 64, 16, 5, 99, false, true, 4, 8, 1, 5, false, 1, -1, true},
+    {20, 13, 11, 40, 9, 30, 0, false, false, 2, 0, 0, 0, false, -3, 4, true},
+    {20, 13, 11, 0, 20, 0, 0, false, false, 2, 0, 0, 0, false, 12, -10, false},
+    {20, 13, 11, 0, 20, 0, 0, false, false, 2, 0, 0, 0, false, -12, 10, true},
 };
 
 static int augment_cases(void) {
-    static const dbk_augment_params base = {
-        true, 4, true, 8, {125.31f / 255.0f, 122.95f / 255.0f, 113.87f / 255.0f}, {62.99f / 255.0f, 62.09f / 255.0f, 66.70f / 255.0f}};
+    static const dbk_augment_params base = {.train = true, .pad = 4, .flip = true, .cutout = 8,
+                                            .mean = {125.31f / 255.0f, 122.95f / 255.0f, 113.87f / 255.0f},
+                                            .std = {62.99f / 255.0f, 62.09f / 255.0f, 66.70f / 255.0f}};
     int rc = 0;
     for (size_t i = 0; i < sizeof aug_shapes / sizeof aug_shapes[0]; i++) {
         const aug_shape *v = &aug_shapes[i];
-        tcase *c = case_new(DBK_OP_AUGMENT, "M%d %dx%d N%d first %d %s pad %d%s cutout %d %s", v->m, v->h, v->w, v->n,
-                            v->first, v->train ? "train" : "eval", v->pad, v->flip ? " flip" : "", v->cutout,
-                            v->l ? "indices" : "no indices");
+        tcase *c = case_new(DBK_OP_AUGMENT, "M%d %dx%d N%d first %d %s pad %d%s%s cutout %d %s epoch %d view %d,%d%s",
+                            v->m, v->h, v->w, v->n, v->first, v->train ? "train" : "eval", v->pad,
+                            v->flip ? " flip" : "", v->flip_alt ? " alternating" : "", v->cutout,
+                            v->l ? "indices" : "no indices", v->epoch, v->view_dy, v->view_dx,
+                            v->view_flip ? " flipped" : "");
         c->desc.p.augment = base;
         c->desc.p.augment.train = v->train;
         c->desc.p.augment.flip = v->flip;
         c->desc.p.augment.pad = v->pad;
         c->desc.p.augment.cutout = v->cutout;
-        /* images u8 (M,3,H,W), labels u8 (M), indices i32 (L), state i32 {first, seed}
-         * -> x f32 (N,3,H,W), labels i32 (N) */
+        c->desc.p.augment.flip_alternating = v->flip_alt;
+        c->desc.p.augment.view_dy = v->view_dy;
+        c->desc.p.augment.view_dx = v->view_dx;
+        c->desc.p.augment.view_flip = v->view_flip;
+        /* images u8 (M,3,H,W), labels u8 (M), indices i32 (L), state i32 {first, seed, epoch,
+         * run_seed} -> x f32 (N,3,H,W), labels i32 (N) */
         uint8_t *img = set_slot(c, SRC(0), ROLE_IN, DBK_DTYPE_U8, 4, v->m, 3, v->h, v->w);
         for (int64_t k = 0; k < (int64_t)v->m * 3 * v->h * v->w; k++) img[k] = (uint8_t)dbk_rng_u32(&rng);
         uint8_t *lab = set_slot(c, SRC(1), ROLE_IN, DBK_DTYPE_U8, 1, v->m, 1, 1, 1);
@@ -1028,9 +1060,11 @@ static int augment_cases(void) {
             int32_t *idx = set_slot(c, SRC(2), ROLE_IN, DBK_DTYPE_I32, 1, v->l, 1, 1, 1);
             for (int k = 0; k < v->l; k++) idx[k] = (int32_t)dbk_rng_below(&rng, (uint32_t)v->m);
         }
-        int32_t *state = set_slot(c, SRC(3), ROLE_IN, DBK_DTYPE_I32, 1, 2, 1, 1, 1);
+        int32_t *state = set_slot(c, SRC(3), ROLE_IN, DBK_DTYPE_I32, 1, 4, 1, 1, 1);
         state[0] = v->first;
         state[1] = v->seed;
+        state[2] = v->epoch;
+        state[3] = v->run_seed;
         set_slot(c, DST(0), ROLE_OUT, DBK_DTYPE_F32, 4, v->n, 3, v->h, v->w);
         set_slot(c, DST(1), ROLE_OUT, DBK_DTYPE_I32, 1, v->n, 1, 1, 1);
         rc |= run_case(c);

@@ -104,7 +104,7 @@ static int a_dataset_over_the_binding_limit_should_augment_like_the_cpu(void) {
     const int64_t M = (int64_t)(range / 3072) + 2000, N = 64;   /* just over one binding */
     const size_t img_bytes = (size_t)M * 3072;
     unsigned char *img = malloc(img_bytes), *lab = malloc((size_t)M);
-    int32_t idx[64], state[2] = {0, 1234};
+    int32_t idx[64], state[4] = {0, 1234, 0, 0};
     DBK_CHECK(img && lab);
     fill_bytes(img, img_bytes, 1);
     for (int64_t j = 0; j < M; j++) lab[j] = (unsigned char)(j % 10);
@@ -130,7 +130,7 @@ static int a_dataset_over_the_binding_limit_should_augment_like_the_cpu(void) {
         d.src[0] = dbk_tensor_make(bi, 16, DBK_DTYPE_U8, 4, M, 3, 32, 32);
         d.src[1] = dbk_tensor_make(bl, 0, DBK_DTYPE_U8, 1, M, 0, 0, 0);
         d.src[2] = dbk_tensor_make(bx, 0, DBK_DTYPE_I32, 1, N, 0, 0, 0);
-        d.src[3] = dbk_tensor_make(bs, 0, DBK_DTYPE_I32, 1, 2, 0, 0, 0);
+        d.src[3] = dbk_tensor_make(bs, 0, DBK_DTYPE_I32, 1, 4, 0, 0, 0);
         d.dst[0] = dbk_tensor_make(bo, 0, DBK_DTYPE_F32, 4, N, 3, 32, 32);
         d.dst[1] = dbk_tensor_make(by, 0, DBK_DTYPE_I32, 1, N, 0, 0, 0);
         d.p.augment = (dbk_augment_params){.train = true, .pad = 4, .flip = true, .cutout = 8,

@@ -131,21 +131,48 @@
     X(SGD_MOMENTUM_UPDATE, sgd_momentum_update, optim, "grad lr", "params momentum", sgd,     \
       check_sgd_momentum_update, 6.0 * n_src(d, 0), all_bytes(d), NONE, OWN, ALL)             \
                                                                                               \
-    /* Builds a normalised float batch from the u8 dataset resident on the device            \
+    /* Builds a normalised float batch from the u8 dataset resident on the device             \
      * (DESIGN.md decision 4). For batch row i:                                               \
      *   j = indices[state.first + i] (or state.first + i when src2 is absent),               \
-     *   label[i] = labels[j]; the image is images[j] (3,H,W) u8, then when                   \
-     *   params.augment.train: reflect-pad by pad, random crop back to H x W, random          \
-     *   horizontal flip, cutout of a cutout x cutout square (zeroed after normalisation,     \
-     *   i.e. set to the mean), and always normalised: (v/255 - mean[c]) / std[c].            \
-     * Random choices come from dbk_hash_u32(seed, first + i, purpose, 0) with                \
-     * purpose 0 = crop y, 1 = crop x, 2 = flip, 3 = cutout y, 4 = cutout x (see              \
-     * dbk_augment_choices in backends/cpu for the exact draw). The cutout square's top-left  \
-     * corner is uniform over [0, H - cutout] x [0, W - cutout].                              \
+     *   label[i] = labels[j]; the image is images[j] (3,H,W) u8; output pixel (y, x) of      \
+     *   channel c reads source pixel (reflect(y + dy, H), reflect(xs + dx, W)),              \
+     *   xs = flip ? W-1-x : x (the flip applies to the shifted view), normalised as          \
+     *   (v/255 - mean[c]) / std[c]; reflect is F.pad(mode='reflect'), ReflectionPad2d:       \
+     *   no edge repeat, reflect(-1) = 1, reflect(H) = H-2.                                   \
+     * Training (params.augment.train): reflect-pad by pad and crop back to H x W at          \
+     *   (crop_y, crop_x) in [0, 2 pad]^2, i.e. dy = crop_y - pad, dx = crop_x - pad;         \
+     *   flip when params.flip (below); then a cutout x cutout square is zeroed after         \
+     *   normalisation (i.e. set to the mean).                                                \
+     *   Random choices come from dbk_hash_u32(seed, first + i, purpose, 0) with              \
+     *   purpose 0 = crop y, 1 = crop x, 2 = flip, 3 = cutout y, 4 = cutout x (see            \
+     *   dbk_augment_choices in backends/cpu for the exact draw). The cutout square's         \
+     *   top-left corner is uniform over [0, H - cutout] x [0, W - cutout].                   \
+     *   flip without flip_alternating: a fresh coin per row, hash(seed, row, 2, 0) >> 31.    \
+     *   flip with flip_alternating (airbench94): image j is mirrored when                    \
+     *     base_flip(j) XOR (epoch & 1) is 1,                                                 \
+     *     base_flip(j) = dbk_hash_u32(run_seed, j, 5, 0) & 1                                 \
+     *   (dbk_augment_base_flip in backends/cpu), keyed by the dataset index j, not the row:  \
+     *   one random orientation per image for the whole run, all images mirrored on odd       \
+     *   epochs, so in any two consecutive epochs every image is seen once each way.          \
+     *   Crop and cutout draws are the same in both flip modes.                               \
+     * Evaluation (train false): no draws; pad, flip, cutout and flip_alternating do not      \
+     *   apply; the fixed test-time view dy = view_dy, dx = view_dx, flip = view_flip         \
+     *   (0, 0, false: the plain normalised image). airbench94's infer_mirror_translate,      \
+     *   padded = F.pad(x, (1,1,1,1), 'reflect'), r = reflect:                                \
+     *   padded[0:32, 0:32](y, x) = x(r(y-1), r(x-1)) is view (-1,-1); padded[2:34, 2:34]     \
+     *   is view (+1,+1); x.flip(-1) is view (0,0,flip);                                      \
+     *   t.flip(-1) of a translated view t is t(y, W-1-x) = x(r(y+dy), r(W-1-x+dx)), i.e.     \
+     *   view (dy, dx, flip) with the same dy, dx.                                            \
+     * Checked: state i32 with 4 elements; pad in [0, min(H, W)); cutout <= H, W; std > 0;    \
+     *   flip_alternating only with train and flip; view_dy, view_dx, view_flip zero in       \
+     *   training (rejected otherwise), |view_dy| < H and |view_dx| < W in evaluation.        \
      * The host guarantees every j lies in [0, M): the CPU backend checks and returns         \
      * DBK_ERR_INVALID_ARG, device kernels cannot report it.                                  \
      * src0 images u8 (M,3,H,W)  src1 labels u8 (M)  src2 indices i32 (L) or absent           \
-     * src3 state i32 (2): {first, seed}, written by the host each step                       \
+     * src3 state i32 (4): {first, seed, epoch, run_seed}, written by the host each step:     \
+     *   first = index of the batch's first row, seed = the epoch's draw seed, epoch =        \
+     *   0-based epoch number, run_seed = constant for the whole run (the last two are read   \
+     *   by flip_alternating only)                                                            \
      * dst0 x f32 (N,3,H,W)  dst1 labels i32 (N)                                              \
      * Bytes: the batch it reads (one u8 per output element), not the whole dataset. */       \
     X(AUGMENT, augment, augment, "images labels indices? state", "x labels", augment,         \

@@ -264,7 +264,7 @@ static dbk_status check_augment(const dbk_op_desc *d) {
     DBK_TRY(want(d, &s[1], "labels", DBK_DTYPE_U8, 1));
     DBK_TRY(want_dim(d, "labels length", s[1].shape[0], s[0].shape[0]));
     if (s[2].ndim) DBK_TRY(want(d, &s[2], "indices", DBK_DTYPE_I32, 1));
-    DBK_TRY(check_scalar(d, &s[3], "state", DBK_DTYPE_I32, 2));
+    DBK_TRY(check_scalar(d, &s[3], "state {first, seed, epoch, run_seed}", DBK_DTYPE_I32, 4));
     DBK_TRY(want(d, &o[0], "x", DBK_DTYPE_F32, 4));
     DBK_TRY(want(d, &o[1], "batch labels", DBK_DTYPE_I32, 1));
     DBK_TRY(want_dim(d, "image channels", s[0].shape[1], 3));
@@ -278,6 +278,16 @@ static dbk_status check_augment(const dbk_op_desc *d) {
         FAIL("%s: cutout %d larger than the image", dbk_op_name(d->op), p->cutout);
     for (int c = 0; c < 3; c++)
         if (!(p->std[c] > 0.0f)) FAIL("%s: std[%d] must be > 0", dbk_op_name(d->op), c);
+    if (p->flip_alternating && !(p->train && p->flip))
+        FAIL("%s: flip_alternating needs train and flip", dbk_op_name(d->op));
+    /* A view set on a training descriptor would be silently dropped: refuse it instead. */
+    if (p->train && (p->view_dy || p->view_dx || p->view_flip))
+        FAIL("%s: view_dy %d, view_dx %d, view_flip %d are for evaluation (train false) only", dbk_op_name(d->op),
+             p->view_dy, p->view_dx, (int)p->view_flip);
+    if (p->view_dy <= -s[0].shape[2] || p->view_dy >= s[0].shape[2] || p->view_dx <= -s[0].shape[3] ||
+        p->view_dx >= s[0].shape[3])
+        FAIL("%s: view shift (%d, %d) must be smaller than the image %lldx%lld", dbk_op_name(d->op), p->view_dy,
+             p->view_dx, (long long)s[0].shape[2], (long long)s[0].shape[3]);
     return DBK_OK;
 }
 

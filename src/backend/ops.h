@@ -89,13 +89,19 @@ typedef struct dbk_sgd_params {
     bool  nesterov;
 } dbk_sgd_params;
 
+/* DBK_OP_AUGMENT (op_list.h has the exact draws). The fields after std, left zero, keep the
+ * behaviour from before they existed. */
 typedef struct dbk_augment_params {
-    bool  train;            /* false: no crop/flip/cutout (evaluation); normalise only */
-    int   pad;              /* reflect padding before the random crop, e.g. 4 */
-    bool  flip;             /* random horizontal flip with probability 1/2 */
-    int   cutout;           /* side of the cutout square, 0 = none */
+    bool  train;            /* false: no draws (evaluation); normalise the view below only */
+    int   pad;              /* reflect padding before the random crop, e.g. 4 (train only) */
+    bool  flip;             /* random horizontal flip with probability 1/2 (train only) */
+    int   cutout;           /* side of the cutout square, 0 = none (train only) */
     float mean[3];          /* per channel, on the [0,1] scale */
     float std[3];
+    bool  flip_alternating; /* train, needs flip: airbench's flip, a per-image coin for the
+                               run XOR (epoch & 1), instead of a fresh coin per row */
+    int   view_dy, view_dx; /* evaluation only: the fixed test-time view, a reflect shift */
+    bool  view_flip;        /* evaluation only: mirror the shifted view horizontally */
 } dbk_augment_params;
 
 typedef struct dbk_fill_params {

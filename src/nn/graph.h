@@ -154,7 +154,8 @@ typedef struct dbk_step_ctx {
     int      steps_per_epoch;
     int32_t  first;                 /* index of the batch's first row in the split's order */
     uint32_t seed;                  /* the epoch's augmentation seed */
-    uint32_t run_seed;              /* constant for the run (draws that last the whole run) */
+    uint32_t run_seed;              /* constant for the whole run (per-image draws that must
+                                       not change between epochs); 0 in evaluation */
     double   lr;                    /* the schedule's learning rate at this step */
     long     run_step;              /* training steps done in the whole run */
     long     run_steps;             /* the run's length in steps */

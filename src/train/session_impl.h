@@ -53,7 +53,7 @@ struct dbk_session {
     dbk_buffer          *train_images, *train_labels, *indices, *test_images, *test_labels;
     int32_t             *perm;                     /* host permutation buffer */
     uint32_t             epoch_seed;               /* augmentation seed of the current epoch */
-    uint32_t             run_seed;                 /* constant for the run (alternating flips) */
+    uint32_t             run_seed;                 /* per-image draws fixed for the run (begin_epoch) */
     int                  epoch;
     int                  epoch_steps;              /* training steps enqueued since begin_epoch */
     bool                 profiling;

@@ -44,7 +44,9 @@ dbk_status dbk_session_begin_epoch(dbk_session *s, int epoch, uint64_t seed) {
     s->epoch = epoch;
     s->epoch_steps = 0;
     s->epoch_seed = dbk_hash_u32((uint32_t)seed, (uint32_t)(seed >> 32), (uint32_t)epoch, 0xa5a5u);
-    s->run_seed = dbk_hash_u32((uint32_t)seed, (uint32_t)(seed >> 32), 0, 0x5a5au);
+    /* The run's seed: the same for every epoch of a run (the trainer passes one seed), for
+     * draws that belong to the image rather than the epoch (the alternating flip's coin). */
+    s->run_seed = dbk_hash_u32((uint32_t)seed, (uint32_t)(seed >> 32), 0u, 0x5eedu);
     return zero_counters(s->train_steps, s->train.graph);
 }
 

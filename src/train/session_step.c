@@ -9,7 +9,8 @@
  *   lookahead      = the EMA of parameters and statistics, copied back (airbench94)
  *
  * Every value that changes from step to step is declared here on the graph with the rule
- * that computes it (dbk_graph_step_value): the augmentation state {first row, seed} and the
+ * that computes it (dbk_graph_step_value): the augmentation state {first row, seed, epoch,
+ * run seed} and the
  * learning rate of each parameter group. The host computes them all into one small block and
  * writes it once per step; the loss and correct-count counters accumulate on the device.
  */
@@ -22,8 +23,8 @@
 /* ---------------------------------------------------------------------------------- */
 /* per-step rules                                                                     */
 
-/* {first row of the batch, the epoch's seed, the epoch, the run's seed}: what DBK_OP_AUGMENT
- * reads as its state. */
+/* {first row of the batch, the epoch's seed, the 0-based epoch, the run's seed}: what
+ * DBK_OP_AUGMENT reads as its state. */
 static void augment_state_rule(const dbk_step_ctx *ctx, const double k[4], void *dst) {
     (void)k;
     int32_t v[4] = {ctx->first, (int32_t)ctx->seed, ctx->epoch, (int32_t)ctx->run_seed};

@@ -1,9 +1,10 @@
 /*
  * augment.c — batch assembly from the device-resident u8 dataset for the CPU reference
- * backend: index lookup, reflect pad + random crop, random horizontal flip, normalisation
- * and cutout (DBK_OP_AUGMENT in ops.h, DESIGN.md decision 4).
+ * backend: index lookup, reflect pad + random crop, random or alternating horizontal flip,
+ * normalisation and cutout, or a fixed test-time view (DBK_OP_AUGMENT in op_list.h, DESIGN.md
+ * decision 4).
  *
- * For batch row i, with {first, seed} = state and row = first + i:
+ * For batch row i, with {first, seed, epoch, run_seed} = state and row = first + i:
  *   j         = indices[row] (or row itself when there is no index tensor)
  *   label[i]  = labels[j]
  *   out[i]    = images[j] (3,H,W), and in training mode:
@@ -12,19 +13,26 @@
  *        pixel is not repeated, padded index -1 reads 1, index H reads H-2;
  *     2. crop an H x W window at (crop_y, crop_x) in [0, 2*pad]^2 of the padded image
  *        (torchvision RandomCrop(32, padding=4, padding_mode='reflect'));
- *     3. flip horizontally when params.flip and the row's coin says so;
+ *     3. flip horizontally when params.flip and the row's coin says so, or with
+ *        params.flip_alternating when the image's coin for the run XOR (epoch & 1) is 1
+ *        (airbench94: a random orientation at epoch 0, every image mirrored on odd epochs);
  *     4. normalise every pixel: (v / 255 - mean[c]) / std[c] (always, also in evaluation);
  *     5. cutout: zero a cutout x cutout square with top-left (cut_y, cut_x) in output
  *        coordinates, after normalisation (so it equals the dataset mean).
  * Random choices come from dbk_augment_choices (below): a stateless hash of (seed, row,
  * purpose), so every backend draws the same numbers with no shared RNG state, and the same
- * {first, seed} always gives the same bytes. In evaluation mode (params.train false) no
- * draws are made and the image is only normalised.
+ * state always gives the same bytes. The alternating flip's coin is keyed by the dataset
+ * index j and run_seed instead (dbk_augment_base_flip), so it follows the image, not the row.
+ * In evaluation mode (params.train false) no draws are made: the image is read through the
+ * fixed view (view_dy, view_dx, view_flip), (0, 0, false) being the image itself, and
+ * normalised.
  *
  * Combined, output pixel (y, x) of channel c reads source pixel
- *   (reflect(y + crop_y - pad, H), reflect(xs + crop_x - pad, W)),  xs = flip ? W-1-x : x.
+ *   (reflect(y + dy, H), reflect(xs + dx, W)),  xs = flip ? W-1-x : x,
+ * with (dy, dx) = (crop_y - pad, crop_x - pad) in training and (view_dy, view_dx) in
+ * evaluation.
  *
- * Layout: images u8 (M,3,H,W), labels u8 (M), indices i32 (L), state i32 (2);
+ * Layout: images u8 (M,3,H,W), labels u8 (M), indices i32 (L), state i32 (4);
  * out x f32 (N,3,H,W), out labels i32 (N).
  *
  * Out-of-range rows (row outside [0, L) or j outside [0, M)) are checked for the whole batch
@@ -47,7 +55,10 @@ void dbk_augment_choices(uint32_t seed, uint32_t row, int pad, int cutout, int H
     *cut_x = cutout > 0 ? hash_below(dbk_hash_u32(seed, row, 4, 0), W - cutout + 1) : 0;
 }
 
-/* Reflects an index that overshoots [0, n) by at most n-1 (pad < H, W is validated). */
+int dbk_augment_base_flip(uint32_t run_seed, uint32_t j) { return (int)(dbk_hash_u32(run_seed, j, 5, 0) & 1u); }
+
+/* Reflects an index that overshoots [0, n) by at most n-1 (pad and |view shift| < H, W are
+ * validated). */
 static int64_t reflect(int64_t u, int64_t n) {
     if (u < 0) u = -u;
     if (u >= n) u = 2 * (n - 1) - u;
@@ -60,13 +71,13 @@ dbk_status dbk_cpu_augment(dbk_backend *be, const dbk_op_desc *op) {
     const uint8_t *images = dbk_cpu_u8(&op->src[0]);                        /* (M, 3, H, W) */
     const uint8_t *labels = dbk_cpu_u8(&op->src[1]);                        /* (M) */
     const int32_t *indices = op->src[2].ndim ? dbk_cpu_i32(&op->src[2]) : NULL;   /* (L) */
-    const int32_t *state = dbk_cpu_i32(&op->src[3]);                        /* (2) {first, seed} */
+    const int32_t *state = dbk_cpu_i32(&op->src[3]);                /* (4) {first, seed, epoch, run_seed} */
     float *out = dbk_cpu_f32(&op->dst[0]);                                  /* (N, 3, H, W) */
     int32_t *out_labels = dbk_cpu_i32(&op->dst[1]);                         /* (N) */
     const int64_t m = op->src[0].shape[0], H = op->src[0].shape[2], W = op->src[0].shape[3];
     const int64_t n = op->dst[0].shape[0], L = indices ? op->src[2].shape[0] : m;
     const int64_t first = state[0];
-    const uint32_t seed = (uint32_t)state[1];
+    const uint32_t seed = (uint32_t)state[1], epoch_odd = (uint32_t)state[2] & 1u, run_seed = (uint32_t)state[3];
 
     /* Validate every row first, so a bad batch leaves the outputs untouched. */
     for (int64_t i = 0; i < n; i++) {
@@ -86,15 +97,19 @@ dbk_status dbk_cpu_augment(dbk_backend *be, const dbk_op_desc *op) {
         const int64_t j = indices ? indices[row] : row;
         out_labels[i] = labels[j];
 
-        int crop_y = p->pad, crop_x = p->pad, flip = 0, cut_y = 0, cut_x = 0, cut = 0;
+        /* Evaluation reads the fixed view; training replaces it with the row's draws. */
+        int64_t dy0 = p->view_dy, dx0 = p->view_dx;
+        int flip = p->view_flip, cut_y = 0, cut_x = 0, cut = 0;
         if (p->train) {
+            int crop_y, crop_x;
             dbk_augment_choices(seed, (uint32_t)row, p->pad, p->cutout, (int)H, (int)W, &crop_y, &crop_x, &flip,
                                 &cut_y, &cut_x);
-            flip = flip && p->flip;
+            if (p->flip_alternating) flip = dbk_augment_base_flip(run_seed, (uint32_t)j) ^ (int)epoch_odd;
+            else flip = flip && p->flip;
             cut = p->cutout;
+            dy0 = crop_y - p->pad;
+            dx0 = crop_x - p->pad;
         }
-        /* In evaluation crop = pad selects the unpadded image, so one loop serves both. */
-        const int64_t dy0 = crop_y - p->pad, dx0 = crop_x - p->pad;
 
         for (int64_t c = 0; c < 3; c++) {
             const uint8_t *src = images + (j * 3 + c) * H * W;   /* (H, W) */

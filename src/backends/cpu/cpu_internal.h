@@ -49,4 +49,8 @@ DBK_OP_LIST(DBK_CPU_DECLARE_)
 void dbk_augment_choices(uint32_t seed, uint32_t row, int pad, int cutout, int H, int W, int *crop_y, int *crop_x,
                          int *flip, int *cut_y, int *cut_x);
 
+/* The per-image coin of the alternating flip (params.flip_alternating): dbk_hash_u32(run_seed,
+ * j, 5, 0) & 1 for dataset index j. Image j is mirrored in epoch e when base_flip XOR (e & 1). */
+int dbk_augment_base_flip(uint32_t run_seed, uint32_t j);
+
 #endif

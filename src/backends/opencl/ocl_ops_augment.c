@@ -1,7 +1,8 @@
 /*
  * ocl_ops_augment.c — batch augmentation of the OpenCL backend (DESIGN.md decision 4),
  * lowered to cl/augment.cl, bit-exact with the CPU reference (src/backends/cpu/augment.c).
- * The batch offset and seed are read from device memory, written by the host each step.
+ * The state {first, seed, epoch, run_seed} is read from device memory, written by the host
+ * each step.
  */
 #include "backends/opencl/ocl_internal.h"
 
@@ -25,7 +26,11 @@ dbk_status dbk_ocl_record_augment(dbk_backend *be, const dbk_op_desc *op, dbk_oc
     dbk_ocl_arg_int(&a, p->train ? 1 : 0);
     dbk_ocl_arg_int(&a, p->pad);
     dbk_ocl_arg_int(&a, p->flip ? 1 : 0);
+    dbk_ocl_arg_int(&a, p->flip_alternating ? 1 : 0);
     dbk_ocl_arg_int(&a, p->cutout);
+    dbk_ocl_arg_int(&a, p->view_dy);
+    dbk_ocl_arg_int(&a, p->view_dx);
+    dbk_ocl_arg_int(&a, p->view_flip ? 1 : 0);
     for (int c = 0; c < 3; c++) dbk_ocl_arg_float(&a, p->mean[c]);
     for (int c = 0; c < 3; c++) dbk_ocl_arg_float(&a, p->std[c]);
     return dbk_ocl_range2(&a, (size_t)w, (size_t)n * 3 * (size_t)h);
