@@ -11,9 +11,9 @@
  * forward op itself (fp32), so the check ties forward and backward together.
  *
  * Step sizes and tolerances (fp32 forward, double sums):
- *  - linear ops (conv, GEMM, scale, add): eps = 0.1. The difference quotient is exact up to
+ *  - linear ops (conv, GEMM, scale, add, bias): eps = 0.1. The difference quotient is exact up to
  *    rounding, and a larger step divides the fp32 rounding of L by more.
- *  - nonlinear ops (batch norm, softmax cross-entropy, relu, max pool): eps = 1e-2, where the
+ *  - nonlinear ops (batch norm, softmax cross-entropy, relu, gelu, max pool): eps = 1e-2, where the
  *    O(eps^2) truncation error is ~1e-4 and rounding noise ~1e-4.
  *  - an element passes when |analytic - numeric| <= atol + rtol * |numeric|, with
  *    atol = 2e-3 and rtol = 1e-2 unless a case says otherwise. Indexing bugs give errors of
@@ -482,6 +482,61 @@ int softmax_xent_bwd_should_match_finite_differences(void) {
     if (xent_case_grads(0.0f, 1.0f)) return 1;
     if (xent_case_grads(0.2f, 1.0f)) return 1;
     return xent_case_grads(0.1f, 0.25f);
+}
+
+/* ---------------------------------------------------------------------------------- */
+/* GELU and the conv bias (airbench94's ops)                                          */
+
+/* GELU is smooth everywhere (no kinks); x spans [-4, 4) so that both the linear-looking
+ * right side and the dip near x = -0.75, where dx changes sign, are checked. */
+int gelu_bwd_should_match_finite_differences(void) {
+    const int64_t n = 120;
+    dbk_tensor x = new_f32(2, 10, 12, 1, 1), y = new_f32(2, 10, 12, 1, 1);
+    dbk_tensor dy = new_f32(2, 10, 12, 1, 1), dx = new_f32(2, 10, 12, 1, 1);
+    float *hx = dbk_test_uniform(n, -4.0f, 4.0f, 81), *g = dbk_test_uniform(n, -1.0f, 1.0f, 82);
+    DBK_CHECK_OK(dbk_tensor_write(&x, hx));
+    DBK_CHECK_OK(dbk_tensor_write(&dy, g));
+    dbk_op_desc f = {.op = DBK_OP_GELU_FWD}, b = {.op = DBK_OP_GELU_BWD};
+    f.src[0] = x; f.dst[0] = y;
+    b.src[0] = x; b.src[1] = dy; b.dst[0] = dx;
+    DBK_CHECK_OK(dbk_backend_run(be, &b));
+    float *adx = (float *)dbk_test_read(&dx);
+    const loss_def d = {&f, 1, &y, g, NULL};
+    int rc = fd_check("gelu dx", &d, &x, hx, adx, SMOOTH);
+    free(hx); free(g); free(adx);
+    free_all();
+    return rc;
+}
+
+/* CHANNEL_SUM is the gradient of BIAS_ADD with respect to b: the loss sum(y * G) with
+ * y = bias_add(x, b) has dL/db[c] = sum over n,h,w of G[n,c,h,w]. Linear in b. */
+static int channel_sum_case_grads(int n, int c, int h, int w) {
+    dbk_tensor x = new_f32(4, n, c, h, w), y = new_f32(4, n, c, h, w), gy = new_f32(4, n, c, h, w);
+    dbk_tensor bias = new_f32(1, c, 1, 1, 1), db = new_f32(1, c, 1, 1, 1);
+    const int64_t nx = dbk_tensor_numel(&x);
+    float *hx = dbk_test_uniform(nx, -1.0f, 1.0f, 91), *hb = dbk_test_uniform(c, -1.0f, 1.0f, 92);
+    float *g = dbk_test_uniform(nx, -1.0f, 1.0f, 93);
+    DBK_CHECK_OK(dbk_tensor_write(&x, hx));
+    DBK_CHECK_OK(dbk_tensor_write(&bias, hb));
+    DBK_CHECK_OK(dbk_tensor_write(&gy, g));
+    dbk_op_desc f = {.op = DBK_OP_BIAS_ADD}, b = {.op = DBK_OP_CHANNEL_SUM};
+    f.src[0] = x; f.src[1] = bias; f.dst[0] = y;
+    b.src[0] = gy; b.dst[0] = db;
+    DBK_CHECK_OK(dbk_backend_run(be, &b));
+    float *adb = (float *)dbk_test_read(&db);
+    const loss_def d = {&f, 1, &y, g, NULL};
+    char what[96];
+    snprintf(what, sizeof what, "bias (%d,%d,%d,%d) db", n, c, h, w);
+    int rc = fd_check(what, &d, &bias, hb, adb, LINEAR);
+    free(hx); free(hb); free(g); free(adb);
+    free_all();
+    return rc;
+}
+
+int channel_sum_should_match_finite_differences(void) {
+    if (channel_sum_case_grads(3, 4, 5, 5)) return 1;
+    if (channel_sum_case_grads(1, 24, 7, 7)) return 1;   /* batch 1, airbench's 24 channels */
+    return channel_sum_case_grads(4, 3, 1, 1);           /* 1x1 maps: a sum over N only */
 }
 
 #define GRAD_CHECK_ROW_(E, name, ...) [DBK_OP_##E] = name##_should_match_finite_differences,

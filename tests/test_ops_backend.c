@@ -50,6 +50,12 @@
  *  - SGD: 1e-10 (elementwise; fused multiply-add contraction may move the last bit).
  *  - relu, maxpool, add, scale, fill, copy: 1e-10, i.e. exact up to a contraction or
  *    accumulation-order difference in an ulp (max-pool backward sums overlapping windows).
+ *  - gelu fwd / bwd: 1e-9 (elementwise erf and exp: OpenCL's built-in erf, the Vulkan
+ *    shaders' own erf of common/erf.glsl, relative error <= 1.7e-7; measured <= 3e-13 on
+ *    PoCL and lavapipe, where 1 + erf cancels in the negative tail on both sides alike).
+ *  - bias_add: 1e-10 (one add; measured bit-exact). lookahead: 1e-10, as SGD.
+ *  - channel_sum: 1e-9 (fp32 partial sums and a tree on the device against the CPU's double
+ *    sum, up to ~1M values per channel; measured <= 1.5e-14).
  *  - accuracy: bit-exact (a count). augment: bit-exact, the device kernels reproduce the
  *    CPU's hash draw and compute (v / 255 - mean) / std with correctly rounded division.
  */
@@ -1072,6 +1078,105 @@ static int augment_cases(void) {
     return rc;
 }
 OP_TEST(augment, 0.0);
+
+/* ---------------------------------------------------------------------------------- */
+/* GELU, bias, lookahead (airbench94's ops)                                            */
+
+/* x spans [-5, 5): all three ranges of the Vulkan shaders' erf (common/erf.glsl) and the
+ * tails where 1 + erf cancels. */
+static int gelu_fwd_cases(void) {
+    int rc = 0;
+    char sh[64];
+    for (int in_place = 0; in_place < 2; in_place++)
+        for (int i = 0; i < (int)EW_SHAPE_COUNT; i++) {
+            tcase *c = case_new(DBK_OP_GELU_FWD, "%s%s", ew_summary(i, sh, sizeof sh), in_place ? " in place (y = x)" : "");
+            set_uniform(c, SRC(0), ROLE_IN, -5.0f, 5.0f, EW(i));
+            set_ew_output(c, i, in_place ? SRC(0) : -1);
+            rc |= run_case(c);
+        }
+    return rc;
+}
+OP_TEST(gelu_fwd, 1e-9);
+
+static int gelu_bwd_cases(void) {
+    int rc = 0;
+    char sh[64];
+    for (int in_place = 0; in_place < 2; in_place++)
+        for (int i = 0; i < (int)EW_SHAPE_COUNT; i++) {
+            tcase *c = case_new(DBK_OP_GELU_BWD, "%s%s", ew_summary(i, sh, sizeof sh), in_place ? " in place (dx = dy)" : "");
+            set_uniform(c, SRC(0), ROLE_IN, -5.0f, 5.0f, EW(i));
+            set_uniform(c, SRC(1), ROLE_IN, -1.0f, 1.0f, EW(i));
+            set_ew_output(c, i, in_place ? SRC(1) : -1);
+            rc |= run_case(c);
+        }
+    return rc;
+}
+OP_TEST(gelu_bwd, 1e-9);
+
+/* (N,C,H,W) of the bias ops: odd sizes, batch 1, 1x1 maps, airbench94's whitening output
+ * (C 24, 31x31) at batch 1 and 16, C 512 as in ResNet9's last layers, and (channel_sum only)
+ * airbench's batch 1024 at 31x31: ~1M values per channel, the longest reduction the op must
+ * do, with C 2 so that the case stays at 8 MB. H*W of 49, 169, 961 and N*H*W of 98, 169,
+ * 15376, 984064 are not multiples of any work-group size. */
+static const int bias_shapes[][4] = {{2, 3, 7, 7}, {1, 5, 13, 13}, {3, 17, 1, 1}, {1, 24, 31, 31}, {16, 24, 31, 31},
+                                     {8, 512, 4, 4}, {2, 512, 32, 32}, {1024, 2, 31, 31}};
+#define BIAS_SHAPE_COUNT (sizeof bias_shapes / sizeof bias_shapes[0])
+
+static int bias_add_cases(void) {
+    int rc = 0;
+    for (int in_place = 0; in_place < 2; in_place++)
+        for (size_t i = 0; i < BIAS_SHAPE_COUNT; i++) {
+            const int *d = bias_shapes[i];
+            if (d[0] == 1024) continue;   /* elementwise: the long reduction adds nothing */
+            tcase *c = case_new(DBK_OP_BIAS_ADD, "N%d C%d %dx%d%s", d[0], d[1], d[2], d[3], in_place ? " in place (y = x)" : "");
+            /* x (N,C,H,W), b (C) -> y (N,C,H,W) */
+            set_uniform(c, SRC(0), ROLE_IN, -1.0f, 1.0f, 4, d[0], d[1], d[2], d[3]);
+            set_uniform(c, SRC(1), ROLE_IN, -1.0f, 1.0f, 1, d[1], 1, 1, 1);
+            if (in_place)
+                set_alias(c, DST(0), SRC(0));
+            else
+                set_slot(c, DST(0), ROLE_OUT, DBK_DTYPE_F32, 4, d[0], d[1], d[2], d[3]);
+            rc |= run_case(c);
+        }
+    return rc;
+}
+OP_TEST(bias_add, 1e-10);
+
+/* dy around a per-channel mean in [-1, 2) (as set_bn_input): sums far from zero, as a
+ * bias gradient summed over a batch is, and cancellation in the channels around zero. */
+static int channel_sum_cases(void) {
+    int rc = 0;
+    for (size_t i = 0; i < BIAS_SHAPE_COUNT; i++) {
+        const int *d = bias_shapes[i];
+        tcase *c = case_new(DBK_OP_CHANNEL_SUM, "N%d C%d %dx%d (N*H*W %d)", d[0], d[1], d[2], d[3], d[0] * d[2] * d[3]);
+        /* dy (N,C,H,W) -> db (C) */
+        set_bn_input(c, SRC(0), d);
+        set_slot(c, DST(0), ROLE_OUT, DBK_DTYPE_F32, 1, d[1], 1, 1, 1);
+        rc |= run_case(c);
+    }
+    return rc;
+}
+OP_TEST(channel_sum, 1e-9);
+
+static int lookahead_cases(void) {
+    static const int64_t counts[] = {1, 17, 4099, 262147};
+    /* decay 0.95^5 (w = 0.226, first branch), 0.3 (w = 0.7, second branch), 0.5 (w = 0.5,
+     * the boundary: second branch), 1 (w = 0: params = ema, the final sync) and 0 (w = 1:
+     * ema = params) */
+    static const float decays[] = {0.77378094f, 0.3f, 0.5f, 1.0f, 0.0f};
+    int rc = 0;
+    for (size_t k = 0; k < sizeof decays / sizeof decays[0]; k++)
+        for (size_t i = 0; i < sizeof counts / sizeof counts[0]; i++) {
+            tcase *c = case_new(DBK_OP_LOOKAHEAD, "n %lld decay %.8g", (long long)counts[i], (double)decays[k]);
+            /* decay (1) -> ema (n), params (n) in place */
+            set_scalar(c, SRC(0), ROLE_IN, decays[k]);
+            set_uniform(c, DST(0), ROLE_INOUT, -0.5f, 0.5f, 1, counts[i], 1, 1, 1);
+            set_uniform(c, DST(1), ROLE_INOUT, -0.5f, 0.5f, 1, counts[i], 1, 1, 1);
+            rc |= run_case(c);
+        }
+    return rc;
+}
+OP_TEST(lookahead, 1e-10);
 
 /* ---------------------------------------------------------------------------------- */
 

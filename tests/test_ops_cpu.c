@@ -14,6 +14,9 @@
  *  - batch norm, softmax: 1e-10 (elementwise fp32 arithmetic on double statistics).
  *  - relu, pool, add, scale, fill, copy, accuracy, argmax: exact.
  *  - SGD, augment: max abs difference 1e-6 against the same formula in double or float.
+ *  - gelu fwd/bwd: 1e-12 against the formulas in double (fp32 erff/expf are within a few ulp,
+ *    NMSE ~1e-14); channel_sum: 1e-12 against a double sum; bias_add and lookahead: exact
+ *    (one fp32 add; the lerp formula written out in fp32).
  */
 #include <math.h>
 #include <stdio.h>
@@ -1262,6 +1265,147 @@ static int augment_should_reject_bad_flip_and_view_settings(void) {
 }
 
 /* ---------------------------------------------------------------------------------- */
+/* GELU, bias, lookahead (airbench94's ops)                                           */
+
+static int gelu_should_match_erf_formulas_in_double_and_run_in_place(void) {
+    const int64_t n = 1001;
+    dbk_tensor x = gf(1, n, 1, 1, 1), y = gf(1, n, 1, 1, 1), dy = gf(1, n, 1, 1, 1), dx = gf(1, n, 1, 1, 1);
+    float *hx = dbk_test_uniform(n, -6.0f, 6.0f, 101), *hdy = dbk_test_uniform(n, -1.0f, 1.0f, 102);
+    hx[0] = 0.0f;
+    double ry[1001], rdx[1001];
+    for (int64_t i = 0; i < n; i++) {
+        const double v = hx[i], cdf = 0.5 * (1.0 + erf(v / sqrt(2.0)));
+        ry[i] = v * cdf;
+        rdx[i] = (double)hdy[i] * (cdf + v * exp(-0.5 * v * v) / sqrt(2.0 * acos(-1.0)));
+    }
+    float *fy = to_float(ry, n), *fdx = to_float(rdx, n);
+    DBK_CHECK_OK(dbk_tensor_write(&x, hx));
+    DBK_CHECK_OK(dbk_tensor_write(&dy, hdy));
+    dbk_op_desc f = {.op = DBK_OP_GELU_FWD}, b = {.op = DBK_OP_GELU_BWD};
+    f.src[0] = x; f.dst[0] = y;
+    b.src[0] = x; b.src[1] = dy; b.dst[0] = dx;
+    DBK_CHECK_OK(dbk_backend_run(be, &f));
+    DBK_CHECK_OK(dbk_backend_run(be, &b));
+    float *gy = dbk_test_read(&y), *gdx = dbk_test_read(&dx);
+    int rc = close_nmse("gelu fwd", fy, gy, n, 1e-12) | close_nmse("gelu bwd", fdx, gdx, n, 1e-12);
+    DBK_CHECK_MSG(gy[0] == 0.0f, "gelu(0) = %g, expected 0", (double)gy[0]);
+    free(gy); free(gdx);
+
+    /* In place: dx = dy first (it reads x), then y = x. */
+    b.dst[0] = dy;
+    f.dst[0] = x;
+    DBK_CHECK_OK(dbk_backend_run(be, &b));
+    DBK_CHECK_OK(dbk_backend_run(be, &f));
+    gy = dbk_test_read(&x);
+    gdx = dbk_test_read(&dy);
+    rc |= close_nmse("gelu fwd in place", fy, gy, n, 1e-12) | close_nmse("gelu bwd in place", fdx, gdx, n, 1e-12);
+    rc |= guards_intact();
+    free(hx); free(hdy); free(fy); free(fdx); free(gy); free(gdx);
+    free_all();
+    return rc;
+}
+
+static int bias_add_and_channel_sum_should_match_naive_loops(void) {
+    enum { N = 3, C = 5, H = 7, W = 9 };
+    const int64_t n = (int64_t)N * C * H * W;
+    dbk_tensor x = gf(4, N, C, H, W), b = gf(1, C, 1, 1, 1), y = gf(4, N, C, H, W), db = gf(1, C, 1, 1, 1);
+    float *hx = dbk_test_uniform(n, -2.0f, 2.0f, 103), *hb = dbk_test_uniform(C, -1.0f, 1.0f, 104);
+    float *ry = malloc((size_t)n * sizeof(float));
+    double rdb[C] = {0};
+    for (int in = 0; in < N; in++)
+        for (int c = 0; c < C; c++)
+            for (int h = 0; h < H; h++)
+                for (int w = 0; w < W; w++) {
+                    const int64_t at = (((int64_t)in * C + c) * H + h) * W + w;
+                    ry[at] = hx[at] + hb[c];
+                    rdb[c] += (double)hx[at];
+                }
+    float *fdb = to_float(rdb, C);
+    DBK_CHECK_OK(dbk_tensor_write(&x, hx));
+    DBK_CHECK_OK(dbk_tensor_write(&b, hb));
+    dbk_op_desc add = {.op = DBK_OP_BIAS_ADD}, sum = {.op = DBK_OP_CHANNEL_SUM};
+    add.src[0] = x; add.src[1] = b; add.dst[0] = y;
+    sum.src[0] = x; sum.dst[0] = db;   /* db starts as NaN: the op must overwrite it */
+    DBK_CHECK_OK(dbk_backend_run(be, &add));
+    DBK_CHECK_OK(dbk_backend_run(be, &sum));
+    float *gy = dbk_test_read(&y), *gdb = dbk_test_read(&db);
+    int rc = close_nmse("bias_add", ry, gy, n, 0.0) | close_nmse("channel_sum", fdb, gdb, C, 1e-12);
+    free(gy);
+    add.dst[0] = x;   /* in place */
+    DBK_CHECK_OK(dbk_backend_run(be, &add));
+    gy = dbk_test_read(&x);
+    rc |= close_nmse("bias_add in place", ry, gy, n, 0.0);
+    rc |= guards_intact();
+    free(hx); free(hb); free(ry); free(fdb); free(gy); free(gdb);
+    free_all();
+    return rc;
+}
+
+/* ATen's lerp (Lerp.h) written out in fp32, with w = 1 - decay. */
+static float lerp_ref(float e, float p, float decay) {
+    const float w = 1.0f - decay;
+    return fabsf(w) < 0.5f ? e + w * (p - e) : p - (p - e) * (1.0f - w);
+}
+
+static int lookahead_should_lerp_toward_params_then_copy_ema_into_params(void) {
+    enum { N = 37 };
+    static const float decays[] = {0.77378094f, 0.3f, 0.5f, 1.0f, 0.0f};
+    dbk_tensor decay = gf(1, 1, 1, 1, 1), ema = gf(1, N, 1, 1, 1), par = gf(2, 1, N, 1, 1);
+    dbk_op_desc d = {.op = DBK_OP_LOOKAHEAD};
+    d.src[0] = decay; d.dst[0] = ema; d.dst[1] = par;
+    int rc = 0;
+    for (size_t k = 0; k < sizeof decays / sizeof decays[0]; k++) {
+        float *he = dbk_test_uniform(N, -1.0f, 1.0f, 105 + k), *hp = dbk_test_uniform(N, -1.0f, 1.0f, 110 + k);
+        float want[N];
+        for (int i = 0; i < N; i++) want[i] = lerp_ref(he[i], hp[i], decays[k]);
+        /* decay 1 keeps the EMA exactly (the final sync), decay 0 takes the params exactly */
+        if (decays[k] == 1.0f) DBK_CHECK(memcmp(want, he, sizeof want) == 0);
+        if (decays[k] == 0.0f) DBK_CHECK(memcmp(want, hp, sizeof want) == 0);
+        DBK_CHECK_OK(dbk_tensor_write(&ema, he));
+        DBK_CHECK_OK(dbk_tensor_write(&par, hp));
+        DBK_CHECK_OK(dbk_tensor_write(&decay, &decays[k]));   /* the host rewrites decay each run */
+        DBK_CHECK_OK(dbk_backend_run(be, &d));
+        float *ge = dbk_test_read(&ema), *gp = dbk_test_read(&par);
+        rc |= equal_bytes("lookahead ema", want, ge, sizeof want) | equal_bytes("lookahead params", want, gp, sizeof want);
+        free(he); free(hp); free(ge); free(gp);
+    }
+    rc |= guards_intact();
+
+    /* validation: decay a single f32, ema and params of one element count */
+    dbk_tensor two = gf(1, 2, 1, 1, 1), idecay = gt(DBK_DTYPE_I32, 1, 1, 1, 1, 1), short_par = gf(1, N - 1, 1, 1, 1);
+    dbk_op_desc bad = d;
+    bad.src[0] = two;
+    DBK_CHECK(dbk_backend_run(be, &bad) == DBK_ERR_INVALID_ARG);
+    DBK_CHECK_MSG(strstr(dbk_last_error(), "decay") != NULL, "message '%s'", dbk_last_error());
+    bad.src[0] = idecay;
+    DBK_CHECK(dbk_backend_run(be, &bad) == DBK_ERR_INVALID_ARG);
+    bad = d;
+    bad.dst[1] = short_par;
+    DBK_CHECK(dbk_backend_run(be, &bad) == DBK_ERR_INVALID_ARG);
+    DBK_CHECK_MSG(strstr(dbk_last_error(), "element count") != NULL, "message '%s'", dbk_last_error());
+    free_all();
+    return rc;
+}
+
+static int bias_ops_should_reject_a_bias_of_the_wrong_length(void) {
+    dbk_tensor x = gf(4, 2, 3, 4, 4), y = gf(4, 2, 3, 4, 4), b4 = gf(1, 4, 1, 1, 1), flat = gf(2, 6, 16, 1, 1);
+    dbk_op_desc add = {.op = DBK_OP_BIAS_ADD};
+    add.src[0] = x; add.src[1] = b4; add.dst[0] = y;
+    DBK_CHECK(dbk_backend_run(be, &add) == DBK_ERR_INVALID_ARG);
+    DBK_CHECK_MSG(strstr(dbk_last_error(), "bias_add") != NULL, "message '%s'", dbk_last_error());
+    add.src[1] = gf(1, 3, 1, 1, 1);
+    add.dst[0] = flat;   /* y must be (N,C,H,W) like x */
+    DBK_CHECK(dbk_backend_run(be, &add) == DBK_ERR_INVALID_ARG);
+    dbk_op_desc sum = {.op = DBK_OP_CHANNEL_SUM};
+    sum.src[0] = x; sum.dst[0] = b4;
+    DBK_CHECK(dbk_backend_run(be, &sum) == DBK_ERR_INVALID_ARG);
+    DBK_CHECK_MSG(strstr(dbk_last_error(), "db") != NULL, "message '%s'", dbk_last_error());
+    int rc = guards_intact();
+    free_all();
+    return rc;
+}
+
+/* ---------------------------------------------------------------------------------- */
 /* validation through dbk_backend_run                                                  */
 
 static int backend_run_should_reject_contract_violations(void) {
@@ -1389,6 +1533,10 @@ int main(void) {
     RUN(augment_should_reject_bad_flip_and_view_settings);
     RUN(backend_run_should_reject_contract_violations);
     RUN(op_list_should_derive_names_slots_and_counts);
+    RUN(gelu_should_match_erf_formulas_in_double_and_run_in_place);
+    RUN(bias_add_and_channel_sum_should_match_naive_loops);
+    RUN(lookahead_should_lerp_toward_params_then_copy_ema_into_params);
+    RUN(bias_ops_should_reject_a_bias_of_the_wrong_length);
     dbk_backend_destroy(be);
     return dbk_test_finish();
 }

@@ -7,7 +7,8 @@
  *    128 MiB on lavapipe) is augmented bit-exactly like the CPU does, through the windowed
  *    binding; an elementwise op and a convolution on tensors over that limit are split into
  *    several dispatches and still match, and so do batch norm, max pool and the filter
- *    gradient (reductions over windowed bindings); a buffer over maxMemoryAllocationSize is
+ *    gradient (reductions over windowed bindings), and the conv bias and its gradient
+ *    (batch slices); a buffer over maxMemoryAllocationSize is
  *    refused with the size named;
  *  - record once, replay: a program replayed with new per-step scalars written in between
  *    (dbk_buffer_write ordered with the queued work) matches the CPU backend run op by op,
@@ -454,6 +455,35 @@ static int a_filter_gradient_over_the_binding_limit_should_match_the_cpu(void) {
     return 0;
 }
 
+/* airbench94's whitening output (C 24, 31x31) at a batch over one binding: bias_add splits
+ * the batch; channel_sum overwrites db with the first slice's sums and adds the others'. */
+static int bias_add_and_channel_sum_over_the_binding_limit_should_match_the_cpu(void) {
+    dbk_backend *be;
+    DBK_CHECK_OK(dbk_backend_create(kind, device, &be));
+    const int64_t C = 24, H = 31;
+    const int64_t N = (int64_t)(max_range(be) / (uint64_t)(C * H * H * 4)) + 3, nx = N * C * H * H;
+    dbk_backend_destroy(be);
+    float *x = dbk_test_uniform(nx, -1.0f, 1.0f, 41), *b = dbk_test_uniform(C, -1.0f, 1.0f, 42);
+    void *got[2][8] = {{0}};
+    dbk_op_desc add = {.op = DBK_OP_BIAS_ADD};
+    const slot as[] = {{false, 0, DBK_DTYPE_F32, {N, C, H, H}, x}, {false, 1, DBK_DTYPE_F32, {C}, b},
+                       {true, 0, DBK_DTYPE_F32, {N, C, H, H}, NULL}};
+    DBK_CHECK_OK(run_both(&add, as, 3, got));
+    const double e_add = compare_outputs(as, 3, got);
+    free_got(3, got);
+    dbk_op_desc sum = {.op = DBK_OP_CHANNEL_SUM};
+    const slot ss[] = {{false, 0, DBK_DTYPE_F32, {N, C, H, H}, x}, {true, 0, DBK_DTYPE_F32, {C}, NULL}};
+    DBK_CHECK_OK(run_both(&sum, ss, 2, got));
+    const double e_sum = compare_outputs(ss, 2, got);
+    free_got(2, got);
+    printf("  x (%lld,%lld,%lld,%lld) = %.1f MiB: nmse bias_add %.2e, channel_sum %.2e\n", (long long)N, (long long)C,
+           (long long)H, (long long)H, (double)nx * 4 / 1048576.0, e_add, e_sum);
+    free(x);
+    free(b);
+    DBK_CHECK(e_add < 1e-10 && e_sum < 1e-9);
+    return 0;
+}
+
 /* ---------------------------------------------------------------------------------- */
 /* --validation-run and --bench                                                         */
 
@@ -603,5 +633,6 @@ int main(int argc, char **argv) {
     DBK_RUN(a_convolution_over_the_binding_limit_should_match_the_cpu);
     DBK_RUN(batch_norm_and_pool_over_the_binding_limit_should_match_the_cpu);
     DBK_RUN(a_filter_gradient_over_the_binding_limit_should_match_the_cpu);
+    DBK_RUN(bias_add_and_channel_sum_over_the_binding_limit_should_match_the_cpu);
     return dbk_test_finish();
 }

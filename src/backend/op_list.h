@@ -183,7 +183,39 @@
       0.0, all_bytes(d), NONE, EW, ALL)                                                       \
     /* dst0 = src0 (same dtype and element count). */                                         \
     X(COPY, copy, eltwise, "x", "y", none, check_copy,                                        \
-      0.0, all_bytes(d), NONE, OWN, ALL)
+      0.0, all_bytes(d), NONE, OWN, ALL)                                                      \
+                                                                                              \
+    /* Exact GELU: y = 0.5 * x * (1 + erf(x / sqrt(2))).  torch.nn.GELU(approximate='none')   \
+     * src0 x  dst0 y (any shape; y may alias x, but the backward needs x: not in training).  \
+     * ~10 FLOPs per element (erf counted as ~6). */                                          \
+    X(GELU_FWD, gelu_fwd, eltwise, "x", "y", none, check_eltwise,                             \
+      10.0 * n_dst(d, 0), all_bytes(d), FWD, EW, ALL)                                         \
+    /* dx = dy * (Phi(x) + x * phi(x)), Phi(x) = 0.5 * (1 + erf(x / sqrt(2))),                \
+     * phi(x) = exp(-x^2 / 2) / sqrt(2 pi).   src0 x (the forward INPUT)  src1 dy              \
+     * dst0 dx (dx may alias dy). ~15 FLOPs per element. */                                   \
+    X(GELU_BWD, gelu_bwd, eltwise, "x dy", "dx", none, check_eltwise,                         \
+      15.0 * n_dst(d, 0), all_bytes(d), BWD, EW, ALL)                                         \
+                                                                                              \
+    /* Per-channel bias: y[n,c,h,w] = x[n,c,h,w] + b[c]; conv2d's bias term.                  \
+     *                                                 torch.nn.functional.conv2d(x, w, b)    \
+     * src0 x (N,C,H,W)  src1 b (C)  dst0 y (N,C,H,W), may alias x (in place). */             \
+    X(BIAS_ADD, bias_add, bias, "x b", "y", none, check_bias_add,                             \
+      n_src(d, 0), all_bytes(d), FWD, OWN, ALL)                                               \
+    /* The gradient of BIAS_ADD with respect to b: db[c] = sum over n,h,w of dy[n,c,h,w]      \
+     * (overwrites). Device kernels reduce in a fixed order (no float atomics).               \
+     * src0 dy (N,C,H,W)  dst0 db (C) */                                                      \
+    X(CHANNEL_SUM, channel_sum, bias, "dy", "db", none, check_channel_sum,                    \
+      n_src(d, 0), all_bytes(d), BWD, OWN, ALL)                                               \
+                                                                                              \
+    /* Lookahead (EMA) sync of airbench94's LookaheadState.update: with w = 1 - decay in fp32 \
+     *   ema = torch.lerp(ema, params, w)                                                     \
+     *       = |w| < 0.5 ? ema + w * (params - ema) : params - (params - ema) * (1 - w)       \
+     *   params = ema                       (ema_param.lerp_(net_param, 1 - decay);           \
+     *                                       net_param.copy_(ema_param))                      \
+     * src0 decay f32 (1), written by the host each run                                       \
+     * dst0 ema (n) in place  dst1 params (n) in place (same element count) */                \
+    X(LOOKAHEAD, lookahead, optim, "decay", "ema params", none, check_lookahead,              \
+      3.0 * n_dst(d, 0), all_bytes(d), NONE, OWN, ALL)
 /* clang-format on */
 
 /* DBK_OP_ON(OCL|VK, where, f): f when the backend has the op (the where column), else NULL;

@@ -299,6 +299,34 @@ static dbk_status check_copy(const dbk_op_desc *d) {
     return DBK_OK;
 }
 
+/* x (N,C,H,W) and y of the same shape, b (C). */
+static dbk_status check_bias_add(const dbk_op_desc *d) {
+    const dbk_tensor *s = d->src, *o = d->dst;
+    DBK_TRY(want(d, &s[0], "x", DBK_DTYPE_F32, 4));
+    DBK_TRY(want(d, &o[0], "y", DBK_DTYPE_F32, 4));
+    DBK_TRY(want_same(d, &s[0], "x", &o[0], "y"));
+    return check_channel_vec(d, &s[1], "b", s[0].shape[1]);
+}
+
+/* dy (N,C,H,W), db (C). */
+static dbk_status check_channel_sum(const dbk_op_desc *d) {
+    DBK_TRY(want(d, &d->src[0], "dy", DBK_DTYPE_F32, 4));
+    return check_channel_vec(d, &d->dst[0], "db", d->src[0].shape[1]);
+}
+
+/* decay f32 (1); ema and params f32 with the same element count (any shapes: flat buffers
+ * or one layer's views). */
+static dbk_status check_lookahead(const dbk_op_desc *d) {
+    const dbk_tensor *o = d->dst;
+    DBK_TRY(check_scalar(d, &d->src[0], "decay", DBK_DTYPE_F32, 1));
+    DBK_TRY(want(d, &o[0], "ema", DBK_DTYPE_F32, 0));
+    DBK_TRY(want(d, &o[1], "params", DBK_DTYPE_F32, 0));
+    if (dbk_tensor_numel(&o[0]) != dbk_tensor_numel(&o[1]))
+        FAIL("%s: ema has %lld elements and params %lld: they must have the same element count", dbk_op_name(d->op),
+             (long long)dbk_tensor_numel(&o[0]), (long long)dbk_tensor_numel(&o[1]));
+    return DBK_OK;
+}
+
 /* ---------------------------------------------------------------------------------- */
 /* FLOP and byte counts (the flops and bytes columns)                                  */
 

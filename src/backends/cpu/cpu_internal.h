@@ -34,7 +34,7 @@ dbk_status dbk_cpu_workspace(dbk_backend *be, size_t nbytes, float **out);
 size_t dbk_cpu_conv_workspace_bytes(const dbk_op_desc *op);
 
 /* dbk_cpu_<name> of every op of op_list.h, defined in <family>.c (conv.c, gemm.c, bn.c,
- * eltwise.c, pool.c, loss.c, optim.c, augment.c). */
+ * eltwise.c, pool.c, loss.c, optim.c, augment.c, bias.c). */
 #define DBK_CPU_DECLARE_(E, name, ...) dbk_status dbk_cpu_##name(dbk_backend *be, const dbk_op_desc *op);
 DBK_OP_LIST(DBK_CPU_DECLARE_)
 #undef DBK_CPU_DECLARE_

@@ -1,22 +1,27 @@
 /*
- * eltwise.c — elementwise ops of the CPU reference backend: ReLU forward/backward, add, scale,
- * fill and copy.
+ * eltwise.c — elementwise ops of the CPU reference backend: ReLU and GELU forward/backward,
+ * add, scale, fill and copy.
  *
  * Semantics:
  *   relu_fwd  y = max(x, 0)              torch.nn.functional.relu
  *             https://pytorch.org/docs/stable/generated/torch.nn.functional.relu.html
  *   relu_bwd  dx = dy * (y > 0)          the gradient PyTorch uses (0 at the kink x == 0)
+ *   gelu_fwd  y = 0.5 x (1 + erf(x / sqrt 2))          torch.nn.GELU (approximate='none')
+ *             https://pytorch.org/docs/stable/generated/torch.nn.GELU.html
+ *   gelu_bwd  dx = dy (Phi(x) + x phi(x)), Phi(x) = 0.5 (1 + erf(x / sqrt 2)),
+ *             phi(x) = exp(-x^2 / 2) / sqrt(2 pi)      (ATen's GeluBackward, approximate='none')
  *   add       y = a + b                  torch.add
  *   scale     y = alpha * x              torch.mul by a scalar
  *   fill      y = value                  torch.Tensor.fill_
  *   copy      y = x (any dtype)          torch.Tensor.copy_
  *
  * Layout: any shape; every tensor is dense, so each op is one flat loop over numel
- * elements. Aliasing: relu_fwd (y = x), relu_bwd (dx = dy), add (y = a or b) and scale
- * (y = x) may run in place (ops.h); each element is read before it is written at the same
+ * elements. Aliasing: relu_fwd and gelu_fwd (y = x), relu_bwd and gelu_bwd (dx = dy), add
+ * (y = a or b) and scale (y = x) may run in place (ops.h); each element is read before it is written at the same
  * index, so the loops are correct in place. NaN: relu_fwd maps NaN to NaN (PyTorch
  * propagates it), so a diverging run still shows up as NaN downstream.
  */
+#include <math.h>
 #include <string.h>
 
 #include "backends/cpu/cpu_internal.h"
@@ -41,6 +46,41 @@ dbk_status dbk_cpu_relu_bwd(dbk_backend *be, const dbk_op_desc *op) {
     for (int64_t i = 0; i < n; i++) {
         const float g = dy[i];   /* loaded unconditionally, so the loop vectorises */
         dx[i] = y[i] > 0.0f ? g : 0.0f;
+    }
+    return DBK_OK;
+}
+
+/* GELU in fp32 with the C library's erff, written as PyTorch's CPU kernel writes it (the
+ * 1 + erf form, not erfc): for x below about -5 both lose the tiny result to cancellation
+ * in the same way. */
+#define GELU_SQRT1_2      0.70710678118654752f   /* 1 / sqrt(2) */
+#define GELU_INV_SQRT_2PI 0.39894228040143268f   /* 1 / sqrt(2 pi) */
+
+dbk_status dbk_cpu_gelu_fwd(dbk_backend *be, const dbk_op_desc *op) {
+    (void)be;
+    const int64_t n = dbk_tensor_numel(&op->src[0]);
+    const float *x = dbk_cpu_f32(&op->src[0]);   /* (any) */
+    float *y = dbk_cpu_f32(&op->dst[0]);         /* (same), may alias x */
+#pragma omp parallel for schedule(static)
+    for (int64_t i = 0; i < n; i++) {
+        const float v = x[i];
+        y[i] = 0.5f * v * (1.0f + erff(v * GELU_SQRT1_2));
+    }
+    return DBK_OK;
+}
+
+dbk_status dbk_cpu_gelu_bwd(dbk_backend *be, const dbk_op_desc *op) {
+    (void)be;
+    const int64_t n = dbk_tensor_numel(&op->src[0]);
+    const float *x = dbk_cpu_f32(&op->src[0]);   /* (any) forward input */
+    const float *dy = dbk_cpu_f32(&op->src[1]);  /* (same) */
+    float *dx = dbk_cpu_f32(&op->dst[0]);        /* (same), may alias dy */
+#pragma omp parallel for schedule(static)
+    for (int64_t i = 0; i < n; i++) {
+        const float v = x[i];
+        const float cdf = 0.5f * (1.0f + erff(v * GELU_SQRT1_2));
+        const float pdf = expf(-0.5f * v * v) * GELU_INV_SQRT_2PI;
+        dx[i] = dy[i] * (cdf + v * pdf);
     }
     return DBK_OK;
 }

@@ -1,6 +1,7 @@
 /*
- * optim.c — SGD with momentum, weight decay and optional Nesterov for the CPU reference
- * backend, over the flat parameter, gradient and momentum buffers.
+ * optim.c — SGD with momentum, weight decay and optional Nesterov, and the lookahead (EMA)
+ * sync, for the CPU reference backend, over the flat parameter, gradient, momentum and EMA
+ * buffers.
  *
  * Semantics: torch.optim.SGD with dampening 0,
  * https://pytorch.org/docs/stable/generated/torch.optim.SGD.html
@@ -15,8 +16,18 @@
  * replayed with a new learning rate. Weight decay applies to every element (the model puts
  * only parameters that should decay into this buffer, or uses wd = 0).
  *
- * Elements are independent: one OpenMP loop, params and momentum updated in place.
+ * Lookahead: airbench94's LookaheadState.update (KellerJordan/cifar10-airbench,
+ * legacy/airbench94.py): ema_param.lerp_(net_param, 1 - decay); net_param.copy_(ema_param),
+ * with torch.lerp, https://pytorch.org/docs/stable/generated/torch.lerp.html, evaluated as
+ * ATen does (Lerp.h), two branches so that w = 0 and w = 1 give ema and params exactly:
+ *   ema = |w| < 0.5 ? ema + w * (params - ema) : params - (params - ema) * (1 - w)
+ * w = 1 - decay is formed in fp32 as Python's `1-decay` becomes torch's fp32 weight; decay is
+ * a single f32 in device memory (src0) that the host rewrites before each update.
+ *
+ * Elements are independent: one OpenMP loop per op, the buffers updated in place.
  */
+#include <math.h>
+
 #include "backends/cpu/cpu_internal.h"
 
 dbk_status dbk_cpu_sgd_momentum_update(dbk_backend *be, const dbk_op_desc *op) {
@@ -36,6 +47,25 @@ dbk_status dbk_cpu_sgd_momentum_update(dbk_backend *be, const dbk_op_desc *op) {
         const float step = nesterov ? g + mu * v : v;
         mom[i] = v;
         param[i] -= lr * step;
+    }
+    return DBK_OK;
+}
+
+dbk_status dbk_cpu_lookahead(dbk_backend *be, const dbk_op_desc *op) {
+    (void)be;
+    const int64_t n = dbk_tensor_numel(&op->dst[0]);
+    const float decay = *dbk_cpu_f32(&op->src[0]);  /* (1) */
+    float *ema = dbk_cpu_f32(&op->dst[0]);          /* (n) in place */
+    float *param = dbk_cpu_f32(&op->dst[1]);        /* (n) in place */
+    const float w = 1.0f - decay;
+    const bool small = fabsf(w) < 0.5f;
+
+#pragma omp parallel for schedule(static)
+    for (int64_t i = 0; i < n; i++) {
+        const float e = ema[i], p = param[i];
+        const float v = small ? e + w * (p - e) : p - (p - e) * (1.0f - w);
+        ema[i] = v;
+        param[i] = v;
     }
     return DBK_OK;
 }

@@ -12,8 +12,9 @@
  *   ocl_blas.c      GEMM: our tiled kernel (cl/gemm_tiled.cl) or CLBlast, chosen by the profile
  *   ocl_ops_<family>.c the recorders of one op family (op_list.h family column): conv
  *                   (im2col/col2im + GEMM, workspace planning), bn, pool, loss (softmax
- *                   cross-entropy, accuracy), optim (SGD), augment, and eltwise (the generic
- *                   launcher of every op declared launch EW, and copy); GEMM is ocl_blas.c
+ *                   cross-entropy, accuracy), optim (SGD, lookahead), bias (a conv's bias and
+ *                   its gradient), augment, and eltwise (the generic launcher of every op
+ *                   declared launch EW, and copy); GEMM is ocl_blas.c
  *   ocl_record.c    the op table (from op_list.h) -> launch lists; dbk_backend_run, programs
  *                   (record once, replay), timing
  * Calls go downwards only: ocl_record.c -> ocl_ops_*.c / ocl_blas.c -> ocl_launch.c.

@@ -1,7 +1,8 @@
 /*
- * ocl_ops_optim.c — the SGD momentum update of the OpenCL backend, lowered to cl/optim.cl.
- * Semantics are the CPU reference's (src/backends/cpu/optim.c); the learning rate is read
- * from device memory, written by the host each step.
+ * ocl_ops_optim.c — the SGD momentum update and the lookahead (EMA) sync of the OpenCL
+ * backend, lowered to cl/optim.cl. Semantics are the CPU reference's
+ * (src/backends/cpu/optim.c); the learning rate and the lookahead decay are read from device
+ * memory, written by the host before each run.
  */
 #include "backends/opencl/ocl_internal.h"
 
@@ -16,6 +17,18 @@ dbk_status dbk_ocl_record_sgd_momentum_update(dbk_backend *be, const dbk_op_desc
     dbk_ocl_arg_float(&a, op->p.sgd.momentum);
     dbk_ocl_arg_float(&a, op->p.sgd.weight_decay);
     dbk_ocl_arg_int(&a, op->p.sgd.nesterov ? 1 : 0);
+    dbk_ocl_arg_int(&a, n);
+    return dbk_ocl_range1(&a, (size_t)n);
+}
+
+dbk_status dbk_ocl_record_lookahead(dbk_backend *be, const dbk_op_desc *op, dbk_ocl_launches *out) {
+    const int n = (int)dbk_tensor_numel(&op->dst[0]);
+    if (n == 0) return DBK_OK;
+    dbk_ocl_args a;
+    DBK_TRY(dbk_ocl_kernel(be, out, "lookahead", &a));
+    dbk_ocl_arg_tensor(&a, &op->src[0]);
+    dbk_ocl_arg_tensor(&a, &op->dst[0]);
+    dbk_ocl_arg_tensor(&a, &op->dst[1]);
     dbk_ocl_arg_int(&a, n);
     return dbk_ocl_range1(&a, (size_t)n);
 }

@@ -12,8 +12,9 @@
  *                  submission
  *   vk_ops_<family>.c the recorders of one op family (op_list.h family column): conv (conv
  *                  and GEMM, which share the tiled GEMM core), bn, pool, loss (softmax
- *                  cross-entropy, accuracy), optim (SGD), augment, and eltwise (the generic
- *                  launcher of every op declared launch EW, and copy)
+ *                  cross-entropy, accuracy), optim (SGD, lookahead), bias (a conv's bias and
+ *                  its gradient), augment, and eltwise (the generic launcher of every op
+ *                  declared launch EW, and copy)
  *   vk_record.c    the op table generated from op_list.h, immediate runs, programs (record
  *                  once, replay), timestamp queries
  * Calls go downwards only: vk_record.c -> vk_ops_*.c -> vk_cmd.c / vk_pipeline.c.

@@ -1,8 +1,9 @@
 /*
- * vk_ops_optim.c — the SGD momentum update (sgd_momentum_update.comp) on the Vulkan backend
- * over flat parameter, gradient and momentum buffers. Semantics: op_list.h and
- * src/backends/cpu/optim.c. The learning rate is read from device memory (the host writes it
- * each step). Buffers larger than one binding are processed in chunks, one dispatch each.
+ * vk_ops_optim.c — the SGD momentum update (sgd_momentum_update.comp) and the lookahead (EMA)
+ * sync (lookahead.comp) on the Vulkan backend over flat parameter, gradient, momentum and EMA
+ * buffers. Semantics: op_list.h and src/backends/cpu/optim.c. The learning rate and the
+ * lookahead decay are read from device memory (the host writes them before each run). Buffers
+ * larger than one binding are processed in chunks, one dispatch each.
  */
 #include <string.h>
 
@@ -23,6 +24,26 @@ dbk_status dbk_vk_record_sgd_momentum_update(dbk_backend *be, dbk_vk_rec *rec, c
         DBK_TRY(dbk_vk_window(vk, &op->dst[1], e0, cnt, true, &d.bind[3], &rem[3]));
         const uint32_t pc[8] = {(uint32_t)cnt, rem[0], rem[1], rem[2], rem[3], dbk_vk_f32_bits(op->p.sgd.momentum),
                                 dbk_vk_f32_bits(op->p.sgd.weight_decay), op->p.sgd.nesterov ? 1u : 0u};
+        memcpy(d.push, pc, sizeof pc);
+        d.groups[0] = dbk_vk_groups_1d(vk, cnt, vk->wg);
+        DBK_TRY(dbk_vk_emit(be, rec, &d));
+    }
+    return DBK_OK;
+}
+
+dbk_status dbk_vk_record_lookahead(dbk_backend *be, dbk_vk_rec *rec, const dbk_op_desc *op) {
+    dbk_vk_state *vk = dbk_vk(be);
+    const int64_t n = dbk_tensor_numel(&op->dst[0]);
+    const int64_t step = dbk_vk_flat_chunk(vk);
+    for (int64_t e0 = 0; e0 < n; e0 += step) {
+        const int64_t cnt = n - e0 < step ? n - e0 : step;
+        dbk_vk_dispatch d = {.shader = "lookahead", .nspec = 1, .spec = {vk->wg}, .nbind = 3};
+        uint32_t rem[3];
+        /* decay, ema (in place), params (in place) */
+        DBK_TRY(dbk_vk_window(vk, &op->src[0], 0, 1, false, &d.bind[0], &rem[0]));
+        DBK_TRY(dbk_vk_window(vk, &op->dst[0], e0, cnt, true, &d.bind[1], &rem[1]));
+        DBK_TRY(dbk_vk_window(vk, &op->dst[1], e0, cnt, true, &d.bind[2], &rem[2]));
+        const uint32_t pc[4] = {(uint32_t)cnt, rem[0], rem[1], rem[2]};
         memcpy(d.push, pc, sizeof pc);
         d.groups[0] = dbk_vk_groups_1d(vk, cnt, vk->wg);
         DBK_TRY(dbk_vk_emit(be, rec, &d));
