@@ -56,9 +56,10 @@ static dbk_status build(dbk_session *s) {
         if (progs[i]->graph) DBK_TRY(dbk_session_lay_out(s, progs[i]));
     const dbk_graph *eg = s->eval.graph;
     size_t n_params = dbk_graph_param_count(eg), n_state = dbk_graph_state_count(eg);
-    for (int i = 0; i < nprogs; i++)
-        DBK_ASSERT(!progs[i]->graph || steps_of(s, progs[i]) != s->eval_steps ||
-                   dbk_graph_step_bytes(progs[i]->graph) == dbk_graph_step_bytes(eg));
+    for (int i = 0; i < nprogs; i++) {
+        const bool evaluation = progs[i]->kind == DBK_SESSION_PROGRAM_EVAL || progs[i]->kind == DBK_SESSION_PROGRAM_TTA;
+        DBK_ASSERT(!progs[i]->graph || !evaluation || dbk_graph_step_bytes(progs[i]->graph) == dbk_graph_step_bytes(eg));
+    }
 
     /* Allocate everything but the activations. */
     const size_t image_bytes = dbk_image_shape_bytes(&cfg->input);
