@@ -414,14 +414,28 @@ dbk_value dbk_nn_conv_ex(dbk_graph *g, dbk_value x, int64_t k, const dbk_conv_op
     add_param_in(g, o->weight_group, name, "weight", o->init, c * r * r, 4, wshape, &wt, &dw);
     dbk_value y = dbk_graph_value(g, true, n, k, p, q);
 
+    dbk_tensor bias = {0}, dbias = {0};
+    if (o->bias) {
+        const int64_t bshape[1] = {k};
+        add_param_in(g, o->bias_group, name, "bias", DBK_PARAM_INIT_ZEROS, 0, 1, bshape, &bias, &dbias);
+    }
+
     dbk_op_desc op = {.op = DBK_OP_CONV2D_FWD, .p.conv = {stride, stride, pad, pad}};
     op.src[0] = x.data;  /* (N,C,H,W) */
     op.src[1] = wt;      /* (K,C,R,S) */
     op.dst[0] = y.data;  /* (N,K,P,Q) */
     dbk_graph_forward(g, &op, name);
+    if (o->bias) {
+        dbk_op_desc ba = {.op = DBK_OP_BIAS_ADD};
+        ba.src[0] = y.data;
+        ba.src[1] = bias;  /* (K) */
+        ba.dst[0] = y.data;
+        dbk_graph_forward(g, &ba, label_of(lb, sizeof lb, name, "bias"));
+    }
     if (!g->cfg.training) return y;
 
-    /* Backward runs bwd_filter, then bwd_data: pushed in reverse. */
+    /* Backward runs the bias gradient, then bwd_filter, then bwd_data: pushed in reverse.
+     * A frozen weight or bias gets no gradient op. */
     if (x.grad.ndim) {
         dbk_op_desc bd = {.op = DBK_OP_CONV2D_BWD_DATA, .p.conv = op.p.conv};
         bd.src[0] = y.grad;
@@ -429,12 +443,19 @@ dbk_value dbk_nn_conv_ex(dbk_graph *g, dbk_value x, int64_t k, const dbk_conv_op
         bd.dst[0] = x.grad;
         dbk_graph_backward(g, &bd, label_of(lb, sizeof lb, name, "bwd_data"));
     }
-    if (!dw.ndim) return y; /* a frozen weight */
-    dbk_op_desc bf = {.op = DBK_OP_CONV2D_BWD_FILTER, .p.conv = op.p.conv};
-    bf.src[0] = x.data;
-    bf.src[1] = y.grad;
-    bf.dst[0] = dw;
-    dbk_graph_backward(g, &bf, label_of(lb, sizeof lb, name, "bwd_filter"));
+    if (dw.ndim) { /* not a frozen weight */
+        dbk_op_desc bf = {.op = DBK_OP_CONV2D_BWD_FILTER, .p.conv = op.p.conv};
+        bf.src[0] = x.data;
+        bf.src[1] = y.grad;
+        bf.dst[0] = dw;
+        dbk_graph_backward(g, &bf, label_of(lb, sizeof lb, name, "bwd_filter"));
+    }
+    if (dbias.ndim) {
+        dbk_op_desc bb = {.op = DBK_OP_CHANNEL_SUM};
+        bb.src[0] = y.grad;
+        bb.dst[0] = dbias;
+        dbk_graph_backward(g, &bb, label_of(lb, sizeof lb, name, "bias.bwd"));
+    }
     return y;
 }
 
@@ -508,6 +529,24 @@ dbk_value dbk_nn_relu(dbk_graph *g, dbk_value x) {
         dbk_graph_backward(g, &b, "relu.bwd");
     }
     return x;
+}
+
+dbk_value dbk_nn_gelu(dbk_graph *g, dbk_value x, const char *name) {
+    char lb[96];
+    dbk_value y = dbk_graph_value(g, x.grad.ndim != 0, x.data.shape[0], x.data.shape[1], x.data.shape[2],
+                                  x.data.shape[3]);
+    dbk_op_desc op = {.op = DBK_OP_GELU_FWD};
+    op.src[0] = x.data;
+    op.dst[0] = y.data;
+    dbk_graph_forward(g, &op, name);
+    if (g->cfg.training && x.grad.ndim) {
+        dbk_op_desc b = {.op = DBK_OP_GELU_BWD};
+        b.src[0] = x.data; /* the forward input: GELU's derivative depends on it */
+        b.src[1] = y.grad;
+        b.dst[0] = x.grad;
+        dbk_graph_backward(g, &b, label_of(lb, sizeof lb, name, "bwd"));
+    }
+    return y;
 }
 
 static dbk_value maxpool(dbk_graph *g, dbk_value x, int sh, int sw, int sth, int stw, const char *name) {

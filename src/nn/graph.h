@@ -157,6 +157,8 @@ typedef struct dbk_step_ctx {
     uint32_t run_seed;              /* constant for the whole run (per-image draws that must
                                        not change between epochs); 0 in evaluation */
     double   lr;                    /* the schedule's learning rate at this step */
+    long     run_step;              /* training steps done in the whole run */
+    long     run_steps;             /* the run's length in steps */
 } dbk_step_ctx;
 
 /* Computes one per-step value into dst (count elements of the declared dtype) from the
@@ -211,12 +213,15 @@ void dbk_graph_update(dbk_graph *g, const dbk_op_desc *op, const char *label);
 dbk_value dbk_nn_conv(dbk_graph *g, dbk_value x, int64_t k, int r, int stride, int pad, const char *name);
 dbk_value dbk_nn_batchnorm(dbk_graph *g, dbk_value x, const char *name);
 
-/* A convolution with the choices dbk_nn_conv fixes: weight initialisation, the group of its
- * weight (NULL = the current group), and no bias. */
+/* A convolution with the choices dbk_nn_conv fixes: weight initialisation, the groups of its
+ * weight and bias (NULL = the current group), and an optional per-channel bias ("<name>.bias",
+ * zero-initialised, added by DBK_OP_BIAS_ADD; its gradient by DBK_OP_CHANNEL_SUM). */
 typedef struct dbk_conv_options {
     int            r, stride, pad;  /* square R x R filter */
     dbk_param_init init;            /* of the weight: KAIMING_UNIFORM, DIRAC or WHITEN */
     const char    *weight_group;    /* NULL = the current group */
+    bool           bias;
+    const char    *bias_group;      /* NULL = the current group */
 } dbk_conv_options;
 dbk_value dbk_nn_conv_ex(dbk_graph *g, dbk_value x, int64_t k, const dbk_conv_options *o, const char *name);
 
@@ -227,6 +232,7 @@ typedef struct dbk_batchnorm_options {
 } dbk_batchnorm_options;
 dbk_value dbk_nn_batchnorm_ex(dbk_graph *g, dbk_value x, const dbk_batchnorm_options *o, const char *name);
 dbk_value dbk_nn_relu(dbk_graph *g, dbk_value x);                  /* in place */
+dbk_value dbk_nn_gelu(dbk_graph *g, dbk_value x, const char *name);  /* exact (erf) GELU, a new value */
 dbk_value dbk_nn_maxpool(dbk_graph *g, dbk_value x, int size, int stride, const char *name);
 dbk_value dbk_nn_global_maxpool(dbk_graph *g, dbk_value x, const char *name);
 dbk_value dbk_nn_linear(dbk_graph *g, dbk_value x, int64_t k, const char *name); /* no bias */

@@ -49,9 +49,32 @@ typedef struct dbk_recipe {
     dbk_recipe_group groups[DBK_RECIPE_MAX_GROUPS];
     dbk_bn_params      bn;
     dbk_augment_params augment;      /* train-time augmentation and normalisation */
+    int         lookahead_every;     /* > 0: every this many steps, lookahead (airbench94's EMA): */
+    float       lookahead_base;      /*   ema = lerp(ema, params, 1 - decay), params = ema, with */
+    float       lookahead_power;     /*   decay = base * (step / total steps)^power; once more with
+                                          decay 1 after the last step (params = ema) */
+    int         tta_level;           /* test-time augmentation of the final evaluation: 0 none,
+                                        1 mirror, 2 mirror and one-pixel translations */
+    bool        fixed_budget;        /* the run always trains its whole budget, then evaluates once
+                                        more (with tta_level) ON the clock, as airbench times it;
+                                        that final evaluation is the run's accuracy. Per-epoch
+                                        evaluations stay off the clock (diagnostics) */
     float       target;              /* test top-1 accuracy in percent that stops the run */
     const char *target_note;         /* where the target comes from */
 } dbk_recipe;
+
+/* One view of test-time augmentation: the test image translated by (dy, dx) with reflect
+ * padding, mirrored when flip, and its logits' weight in the sum. */
+typedef struct dbk_tta_view {
+    int   dy, dx;
+    bool  flip;
+    float weight;
+} dbk_tta_view;
+
+/* The views of a TTA level (airbench94's infer): 0: the image (weight 1); 1: it and its mirror
+ * (0.5 each); 2: those (0.25 each) and the mirrored and plain one-pixel translations up-left
+ * and down-right (0.125 each). Returns the count; levels above 2 are 2. */
+int dbk_tta_views(int level, const dbk_tta_view **views);
 
 dbk_status        dbk_recipe_find(const char *name, const dbk_recipe **out); /* NOT_FOUND lists names */
 int               dbk_recipe_count(void);

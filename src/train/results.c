@@ -44,6 +44,8 @@ static cJSON *recipe_json(const dbk_recipe *rc) {
     cJSON_AddStringToObject(o, "dataset", rc->dataset);
     cJSON_AddNumberToObject(o, "batch", rc->batch);
     cJSON_AddNumberToObject(o, "epochs", rc->epochs);
+    cJSON_AddNumberToObject(o, "train_epochs", rc->train_epochs > 0.0f ? (double)rc->train_epochs : rc->epochs);
+    cJSON_AddBoolToObject(o, "lr_knots_in_run", rc->lr_knots_in_run);
     cJSON *knots = cJSON_AddArrayToObject(o, "lr_schedule");
     for (int i = 0; i < rc->lr_knots; i++) {
         cJSON *k = cJSON_CreateArray();
@@ -56,11 +58,29 @@ static cJSON *recipe_json(const dbk_recipe *rc) {
     cJSON_AddNumberToObject(o, "weight_decay", rc->weight_decay);
     cJSON_AddBoolToObject(o, "loss_summed", rc->loss_summed);
     cJSON_AddNumberToObject(o, "label_smoothing", rc->label_smoothing);
+    cJSON *groups = cJSON_AddArrayToObject(o, "parameter_groups");
+    for (int i = 0; i < rc->group_count; i++) {
+        cJSON *g = cJSON_CreateObject();
+        cJSON_AddStringToObject(g, "name", rc->groups[i].name);
+        cJSON_AddNumberToObject(g, "lr_scale", rc->groups[i].lr_scale);
+        cJSON_AddNumberToObject(g, "weight_decay_scale", rc->groups[i].weight_decay_scale);
+        cJSON_AddNumberToObject(g, "until_epoch", rc->groups[i].until_epoch);
+        cJSON_AddItemToArray(groups, g);
+    }
+    if (rc->lookahead_every > 0) {
+        cJSON *la = cJSON_AddObjectToObject(o, "lookahead");
+        cJSON_AddNumberToObject(la, "every", rc->lookahead_every);
+        cJSON_AddNumberToObject(la, "base", rc->lookahead_base);
+        cJSON_AddNumberToObject(la, "power", rc->lookahead_power);
+    }
+    cJSON_AddNumberToObject(o, "tta_level", rc->tta_level);
+    cJSON_AddBoolToObject(o, "fixed_budget", rc->fixed_budget);
     cJSON_AddNumberToObject(o, "bn_eps", rc->bn.eps);
     cJSON_AddNumberToObject(o, "bn_momentum", rc->bn.momentum);
     cJSON *aug = cJSON_AddObjectToObject(o, "augment");
     cJSON_AddNumberToObject(aug, "pad", rc->augment.pad);
     cJSON_AddBoolToObject(aug, "flip", rc->augment.flip);
+    cJSON_AddBoolToObject(aug, "flip_alternating", rc->augment.flip_alternating);
     cJSON_AddNumberToObject(aug, "cutout", rc->augment.cutout);
     cJSON_AddNumberToObject(o, "target", rc->target);
     return o;
@@ -161,6 +181,18 @@ dbk_status dbk_results_write_json(const char *path, const dbk_train_options *opt
         if (r->epochs[i].test_accuracy > best) best = r->epochs[i].test_accuracy;
     cJSON_AddNumberToObject(root, "best_test_accuracy", best);
     cJSON_AddNumberToObject(root, "final_test_accuracy", r->epochs_run ? r->epochs[r->epochs_run - 1].test_accuracy : 0.0);
+    /* Which evaluation the reported accuracy comes from, and whether it was timed. */
+    const dbk_final_eval *fe = &r->final_eval;
+    cJSON_AddStringToObject(root, "accuracy_source", fe->done ? "final evaluation" : "per-epoch evaluation");
+    if (fe->done) {
+        cJSON *f = cJSON_AddObjectToObject(root, "final_evaluation");
+        cJSON_AddNumberToObject(f, "tta_level", fe->tta_level);
+        cJSON_AddBoolToObject(f, "on_clock", true);
+        cJSON_AddNumberToObject(f, "seconds", fe->seconds);
+        cJSON_AddNumberToObject(f, "test_accuracy", fe->accuracy);
+        cJSON_AddNumberToObject(f, "test_loss", fe->loss);
+        cJSON_AddNumberToObject(f, "test_accuracy_without_tta", fe->plain_accuracy);
+    }
 
     add_platform_and_flops(root, r);
 

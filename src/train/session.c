@@ -10,10 +10,24 @@
 #include "core/alloc.h"
 #include "train/session_impl.h"
 
-static dbk_status graph_for(const dbk_session_config *cfg, bool training, int batch, dbk_session_program *p) {
-    dbk_graph_config gc = {.training = training, .bn = cfg->recipe->bn};
+static dbk_status graph_for(const dbk_session_config *cfg, dbk_session_program_kind kind, int batch,
+                            dbk_session_program *p) {
+    dbk_graph_config gc = {.training = kind == DBK_SESSION_PROGRAM_TRAIN, .bn = cfg->recipe->bn};
+    p->kind = kind;
     p->batch = batch;
     return dbk_graph_create(&gc, &p->graph);
+}
+
+/* The steps buffer a program's per-step values live in: the evaluations share one (their
+ * declarations are the same, so are their offsets). */
+static dbk_buffer *steps_of(dbk_session *s, const dbk_session_program *p) {
+    switch (p->kind) {
+    case DBK_SESSION_PROGRAM_TRAIN:     return s->train_steps;
+    case DBK_SESSION_PROGRAM_LOOKAHEAD: return s->lookahead_steps;
+    case DBK_SESSION_PROGRAM_EVAL:
+    case DBK_SESSION_PROGRAM_TTA:       break;
+    }
+    return s->eval_steps;
 }
 
 /* Plans every program, allocates parameters, optimizer state, statistics, per-step values
@@ -21,21 +35,31 @@ static dbk_status graph_for(const dbk_session_config *cfg, bool training, int ba
  * records the programs on the backend. */
 static dbk_status build(dbk_session *s) {
     const dbk_session_config *cfg = &s->cfg;
+    const dbk_recipe *r = cfg->recipe;
     const bool train = cfg->train_count > 0;
     const int eval_batch = cfg->eval_batch, tail_batch = cfg->test_count % eval_batch;
     dbk_backend *be = s->be;
 
-    if (train) DBK_TRY(graph_for(cfg, true, cfg->batch, &s->train));
-    DBK_TRY(graph_for(cfg, false, eval_batch, &s->eval));
-    if (tail_batch) DBK_TRY(graph_for(cfg, false, tail_batch, &s->tail));
-    dbk_session_program *progs[3] = {&s->train, &s->eval, &s->tail};
+    if (train) DBK_TRY(graph_for(cfg, DBK_SESSION_PROGRAM_TRAIN, cfg->batch, &s->train));
+    DBK_TRY(graph_for(cfg, DBK_SESSION_PROGRAM_EVAL, eval_batch, &s->eval));
+    if (tail_batch) DBK_TRY(graph_for(cfg, DBK_SESSION_PROGRAM_EVAL, tail_batch, &s->tail));
+    if (r->tta_level > 0) {
+        DBK_TRY(graph_for(cfg, DBK_SESSION_PROGRAM_TTA, eval_batch, &s->tta));
+        if (tail_batch) DBK_TRY(graph_for(cfg, DBK_SESSION_PROGRAM_TTA, tail_batch, &s->tta_tail));
+    }
+    if (train && r->lookahead_every > 0) DBK_TRY(graph_for(cfg, DBK_SESSION_PROGRAM_LOOKAHEAD, 1, &s->lookahead));
+    dbk_session_program *progs[] = {&s->train, &s->eval, &s->tail, &s->tta, &s->tta_tail, &s->lookahead};
+    const int nprogs = (int)(sizeof progs / sizeof progs[0]);
 
     /* Plan. */
-    for (int i = 0; i < 3; i++)
-        if (progs[i]->graph) DBK_TRY(dbk_session_lay_out(s, progs[i], progs[i] == &s->train));
+    for (int i = 0; i < nprogs; i++)
+        if (progs[i]->graph) DBK_TRY(dbk_session_lay_out(s, progs[i]));
     const dbk_graph *eg = s->eval.graph;
     size_t n_params = dbk_graph_param_count(eg), n_state = dbk_graph_state_count(eg);
-    DBK_ASSERT(!s->tail.graph || dbk_graph_step_bytes(s->tail.graph) == dbk_graph_step_bytes(eg));
+    for (int i = 0; i < nprogs; i++) {
+        const bool evaluation = progs[i]->kind == DBK_SESSION_PROGRAM_EVAL || progs[i]->kind == DBK_SESSION_PROGRAM_TTA;
+        DBK_ASSERT(!progs[i]->graph || !evaluation || dbk_graph_step_bytes(progs[i]->graph) == dbk_graph_step_bytes(eg));
+    }
 
     /* Allocate everything but the activations. */
     const size_t image_bytes = dbk_image_shape_bytes(&cfg->input);
@@ -57,24 +81,31 @@ static dbk_status build(dbk_session *s) {
         s->train_host = dbk_calloc(1, step_bytes + 1);
         if (!s->perm || !s->train_host) return DBK_ERR_OUT_OF_HOST_MEMORY;
     }
+    if (s->lookahead.graph) {
+        const size_t step_bytes = dbk_graph_step_bytes(s->lookahead.graph);
+        DBK_TRY(dbk_session_alloc(s, n_params * 4, "lookahead parameters", &s->ema_params));
+        DBK_TRY(dbk_session_alloc(s, n_state * 4, "lookahead statistics", &s->ema_state));
+        DBK_TRY(dbk_session_alloc(s, step_bytes, "lookahead per-step values", &s->lookahead_steps));
+        if (!(s->lookahead_host = dbk_calloc(1, step_bytes + 1))) return DBK_ERR_OUT_OF_HOST_MEMORY;
+    }
 
     /* Build: the same layout again, now with buffers, assembling the programs. Activations go
      * to a virtual arena until the memory plan has placed them by lifetime. */
-    for (int i = 0; i < 3; i++) {
+    for (int i = 0; i < nprogs; i++) {
         if (!progs[i]->graph) continue;
-        const bool training = progs[i] == &s->train;
+        const bool training = progs[i]->kind == DBK_SESSION_PROGRAM_TRAIN;
         const dbk_graph_buffers bufs = {.params = s->params,
                                         .grads = training ? s->grads : NULL,
                                         .state = s->state,
                                         .arena = dbk_memplan_virtual_arena(),
-                                        .steps = training ? s->train_steps : s->eval_steps};
+                                        .steps = steps_of(s, progs[i])};
         dbk_graph_begin_build(progs[i]->graph, &bufs);
-        DBK_TRY(dbk_session_lay_out(s, progs[i], training));
+        DBK_TRY(dbk_session_lay_out(s, progs[i]));
     }
     DBK_TRY(dbk_session_place_activations(s));
 
     /* Let the backend size workspaces, build kernels and record every sequence, once. */
-    for (int i = 0; i < 3; i++)
+    for (int i = 0; i < nprogs; i++)
         if (progs[i]->graph) DBK_TRY(dbk_program_create(be, progs[i]->ops, progs[i]->count, &progs[i]->recorded));
     return DBK_OK;
 }
@@ -105,19 +136,22 @@ dbk_status dbk_session_create(dbk_backend *be, const dbk_session_config *cfg, db
 
 void dbk_session_destroy(dbk_session *s) {
     if (!s) return;
-    dbk_session_program *progs[3] = {&s->train, &s->eval, &s->tail};
-    for (int i = 0; i < 3; i++) {
+    dbk_session_program *progs[] = {&s->train, &s->eval, &s->tail, &s->tta, &s->tta_tail, &s->lookahead};
+    for (size_t i = 0; i < sizeof progs / sizeof progs[0]; i++) {
         dbk_program_destroy(progs[i]->recorded);
         dbk_graph_destroy(progs[i]->graph);
     }
     for (int i = 0; i < s->arena_chunks; i++) dbk_buffer_destroy(s->arena[i]);
     dbk_free(s->arena);
     dbk_memplan_destroy(s->memplan);
-    dbk_buffer *bufs[] = {s->params,       s->grads,        s->momentum, s->state,       s->train_steps, s->eval_steps,
-                          s->train_images, s->train_labels, s->indices,  s->test_images, s->test_labels};
+    dbk_buffer *bufs[] = {s->params,       s->grads,           s->momentum,    s->state,
+                          s->ema_params,   s->ema_state,       s->train_steps, s->eval_steps,
+                          s->lookahead_steps, s->train_images, s->train_labels, s->indices,
+                          s->test_images,  s->test_labels};
     for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++) dbk_buffer_destroy(bufs[i]);
     dbk_free(s->train_host);
     dbk_free(s->eval_host);
+    dbk_free(s->lookahead_host);
     dbk_free(s->perm);
     dbk_free(s->op_seconds);
     dbk_free(s);

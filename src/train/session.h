@@ -83,6 +83,18 @@ dbk_status dbk_session_end_epoch(dbk_session *s, dbk_epoch_counters *out);
 /* Evaluates the whole test set; returns correct count and summed loss. */
 dbk_status dbk_session_evaluate(dbk_session *s, dbk_epoch_counters *out);
 
+/* The recipe's final evaluation: with its test-time augmentation (the weighted logits of every
+ * view, dbk_tta_views) when it has one, else the same as dbk_session_evaluate. */
+dbk_status dbk_session_evaluate_final(dbk_session *s, dbk_epoch_counters *out);
+
+/* Lookahead (recipe lookahead_every > 0): after run_step of run_steps training steps, moves
+ * the averages of every parameter and statistic towards the live values with the recipe's
+ * decay and copies them back; the final one uses decay 1 (the live values become the
+ * averages: airbench's last update). Enqueues; reads nothing back. */
+bool       dbk_session_has_lookahead(const dbk_session *s);
+dbk_status dbk_session_lookahead(dbk_session *s, long run_step, long run_steps);
+dbk_status dbk_session_lookahead_final(dbk_session *s);               /* decay 1 */
+
 /* When on, evaluation waits for the device after every batch (inference latency: with
  * eval_batch 1 each image is classified completely before the next one starts). */
 void dbk_session_set_eval_sync(dbk_session *s, bool on);

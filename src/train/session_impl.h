@@ -18,9 +18,17 @@
 #include "nn/memplan.h"
 #include "train/session.h"
 
+typedef enum dbk_session_program_kind {
+    DBK_SESSION_PROGRAM_TRAIN,      /* a training step */
+    DBK_SESSION_PROGRAM_EVAL,       /* an evaluation batch */
+    DBK_SESSION_PROGRAM_TTA,        /* an evaluation batch with test-time augmentation */
+    DBK_SESSION_PROGRAM_LOOKAHEAD,  /* the lookahead update */
+} dbk_session_program_kind;
+
 /* One fixed op sequence: its graph (which owns the ops, the parameter layout and the
  * per-step values), the ops as the memory plan rewrote them, and their recording. */
 typedef struct dbk_session_program {
+    dbk_session_program_kind kind;
     dbk_graph   *graph;
     dbk_op_desc *ops;       /* owned by graph */
     int          count;
@@ -32,9 +40,13 @@ struct dbk_session {
     dbk_backend         *be;
     dbk_session_config   cfg;
     dbk_session_program  train, eval, tail;        /* tail: the last partial eval batch */
+    dbk_session_program  tta, tta_tail;            /* the final evaluation, when the recipe has TTA */
+    dbk_session_program  lookahead;                /* when the recipe has lookahead */
     dbk_buffer          *params, *grads, *momentum, *state;
-    dbk_buffer          *train_steps, *eval_steps; /* per-step values + counters (eval and tail share) */
-    void                *train_host, *eval_host;   /* host images of their per-step values */
+    dbk_buffer          *ema_params, *ema_state;   /* lookahead's averages */
+    dbk_buffer          *train_steps, *eval_steps; /* per-step values + counters (every evaluation shares) */
+    dbk_buffer          *lookahead_steps;
+    void                *train_host, *eval_host, *lookahead_host; /* host images of their per-step values */
     dbk_memplan         *memplan;                  /* where the activations live */
     dbk_buffer         **arena;                    /* its chunks */
     int                  arena_chunks;
@@ -54,7 +66,7 @@ struct dbk_session {
 
 /* session_step.c: lays out one program on its graph (planning or build pass, as the graph
  * is); in the build pass the graph then holds the whole op sequence. */
-dbk_status dbk_session_lay_out(dbk_session *s, dbk_session_program *p, bool training);
+dbk_status dbk_session_lay_out(dbk_session *s, dbk_session_program *p);
 
 /* session_memory.c */
 dbk_status dbk_session_alloc(dbk_session *s, size_t nbytes, const char *what, dbk_buffer **out);

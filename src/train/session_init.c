@@ -52,6 +52,8 @@ dbk_status dbk_session_init_params(dbk_session *s, uint64_t seed) {
     dbk_rng_init(&rng, seed);
     for (int i = 0; i < dbk_graph_param_info_count(g); i++) init_param(dbk_graph_param_info(g, i), &rng, host);
     dbk_status st = dbk_buffer_write(s->params, 0, host, np * 4);
+    /* Lookahead's averages start as the initial model (airbench snapshots before whitening). */
+    if (st == DBK_OK && s->ema_params) st = dbk_buffer_write(s->ema_params, 0, host, np * 4);
     if (st == DBK_OK && s->momentum) {
         memset(host, 0, np * 4);
         st = dbk_buffer_write(s->momentum, 0, host, np * 4);
@@ -63,6 +65,7 @@ dbk_status dbk_session_init_params(dbk_session *s, uint64_t seed) {
             for (int64_t j = 0; j < si->count; j++) host[si->offset + (size_t)j] = si->init;
         }
         st = dbk_buffer_write(s->state, 0, host, ns * 4);
+        if (st == DBK_OK && s->ema_state) st = dbk_buffer_write(s->ema_state, 0, host, ns * 4);
     }
     dbk_free(host);
     return st;

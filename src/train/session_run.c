@@ -73,18 +73,43 @@ dbk_status dbk_session_end_epoch(dbk_session *s, dbk_epoch_counters *out) {
 
 void dbk_session_set_eval_sync(dbk_session *s, bool on) { s->eval_sync = on; }
 
-dbk_status dbk_session_evaluate(dbk_session *s, dbk_epoch_counters *out) {
-    const dbk_graph *g = s->eval.graph; /* the tail program has the same per-step layout */
+/* The whole test set through prog, and tail for the last partial batch. Every evaluation
+ * program has the same per-step layout as the plain one, so they share its buffers. */
+static dbk_status evaluate_with(dbk_session *s, const dbk_session_program *prog, const dbk_session_program *tail,
+                                dbk_epoch_counters *out) {
+    const dbk_graph *g = s->eval.graph;
     DBK_TRY(zero_counters(s->eval_steps, g));
     const int eb = s->cfg.eval_batch;
     for (int32_t first = 0; first < s->cfg.test_count; first += eb) {
-        const dbk_step_ctx ctx = {.epoch = s->epoch > 0 ? s->epoch - 1 : 0, /* 0-based for the rules */ .step = first / eb, .first = first};
+        const dbk_step_ctx ctx = {.epoch = s->epoch > 0 ? s->epoch - 1 : 0, .step = first / eb, .first = first};
         dbk_graph_fill_step(g, &ctx, s->eval_host);
         DBK_TRY(dbk_buffer_write(s->eval_steps, 0, s->eval_host, dbk_graph_step_host_bytes(g)));
-        bool tail = s->cfg.test_count - first < eb;
-        DBK_TRY(dbk_program_run(tail ? s->tail.recorded : s->eval.recorded));
+        bool last = s->cfg.test_count - first < eb;
+        DBK_TRY(dbk_program_run(last ? tail->recorded : prog->recorded));
         if (s->eval_sync) DBK_TRY(dbk_backend_sync(s->be));
     }
     out->images = s->cfg.test_count;
     return read_counters(s, s->eval_steps, g, out);
 }
+
+dbk_status dbk_session_evaluate(dbk_session *s, dbk_epoch_counters *out) {
+    return evaluate_with(s, &s->eval, &s->tail, out);
+}
+
+dbk_status dbk_session_evaluate_final(dbk_session *s, dbk_epoch_counters *out) {
+    if (!s->tta.graph) return dbk_session_evaluate(s, out);
+    return evaluate_with(s, &s->tta, &s->tta_tail, out);
+}
+
+bool dbk_session_has_lookahead(const dbk_session *s) { return s->lookahead.graph != NULL; }
+
+dbk_status dbk_session_lookahead(dbk_session *s, long run_step, long run_steps) {
+    DBK_ASSERT(s->lookahead.graph);
+    const dbk_step_ctx ctx = {.run_step = run_step, .run_steps = run_steps};
+    const dbk_graph *g = s->lookahead.graph;
+    dbk_graph_fill_step(g, &ctx, s->lookahead_host);
+    DBK_TRY(dbk_buffer_write(s->lookahead_steps, 0, s->lookahead_host, dbk_graph_step_host_bytes(g)));
+    return dbk_program_run(s->lookahead.recorded);
+}
+
+dbk_status dbk_session_lookahead_final(dbk_session *s) { return dbk_session_lookahead(s, 0, 0); }

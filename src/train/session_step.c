@@ -4,6 +4,9 @@
  *   training step  = augment, model forward, loss, accuracy, loss backward, model backward,
  *                    one SGD update per parameter group
  *   evaluation     = normalise (augment without draws), model forward, loss, accuracy
+ *   final (TTA)    = per view of the recipe's test-time augmentation: the view, the model
+ *                    (same weights), the logits weighted into a sum; loss, accuracy of the sum
+ *   lookahead      = the EMA of parameters and statistics, copied back (airbench94)
  *
  * Every value that changes from step to step is declared here on the graph with the rule
  * that computes it (dbk_graph_step_value): the augmentation state {first row, seed, epoch,
@@ -11,6 +14,7 @@
  * learning rate of each parameter group. The host computes them all into one small block and
  * writes it once per step; the loss and correct-count counters accumulate on the device.
  */
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -25,6 +29,18 @@ static void augment_state_rule(const dbk_step_ctx *ctx, const double k[4], void 
     (void)k;
     int32_t v[4] = {ctx->first, (int32_t)ctx->seed, ctx->epoch, (int32_t)ctx->run_seed};
     memcpy(dst, v, sizeof v);
+}
+
+/* airbench94's lookahead decay after run_step of run_steps steps, in fp32 as the source's
+ * alpha_schedule tensor: base * (step / total)^power; 1 for the final update, which
+ * dbk_session_lookahead_final asks for with run_steps 0 (params = ema). */
+static void lookahead_decay_rule(const dbk_step_ctx *ctx, const double k[4], void *dst) {
+    float decay = 1.0f;
+    if (ctx->run_steps > 0) {
+        const float a = (float)ctx->run_step / (float)ctx->run_steps;
+        decay = (float)k[0] * (k[1] == 3.0 ? a * a * a : powf(a, (float)k[1]));
+    }
+    memcpy(dst, &decay, sizeof decay);
 }
 
 /* A group's learning rate: the schedule's value times k[0] (the group's scale, divided by
@@ -47,11 +63,17 @@ static dbk_recipe_group group_rule(const dbk_recipe *r, const char *group) {
 
 static dbk_tensor flat(dbk_buffer *b, dbk_dtype dt, int64_t n) { return dbk_tensor_make(b, 0, dt, 1, n, 1, 1, 1); }
 
-/* Reads the batch from the resident dataset into x and labels. */
-static void add_augment(dbk_session *s, dbk_graph *g, bool training, dbk_tensor x, dbk_tensor labels) {
-    const dbk_session_config *c = &s->cfg;
+/* The augmentation state every augment op of a program reads. */
+static dbk_tensor augment_state(dbk_graph *g) {
     const double none[4] = {0};
-    dbk_tensor state = dbk_graph_step_value(g, "augment.state", DBK_DTYPE_I32, 4, augment_state_rule, none);
+    return dbk_graph_step_value(g, "augment.state", DBK_DTYPE_I32, 4, augment_state_rule, none);
+}
+
+/* Reads the batch from the resident dataset into x and labels; evaluation reads the view
+ * (dy, dx, flip) of each test image. */
+static void add_augment(dbk_session *s, dbk_graph *g, bool training, dbk_tensor state, const dbk_tta_view *view,
+                        dbk_tensor x, dbk_tensor labels) {
+    const dbk_session_config *c = &s->cfg;
     if (dbk_graph_is_planning(g)) return;
     dbk_op_desc aug = {.op = DBK_OP_AUGMENT, .p.augment = c->recipe->augment};
     const int64_t ch = x.shape[1], h = x.shape[2], w = x.shape[3];
@@ -61,6 +83,12 @@ static void add_augment(dbk_session *s, dbk_graph *g, bool training, dbk_tensor 
         aug.src[2] = flat(s->indices, DBK_DTYPE_I32, c->train_count);
     } else {
         aug.p.augment.train = false;
+        aug.p.augment.flip_alternating = false;
+        if (view) {
+            aug.p.augment.view_dy = view->dy;
+            aug.p.augment.view_dx = view->dx;
+            aug.p.augment.view_flip = view->flip;
+        }
         aug.src[0] = dbk_tensor_make(s->test_images, 0, DBK_DTYPE_U8, 4, c->test_count, ch, h, w);
         aug.src[1] = flat(s->test_labels, DBK_DTYPE_U8, c->test_count);
     }
@@ -130,13 +158,75 @@ static void add_optimizer(dbk_session *s, dbk_graph *g, int batch) {
     }
 }
 
-dbk_status dbk_session_lay_out(dbk_session *s, dbk_session_program *p, bool training) {
+/* Lookahead (airbench94's LookaheadState.update) over every parameter and every batch-norm
+ * statistic: one op per flat buffer, its decay a per-step value. */
+static dbk_status lay_out_lookahead(dbk_session *s, dbk_session_program *p) {
+    dbk_graph *g = p->graph;
+    const dbk_recipe *r = s->cfg.recipe;
+    const double k[4] = {(double)r->lookahead_base, (double)r->lookahead_power, 0, 0};
+    dbk_tensor decay = dbk_graph_step_value(g, "lookahead.decay", DBK_DTYPE_F32, 1, lookahead_decay_rule, k);
+    DBK_TRY(dbk_graph_status(g));
+    if (dbk_graph_is_planning(g)) return DBK_OK;
+    const size_t counts[2] = {dbk_graph_param_count(s->eval.graph), dbk_graph_state_count(s->eval.graph)};
+    dbk_buffer *ema[2] = {s->ema_params, s->ema_state}, *live[2] = {s->params, s->state};
+    const char *labels[2] = {"lookahead.params", "lookahead.statistics"};
+    for (int i = 0; i < 2; i++) {
+        if (!counts[i]) continue;
+        dbk_op_desc op = {.op = DBK_OP_LOOKAHEAD};
+        op.src[0] = decay;
+        op.dst[0] = flat(ema[i], DBK_DTYPE_F32, (int64_t)counts[i]);
+        op.dst[1] = flat(live[i], DBK_DTYPE_F32, (int64_t)counts[i]);
+        dbk_graph_update(g, &op, labels[i]);
+    }
+    p->ops = dbk_graph_program(g, &p->count);
+    return p->ops ? DBK_OK : DBK_ERR_OUT_OF_HOST_MEMORY;
+}
+
+/* Test-time augmentation: the model applied to every view with the same weights, the logits
+ * summed with the views' weights into one (N, classes) tensor. */
+static dbk_value add_tta_forward(dbk_session *s, dbk_graph *g, int batch, dbk_tensor state, dbk_tensor labels) {
+    const dbk_session_config *c = &s->cfg;
+    const dbk_tta_view *views;
+    const int n = dbk_tta_views(c->recipe->tta_level, &views);
+    dbk_value sum = {.data = dbk_graph_tensor(g, DBK_DTYPE_F32, 4, batch, c->num_classes, 1, 1)};
+    for (int v = 0; v < n; v++) {
+        char label[48];
+        if (v) dbk_graph_reuse_params(g);
+        dbk_value x = dbk_graph_value(g, false, batch, c->input.channels, c->input.height, c->input.width);
+        add_augment(s, g, false, state, &views[v], x.data, labels);
+        dbk_value z = dbk_model_forward(g, c->model, x, c->num_classes);
+        if (dbk_graph_is_planning(g)) continue;
+        snprintf(label, sizeof label, "tta.view%d", v);
+        dbk_op_desc w = {.op = DBK_OP_SCALE, .p.scale.alpha = views[v].weight};
+        w.src[0] = z.data;
+        w.dst[0] = v ? z.data : sum.data;
+        dbk_graph_forward(g, &w, label);
+        if (!v) continue;
+        dbk_op_desc add = {.op = DBK_OP_ADD};
+        add.src[0] = sum.data;
+        add.src[1] = z.data;
+        add.dst[0] = sum.data;
+        dbk_graph_forward(g, &add, label);
+    }
+    return sum;
+}
+
+dbk_status dbk_session_lay_out(dbk_session *s, dbk_session_program *p) {
     dbk_graph *g = p->graph;
     const dbk_session_config *c = &s->cfg;
-    dbk_value x = dbk_graph_value(g, false, p->batch, c->input.channels, c->input.height, c->input.width);
+    const dbk_session_program_kind kind = p->kind;
+    const bool training = kind == DBK_SESSION_PROGRAM_TRAIN;
+    if (kind == DBK_SESSION_PROGRAM_LOOKAHEAD) return lay_out_lookahead(s, p);
     dbk_tensor labels = dbk_graph_tensor(g, DBK_DTYPE_I32, 1, p->batch, 1, 1, 1);
-    add_augment(s, g, training, x.data, labels);
-    dbk_value logits = dbk_model_forward(g, c->model, x, c->num_classes);
+    dbk_tensor state = augment_state(g);
+    dbk_value logits;
+    if (kind == DBK_SESSION_PROGRAM_TTA) {
+        logits = add_tta_forward(s, g, p->batch, state, labels);
+    } else {
+        dbk_value x = dbk_graph_value(g, false, p->batch, c->input.channels, c->input.height, c->input.width);
+        add_augment(s, g, training, state, NULL, x.data, labels);
+        logits = dbk_model_forward(g, c->model, x, c->num_classes);
+    }
     add_loss(s, g, p->batch, logits, labels);
     if (training) add_optimizer(s, g, p->batch);
     DBK_TRY(dbk_graph_status(g));

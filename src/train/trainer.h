@@ -76,12 +76,25 @@ typedef enum dbk_run_status {
     DBK_RUN_FAILED,                 /* an error stopped the run */
 } dbk_run_status;
 
+/* A fixed-budget recipe's final evaluation (recipe.fixed_budget): on the clock, with the
+ * recipe's test-time augmentation. It becomes the last epoch's test accuracy and loss, and its
+ * time is added to that epoch's clock, so logs.tsv and the DAWNBench entry carry the run's
+ * result; the last epoch's plain (per-epoch, off-clock) evaluation is kept here. */
+typedef struct dbk_final_eval {
+    bool   done;
+    int    tta_level;
+    double seconds;                 /* on the clock */
+    double accuracy, loss;          /* percent; mean loss */
+    double plain_accuracy;          /* the last epoch's diagnostic evaluation, without TTA */
+} dbk_final_eval;
+
 typedef struct dbk_train_report {
     dbk_run_status   status;
     int              epochs_run;
     int              epochs_to_target;     /* 0 when not reached */
     double           seconds_to_target;    /* clock seconds, 0 when not reached */
     double           preprocess_seconds;
+    dbk_final_eval   final_eval;
     dbk_epoch_record epochs[DBK_MAX_EPOCHS];
     dbk_device_info  device;
     size_t           param_count;

@@ -1,0 +1,170 @@
+/*
+ * test_airbench.c — the airbench94 recipe end to end on real CIFAR-10 through the command
+ * line, as a user runs it: `daybreak train --recipe airbench94` on a subset of the real
+ * training images (whitening init, lookahead, alternating flips, parameter groups) must reach
+ * a stated accuracy with its final test-time-augmented evaluation; that evaluation must be on
+ * the clock and recorded as the run's accuracy in result.json and logs.tsv; and `daybreak
+ * eval` on the saved checkpoint must reproduce the last plain (per-epoch) evaluation.
+ *
+ * usage: test_airbench <path to daybreak> [backend [small|tiny]]
+ * "small" is for the CPU and PoCL, "tiny" for lavapipe; airbench_small_cpu and airbench_tiny_cpu
+ * validate both bars on the CPU in every build. A backend that is not compiled in or has no
+ * device is skipped, or fails when CI=true.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+
+#include "core/alloc.h"
+#include "core/fileio.h"
+#include "core/status.h"
+#include "test_util.h"
+
+typedef struct airbench_size {
+    const char *name;
+    int         train_images, test_images, epochs, batch;
+    double      accuracy_bar;   /* the final (TTA) test accuracy the run must reach */
+} airbench_size;
+
+/* Bars: see the measurements next to each size. */
+static const airbench_size sizes[] = {
+    {"small", 5000, 2000, 3, 256, 40.0},
+    {"tiny", 2048, 500, 2, 128, 30.0},
+};
+
+static const char *exe, *backend;
+static const airbench_size *size;
+static dbk_backend_kind kind;
+static char dir[4096];
+static char out[65536];
+static double last_hours, prev_hours, last_acc;
+
+static int run(const char *args) {
+    static char cmd[16384 + 4096];
+    snprintf(cmd, sizeof cmd, "'%s' %s", exe, args);
+    return dbk_test_run_command(cmd, out, sizeof out);
+}
+
+static int training_should_reach_the_accuracy_bar(void) {
+    char args[8192];
+    snprintf(args, sizeof args,
+             "train --recipe airbench94 --batch %d --backend %s --train-subset %d --test-subset %d --epochs %d "
+             "--seed 1 --no-progress --out '%s'",
+             size->batch, backend, size->train_images, size->test_images, size->epochs, dir);
+    int rc = run(args);
+    printf("%s", out);
+    DBK_CHECK_MSG(rc == 0, "daybreak train exited %d", rc);
+    DBK_CHECK_MSG(strstr(out, "final evaluation (test-time augmentation level 2, on the clock)") != NULL,
+                  "no final evaluation line");
+    return 0;
+}
+
+static int logs_tsv_should_end_with_the_final_evaluation(void) {
+    char path[4200];
+    snprintf(path, sizeof path, "%s/logs.tsv", dir);
+    void *data;
+    size_t n;
+    DBK_CHECK_OK(dbk_file_read_all(path, &data, &n));
+    char *line = strchr(data, '\n');
+    int rows = 0;
+    while (line && line[1]) {
+        int epoch;
+        double h, a;
+        DBK_CHECK(sscanf(line + 1, "%d\t%lf\t%lf", &epoch, &h, &a) == 3);
+        rows++;
+        DBK_CHECK(epoch == rows);
+        prev_hours = last_hours;
+        last_hours = h;
+        last_acc = a;
+        line = strchr(line + 1, '\n');
+    }
+    dbk_free(data);
+    DBK_CHECK_MSG(rows == size->epochs, "%d rows, expected %d", rows, size->epochs);
+    printf("  final (TTA) test accuracy %.2f%% (bar %.1f%%, %s size)\n", last_acc, size->accuracy_bar, size->name);
+    DBK_CHECK_MSG(last_acc >= size->accuracy_bar, "final test accuracy %.2f%% is below the bar %.1f%%", last_acc,
+                  size->accuracy_bar);
+    return 0;
+}
+
+static const cJSON *get(const cJSON *o, const char *key) { return cJSON_GetObjectItemCaseSensitive(o, key); }
+
+static double plain_accuracy;
+
+static int result_json_should_record_the_final_evaluation_on_the_clock(void) {
+    char path[4200];
+    snprintf(path, sizeof path, "%s/result.json", dir);
+    void *data;
+    size_t n;
+    DBK_CHECK_OK(dbk_file_read_all(path, &data, &n));
+    cJSON *root = cJSON_ParseWithLength(data, n);
+    dbk_free(data);
+    DBK_CHECK_MSG(root != NULL, "result.json is not valid JSON");
+    const cJSON *f = get(root, "final_evaluation");
+    const cJSON *src = get(root, "accuracy_source");
+    int ok = cJSON_IsObject(f) && cJSON_IsString(src) && !strcmp(src->valuestring, "final evaluation") &&
+             cJSON_IsTrue(get(f, "on_clock")) && get(f, "tta_level")->valueint == 2 &&
+             get(f, "seconds")->valuedouble > 0 && fabs(get(f, "test_accuracy")->valuedouble - last_acc) < 0.006 &&
+             cJSON_IsNumber(get(f, "test_accuracy_without_tta"));
+    /* The final evaluation's time is on the clock: the last row's hours include it. */
+    if (ok) ok = last_hours - prev_hours >= get(f, "seconds")->valuedouble / 3600.0;
+    if (ok) plain_accuracy = get(f, "test_accuracy_without_tta")->valuedouble;
+    const cJSON *rc = get(root, "recipe");
+    if (ok) ok = cJSON_IsTrue(get(rc, "fixed_budget")) && cJSON_GetArraySize(get(rc, "parameter_groups")) == 2 &&
+                 cJSON_IsObject(get(rc, "lookahead"));
+    char *text = cJSON_Print(root);
+    cJSON_Delete(root);
+    DBK_CHECK_MSG(ok, "result.json lacks the final evaluation or disagrees with logs.tsv:\n%s", text);
+    cJSON_free(text);
+    return 0;
+}
+
+static int checkpoint_should_reproduce_the_plain_accuracy(void) {
+    char args[8192], expect[64];
+    snprintf(args, sizeof args, "eval --checkpoint '%s/model.ckpt' --backend %s --test-subset %d", dir, backend,
+             size->test_images);
+    int rc = run(args);
+    printf("%s", out);
+    DBK_CHECK_MSG(rc == 0, "daybreak eval exited %d", rc);
+    snprintf(expect, sizeof expect, "test accuracy %.2f%%", plain_accuracy);
+    DBK_CHECK_MSG(strstr(out, expect) != NULL, "expected '%s'", expect);
+    return 0;
+}
+
+int main(int argc, char **argv) {
+    if (argc < 2 || argc > 4) {
+        fprintf(stderr, "usage: test_airbench <daybreak executable> [backend [small|tiny]]\n");
+        return 2;
+    }
+    exe = argv[1];
+    backend = argc > 2 ? argv[2] : "cpu";
+    const char *size_name = argc > 3 ? argv[3] : "small";
+    for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++)
+        if (!strcmp(sizes[i].name, size_name)) size = &sizes[i];
+    if (!size) {
+        fprintf(stderr, "test_airbench: unknown size '%s' (small or tiny)\n", size_name);
+        return 2;
+    }
+    int index;
+    const int unavailable = dbk_test_resolve_backend(backend, &kind, &index);
+    if (unavailable) return unavailable;
+    if (!dbk_test_cifar_dir()) return dbk_test_skip_or_fail_in_ci("CIFAR-10 not found under $DAYBREAK_DATA");
+    char name[128];
+    snprintf(name, sizeof name, "airbench-%s-%s", backend, size->name);
+    for (char *c = name; *c; c++)
+        if (*c == ':' || *c == '/') *c = '-';
+    const char *d = dbk_test_tmpdir(name);
+    if (!d) return dbk_test_skip("cannot create a temporary folder");
+    snprintf(dir, sizeof dir, "%s/run", d);
+    printf("%s size: %d training images, %d epochs at batch %d, %d test images, bar %.1f%%\n", size->name,
+           size->train_images, size->epochs, size->batch, size->test_images, size->accuracy_bar);
+    DBK_RUN(training_should_reach_the_accuracy_bar);
+    if (dbk_test_failed_checks) return dbk_test_finish();
+    DBK_RUN(logs_tsv_should_end_with_the_final_evaluation);
+    DBK_RUN(result_json_should_record_the_final_evaluation_on_the_clock);
+    DBK_RUN(checkpoint_should_reproduce_the_plain_accuracy);
+    return dbk_test_finish();
+}
