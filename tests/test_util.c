@@ -150,9 +150,15 @@ void *dbk_test_read(const dbk_tensor *t) {
 
 dbk_status dbk_test_quick_session(dbk_backend_kind kind, int index, dbk_session_config cfg, const dbk_dataset *train,
                                   const dbk_dataset *test, uint64_t seed, dbk_backend **be, dbk_session **s) {
+    return dbk_test_recipe_session("quick", kind, index, cfg, train, test, seed, be, s);
+}
+
+dbk_status dbk_test_recipe_session(const char *recipe, dbk_backend_kind kind, int index, dbk_session_config cfg,
+                                   const dbk_dataset *train, const dbk_dataset *test, uint64_t seed, dbk_backend **be,
+                                   dbk_session **s) {
     *be = NULL;
     *s = NULL;
-    DBK_TRY(dbk_recipe_find("quick", &cfg.recipe));
+    DBK_TRY(dbk_recipe_find(recipe, &cfg.recipe));
     DBK_TRY(dbk_model_find(cfg.recipe->model, &cfg.model));
     cfg.train_count = train->count;
     cfg.test_count = test->count;
@@ -162,6 +168,7 @@ dbk_status dbk_test_quick_session(dbk_backend_kind kind, int index, dbk_session_
     dbk_status st = dbk_session_create(*be, &cfg, s);
     if (st == DBK_OK) st = dbk_session_upload_data(*s, train, test);
     if (st == DBK_OK) st = dbk_session_init_params(*s, seed);
+    if (st == DBK_OK) st = dbk_session_init_from_data(*s, train);
     if (st != DBK_OK) {
         dbk_session_destroy(*s);
         dbk_backend_destroy(*be);

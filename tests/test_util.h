@@ -80,6 +80,10 @@ double dbk_test_max_abs_diff(const float *a, const float *b, size_t n);
  * (*be and *s are NULL). The caller destroys the session, then the backend. */
 dbk_status dbk_test_quick_session(dbk_backend_kind kind, int index, dbk_session_config cfg, const dbk_dataset *train,
                                   const dbk_dataset *test, uint64_t seed, dbk_backend **be, dbk_session **s);
+/* The same for the named recipe's model, with its data-dependent initialisations. */
+dbk_status dbk_test_recipe_session(const char *recipe, dbk_backend_kind kind, int index, dbk_session_config cfg,
+                                   const dbk_dataset *train, const dbk_dataset *test, uint64_t seed, dbk_backend **be,
+                                   dbk_session **s);
 
 /* $DAYBREAK_DATA/cifar-10-batches-bin, or NULL (and a printed reason) when it is missing. */
 const char *dbk_test_cifar_dir(void);
