@@ -41,11 +41,7 @@ static char dir[4096];
 static char out[65536];
 static double last_hours, prev_hours, last_acc;
 
-static int run(const char *args) {
-    static char cmd[16384 + 4096];
-    snprintf(cmd, sizeof cmd, "'%s' %s", exe, args);
-    return dbk_test_run_command(cmd, out, sizeof out);
-}
+static int run(const char *args) { return dbk_test_run_daybreak(exe, args, out, sizeof out); }
 
 static int training_should_reach_the_accuracy_bar(void) {
     char args[8192];
@@ -120,15 +116,7 @@ static int result_json_should_record_the_final_evaluation_on_the_clock(void) {
 }
 
 static int checkpoint_should_reproduce_the_plain_accuracy(void) {
-    char args[8192], expect[64];
-    snprintf(args, sizeof args, "eval --checkpoint '%s/model.ckpt' --backend %s --test-subset %d", dir, backend,
-             TEST_IMAGES);
-    int rc = run(args);
-    printf("%s", out);
-    DBK_CHECK_MSG(rc == 0, "daybreak eval exited %d", rc);
-    snprintf(expect, sizeof expect, "test accuracy %.2f%%", plain_accuracy);
-    DBK_CHECK_MSG(strstr(out, expect) != NULL, "expected '%s'", expect);
-    return 0;
+    return dbk_test_eval_should_report(exe, dir, backend, TEST_IMAGES, plain_accuracy);
 }
 
 int main(int argc, char **argv) {
@@ -142,11 +130,7 @@ int main(int argc, char **argv) {
     const int unavailable = dbk_test_resolve_backend(backend, &kind, &index);
     if (unavailable) return unavailable;
     if (!dbk_test_cifar_dir()) return dbk_test_skip_or_fail_in_ci("CIFAR-10 not found under $DAYBREAK_DATA");
-    char name[128];
-    snprintf(name, sizeof name, "airbench-%s", backend);
-    for (char *c = name; *c; c++)
-        if (*c == ':' || *c == '/') *c = '-';
-    const char *d = dbk_test_tmpdir(name);
+    const char *d = dbk_test_backend_tmpdir("airbench", backend, NULL);
     if (!d) return dbk_test_skip("cannot create a temporary folder");
     snprintf(dir, sizeof dir, "%s/run", d);
     printf("%d training images, %d epochs at batch %d, %d test images, bar %.1f%%\n", TRAIN_IMAGES, EPOCHS, BATCH,

@@ -61,11 +61,7 @@ static dbk_backend_kind kind;
 static char dir[4096];
 static char out[65536];
 
-static int run(const char *args) {
-    static char cmd[16384 + 4096];
-    snprintf(cmd, sizeof cmd, "'%s' %s", exe, args);
-    return dbk_test_run_command(cmd, out, sizeof out);
-}
+static int run(const char *args) { return dbk_test_run_daybreak(exe, args, out, sizeof out); }
 
 static double hours[MAX_EPOCHS + 1], acc[MAX_EPOCHS + 1];
 
@@ -158,15 +154,7 @@ static int result_json_should_match_the_log(void) {
 }
 
 static int checkpoint_should_reproduce_the_last_accuracy(void) {
-    char args[8192], expect[64];
-    snprintf(args, sizeof args, "eval --checkpoint '%s/model.ckpt' --backend %s --test-subset %d", dir, backend,
-             size->test_images);
-    int rc = run(args);
-    printf("%s", out);
-    DBK_CHECK_MSG(rc == 0, "daybreak eval exited %d", rc);
-    snprintf(expect, sizeof expect, "test accuracy %.2f%%", acc[size->epochs]);
-    DBK_CHECK_MSG(strstr(out, expect) != NULL, "expected '%s'", expect);
-    return 0;
+    return dbk_test_eval_should_report(exe, dir, backend, size->test_images, acc[size->epochs]);
 }
 
 int main(int argc, char **argv) {
@@ -187,12 +175,7 @@ int main(int argc, char **argv) {
     const int unavailable = dbk_test_resolve_backend(backend, &kind, &index);
     if (unavailable) return unavailable;
     if (!dbk_test_cifar_dir()) return dbk_test_skip("CIFAR-10 not found under $DAYBREAK_DATA");
-    /* A folder per backend and size: ctest -j may run several of these at once. */
-    char name[128];
-    snprintf(name, sizeof name, "e2e-%s-%s", backend, size->name);
-    for (char *c = name; *c; c++)
-        if (*c == ':' || *c == '/') *c = '-';
-    const char *d = dbk_test_tmpdir(name);
+    const char *d = dbk_test_backend_tmpdir("e2e", backend, size->name);
     if (!d) return dbk_test_skip("cannot create a temporary folder");
     snprintf(dir, sizeof dir, "%s/run", d);
     printf("%s size: %d training images, %d epochs, %d test images, bar %.1f%%\n", size->name, size->train_images,

@@ -115,6 +115,34 @@ const char *dbk_test_tmpdir(const char *name) {
     return path;
 }
 
+const char *dbk_test_backend_tmpdir(const char *what, const char *backend, const char *size) {
+    char name[160];
+    snprintf(name, sizeof name, "%s-%s%s%s", what, backend, size ? "-" : "", size ? size : "");
+    for (char *c = name; *c; c++)
+        if (*c == ':' || *c == '/') *c = '-';
+    return dbk_test_tmpdir(name);
+}
+
+int dbk_test_run_daybreak(const char *exe, const char *args, char *out, size_t cap) {
+    static char cmd[16384 + 4096];
+    snprintf(cmd, sizeof cmd, "'%s' %s", exe, args);
+    return dbk_test_run_command(cmd, out, cap);
+}
+
+int dbk_test_eval_should_report(const char *exe, const char *run_dir, const char *backend, int test_images,
+                                double accuracy) {
+    static char out[65536];
+    char args[8192], expect[64];
+    snprintf(args, sizeof args, "eval --checkpoint '%s/model.ckpt' --backend %s --test-subset %d", run_dir, backend,
+             test_images);
+    int rc = dbk_test_run_daybreak(exe, args, out, sizeof out);
+    printf("%s", out);
+    DBK_CHECK_MSG(rc == 0, "daybreak eval exited %d", rc);
+    snprintf(expect, sizeof expect, "test accuracy %.2f%%", accuracy);
+    DBK_CHECK_MSG(strstr(out, expect) != NULL, "expected '%s'", expect);
+    return 0;
+}
+
 int dbk_test_run_command(const char *command, char *out, size_t cap) {
     size_t len = strlen(command) + 8;
     char *cmd = malloc(len);

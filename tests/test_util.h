@@ -99,5 +99,15 @@ int dbk_test_run_command(const char *command, char *out, size_t cap);
 
 /* A fresh empty directory for this test's files: $DBK_TEST_TMP/<name> (or /tmp/...). */
 const char *dbk_test_tmpdir(const char *name);
+/* dbk_test_tmpdir("<what>-<backend>[-<size>]") with ':' and '/' of the backend spec replaced:
+ * one folder per backend and size, since ctest -j may run several at once. */
+const char *dbk_test_backend_tmpdir(const char *what, const char *backend, const char *size);
+/* Runs the daybreak executable exe with args (shell words), as dbk_test_run_command. */
+int dbk_test_run_daybreak(const char *exe, const char *args, char *out, size_t cap);
+/* A test case body: `daybreak eval` of run_dir/model.ckpt on the first test_images test
+ * images prints "test accuracy <accuracy, 2 decimals>%". Returns 0, or 1 with the failure
+ * counted (DBK_CHECK). */
+int dbk_test_eval_should_report(const char *exe, const char *run_dir, const char *backend, int test_images,
+                                double accuracy);
 
 #endif
