@@ -1,6 +1,7 @@
 /*
  * bench_train.c — training throughput side by side: ResNet9 (cifar10-resnet9 recipe, batch
- * 512) and the quick recipe, on every device of every backend compiled in, one line each.
+ * 512), the quick recipe and airbench94 (batch 1024), on every device of every backend
+ * compiled in, one line each.
  *
  * usage: bench_train [--steps N] [--warmup N] [--data DIR] [--backend SPEC]
  * Needs the recipes' dataset, CIFAR-10 (the batches are real images), via --data or DAYBREAK_DATA.
@@ -53,12 +54,12 @@ int main(int argc, char **argv) {
         fprintf(stderr, "bench_train: --steps must be >= 1 and --warmup >= 0\n");
         return 2;
     }
-    const char *recipes[] = {"cifar10-resnet9", "quick"};
+    const char *recipes[] = {"cifar10-resnet9", "quick", "airbench94"};
     const dbk_recipe *first;
     const dbk_dataset_kind *kind;
     dbk_dataset_info info = {0};
     dbk_dataset train = {0}, test = {0};
-    /* Both recipes train on the same dataset; it is loaded once. */
+    /* The recipes train on the same dataset; it is loaded once. */
     if (dbk_recipe_find(recipes[0], &first) != DBK_OK || dbk_dataset_kind_find(first->dataset, &kind) != DBK_OK ||
         dbk_dataset_open(kind, data, &info) != DBK_OK ||
         dbk_dataset_load(&info, DBK_DATASET_SPLIT_TRAIN, 0, &train) != DBK_OK ||

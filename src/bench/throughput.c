@@ -17,6 +17,7 @@ dbk_status dbk_bench_throughput(dbk_backend *be, const dbk_recipe *recipe, int b
     DBK_TRY(dbk_session_create(be, &cfg, &s));
     dbk_status st = dbk_session_upload_data(s, train, test);
     if (st == DBK_OK) st = dbk_session_init_params(s, 1);
+    if (st == DBK_OK) st = dbk_session_init_from_data(s, train);
     if (st == DBK_OK) st = dbk_session_begin_epoch(s, 1, 1);
     const int per_epoch = dbk_session_steps_per_epoch(s);
     /* A mid-schedule learning rate keeps the step representative without diverging. */
