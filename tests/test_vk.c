@@ -539,9 +539,8 @@ static double time_program(dbk_backend *be, const dbk_op_desc *ops, int count, i
 
 /* Times the three convolutions of a 3x3, stride-1, pad-1 layer (N,C,32,32) -> K on
  * buffers a, b, c and prints their GFLOP/s. */
-static void bench_conv(dbk_backend *be, dbk_buffer *a, dbk_buffer *b, dbk_buffer *c, int64_t n, int64_t ch,
-                       int64_t k) {
-    const int64_t hw = 32;
+static void bench_conv_hw(dbk_backend *be, dbk_buffer *a, dbk_buffer *b, dbk_buffer *c, int64_t n, int64_t ch,
+                          int64_t k, int64_t hw) {
     dbk_op_desc ops[3] = {{.op = DBK_OP_CONV2D_FWD}, {.op = DBK_OP_CONV2D_BWD_DATA}, {.op = DBK_OP_CONV2D_BWD_FILTER}};
     const dbk_tensor x = dbk_tensor_make(a, 0, DBK_DTYPE_F32, 4, n, ch, hw, hw);
     const dbk_tensor w = dbk_tensor_make(b, 0, DBK_DTYPE_F32, 4, k, ch, 3, 3);
@@ -554,7 +553,7 @@ static void bench_conv(dbk_backend *be, dbk_buffer *a, dbk_buffer *b, dbk_buffer
     for (int i = 0; i < 3; i++) {
         double cpu = 0.0, t = time_program(be, &ops[i], 1, 1, &cpu);
         char shape[48];
-        snprintf(shape, sizeof shape, "(%d,%d,32,32) 3x3 K%d:", (int)n, (int)ch, (int)k);
+        snprintf(shape, sizeof shape, "(%d,%d,%d,%d) 3x3 K%d:", (int)n, (int)ch, (int)hw, (int)hw, (int)k);
         printf("%-18s %-23s %9.2f ms %6.2f GFLOP/s  %6.2f GFLOP/CPU-s\n", dbk_op_name(ops[i].op), shape, t * 1e3,
                dbk_op_flops(&ops[i]) / t * 1e-9, dbk_op_flops(&ops[i]) / cpu * 1e-9);
     }
@@ -562,8 +561,19 @@ static void bench_conv(dbk_backend *be, dbk_buffer *a, dbk_buffer *b, dbk_buffer
 
 /* Times airbench94's per-channel and elementwise ops on its odd shapes at batch 64 (the
  * whitening output (64,24,31,31), and the last group's (64,256,7,7)), with `add` of the same
- * size beside them as the memory-bound yardstick, and prints ms and GB/s (all_bytes). */
+ * size beside them as the memory-bound yardstick, and prints ms and GB/s (all_bytes), by the
+ * wall clock and by the process's CPU time (lavapipe's threads included; steadier than the
+ * wall clock on a shared machine). */
+static void bench_conv(dbk_backend *be, dbk_buffer *a, dbk_buffer *b, dbk_buffer *c, int64_t n, int64_t ch,
+                       int64_t k) {
+    bench_conv_hw(be, a, b, c, n, ch, k, 32);
+}
+
 static void bench_airbench(dbk_backend *be, dbk_buffer *a, dbk_buffer *b, dbk_buffer *c) {
+    /* its three conv groups' first convolutions at batch 16 (odd planes, 24 -> 64 channels) */
+    bench_conv_hw(be, a, b, c, 16, 24, 64, 31);
+    bench_conv_hw(be, a, b, c, 16, 64, 256, 15);
+    bench_conv_hw(be, a, b, c, 16, 256, 256, 7);
     static const int64_t shapes[2][4] = {{64, 24, 31, 31}, {64, 256, 7, 7}};
     for (int s = 0; s < 2; s++) {
         const int64_t n = shapes[s][0], ch = shapes[s][1], h = shapes[s][2], w = shapes[s][3];
@@ -591,8 +601,8 @@ static void bench_airbench(dbk_backend *be, dbk_buffer *a, dbk_buffer *b, dbk_bu
             double cpu = 0.0, t = time_program(be, &ops[i], 1, 3, &cpu);
             char shape[48];
             snprintf(shape, sizeof shape, "(%d,%d,%d,%d):", (int)n, (int)ch, (int)h, (int)w);
-            printf("%-18s %-23s %9.2f ms %6.2f GB/s\n", dbk_op_name(ops[i].op), shape, t * 1e3,
-                   dbk_op_bytes(&ops[i]) / t * 1e-9);
+            printf("%-19s %-16s %9.2f ms %6.2f GB/s  %9.2f CPU-ms %6.2f GB/CPU-s\n", dbk_op_name(ops[i].op), shape,
+                   t * 1e3, dbk_op_bytes(&ops[i]) / t * 1e-9, cpu * 1e3, dbk_op_bytes(&ops[i]) / cpu * 1e-9);
         }
     }
 }
