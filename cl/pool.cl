@@ -35,6 +35,36 @@ __kernel void maxpool_fwd_2x2(__global const float *x, const uint x_off, __globa
     vstore8(bi, 0, arg + arg_off + row * Q + q0);
 }
 
+/* 2x2 windows with stride 2 whose Q is not a multiple of 8 (airbench94: 31x31 -> 15x15,
+ * 15x15 -> 7x7): one output row per work-item, the four taps unrolled and chosen by select,
+ * as POOL_TAKE. The generic kernel below runs these with work-groups Q = 15 or 7 wide, which
+ * PoCL cannot pack into SIMD lanes, and a tap loop with data-dependent branches; a 1-D range
+ * over rows lets PoCL vectorise across rows.  global (N*C*P) */
+__kernel void maxpool_fwd_2x2_rows(__global const float *x, const uint x_off, __global float *y, const uint y_off,
+                                   __global int *arg, const uint arg_off, const int NCP, const int H, const int W,
+                                   const int P, const int Q) {
+    const int row = get_global_id(0);
+    if (row >= NCP) return;
+    const int p = row % P, plane = row / P;
+    __global const float *xp = x + x_off + plane * H * W;
+    __global float *yp = y + y_off + row * Q;
+    __global int *ap = arg + arg_off + row * Q;
+    for (int q = 0; q < Q; q++) {
+        const int i0 = 2 * p * W + 2 * q;
+        float best = xp[i0];
+        int bi = i0;
+        const int ti[3] = {i0 + 1, i0 + W, i0 + W + 1};
+        for (int k = 0; k < 3; k++) {
+            const float v = xp[ti[k]];
+            const bool t = isgreater(v, best) || (isnan(v) && !isnan(best));
+            best = t ? v : best;
+            bi = t ? ti[k] : bi;
+        }
+        yp[q] = best;
+        ap[q] = bi;
+    }
+}
+
 /* global (Q, N*C*P) */
 __kernel void maxpool_fwd(__global const float *x, const uint x_off, __global float *y, const uint y_off,
                           __global int *arg, const uint arg_off, const int NCP, const int H, const int W,

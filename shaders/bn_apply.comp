@@ -5,6 +5,8 @@
  *   inference (mode 1): running mean and variance, scale = gamma / sqrt(running_var + eps)
  * (DBK_OP_BATCHNORM_FWD_TRAIN / _INFER). Grid-stride over all N*C*H*W elements.
  */
+#include "common/chan_step.glsl"
+
 layout(local_size_x_id = 0) in;
 
 layout(push_constant) uniform Push {
@@ -23,10 +25,13 @@ layout(binding = 5) writeonly buffer BufY { float y[]; };      /* (N,C,H,W) */
 void main() {
     const uint total = pc.N * pc.C * pc.HW;
     const uint stride = gl_NumWorkGroups.x * gl_WorkGroupSize.x;
-    for (uint i = gl_GlobalInvocationID.x; i < total; i += stride) {
-        const uint c = (i / pc.HW) % pc.C;
+    uint i = gl_GlobalInvocationID.x;
+    if (i >= total) return;
+    CHAN_STEP_INIT(i, stride, pc.HW, pc.C);   /* (j, c) of i, stepped without a division */
+    for (; i < total; i += stride) {
         const float scale = pc.mode == 0 ? stat[pc.r4 + c] * gamma[pc.r1 + c]
                                          : gamma[pc.r1 + c] / sqrt(stat[pc.r4 + c] + pc.eps);
         y[pc.r5 + i] = (x[pc.r0 + i] - mean[pc.r3 + c]) * scale + beta[pc.r2 + c];
+        CHAN_STEP_NEXT(pc.HW, pc.C);
     }
 }

@@ -4,6 +4,8 @@
  * the elementwise half of DBK_OP_BATCHNORM_BWD (sums from bn_bwd_reduce.comp), M = N*H*W.
  * Grid-stride over all elements.
  */
+#include "common/chan_step.glsl"
+
 layout(local_size_x_id = 0) in;
 
 layout(push_constant) uniform Push {
@@ -26,11 +28,14 @@ void main() {
     const uint total = pc.N * pc.C * pc.HW;
     const float m = float(pc.m);
     const uint stride = gl_NumWorkGroups.x * gl_WorkGroupSize.x;
-    for (uint i = gl_GlobalInvocationID.x; i < total; i += stride) {
-        const uint c = (i / pc.HW) % pc.C;
+    uint i = gl_GlobalInvocationID.x;
+    if (i >= total) return;
+    CHAN_STEP_INIT(i, stride, pc.HW, pc.C);   /* (j, c) of i, stepped without a division */
+    for (; i < total; i += stride) {
         const float mu = mean[pc.r3 + c], is = invstd[pc.r4 + c];
         const float k = gamma[pc.r2 + c] * is;
         const float a = dbeta[pc.r6 + c] / m, b = dgamma[pc.r5 + c] / m;
         dx[pc.r7 + i] = k * (dy[pc.r1 + i] - a - (x[pc.r0 + i] - mu) * is * b);
+        CHAN_STEP_NEXT(pc.HW, pc.C);
     }
 }

@@ -5,6 +5,7 @@
  * One work group per channel; bn_bwd_data.comp then forms dx. x and dy are windowed
  * (common/window.glsl): a batch's activations may exceed one binding. Grid: x = C.
  */
+#include "common/chan_step.glsl"
 #include "common/reduce.glsl"
 #include "common/window.glsl"
 
@@ -26,12 +27,15 @@ void main() {
     const uint m = pc.N * pc.HW;
     const float mu = mean[pc.r2 + c], is = invstd[pc.r3 + c];
     float a = 0.0, b = 0.0;
-    for (uint i = lid; i < m; i += WG) {
-        const uint n = i / pc.HW;
-        const uint at = (n * pc.C + c) * pc.HW + (i - n * pc.HW);
-        const float g = dy_at(pc.r1 + at, pc.step1);
-        a += g;
-        b += g * ((x_at(pc.r0 + at, pc.step0) - mu) * is);
+    if (m > 0) {
+        PLANE_STEP_INIT(lid, WG, pc.HW);   /* (n, j) of i, stepped without a division */
+        for (uint i = lid; i < m; i += WG) {
+            const uint at = (n * pc.C + c) * pc.HW + j;
+            const float g = dy_at(pc.r1 + at, pc.step1);
+            a += g;
+            b += g * ((x_at(pc.r0 + at, pc.step0) - mu) * is);
+            PLANE_STEP_NEXT(pc.HW);
+        }
     }
     const float sum_dy = block_sum(a);
     const float sum_dy_xhat = block_sum(b);

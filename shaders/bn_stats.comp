@@ -8,6 +8,7 @@
  * x is windowed (common/window.glsl): a batch's activations may exceed one binding.
  * Grid: x = C.
  */
+#include "common/chan_step.glsl"
 #include "common/reduce.glsl"
 #include "common/window.glsl"
 
@@ -24,9 +25,9 @@ layout(binding = 2) writeonly buffer BufInv { float invstd_out[]; };    /* (C) *
 layout(binding = 3) buffer BufRM { float run_mean[]; };                 /* (C) in place */
 layout(binding = 4) buffer BufRV { float run_var[]; };                  /* (C) in place */
 
-float value(uint c, uint i) {
-    const uint n = i / pc.HW;
-    return x_at(pc.r0 + (n * pc.C + c) * pc.HW + (i - n * pc.HW), pc.step0);
+/* value j of plane (n, c) */
+float value(uint n, uint c, uint j) {
+    return x_at(pc.r0 + (n * pc.C + c) * pc.HW + j, pc.step0);
 }
 
 void main() {
@@ -34,12 +35,22 @@ void main() {
     const uint m = pc.N * pc.HW;
     if (m == 0) return;
     float s = 0.0;
-    for (uint i = lid; i < m; i += WG) s += value(c, i);
+    {
+        PLANE_STEP_INIT(lid, WG, pc.HW);   /* (n, j) of i, stepped without a division */
+        for (uint i = lid; i < m; i += WG) {
+            s += value(n, c, j);
+            PLANE_STEP_NEXT(pc.HW);
+        }
+    }
     const float mean = block_sum(s) / float(m);
     float ss = 0.0;
-    for (uint i = lid; i < m; i += WG) {
-        const float d = value(c, i) - mean;
-        ss += d * d;
+    {
+        PLANE_STEP_INIT(lid, WG, pc.HW);
+        for (uint i = lid; i < m; i += WG) {
+            const float d = value(n, c, j) - mean;
+            ss += d * d;
+            PLANE_STEP_NEXT(pc.HW);
+        }
     }
     const float sq = block_sum(ss);
     if (lid == 0) {

@@ -9,6 +9,7 @@
  * l + WG, ... in flat (n, hw) order, so neighbours read neighbouring floats and batch 1 uses
  * the whole group; then common/reduce.glsl's shared-memory tree adds the WG partial sums.
  */
+#include "common/chan_step.glsl"
 #include "common/reduce.glsl"
 
 layout(push_constant) uniform Push {
@@ -24,15 +25,10 @@ void main() {
     const uint c = gl_WorkGroupID.x, lid = gl_LocalInvocationID.x;
     float acc = 0.0;
     if (pc.HW > 0) {
-        /* (n, j) of flat index lid, then stepped by WG without a division per element */
-        uint n = lid / pc.HW, j = lid - n * pc.HW;
+        PLANE_STEP_INIT(lid, WG, pc.HW);   /* (n, j) of flat index lid, stepped by WG */
         while (n < pc.N) {
             acc += dy[pc.r0 + (n * pc.C + c) * pc.HW + j];
-            j += WG;
-            while (j >= pc.HW) {
-                j -= pc.HW;
-                n++;
-            }
+            PLANE_STEP_NEXT(pc.HW);
         }
     }
     const float s = block_sum(acc);

@@ -50,9 +50,10 @@
  *  - SGD: 1e-10 (elementwise; fused multiply-add contraction may move the last bit).
  *  - relu, maxpool, add, scale, fill, copy: 1e-10, i.e. exact up to a contraction or
  *    accumulation-order difference in an ulp (max-pool backward sums overlapping windows).
- *  - gelu fwd / bwd: 1e-9 (elementwise erf and exp: OpenCL's built-in erf, the Vulkan
- *    shaders' own erf of common/erf.glsl, relative error <= 1.7e-7; measured <= 3e-13 on
- *    PoCL and lavapipe, where 1 + erf cancels in the negative tail on both sides alike).
+ *  - gelu fwd / bwd: 1e-9 (elementwise erf and exp: the device kernels' own erf, the fit
+ *    of shaders/common/erf.glsl (cl/eltwise.cl has the same coefficients, branch-free),
+ *    relative error <= 1.7e-7; measured <= 3e-13 on lavapipe, where 1 + erf cancels in the
+ *    negative tail on both sides alike).
  *  - bias_add: 1e-10 (one add; measured bit-exact). lookahead: 1e-10, as SGD.
  *  - channel_sum: 1e-9 (fp32 partial sums and a tree on the device against the CPU's double
  *    sum, up to ~1M values per channel; measured <= 1.5e-14).

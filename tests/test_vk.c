@@ -20,8 +20,10 @@
  *                                    synchronisation validation (DBK_VK_VALIDATION=1); any
  *                                    validation error fails it; skipped when the layer is
  *                                    not installed
- *        test_vk --bench [vulkan:N]  GFLOP/s of the GEMM and convolution shaders and the time
+ *        test_vk --bench [vulkan:N]  GFLOP/s of the GEMM and convolution shaders, GB/s of
+ *                                    airbench94's elementwise and per-channel ops and the time
  *                                    per dispatch (prints figures; not a test)
+ *        test_vk --bench-airbench [vulkan:N]  only the airbench94 part (fast on lavapipe)
  * Without a Vulkan device the tests skip (exit 77), or fail when CI=true.
  */
 #define _POSIX_C_SOURCE 200809L
@@ -537,9 +539,8 @@ static double time_program(dbk_backend *be, const dbk_op_desc *ops, int count, i
 
 /* Times the three convolutions of a 3x3, stride-1, pad-1 layer (N,C,32,32) -> K on
  * buffers a, b, c and prints their GFLOP/s. */
-static void bench_conv(dbk_backend *be, dbk_buffer *a, dbk_buffer *b, dbk_buffer *c, int64_t n, int64_t ch,
-                       int64_t k) {
-    const int64_t hw = 32;
+static void bench_conv_hw(dbk_backend *be, dbk_buffer *a, dbk_buffer *b, dbk_buffer *c, int64_t n, int64_t ch,
+                          int64_t k, int64_t hw) {
     dbk_op_desc ops[3] = {{.op = DBK_OP_CONV2D_FWD}, {.op = DBK_OP_CONV2D_BWD_DATA}, {.op = DBK_OP_CONV2D_BWD_FILTER}};
     const dbk_tensor x = dbk_tensor_make(a, 0, DBK_DTYPE_F32, 4, n, ch, hw, hw);
     const dbk_tensor w = dbk_tensor_make(b, 0, DBK_DTYPE_F32, 4, k, ch, 3, 3);
@@ -552,13 +553,61 @@ static void bench_conv(dbk_backend *be, dbk_buffer *a, dbk_buffer *b, dbk_buffer
     for (int i = 0; i < 3; i++) {
         double cpu = 0.0, t = time_program(be, &ops[i], 1, 1, &cpu);
         char shape[48];
-        snprintf(shape, sizeof shape, "(%d,%d,32,32) 3x3 K%d:", (int)n, (int)ch, (int)k);
+        snprintf(shape, sizeof shape, "(%d,%d,%d,%d) 3x3 K%d:", (int)n, (int)ch, (int)hw, (int)hw, (int)k);
         printf("%-18s %-23s %9.2f ms %6.2f GFLOP/s  %6.2f GFLOP/CPU-s\n", dbk_op_name(ops[i].op), shape, t * 1e3,
                dbk_op_flops(&ops[i]) / t * 1e-9, dbk_op_flops(&ops[i]) / cpu * 1e-9);
     }
 }
 
-static int bench(void) {
+/* Times airbench94's per-channel and elementwise ops on its odd shapes at batch 64 (the
+ * whitening output (64,24,31,31), and the last group's (64,256,7,7)), with `add` of the same
+ * size beside them as the memory-bound yardstick, and prints ms and GB/s (all_bytes), by the
+ * wall clock and by the process's CPU time (lavapipe's threads included; steadier than the
+ * wall clock on a shared machine). */
+static void bench_conv(dbk_backend *be, dbk_buffer *a, dbk_buffer *b, dbk_buffer *c, int64_t n, int64_t ch,
+                       int64_t k) {
+    bench_conv_hw(be, a, b, c, n, ch, k, 32);
+}
+
+static void bench_airbench(dbk_backend *be, dbk_buffer *a, dbk_buffer *b, dbk_buffer *c) {
+    /* its three conv groups' first convolutions at batch 16 (odd planes, 24 -> 64 channels) */
+    bench_conv_hw(be, a, b, c, 16, 24, 64, 31);
+    bench_conv_hw(be, a, b, c, 16, 64, 256, 15);
+    bench_conv_hw(be, a, b, c, 16, 256, 256, 7);
+    static const int64_t shapes[2][4] = {{64, 24, 31, 31}, {64, 256, 7, 7}};
+    for (int s = 0; s < 2; s++) {
+        const int64_t n = shapes[s][0], ch = shapes[s][1], h = shapes[s][2], w = shapes[s][3];
+        const size_t big = (size_t)(n * ch * h * w) * sizeof(float), vec = (size_t)ch * sizeof(float);
+        const dbk_tensor x = dbk_tensor_make(a, 0, DBK_DTYPE_F32, 4, n, ch, h, w);
+        const dbk_tensor dy = dbk_tensor_make(b, 0, DBK_DTYPE_F32, 4, n, ch, h, w);
+        const dbk_tensor y = dbk_tensor_make(c, 0, DBK_DTYPE_F32, 4, n, ch, h, w);
+        /* per-channel vectors after the big tensor in buffer c (gamma and friends in b) */
+        dbk_tensor v[8];
+        for (int i = 0; i < 8; i++) v[i] = dbk_tensor_make(i < 3 ? b : c, big + (size_t)i * vec, DBK_DTYPE_F32, 1, ch, 0, 0, 0);
+        dbk_op_desc ops[7];
+        memset(ops, 0, sizeof ops);
+        ops[0].op = DBK_OP_ADD, ops[0].src[0] = x, ops[0].src[1] = dy, ops[0].dst[0] = y;
+        ops[1].op = DBK_OP_BIAS_ADD, ops[1].src[0] = x, ops[1].src[1] = v[0], ops[1].dst[0] = y;
+        ops[2].op = DBK_OP_CHANNEL_SUM, ops[2].src[0] = dy, ops[2].dst[0] = v[3];
+        ops[3].op = DBK_OP_GELU_FWD, ops[3].src[0] = x, ops[3].dst[0] = y;
+        ops[4].op = DBK_OP_GELU_BWD, ops[4].src[0] = x, ops[4].src[1] = dy, ops[4].dst[0] = y;
+        ops[5].op = DBK_OP_BATCHNORM_FWD_TRAIN, ops[5].p.bn = (dbk_bn_params){1e-5f, 0.1f};
+        ops[5].src[0] = x, ops[5].src[1] = v[0], ops[5].src[2] = v[1];
+        ops[5].dst[0] = y, ops[5].dst[1] = v[3], ops[5].dst[2] = v[4], ops[5].dst[3] = v[5], ops[5].dst[4] = v[6];
+        ops[6].op = DBK_OP_BATCHNORM_BWD, ops[6].p.bn = (dbk_bn_params){1e-5f, 0.1f};
+        ops[6].src[0] = x, ops[6].src[1] = dy, ops[6].src[2] = v[0], ops[6].src[3] = v[1], ops[6].src[4] = v[2];
+        ops[6].dst[0] = y, ops[6].dst[1] = v[3], ops[6].dst[2] = v[4];
+        for (int i = 0; i < 7; i++) {
+            double cpu = 0.0, t = time_program(be, &ops[i], 1, 3, &cpu);
+            char shape[48];
+            snprintf(shape, sizeof shape, "(%d,%d,%d,%d):", (int)n, (int)ch, (int)h, (int)w);
+            printf("%-19s %-16s %9.2f ms %6.2f GB/s  %9.2f CPU-ms %6.2f GB/CPU-s\n", dbk_op_name(ops[i].op), shape,
+                   t * 1e3, dbk_op_bytes(&ops[i]) / t * 1e-9, cpu * 1e3, dbk_op_bytes(&ops[i]) / cpu * 1e-9);
+        }
+    }
+}
+
+static int bench(bool airbench_only) {
     dbk_backend *be;
     if (dbk_backend_create(kind, device, &be) != DBK_OK) {
         printf("error: %s\n", dbk_last_error());
@@ -578,8 +627,12 @@ static int bench(void) {
     g.src[0] = dbk_tensor_make(a, 0, DBK_DTYPE_F32, 2, 512, 512, 0, 0);
     g.src[1] = dbk_tensor_make(b, 0, DBK_DTYPE_F32, 2, 512, 512, 0, 0);
     g.dst[0] = dbk_tensor_make(c, 0, DBK_DTYPE_F32, 2, 512, 512, 0, 0);
-    double cpu;
-    double t = time_program(be, &g, 1, 3, &cpu);
+    double cpu, t;
+    if (airbench_only) {
+        bench_airbench(be, a, b, c);
+        goto done;
+    }
+    t = time_program(be, &g, 1, 3, &cpu);
     printf("gemm 512x512x512:                         %9.2f ms %6.2f GFLOP/s  %6.2f GFLOP/CPU-s\n", t * 1e3,
            dbk_op_flops(&g) / t * 1e-9, dbk_op_flops(&g) / cpu * 1e-9);
     /* ResNet9 layer1 shape at batch 32, then the quick recipe's narrow layers at batch 64
@@ -588,6 +641,7 @@ static int bench(void) {
     bench_conv(be, a, b, c, 32, 128, 128);
     bench_conv(be, a, b, c, 64, 3, 16);
     bench_conv(be, a, b, c, 64, 16, 32);
+    bench_airbench(be, a, b, c);
     enum { NF = 200 };
     dbk_op_desc f[NF];
     for (int i = 0; i < NF; i++) {
@@ -600,6 +654,7 @@ static int bench(void) {
     for (int i = 0; i < NF; i++) f[i].dst[0] = dbk_tensor_make(c, 0, DBK_DTYPE_F32, 1, 16, 0, 0, 0);
     t = time_program(be, f, NF, 5, &cpu);
     printf("dispatch: %.1f us each (%d fills of the same tensor, a barrier between each)\n", t / NF * 1e6, NF);
+done:
     dbk_buffer_destroy(a);
     dbk_buffer_destroy(b);
     dbk_buffer_destroy(c);
@@ -612,6 +667,7 @@ int main(int argc, char **argv) {
     const char *mode = NULL, *ops_exe = NULL;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--bench")) mode = "bench";
+        else if (!strcmp(argv[i], "--bench-airbench")) mode = "bench-airbench";
         else if (!strcmp(argv[i], "--validation-run") && i + 1 < argc) {
             mode = "validation";
             ops_exe = argv[++i];
@@ -624,7 +680,7 @@ int main(int argc, char **argv) {
         printf("usage error: test_vk tests Vulkan devices, not '%s'\n", spec);
         return 2;
     }
-    if (mode) return bench();
+    if (mode) return bench(!strcmp(mode, "bench-airbench"));
     DBK_RUN(devices_should_report_version_type_and_limits);
     DBK_RUN(a_buffer_over_the_allocation_limit_should_be_refused_by_size);
     DBK_RUN(a_replayed_program_should_match_op_by_op_runs);
