@@ -3,7 +3,7 @@
  * 512), the quick recipe and airbench94 (batch 1024), on every device of every backend
  * compiled in, one line each.
  *
- * usage: bench_train [--steps N] [--warmup N] [--data DIR] [--backend SPEC]
+ * usage: bench_train [--steps N] [--warmup N] [--data DIR] [--backend SPEC] [--recipe NAME]
  * Needs the recipes' dataset, CIFAR-10 (the batches are real images), via --data or DAYBREAK_DATA.
  */
 #define _POSIX_C_SOURCE 200809L
@@ -39,14 +39,15 @@ static int run_one(dbk_backend_kind kind, int index, const char *recipe_name, in
 
 int main(int argc, char **argv) {
     int steps = 5, warmup = 1;
-    const char *data = NULL, *only = NULL;
+    const char *data = NULL, *only = NULL, *only_recipe = NULL;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--steps") && i + 1 < argc) steps = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--warmup") && i + 1 < argc) warmup = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--data") && i + 1 < argc) data = argv[++i];
         else if (!strcmp(argv[i], "--backend") && i + 1 < argc) only = argv[++i];
+        else if (!strcmp(argv[i], "--recipe") && i + 1 < argc) only_recipe = argv[++i];
         else {
-            fprintf(stderr, "usage: bench_train [--steps N] [--warmup N] [--data DIR] [--backend SPEC]\n");
+            fprintf(stderr, "usage: bench_train [--steps N] [--warmup N] [--data DIR] [--backend SPEC] [--recipe NAME]\n");
             return 2;
         }
     }
@@ -83,7 +84,8 @@ int main(int argc, char **argv) {
                 if ((int)ok != k || oi != i) continue;
             }
             for (size_t r = 0; r < sizeof recipes / sizeof recipes[0]; r++)
-                failures += run_one((dbk_backend_kind)k, i, recipes[r], steps, warmup, &train, &test);
+                if (!only_recipe || !strcmp(only_recipe, recipes[r]))
+                    failures += run_one((dbk_backend_kind)k, i, recipes[r], steps, warmup, &train, &test);
         }
     }
     dbk_dataset_deinit(&train);
