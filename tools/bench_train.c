@@ -56,6 +56,11 @@ int main(int argc, char **argv) {
         return 2;
     }
     const char *recipes[] = {"cifar10-resnet9", "quick", "airbench94"};
+    const dbk_recipe *named;
+    if (only_recipe && dbk_recipe_find(only_recipe, &named) != DBK_OK) {
+        fprintf(stderr, "bench_train: %s\n", dbk_last_error());
+        return 2;
+    }
     const dbk_recipe *first;
     const dbk_dataset_kind *kind;
     dbk_dataset_info info = {0};
