@@ -120,11 +120,16 @@ const char *dbk_test_tmpdir(const char *name) {
     mkdir(base, 0755);
     /* A truncated path must never reach rm -rf below. */
     int len = snprintf(path, sizeof path, "%s/%s", base, name);
-    if (len < 0 || (size_t)len >= sizeof path) return NULL;
+    if (len < 0 || (size_t)len >= sizeof path) {
+        printf("error: the temporary folder path %s/%s is too long\n", base, name);
+        return NULL;
+    }
     char cmd[8300];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", path);
-    if (system(cmd) != 0) return NULL;
-    if (mkdir(path, 0755) != 0) return NULL;
+    if (system(cmd) != 0 || mkdir(path, 0755) != 0) {
+        printf("error: cannot create the temporary folder %s\n", path);
+        return NULL;
+    }
     return path;
 }
 

@@ -107,7 +107,8 @@ void *dbk_test_read(const dbk_tensor *t);
  * Returns the exit code, or -1 if the command did not exit normally. */
 int dbk_test_run_command(const char *command, char *out, size_t cap);
 
-/* A fresh empty directory for this test's files: $DBK_TEST_TMP/<name> (or /tmp/...). */
+/* A fresh empty directory for this test's files: $DBK_TEST_TMP/<name> (or /tmp/...); NULL,
+ * with the reason printed, when it cannot be created. */
 const char *dbk_test_tmpdir(const char *name);
 /* dbk_test_tmpdir("<what>-<backend>[-<size>]") with ':' and '/' of the backend spec replaced:
  * one folder per backend and size, since ctest -j may run several at once. */

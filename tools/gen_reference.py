@@ -114,8 +114,11 @@ def daybreak_name(torch_name):
 
 def read_batch(data_dir):
     path = os.path.join(data_dir, "cifar-10-batches-bin", "data_batch_1.bin")
-    with open(path, "rb") as f:
-        raw = f.read(BATCH * 3073)
+    try:
+        with open(path, "rb") as f:
+            raw = f.read(BATCH * 3073)
+    except OSError as e:
+        sys.exit(f"gen_reference: cannot read {path}: {e.strerror}")
     if len(raw) != BATCH * 3073:
         sys.exit(f"gen_reference: {path} is shorter than {BATCH} records")
     rec = np.frombuffer(raw, dtype=np.uint8).reshape(BATCH, 3073)
