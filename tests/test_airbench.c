@@ -148,9 +148,9 @@ int main(int argc, char **argv) {
     int index;
     const int unavailable = dbk_test_resolve_backend(backend, &kind, &index);
     if (unavailable) return unavailable;
-    if (!dbk_test_cifar_dir()) return dbk_test_skip_or_fail_in_ci("CIFAR-10 not found under $DAYBREAK_DATA");
+    if (!dbk_test_cifar_dir()) return dbk_test_skip_or_fail_in_ci(DBK_TEST_NO_CIFAR);
     const char *d = dbk_test_backend_tmpdir("airbench", backend, NULL);
-    if (!d) return dbk_test_skip("cannot create a temporary folder");
+    if (!d) return 1;
     snprintf(dir, sizeof dir, "%s/run", d);
     printf("%d training images, %d epochs at batch %d, %d test images, bar %.1f%%\n", TRAIN_IMAGES, EPOCHS, BATCH,
            TEST_IMAGES, BAR);

@@ -457,7 +457,7 @@ int main(int argc, char **argv) {
     DBK_RUN(stored_entries_should_pass_dawnbench_checks);
     DBK_RUN(report_should_have_the_expected_rows_and_charts);
     if (!dbk_test_cifar_dir()) {
-        printf("skipping the real-data runs: CIFAR-10 not found under $DAYBREAK_DATA\n");
+        dbk_test_note_missing("the real-data runs", DBK_TEST_NO_CIFAR);
         return dbk_test_finish();
     }
     DBK_RUN(mlperf_train_should_put_evaluation_on_the_clock);

@@ -257,6 +257,8 @@ int main(int argc, char **argv) {
         return 2;
     }
     exe = argv[1];
+    /* Cases that need the data return early without it (their data error comes first). */
+    if (!dbk_test_cifar_dir()) dbk_test_note_missing("the cases that need CIFAR-10", DBK_TEST_NO_CIFAR);
     DBK_RUN(help_should_list_commands_and_exit_0);
     DBK_RUN(no_command_should_print_usage_and_exit_2);
     DBK_RUN(devices_should_list_the_cpu_backend);

@@ -171,7 +171,7 @@ int main(int argc, char **argv) {
     const int unavailable = dbk_test_resolve_backend(dev_spec, &dev_kind, &dev_index);
     if (unavailable) return unavailable;
     const char *cifar = dbk_test_cifar_dir();
-    if (!cifar) return dbk_test_skip("CIFAR-10 not found under $DAYBREAK_DATA");
+    if (!cifar) return dbk_test_skip_or_fail_in_ci(DBK_TEST_NO_CIFAR);
     if (dbk_cifar10_load(cifar, DBK_CIFAR10_TRAIN, cr->train_images, &train_set) != DBK_OK ||
         dbk_cifar10_load(cifar, DBK_CIFAR10_TEST, cr->test_images, &test_set) != DBK_OK) {
         printf("cannot load CIFAR-10: %s\n", dbk_last_error());
