@@ -27,6 +27,7 @@
 #include "models/models.h"
 #include "train/recipe.h"
 #include "train/session.h"
+#include "train/results.h"
 #include "train/trainer.h"
 #include "app/cli.h"
 
@@ -238,6 +239,8 @@ static int cmd_train(dbk_cli_args *a) {
         snprintf(out_buf, sizeof out_buf, "runs/%s-%s-%s", opt.recipe.name, dbk_backend_kind_name(opt.backend), stamp);
         out = out_buf;
     }
+    rc = dbk_cli_refuse_out_on_data(out, data, data_dir);
+    if (rc != DBK_EXIT_OK) return rc;
     snprintf(json_path, sizeof json_path, "%s/result.json", out);
     if (access(json_path, F_OK) == 0) {
         fprintf(stderr, "daybreak: error: %s already exists; choose another --out or remove it\n", json_path);
@@ -278,12 +281,11 @@ static int cmd_train(dbk_cli_args *a) {
                rep->seconds_to_target / 3600.0);
         code = DBK_EXIT_OK;
     } else {
-        double best = 0.0;
-        for (int i = 0; i < rep->epochs_run; i++)
-            if (rep->epochs[i].test_accuracy > best) best = rep->epochs[i].test_accuracy;
-        printf("target %.2f%% not reached in %d epochs (best %.2f%%)\n", (double)opt.recipe.target, rep->epochs_run, best);
+        printf("target %.2f%% not reached in %d epochs (best %.2f%%)\n", (double)opt.recipe.target, rep->epochs_run,
+               dbk_results_best_accuracy(rep));
         code = DBK_EXIT_NOT_REACHED;
     }
+    if (st == DBK_OK || st == DBK_ERR_DIVERGED) dbk_results_print_conformance(stdout, &opt, rep);
     if (st == DBK_OK || st == DBK_ERR_DIVERGED) printf("results in %s (logs.tsv, dawnbench.json, result.json%s)\n", out,
                                                        st == DBK_OK ? ", model.ckpt" : "");
     dbk_free(rep);

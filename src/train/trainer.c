@@ -83,6 +83,8 @@ static dbk_status setup(run *r, const dbk_train_options *opt, dbk_train_report *
     DBK_TRY(dbk_dataset_load(&r->data, DBK_DATASET_SPLIT_TEST, opt->test_limit, &r->test));
     rep->train_images = r->train.count;
     rep->test_images = r->test.count;
+    rep->train_split_images = r->data.split_count[DBK_DATASET_SPLIT_TRAIN];
+    rep->test_split_images = r->data.split_count[DBK_DATASET_SPLIT_TEST];
     rep->subset = r->train.count < r->data.split_count[DBK_DATASET_SPLIT_TRAIN] ||
                   r->test.count < r->data.split_count[DBK_DATASET_SPLIT_TEST];
 
@@ -235,7 +237,8 @@ static dbk_status train_loop(run *r, const dbk_train_options *opt, dbk_train_rep
                        "clock %8.2fs\n", rc->tta_level, e->test_accuracy, rep->final_eval.seconds, clock);
         }
         /* A fixed budget is judged by its final evaluation only. */
-        if (rep->epochs_to_target == 0 && (!rc->fixed_budget || last) && e->test_accuracy >= (double)rc->target) {
+        if (rep->epochs_to_target == 0 && (!rc->fixed_budget || last) && 
+            dbk_results_hundredths(e->test_accuracy) >= dbk_results_hundredths(rc->target)) {
             rep->epochs_to_target = epoch;
             rep->seconds_to_target = clock;
         }

@@ -103,6 +103,8 @@ typedef struct dbk_train_report {
     int              steps_per_epoch;
     int32_t          train_images;         /* training images used (after train_limit) */
     int32_t          test_images;          /* test images evaluated (after test_limit) */
+    int32_t          train_split_images;   /* the dataset's whole training split */
+    int32_t          test_split_images;    /* and test split */
     bool             subset;               /* fewer than the dataset's whole splits */
     long             profiled_steps;       /* > 0 only with options.profile */
     double           profiled_step_seconds;
