@@ -33,7 +33,7 @@ static double num(const cJSON *o, const char *key, double fallback) {
 dbk_status dbk_run_load(const char *dir, dbk_run *r) {
     memset(r, 0, sizeof *r);
     char path[1100];
-    snprintf(r->dir, sizeof r->dir, "%s", dir);
+    dbk_utf8_copy(r->dir, sizeof r->dir, dir);
     snprintf(path, sizeof path, "%s/result.json", dir);
     void *data;
     size_t n;
