@@ -157,6 +157,6 @@ int dbk_cmd_bench(dbk_cli_args *a) {
     dbk_run_groups_destroy(groups, ngroups);
     dbk_run_set_deinit(&set);
     if (st != DBK_OK) return dbk_cli_fail(NULL);
-    printf("\nsummary in %s (one folder per run: logs.tsv, dawnbench.json, result.json, model.ckpt)\n", path);
+    printf("\nsummary in %s (one folder per run: logs.tsv, dawnbench.json, mlperf.log, result.json, model.ckpt)\n", path);
     return converged > 0 ? DBK_EXIT_OK : DBK_EXIT_NOT_REACHED;
 }

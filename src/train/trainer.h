@@ -10,7 +10,8 @@
  *
  * Files written to out_dir, each atomically (temporary file + rename) after every epoch so an
  * interrupted run leaves complete files: logs.tsv (DAWNBench format), dawnbench.json (the
- * DAWNBench training entry), result.json, and at the end model.ckpt (train/checkpoint.h).
+ * DAWNBench training entry, train/results.h), mlperf.log (train/mlperf_log.h), result.json,
+ * and at the end model.ckpt (train/checkpoint.h).
  */
 #ifndef DBK_TRAINER_H
 #define DBK_TRAINER_H
