@@ -99,6 +99,8 @@ static int bad_flags_should_be_usage_errors(void) {
     EXPECT(2, "option '--batch' needs a value");
     rc = run(NULL, "train --target 150");
     EXPECT(2, "bad --target '150'");
+    rc = run(NULL, "train --target 90.305");
+    EXPECT(2, "bad --target '90.305' (a percentage, 0..100, at most two decimals)");
     rc = run(NULL, "train --frob");
     EXPECT(2, "unknown option '--frob'");
     rc = run(NULL, "eval");

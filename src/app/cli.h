@@ -50,7 +50,6 @@ int  dbk_cli_parse_clock(const char *s, dbk_clock_mode *out);
 int dbk_cli_open_dataset(const char *cmd, const char *dataset, const char *data_arg, long train_subset,
                          long test_subset, dbk_dataset_info *out);
 
-/* --backend/--device (or $DBK_BACKEND, or the default device). Returns an exit code. */
 /* Outputs never overwrite inputs: when the output path `out` (given as out_flag) is the same
  * file or folder as the input `in` (in_what, e.g. "the --checkpoint file"), by device and
  * inode, prints one line naming both and returns DBK_EXIT_ERROR; otherwise DBK_EXIT_OK. */
@@ -60,6 +59,7 @@ int dbk_cli_refuse_output_on_input(const char *out_flag, const char *out, const 
  * the dataset's own folder: dbk_cli_refuse_output_on_input for both. */
 int dbk_cli_refuse_out_on_data(const char *out, const char *data_arg, const char *dataset_dir);
 
+/* --backend/--device (or $DBK_BACKEND, or the default device). Returns an exit code. */
 int dbk_cli_resolve_device(const char *backend, long device, dbk_backend_kind *kind, int *index);
 
 /* The options `train` and `bench` share (README, "daybreak train options"). */
