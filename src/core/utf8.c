@@ -32,16 +32,17 @@ bool dbk_utf8_valid(const char *s, size_t n) {
 }
 
 void dbk_utf8_append_sanitized(dbk_strbuf *sb, const char *s, size_t n) {
+    size_t valid_from = 0; /* start of the run of well-formed characters not yet appended */
     for (size_t i = 0; i < n;) {
         int len = dbk_utf8_char_length(s + i, n - i);
-        if (len == 0) {
-            dbk_strbuf_appendf(sb, "%s", DBK_UTF8_REPLACEMENT);
-            i++;
-        } else {
-            dbk_strbuf_appendf(sb, "%.*s", len, s + i);
+        if (len > 0) {
             i += (size_t)len;
+            continue;
         }
+        dbk_strbuf_appendf(sb, "%.*s%s", (int)(i - valid_from), s + valid_from, DBK_UTF8_REPLACEMENT);
+        valid_from = ++i;
     }
+    dbk_strbuf_appendf(sb, "%.*s", (int)(n - valid_from), s + valid_from);
 }
 
 size_t dbk_utf8_copy(char *dst, size_t cap, const char *src) {
