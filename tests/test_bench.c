@@ -459,6 +459,7 @@ static int bench_should_run_distinct_recorded_seeds(void) {
     DBK_CHECK_MSG(s != NULL, "%s missing", path);
     const cJSON *g = cJSON_GetArrayItem(get(s, "groups"), 0);
     int ok = cJSON_GetArraySize(get(s, "groups")) == 1 && cJSON_GetArraySize(get(g, "seeds")) == 2 &&
+             cJSON_IsTrue(get(g, "subset")) &&
              get(get(g, "seconds_to_target"), "fraction_converged")->valuedouble == 1.0 &&
              cJSON_IsNumber(get(get(g, "seconds_to_target"), "median"));
     cJSON_Delete(s);

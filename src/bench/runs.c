@@ -424,6 +424,7 @@ dbk_status dbk_runs_write_summary_json(const char *path, const dbk_run_set *set,
         cJSON_AddNumberToObject(o, "target", f->target);
         cJSON_AddNumberToObject(o, "train_images", f->train_images);
         cJSON_AddNumberToObject(o, "test_images", f->test_images);
+        cJSON_AddBoolToObject(o, "subset", f->subset);
         cJSON *seeds = cJSON_AddArrayToObject(o, "seeds");
         for (int i = 0; i < gr->count; i++)
             cJSON_AddItemToArray(seeds, cJSON_CreateNumber((double)set->runs[gr->members[i]].seed));
