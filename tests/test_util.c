@@ -223,3 +223,10 @@ dbk_status dbk_test_recipe_session(const char *recipe, dbk_backend_kind kind, in
     }
     return st;
 }
+
+char *dbk_test_skip_subset_marker(char *logs_tsv) {
+    const char *marker = "# subset run: ";
+    char *nl = strchr(logs_tsv, '\n');
+    if (strncmp(logs_tsv, marker, strlen(marker)) != 0 || !nl) return NULL;
+    return nl + 1;
+}

@@ -93,6 +93,10 @@ dbk_status dbk_test_recipe_session(const char *recipe, dbk_backend_kind kind, in
                                    const dbk_dataset *train, const dbk_dataset *test, uint64_t seed, dbk_backend **be,
                                    dbk_session **s);
 
+/* The text of a subset run's logs.tsv past its first line, the marker "# subset run: ..."
+ * (results.h); NULL when the marker is missing. */
+char *dbk_test_skip_subset_marker(char *logs_tsv);
+
 /* $DAYBREAK_DATA/cifar-10-batches-bin, or NULL (and a printed reason) when it is missing. */
 const char *dbk_test_cifar_dir(void);
 /* The reason to give when dbk_test_cifar_dir returned NULL. */

@@ -27,6 +27,7 @@
 #include "models/models.h"
 #include "train/recipe.h"
 #include "train/session.h"
+#include "train/results.h"
 #include "train/trainer.h"
 #include "app/cli.h"
 
@@ -63,8 +64,9 @@ static void help_train(void) {
     printf("usage: daybreak train [options]\n\n"
            "Trains a recipe on CIFAR-10 until the test accuracy reaches its target (checked after\n"
            "every epoch), timing it with the DAWNBench clock (preprocessing and training on the\n"
-           "clock, evaluation off). Writes logs.tsv, dawnbench.json (the DAWNBench entry),\n"
-           "result.json and model.ckpt to --out.\n\n"
+           "clock, evaluation off). Writes logs.tsv, dawnbench.json (the DAWNBench entry when the\n"
+           "run conforms: full data sets, 94%% reached, dawnbench clock), mlperf.log, result.json\n"
+           "and model.ckpt to --out.\n\n"
            "options:\n"
            "  --recipe NAME       recipe to run (default: %s; see 'daybreak recipes')\n"
            "  --backend SPEC      cpu, opencl[:N] or vulkan[:N] (default: $DBK_BACKEND, else the\n"
@@ -74,12 +76,13 @@ static void help_train(void) {
            "  --epochs N          most epochs to run; the learning-rate schedule is stretched or\n"
            "                      compressed to N epochs (default: the recipe's)\n"
            "  --batch N           batch size (default: the recipe's)\n"
-           "  --target PCT        test top-1 accuracy that stops the run (default: the recipe's)\n"
+           "  --target PCT        test top-1 accuracy that stops the run, at most two decimals,\n"
+           "                      compared as logs.tsv prints it (default: the recipe's)\n"
            "  --all-epochs        run every epoch even after the target is reached\n"
            "  --seed N            seed of initialisation, shuffling and augmentation (default 0);\n"
            "                      the same seed on the same device gives the same run\n"
            "  --out DIR           output folder (default: runs/<recipe>-<backend>-<UTC time>);\n"
-           "                      refused if it already holds a result.json\n"
+           "                      refused if it already holds a result.json or is the data folder\n"
            "  --train-subset N    train on the first N training images only (quick checks; the\n"
            "                      result is not comparable to full runs)\n"
            "  --test-subset N     evaluate on the first N test images only (same caveat)\n"
@@ -239,6 +242,8 @@ static int cmd_train(dbk_cli_args *a) {
         snprintf(out_buf, sizeof out_buf, "runs/%s-%s-%s", opt.recipe.name, dbk_backend_kind_name(opt.backend), stamp);
         out = out_buf;
     }
+    rc = dbk_cli_refuse_out_on_data(out, data, data_dir);
+    if (rc != DBK_EXIT_OK) return rc;
     snprintf(json_path, sizeof json_path, "%s/result.json", out);
     if (access(json_path, F_OK) == 0) {
         fprintf(stderr, "daybreak: error: %s already exists; choose another --out or remove it\n", json_path);
@@ -279,13 +284,12 @@ static int cmd_train(dbk_cli_args *a) {
                rep->seconds_to_target / 3600.0);
         code = DBK_EXIT_OK;
     } else {
-        double best = 0.0;
-        for (int i = 0; i < rep->epochs_run; i++)
-            if (rep->epochs[i].test_accuracy > best) best = rep->epochs[i].test_accuracy;
-        printf("target %.2f%% not reached in %d epochs (best %.2f%%)\n", (double)opt.recipe.target, rep->epochs_run, best);
+        printf("target %.2f%% not reached in %d epochs (best %.2f%%)\n", (double)opt.recipe.target, rep->epochs_run,
+               dbk_results_best_accuracy(rep));
         code = DBK_EXIT_NOT_REACHED;
     }
-    if (st == DBK_OK || st == DBK_ERR_DIVERGED) printf("results in %s (logs.tsv, dawnbench.json, result.json%s)\n", out,
+    if (st == DBK_OK || st == DBK_ERR_DIVERGED) dbk_results_print_conformance(stdout, &opt, rep);
+    if (st == DBK_OK || st == DBK_ERR_DIVERGED) printf("results in %s (logs.tsv, dawnbench.json, mlperf.log, result.json%s)\n", out,
                                                        st == DBK_OK ? ", model.ckpt" : "");
     dbk_free(rep);
     return code;

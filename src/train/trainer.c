@@ -14,6 +14,7 @@
 #include "core/log.h"
 #include "core/timer.h"
 #include "data/dataset.h"
+#include "train/mlperf_log.h"
 #include "train/results.h"
 #include "train/session.h"
 
@@ -23,11 +24,13 @@ typedef struct run {
     dbk_dataset  train, test;
     dbk_backend *be;
     dbk_session *session;
-    char         logs_path[4096], json_path[4096], ckpt_path[4096], entry_path[4096];
+    char         logs_path[4096], json_path[4096], ckpt_path[4096], entry_path[4096], mlperf_path[4096];
+    dbk_mlperf_log mlperf;
     char         started_at[32];
 } run;
 
 static void run_release(run *r) {
+    dbk_mlperf_log_deinit(&r->mlperf);
     dbk_session_destroy(r->session);
     dbk_backend_destroy(r->be);
     dbk_dataset_deinit(&r->train);
@@ -49,6 +52,7 @@ static void progress_bar(int epoch, int step, int steps, double seconds, int bat
 static dbk_status write_files(run *r, const dbk_train_options *opt, const dbk_train_report *rep) {
     DBK_TRY(dbk_results_write_logs_tsv(r->logs_path, rep));
     DBK_TRY(dbk_results_write_dawnbench_entry(r->entry_path, opt, rep, r->started_at));
+    DBK_TRY(dbk_mlperf_log_write(&r->mlperf, r->mlperf_path));
     return dbk_results_write_json(r->json_path, opt, rep, r->started_at);
 }
 
@@ -70,6 +74,7 @@ static dbk_status setup(run *r, const dbk_train_options *opt, dbk_train_report *
     snprintf(r->json_path, sizeof r->json_path, "%s/result.json", opt->out_dir);
     snprintf(r->ckpt_path, sizeof r->ckpt_path, "%s/model.ckpt", opt->out_dir);
     snprintf(r->entry_path, sizeof r->entry_path, "%s/dawnbench.json", opt->out_dir);
+    snprintf(r->mlperf_path, sizeof r->mlperf_path, "%s/mlperf.log", opt->out_dir);
     time_t now = time(NULL);
     struct tm tmv;
     gmtime_r(&now, &tmv);
@@ -83,12 +88,15 @@ static dbk_status setup(run *r, const dbk_train_options *opt, dbk_train_report *
     DBK_TRY(dbk_dataset_load(&r->data, DBK_DATASET_SPLIT_TEST, opt->test_limit, &r->test));
     rep->train_images = r->train.count;
     rep->test_images = r->test.count;
+    rep->train_split_images = r->data.split_count[DBK_DATASET_SPLIT_TRAIN];
+    rep->test_split_images = r->data.split_count[DBK_DATASET_SPLIT_TEST];
     rep->subset = r->train.count < r->data.split_count[DBK_DATASET_SPLIT_TRAIN] ||
                   r->test.count < r->data.split_count[DBK_DATASET_SPLIT_TEST];
 
     DBK_TRY(dbk_backend_create(opt->backend, opt->device, &r->be));
     rep->device = *dbk_backend_get_info(r->be);
     DBK_TRY(dbk_platform_resolve(opt->platform, dbk_backend_kind_name(opt->backend), rep->device.name, &rep->platform));
+    dbk_mlperf_log_init_start(&r->mlperf, opt, rep);
     dbk_log(DBK_LOG_LEVEL_INFO, "device: %s %d: %s (%s)", dbk_backend_kind_name(opt->backend), opt->device,
             rep->device.name, rep->device.driver);
 
@@ -167,6 +175,8 @@ static dbk_status train_loop(run *r, const dbk_train_options *opt, dbk_train_rep
     const int steps = dbk_session_steps_per_epoch(s);
 
     /* Preprocessing on the clock: dataset to the device, model initialisation. */
+    dbk_mlperf_log_event(&r->mlperf, DBK_MLPERF_END, "init_stop", 0);
+    dbk_mlperf_log_event(&r->mlperf, DBK_MLPERF_START, "run_start", 0);
     double t0 = dbk_time_now();
     DBK_TRY(dbk_session_upload_data(s, &r->train, &r->test));
     DBK_TRY(dbk_session_init_params(s, opt->seed));
@@ -185,6 +195,7 @@ static dbk_status train_loop(run *r, const dbk_train_options *opt, dbk_train_rep
         double start = dbk_time_now();
         const long first_step = (long)(epoch - 1) * steps;
         const int epoch_steps = total_steps - first_step < steps ? (int)(total_steps - first_step) : steps;
+        dbk_mlperf_log_event(&r->mlperf, DBK_MLPERF_START, "epoch_start", epoch);
         DBK_TRY(dbk_session_begin_epoch(s, epoch, opt->seed));
         for (int step = 0; step < epoch_steps; step++) {
             e->lr_end = dbk_recipe_lr_at_step(rc, first_step + step, steps, total_steps);
@@ -195,6 +206,7 @@ static dbk_status train_loop(run *r, const dbk_train_options *opt, dbk_train_rep
         dbk_epoch_counters tc;
         DBK_TRY(dbk_session_end_epoch(s, &tc)); /* synchronises the device */
         e->epoch_seconds = dbk_time_now() - start;
+        dbk_mlperf_log_event(&r->mlperf, DBK_MLPERF_END, "epoch_stop", epoch);
         clock += e->epoch_seconds;
         e->clock_seconds = clock;
         e->images_per_second = (double)tc.images / e->epoch_seconds;
@@ -203,12 +215,15 @@ static dbk_status train_loop(run *r, const dbk_train_options *opt, dbk_train_rep
         if (opt->progress) printf("\r%*s\r", 79, "");
 
         /* Evaluation: off the clock (DAWNBench), on it with --clock mlperf. */
+        dbk_mlperf_log_event(&r->mlperf, DBK_MLPERF_START, "eval_start", epoch);
         double eval_start = dbk_time_now();
         dbk_epoch_counters ec;
         DBK_TRY(dbk_session_evaluate(s, &ec));
         e->eval_seconds = dbk_time_now() - eval_start;
         e->test_loss = ec.loss_sum / (double)ec.images;
         e->test_accuracy = 100.0 * ec.correct / (double)ec.images;
+        dbk_mlperf_log_event(&r->mlperf, DBK_MLPERF_END, "eval_stop", epoch);
+        dbk_mlperf_log_accuracy(&r->mlperf, epoch, e->test_accuracy);
         if (opt->clock == DBK_CLOCK_MLPERF) { /* evaluation on the clock */
             clock += e->eval_seconds;
             e->clock_seconds = clock;
@@ -219,6 +234,7 @@ static dbk_status train_loop(run *r, const dbk_train_options *opt, dbk_train_rep
 
         if (!isfinite(e->train_loss) || !isfinite(e->test_loss)) {
             rep->status = DBK_RUN_DIVERGED;
+            dbk_mlperf_log_run_stop(&r->mlperf, false);
             DBK_TRY(write_files(r, opt, rep));
             return dbk_set_error(DBK_ERR_DIVERGED,
                                  "training diverged: the %s loss is %s in epoch %d (learning rate %.4g); "
@@ -229,19 +245,26 @@ static dbk_status train_loop(run *r, const dbk_train_options *opt, dbk_train_rep
         }
         bool last = epoch == epochs;
         if (rc->fixed_budget && last) {
+            dbk_mlperf_log_event(&r->mlperf, DBK_MLPERF_START, "eval_start", epoch);
             DBK_TRY(final_evaluation(r, rc, rep, &clock));
+            dbk_mlperf_log_event(&r->mlperf, DBK_MLPERF_END, "eval_stop", epoch);
+            dbk_mlperf_log_accuracy(&r->mlperf, epoch, e->test_accuracy);
             if (!opt->quiet)
                 printf("final evaluation (test-time augmentation level %d, on the clock): test %6.2f%%  time %7.2fs  "
                        "clock %8.2fs\n", rc->tta_level, e->test_accuracy, rep->final_eval.seconds, clock);
         }
         /* A fixed budget is judged by its final evaluation only. */
-        if (rep->epochs_to_target == 0 && (!rc->fixed_budget || last) && e->test_accuracy >= (double)rc->target) {
+        if (rep->epochs_to_target == 0 && (!rc->fixed_budget || last) && 
+            dbk_results_hundredths(e->test_accuracy) >= dbk_results_hundredths(rc->target)) {
             rep->epochs_to_target = epoch;
             rep->seconds_to_target = clock;
         }
         bool reached = rep->epochs_to_target > 0;
         last = last || (reached && !opt->all_epochs);
-        if (last) rep->status = reached ? DBK_RUN_REACHED : DBK_RUN_NOT_REACHED;
+        if (last) {
+            rep->status = reached ? DBK_RUN_REACHED : DBK_RUN_NOT_REACHED;
+            dbk_mlperf_log_run_stop(&r->mlperf, reached);
+        }
         DBK_TRY(write_files(r, opt, rep));
         if (last) break;
     }
@@ -256,6 +279,7 @@ const char *dbk_clock_mode_name(dbk_clock_mode m) { return m == DBK_CLOCK_MLPERF
 dbk_status dbk_train_run(const dbk_train_options *opt, dbk_train_report *rep) {
     run r;
     memset(&r, 0, sizeof r);
+    dbk_mlperf_log_init(&r.mlperf);
     memset(rep, 0, sizeof *rep);
     rep->status = DBK_RUN_FAILED;
     dbk_status st = setup(&r, opt, rep);
@@ -267,6 +291,7 @@ dbk_status dbk_train_run(const dbk_train_options *opt, dbk_train_report *rep) {
             char reason[1024];
             snprintf(reason, sizeof reason, "%s", dbk_last_error());
             rep->status = DBK_RUN_FAILED;
+            dbk_mlperf_log_run_stop(&r.mlperf, false);
             write_files(&r, opt, rep);
             dbk_set_error(st, "%s", reason);
         }

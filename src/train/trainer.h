@@ -10,7 +10,8 @@
  *
  * Files written to out_dir, each atomically (temporary file + rename) after every epoch so an
  * interrupted run leaves complete files: logs.tsv (DAWNBench format), dawnbench.json (the
- * DAWNBench training entry), result.json, and at the end model.ckpt (train/checkpoint.h).
+ * DAWNBench training entry, train/results.h), mlperf.log (train/mlperf_log.h), result.json,
+ * and at the end model.ckpt (train/checkpoint.h).
  */
 #ifndef DBK_TRAINER_H
 #define DBK_TRAINER_H
@@ -103,6 +104,8 @@ typedef struct dbk_train_report {
     int              steps_per_epoch;
     int32_t          train_images;         /* training images used (after train_limit) */
     int32_t          test_images;          /* test images evaluated (after test_limit) */
+    int32_t          train_split_images;   /* the dataset's whole training split */
+    int32_t          test_split_images;    /* and test split */
     bool             subset;               /* fewer than the dataset's whole splits */
     long             profiled_steps;       /* > 0 only with options.profile */
     double           profiled_step_seconds;
