@@ -12,6 +12,7 @@ build=${DBK_FUZZ_BUILD_DIR:-$root/build-fuzz}
 seconds=${1:-25}
 targets=(fuzz_checkpoint fuzz_profile fuzz_cifar10 fuzz_kcache)
 
+"$root/tools/install-deps.sh"
 CC=clang cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DDBK_FUZZ=ON -DDBK_BUILD_TESTS=OFF \
   -DDBK_WITH_OPENCL=OFF -DDBK_WITH_VULKAN=OFF >/dev/null
 cmake --build "$build" -j "$(nproc)" --target "${targets[@]}" fuzz_seeds >/dev/null

@@ -133,13 +133,13 @@ dbk_status dbk_file_open_regular(const char *path, const char *what, size_t max_
     }
     if (!S_ISREG(st.st_mode)) {
         close(f);
-        return dbk_set_error(DBK_ERR_IO, "cannot read %s as a %s: it is %s, not a regular file", path, what,
+        return dbk_set_error(DBK_ERR_IO, "cannot read %s file %s: it is %s, not a regular file", what, path,
                              file_kind(st.st_mode));
     }
     if (st.st_size < 0 || (unsigned long long)st.st_size > max_bytes) {
         close(f);
-        return dbk_set_error(DBK_ERR_FORMAT, "%s: %lld bytes, more than the %zu bytes a %s may have", path,
-                             (long long)st.st_size, max_bytes, what);
+        return dbk_set_error(DBK_ERR_FORMAT, "%s file %s: %lld bytes, over the limit of %zu", what, path,
+                             (long long)st.st_size, max_bytes);
     }
     int flags = fcntl(f, F_GETFL);
     if (flags >= 0) (void)fcntl(f, F_SETFL, flags & ~O_NONBLOCK);
@@ -197,7 +197,7 @@ dbk_status dbk_file_read_spec(const char *path, const dbk_file_spec *spec, void 
 }
 
 dbk_status dbk_file_read_all(const char *path, void **data, size_t *n) {
-    const dbk_file_spec spec = {.what = "file", .max_bytes = DBK_FILE_READ_ALL_MAX};
+    const dbk_file_spec spec = {.what = "input", .max_bytes = DBK_FILE_READ_ALL_MAX};
     return dbk_file_read_spec(path, &spec, data, n);
 }
 

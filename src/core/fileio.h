@@ -39,7 +39,7 @@ dbk_status dbk_file_write_atomic(const char *path, const void *data, size_t n);
 #define DBK_FILE_MAX_HEAD 64
 
 typedef struct dbk_file_spec {
-    const char *what;         /* the kind of file, for errors: "checkpoint", "platform profile" */
+    const char *what;         /* the kind of file, for errors: "checkpoint" ("checkpoint file X: ...") */
     size_t      max_bytes;    /* larger files are refused (DBK_ERR_FORMAT) before reading */
     size_t      head_bytes;   /* <= DBK_FILE_MAX_HEAD bytes handed to check_head first */
     /* Optional: validates the first n bytes (n < head_bytes when the file is shorter) of a file
@@ -49,7 +49,8 @@ typedef struct dbk_file_spec {
 
 /* Opens path for reading after checking that it is a regular file of at most max_bytes.
  * *fd (caller closes) and *size on success; DBK_ERR_NOT_FOUND if it does not exist,
- * DBK_ERR_IO for a directory/device/FIFO/socket ("it is a character device"), DBK_ERR_FORMAT
+ * DBK_ERR_IO for a directory/device/FIFO/socket ("cannot read checkpoint file /dev/zero: it is a
+ * character device, not a regular file"), DBK_ERR_FORMAT
  * when too large. `what` names the kind of file in the messages. */
 dbk_status dbk_file_open_regular(const char *path, const char *what, size_t max_bytes, int *fd, size_t *size);
 
@@ -62,7 +63,7 @@ dbk_status dbk_file_read_exact(int fd, const char *path, void *buf, size_t n);
  * Errors as dbk_file_open_regular and spec->check_head; *data is NULL and *n is 0 on failure. */
 dbk_status dbk_file_read_spec(const char *path, const dbk_file_spec *spec, void **data, size_t *n);
 
-/* dbk_file_read_spec with what "file", DBK_FILE_READ_ALL_MAX bytes and no header check. */
+/* dbk_file_read_spec with what "input", DBK_FILE_READ_ALL_MAX bytes and no header check. */
 dbk_status dbk_file_read_all(const char *path, void **data, size_t *n);
 
 /* Creates a directory and any missing parents (mode 0755), like `mkdir -p`. Succeeds if it
