@@ -66,7 +66,8 @@ static dbk_status cifar_seeds(const char *out, const char *cifar) {
     snprintf(path, sizeof path, "%s/data_batch_1.bin", cifar);
     int fd;
     size_t size;
-    DBK_TRY(dbk_file_open_regular(path, "CIFAR-10 batch", (size_t)DBK_CIFAR10_BATCH_RECORDS * DBK_CIFAR10_RECORD_BYTES, &fd, &size));
+    const size_t batch_bytes = (size_t)DBK_CIFAR10_BATCH_RECORDS * DBK_CIFAR10_RECORD_BYTES;
+    DBK_TRY(dbk_file_open_regular(path, "CIFAR-10 batch", batch_bytes, &fd, &size));
     unsigned char records[SEED_RECORDS * DBK_CIFAR10_RECORD_BYTES];
     dbk_status st = dbk_file_read_exact(fd, path, records, sizeof records);
     close(fd);

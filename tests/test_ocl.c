@@ -514,8 +514,9 @@ static int a_missing_kernel_file_should_be_named(void) {
     /* The first file the backend reads (file-name order), word for word: the cause was once
      * formatted from the very buffer being written, garbling the message. */
     char expected[8192];
-    snprintf(expected, sizeof expected, "DBK_KERNEL_DIR=%s: cannot read %s: cannot open %s/%s: No such file or directory",
-             dir, dbk_ocl_kernels[0].name, dir, dbk_ocl_kernels[0].name);
+    snprintf(expected, sizeof expected,
+             "DBK_KERNEL_DIR=%s: cannot read %s: cannot open %s/%s: No such file or directory", dir,
+             dbk_ocl_kernels[0].name, dir, dbk_ocl_kernels[0].name);
     DBK_CHECK_MSG(!strcmp(dbk_last_error(), expected), "message: '%s', expected '%s'", dbk_last_error(), expected);
     return 0;
 }

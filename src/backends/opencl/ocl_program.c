@@ -76,8 +76,8 @@ static uint64_t cache_key(dbk_backend *be, const char *source, const char *optio
     clGetDeviceInfo(c->device, CL_DEVICE_VERSION, sizeof devver - 1, devver, NULL);
     dbk_strbuf sb;
     dbk_strbuf_init(&sb);
-    dbk_strbuf_appendf(&sb, "format %u\n%s\n%s\n%s\n%s\n%s\n%s\n%s\n", DBK_KCACHE_FORMAT, options, be->info.name, devver,
-                       dver, pname, pver, source);
+    dbk_strbuf_appendf(&sb, "format %u\n%s\n%s\n%s\n%s\n%s\n%s\n%s\n", DBK_KCACHE_FORMAT, options, be->info.name,
+                       devver, dver, pname, pver, source);
     uint64_t key = sb.data ? dbk_fnv1a64(sb.data, sb.len) : 0;
     dbk_strbuf_deinit(&sb);
     return key;
