@@ -20,4 +20,4 @@ export ASAN_OPTIONS=halt_on_error=1:detect_leaks=1:abort_on_error=1
 export UBSAN_OPTIONS=halt_on_error=1:abort_on_error=1:print_stacktrace=1
 cd "$build"
 # The CPU suites (labels unit, ops, grad, data, cli), without the device backends' tests.
-exec ctest --output-on-failure --timeout 900 -L 'unit|ops|grad|data|cli' -LE 'opencl|vulkan|gpu' "$@"
+exec ctest --output-on-failure --timeout 900 -j "$(nproc)" -L 'unit|ops|grad|data|cli' -LE 'opencl|vulkan|gpu' "$@"
