@@ -1,6 +1,7 @@
 /* test_util.c — the test harness (see test_util.h). */
 #define _POSIX_C_SOURCE 200809L
 #include "test_util.h"
+#include "check/op_check.h"
 
 #include "core/rng.h"
 #include "models/models.h"
@@ -63,16 +64,7 @@ int dbk_test_resolve_backend(const char *spec, dbk_backend_kind *kind, int *inde
     return dbk_test_skip_or_fail_in_ci(dbk_last_error());
 }
 
-double dbk_test_nmse(const float *ref, const float *got, size_t n) {
-    double num = 0.0, den = 0.0;
-    for (size_t i = 0; i < n; i++) {
-        double d = (double)ref[i] - (double)got[i];
-        num += d * d;
-        den += (double)ref[i] * (double)ref[i];
-    }
-    if (den == 0.0) return num == 0.0 ? 0.0 : (double)INFINITY;
-    return num / den;
-}
+double dbk_test_nmse(const float *ref, const float *got, size_t n) { return dbk_op_check_nmse(ref, got, n); }
 
 double dbk_test_max_abs_diff(const float *a, const float *b, size_t n) {
     double m = 0.0;
