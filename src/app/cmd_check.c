@@ -72,7 +72,7 @@ static void tally_case(const dbk_op_case_result *r, void *user) {
         cJSON_AddStringToObject(f, "details", r->details);
         cJSON_AddItemToArray(t->failures, f);
     } else {
-        printf("    FAIL %s: nmse %.2e, tolerance %.1g\n%s", r->shape, r->nmse, r->tolerance, r->details);
+        printf("    FAIL case %s: nmse %.2e, tolerance %.1g\n%s", r->shape, r->nmse, r->tolerance, r->details);
         fflush(stdout);
     }
 }
@@ -120,8 +120,10 @@ static int check_ops(const check_run *run, dbk_backend *dev, const char *dev_nam
             cJSON_AddItemToObject(c, "failures", t.failures);
         } else {
             cJSON_Delete(t.failures);
-            printf("  %-22s %s  %3d/%-3d cases  nmse %9.2e  tolerance %-7.1g\n", name, t.failed ? "FAIL" : "PASS",
-                   t.cases - t.failed, t.cases, t.worst, tol);
+            char tol_text[32] = "bit-exact";
+            if (tol > 0.0) snprintf(tol_text, sizeof tol_text, "%.1g", tol);
+            printf("  %-22s %s  %3d/%-3d cases  nmse %9.2e  tolerance %s\n", name, t.failed ? "FAIL" : "PASS",
+                   t.cases - t.failed, t.cases, t.worst, tol_text);
             fflush(stdout);
         }
     }
