@@ -1,6 +1,6 @@
 /*
  * cli.h — helpers shared by the command files of src/app (cmd_bench.c, cmd_infer.c,
- * cmd_report.c, cmd_platforms.c): option matching, number parsing, the error and usage lines, and
+ * cmd_report.c, cmd_platforms.c, cmd_check.c): option matching, number parsing, the error and usage lines, and
  * device resolution. Exit codes are main.c's (README "Exit codes").
  */
 #ifndef DBK_CLI_H
@@ -92,9 +92,11 @@ int dbk_cmd_bench(dbk_cli_args *a);
 int dbk_cmd_infer(dbk_cli_args *a);
 int dbk_cmd_report(dbk_cli_args *a);
 int dbk_cmd_platforms(dbk_cli_args *a);
+int dbk_cmd_check(dbk_cli_args *a);
 void dbk_help_bench(void);
 void dbk_help_infer(void);
 void dbk_help_report(void);
 void dbk_help_platforms(void);
+void dbk_help_check(void);
 
 #endif

@@ -5,6 +5,7 @@
  *   daybreak recipes                 list the embedded recipes and models
  *   daybreak train [options]         one time-to-accuracy run
  *   daybreak eval --checkpoint FILE  test accuracy of a saved model
+ *   daybreak check [options]         a device against the CPU reference (cmd_check.c)
  *
  * Exit codes (README "Exit codes"): 0 success (train: target reached), 1 error, 2 usage
  * error, 3 train finished without reaching the target, 4 training diverged (NaN/Inf).
@@ -47,6 +48,7 @@ static void help_main(void) {
            "  infer      DAWNBench inference latency of a checkpoint\n"
            "  report     Markdown report and SVG charts from result folders\n"
            "  platforms  list the hardware profiles (peak FLOP/s, bandwidth, price)\n"
+           "  check      check a device against the CPU reference (ops, training curve)\n"
            "  help CMD   the options of a command (also: daybreak CMD --help)\n\n"
            "environment:\n"
            "  DAYBREAK_DATA   folder holding cifar-10-batches-bin/ (default for --data)\n"
@@ -395,6 +397,7 @@ int main(int argc, char **argv) {
         else if (!strcmp(topic, "infer")) dbk_help_infer();
         else if (!strcmp(topic, "report")) dbk_help_report();
         else if (!strcmp(topic, "platforms")) dbk_help_platforms();
+        else if (!strcmp(topic, "check")) dbk_help_check();
         else help_main();
         return DBK_EXIT_OK;
     }
@@ -406,7 +409,8 @@ int main(int argc, char **argv) {
     if (!strcmp(cmd, "infer")) return dbk_cmd_infer(&a);
     if (!strcmp(cmd, "report")) return dbk_cmd_report(&a);
     if (!strcmp(cmd, "platforms")) return dbk_cmd_platforms(&a);
+    if (!strcmp(cmd, "check")) return dbk_cmd_check(&a);
     fprintf(stderr, "daybreak: unknown command '%s' (commands: train, eval, devices, recipes, bench, infer, report, "
-                    "platforms)\nrun 'daybreak --help' for usage\n", cmd);
+                    "platforms, check)\nrun 'daybreak --help' for usage\n", cmd);
     return DBK_EXIT_USAGE;
 }
