@@ -7,7 +7,8 @@
  *   daybreak eval --checkpoint FILE  test accuracy of a saved model
  *
  * Exit codes (README "Exit codes"): 0 success (train: target reached), 1 error, 2 usage
- * error, 3 train finished without reaching the target, 4 training diverged (NaN/Inf).
+ * error, 3 train finished without reaching the target, 4 training diverged (NaN/Inf), 130/143
+ * train stopped by SIGINT/SIGTERM (resumable).
  * This file and tools/ are the only places that exit.
  */
 #define _POSIX_C_SOURCE 200809L
@@ -57,7 +58,8 @@ static void help_main(void) {
            "  DBK_KERNEL_DIR  OpenCL kernel sources from this folder instead of the built-in ones\n"
            "  DBK_CACHE_DIR   compiled-kernel cache folder (off: no cache)\n"
            "  DBK_VK_VALIDATION  1: Vulkan under the validation layer, validation errors fail\n\n"
-           "exit codes: 0 success, 1 error, 2 usage error, 3 target not reached, 4 diverged\n",
+           "exit codes: 0 success, 1 error, 2 usage error, 3 target not reached, 4 diverged,\n"
+           "            130/143 train stopped by SIGINT/SIGTERM (continue it with train --resume DIR)\n",
            DBK_VERSION);
 }
 
@@ -66,7 +68,9 @@ static void help_train(void) {
            "Trains a recipe on CIFAR-10 until the test accuracy reaches its target (checked after\n"
            "every epoch), timing it with the DAWNBench clock (preprocessing and training on the\n"
            "clock, evaluation off). Writes logs.tsv, dawnbench.json (the DAWNBench entry),\n"
-           "result.json and model.ckpt to --out.\n\n"
+           "result.json and model.ckpt to --out, and resume.ckpt after every epoch until the run\n"
+           "finishes. Ctrl-C or SIGTERM stop it at the next step (status interrupted, exit 130 or\n"
+           "143); --resume DIR continues it, or a run that was killed.\n\n"
            "options:\n"
            "  --recipe NAME       recipe to run (default: %s; see 'daybreak recipes')\n"
            "  --backend SPEC      cpu, opencl[:N] or vulkan[:N] (default: $DBK_BACKEND, else the\n"
@@ -81,7 +85,10 @@ static void help_train(void) {
            "  --seed N            seed of initialisation, shuffling and augmentation (default 0);\n"
            "                      the same seed on the same device gives the same run\n"
            "  --out DIR           output folder (default: runs/<recipe>-<backend>-<UTC time>);\n"
-           "                      refused if it already holds a result.json\n"
+           "                      refused if it already holds a result.json or resume.ckpt, or\n"
+           "                      another run holds its lock\n"
+           "  --resume DIR        continue the stopped or killed run in DIR with the options it was\n"
+           "                      started with (only --data, --quiet, --no-progress may be added)\n"
            "  --train-subset N    train on the first N training images only (quick checks; the\n"
            "                      result is not comparable to full runs)\n"
            "  --test-subset N     evaluate on the first N test images only (same caveat)\n"
