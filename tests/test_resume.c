@@ -37,7 +37,9 @@ static const char *exe;
 static char base[4096], reference[4200];
 static char out[65536];
 
-static void path_in(char *dst, size_t cap, const char *dir, const char *file) { snprintf(dst, cap, "%s/%s", dir, file); }
+static void path_in(char *dst, size_t cap, const char *dir, const char *file) {
+    snprintf(dst, cap, "%s/%s", dir, file);
+}
 
 static bool file_exists(const char *dir, const char *file) {
     char p[4400];
@@ -151,7 +153,8 @@ static int expect_same_numbers_as_reference(const char *dir) {
     printf("  logs.tsv accuracies: %s | reference %s\n", mine, theirs);
     DBK_CHECK_MSG(!strcmp(mine, theirs), "logs.tsv accuracies differ from the uninterrupted run");
     cJSON *a = load_json(dir, "result.json"), *b = load_json(reference, "result.json");
-    const cJSON *ea = cJSON_GetObjectItemCaseSensitive(a, "epochs"), *eb = cJSON_GetObjectItemCaseSensitive(b, "epochs");
+    const cJSON *ea = cJSON_GetObjectItemCaseSensitive(a, "epochs");
+    const cJSON *eb = cJSON_GetObjectItemCaseSensitive(b, "epochs");
     const cJSON *resumed = cJSON_GetObjectItemCaseSensitive(a, "resumed");
     int bad = !cJSON_IsArray(ea) || !cJSON_IsArray(eb) || cJSON_GetArraySize(ea) != EPOCHS ||
               cJSON_GetArraySize(eb) != EPOCHS;
@@ -261,7 +264,8 @@ static int concurrent_runs_should_lock_out_one(void) {
     DBK_CHECK_MSG(rc_winner == 143, "the run holding the folder exited %d, expected 143 (SIGTERM)", rc_winner);
     read_log(dir, logs[loser]);
     char expect[4400];
-    snprintf(expect, sizeof expect, "daybreak: error: %s is in use by another run (pid %ld on ", dir, (long)pids[winner]);
+    snprintf(expect, sizeof expect, "daybreak: error: %s is in use by another run (pid %ld on ", dir,
+             (long)pids[winner]);
     DBK_CHECK_MSG(strstr(out, expect) != NULL, "expected '%s...'", expect);
     read_log(dir, logs[winner]);
     DBK_CHECK_MSG(!strstr(out, "in use by another run"), "only one of the two runs may be locked out");

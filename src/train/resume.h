@@ -6,7 +6,8 @@
  * (dbk_session_save_state: weights, batch-norm statistics, momentum, lookahead's averages) and
  * a metadata JSON object with everything else a run needs to go on exactly where it stopped:
  *   "resume": 1, "daybreak_version", "started_at", "arguments" (the train options as given, a
- *   list of strings; null when the caller recorded none), "backend", "device", "seed" (a decimal string: u64), "epochs_done",
+ *   list of strings; null when the caller recorded none), "backend", "device", "seed" (a
+ *   decimal string: u64), "epochs_done",
  *   "clock_seconds" (the clock at the end of epoch epochs_done), "preprocess_seconds",
  *   "resumed" and "resume_seconds" (earlier resumes), "epochs_to_target",
  *   "seconds_to_target", and "epochs" (the per-epoch records, as in result.json).

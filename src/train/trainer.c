@@ -9,7 +9,6 @@
 #include <string.h>
 #include <time.h>
 
-#include <errno.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -140,19 +139,20 @@ static dbk_status open_resume(run *r, const dbk_train_options *opt, dbk_train_re
     if (strcmp(h.daybreak_version, DBK_VERSION) != 0)
         st = dbk_set_error(DBK_ERR_INVALID_ARG, "%s/%s was written by daybreak %s; this is daybreak %s", opt->out_dir,
                            DBK_RESUME_FILE, h.daybreak_version, DBK_VERSION);
-    else if (h.seed != opt->seed || strcmp(h.backend, dbk_backend_kind_name(opt->backend)) != 0 || h.device != opt->device)
-        st = dbk_set_error(DBK_ERR_INVALID_ARG, "%s was run with seed %llu on %s:%d; resume it with the same", opt->out_dir,
-                           (unsigned long long)h.seed, h.backend, h.device);
-    else if (strcmp(previous, "running") && strcmp(previous, "interrupted") && strcmp(previous, "failed"))
+    else if (h.seed != opt->seed || strcmp(h.backend, dbk_backend_kind_name(opt->backend)) != 0 ||
+             h.device != opt->device)
+        st = dbk_set_error(DBK_ERR_INVALID_ARG, "%s was run with seed %llu on %s:%d; resume it with the same",
+                           opt->out_dir, (unsigned long long)h.seed, h.backend, h.device);
+    /* Still "running" (or no result.json yet) while we hold the lock: that run is dead, killed. */
+    const bool killed = !strcmp(previous, "running") || !strcmp(previous, "none");
+    if (st == DBK_OK && !killed && strcmp(previous, "interrupted") && strcmp(previous, "failed"))
         st = dbk_set_error(DBK_ERR_INVALID_ARG, "%s: the run has finished (status %s); nothing to resume", opt->out_dir,
                            previous);
     if (st == DBK_OK) {
         snprintf(r->started_at, sizeof r->started_at, "%s", h.started_at);
         r->resume_clock = h.clock_seconds;
-        rep->resumed_from = h.epochs_done;
-        /* We hold the lock, so a run whose files still say "running" is dead: killed. */
         printf("resuming %s after epoch %d (clock %.2f s): the run was %s\n", opt->out_dir, h.epochs_done,
-               h.clock_seconds, strcmp(previous, "running") ? previous : "killed");
+               h.clock_seconds, killed ? "killed" : previous);
         fflush(stdout);
     }
     dbk_resume_header_deinit(&h);
@@ -231,6 +231,8 @@ static dbk_status prepare(run *r, const dbk_train_options *opt, dbk_train_report
     DBK_TRY(dbk_session_upload_data(s, &r->train, &r->test));
     if (opt->resume) {
         DBK_TRY(dbk_session_load_state(s, r->resume_ckpt, DBK_RESUME_FILE)); /* synchronises the device */
+        dbk_checkpoint_destroy(r->resume_ckpt); /* its host copy of the state is no longer needed */
+        r->resume_ckpt = NULL;
         const double restore = dbk_time_now() - t0;
         rep->resumed++;
         rep->resume_seconds += restore;

@@ -126,7 +126,6 @@ typedef struct dbk_train_report {
     int              resumed;              /* times the run was resumed (--resume) */
     double           resume_seconds;       /* on the clock: restoring the state, all resumes */
     int              stop_signal;          /* the signal that interrupted the run, 0 if none */
-    int              resumed_from;         /* epochs done when this process took over */
 } dbk_train_report;
 
 /* Runs the whole training. Returns DBK_OK when the run completed (reached or not: see
