@@ -4,7 +4,8 @@
  * training images (whitening init, lookahead, alternating flips, parameter groups) must reach
  * a stated accuracy with its final test-time-augmented evaluation; that evaluation must be on
  * the clock and recorded as the run's accuracy in result.json and logs.tsv; and `daybreak
- * eval` on the saved checkpoint must reproduce the last plain (per-epoch) evaluation.
+ * eval` on the saved checkpoint must reproduce both accuracies of that final evaluation, the
+ * plain one and the test-time-augmented one.
  *
  * usage: test_airbench <path to daybreak> [backend]
  * Registered for the CPU (airbench_cpu, which validates the bar in every build) and PoCL
@@ -69,7 +70,9 @@ static int logs_tsv_should_end_with_the_final_evaluation(void) {
     void *data;
     size_t n;
     DBK_CHECK_OK(dbk_file_read_all(path, &data, &n));
-    char *line = strchr(data, '\n');
+    char *body = dbk_test_skip_subset_marker(data);
+    DBK_CHECK_MSG(body != NULL, "%s of a subset run lacks the marker line", path);
+    char *line = strchr(body, '\n');
     int rows = 0;
     while (line && line[1]) {
         int epoch;
@@ -123,8 +126,18 @@ static int result_json_should_record_the_final_evaluation_on_the_clock(void) {
     return 0;
 }
 
-static int checkpoint_should_reproduce_the_plain_accuracy(void) {
-    return dbk_test_eval_should_report(exe, dir, backend, TEST_IMAGES, plain_accuracy);
+static int checkpoint_should_reproduce_the_plain_and_tta_accuracies(void) {
+    char args[8192], plain[64], tta[128];
+    snprintf(args, sizeof args, "eval --checkpoint '%s/model.ckpt' --backend %s --test-subset %d", dir, backend,
+             TEST_IMAGES);
+    int rc = run(args);
+    printf("%s", out);
+    DBK_CHECK_MSG(rc == 0, "daybreak eval exited %d", rc);
+    snprintf(plain, sizeof plain, "test accuracy %.2f%% (", plain_accuracy);
+    snprintf(tta, sizeof tta, "with test-time augmentation level 2: test accuracy %.2f%%", last_acc);
+    DBK_CHECK_MSG(strstr(out, plain) != NULL, "expected '%s'", plain);
+    DBK_CHECK_MSG(strstr(out, tta) != NULL, "expected '%s'", tta);
+    return 0;
 }
 
 int main(int argc, char **argv) {
@@ -137,9 +150,9 @@ int main(int argc, char **argv) {
     int index;
     const int unavailable = dbk_test_resolve_backend(backend, &kind, &index);
     if (unavailable) return unavailable;
-    if (!dbk_test_cifar_dir()) return dbk_test_skip_or_fail_in_ci("CIFAR-10 not found under $DAYBREAK_DATA");
+    if (!dbk_test_cifar_dir()) return dbk_test_skip_or_fail_in_ci(DBK_TEST_NO_CIFAR);
     const char *d = dbk_test_backend_tmpdir("airbench", backend, NULL);
-    if (!d) return dbk_test_skip("cannot create a temporary folder");
+    if (!d) return 1;
     snprintf(dir, sizeof dir, "%s/run", d);
     printf("%d training images, %d epochs at batch %d, %d test images, bar %.1f%%\n", TRAIN_IMAGES, EPOCHS, BATCH,
            TEST_IMAGES, BAR);
@@ -147,6 +160,6 @@ int main(int argc, char **argv) {
     if (dbk_test_failed_checks) return dbk_test_finish();
     DBK_RUN(logs_tsv_should_end_with_the_final_evaluation);
     DBK_RUN(result_json_should_record_the_final_evaluation_on_the_clock);
-    DBK_RUN(checkpoint_should_reproduce_the_plain_accuracy);
+    DBK_RUN(checkpoint_should_reproduce_the_plain_and_tta_accuracies);
     return dbk_test_finish();
 }

@@ -2,7 +2,8 @@
  * test_checkpoint.c — the checkpoint format (train/checkpoint.h): round trip, lookup by
  * name, the byte layout promised in the header comment, and rejection of damaged files
  * (bad magic, truncation at every region, a flipped data byte, a corrupted count) without
- * leaks; a failed save leaves nothing behind.
+ * leaks; devices and oversized files refused without reading them; parsing from memory; a
+ * failed save leaves nothing behind.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <dirent.h>
@@ -11,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "core/alloc.h"
 #include "core/fileio.h"
@@ -351,6 +353,64 @@ static int checkpoint_save_should_be_atomic(void) {
     return 0;
 }
 
+/* A checkpoint path naming a device once hung, growing memory until killed; an oversized or
+ * future-version file is refused from its size or header alone. */
+static int checkpoint_load_should_refuse_devices_and_oversized_files(void) {
+    const char *dir = dbk_test_tmpdir("checkpoint_devices");
+    DBK_CHECK(dir);
+    long base = dbk_alloc_live();
+    dbk_checkpoint *c = NULL;
+    alarm(20);   /* a hang ends the test (SIGALRM) instead of the ctest timeout */
+    DBK_CHECK(dbk_checkpoint_load("/dev/zero", &c) == DBK_ERR_IO && c == NULL);
+    DBK_CHECK_MSG(!strcmp(dbk_last_error(),
+                          "cannot read checkpoint file /dev/zero: it is a character device, not a regular file"),
+                  "'%s'", dbk_last_error());
+
+    /* Sparse files: no disk space used, and nothing may read them whole. */
+    char path[4400];
+    snprintf(path, sizeof path, "%s", tmp_path(dir, "huge.ckpt"));
+    DBK_CHECK_OK(dbk_file_write_atomic(path, DBK_CHECKPOINT_MAGIC, 8));
+    DBK_CHECK(truncate(path, (off_t)DBK_CHECKPOINT_MAX_BYTES + 1) == 0);
+    DBK_CHECK(dbk_checkpoint_load(path, &c) == DBK_ERR_FORMAT && c == NULL);
+    DBK_CHECK_MSG(strstr(dbk_last_error(), path) && strstr(dbk_last_error(), "bytes, over the limit of"), "'%s'",
+                  dbk_last_error());
+
+    unsigned char head[12];
+    memcpy(head, DBK_CHECKPOINT_MAGIC, 8);
+    head[8] = 2, head[9] = head[10] = head[11] = 0;   /* version 2 */
+    DBK_CHECK_OK(dbk_file_write_atomic(path, head, sizeof head));
+    DBK_CHECK(truncate(path, (off_t)DBK_CHECKPOINT_MAX_BYTES / 2) == 0);
+    DBK_CHECK(dbk_checkpoint_load(path, &c) == DBK_ERR_FORMAT && c == NULL);
+    DBK_CHECK_MSG(strstr(dbk_last_error(), "checkpoint version 2, this build reads version 1"), "'%s'",
+                  dbk_last_error());
+    alarm(0);
+    DBK_CHECK(unlink(path) == 0);
+    DBK_CHECK(dbk_alloc_live() == base);
+    return 0;
+}
+
+/* dbk_checkpoint_parse reads from memory what dbk_checkpoint_load reads from a file. */
+static int checkpoint_parse_should_read_a_buffer(void) {
+    const char *dir = dbk_test_tmpdir("checkpoint_parse");
+    DBK_CHECK(dir);
+    size_t n = 0;
+    unsigned char *b = save_standard(dir, "good.ckpt", &n);
+    DBK_CHECK(b);
+    dbk_checkpoint *c = NULL;
+    DBK_CHECK_OK(dbk_checkpoint_parse(b, n, "in memory", &c));
+    const dbk_ckpt_tensor *w = dbk_checkpoint_find(c, "prep.conv.w");
+    DBK_CHECK(dbk_checkpoint_count(c) == 3 && w && w->ndim == 4 && w->data[5] == w_data[5]);
+    DBK_CHECK(!strcmp(dbk_checkpoint_model(c), model_name) && !strcmp(dbk_checkpoint_meta(c), meta));
+    dbk_checkpoint_destroy(c);
+    b[n - 20] ^= 1;
+    DBK_CHECK(dbk_checkpoint_parse(b, n, "in memory", &c) == DBK_ERR_FORMAT && c == NULL);
+    DBK_CHECK_MSG(strstr(dbk_last_error(), "in memory: checksum mismatch"), "'%s'", dbk_last_error());
+    DBK_CHECK(dbk_checkpoint_parse(b, 5, "in memory", &c) == DBK_ERR_FORMAT && c == NULL);
+    DBK_CHECK_MSG(strstr(dbk_last_error(), "in memory: not a daybreak checkpoint"), "'%s'", dbk_last_error());
+    dbk_free(b);
+    return 0;
+}
+
 int main(void) {
     DBK_RUN(checkpoint_should_round_trip_tensors_and_strings);
     DBK_RUN(checkpoint_should_follow_the_documented_layout);
@@ -359,5 +419,7 @@ int main(void) {
     DBK_RUN(checkpoint_load_should_reject_a_flipped_data_byte);
     DBK_RUN(checkpoint_load_should_not_trust_corrupted_counts);
     DBK_RUN(checkpoint_save_should_be_atomic);
+    DBK_RUN(checkpoint_load_should_refuse_devices_and_oversized_files);
+    DBK_RUN(checkpoint_parse_should_read_a_buffer);
     return dbk_test_finish();
 }

@@ -1,17 +1,24 @@
 /*
  * test_cli.c — the daybreak command line as a user runs it: help, listings, and every error
  * path (unknown recipe, backend, device, bad flags, missing or broken data, an output folder
- * that already holds a result). Each case checks the exit code AND the one-line message.
+ * that already holds a result, an output that is an input), and outputs of hostile strings.
+ * Each case checks the exit code AND the one-line message.
  *
  * usage: test_cli <path to daybreak>
  */
 #define _POSIX_C_SOURCE 200809L
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include <cjson/cJSON.h>
+
+#include "core/alloc.h"
+#include "core/fileio.h"
 #include "core/status.h"
+#include "core/utf8.h"
 #include "test_util.h"
 
 static const char *exe;
@@ -92,6 +99,8 @@ static int bad_flags_should_be_usage_errors(void) {
     EXPECT(2, "option '--batch' needs a value");
     rc = run(NULL, "train --target 150");
     EXPECT(2, "bad --target '150'");
+    rc = run(NULL, "train --target 90.305");
+    EXPECT(2, "bad --target '90.305' (a percentage, 0..100, at most two decimals)");
     rc = run(NULL, "train --frob");
     EXPECT(2, "unknown option '--frob'");
     rc = run(NULL, "eval");
@@ -251,12 +260,176 @@ static int platforms_should_list_the_cloud_gpus(void) {
     return 0;
 }
 
+/* Writes text to path; returns 0 on success. */
+static int write_file(const char *path, const char *text) {
+    FILE *f = fopen(path, "w");
+    if (!f) return 1;
+    fputs(text, f);
+    return fclose(f) != 0;
+}
+
+static bool file_holds(const char *path, const char *text) {
+    char buf[256] = "";
+    FILE *f = fopen(path, "r");
+    if (!f) return false;
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[n] = '\0';
+    return !strcmp(buf, text);
+}
+
+/* Outputs never overwrite inputs, however the output path is spelled (the same string, a
+ * symlink, a "dir/../" detour): one line naming both, exit 1, the input untouched. */
+static int an_output_should_never_overwrite_an_input(void) {
+    const char *dir = dbk_test_tmpdir("cli_out_on_input");
+    DBK_CHECK(dir != NULL);
+    char ckpt[4200], args[16384];
+    snprintf(ckpt, sizeof ckpt, "%s/m.ckpt", dir);
+    DBK_CHECK(write_file(ckpt, "model bytes") == 0);
+    snprintf(args, sizeof args, "ln -s m.ckpt '%s/alias.ckpt' && mkdir '%s/sub'", dir, dir);
+    DBK_CHECK(system(args) == 0);
+    const char *spellings[] = {"m.ckpt", "alias.ckpt", "sub/../m.ckpt"};
+    for (int i = 0; i < 3; i++) {
+        char outp[4300];
+        snprintf(outp, sizeof outp, "%s/%s", dir, spellings[i]);
+        snprintf(args, sizeof args, "infer --checkpoint '%s' --out '%s' --backend cpu", ckpt, outp);
+        int rc = run(NULL, args);
+        EXPECT(1, "is the --checkpoint file");
+        DBK_CHECK_MSG(strchr(out, '\n') == out + strlen(out) - 1, "not one line:\n%s", out);
+        DBK_CHECK_MSG(file_holds(ckpt, "model bytes"), "%s was changed", ckpt);
+    }
+
+    /* report --out on one of its result folders (given, or found inside a folder of runs). */
+    char runs[4200], result[4300];
+    snprintf(runs, sizeof runs, "%s/runs/run-01", dir);
+    snprintf(args, sizeof args, "mkdir -p '%s'", runs);
+    DBK_CHECK(system(args) == 0);
+    snprintf(result, sizeof result, "%s/result.json", runs);
+    const char *minimal = "{\"status\": \"reached\", \"device\": {}, \"recipe\": {}, \"target\": 25, \"epochs\": []}\n";
+    DBK_CHECK(write_file(result, minimal) == 0);
+    snprintf(args, sizeof args, "report '%s/runs' --out '%s/runs/'", dir, dir);
+    int rc = run(NULL, args);
+    EXPECT(1, "is the result folder");
+    snprintf(args, sizeof args, "report '%s/runs' --out '%s/runs/run-01/.'", dir, dir);
+    rc = run(NULL, args);
+    EXPECT(1, "is the result folder");
+    snprintf(args, sizeof args, "%s/report.md", runs);
+    DBK_CHECK_MSG(access(args, F_OK) != 0, "report wrote into its input folder");
+    DBK_CHECK(file_holds(result, minimal));
+
+    /* train and bench --out on the data: a copy of CIFAR-10 made of links, so that nothing can
+     * land in the shared data even if the check failed. */
+    const char *cifar = dbk_test_cifar_dir();
+    if (!cifar) return 0; /* without data the data error comes first */
+    snprintf(args, sizeof args,
+             "mkdir -p '%s/data/cifar-10-batches-bin' && for f in '%s'/*; do ln -s \"$f\" '%s/data/cifar-10-batches-bin/'; "
+             "done",
+             dir, cifar, dir);
+    DBK_CHECK(system(args) == 0);
+    const char *outs[] = {"data", "data/cifar-10-batches-bin", "data/cifar-10-batches-bin/../."};
+    for (int i = 0; i < 3; i++) {
+        char outp[4300];
+        snprintf(outp, sizeof outp, "%s/%s", dir, outs[i]);
+        for (int bench = 0; bench < 2; bench++) {
+            snprintf(args, sizeof args, "%s --backend cpu --quiet --epochs 1 --data '%s/data' --out '%s'",
+                     bench ? "bench --runs 1" : "train", dir, outp);
+            rc = run(NULL, args);
+            EXPECT(1, i == 1 ? "is the dataset folder" : "is the data folder");
+            DBK_CHECK_MSG(strchr(out, '\n') == out + strlen(out) - 1, "not one line:\n%s", out);
+        }
+    }
+    snprintf(args, sizeof args, "test -z \"$(find '%s/data' -name 'logs.tsv' -o -name 'result.json' -o -name 'run-01')\"",
+             dir);
+    DBK_CHECK_MSG(system(args) == 0, "a refused run wrote into the data folder");
+    return 0;
+}
+
+/* A hostile --author (invalid UTF-8, quotes, markup) and --out (a multi-byte name with an
+ * invalid byte) give JSON that parses, a mlperf.log of valid UTF-8, and a report whose
+ * Markdown is valid UTF-8 and whose SVGs are well-formed XML, with a 900-byte device name cut
+ * between characters. One 1-epoch, 64-image CPU run: about 6 s. */
+static int hostile_strings_should_give_well_formed_outputs(void) {
+    if (dbk_test_cifar_dir() == NULL) return 0; /* the data tests report the skip */
+    const char *dir = dbk_test_tmpdir("cli_hostile");
+    DBK_CHECK(dir != NULL);
+    char args[16384];
+    snprintf(args, sizeof args,
+             "train --backend cpu --quiet --no-progress --batch 32 --train-subset 64 --test-subset 50 --epochs 1 "
+             "--target 0 --author \"$(printf 'Zo\\303\\253 \\377\\376 \"<b>&amp;</b>')\" "
+             "--out \"%s/$(printf 'run-\\342\\202\\254-\\377')\"",
+             dir);
+    int rc = run(NULL, args);
+    EXPECT(0, "is not a DAWNBench entry");
+    char path[4400];
+    snprintf(path, sizeof path, "ls -d '%s'/run-* > '%s/name'", dir, dir);
+    DBK_CHECK(system(path) == 0);
+    char run_dir[4200] = "";
+    snprintf(path, sizeof path, "%s/name", dir);
+    FILE *f = fopen(path, "r");
+    DBK_CHECK(f != NULL);
+    DBK_CHECK(fgets(run_dir, sizeof run_dir, f) != NULL);
+    fclose(f);
+    run_dir[strcspn(run_dir, "\n")] = '\0';
+
+    const char *files[] = {"result.json", "dawnbench.json", "mlperf.log"};
+    for (int i = 0; i < 3; i++) {
+        void *data;
+        size_t n;
+        snprintf(path, sizeof path, "%s/%s", run_dir, files[i]);
+        DBK_CHECK_OK(dbk_file_read_all(path, &data, &n));
+        bool valid = dbk_utf8_valid(data, n);
+        cJSON *root = i < 2 ? cJSON_Parse(data) : NULL;
+        bool author_kept = i != 1 || (root && strstr(cJSON_GetObjectItemCaseSensitive(root, "author")->valuestring,
+                                                     "Zo\xC3\xAB \xEF\xBF\xBD\xEF\xBF\xBD \"<b>&amp;</b>"));
+        cJSON_Delete(root);
+        dbk_free(data);
+        DBK_CHECK_MSG(valid, "%s is not valid UTF-8", path);
+        DBK_CHECK_MSG(i == 2 || root != NULL, "%s does not parse", path);
+        DBK_CHECK_MSG(author_kept, "%s: the author should keep its valid characters", path);
+    }
+
+    /* A device name too long for the chart labels, made of 3-byte characters. */
+    snprintf(path, sizeof path, "%s/result.json", run_dir);
+    void *data;
+    size_t n;
+    DBK_CHECK_OK(dbk_file_read_all(path, &data, &n));
+    cJSON *root = cJSON_Parse(data);
+    dbk_free(data);
+    DBK_CHECK(root != NULL);
+    char name[1024] = "";
+    for (int i = 0; i < 300; i++) strcat(name, "\xE2\x82\xAC");
+    cJSON_SetValuestring(cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(root, "device"), "name"),
+                         name);
+    char *text = cJSON_Print(root);
+    cJSON_Delete(root);
+    DBK_CHECK(text != NULL);
+    DBK_CHECK_OK(dbk_file_write_atomic(path, text, strlen(text)));
+    cJSON_free(text);
+
+    snprintf(args, sizeof args, "report \"%s\" --out '%s/report'", run_dir, dir);
+    rc = run(NULL, args);
+    EXPECT(0, "report in");
+    snprintf(args, sizeof args,
+             "cd '%s/report' && python3 -c 'import sys, xml.dom.minidom as m\n"
+             "for p in sys.argv[1:]:\n"
+             "    m.parse(p)\n"
+             "    assert b\"\\xef\\xbf\\xbd\" not in open(p, \"rb\").read(), p + \" has U+FFFD: a label was cut inside a "
+             "character\"\n"
+             "open(\"report.md\", \"rb\").read().decode(\"utf-8\")' *.svg",
+             dir);
+    rc = dbk_test_run_command(args, out, sizeof out);
+    DBK_CHECK_MSG(rc == 0, "the report's files are not well-formed:\n%s", out);
+    return 0;
+}
+
 int main(int argc, char **argv) {
     if (argc < 2) {
         fprintf(stderr, "usage: test_cli <daybreak executable>\n");
         return 2;
     }
     exe = argv[1];
+    /* Cases that need the data return early without it (their data error comes first). */
+    if (!dbk_test_cifar_dir()) dbk_test_note_missing("the cases that need CIFAR-10", DBK_TEST_NO_CIFAR);
     DBK_RUN(help_should_list_commands_and_exit_0);
     DBK_RUN(no_command_should_print_usage_and_exit_2);
     DBK_RUN(devices_should_list_the_cpu_backend);
@@ -275,5 +448,7 @@ int main(int argc, char **argv) {
     DBK_RUN(unknown_platform_should_fail_with_the_known_ids);
     DBK_RUN(missing_result_folder_should_fail_by_name);
     DBK_RUN(platforms_should_list_the_cloud_gpus);
+    DBK_RUN(an_output_should_never_overwrite_an_input);
+    DBK_RUN(hostile_strings_should_give_well_formed_outputs);
     return dbk_test_finish();
 }

@@ -1,6 +1,7 @@
 /*
  * test_core.c — unit tests of src/core (status, tensor views, rng and the stateless hash,
- * allocation counting, file I/O, the string builder) and of dbk_op_validate's rejections.
+ * allocation counting, file I/O including the refusal of devices, FIFOs and oversized files,
+ * the string builder), the CIFAR-10 parsers on buffers, and dbk_op_validate's rejections.
  *
  * Pinned values (dbk_hash_u32, the first dbk_rng outputs, FNV-1a) were cross-checked against
  * an independent Python implementation when written. The hash must stay bit-identical
@@ -17,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "backend/ops.h"
 #include "core/alloc.h"
@@ -24,6 +26,7 @@
 #include "core/rng.h"
 #include "core/status.h"
 #include "core/tensor.h"
+#include "data/cifar10.h"
 #include "test_util.h"
 
 /* ---------------------------------------------------------------------------------- */
@@ -375,12 +378,13 @@ static int file_write_atomic_should_round_trip_and_replace(void) {
     DBK_CHECK_MSG(strstr(dbk_last_error(), bad) && strstr(dbk_last_error(), "No such file"), "'%s'",
                   dbk_last_error());
 
-    /* A rename that fails (the target is a directory) removes the temp file it wrote. */
+    /* A target that is a directory is refused, and no temp file is left. */
     char sub[4300];
     snprintf(sub, sizeof sub, "%s/a_directory", dir);
     DBK_CHECK(mkdir(sub, 0755) == 0);
     DBK_CHECK(dbk_file_write_atomic(sub, "abc", 3) == DBK_ERR_IO);
-    DBK_CHECK_MSG(strstr(dbk_last_error(), sub) && strstr(dbk_last_error(), "rename"), "'%s'", dbk_last_error());
+    DBK_CHECK_MSG(strstr(dbk_last_error(), sub) && strstr(dbk_last_error(), "it is a directory"), "'%s'",
+                  dbk_last_error());
     DBK_CHECK(count_entries(dir, &temps) == 2 && temps == 0);
 
     /* Missing files are NOT_FOUND, directories are IO errors; both name the path. */
@@ -392,6 +396,155 @@ static int file_write_atomic_should_round_trip_and_replace(void) {
     DBK_CHECK_MSG(strstr(dbk_last_error(), sub), "'%s'", dbk_last_error());
 
     DBK_CHECK(dbk_alloc_live() == base);
+    return 0;
+}
+
+/* Fails the calling test if a read hangs: SIGALRM's default action ends the process. */
+#define HANG_LIMIT_SECONDS 20
+
+static int reading_a_device_or_fifo_should_fail_at_once(void) {
+    const char *dir = dbk_test_tmpdir("core_devices");
+    DBK_CHECK(dir);
+    long base = dbk_alloc_live();
+    alarm(HANG_LIMIT_SECONDS);
+    void *got = (void *)1;
+    size_t n = 1;
+    /* /dev/zero reports size 0 and never ends: it once grew a buffer until the process died. */
+    DBK_CHECK(dbk_file_read_all("/dev/zero", &got, &n) == DBK_ERR_IO);
+    DBK_CHECK(got == NULL && n == 0);
+    DBK_CHECK_MSG(strstr(dbk_last_error(), "/dev/zero") && strstr(dbk_last_error(), "a character device"), "'%s'",
+                  dbk_last_error());
+    /* A FIFO without a writer would block in open() or read(). */
+    char fifo[4200];
+    snprintf(fifo, sizeof fifo, "%s/pipe", dir);
+    DBK_CHECK(mkfifo(fifo, 0600) == 0);
+    DBK_CHECK(dbk_file_read_all(fifo, &got, &n) == DBK_ERR_IO);
+    DBK_CHECK_MSG(strstr(dbk_last_error(), fifo) && strstr(dbk_last_error(), "a FIFO"), "'%s'", dbk_last_error());
+    /* Nor is a FIFO replaced when named as an output. */
+    DBK_CHECK(dbk_file_write_atomic(fifo, "x", 1) == DBK_ERR_IO);
+    DBK_CHECK_MSG(strstr(dbk_last_error(), "not a regular file"), "'%s'", dbk_last_error());
+    struct stat st;
+    DBK_CHECK(stat(fifo, &st) == 0 && S_ISFIFO(st.st_mode));
+    alarm(0);
+    DBK_CHECK(dbk_alloc_live() == base);
+    return 0;
+}
+
+/* check_head of the next test: records the header it saw and the live allocations then. */
+static size_t seen_head_n, seen_file_size;
+static long seen_alloc_live;
+static char seen_head[8];
+
+static dbk_status record_and_refuse_head(const char *path, const unsigned char *head, size_t n, size_t file_size) {
+    seen_head_n = n;
+    seen_file_size = file_size;
+    seen_alloc_live = dbk_alloc_live();
+    memcpy(seen_head, head, n < sizeof seen_head ? n : sizeof seen_head);
+    return memcmp(head, "GOOD", n < 4 ? n : 4) || n < 4 ? dbk_set_error(DBK_ERR_FORMAT, "%s: bad magic", path)
+                                                         : DBK_OK;
+}
+
+static int read_spec_should_bound_the_size_and_check_the_header_first(void) {
+    const char *dir = dbk_test_tmpdir("core_read_spec");
+    DBK_CHECK(dir);
+    long base = dbk_alloc_live();
+    char path[4200];
+    snprintf(path, sizeof path, "%s/file", dir);
+    const dbk_file_spec spec = {.what = "test", .max_bytes = 100, .head_bytes = 8,
+                                .check_head = record_and_refuse_head};
+    void *got;
+    size_t n;
+
+    /* Over the maximum: refused from its size alone, naming the size, the limit and the kind. */
+    char big[101];
+    memset(big, 'G', sizeof big);
+    DBK_CHECK_OK(dbk_file_write_atomic(path, big, sizeof big));
+    seen_head_n = 99;
+    DBK_CHECK(dbk_file_read_spec(path, &spec, &got, &n) == DBK_ERR_FORMAT);
+    char expected[4400];
+    snprintf(expected, sizeof expected, "test file %s: 101 bytes, over the limit of 100", path);
+    DBK_CHECK_MSG(!strcmp(dbk_last_error(), expected), "'%s'", dbk_last_error());
+    DBK_CHECK(seen_head_n == 99);   /* not even the header was read */
+
+    /* A bad header stops the read before the buffer for the rest is allocated. */
+    DBK_CHECK_OK(dbk_file_write_atomic(path, "BAD!0123456789", 14));
+    DBK_CHECK(dbk_file_read_spec(path, &spec, &got, &n) == DBK_ERR_FORMAT);
+    DBK_CHECK(seen_head_n == 8 && seen_file_size == 14 && !memcmp(seen_head, "BAD!0123", 8));
+    DBK_CHECK(seen_alloc_live == base && dbk_alloc_live() == base);
+    DBK_CHECK_MSG(strstr(dbk_last_error(), "bad magic"), "'%s'", dbk_last_error());
+
+    /* A file shorter than the header hands over what there is. */
+    DBK_CHECK_OK(dbk_file_write_atomic(path, "GOO", 3));
+    DBK_CHECK(dbk_file_read_spec(path, &spec, &got, &n) == DBK_ERR_FORMAT);
+    DBK_CHECK(seen_head_n == 3 && seen_file_size == 3);
+
+    /* A good header: the whole file comes back, header included, NUL-terminated. */
+    DBK_CHECK_OK(dbk_file_write_atomic(path, "GOOD header and body", 20));
+    DBK_CHECK_OK(dbk_file_read_spec(path, &spec, &got, &n));
+    DBK_CHECK(n == 20 && !strcmp(got, "GOOD header and body"));
+    dbk_free(got);
+    DBK_CHECK(dbk_alloc_live() == base);
+    return 0;
+}
+
+static int cifar10_parsers_should_reject_bad_records_and_names(void) {
+    enum { R = DBK_CIFAR10_RECORD_BYTES };
+    static unsigned char raw[2 * R];
+    uint8_t labels[2], images[2 * DBK_CIFAR10_IMAGE_BYTES];
+    for (int i = 0; i < 2 * R; i++) raw[i] = (unsigned char)(i * 13);
+    raw[0] = 9;
+    raw[R] = 0;
+    DBK_CHECK_OK(dbk_cifar10_parse_records(raw, sizeof raw, "mem", labels, images));
+    DBK_CHECK(labels[0] == 9 && labels[1] == 0);
+    DBK_CHECK(!memcmp(images, raw + 1, DBK_CIFAR10_IMAGE_BYTES));
+    DBK_CHECK(!memcmp(images + DBK_CIFAR10_IMAGE_BYTES, raw + R + 1, DBK_CIFAR10_IMAGE_BYTES));
+    raw[R] = 10;
+    DBK_CHECK(dbk_cifar10_parse_records(raw, sizeof raw, "mem", labels, images) == DBK_ERR_FORMAT);
+    DBK_CHECK_MSG(strstr(dbk_last_error(), "mem: record 1 has label 10"), "'%s'", dbk_last_error());
+    DBK_CHECK(dbk_cifar10_parse_records(raw, R + 5, "mem", labels, images) == DBK_ERR_FORMAT);
+    DBK_CHECK_MSG(strstr(dbk_last_error(), "not a whole number"), "'%s'", dbk_last_error());
+
+    dbk_class_name names[DBK_CIFAR10_CLASSES];
+    const char *meta = "airplane\nautomobile\nbird\ncat\ndeer\r\ndog\nfrog\nhorse\nship\n  truck \n\n";
+    DBK_CHECK_OK(dbk_cifar10_parse_meta(meta, strlen(meta), "meta", names));
+    DBK_CHECK(!strcmp(names[4], "deer") && !strcmp(names[9], "truck"));
+    DBK_CHECK(dbk_cifar10_parse_meta(meta, 25, "meta", names) == DBK_ERR_FORMAT);
+    DBK_CHECK_MSG(strstr(dbk_last_error(), "meta: 3 class names, expected 10"), "'%s'", dbk_last_error());
+    return 0;
+}
+
+/* A CIFAR-10 folder whose files are devices fails at once, naming the file. */
+static int cifar10_should_refuse_device_files(void) {
+    const char *dir = dbk_test_tmpdir("core_cifar_devices");
+    DBK_CHECK(dir);
+    const char *names[] = {"data_batch_1.bin", "data_batch_2.bin", "data_batch_3.bin", "data_batch_4.bin",
+                           "data_batch_5.bin", "test_batch.bin",   "batches.meta.txt"};
+    char path[4200];
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+        snprintf(path, sizeof path, "%s/%s", dir, names[i]);
+        DBK_CHECK(symlink("/dev/zero", path) == 0);
+    }
+    alarm(HANG_LIMIT_SECONDS);
+    dbk_dataset ds;
+    DBK_CHECK(dbk_cifar10_load(dir, DBK_CIFAR10_TEST, 10, &ds) != DBK_OK);
+    DBK_CHECK_MSG(strstr(dbk_last_error(), "test_batch.bin: not a regular file"), "'%s'", dbk_last_error());
+
+    /* The real batch files (when there are any) with a device as the class-name file. */
+    const char *real = dbk_test_cifar_dir();
+    if (!real) {
+        alarm(0);
+        const char *ci = getenv("CI");
+        DBK_CHECK_MSG(!(ci && !strcmp(ci, "true")), "CI=true needs the CIFAR-10 data");
+        return 0;
+    }
+    snprintf(path, sizeof path, "%s/test_batch.bin", dir);
+    char target[4200];
+    snprintf(target, sizeof target, "%s/test_batch.bin", real);
+    DBK_CHECK(unlink(path) == 0 && symlink(target, path) == 0);
+    DBK_CHECK(dbk_cifar10_load(dir, DBK_CIFAR10_TEST, 10, &ds) == DBK_ERR_IO);
+    DBK_CHECK_MSG(strstr(dbk_last_error(), "batches.meta.txt") && strstr(dbk_last_error(), "a character device"),
+                  "'%s'", dbk_last_error());
+    alarm(0);
     return 0;
 }
 
@@ -488,6 +641,10 @@ int main(void) {
     DBK_RUN(op_validate_should_reject_gemm_inner_dim_mismatch);
     DBK_RUN(op_validate_should_reject_pool_window_larger_than_input);
     DBK_RUN(file_write_atomic_should_round_trip_and_replace);
+    DBK_RUN(reading_a_device_or_fifo_should_fail_at_once);
+    DBK_RUN(read_spec_should_bound_the_size_and_check_the_header_first);
+    DBK_RUN(cifar10_parsers_should_reject_bad_records_and_names);
+    DBK_RUN(cifar10_should_refuse_device_files);
     DBK_RUN(mkdir_p_should_create_parents_and_be_idempotent);
     DBK_RUN(fnv1a64_should_match_published_values);
     DBK_RUN(strbuf_should_grow_and_write_its_text);

@@ -436,7 +436,7 @@ int main(void) {
     const char *dir = dbk_test_cifar_dir();
     if (!dir) {
         if (dbk_test_failed_checks) return dbk_test_finish();
-        return dbk_test_skip("CIFAR-10 not found; set DAYBREAK_DATA to a folder holding cifar-10-batches-bin/");
+        return dbk_test_skip_or_fail_in_ci(DBK_TEST_NO_CIFAR);
     }
     snprintf(cifar_dir, sizeof cifar_dir, "%s", dir);
     snprintf(data_root, sizeof data_root, "%s", getenv("DAYBREAK_DATA"));

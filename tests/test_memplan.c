@@ -306,7 +306,7 @@ static dbk_status train(size_t max_buffer, double *losses, double *test_loss, in
 static int split_activations_should_train_bit_identically(void) {
     const char *cifar = dbk_test_cifar_dir();
     if (!cifar) {
-        printf("  skipped: CIFAR-10 not found under $DAYBREAK_DATA\n");
+        dbk_test_note_missing("the split-activation training", DBK_TEST_NO_CIFAR);
         return 0;
     }
     DBK_CHECK_OK(dbk_cifar10_load(cifar, DBK_CIFAR10_TRAIN, BATCH * STEPS, &train_set));

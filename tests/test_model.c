@@ -485,7 +485,7 @@ int main(void) {
     DBK_RUN(resnet9_gradients_should_match_finite_differences);
     const char *cifar = dbk_test_cifar_dir();
     if (!cifar) {
-        printf("skipping the session tests: CIFAR-10 not found under $DAYBREAK_DATA\n");
+        dbk_test_note_missing("the session tests", DBK_TEST_NO_CIFAR);
         return dbk_test_finish();
     }
     if (dbk_cifar10_load(cifar, DBK_CIFAR10_TRAIN, 1024, &train_set) != DBK_OK ||

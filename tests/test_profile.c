@@ -1,12 +1,14 @@
 /*
  * test_profile.c — hardware profiles (core/profile.h): matching device names to the
  * embedded platforms/ files, dotted-path lookups, unknown ids, and the DBK_PLATFORMS_DIR
- * override including a malformed file.
+ * override including a malformed file, duplicate ids, a device as a profile file, and
+ * parsing from a buffer.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "core/fileio.h"
 #include "core/profile.h"
@@ -83,10 +85,67 @@ static int a_platforms_dir_should_replace_the_embedded_set(void) {
     return 0;
 }
 
+/* Two files with one id would let one device's numbers stand in for another's. */
+static int duplicate_profile_ids_should_be_refused_naming_both_files(void) {
+    const char *dir = dbk_test_tmpdir("profiles_duplicate");
+    char a[4200], b[4200];
+    snprintf(a, sizeof a, "%s/a100-old.json", dir);
+    snprintf(b, sizeof b, "%s/a100-new.json", dir);
+    const char *one = "{\"id\": \"nvidia-a100\", \"peak_fp32_gflops\": 19500}";
+    const char *two = "{\"id\": \"nvidia-a100\", \"peak_fp32_gflops\": 1}";
+    DBK_CHECK_OK(dbk_file_write_atomic(a, one, strlen(one)));
+    DBK_CHECK_OK(dbk_file_write_atomic(b, two, strlen(two)));
+    setenv("DBK_PLATFORMS_DIR", dir, 1);
+    dbk_profile *p = NULL;
+    dbk_status by_id = dbk_profile_by_id("nvidia-a100", &p);
+    char message[8192];
+    snprintf(message, sizeof message, "%s", dbk_last_error());
+    dbk_status by_device = dbk_profile_for_device("opencl", "A100", &p);
+    int count = dbk_profile_count();
+    unsetenv("DBK_PLATFORMS_DIR");
+    DBK_CHECK(by_id == DBK_ERR_FORMAT && by_device == DBK_ERR_FORMAT && p == NULL && count == 0);
+    DBK_CHECK_MSG(strstr(message, "duplicate platform profile id 'nvidia-a100'") && strstr(message, a) &&
+                      strstr(message, b),
+                  "'%s'", message);
+    return 0;
+}
+
+/* A profile file that is a device fails at once instead of being read forever. */
+static int a_device_as_a_profile_file_should_be_refused(void) {
+    const char *dir = dbk_test_tmpdir("profiles_device");
+    char path[4200];
+    snprintf(path, sizeof path, "%s/default.json", dir);
+    DBK_CHECK(symlink("/dev/zero", path) == 0);
+    setenv("DBK_PLATFORMS_DIR", dir, 1);
+    alarm(20);   /* a hang ends the test (SIGALRM) */
+    dbk_profile *p = NULL;
+    dbk_status st = dbk_profile_by_id("default", &p);
+    alarm(0);
+    unsetenv("DBK_PLATFORMS_DIR");
+    DBK_CHECK(st == DBK_ERR_IO && p == NULL);
+    DBK_CHECK_MSG(strstr(dbk_last_error(), path) && strstr(dbk_last_error(), "a character device"), "'%s'",
+                  dbk_last_error());
+    return 0;
+}
+
+static int profile_parse_should_read_a_buffer(void) {
+    const char *text = "{\"id\": \"mine\", \"cloud\": {\"price_per_hour\": 2.5}}";
+    dbk_profile *p = NULL;
+    DBK_CHECK_OK(dbk_profile_parse(text, strlen(text), "inline", &p));
+    DBK_CHECK(!strcmp(dbk_profile_id(p), "mine") && dbk_profile_number(p, "cloud.price_per_hour", 0) == 2.5);
+    dbk_profile_destroy(p);
+    DBK_CHECK(dbk_profile_parse(text, 10, "inline", &p) == DBK_ERR_FORMAT && p == NULL);
+    DBK_CHECK_MSG(strstr(dbk_last_error(), "inline: not a profile"), "'%s'", dbk_last_error());
+    return 0;
+}
+
 int main(void) {
     DBK_RUN(device_names_should_match_their_profiles);
     DBK_RUN(lookups_should_follow_dotted_paths);
     DBK_RUN(unknown_ids_should_list_the_known_ones);
     DBK_RUN(a_platforms_dir_should_replace_the_embedded_set);
+    DBK_RUN(duplicate_profile_ids_should_be_refused_naming_both_files);
+    DBK_RUN(a_device_as_a_profile_file_should_be_refused);
+    DBK_RUN(profile_parse_should_read_a_buffer);
     return dbk_test_finish();
 }

@@ -3,7 +3,8 @@
  *
  * A test executable runs its cases with DBK_RUN(case_fn); each case returns 0 on success and
  * reports failures through DBK_CHECK*, which print file:line and the values. main() returns
- * dbk_test_finish(): 1 if any check failed, 0 otherwise, 77 if the run was skipped. The last
+ * dbk_test_finish(): 1 if any check failed, 0 otherwise; 77 (skipped) comes only from
+ * dbk_test_skip_or_fail_in_ci, which under CI=true fails instead. The last
  * line printed is "N passed, N failed" so a reader (and CI) sees the count.
  */
 #ifndef DBK_TEST_UTIL_H
@@ -56,12 +57,19 @@ extern int dbk_test_failed_checks;
 
 void dbk_test_run(const char *name, int (*fn)(void));
 int  dbk_test_finish(void);                /* exit code for main */
-int  dbk_test_skip(const char *reason);    /* prints "skipped: reason", returns 77 */
 
-/* For tests of a device that may be absent: prints "skipped: reason" and returns 77, except
- * when the environment variable CI is "true" (in CI every device test must run), where it
- * prints the reason as an error and returns 1. */
+/* True when the environment variable CI is "true": there a missing dataset, device or tool is
+ * a failure, never a skip (CI must run every test). */
+bool dbk_test_in_ci(void);
+
+/* For a test that cannot run without something that may be absent (a device, the dataset, a
+ * tool): prints "skipped: reason" and returns 77, except under CI=true, where it prints the
+ * reason as an error and returns 1. */
 int dbk_test_skip_or_fail_in_ci(const char *reason);
+
+/* For a test that runs its other cases without what is missing: prints "skipping <what>:
+ * reason", and under CI=true counts a failed case instead (so dbk_test_finish returns 1). */
+void dbk_test_note_missing(const char *what, const char *reason);
 
 /* Resolves a backend spec ("cpu", "opencl", "vulkan:1") for a device test. Returns 0 and
  * fills kind/index when the device exists. Otherwise returns the exit code main should
@@ -85,8 +93,14 @@ dbk_status dbk_test_recipe_session(const char *recipe, dbk_backend_kind kind, in
                                    const dbk_dataset *train, const dbk_dataset *test, uint64_t seed, dbk_backend **be,
                                    dbk_session **s);
 
+/* The text of a subset run's logs.tsv past its first line, the marker "# subset run: ..."
+ * (results.h); NULL when the marker is missing. */
+char *dbk_test_skip_subset_marker(char *logs_tsv);
+
 /* $DAYBREAK_DATA/cifar-10-batches-bin, or NULL (and a printed reason) when it is missing. */
 const char *dbk_test_cifar_dir(void);
+/* The reason to give when dbk_test_cifar_dir returned NULL. */
+#define DBK_TEST_NO_CIFAR "CIFAR-10 not found: set DAYBREAK_DATA to a folder holding cifar-10-batches-bin/"
 
 /* Host array of n uniform values in [lo, hi) from a seeded stream (caller frees with free). */
 float *dbk_test_uniform(int64_t n, float lo, float hi, uint64_t seed);
@@ -97,7 +111,8 @@ void *dbk_test_read(const dbk_tensor *t);
  * Returns the exit code, or -1 if the command did not exit normally. */
 int dbk_test_run_command(const char *command, char *out, size_t cap);
 
-/* A fresh empty directory for this test's files: $DBK_TEST_TMP/<name> (or /tmp/...). */
+/* A fresh empty directory for this test's files: $DBK_TEST_TMP/<name> (or /tmp/...); NULL,
+ * with the reason printed, when it cannot be created. */
 const char *dbk_test_tmpdir(const char *name);
 /* dbk_test_tmpdir("<what>-<backend>[-<size>]") with ':' and '/' of the backend spec replaced:
  * one folder per backend and size, since ctest -j may run several at once. */

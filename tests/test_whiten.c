@@ -327,7 +327,7 @@ int main(int argc, char **argv) {
     const char *dir = dbk_test_cifar_dir();
     if (!dir) {
         const int rc = dbk_test_finish();
-        return rc ? rc : dbk_test_skip_or_fail_in_ci("CIFAR-10 not found under $DAYBREAK_DATA");
+        return rc ? rc : dbk_test_skip_or_fail_in_ci(DBK_TEST_NO_CIFAR);
     }
     if (dbk_cifar10_load(dir, DBK_CIFAR10_TRAIN, DBK_WHITEN_AIRBENCH_IMAGES, &train_set) != DBK_OK) {
         printf("cannot load CIFAR-10: %s\n", dbk_last_error());

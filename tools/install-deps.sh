@@ -1,16 +1,22 @@
 #!/usr/bin/env bash
-# Installs the Debian 12 packages daybreak builds and runs with, if any are missing.
+# Installs the Debian 12 packages daybreak builds and runs with, if any are missing, then the
+# test-only Python package mlperf-logging (its parser and compliance checker read mlperf.log)
+# into a virtual environment at $DBK_PYENV (default build/pyenv; ctest uses <build>/pyenv).
 # Uses sudo when not root. Prints what it installs; does nothing when all are present.
 set -euo pipefail
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+pyenv=${DBK_PYENV:-$root/build/pyenv}
 
 # Build tools; CPU backend GEMM and JSON results; the OpenCL backend with the PoCL CPU device;
-# the Vulkan backend with Mesa's lavapipe; image decoding for image-folder datasets.
+# the Vulkan backend with Mesa's lavapipe; image decoding for image-folder datasets; clang and
+# libFuzzer for the fuzz targets (tools/fuzz.sh).
 packages=(
-  build-essential cmake pkg-config
+  build-essential cmake pkg-config clang libfuzzer-14-dev
   libopenblas-dev libcjson-dev
   ocl-icd-opencl-dev opencl-headers libclblast-dev pocl-opencl-icd
   libvulkan-dev glslc spirv-tools mesa-vulkan-drivers vulkan-validationlayers
   libstb-dev
+  python3 python3-venv
 )
 
 missing=()
@@ -19,17 +25,27 @@ for p in "${packages[@]}"; do
     missing+=("$p")
   fi
 done
-[ ${#missing[@]} -eq 0 ] && exit 0
-
-sudo=""
-if [ "$(id -u)" -ne 0 ]; then
-  if ! command -v sudo >/dev/null; then
-    echo "daybreak: missing packages (${missing[*]}) and not root; run as root or install sudo" >&2
-    exit 1
+if [ ${#missing[@]} -gt 0 ]; then
+  sudo=""
+  if [ "$(id -u)" -ne 0 ]; then
+    if ! command -v sudo >/dev/null; then
+      echo "daybreak: missing packages (${missing[*]}) and not root; run as root or install sudo" >&2
+      exit 1
+    fi
+    sudo="sudo"
   fi
-  sudo="sudo"
+  echo "daybreak: installing ${missing[*]}"
+  export DEBIAN_FRONTEND=noninteractive
+  $sudo apt-get update -qq
+  $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
-echo "daybreak: installing ${missing[*]}"
-export DEBIAN_FRONTEND=noninteractive
-$sudo apt-get update -qq
-$sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+
+# Debian's python3 (not one earlier on PATH) so that python3-venv above is the one used; a
+# half-made environment (no pip, or an interrupted install) is made again.
+if ! "$pyenv/bin/python3" -c 'import mlperf_logging.compliance_checker' 2>/dev/null; then
+  echo "daybreak: installing mlperf-logging into $pyenv (test-only)"
+  rm -rf "$pyenv"
+  /usr/bin/python3 -m venv "$pyenv"
+  "$pyenv/bin/python3" -m pip install -q --disable-pip-version-check mlperf-logging
+  "$pyenv/bin/python3" -c 'import mlperf_logging.compliance_checker'
+fi

@@ -26,7 +26,7 @@ need_data() {
 }
 need_data
 
-"$root/tools/install-deps.sh"
+DBK_PYENV="$build/pyenv" "$root/tools/install-deps.sh"
 werror=OFF
 [ "${CI:-}" = true ] && werror=ON
 cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release -DDBK_WERROR=$werror >/dev/null

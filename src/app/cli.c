@@ -2,6 +2,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "app/cli.h"
 
+#include "core/path.h"
 #include "train/recipe.h"
 
 #include <errno.h>
@@ -72,11 +73,33 @@ bool dbk_cli_parse_double(const char *s, double min, double max, double *out) {
     return true;
 }
 
+/* A percentage 0..100 with at most two decimals: logs.tsv shows accuracies at two decimals and
+ * the target is compared with them in hundredths (dbk_results_hundredths). */
+static bool parse_target(const char *s, double *out) {
+    const char *dot = strchr(s, '.');
+    if (dot && strspn(dot + 1, "0123456789") > 2) return false;
+    return dbk_cli_parse_double(s, 0.0, 100.0, out);
+}
+
 int dbk_cli_parse_clock(const char *s, dbk_clock_mode *out) {
     if (!strcmp(s, "dawnbench")) *out = DBK_CLOCK_DAWNBENCH;
     else if (!strcmp(s, "mlperf")) *out = DBK_CLOCK_MLPERF;
     else return -1;
     return 0;
+}
+
+int dbk_cli_refuse_output_on_input(const char *out_flag, const char *out, const char *in_what, const char *in) {
+    if (!dbk_path_same_file(out, in)) return DBK_EXIT_OK;
+    fprintf(stderr, "daybreak: error: %s %s is %s %s; an output must not overwrite an input, choose another %s\n",
+            out_flag, out, in_what, in, out_flag);
+    return DBK_EXIT_ERROR;
+}
+
+int dbk_cli_refuse_out_on_data(const char *out, const char *data_arg, const char *dataset_dir) {
+    if (!data_arg) data_arg = getenv("DAYBREAK_DATA");
+    int rc = dbk_cli_refuse_output_on_input("--out", out, "the data folder", data_arg);
+    if (rc != DBK_EXIT_OK) return rc;
+    return dbk_cli_refuse_output_on_input("--out", out, "the dataset folder", dataset_dir);
 }
 
 int dbk_cli_resolve_device(const char *backend, long device, dbk_backend_kind *kind, int *index) {
@@ -152,7 +175,7 @@ bool dbk_cli_train_option(dbk_cli_args *a, const char *cmd, dbk_cli_train_args *
     else if (VALUE("--device")) bad = m > 0 && !dbk_cli_parse_long(v, 0, 1000, &t->device);
     else if (VALUE("--epochs")) bad = m > 0 && !dbk_cli_parse_long(v, 1, DBK_MAX_EPOCHS, &t->epochs);
     else if (VALUE("--batch")) bad = m > 0 && !dbk_cli_parse_long(v, 1, 65536, &t->batch);
-    else if (VALUE("--target")) bad = m > 0 && !dbk_cli_parse_double(v, 0.0, 100.0, &t->target);
+    else if (VALUE("--target")) bad = m > 0 && !parse_target(v, &t->target);
     else if (VALUE("--train-subset")) bad = m > 0 && !dbk_cli_parse_long(v, 1, DBK_CLI_MAX_SUBSET, &t->train_subset);
     else if (VALUE("--test-subset")) bad = m > 0 && !dbk_cli_parse_long(v, 1, DBK_CLI_MAX_SUBSET, &t->test_subset);
     else if (FLAG("--all-epochs")) t->all_epochs = true;
@@ -168,7 +191,7 @@ bool dbk_cli_train_option(dbk_cli_args *a, const char *cmd, dbk_cli_train_args *
         const char *range = "";
         if (!strncmp(arg, "--clock", 7)) range = " (dawnbench or mlperf)";
         else if (!strncmp(arg, "--epochs", 8)) range = " (1..1000)";
-        else if (!strncmp(arg, "--target", 8)) range = " (a percentage, 0..100)";
+        else if (!strncmp(arg, "--target", 8)) range = " (a percentage, 0..100, at most two decimals)";
         else if (!strncmp(arg, "--train-subset", 14) || !strncmp(arg, "--test-subset", 13))
             range = " (a number of images, at least 1)";
         char name[64];

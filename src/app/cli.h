@@ -1,6 +1,6 @@
 /*
  * cli.h — helpers shared by the command files of src/app (cmd_bench.c, cmd_infer.c,
- * cmd_report.c, cmd_platforms.c): option matching, number parsing, the error and usage lines, and
+ * cmd_report.c, cmd_platforms.c, cmd_check.c): option matching, number parsing, the error and usage lines, and
  * device resolution. Exit codes are main.c's (README "Exit codes").
  */
 #ifndef DBK_CLI_H
@@ -50,6 +50,15 @@ int  dbk_cli_parse_clock(const char *s, dbk_clock_mode *out);
 int dbk_cli_open_dataset(const char *cmd, const char *dataset, const char *data_arg, long train_subset,
                          long test_subset, dbk_dataset_info *out);
 
+/* Outputs never overwrite inputs: when the output path `out` (given as out_flag) is the same
+ * file or folder as the input `in` (in_what, e.g. "the --checkpoint file"), by device and
+ * inode, prints one line naming both and returns DBK_EXIT_ERROR; otherwise DBK_EXIT_OK. */
+int dbk_cli_refuse_output_on_input(const char *out_flag, const char *out, const char *in_what, const char *in);
+
+/* A run's --out folder must be neither the data folder given (--data, else $DAYBREAK_DATA) nor
+ * the dataset's own folder: dbk_cli_refuse_output_on_input for both. */
+int dbk_cli_refuse_out_on_data(const char *out, const char *data_arg, const char *dataset_dir);
+
 /* --backend/--device (or $DBK_BACKEND, or the default device). Returns an exit code. */
 int dbk_cli_resolve_device(const char *backend, long device, dbk_backend_kind *kind, int *index);
 
@@ -83,9 +92,11 @@ int dbk_cmd_bench(dbk_cli_args *a);
 int dbk_cmd_infer(dbk_cli_args *a);
 int dbk_cmd_report(dbk_cli_args *a);
 int dbk_cmd_platforms(dbk_cli_args *a);
+int dbk_cmd_check(dbk_cli_args *a);
 void dbk_help_bench(void);
 void dbk_help_infer(void);
 void dbk_help_report(void);
 void dbk_help_platforms(void);
+void dbk_help_check(void);
 
 #endif

@@ -14,6 +14,7 @@
 #include "core/alloc.h"
 #include "core/fileio.h"
 #include "data/dataset.h"
+#include "train/results.h"
 
 #define MAX_RUNS 1000
 
@@ -89,6 +90,8 @@ int dbk_cmd_bench(dbk_cli_args *a) {
                  stamp);
         out = out_buf;
     }
+    rc = dbk_cli_refuse_out_on_data(out, data, data_dir);
+    if (rc != DBK_EXIT_OK) return rc;
     snprintf(path, sizeof path, "%s/summary.json", out);
     bool taken = access(path, F_OK) == 0;
     snprintf(path, sizeof path, "%s/run-01", out);
@@ -134,6 +137,7 @@ int dbk_cmd_bench(dbk_cli_args *a) {
         } else {
             printf("run %ld: target not reached in %d epochs\n", i + 1, rep->epochs_run);
         }
+        if (st == DBK_OK || st == DBK_ERR_DIVERGED) dbk_results_print_conformance(stdout, &opt, rep);
         fflush(stdout);
     }
     dbk_free(rep);
@@ -153,6 +157,6 @@ int dbk_cmd_bench(dbk_cli_args *a) {
     dbk_run_groups_destroy(groups, ngroups);
     dbk_run_set_deinit(&set);
     if (st != DBK_OK) return dbk_cli_fail(NULL);
-    printf("\nsummary in %s (one folder per run: logs.tsv, dawnbench.json, result.json, model.ckpt)\n", path);
+    printf("\nsummary in %s (one folder per run: logs.tsv, dawnbench.json, mlperf.log, result.json, model.ckpt)\n", path);
     return converged > 0 ? DBK_EXIT_OK : DBK_EXIT_NOT_REACHED;
 }

@@ -9,6 +9,7 @@
 
 #include "app/cli.h"
 #include "bench/infer.h"
+#include "core/path.h"
 #include "data/dataset.h"
 
 void dbk_help_infer(void) {
@@ -57,10 +58,19 @@ int dbk_cmd_infer(dbk_cli_args *a) {
         if (m < 0) return dbk_cli_usage_error("infer", "option '%s' needs a value", arg);
     }
     if (!ckpt) return dbk_cli_usage_error("infer", "%s", "--checkpoint FILE is required");
+    char out_buf[4200];
+    if (!out) {
+        char copy[4096];
+        snprintf(copy, sizeof copy, "%s", ckpt);
+        snprintf(out_buf, sizeof out_buf, "%s/dawnbench_inference.json", dirname(copy));
+        out = out_buf;
+    }
+    int rc = dbk_cli_refuse_output_on_input("--out", out, "the --checkpoint file", ckpt);
+    if (rc != DBK_EXIT_OK) return rc;
 
     dbk_backend_kind kind;
     int index;
-    int rc = dbk_cli_resolve_device(backend, device, &kind, &index);
+    rc = dbk_cli_resolve_device(backend, device, &kind, &index);
     if (rc != DBK_EXIT_OK) return rc;
     dbk_device_info info;
     if (dbk_backend_device_info(kind, index, &info) != DBK_OK) return dbk_cli_fail(NULL);
@@ -75,12 +85,11 @@ int dbk_cmd_infer(dbk_cli_args *a) {
     rc = dbk_cli_open_dataset("infer", recipe->dataset, data, 0, test_subset, &data_info);
     if (rc != DBK_EXIT_OK) return rc;
 
-    char out_buf[4200];
-    if (!out) {
-        char copy[4096];
-        snprintf(copy, sizeof copy, "%s", ckpt);
-        snprintf(out_buf, sizeof out_buf, "%s/dawnbench_inference.json", dirname(copy));
-        out = out_buf;
+    if (dbk_path_in_folder(out, data_info.dir)) {
+        fprintf(stderr, "daybreak: error: --out %s is inside the dataset folder %s; an output must not go among the "
+                        "inputs, choose another --out\n", out, data_info.dir);
+        dbk_dataset_info_deinit(&data_info);
+        return DBK_EXIT_ERROR;
     }
     dbk_infer_result r;
     dbk_status st = dbk_infer_run(kind, index, ckpt, &data_info, (int)test_subset, &r);

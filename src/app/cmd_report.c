@@ -50,7 +50,17 @@ int dbk_cmd_report(dbk_cli_args *a) {
     dbk_run_group *groups = NULL;
     int ngroups = 0, code = DBK_EXIT_OK;
     dbk_status st = DBK_OK;
-    for (int i = 0; i < ndirs && st == DBK_OK; i++) st = dbk_run_set_add(&set, dirs[i]);
+    for (int i = 0; i < ndirs && code == DBK_EXIT_OK; i++)
+        code = dbk_cli_refuse_output_on_input("--out", out, "the result folder", dirs[i]);
+    for (int i = 0; i < ndirs && st == DBK_OK && code == DBK_EXIT_OK; i++) st = dbk_run_set_add(&set, dirs[i]);
+    /* A folder of runs may hold --out among its run folders. */
+    for (int i = 0; i < set.count && st == DBK_OK && code == DBK_EXIT_OK; i++)
+        code = dbk_cli_refuse_output_on_input("--out", out, "the result folder", set.runs[i].dir);
+    if (code != DBK_EXIT_OK) {
+        dbk_run_set_deinit(&set);
+        dbk_free(dirs);
+        return code;
+    }
     if (st == DBK_OK) st = dbk_run_groups_build(&set, &groups, &ngroups);
     if (st == DBK_OK) st = dbk_report_write(&set, groups, ngroups, out, dirs, ndirs);
     if (st == DBK_OK) {

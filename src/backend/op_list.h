@@ -8,7 +8,7 @@
  *   ENUM    DBK_OP_<ENUM> in the dbk_op enum (ops.h)
  *   name    the op's name: dbk_op_name, the CLI and logs, and the per-op functions
  *           dbk_cpu_<name> (backends/cpu), dbk_ocl_record_<name> (backends/opencl),
- *           dbk_vk_record_<name> (backends/vulkan), <name>_cases (tests/test_ops_backend.c),
+ *           dbk_vk_record_<name> (backends/vulkan), <name>_cases (src/check/op_cases.c),
  *           <name>_should_match_finite_differences (tests/test_grad.c)
  *   family  the file family in every backend, so a grep finds all of an op: cpu/<family>.c,
  *           cl/<family>.cl, opencl/ocl_ops_<family>.c, vulkan/vk_ops_<family>.c (GEMM, the

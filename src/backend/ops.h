@@ -32,7 +32,7 @@
  *     src/backends/opencl/ocl_ops_<family>.c and dbk_vk_record_<name> in
  *     src/backends/vulkan/vk_ops_<family>.c with their kernels and shaders. A device that
  *     lacks the op says so in the where column (the op tests print "not supported by").
- *  4. Tests: <name>_cases in tests/test_ops_backend.c (every op; checked on every backend
+ *  4. Tests: <name>_cases in src/check/op_cases.c (every op; checked on every backend
  *     against the CPU), and for grad BWD or SELF <name>_should_match_finite_differences in
  *     tests/test_grad.c. A missing one fails those tests, naming the op.
  */

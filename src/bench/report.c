@@ -3,12 +3,14 @@
 #include "bench/report.h"
 
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
 
 #include "core/alloc.h"
 #include "core/fileio.h"
+#include "core/utf8.h"
 
 static const char *const palette[] = {"#1f77b4", "#d62728", "#2ca02c", "#9467bd",
                                       "#ff7f0e", "#8c564b", "#e377c2", "#17becf"};
@@ -17,27 +19,60 @@ static const char *const palette[] = {"#1f77b4", "#d62728", "#2ca02c", "#9467bd"
 /* ---------------------------------------------------------------------------------- */
 /* SVG pieces                                                                          */
 
-/* Text with the five XML special characters escaped. */
-static void xml_text(dbk_strbuf *sb, const char *s) {
-    for (; *s; s++) {
-        switch (*s) {
-        case '&': dbk_strbuf_appendf(sb, "&amp;"); break;
-        case '<': dbk_strbuf_appendf(sb, "&lt;"); break;
-        case '>': dbk_strbuf_appendf(sb, "&gt;"); break;
-        case '"': dbk_strbuf_appendf(sb, "&quot;"); break;
-        case '\'': dbk_strbuf_appendf(sb, "&apos;"); break;
-        default:
-            if ((unsigned char)*s >= 0x20 || *s == '\t') dbk_strbuf_appendf(sb, "%c", *s);
-        }
+/* Appends s with each character passed to escape (which appends it, escaped or not), invalid
+ * UTF-8 bytes replaced by U+FFFD first. */
+static void append_escaped(dbk_strbuf *sb, const char *s, void (*escape)(dbk_strbuf *sb, const char *ch, int len)) {
+    for (size_t n = strlen(s); *s;) {
+        int len = dbk_utf8_char_length(s, n);
+        escape(sb, len ? s : DBK_UTF8_REPLACEMENT, len ? len : 3);
+        s += len ? len : 1;
+        n -= len ? (size_t)len : 1;
     }
 }
 
-/* Markdown table cell: pipes would split the cell. */
-static void md_cell(dbk_strbuf *sb, const char *s) {
-    for (; *s; s++) {
-        if (*s == '|') dbk_strbuf_appendf(sb, "\\|");
-        else if (*s != '\n') dbk_strbuf_appendf(sb, "%c", *s);
+/* The five XML special characters as entities; control characters other than tab dropped. */
+static void xml_char(dbk_strbuf *sb, const char *ch, int len) {
+    switch (*ch) {
+    case '&': dbk_strbuf_appendf(sb, "&amp;"); break;
+    case '<': dbk_strbuf_appendf(sb, "&lt;"); break;
+    case '>': dbk_strbuf_appendf(sb, "&gt;"); break;
+    case '"': dbk_strbuf_appendf(sb, "&quot;"); break;
+    case '\'': dbk_strbuf_appendf(sb, "&apos;"); break;
+    default:
+        if ((unsigned char)*ch >= 0x20 || *ch == '\t') dbk_strbuf_appendf(sb, "%.*s", len, ch);
     }
+}
+
+static void xml_text(dbk_strbuf *sb, const char *s) { append_escaped(sb, s, xml_char); }
+
+/* Markdown table cell: pipes would split the cell, newlines end the row. */
+static void md_char(dbk_strbuf *sb, const char *ch, int len) {
+    if (*ch == '|') dbk_strbuf_appendf(sb, "\\|");
+    else if ((unsigned char)*ch >= 0x20 || *ch == '\t') dbk_strbuf_appendf(sb, "%.*s", len, ch);
+}
+
+static void md_cell(dbk_strbuf *sb, const char *s) { append_escaped(sb, s, md_char); }
+
+/* snprintf for chart labels, cut between characters when the buffer is too small. */
+static void label_printf(char *out, size_t cap, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void label_printf(char *out, size_t cap, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(out, cap, fmt, ap);
+    va_end(ap);
+    dbk_utf8_trim_partial(out);
+}
+
+/* Writes the text as valid UTF-8 (every user string went through xml_text or md_cell; this
+ * also covers the ones printed as they are, such as profile ids). */
+static dbk_status write_utf8(const dbk_strbuf *sb, const char *path) {
+    if (sb->status != DBK_OK) return sb->status;
+    dbk_strbuf clean;
+    dbk_strbuf_init(&clean);
+    dbk_utf8_append_sanitized(&clean, dbk_strbuf_str(sb), sb->len);
+    dbk_status st = dbk_strbuf_write_file(&clean, path);
+    dbk_strbuf_deinit(&clean);
+    return st;
 }
 
 typedef struct plot {
@@ -133,7 +168,7 @@ static dbk_status svg_write(dbk_strbuf *sb, const char *dir, const char *name) {
     char path[4200];
     dbk_strbuf_appendf(sb, "</svg>\n");
     snprintf(path, sizeof path, "%s/%s", dir, name);
-    return dbk_strbuf_write_file(sb, path);
+    return write_utf8(sb, path);
 }
 
 /* ---------------------------------------------------------------------------------- */
@@ -166,7 +201,7 @@ static dbk_status chart_accuracy(const dbk_run_set *set, const dbk_run_group *gr
         for (int m = 0; m < groups[g].count; m++) {
             const dbk_run *r = &set->runs[groups[g].members[m]];
             char name[512];
-            snprintf(name, sizeof name, "%s · %s · seed %llu", r->backend, r->device, (unsigned long long)r->seed);
+            label_printf(name, sizeof name, "%s · %s · seed %llu", r->backend, r->device, (unsigned long long)r->seed);
             dbk_strbuf_appendf(&sb, "<polyline class=\"series\" data-series=\"");
             xml_text(&sb, name);
             dbk_strbuf_appendf(&sb, "\" fill=\"none\" stroke=\"%s\" stroke-width=\"1.5\" points=\"", colour);
@@ -184,7 +219,7 @@ static dbk_status chart_accuracy(const dbk_run_set *set, const dbk_run_group *gr
     for (int g = 0; g < nl; g++) {
         char base[400];
         dbk_run_group_label(&groups[g], base, sizeof base);
-        snprintf(label_buf[g], sizeof label_buf[g], "%s (%d run%s, clock %s, target %.4g%% dashed)", base,
+        label_printf(label_buf[g], sizeof label_buf[g], "%s (%d run%s, clock %s, target %.4g%% dashed)", base,
                  groups[g].count, groups[g].count == 1 ? "" : "s", groups[g].first->clock_mode, groups[g].first->target);
         labels[g] = label_buf[g];
     }
@@ -273,7 +308,7 @@ static dbk_status chart_bars(const dbk_run_set *set, const dbk_run_group *groups
         }
         snprintf(text, sizeof text, "%d/%d reached", s->converged, s->n);
         svg_text(&sb, mid, p.top + p.height + 16, "middle", NULL, text);
-        snprintf(label_buf[k], sizeof label_buf[k], "%s (clock %s)", base, groups[g].first->clock_mode);
+        label_printf(label_buf[k], sizeof label_buf[k], "%s (clock %s)", base, groups[g].first->clock_mode);
         labels[k] = label_buf[k];
         k++;
     }
@@ -320,7 +355,7 @@ static dbk_status chart_roofline(const dbk_run *r, const dbk_run_group *g, int i
     if (p.y1 <= p.y0) p.y1 = p.y0 * 10.0;
     char title[512], base[400], file[64];
     dbk_run_group_label(g, base, sizeof base);
-    snprintf(title, sizeof title, "Roofline: %s (profile %s)", base, r->platform_id);
+    label_printf(title, sizeof title, "Roofline: %s (profile %s)", base, r->platform_id);
     dbk_strbuf sb;
     dbk_strbuf_init(&sb);
     svg_begin(&sb, 780, 520, title);
@@ -348,7 +383,7 @@ static dbk_status chart_roofline(const dbk_run *r, const dbk_run_group *g, int i
             double in = op->flops / op->bytes, gf = op->flops / op->seconds * 1e-9;
             dbk_strbuf_appendf(&sb, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"4\"><title>", tx(&p, in), ty(&p, gf));
             char tip[160];
-            snprintf(tip, sizeof tip, "%s (%s): %.2f FLOP/byte, %.1f GFLOP/s", op->label, op->op, in, gf);
+            label_printf(tip, sizeof tip, "%s (%s): %.2f FLOP/byte, %.1f GFLOP/s", op->label, op->op, in, gf);
             xml_text(&sb, tip);
             dbk_strbuf_appendf(&sb, "</title></circle>\n");
         }
@@ -427,8 +462,8 @@ static void write_markdown(dbk_strbuf *sb, const dbk_run_set *set, const dbk_run
     for (int g = 0; g < ng; g++) {
         const dbk_run *f = groups[g].first;
         md_group_id(sb, &groups[g], g);
-        dbk_strbuf_appendf(sb, "%s | %.2f%% | %d/%d | %s | ", f->clock_mode, f->target, f->train_images, f->test_images,
-                           f->platform_id);
+        dbk_strbuf_appendf(sb, "%s | %.2f%% | %d/%d%s | %s | ", f->clock_mode, f->target, f->train_images, f->test_images,
+                           f->subset ? " (subset)" : "", f->platform_id);
         if (f->peak_gflops > 0) dbk_strbuf_appendf(sb, "%.0f | ", f->peak_gflops);
         else dbk_strbuf_appendf(sb, "n/a | ");
         if (f->bandwidth_gbs > 0) dbk_strbuf_appendf(sb, "%.0f | ", f->bandwidth_gbs);
@@ -504,8 +539,8 @@ static void write_markdown(dbk_strbuf *sb, const dbk_run_set *set, const dbk_run
         md_cell(sb, r->device);
         dbk_strbuf_appendf(sb, " | %s | ", r->backend);
         md_cell(sb, r->driver);
-        dbk_strbuf_appendf(sb, " | %s | %llu | %s | %s | %d | ", r->recipe, (unsigned long long)r->seed, r->clock_mode,
-                           r->status, r->epochs);
+        dbk_strbuf_appendf(sb, " | %s | %llu | %s | %s%s | %d | ", r->recipe, (unsigned long long)r->seed, r->clock_mode,
+                           r->status, r->subset ? " (subset)" : "", r->epochs);
         md_seconds(sb, r->seconds_to_target);
         dbk_strbuf_appendf(sb, " | %.2f%% | ", best);
         md_cell(sb, r->version);
@@ -550,7 +585,7 @@ dbk_status dbk_report_write(const dbk_run_set *set, const dbk_run_group *groups,
         write_markdown(&sb, set, groups, ngroups, sources, nsources, any_priced, roof);
         char path[4200];
         snprintf(path, sizeof path, "%s/report.md", out_dir);
-        st = dbk_strbuf_write_file(&sb, path);
+        st = write_utf8(&sb, path);
         dbk_strbuf_deinit(&sb);
     }
     dbk_free(roof);

@@ -13,6 +13,7 @@
 #include "core/alloc.h"
 #include "core/fileio.h"
 #include "core/log.h"
+#include "core/utf8.h"
 #include "train/results.h"
 #include "train/run_lock.h"
 
@@ -23,7 +24,7 @@ static const cJSON *get(const cJSON *o, const char *key) { return cJSON_GetObjec
 
 static void copy_str(char *dst, size_t cap, const cJSON *o, const char *key) {
     const cJSON *v = get(o, key);
-    snprintf(dst, cap, "%s", cJSON_IsString(v) ? v->valuestring : "");
+    dbk_utf8_copy(dst, cap, cJSON_IsString(v) ? v->valuestring : "");
 }
 
 static double num(const cJSON *o, const char *key, double fallback) {
@@ -34,7 +35,7 @@ static double num(const cJSON *o, const char *key, double fallback) {
 dbk_status dbk_run_load(const char *dir, dbk_run *r) {
     memset(r, 0, sizeof *r);
     char path[1100];
-    snprintf(r->dir, sizeof r->dir, "%s", dir);
+    dbk_utf8_copy(r->dir, sizeof r->dir, dir);
     snprintf(path, sizeof path, "%s/result.json", dir);
     void *data;
     size_t n;
@@ -71,6 +72,7 @@ dbk_status dbk_run_load(const char *dir, dbk_run *r) {
         copy_str(provider, sizeof provider, pl, "provider");
         copy_str(instance, sizeof instance, pl, "instance");
         snprintf(r->instance, sizeof r->instance, "%s%s%s", provider, *provider && *instance ? " " : "", instance);
+        dbk_utf8_trim_partial(r->instance);
         r->price_per_hour = num(pl, "price_per_hour", 0.0);
         r->peak_gflops = num(pl, "peak_fp32_gflops", 0.0);
         r->bandwidth_gbs = num(pl, "mem_bandwidth_gbs", 0.0);
@@ -328,8 +330,9 @@ void dbk_run_groups_destroy(dbk_run_group *groups, int count) {
 }
 
 void dbk_run_group_label(const dbk_run_group *g, char *out, size_t cap) {
-    snprintf(out, cap, "%s · %s · %s%s", g->first->backend, g->first->device, g->first->recipe,
-             g->first->op_count > 0 ? " (profiled)" : "");
+    snprintf(out, cap, "%s · %s · %s%s%s", g->first->backend, g->first->device, g->first->recipe,
+             g->first->op_count > 0 ? " (profiled)" : "", g->first->subset ? " (subset)" : "");
+    dbk_utf8_trim_partial(out);
 }
 
 /* ---------------------------------------------------------------------------------- */
@@ -440,6 +443,7 @@ dbk_status dbk_runs_write_summary_json(const char *path, const dbk_run_set *set,
         cJSON_AddNumberToObject(o, "target", f->target);
         cJSON_AddNumberToObject(o, "train_images", f->train_images);
         cJSON_AddNumberToObject(o, "test_images", f->test_images);
+        cJSON_AddBoolToObject(o, "subset", f->subset);
         cJSON *seeds = cJSON_AddArrayToObject(o, "seeds");
         for (int i = 0; i < gr->count; i++)
             cJSON_AddItemToArray(seeds, cJSON_CreateNumber((double)set->runs[gr->members[i]].seed));

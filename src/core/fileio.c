@@ -18,6 +18,16 @@
 
 #include "core/alloc.h"
 
+/* The kind of a non-regular file, for the refusal message. */
+static const char *file_kind(mode_t mode) {
+    if (S_ISDIR(mode)) return "a directory";
+    if (S_ISCHR(mode)) return "a character device";
+    if (S_ISBLK(mode)) return "a block device";
+    if (S_ISFIFO(mode)) return "a FIFO";
+    if (S_ISSOCK(mode)) return "a socket";
+    return "not a regular file";
+}
+
 /* ---------------------------------------------------------------------------------- */
 /* writes                                                                             */
 
@@ -62,6 +72,13 @@ dbk_status dbk_file_write_atomic(const char *path, const void *data, size_t n) {
     char *tmp = dbk_malloc(tmp_cap);
     if (!tmp) return DBK_ERR_OUT_OF_HOST_MEMORY;
     snprintf(tmp, tmp_cap, "%s.tmp.%ld", path, (long)getpid());
+    /* rename() would replace a device node or FIFO given as an output path. */
+    struct stat target;
+    if (stat(path, &target) == 0 && !S_ISREG(target.st_mode)) {
+        dbk_free(tmp);
+        return dbk_set_error(DBK_ERR_IO, "cannot write %s: it is %s, not a regular file", path,
+                             file_kind(target.st_mode));
+    }
 
     dbk_status st = DBK_OK;
     int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
@@ -99,64 +116,89 @@ dbk_status dbk_file_write_atomic(const char *path, const void *data, size_t n) {
 /* ---------------------------------------------------------------------------------- */
 /* reads                                                                              */
 
-dbk_status dbk_file_read_all(const char *path, void **data, size_t *n) {
-    *data = NULL;
-    *n = 0;
-    int fd = open(path, O_RDONLY);
-    if (fd < 0) {
+dbk_status dbk_file_open_regular(const char *path, const char *what, size_t max_bytes, int *fd, size_t *size) {
+    *fd = -1;
+    *size = 0;
+    /* O_NONBLOCK so that opening a FIFO cannot wait for a writer; fstat then refuses it. */
+    int f = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    if (f < 0) {
         int e = errno;
-        return dbk_set_error(e == ENOENT ? DBK_ERR_NOT_FOUND : DBK_ERR_IO, "cannot open %s: %s", path,
-                             strerror(e));
+        return dbk_set_error(e == ENOENT ? DBK_ERR_NOT_FOUND : DBK_ERR_IO, "cannot open %s: %s", path, strerror(e));
     }
     struct stat st;
-    if (fstat(fd, &st) != 0) {
+    if (fstat(f, &st) != 0) {
         int e = errno;
-        close(fd);
+        close(f);
         return dbk_set_error(DBK_ERR_IO, "cannot stat %s: %s", path, strerror(e));
     }
-    if (S_ISDIR(st.st_mode)) {
-        close(fd);
-        return dbk_set_error(DBK_ERR_IO, "cannot read %s: it is a directory", path);
+    if (!S_ISREG(st.st_mode)) {
+        close(f);
+        return dbk_set_error(DBK_ERR_IO, "cannot read %s file %s: it is %s, not a regular file", what, path,
+                             file_kind(st.st_mode));
     }
-    /* Regular files: one allocation of the stat size. Pipes and /proc files report 0 or a
-     * wrong size, so the loop below also grows the buffer when more bytes arrive. */
-    size_t cap = st.st_size > 0 ? (size_t)st.st_size : 4096;
-    unsigned char *buf = dbk_malloc(cap + 1);
-    if (!buf) {
-        close(fd);
-        return DBK_ERR_OUT_OF_HOST_MEMORY;
+    if (st.st_size < 0 || (unsigned long long)st.st_size > max_bytes) {
+        close(f);
+        return dbk_set_error(DBK_ERR_FORMAT, "%s file %s: %lld bytes, over the limit of %zu", what, path,
+                             (long long)st.st_size, max_bytes);
     }
+    int flags = fcntl(f, F_GETFL);
+    if (flags >= 0) (void)fcntl(f, F_SETFL, flags & ~O_NONBLOCK);
+    *fd = f;
+    *size = (size_t)st.st_size;
+    return DBK_OK;
+}
+
+dbk_status dbk_file_read_exact(int fd, const char *path, void *buf, size_t n) {
+    unsigned char *p = buf;
     size_t got = 0;
-    for (;;) {
-        if (got == cap) {
-            if (S_ISREG(st.st_mode) && st.st_size > 0) break; /* read what stat promised */
-            unsigned char *bigger = dbk_malloc(cap * 2 + 1);
-            if (!bigger) {
-                dbk_free(buf);
-                close(fd);
-                return DBK_ERR_OUT_OF_HOST_MEMORY;
-            }
-            memcpy(bigger, buf, got);
-            dbk_free(buf);
-            buf = bigger;
-            cap *= 2;
-        }
-        ssize_t r = read(fd, buf + got, cap - got);
+    while (got < n) {
+        ssize_t r = read(fd, p + got, n - got);
         if (r < 0) {
             if (errno == EINTR) continue;
-            int e = errno;
-            dbk_free(buf);
-            close(fd);
-            return dbk_set_error(DBK_ERR_IO, "cannot read %s: %s", path, strerror(e));
+            return dbk_set_error(DBK_ERR_IO, "cannot read %s: %s", path, strerror(errno));
         }
-        if (r == 0) break;
+        if (r == 0)
+            return dbk_set_error(DBK_ERR_FORMAT, "%s: ended after %zu bytes while reading %zu; truncated while "
+                                 "being read?", path, got, n);
         got += (size_t)r;
     }
-    close(fd);
-    buf[got] = '\0';
-    *data = buf;
-    *n = got;
     return DBK_OK;
+}
+
+dbk_status dbk_file_read_spec(const char *path, const dbk_file_spec *spec, void **data, size_t *n) {
+    *data = NULL;
+    *n = 0;
+    int fd;
+    size_t size;
+    DBK_TRY(dbk_file_open_regular(path, spec->what, spec->max_bytes, &fd, &size));
+    unsigned char head[DBK_FILE_MAX_HEAD];
+    size_t head_n = spec->check_head ? (spec->head_bytes < size ? spec->head_bytes : size) : 0;
+    DBK_ASSERT(head_n <= sizeof head);
+    dbk_status st = dbk_file_read_exact(fd, path, head, head_n);
+    if (st == DBK_OK && spec->check_head) st = spec->check_head(path, head, head_n, size);
+    unsigned char *buf = NULL;
+    if (st == DBK_OK) {
+        buf = dbk_malloc(size + 1);
+        if (!buf) st = DBK_ERR_OUT_OF_HOST_MEMORY;
+    }
+    if (st == DBK_OK) {
+        memcpy(buf, head, head_n);
+        st = dbk_file_read_exact(fd, path, buf + head_n, size - head_n);
+    }
+    close(fd);
+    if (st != DBK_OK) {
+        dbk_free(buf);
+        return st;
+    }
+    buf[size] = '\0';
+    *data = buf;
+    *n = size;
+    return DBK_OK;
+}
+
+dbk_status dbk_file_read_all(const char *path, void **data, size_t *n) {
+    const dbk_file_spec spec = {.what = "input", .max_bytes = DBK_FILE_READ_ALL_MAX};
+    return dbk_file_read_spec(path, &spec, data, n);
 }
 
 /* ---------------------------------------------------------------------------------- */
@@ -196,9 +238,10 @@ dbk_status dbk_mkdir_p(const char *path) {
 /* ---------------------------------------------------------------------------------- */
 /* checksum                                                                           */
 
-uint64_t dbk_fnv1a64(const void *data, size_t n) {
+uint64_t dbk_fnv1a64(const void *data, size_t n) { return dbk_fnv1a64_update(0xcbf29ce484222325ULL, data, n); }
+
+uint64_t dbk_fnv1a64_update(uint64_t h, const void *data, size_t n) {
     const unsigned char *p = data;
-    uint64_t h = 0xcbf29ce484222325ULL;
     for (size_t i = 0; i < n; i++) {
         h ^= p[i];
         h *= 0x100000001b3ULL;

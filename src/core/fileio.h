@@ -21,12 +21,49 @@
 
 /* Writes n bytes to path atomically: writes "<path>.tmp.<pid>" in the same directory,
  * flushes and fsyncs it, then renames it over path. On any failure the temp file is removed,
- * path is left as it was, and DBK_ERR_IO names the path and the cause. */
+ * path is left as it was, and DBK_ERR_IO names the path and the cause. An existing path that
+ * is not a regular file (a device such as /dev/zero, a FIFO, a directory) is refused, never
+ * replaced. */
 dbk_status dbk_file_write_atomic(const char *path, const void *data, size_t n);
 
-/* Reads a whole file into a new buffer (*data, caller frees with dbk_free) of *n bytes, plus
- * one NUL byte after the end so text files can be used as C strings. DBK_ERR_NOT_FOUND if the
- * file does not exist, DBK_ERR_IO on other failures; *data is NULL and *n is 0 on failure. */
+/* Reading untrusted files. Every reader of a file daybreak did not just write (checkpoints,
+ * profiles, kernel caches, datasets) goes through these, so that a path naming a device
+ * (/dev/zero), a FIFO or a huge file fails at once with a one-line error instead of hanging or
+ * exhausting memory: non-regular files are refused, the size is checked against the reader's
+ * maximum before anything is allocated, and a format's magic/version header is checked before
+ * the rest is read. */
+
+/* Largest file dbk_file_read_all reads (text inputs: result.json, kernel sources, metadata). */
+#define DBK_FILE_READ_ALL_MAX ((size_t)64 << 20)
+/* Largest header a dbk_file_spec may ask to check first. */
+#define DBK_FILE_MAX_HEAD 64
+
+typedef struct dbk_file_spec {
+    const char *what;         /* the kind of file, for errors: "checkpoint" ("checkpoint file X: ...") */
+    size_t      max_bytes;    /* larger files are refused (DBK_ERR_FORMAT) before reading */
+    size_t      head_bytes;   /* <= DBK_FILE_MAX_HEAD bytes handed to check_head first */
+    /* Optional: validates the first n bytes (n < head_bytes when the file is shorter) of a file
+     * of file_size bytes, e.g. magic and version; an error here stops the read. */
+    dbk_status (*check_head)(const char *path, const unsigned char *head, size_t n, size_t file_size);
+} dbk_file_spec;
+
+/* Opens path for reading after checking that it is a regular file of at most max_bytes.
+ * *fd (caller closes) and *size on success; DBK_ERR_NOT_FOUND if it does not exist,
+ * DBK_ERR_IO for a directory/device/FIFO/socket ("cannot read checkpoint file /dev/zero: it is a
+ * character device, not a regular file"), DBK_ERR_FORMAT
+ * when too large. `what` names the kind of file in the messages. */
+dbk_status dbk_file_open_regular(const char *path, const char *what, size_t max_bytes, int *fd, size_t *size);
+
+/* Reads exactly n bytes from fd (retrying short reads); DBK_ERR_FORMAT if the file ends
+ * first, DBK_ERR_IO on a read error. path is for the messages. */
+dbk_status dbk_file_read_exact(int fd, const char *path, void *buf, size_t n);
+
+/* Reads a whole regular file as spec allows into a new buffer (*data, caller frees with
+ * dbk_free) of *n bytes plus one NUL byte after the end, so text can be used as a C string.
+ * Errors as dbk_file_open_regular and spec->check_head; *data is NULL and *n is 0 on failure. */
+dbk_status dbk_file_read_spec(const char *path, const dbk_file_spec *spec, void **data, size_t *n);
+
+/* dbk_file_read_spec with what "input", DBK_FILE_READ_ALL_MAX bytes and no header check. */
 dbk_status dbk_file_read_all(const char *path, void **data, size_t *n);
 
 /* Creates a directory and any missing parents (mode 0755), like `mkdir -p`. Succeeds if it
@@ -36,6 +73,9 @@ dbk_status dbk_mkdir_p(const char *path);
 
 /* FNV-1a, 64-bit (offset basis 0xcbf29ce484222325, prime 0x100000001b3) of n bytes. */
 uint64_t dbk_fnv1a64(const void *data, size_t n);
+/* Continues an FNV-1a-64 hash h over n more bytes: the hash of a concatenation is
+ * dbk_fnv1a64_update(dbk_fnv1a64(a, na), b, nb). */
+uint64_t dbk_fnv1a64_update(uint64_t h, const void *data, size_t n);
 
 /* ---------------------------------------------------------------------------------- */
 /* dbk_strbuf: a growable NUL-terminated string for text outputs.

@@ -16,6 +16,7 @@
 #include <cjson/cJSON.h>
 
 #include "core/embedded.h"
+#include "core/alloc.h"
 #include "core/fileio.h"
 #include "core/log.h"
 
@@ -82,31 +83,11 @@ static dbk_status list_sources(source_list *out) {
     return DBK_OK;
 }
 
-/* Parses one profile file by name. */
-static dbk_status parse_source(const char *name, dbk_profile **out) {
+dbk_status dbk_profile_parse(const char *text, size_t n, const char *where, dbk_profile **out) {
     *out = NULL;
-    const char *dir = platforms_dir();
-    char *owned = NULL;          /* file contents read from DBK_PLATFORMS_DIR */
-    const char *text = NULL;
-    size_t n = 0;
-    char where[4200];
-    if (dir) {
-        snprintf(where, sizeof where, "%s/%s", dir, name);
-        void *data;
-        DBK_TRY(dbk_file_read_all(where, &data, &n));
-        owned = data;
-        text = owned;
-    } else {
-        const dbk_embedded_file *f = dbk_embedded_find(dbk_platform_files, dbk_platform_files_count, name);
-        if (!f) return dbk_set_error(DBK_ERR_NOT_FOUND, "no embedded profile %s", name);
-        snprintf(where, sizeof where, "platforms/%s (embedded)", name);
-        text = (const char *)f->data;
-        n = f->size;
-    }
     cJSON *root = cJSON_ParseWithLength(text, n);
-    free(owned);
     const cJSON *id = root ? cJSON_GetObjectItemCaseSensitive(root, "id") : NULL;
-    if (!cJSON_IsObject(root) || !cJSON_IsString(id) || strlen(id->valuestring) >= 64) {
+    if (!cJSON_IsObject(root) || !cJSON_IsString(id) || strlen(id->valuestring) >= sizeof(((dbk_profile *)0)->id)) {
         cJSON_Delete(root);
         return dbk_set_error(DBK_ERR_FORMAT, "%s: not a profile (a JSON object with a string \"id\" is expected)",
                              where);
@@ -120,6 +101,67 @@ static dbk_status parse_source(const char *name, dbk_profile **out) {
     snprintf(p->id, sizeof p->id, "%s", id->valuestring);
     *out = p;
     return DBK_OK;
+}
+
+/* Where a profile file comes from, for messages: "<dir>/<name>" or "platforms/<name> (embedded)". */
+static void source_where(const char *name, char *where, size_t cap) {
+    const char *dir = platforms_dir();
+    if (dir) snprintf(where, cap, "%s/%s", dir, name);
+    else snprintf(where, cap, "platforms/%s (embedded)", name);
+}
+
+/* Parses one profile file by name. */
+static dbk_status parse_source(const char *name, dbk_profile **out) {
+    *out = NULL;
+    char where[4200];
+    source_where(name, where, sizeof where);
+    if (!platforms_dir()) {
+        const dbk_embedded_file *f = dbk_embedded_find(dbk_platform_files, dbk_platform_files_count, name);
+        if (!f) return dbk_set_error(DBK_ERR_NOT_FOUND, "no embedded profile %s", name);
+        return dbk_profile_parse((const char *)f->data, f->size, where, out);
+    }
+    const dbk_file_spec spec = {.what = "platform profile", .max_bytes = DBK_PROFILE_MAX_BYTES};
+    void *text;
+    size_t n;
+    DBK_TRY(dbk_file_read_spec(where, &spec, &text, &n));
+    dbk_status st = dbk_profile_parse(text, n, where, out);
+    dbk_free(text);
+    return st;
+}
+
+/* Every profile of the source set, parsed, in file-name order. */
+typedef struct profile_set {
+    source_list   files;
+    dbk_profile **items;   /* (files.count); an entry may be taken (set to NULL) by the caller */
+} profile_set;
+
+static void profile_set_free(profile_set *set) {
+    for (int i = 0; set->items && i < set->files.count; i++) dbk_profile_destroy(set->items[i]);
+    free(set->items);
+    set->items = NULL;
+    source_list_free(&set->files);
+}
+
+/* Parses every profile and refuses two files with the same id (one device family's numbers
+ * must never be silently replaced by another's). */
+static dbk_status load_profiles(profile_set *set) {
+    set->items = NULL;
+    DBK_TRY(list_sources(&set->files));
+    set->items = calloc((size_t)set->files.count + 1, sizeof *set->items);
+    dbk_status st = set->items ? DBK_OK : DBK_ERR_OUT_OF_HOST_MEMORY;
+    for (int i = 0; st == DBK_OK && i < set->files.count; i++) {
+        st = parse_source(set->files.names[i], &set->items[i]);
+        for (int j = 0; st == DBK_OK && j < i; j++) {
+            if (strcmp(set->items[i]->id, set->items[j]->id)) continue;
+            char first[4200], second[4200];
+            source_where(set->files.names[j], first, sizeof first);
+            source_where(set->files.names[i], second, sizeof second);
+            st = dbk_set_error(DBK_ERR_FORMAT, "duplicate platform profile id '%s' in %s and %s; ids must be unique",
+                               set->items[i]->id, first, second);
+        }
+    }
+    if (st != DBK_OK) profile_set_free(set);
+    return st;
 }
 
 /* --- matching ------------------------------------------------------------------------ */
@@ -158,52 +200,41 @@ static int match_score(const dbk_profile *p, const char *backend, const char *de
 
 dbk_status dbk_profile_for_device(const char *backend, const char *device_name, dbk_profile **out) {
     *out = NULL;
-    source_list l;
-    dbk_status st = list_sources(&l);
-    dbk_profile *best = NULL;
-    int best_score = 0;
-    for (int i = 0; st == DBK_OK && i < l.count; i++) {
-        dbk_profile *p;
-        if ((st = parse_source(l.names[i], &p)) != DBK_OK) break;
-        int score = match_score(p, backend, device_name);
+    profile_set set;
+    DBK_TRY(load_profiles(&set));
+    int best = -1, best_score = 0;
+    for (int i = 0; i < set.files.count; i++) {
+        int score = match_score(set.items[i], backend, device_name);
         if (score > best_score) {
-            dbk_profile_destroy(best);
-            best = p;
+            best = i;
             best_score = score;
-        } else {
-            dbk_profile_destroy(p);
         }
     }
-    source_list_free(&l);
-    if (st != DBK_OK) {
-        dbk_profile_destroy(best);
-        return st;
+    if (best >= 0) {
+        *out = set.items[best];
+        set.items[best] = NULL;
     }
-    if (!best) return dbk_profile_by_id("default", out);
-    dbk_log(DBK_LOG_LEVEL_INFO, "profile %s for %s device '%s'", best->id, backend, device_name);
-    *out = best;
+    profile_set_free(&set);
+    if (!*out) return dbk_profile_by_id("default", out);
+    dbk_log(DBK_LOG_LEVEL_INFO, "profile %s for %s device '%s'", (*out)->id, backend, device_name);
     return DBK_OK;
 }
 
 dbk_status dbk_profile_by_id(const char *id, dbk_profile **out) {
     *out = NULL;
-    source_list l;
-    DBK_TRY(list_sources(&l));
+    profile_set set;
+    DBK_TRY(load_profiles(&set));
     char known[2048] = "";
-    dbk_status st = DBK_OK;
-    for (int i = 0; i < l.count; i++) {
-        dbk_profile *p;
-        if ((st = parse_source(l.names[i], &p)) != DBK_OK) break;
-        if (!strcmp(p->id, id)) {
-            *out = p;
+    for (int i = 0; i < set.files.count && !*out; i++) {
+        if (!strcmp(set.items[i]->id, id)) {
+            *out = set.items[i];
+            set.items[i] = NULL;
             break;
         }
         size_t used = strlen(known);
-        snprintf(known + used, sizeof known - used, "%s%s", used ? ", " : "", p->id);
-        dbk_profile_destroy(p);
+        snprintf(known + used, sizeof known - used, "%s%s", used ? ", " : "", set.items[i]->id);
     }
-    source_list_free(&l);
-    if (st != DBK_OK) return st;
+    profile_set_free(&set);
     if (!*out) return dbk_set_error(DBK_ERR_NOT_FOUND, "unknown platform profile '%s' (known: %s)", id, known);
     return DBK_OK;
 }
@@ -245,10 +276,10 @@ const char *dbk_profile_string(const dbk_profile *p, const char *dotted_path, co
 bool dbk_profile_has(const dbk_profile *p, const char *dotted_path) { return lookup(p, dotted_path) != NULL; }
 
 int dbk_profile_count(void) {
-    source_list l;
-    if (list_sources(&l) != DBK_OK) return 0;
-    int n = l.count;
-    source_list_free(&l);
+    profile_set set;
+    if (load_profiles(&set) != DBK_OK) return 0;
+    int n = set.files.count;
+    profile_set_free(&set);
     return n;
 }
 
@@ -256,18 +287,14 @@ const char *dbk_profile_id_at(int index) {
     /* Ids are read from the files (the id, not the file name, is what users type). The
      * returned string lives in a thread-local buffer until the next call. */
     static _Thread_local char id[64];
-    source_list l;
-    if (list_sources(&l) != DBK_OK) return NULL;
+    profile_set set;
+    if (load_profiles(&set) != DBK_OK) return NULL;
     const char *result = NULL;
-    if (index >= 0 && index < l.count) {
-        dbk_profile *p;
-        if (parse_source(l.names[index], &p) == DBK_OK) {
-            snprintf(id, sizeof id, "%s", p->id);
-            dbk_profile_destroy(p);
-            result = id;
-        }
+    if (index >= 0 && index < set.files.count) {
+        snprintf(id, sizeof id, "%s", set.items[index]->id);
+        result = id;
     }
-    source_list_free(&l);
+    profile_set_free(&set);
     return result;
 }
 

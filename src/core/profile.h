@@ -37,6 +37,14 @@ dbk_status dbk_profile_for_device(const char *backend, const char *device_name, 
 /* The profile with this id; DBK_ERR_NOT_FOUND lists the known ids. */
 dbk_status dbk_profile_by_id(const char *id, dbk_profile **out);
 
+/* Both lookups above parse every profile and fail (DBK_ERR_FORMAT) on a malformed file, a file
+ * in DBK_PLATFORMS_DIR that is not a regular file of at most DBK_PROFILE_MAX_BYTES, or two
+ * files with the same id (the message names both). */
+#define DBK_PROFILE_MAX_BYTES ((size_t)1 << 20)
+
+/* Parses one profile from n bytes of JSON text; `where` names the source in errors. */
+dbk_status dbk_profile_parse(const char *text, size_t n, const char *where, dbk_profile **out);
+
 void dbk_profile_destroy(dbk_profile *p);                     /* accepts NULL */
 
 const char *dbk_profile_id(const dbk_profile *p);

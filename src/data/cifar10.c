@@ -4,8 +4,10 @@
  * Validation happens before any large allocation: every file of the split is stat'ed and its
  * size checked first (even when only a prefix is loaded, so a damaged batch 5 is reported on
  * the first quick run rather than after an hour of training on a subset), then the class
- * names are read, then records are read one batch file at a time with a single fread each
- * and scattered into the label and image arrays.
+ * names are read, then records are read one batch file at a time with a single read each
+ * and scattered into the label and image arrays. The parsers take buffers (fuzz/ feeds them
+ * arbitrary bytes); every file is opened through core/fileio.h, which refuses devices and
+ * FIFOs.
  */
 #define _POSIX_C_SOURCE 200809L
 #include "data/cifar10.h"
@@ -14,12 +16,14 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "core/alloc.h"
 #include "core/fileio.h"
 
 #define BATCH_BYTES ((long long)DBK_CIFAR10_BATCH_RECORDS * DBK_CIFAR10_RECORD_BYTES)   /* 30,730,000 */
 #define META_FILE   "batches.meta.txt"
+#define META_MAX_BYTES 4096   /* the official file has 61 bytes */
 #define DIR_CONTENTS DBK_CIFAR10_DIR_CONTENTS
 
 static const char *const train_files[] = {
@@ -59,33 +63,23 @@ static dbk_status check_batch_file(const char *dir, const char *name) {
     return DBK_OK;
 }
 
-/* Reads batches.meta.txt: exactly 10 non-empty lines (surrounding blanks and a '\r' are
- * trimmed; the official file ends with an empty line). */
-static dbk_status read_meta(const char *dir, dbk_class_name names[DBK_CIFAR10_CLASSES]) {
-    char path[4096];
-    DBK_TRY(join_path(path, sizeof path, dir, META_FILE));
-    void *data = NULL;
-    size_t n = 0;
-    dbk_status st = dbk_file_read_all(path, &data, &n);
-    if (st == DBK_ERR_NOT_FOUND) return missing_file(path, dir, ENOENT);
-    if (st != DBK_OK) return st;
-
-    char *text = data;
+dbk_status dbk_cifar10_parse_meta(const char *text, size_t n, const char *where,
+                                  dbk_class_name names[DBK_CIFAR10_CLASSES]) {
     int count = 0, line_no = 0;
-    char *line = text;
-    while (line < text + n && st == DBK_OK) {
-        char *end = memchr(line, '\n', (size_t)(text + n - line));
+    const char *line = text;
+    while (line < text + n) {
+        const char *end = memchr(line, '\n', (size_t)(text + n - line));
         if (!end) end = text + n;
         line_no++;
-        char *a = line, *b = end;
+        const char *a = line, *b = end;
         while (a < b && (*a == ' ' || *a == '\t' || *a == '\r')) a++;
         while (b > a && (b[-1] == ' ' || b[-1] == '\t' || b[-1] == '\r')) b--;
         size_t len = (size_t)(b - a);
         if (len > 0) {
             if (len >= sizeof names[0])
-                st = dbk_set_error(DBK_ERR_FORMAT, "%s: line %d: class name of %zu bytes, at most %zu allowed", path,
-                                   line_no, len, sizeof names[0] - 1);
-            else if (count < DBK_CIFAR10_CLASSES) {
+                return dbk_set_error(DBK_ERR_FORMAT, "%s: line %d: class name of %zu bytes, at most %zu allowed",
+                                     where, line_no, len, sizeof names[0] - 1);
+            if (count < DBK_CIFAR10_CLASSES) {
                 memcpy(names[count], a, len);
                 names[count][len] = '\0';
             }
@@ -93,27 +87,56 @@ static dbk_status read_meta(const char *dir, dbk_class_name names[DBK_CIFAR10_CL
         }
         line = end + 1;
     }
+    if (count != DBK_CIFAR10_CLASSES)
+        return dbk_set_error(DBK_ERR_FORMAT, "%s: %d class names, expected %d (one per line)", where, count,
+                             DBK_CIFAR10_CLASSES);
+    return DBK_OK;
+}
+
+dbk_status dbk_cifar10_parse_records(const unsigned char *raw, size_t nbytes, const char *where, uint8_t *labels,
+                                     uint8_t *images) {
+    if (nbytes % DBK_CIFAR10_RECORD_BYTES)
+        return dbk_set_error(DBK_ERR_FORMAT, "%s: %zu bytes is not a whole number of %d-byte records", where, nbytes,
+                             DBK_CIFAR10_RECORD_BYTES);
+    size_t count = nbytes / DBK_CIFAR10_RECORD_BYTES;
+    for (size_t r = 0; r < count; r++) {
+        const unsigned char *rec = raw + r * DBK_CIFAR10_RECORD_BYTES;
+        if (rec[0] >= DBK_CIFAR10_CLASSES)
+            return dbk_set_error(DBK_ERR_FORMAT, "%s: record %zu has label %u, expected 0..%d", where, r,
+                                 (unsigned)rec[0], DBK_CIFAR10_CLASSES - 1);
+        labels[r] = rec[0];
+        memcpy(images + r * DBK_CIFAR10_IMAGE_BYTES, rec + 1, DBK_CIFAR10_IMAGE_BYTES);
+    }
+    return DBK_OK;
+}
+
+/* Reads batches.meta.txt (a regular file of at most META_MAX_BYTES). */
+static dbk_status read_meta(const char *dir, dbk_class_name names[DBK_CIFAR10_CLASSES]) {
+    char path[4096];
+    DBK_TRY(join_path(path, sizeof path, dir, META_FILE));
+    const dbk_file_spec spec = {.what = "CIFAR-10 class-name file", .max_bytes = META_MAX_BYTES};
+    void *data = NULL;
+    size_t n = 0;
+    dbk_status st = dbk_file_read_spec(path, &spec, &data, &n);
+    if (st == DBK_ERR_NOT_FOUND) return missing_file(path, dir, ENOENT);
+    if (st != DBK_OK) return st;
+    st = dbk_cifar10_parse_meta(data, n, path, names);
     dbk_free(data);
-    if (st == DBK_OK && count != DBK_CIFAR10_CLASSES)
-        st = dbk_set_error(DBK_ERR_FORMAT, "%s: %d class names, expected %d (one per line)", path, count,
-                           DBK_CIFAR10_CLASSES);
     return st;
 }
 
-/* Reads the first nbytes of a batch file (already size-checked) with one fread. */
+/* Reads the first nbytes of a batch file (already size-checked). */
 static dbk_status read_prefix(const char *dir, const char *name, unsigned char *buf, size_t nbytes) {
     char path[4096];
     DBK_TRY(join_path(path, sizeof path, dir, name));
-    FILE *f = fopen(path, "rb");
-    if (!f) return missing_file(path, dir, errno);
-    size_t got = fread(buf, 1, nbytes, f);
-    int err = ferror(f) ? errno : 0;
-    fclose(f);
-    if (err) return dbk_set_error(DBK_ERR_IO, "cannot read %s: %s", path, strerror(err));
-    if (got != nbytes)
-        return dbk_set_error(DBK_ERR_FORMAT, "%s: ended after %zu bytes while reading %zu; truncated during the run?",
-                             path, got, nbytes);
-    return DBK_OK;
+    int fd;
+    size_t size;
+    dbk_status st = dbk_file_open_regular(path, "CIFAR-10 batch", (size_t)BATCH_BYTES, &fd, &size);
+    if (st == DBK_ERR_NOT_FOUND) return missing_file(path, dir, ENOENT);
+    if (st != DBK_OK) return st;
+    st = dbk_file_read_exact(fd, path, buf, nbytes);
+    close(fd);
+    return st;
 }
 
 /* ---------------------------------------------------------------------------------- */
@@ -147,16 +170,11 @@ dbk_status dbk_cifar10_load(const char *dir, dbk_cifar10_split split, int32_t li
         int32_t n = count - loaded < DBK_CIFAR10_BATCH_RECORDS ? count - loaded : DBK_CIFAR10_BATCH_RECORDS;
         st = read_prefix(dir, files[f], raw, (size_t)n * DBK_CIFAR10_RECORD_BYTES);
         if (st != DBK_OK) goto fail;
-        for (int32_t r = 0; r < n; r++) {
-            const unsigned char *rec = raw + (size_t)r * DBK_CIFAR10_RECORD_BYTES;
-            if (rec[0] >= DBK_CIFAR10_CLASSES) {
-                st = dbk_set_error(DBK_ERR_FORMAT, "%s/%s: record %d has label %u, expected 0..%d", dir, files[f], r,
-                                   (unsigned)rec[0], DBK_CIFAR10_CLASSES - 1);
-                goto fail;
-            }
-            labels[loaded + r] = rec[0];
-            memcpy(images + (size_t)(loaded + r) * DBK_CIFAR10_IMAGE_BYTES, rec + 1, DBK_CIFAR10_IMAGE_BYTES);
-        }
+        char where[4200];
+        snprintf(where, sizeof where, "%s/%s", dir, files[f]);
+        st = dbk_cifar10_parse_records(raw, (size_t)n * DBK_CIFAR10_RECORD_BYTES, where, labels + loaded,
+                                       images + (size_t)loaded * DBK_CIFAR10_IMAGE_BYTES);
+        if (st != DBK_OK) goto fail;
         loaded += n;
     }
     dbk_free(raw);

@@ -57,4 +57,16 @@ dbk_status dbk_cifar10_probe(const char *dir, dbk_dataset_info *out);
 dbk_status dbk_cifar10_load_split(const dbk_dataset_info *info, dbk_dataset_split split, int32_t limit,
                                   dbk_dataset *out);
 
+/* Parsers of the two file kinds, on buffers (the loaders above read the files, fuzz/ feeds
+ * them arbitrary bytes); `where` names the source in errors (DBK_ERR_FORMAT). */
+
+/* batches.meta.txt: exactly 10 non-empty lines (surrounding blanks and a '\r' are trimmed). */
+dbk_status dbk_cifar10_parse_meta(const char *text, size_t n, const char *where,
+                                  dbk_class_name names[DBK_CIFAR10_CLASSES]);
+
+/* nbytes of whole records (label byte 0..9, then 3072 image bytes): labels into labels[r],
+ * images into images + r * DBK_CIFAR10_IMAGE_BYTES. */
+dbk_status dbk_cifar10_parse_records(const unsigned char *raw, size_t nbytes, const char *where, uint8_t *labels,
+                                     uint8_t *images);
+
 #endif

@@ -173,6 +173,12 @@ void dbk_graph_forward(dbk_graph *g, const dbk_op_desc *op, const char *label) {
 void dbk_graph_backward(dbk_graph *g, const dbk_op_desc *op, const char *label) { push(g, &g->bwd, op, label); }
 void dbk_graph_update(dbk_graph *g, const dbk_op_desc *op, const char *label) { push(g, &g->upd, op, label); }
 
+/* memcpy of count ops; an empty list may have no array at all (memcpy from NULL is undefined
+ * even for 0 bytes, which UBSan reports). */
+static void copy_ops(dbk_op_desc *dst, const dbk_op_desc *src, int count) {
+    if (count > 0) memcpy(dst, src, sizeof *dst * (size_t)count);
+}
+
 dbk_op_desc *dbk_graph_program(dbk_graph *g, int *count) {
     const dbk_op_desc *bwd = dbk_graph_backward_ops(g);
     const int n = g->fwd.count + g->bwd.count + g->upd.count;
@@ -181,9 +187,9 @@ dbk_op_desc *dbk_graph_program(dbk_graph *g, int *count) {
     *count = g->program ? n : 0;
     if (!g->program) return NULL;
     /* Labels stay pointers into the lists' label arrays, which live as long as the graph. */
-    memcpy(g->program, g->fwd.ops, sizeof *g->program * (size_t)g->fwd.count);
-    memcpy(g->program + g->fwd.count, bwd, sizeof *g->program * (size_t)g->bwd.count);
-    memcpy(g->program + g->fwd.count + g->bwd.count, g->upd.ops, sizeof *g->program * (size_t)g->upd.count);
+    copy_ops(g->program, g->fwd.ops, g->fwd.count);
+    copy_ops(g->program + g->fwd.count, bwd, g->bwd.count);
+    copy_ops(g->program + g->fwd.count + g->bwd.count, g->upd.ops, g->upd.count);
     return g->program;
 }
 

@@ -276,52 +276,59 @@ static dbk_status parse(reader *r, layout *lay, dbk_checkpoint *c) {
     return DBK_OK;
 }
 
-dbk_status dbk_checkpoint_load(const char *path, dbk_checkpoint **out) {
-    *out = NULL;
-    void *data = NULL;
-    size_t n = 0;
-    DBK_TRY(dbk_file_read_all(path, &data, &n));
-    const unsigned char *bytes = data;
-    dbk_checkpoint *c = NULL;
-    dbk_status st;
+/* Magic and version, checked before the rest of a file is read. */
+static dbk_status check_header(const char *path, const unsigned char *head, size_t n, size_t file_size) {
+    if (n < MAGIC_BYTES || memcmp(head, DBK_CHECKPOINT_MAGIC, MAGIC_BYTES) != 0)
+        return dbk_set_error(DBK_ERR_FORMAT, "%s: not a daybreak checkpoint (no \"%s\" magic at the start)", path,
+                             DBK_CHECKPOINT_MAGIC);
+    if (n < MAGIC_BYTES + 4 || file_size < MAGIC_BYTES + 4 + 4 + 4 + 4 + SUM_BYTES)
+        return dbk_set_error(DBK_ERR_FORMAT, "%s: truncated checkpoint: %zu bytes, smaller than any header", path,
+                             file_size);
+    uint32_t version = get_u32(head + MAGIC_BYTES);
+    if (version != DBK_CHECKPOINT_VERSION)
+        return dbk_set_error(DBK_ERR_FORMAT, "%s: checkpoint version %u, this build reads version %u", path,
+                             (unsigned)version, (unsigned)DBK_CHECKPOINT_VERSION);
+    return DBK_OK;
+}
 
-    if (n < MAGIC_BYTES || memcmp(bytes, DBK_CHECKPOINT_MAGIC, MAGIC_BYTES) != 0) {
-        st = dbk_set_error(DBK_ERR_FORMAT, "%s: not a daybreak checkpoint (no \"%s\" magic at the start)", path,
-                           DBK_CHECKPOINT_MAGIC);
-        goto fail;
-    }
-    if (n < MAGIC_BYTES + 4 + 4 + 4 + 4 + SUM_BYTES) {
-        st = dbk_set_error(DBK_ERR_FORMAT, "%s: truncated checkpoint: %zu bytes, smaller than any header", path, n);
-        goto fail;
-    }
-    reader r = {.path = path, .data = bytes, .pos = MAGIC_BYTES, .end = n - SUM_BYTES};
+dbk_status dbk_checkpoint_parse(const void *data, size_t n, const char *where, dbk_checkpoint **out) {
+    *out = NULL;
+    const unsigned char *bytes = data;
+    DBK_TRY(check_header(where, bytes, n < MAGIC_BYTES + 4 ? n : MAGIC_BYTES + 4, n));
+    reader r = {.path = where, .data = bytes, .pos = MAGIC_BYTES, .end = n - SUM_BYTES};
     layout lay;
-    if ((st = parse(&r, &lay, NULL)) != DBK_OK) goto fail;
+    DBK_TRY(parse(&r, &lay, NULL));
 
     uint64_t stored = get_u64(bytes + n - SUM_BYTES), computed = dbk_fnv1a64(bytes, n - SUM_BYTES);
-    if (stored != computed) {
-        st = dbk_set_error(DBK_ERR_FORMAT, "%s: checksum mismatch (stored %016llx, computed %016llx); the file is "
-                           "corrupted", path, (unsigned long long)stored, (unsigned long long)computed);
-        goto fail;
-    }
+    if (stored != computed)
+        return dbk_set_error(DBK_ERR_FORMAT, "%s: checksum mismatch (stored %016llx, computed %016llx); the file "
+                             "is corrupted", where, (unsigned long long)stored, (unsigned long long)computed);
 
-    st = DBK_ERR_OUT_OF_HOST_MEMORY;
-    c = dbk_calloc(1, sizeof *c);
-    if (!c) goto fail;
+    dbk_checkpoint *c = dbk_calloc(1, sizeof *c);
+    if (!c) return DBK_ERR_OUT_OF_HOST_MEMORY;
     c->tensors = dbk_calloc(lay.count ? lay.count : 1, sizeof *c->tensors);
     c->strings = dbk_malloc(lay.string_bytes);
     c->values = dbk_malloc(lay.values ? lay.values * sizeof(float) : 1);
-    if (!c->tensors || !c->strings || !c->values) goto fail;
+    if (!c->tensors || !c->strings || !c->values) {
+        dbk_checkpoint_destroy(c);
+        return DBK_ERR_OUT_OF_HOST_MEMORY;
+    }
     c->count = (int)lay.count;
     r.pos = MAGIC_BYTES;
-    st = parse(&r, &lay, c);
+    dbk_status st = parse(&r, &lay, c);
     DBK_ASSERT(st == DBK_OK);   /* the same bytes passed the validating pass */
-    dbk_free(data);
     *out = c;
     return DBK_OK;
+}
 
-fail:
-    dbk_checkpoint_destroy(c);
+dbk_status dbk_checkpoint_load(const char *path, dbk_checkpoint **out) {
+    *out = NULL;
+    const dbk_file_spec spec = {.what = "checkpoint", .max_bytes = DBK_CHECKPOINT_MAX_BYTES,
+                                .head_bytes = MAGIC_BYTES + 4, .check_head = check_header};
+    void *data = NULL;
+    size_t n = 0;
+    DBK_TRY(dbk_file_read_spec(path, &spec, &data, &n));
+    dbk_status st = dbk_checkpoint_parse(data, n, path, out);
     dbk_free(data);
     return st;
 }

@@ -33,12 +33,15 @@
 #ifndef DBK_CHECKPOINT_H
 #define DBK_CHECKPOINT_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "core/status.h"
 
 #define DBK_CHECKPOINT_MAGIC   "DBKCKPT1"
 #define DBK_CHECKPOINT_VERSION 1u
+/* Largest checkpoint file dbk_checkpoint_load reads (resnet9's is about 26 MB). */
+#define DBK_CHECKPOINT_MAX_BYTES ((size_t)1 << 30)
 
 typedef struct dbk_ckpt_tensor {
     const char *name;
@@ -56,11 +59,16 @@ typedef struct dbk_checkpoint dbk_checkpoint;   /* opaque, owns loaded data */
 dbk_status dbk_checkpoint_save(const char *path, const char *model, const char *meta_json,
                                const dbk_ckpt_tensor *t, int count);
 
-/* Reads and validates a checkpoint (magic, version, every length against the file size, the
- * shape/count agreement and the checksum) before allocating from its counts. DBK_ERR_FORMAT
- * names the path and the problem ("not a daybreak checkpoint", "truncated", "checksum
- * mismatch"); DBK_ERR_NOT_FOUND / DBK_ERR_IO for the file. *out is NULL on failure. */
+/* Reads and validates a checkpoint before allocating from its counts: the path must be a
+ * regular file of at most DBK_CHECKPOINT_MAX_BYTES; magic and version are checked before the
+ * rest is read; then dbk_checkpoint_parse. DBK_ERR_FORMAT names the path and the problem ("not
+ * a daybreak checkpoint", "truncated", "checksum mismatch"); DBK_ERR_NOT_FOUND / DBK_ERR_IO for
+ * the file (a device or FIFO is refused). *out is NULL on failure. */
 dbk_status dbk_checkpoint_load(const char *path, dbk_checkpoint **out);
+
+/* Validates and copies a checkpoint held in memory (n bytes; magic, version, every length
+ * against n, the shape/count agreement, the checksum). `where` names the source in errors. */
+dbk_status dbk_checkpoint_parse(const void *data, size_t n, const char *where, dbk_checkpoint **out);
 
 const char            *dbk_checkpoint_model(const dbk_checkpoint *c);   /* "" if none */
 const char            *dbk_checkpoint_meta(const dbk_checkpoint *c);    /* "" if none */

@@ -155,6 +155,12 @@ float dbk_recipe_lr_at_step(const dbk_recipe *r, long step, int steps_per_epoch,
     return r->lr_values[n - 1];
 }
 
+float dbk_recipe_lookahead_decay(float base, float power, long run_step, long run_steps) {
+    if (run_steps <= 0) return 1.0f;
+    const float a = (float)run_step / (float)run_steps;
+    return base * (power == 3.0f ? a * a * a : powf(a, power));
+}
+
 int dbk_tta_views(int level, const dbk_tta_view **views) {
     /* infer_mirror_translate: 0.5 * mirror(x) + 0.5 * mean(mirror(pad1[0:32, 0:32]), mirror(pad1[2:34, 2:34])),
      * mirror(v) = 0.5 * net(v) + 0.5 * net(v.flip(-1)); the crops are the translations (-1,-1), (+1,+1). */

@@ -92,4 +92,8 @@ long dbk_recipe_total_steps(const dbk_recipe *r, int steps_per_epoch);
  * floor(fraction * total_steps) (airbench's int(total * 0.23)). */
 float dbk_recipe_lr_at_step(const dbk_recipe *r, long step, int steps_per_epoch, long total_steps);
 
+/* Lookahead decay after run_step of run_steps training steps: base * (run_step / run_steps)^power
+ * (airbench94's alpha_schedule[step] with base 0.95^5, power 3); 1 when run_steps is 0. */
+float dbk_recipe_lookahead_decay(float base, float power, long run_step, long run_steps);
+
 #endif

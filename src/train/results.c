@@ -3,13 +3,16 @@
  */
 #include "train/results.h"
 
+#include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <cjson/cJSON.h>
 
 #include "core/alloc.h"
 #include "core/fileio.h"
+#include "core/utf8.h"
 
 const char *dbk_run_status_name(dbk_run_status s) {
     switch (s) {
@@ -23,11 +26,87 @@ const char *dbk_run_status_name(dbk_run_status s) {
     return "unknown";
 }
 
+long dbk_results_hundredths(double percent) {
+    char text[64];
+    snprintf(text, sizeof text, "%.2f", percent);
+    char *dot = strchr(text, '.');
+    if (!dot) return 0; /* not finite: below every target */
+    *dot = '\0';
+    long whole = strtol(text, NULL, 10), frac = strtol(dot + 1, NULL, 10);
+    return text[0] == '-' ? whole * 100 - frac : whole * 100 + frac;
+}
+
+double dbk_results_best_accuracy(const dbk_train_report *r) {
+    double best = 0.0;
+    for (int i = 0; i < r->epochs_run; i++)
+        if (r->epochs[i].test_accuracy > best) best = r->epochs[i].test_accuracy;
+    return best;
+}
+
+/* DAWNBench's training thresholds (its tests/test_submissions.py), in hundredths of a percent
+ * of top-1 accuracy; ImageNet's is on top-5, which daybreak does not train. */
+static const struct {
+    const char *dataset, *name;
+    long        threshold;
+} dawnbench_thresholds[] = {{"cifar10", "CIFAR-10", 9400}};
+
+static void add_reason(dbk_conformance *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void add_reason(dbk_conformance *c, const char *fmt, ...) {
+    c->conforms = false;
+    if (c->reason_count == DBK_RESULTS_MAX_REASONS) return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(c->reasons[c->reason_count++], sizeof c->reasons[0], fmt, ap);
+    va_end(ap);
+}
+
+void dbk_results_conformance(const dbk_train_options *opt, const dbk_train_report *r, dbk_conformance *c) {
+    memset(c, 0, sizeof *c);
+    c->conforms = true;
+    int bench = -1;
+    for (int i = 0; i < (int)(sizeof dawnbench_thresholds / sizeof dawnbench_thresholds[0]); i++)
+        if (!strcmp(opt->recipe.dataset, dawnbench_thresholds[i].dataset)) bench = i;
+    if (bench < 0) add_reason(c, "dataset %s is not a DAWNBench training benchmark", opt->recipe.dataset);
+    if (r->train_images < r->train_split_images)
+        add_reason(c, "trained on %d of the %d training images (--train-subset)", r->train_images,
+                   r->train_split_images);
+    if (r->test_images < r->test_split_images)
+        add_reason(c, "evaluated on %d of the %d test images (--test-subset)", r->test_images, r->test_split_images);
+    if (bench >= 0) {
+        long best = dbk_results_hundredths(dbk_results_best_accuracy(r)), bar = dawnbench_thresholds[bench].threshold;
+        if (best < bar)
+            add_reason(c, "best test top-1 accuracy %ld.%02ld%% is below DAWNBench's %s threshold %ld.%02ld%%",
+                       best / 100, best % 100, dawnbench_thresholds[bench].name, bar / 100, bar % 100);
+    }
+    if (opt->clock != DBK_CLOCK_DAWNBENCH)
+        add_reason(c, "timed with the %s clock (evaluation on the clock), not DAWNBench's", dbk_clock_mode_name(opt->clock));
+}
+
+void dbk_results_print_conformance(FILE *out, const dbk_train_options *opt, const dbk_train_report *r) {
+    dbk_conformance c;
+    dbk_results_conformance(opt, r, &c);
+    if (c.conforms) return;
+    fprintf(out, "dawnbench.json is not a DAWNBench entry: ");
+    for (int i = 0; i < c.reason_count; i++) fprintf(out, "%s%s", i ? "; " : "", c.reasons[i]);
+    fprintf(out, "\n");
+}
+
+void dbk_results_subset_marker(const dbk_train_report *r, char *out, size_t cap) {
+    out[0] = '\0';
+    if (!r->subset) return;
+    snprintf(out, cap,
+             "# subset run: trained on %d of %d training images, evaluated on %d of %d test images; not a DAWNBench "
+             "result",
+             r->train_images, r->train_split_images, r->test_images, r->test_split_images);
+}
+
 dbk_status dbk_results_write_logs_tsv(const char *path, const dbk_train_report *r) {
-    size_t cap = 64 + (size_t)r->epochs_run * 64;
+    char marker[256];
+    dbk_results_subset_marker(r, marker, sizeof marker);
+    size_t cap = sizeof marker + 64 + (size_t)r->epochs_run * 64;
     char *text = dbk_malloc(cap);
     if (!text) return DBK_ERR_OUT_OF_HOST_MEMORY;
-    size_t n = (size_t)snprintf(text, cap, "epoch\thours\ttop1Accuracy\n");
+    size_t n = (size_t)snprintf(text, cap, "%s%sepoch\thours\ttop1Accuracy\n", marker, marker[0] ? "\n" : "");
     for (int i = 0; i < r->epochs_run; i++) {
         const dbk_epoch_record *e = &r->epochs[i];
         n += (size_t)snprintf(text + n, cap - n, "%d\t%.8f\t%.2f\n", e->epoch, e->clock_seconds / 3600.0,
@@ -83,7 +162,7 @@ static cJSON *recipe_json(const dbk_recipe *rc) {
     cJSON_AddBoolToObject(aug, "flip", rc->augment.flip);
     cJSON_AddBoolToObject(aug, "flip_alternating", rc->augment.flip_alternating);
     cJSON_AddNumberToObject(aug, "cutout", rc->augment.cutout);
-    cJSON_AddNumberToObject(o, "target", rc->target);
+    cJSON_AddNumberToObject(o, "target", (double)dbk_results_hundredths(rc->target) / 100.0);
     return o;
 }
 
@@ -168,7 +247,7 @@ dbk_status dbk_results_write_json(const char *path, const dbk_train_options *opt
     cJSON_AddNumberToObject(root, "preprocess_seconds", r->preprocess_seconds);
     cJSON_AddNumberToObject(root, "resumed", r->resumed);
     cJSON_AddNumberToObject(root, "resume_seconds", r->resume_seconds);
-    cJSON_AddNumberToObject(root, "target", opt->recipe.target);
+    cJSON_AddNumberToObject(root, "target", (double)dbk_results_hundredths(opt->recipe.target) / 100.0);
     cJSON_AddBoolToObject(root, "target_reached", r->epochs_to_target > 0);
     if (r->epochs_to_target > 0) {
         cJSON_AddNumberToObject(root, "epochs_to_target", r->epochs_to_target);
@@ -179,10 +258,7 @@ dbk_status dbk_results_write_json(const char *path, const dbk_train_options *opt
         cJSON_AddNullToObject(root, "seconds_to_target");
         cJSON_AddNullToObject(root, "hours_to_target");
     }
-    double best = 0.0;
-    for (int i = 0; i < r->epochs_run; i++)
-        if (r->epochs[i].test_accuracy > best) best = r->epochs[i].test_accuracy;
-    cJSON_AddNumberToObject(root, "best_test_accuracy", best);
+    cJSON_AddNumberToObject(root, "best_test_accuracy", dbk_results_best_accuracy(r));
     cJSON_AddNumberToObject(root, "final_test_accuracy", r->epochs_run ? r->epochs[r->epochs_run - 1].test_accuracy : 0.0);
     /* Which evaluation the reported accuracy comes from, and whether it was timed. */
     const dbk_final_eval *fe = &r->final_eval;
@@ -225,10 +301,14 @@ dbk_status dbk_results_write_cjson(const char *path, void *tree) {
     char *text = cJSON_Print(root);
     cJSON_Delete(root);
     if (!text) return dbk_set_error(DBK_ERR_OUT_OF_HOST_MEMORY, "out of memory formatting %s", path);
-    size_t len = strlen(text);
-    text[len] = '\n'; /* cJSON_Print leaves room for the terminator; replace it, write len+1 */
-    dbk_status st = dbk_file_write_atomic(path, text, len + 1);
+    /* cJSON escapes quotes and control characters but copies other bytes as they are. */
+    dbk_strbuf sb;
+    dbk_strbuf_init(&sb);
+    dbk_utf8_append_sanitized(&sb, text, strlen(text));
     cJSON_free(text);
+    dbk_strbuf_appendf(&sb, "\n");
+    dbk_status st = dbk_strbuf_write_file(&sb, path);
+    dbk_strbuf_deinit(&sb);
     return st;
 }
 
@@ -244,7 +324,14 @@ dbk_status dbk_results_write_dawnbench_entry(const char *path, const dbk_train_o
     cJSON *root = cJSON_CreateObject();
     if (!root) return DBK_ERR_OUT_OF_HOST_MEMORY;
     char buf[1024];
-    cJSON_AddStringToObject(root, "version", "v1.0");
+    dbk_conformance c;
+    dbk_results_conformance(opt, r, &c);
+    if (c.conforms) cJSON_AddStringToObject(root, "version", "v1.0");
+    else {
+        cJSON_AddBoolToObject(root, "conforms", false);
+        cJSON *reasons = cJSON_AddArrayToObject(root, "nonconforming_reasons");
+        for (int i = 0; i < c.reason_count; i++) cJSON_AddItemToArray(reasons, cJSON_CreateString(c.reasons[i]));
+    }
     cJSON_AddStringToObject(root, "author", opt->author && *opt->author ? opt->author : "daybreak");
     cJSON_AddStringToObject(root, "authorEmail", opt->author_email ? opt->author_email : "");
     snprintf(buf, sizeof buf, "daybreak %s (%s backend)", DBK_VERSION, dbk_backend_kind_name(opt->backend));
@@ -253,7 +340,7 @@ dbk_status dbk_results_write_dawnbench_entry(const char *path, const dbk_train_o
     cJSON_AddStringToObject(root, "model", buf);
     dbk_results_hardware_string(dbk_backend_kind_name(opt->backend), &r->device, &r->platform, buf, sizeof buf);
     cJSON_AddStringToObject(root, "hardware", buf);
-    add_number_or_null(root, "costPerHour", r->platform.price_per_hour, r->platform.price_per_hour > 0);
+    if (r->platform.price_per_hour > 0) cJSON_AddNumberToObject(root, "costPerHour", r->platform.price_per_hour);
     snprintf(buf, sizeof buf, "%.10s", started_at); /* YYYY-MM-DD of the ISO time */
     cJSON_AddStringToObject(root, "timestamp", buf);
     cJSON_AddStringToObject(root, "logFilename", "logs.tsv");
@@ -271,7 +358,8 @@ dbk_status dbk_results_write_dawnbench_entry(const char *path, const dbk_train_o
     cJSON_AddNumberToObject(misc, "seed", (double)opt->seed);
     cJSON_AddNumberToObject(misc, "trainImages", r->train_images);
     cJSON_AddNumberToObject(misc, "testImages", r->test_images);
-    cJSON_AddNumberToObject(misc, "target", opt->recipe.target);
+    cJSON_AddBoolToObject(misc, "subset", r->subset);
+    cJSON_AddNumberToObject(misc, "target", (double)dbk_results_hundredths(opt->recipe.target) / 100.0);
     cJSON_AddBoolToObject(misc, "targetReached", r->epochs_to_target > 0);
     bool hit = r->epochs_to_target > 0;
     add_number_or_null(misc, "epochsToTarget", r->epochs_to_target, hit);

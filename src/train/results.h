@@ -3,19 +3,49 @@
  *
  * logs.tsv: header "epoch\thours\ttop1Accuracy", then one row per epoch
  *   "{epoch}\t{hours:.8f}\t{accuracy:.2f}", hours cumulative on the clock (DAWNBench format).
- * dawnbench.json: the DAWNBench training entry (version "v1.0", author, authorEmail, framework,
- *   model, hardware, costPerHour (null when the profile has no price), timestamp "YYYY-MM-DD",
- *   logFilename "logs.tsv", misc with daybreak's own fields), as DAWNBench's submission
- *   checks read it.
+ *   A subset run's log starts with one marker line "# subset run: ..." before the header, so
+ *   DAWNBench's checks (which read the first line as the header) reject it.
+ * dawnbench.json: the DAWNBench training entry (author, authorEmail, framework, model,
+ *   hardware, costPerHour (absent when the profile has no price), timestamp "YYYY-MM-DD",
+ *   logFilename "logs.tsv", misc with daybreak's own fields). Only a conforming run
+ *   (dbk_results_conformance) carries DAWNBench's "version": "v1.0"; any other has
+ *   "conforms": false and "nonconforming_reasons" instead.
  * result.json: see README "Result files" for every field.
- * All are written atomically.
+ * All are written atomically, as valid UTF-8.
  */
 #ifndef DBK_RESULTS_H
 #define DBK_RESULTS_H
 
+#include <stdio.h>
+
 #include "train/trainer.h"
 
+/* Whether a run is a DAWNBench entry: the whole training and test sets of a DAWNBench dataset
+ * (CIFAR-10: 50,000 and 10,000 images), the benchmark's accuracy threshold reached in logs.tsv
+ * (best top-1 >= 94.00% for CIFAR-10, whatever --target was), and the dawnbench clock. */
+#define DBK_RESULTS_MAX_REASONS 4
+typedef struct dbk_conformance {
+    bool conforms;
+    int  reason_count;
+    char reasons[DBK_RESULTS_MAX_REASONS][192];   /* one sentence each, e.g. "trained on 5000 of ..." */
+} dbk_conformance;
+
+void dbk_results_conformance(const dbk_train_options *opt, const dbk_train_report *r, dbk_conformance *c);
+/* Prints, for a nonconforming run, the one line "dawnbench.json is not a DAWNBench entry:
+ * REASON; REASON"; nothing for a conforming one. */
+void dbk_results_print_conformance(FILE *out, const dbk_train_options *opt, const dbk_train_report *r);
+
+/* A percentage in hundredths, exactly as logs.tsv prints it ("%.2f"): 90.3 -> 9030. Targets
+ * and accuracies are compared in these units, so an accuracy logged as 90.30 reaches a
+ * target of 90.3 whatever the binary rounding of either. */
+long dbk_results_hundredths(double percent);
+
+/* The best test accuracy over the epochs run (0 when none). */
+double dbk_results_best_accuracy(const dbk_train_report *r);
+
 dbk_status dbk_results_write_logs_tsv(const char *path, const dbk_train_report *r);
+/* The subset marker line of logs.tsv (without its newline), or "" for a full run. */
+void dbk_results_subset_marker(const dbk_train_report *r, char *out, size_t cap);
 dbk_status dbk_results_write_json(const char *path, const dbk_train_options *opt, const dbk_train_report *r,
                                   const char *started_at);
 
@@ -27,7 +57,8 @@ dbk_status dbk_results_write_dawnbench_entry(const char *path, const dbk_train_o
 void dbk_results_hardware_string(const char *backend, const dbk_device_info *dev, const dbk_platform_info *pl,
                                  char *out, size_t cap);
 
-/* Writes a cJSON tree (pretty-printed, newline-terminated) atomically; deletes root. */
+/* Writes a cJSON tree (pretty-printed, newline-terminated) atomically, invalid UTF-8 in its
+ * strings replaced by U+FFFD; deletes root. */
 dbk_status dbk_results_write_cjson(const char *path, void *root);
 
 #endif

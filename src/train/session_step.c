@@ -14,7 +14,6 @@
  * learning rate of each parameter group. The host computes them all into one small block and
  * writes it once per step; the loss and correct-count counters accumulate on the device.
  */
-#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -35,11 +34,7 @@ static void augment_state_rule(const dbk_step_ctx *ctx, const double k[4], void 
  * alpha_schedule tensor: base * (step / total)^power; 1 for the final update, which
  * dbk_session_lookahead_final asks for with run_steps 0 (params = ema). */
 static void lookahead_decay_rule(const dbk_step_ctx *ctx, const double k[4], void *dst) {
-    float decay = 1.0f;
-    if (ctx->run_steps > 0) {
-        const float a = (float)ctx->run_step / (float)ctx->run_steps;
-        decay = (float)k[0] * (k[1] == 3.0 ? a * a * a : powf(a, (float)k[1]));
-    }
+    const float decay = dbk_recipe_lookahead_decay((float)k[0], (float)k[1], ctx->run_step, ctx->run_steps);
     memcpy(dst, &decay, sizeof decay);
 }
 

@@ -17,6 +17,7 @@
 #include "core/log.h"
 #include "core/timer.h"
 #include "data/dataset.h"
+#include "train/mlperf_log.h"
 #include "train/results.h"
 #include "train/resume.h"
 #include "train/run_lock.h"
@@ -28,7 +29,9 @@ typedef struct run {
     dbk_dataset  train, test;
     dbk_backend *be;
     dbk_session *session;
-    char         logs_path[4096], json_path[4096], ckpt_path[4096], entry_path[4096];
+    char         logs_path[4096], json_path[4096], ckpt_path[4096], entry_path[4096], mlperf_path[4096];
+    dbk_mlperf_log mlperf;
+    bool         mlperf_continued;  /* with opt->resume: mlperf.log of the run it continues loaded */
     char         started_at[32];
     dbk_run_lock lock;
     dbk_checkpoint *resume_ckpt;    /* with opt->resume: resume.ckpt, until the state is restored */
@@ -37,6 +40,7 @@ typedef struct run {
 
 static void run_release(run *r) {
     dbk_checkpoint_destroy(r->resume_ckpt);
+    dbk_mlperf_log_deinit(&r->mlperf);
     dbk_session_destroy(r->session);
     dbk_backend_destroy(r->be);
     dbk_dataset_deinit(&r->train);
@@ -58,6 +62,7 @@ static void progress_bar(int epoch, int step, int steps, double seconds, int bat
 static dbk_status write_files(run *r, const dbk_train_options *opt, const dbk_train_report *rep) {
     DBK_TRY(dbk_results_write_logs_tsv(r->logs_path, rep));
     DBK_TRY(dbk_results_write_dawnbench_entry(r->entry_path, opt, rep, r->started_at));
+    DBK_TRY(dbk_mlperf_log_write(&r->mlperf, r->mlperf_path));
     return dbk_results_write_json(r->json_path, opt, rep, r->started_at);
 }
 
@@ -83,12 +88,15 @@ static dbk_status setup(run *r, const dbk_train_options *opt, dbk_train_report *
     DBK_TRY(dbk_dataset_load(&r->data, DBK_DATASET_SPLIT_TEST, opt->test_limit, &r->test));
     rep->train_images = r->train.count;
     rep->test_images = r->test.count;
+    rep->train_split_images = r->data.split_count[DBK_DATASET_SPLIT_TRAIN];
+    rep->test_split_images = r->data.split_count[DBK_DATASET_SPLIT_TEST];
     rep->subset = r->train.count < r->data.split_count[DBK_DATASET_SPLIT_TRAIN] ||
                   r->test.count < r->data.split_count[DBK_DATASET_SPLIT_TEST];
 
     DBK_TRY(dbk_backend_create(opt->backend, opt->device, &r->be));
     rep->device = *dbk_backend_get_info(r->be);
     DBK_TRY(dbk_platform_resolve(opt->platform, dbk_backend_kind_name(opt->backend), rep->device.name, &rep->platform));
+    if (!r->mlperf_continued) dbk_mlperf_log_init_start(&r->mlperf, opt, rep);
     dbk_log(DBK_LOG_LEVEL_INFO, "device: %s %d: %s (%s)", dbk_backend_kind_name(opt->backend), opt->device,
             rep->device.name, rep->device.driver);
 
@@ -148,7 +156,9 @@ static dbk_status open_resume(run *r, const dbk_train_options *opt, dbk_train_re
     if (st == DBK_OK && !killed && strcmp(previous, "interrupted") && strcmp(previous, "failed"))
         st = dbk_set_error(DBK_ERR_INVALID_ARG, "%s: the run has finished (status %s); nothing to resume", opt->out_dir,
                            previous);
+    if (st == DBK_OK) st = dbk_mlperf_log_load(&r->mlperf, r->mlperf_path, h.epochs_done);
     if (st == DBK_OK) {
+        r->mlperf_continued = !dbk_mlperf_log_is_empty(&r->mlperf);
         snprintf(r->started_at, sizeof r->started_at, "%s", h.started_at);
         r->resume_clock = h.clock_seconds;
         printf("resuming %s after epoch %d (clock %.2f s): the run was %s\n", opt->out_dir, h.epochs_done,
@@ -164,6 +174,7 @@ static void run_paths(run *r, const char *dir) {
     snprintf(r->json_path, sizeof r->json_path, "%s/result.json", dir);
     snprintf(r->ckpt_path, sizeof r->ckpt_path, "%s/model.ckpt", dir);
     snprintf(r->entry_path, sizeof r->entry_path, "%s/dawnbench.json", dir);
+    snprintf(r->mlperf_path, sizeof r->mlperf_path, "%s/mlperf.log", dir);
 }
 
 /* The folder, created if needed, and its lock. *created says whether this run made it. */
@@ -227,6 +238,10 @@ static dbk_status final_evaluation(run *r, const dbk_recipe *rc, dbk_train_repor
  * saves resume.ckpt for epoch 0 (off the clock), so it can be resumed from its first step. */
 static dbk_status prepare(run *r, const dbk_train_options *opt, dbk_train_report *rep, double *clock) {
     dbk_session *s = r->session;
+    if (!r->mlperf_continued) {
+        dbk_mlperf_log_event(&r->mlperf, DBK_MLPERF_END, "init_stop", 0);
+        dbk_mlperf_log_event(&r->mlperf, DBK_MLPERF_START, "run_start", 0);
+    }
     double t0 = dbk_time_now();
     DBK_TRY(dbk_session_upload_data(s, &r->train, &r->test));
     if (opt->resume) {
@@ -259,6 +274,7 @@ static dbk_status train_epoch(run *r, const dbk_train_options *opt, dbk_epoch_re
     double start = dbk_time_now();
     const long first_step = (long)(e->epoch - 1) * steps;
     const int epoch_steps = total_steps - first_step < steps ? (int)(total_steps - first_step) : steps;
+    dbk_mlperf_log_event(&r->mlperf, DBK_MLPERF_START, "epoch_start", e->epoch);
     DBK_TRY(dbk_session_begin_epoch(s, e->epoch, opt->seed));
     for (int step = 0; step < epoch_steps; step++) {
         if ((*stopped = stop_requested(opt)) != 0) return dbk_backend_sync(r->be);
@@ -270,6 +286,7 @@ static dbk_status train_epoch(run *r, const dbk_train_options *opt, dbk_epoch_re
     dbk_epoch_counters tc;
     DBK_TRY(dbk_session_end_epoch(s, &tc)); /* synchronises the device */
     e->epoch_seconds = dbk_time_now() - start;
+    dbk_mlperf_log_event(&r->mlperf, DBK_MLPERF_END, "epoch_stop", e->epoch);
     *clock += e->epoch_seconds;
     e->clock_seconds = *clock;
     e->images_per_second = (double)tc.images / e->epoch_seconds;
@@ -281,12 +298,15 @@ static dbk_status train_epoch(run *r, const dbk_train_options *opt, dbk_epoch_re
 
 /* The test set after an epoch: off the clock (DAWNBench), on it with --clock mlperf. */
 static dbk_status evaluate_epoch(run *r, const dbk_train_options *opt, dbk_epoch_record *e, double *clock) {
+    dbk_mlperf_log_event(&r->mlperf, DBK_MLPERF_START, "eval_start", e->epoch);
     double eval_start = dbk_time_now();
     dbk_epoch_counters ec;
     DBK_TRY(dbk_session_evaluate(r->session, &ec));
     e->eval_seconds = dbk_time_now() - eval_start;
     e->test_loss = ec.loss_sum / (double)ec.images;
     e->test_accuracy = 100.0 * ec.correct / (double)ec.images;
+    dbk_mlperf_log_event(&r->mlperf, DBK_MLPERF_END, "eval_stop", e->epoch);
+    dbk_mlperf_log_accuracy(&r->mlperf, e->epoch, e->test_accuracy);
     if (opt->clock == DBK_CLOCK_MLPERF) {
         *clock += e->eval_seconds;
         e->clock_seconds = *clock;
@@ -329,6 +349,7 @@ static dbk_status train_loop(run *r, const dbk_train_options *opt, dbk_train_rep
         DBK_TRY(train_epoch(r, opt, e, total_steps, &clock, &rep->stop_signal));
         if (rep->stop_signal) { /* the epoch in progress is dropped; resume.ckpt holds the last one */
             rep->status = DBK_RUN_INTERRUPTED;
+            dbk_mlperf_log_run_stop(&r->mlperf, false);
             return write_files(r, opt, rep);
         }
         DBK_TRY(evaluate_epoch(r, opt, e, &clock));
@@ -338,24 +359,30 @@ static dbk_status train_loop(run *r, const dbk_train_options *opt, dbk_train_rep
 
         if (!isfinite(e->train_loss) || !isfinite(e->test_loss)) {
             rep->status = DBK_RUN_DIVERGED;
+            dbk_mlperf_log_run_stop(&r->mlperf, false);
             DBK_TRY(finish(r, opt, rep));
             return diverged(e);
         }
         bool last = epoch == epochs;
         if (rc->fixed_budget && last) {
+            dbk_mlperf_log_event(&r->mlperf, DBK_MLPERF_START, "eval_start", epoch);
             DBK_TRY(final_evaluation(r, rc, rep, &clock));
+            dbk_mlperf_log_event(&r->mlperf, DBK_MLPERF_END, "eval_stop", epoch);
+            dbk_mlperf_log_accuracy(&r->mlperf, epoch, e->test_accuracy);
             if (!opt->quiet)
                 printf("final evaluation (test-time augmentation level %d, on the clock): test %6.2f%%  time %7.2fs  "
                        "clock %8.2fs\n", rc->tta_level, e->test_accuracy, rep->final_eval.seconds, clock);
         }
         /* A fixed budget is judged by its final evaluation only. */
-        if (rep->epochs_to_target == 0 && (!rc->fixed_budget || last) && e->test_accuracy >= (double)rc->target) {
+        if (rep->epochs_to_target == 0 && (!rc->fixed_budget || last) &&
+            dbk_results_hundredths(e->test_accuracy) >= dbk_results_hundredths(rc->target)) {
             rep->epochs_to_target = epoch;
             rep->seconds_to_target = clock;
         }
         bool reached = rep->epochs_to_target > 0;
         if (last || (reached && !opt->all_epochs)) {
             rep->status = reached ? DBK_RUN_REACHED : DBK_RUN_NOT_REACHED;
+            dbk_mlperf_log_run_stop(&r->mlperf, reached);
             return finish(r, opt, rep);
         }
         /* resume.ckpt first: whatever the other files say, it holds this epoch or the last. */
@@ -371,6 +398,7 @@ dbk_status dbk_train_run(const dbk_train_options *opt, dbk_train_report *rep) {
     run r;
     memset(&r, 0, sizeof r);
     r.lock.fd = -1;
+    dbk_mlperf_log_init(&r.mlperf);
     memset(rep, 0, sizeof *rep);
     rep->status = DBK_RUN_FAILED;
     run_paths(&r, opt->out_dir);
@@ -392,6 +420,7 @@ dbk_status dbk_train_run(const dbk_train_options *opt, dbk_train_report *rep) {
             char reason[1024];
             snprintf(reason, sizeof reason, "%s", dbk_last_error());
             rep->status = DBK_RUN_FAILED;
+            dbk_mlperf_log_run_stop(&r.mlperf, false);
             write_files(&r, opt, rep);
             dbk_set_error(st, "%s", reason);
         }

@@ -10,9 +10,10 @@
  *
  * Files written to out_dir, each atomically (temporary file + rename) after every epoch so an
  * interrupted run leaves complete files: logs.tsv (DAWNBench format), dawnbench.json (the
- * DAWNBench training entry), result.json, resume.ckpt (train/resume.h; deleted when the run
- * finishes) and at the end model.ckpt (train/checkpoint.h). The run holds the folder's lock
- * (train/run_lock.h) from before anything is read until it returns.
+ * DAWNBench training entry, train/results.h), mlperf.log (train/mlperf_log.h), result.json,
+ * resume.ckpt (train/resume.h; deleted when the run finishes) and at the end model.ckpt
+ * (train/checkpoint.h). The run holds the folder's lock (train/run_lock.h) from before anything
+ * is read until it returns.
  *
  * Stopping: when *stop_signal becomes non-zero (a signal handler sets it) the run stops at the
  * next step boundary; the epoch in progress is dropped, the files say "interrupted" and
@@ -118,6 +119,8 @@ typedef struct dbk_train_report {
     int              steps_per_epoch;
     int32_t          train_images;         /* training images used (after train_limit) */
     int32_t          test_images;          /* test images evaluated (after test_limit) */
+    int32_t          train_split_images;   /* the dataset's whole training split */
+    int32_t          test_split_images;    /* and test split */
     bool             subset;               /* fewer than the dataset's whole splits */
     long             profiled_steps;       /* > 0 only with options.profile */
     double           profiled_step_seconds;

@@ -7,13 +7,15 @@
  * from that folder. They are concatenated in the embedded table's (sorted) order (no #include in
  * embedded sources) and built as one program, once per backend.
  *
- * Cache: <dbk_env_cache_dir()>/opencl/<key>.bin, key = FNV-1a-64 of (cache format, source
- * text, build options, device name, device version, driver version, platform name and
- * version). A file is
- *     "DBKCLBIN" | u32 format | u32 0 | u64 key | u64 payload bytes | u64 FNV-1a-64(payload) | payload
- * and is trusted only if every field matches and the driver then builds the binary; anything
- * else counts as rejected, is rebuilt from source and overwritten. Writes are atomic (temp
- * file + rename), so a crash never leaves half a file under the final name.
+ * Cache: <dbk_env_cache_dir()>/opencl/<key>.bin in the format of core/kcache.h, key =
+ * FNV-1a-64 of (cache format, source text, build options, device name, device version, driver
+ * version, platform name and version). A file is handed to the driver only if it is a regular
+ * file of at most DBK_KCACHE_MAX_BYTES whose magic, format, key, length, file checksum and
+ * binary hash (of the key and the binary, recorded when the driver produced it) all match;
+ * PoCL crashes rather than fails on some damaged binaries, so the binary hash keeps an altered
+ * binary away from it. Anything else, or a binary the driver refuses or cannot build, counts
+ * as rejected, is rebuilt from source and overwritten. Writes are atomic (temp file +
+ * rename), so a crash never leaves half a file under the final name.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <stdio.h>
@@ -24,16 +26,12 @@
 #include "core/alloc.h"
 #include "core/embedded.h"
 #include "core/fileio.h"
+#include "core/kcache.h"
 #include "core/log.h"
 #include "core/profile.h"
 
 extern const dbk_embedded_file dbk_ocl_kernels[];
 extern const int               dbk_ocl_kernels_count;
-
-
-#define CACHE_FORMAT 1u
-static const char kMagic[8] = {'D', 'B', 'K', 'C', 'L', 'B', 'I', 'N'};
-#define HEADER_BYTES 40
 
 /* ---------------------------------------------------------------------------------- */
 /* source                                                                             */
@@ -51,8 +49,12 @@ static dbk_status assemble_source(dbk_strbuf *src) {
             void *data;
             size_t n;
             dbk_status st = dbk_file_read_all(path, &data, &n);
-            if (st != DBK_OK)
-                return dbk_set_error(st, "DBK_KERNEL_DIR=%s: cannot read %s: %s", dir, f->name, dbk_last_error());
+            if (st != DBK_OK) {
+                /* dbk_last_error() is the buffer dbk_set_error writes: copy it first. */
+                char cause[512];
+                snprintf(cause, sizeof cause, "%s", dbk_last_error());
+                return dbk_set_error(st, "DBK_KERNEL_DIR=%s: cannot read %s: %s", dir, f->name, cause);
+            }
             dbk_strbuf_appendf(src, "%s\n", (const char *)data);
             dbk_free(data);
         } else {
@@ -74,56 +76,36 @@ static uint64_t cache_key(dbk_backend *be, const char *source, const char *optio
     clGetDeviceInfo(c->device, CL_DEVICE_VERSION, sizeof devver - 1, devver, NULL);
     dbk_strbuf sb;
     dbk_strbuf_init(&sb);
-    dbk_strbuf_appendf(&sb, "format %u\n%s\n%s\n%s\n%s\n%s\n%s\n%s\n", CACHE_FORMAT, options, be->info.name, devver,
-                       dver, pname, pver, source);
+    dbk_strbuf_appendf(&sb, "format %u\n%s\n%s\n%s\n%s\n%s\n%s\n%s\n", DBK_KCACHE_FORMAT, options, be->info.name,
+                       devver, dver, pname, pver, source);
     uint64_t key = sb.data ? dbk_fnv1a64(sb.data, sb.len) : 0;
     dbk_strbuf_deinit(&sb);
     return key;
 }
 
-static void put_u32(unsigned char *p, uint32_t v) {
-    for (int i = 0; i < 4; i++) p[i] = (unsigned char)(v >> (8 * i));
-}
-static void put_u64(unsigned char *p, uint64_t v) {
-    for (int i = 0; i < 8; i++) p[i] = (unsigned char)(v >> (8 * i));
-}
-static uint32_t get_u32(const unsigned char *p) {
-    uint32_t v = 0;
-    for (int i = 3; i >= 0; i--) v = (v << 8) | p[i];
-    return v;
-}
-static uint64_t get_u64(const unsigned char *p) {
-    uint64_t v = 0;
-    for (int i = 7; i >= 0; i--) v = (v << 8) | p[i];
-    return v;
-}
-
-/* Tries the cache file; true with c->program built from it on success, else no program. */
-static const char *check_cache_file(const unsigned char *data, size_t size, uint64_t key,
-                                    const unsigned char **payload, size_t *n) {
-    if (size < HEADER_BYTES || memcmp(data, kMagic, 8)) return "not a daybreak OpenCL cache file";
-    if (get_u32(data + 8) != CACHE_FORMAT) return "another cache format version";
-    if (get_u64(data + 16) != key) return "key mismatch";
-    uint64_t len = get_u64(data + 24);
-    if (len != size - HEADER_BYTES) return "truncated or padded";
-    if (get_u64(data + 32) != dbk_fnv1a64(data + HEADER_BYTES, (size_t)len)) return "checksum mismatch";
-    *payload = data + HEADER_BYTES;
-    *n = (size_t)len;
-    return NULL;
-}
-
-/* Tries the cache file; DBK_OK with c->program set on success, else leaves no program. */
+/* Tries the cache file; true with c->program built from it, else false and no program. */
 static bool load_cached(dbk_backend *be, const char *path, uint64_t key, const char *options) {
     dbk_ocl_ctx *c = dbk_ocl(be);
+    const dbk_file_spec spec = {.what = "OpenCL kernel cache", .max_bytes = DBK_KCACHE_MAX_BYTES,
+                                .head_bytes = DBK_KCACHE_HEAD_BYTES, .check_head = dbk_kcache_check_head};
     void *data = NULL;
     size_t size = 0;
-    if (dbk_file_read_all(path, &data, &size) != DBK_OK) {
+    dbk_status st = dbk_file_read_spec(path, &spec, &data, &size);
+    if (st == DBK_ERR_NOT_FOUND) {
         dbk_clear_error();
         return false;   /* no file yet: an ordinary miss */
     }
-    const unsigned char *payload;
-    size_t n;
-    const char *why = check_cache_file(data, size, key, &payload, &n);
+    char why_read[512] = "";
+    const unsigned char *payload = NULL;
+    size_t n = 0;
+    const char *why = NULL;
+    if (st != DBK_OK) {
+        snprintf(why_read, sizeof why_read, "%s", dbk_last_error());
+        dbk_clear_error();
+        why = why_read;
+    } else {
+        why = dbk_kcache_check(data, size, key, &payload, &n);
+    }
     bool ok = false;
     if (!why) {
         cl_int err, bin_status = CL_SUCCESS;
@@ -152,20 +134,15 @@ static void store_cache(dbk_backend *be, const char *dir, const char *path, uint
     dbk_ocl_ctx *c = dbk_ocl(be);
     size_t n = 0;
     if (clGetProgramInfo(c->program, CL_PROGRAM_BINARY_SIZES, sizeof n, &n, NULL) != CL_SUCCESS || n == 0) return;
-    unsigned char *file = dbk_malloc(HEADER_BYTES + n);
+    unsigned char *file = dbk_malloc(DBK_KCACHE_HEADER_BYTES + n);
     if (!file) return;
-    unsigned char *payload = file + HEADER_BYTES;
+    unsigned char *payload = file + DBK_KCACHE_HEADER_BYTES;
     if (clGetProgramInfo(c->program, CL_PROGRAM_BINARIES, sizeof payload, &payload, NULL) != CL_SUCCESS) {
         dbk_free(file);
         return;
     }
-    memcpy(file, kMagic, 8);
-    put_u32(file + 8, CACHE_FORMAT);
-    put_u32(file + 12, 0);
-    put_u64(file + 16, key);
-    put_u64(file + 24, (uint64_t)n);
-    put_u64(file + 32, dbk_fnv1a64(payload, n));
-    if (dbk_mkdir_p(dir) == DBK_OK && dbk_file_write_atomic(path, file, HEADER_BYTES + n) == DBK_OK) {
+    dbk_kcache_seal(file, key, n);
+    if (dbk_mkdir_p(dir) == DBK_OK && dbk_file_write_atomic(path, file, DBK_KCACHE_HEADER_BYTES + n) == DBK_OK) {
         c->stats.cache_written++;
         dbk_log(DBK_LOG_LEVEL_INFO, "OpenCL kernels cached in %s", path);
     } else {

@@ -1,0 +1,766 @@
+/*
+ * op_cases.c — the cases of every op of op_list.h and their NMSE tolerances: what
+ * tests/test_ops_backend and `daybreak check` run on a device against the CPU reference
+ * (conventions: op_check.h; the harness: op_harness.c).
+ *
+ * Each op of op_list.h defines <name>_cases and OP_TEST(<name>, tolerance) here; an op
+ * without them is reported as "op X has no test cases" (dbk_op_check_run returns -1) and
+ * fails the run, so a new op cannot go unchecked. Shapes include odd sizes, non-multiples of
+ * tile sizes, batch 1, stride 2, 1x1, 7x7 stride 2 and the ResNet9 layers.
+ *
+ * Tolerances (NMSE; fp32 on both sides, so they only differ in summation order and in
+ * the last bits of exp/log/sqrt/division; an indexing bug gives NMSE 1e-3 .. 1):
+ *  - conv fwd / bwd_data / bwd_filter, GEMM: 1e-7. Sums of up to ~130k products (bwd_filter
+ *    at ResNet9 shapes); naive fp32 summation has relative error ~sqrt(n)*6e-8 ~ 2e-5, NMSE
+ *    ~4e-10; blocked, tiled or Winograd orders stay well inside 1e-7.
+ *  - batchnorm fwd train: 1e-7 (per-channel reductions over N*H*W up to 8192 values; a
+ *    one-pass E[x^2]-E[x]^2 variance loses a few bits to cancellation).
+ *  - batchnorm bwd: 1e-6 (two reductions, then dy - mean(dy) - xhat*mean(dy*xhat), a
+ *    difference of nearly equal terms).
+ *  - batchnorm fwd infer: 1e-9 (elementwise; rsqrt may differ by an ulp or two).
+ *  - softmax xent fwd: 1e-8 (exp/log may differ by a few ulp; loss_sum sums N rows).
+ *  - softmax xent bwd: 1e-9 (elementwise difference probs - target).
+ *  - SGD: 1e-10 (elementwise; fused multiply-add contraction may move the last bit).
+ *  - relu, maxpool, add, scale, fill, copy: 1e-10, i.e. exact up to a contraction or
+ *    accumulation-order difference in an ulp (max-pool backward sums overlapping windows).
+ *  - gelu fwd / bwd: 1e-9 (elementwise erf and exp: the device kernels' own erf, the fit
+ *    of shaders/common/erf.glsl (cl/eltwise.cl has the same coefficients, branch-free),
+ *    relative error <= 1.7e-7; measured <= 3e-13 on lavapipe, where 1 + erf cancels in the
+ *    negative tail on both sides alike).
+ *  - bias_add: 1e-10 (one add; measured bit-exact). lookahead: 1e-10, as SGD.
+ *  - channel_sum: 1e-9 (fp32 partial sums and a tree on the device against the CPU's double
+ *    sum, up to ~1M values per channel; measured <= 1.5e-14).
+ *  - accuracy: bit-exact (a count). augment: bit-exact, the device kernels reproduce the
+ *    CPU's hash draw and compute (v / 255 - mean) / std with correctly rounded division.
+ */
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check/op_check_impl.h"
+
+/* ---------------------------------------------------------------------------------- */
+/* the table                                                                           */
+
+/* Tentative definitions: a <name>_test that OP_TEST never defines stays all zero (no cases
+ * function) instead of being a build error, so the run names the op. */
+#define OP_TEST_DECLARE_(E, name, ...) static const dbk_op_cases name##_test;
+DBK_OP_LIST(OP_TEST_DECLARE_)
+#undef OP_TEST_DECLARE_
+#define OP_TEST(name, tol) static const dbk_op_cases name##_test = {name##_cases, tol}
+
+#define OP_TEST_ROW_(E, name, ...) [DBK_OP_##E] = &name##_test,
+static const dbk_op_cases *const op_tests[DBK_OP_COUNT] = {DBK_OP_LIST(OP_TEST_ROW_)};
+#undef OP_TEST_ROW_
+
+const dbk_op_cases *dbk_op_cases_of(dbk_op op) {
+    return (int)op >= 0 && op < DBK_OP_COUNT && op_tests[op]->cases ? op_tests[op] : NULL;
+}
+
+/* ---------------------------------------------------------------------------------- */
+/* building a case                                                                     */
+
+static tcase *case_new(dbk_op_checker *ck, dbk_op op, const char *fmt, ...) {
+    tcase *c = dbk_op_check_alloc(sizeof *c);
+    memset(c, 0, sizeof *c);
+    c->ck = ck;
+    c->desc.op = op;
+    for (int s = 0; s < NSLOT; s++) c->slots[s].alias_of = -1;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(c->shape, sizeof c->shape, fmt, ap);
+    va_end(ap);
+    return c;
+}
+
+/* Declares slot s; returns its starting bytes to fill (NULL for ROLE_OUT). */
+static void *set_slot(tcase *c, int s, role r, dbk_dtype dt, int ndim, int64_t d0, int64_t d1, int64_t d2,
+                      int64_t d3) {
+    slot *sl = &c->slots[s];
+    const int64_t dims[DBK_MAX_DIMS] = {d0, d1, d2, d3};
+    sl->role = r;
+    sl->dtype = dt;
+    sl->ndim = ndim;
+    for (int i = 0; i < DBK_MAX_DIMS; i++) sl->shape[i] = i < ndim ? dims[i] : 1;
+    if (r == ROLE_OUT) return NULL;
+    sl->init = dbk_op_check_alloc((size_t)slot_numel(sl) * dbk_dtype_size(dt));
+    return sl->init;
+}
+
+static float *uniform_into(dbk_rng *rng, float *h, int64_t n, float lo, float hi) {
+    for (int64_t i = 0; i < n; i++) h[i] = lo + (hi - lo) * dbk_rng_uniform(rng);
+    return h;
+}
+
+/* An f32 slot of uniform values in [lo, hi). */
+static float *set_uniform(tcase *c, int s, role r, float lo, float hi, int ndim, int64_t d0, int64_t d1, int64_t d2,
+                          int64_t d3) {
+    float *h = set_slot(c, s, r, DBK_DTYPE_F32, ndim, d0, d1, d2, d3);
+    return uniform_into(&c->ck->rng, h, slot_numel(&c->slots[s]), lo, hi);
+}
+
+/* An f32 slot of small integers 0..levels-1, so maxima tie often (tie-breaking rules). */
+static void set_levels(tcase *c, int s, int levels, int ndim, int64_t d0, int64_t d1, int64_t d2, int64_t d3) {
+    float *h = set_slot(c, s, ROLE_IN, DBK_DTYPE_F32, ndim, d0, d1, d2, d3);
+    for (int64_t i = 0; i < slot_numel(&c->slots[s]); i++) h[i] = (float)dbk_rng_below(&c->ck->rng, (uint32_t)levels);
+}
+
+/* One f32 value (learning rate, a counter's starting value). */
+static void set_scalar(tcase *c, int s, role r, float v) {
+    float *h = set_slot(c, s, r, DBK_DTYPE_F32, 1, 1, 1, 1, 1);
+    h[0] = v;
+}
+
+/* Labels i32 (n) uniform in [0, k); rows 1 and 3 (when present) get -1 and k: the contract
+ * says out-of-range labels add no loss, no correct count and a zero gradient row. */
+static void set_labels(tcase *c, int s, int64_t n, int k, bool out_of_range) {
+    int32_t *h = set_slot(c, s, ROLE_IN, DBK_DTYPE_I32, 1, n, 1, 1, 1);
+    for (int64_t i = 0; i < n; i++) h[i] = (int32_t)dbk_rng_below(&c->ck->rng, (uint32_t)k);
+    if (out_of_range && n > 1) h[1] = -1;
+    if (out_of_range && n > 3) h[3] = k;
+}
+
+/* Slot s is the same tensor as slot target (in place); target is then compared as output. */
+static void set_alias(tcase *c, int s, int target) {
+    c->slots[s].alias_of = target;
+    c->slots[target].role = ROLE_INOUT;
+}
+/* ---------------------------------------------------------------------------------- */
+/* convolution                                                                         */
+
+typedef struct conv_shape {
+    int n, c, h, w, k, r, s, sh, sw, ph, pw;
+    const char *note;
+} conv_shape;
+
+static const conv_shape conv_shapes[] = {
+    {2, 3, 7, 7, 10, 3, 3, 1, 1, 1, 1, "odd sizes"},
+    {1, 5, 13, 13, 3, 3, 3, 1, 1, 1, 1, "batch 1"},
+    {3, 4, 13, 13, 10, 3, 3, 2, 2, 1, 1, "stride 2"},
+    {2, 3, 9, 11, 4, 3, 3, 1, 1, 0, 0, "no padding"},
+    {2, 8, 7, 7, 17, 1, 1, 1, 1, 0, 0, "1x1"},
+    {2, 6, 13, 13, 5, 1, 1, 2, 2, 0, 0, "1x1 stride 2"},
+    {2, 3, 29, 29, 8, 7, 7, 2, 2, 3, 3, "ResNet50 stem 7x7"},
+    {2, 2, 9, 9, 3, 5, 5, 3, 3, 2, 2, "5x5 stride 3"},
+    {2, 3, 5, 6, 2, 2, 3, 1, 2, 2, 1, "non-square"},
+    {1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0, "one element"},
+    {4, 3, 32, 32, 64, 3, 3, 1, 1, 1, 1, "ResNet9 prep"},
+    {2, 64, 32, 32, 128, 3, 3, 1, 1, 1, 1, "ResNet9 layer1"},
+    {2, 128, 16, 16, 128, 3, 3, 1, 1, 1, 1, "ResNet9 res1"},
+    {2, 128, 16, 16, 256, 3, 3, 1, 1, 1, 1, "ResNet9 layer2"},
+    {2, 256, 8, 8, 512, 3, 3, 1, 1, 1, 1, "ResNet9 layer3"},
+    {2, 512, 4, 4, 512, 3, 3, 1, 1, 1, 1, "ResNet9 res3"},
+};
+
+static void conv_cases(dbk_op_checker *ck, dbk_op op) {
+    for (size_t i = 0; i < sizeof conv_shapes / sizeof conv_shapes[0]; i++) {
+        const conv_shape *v = &conv_shapes[i];
+        const int64_t P = (v->h + 2 * v->ph - v->r) / v->sh + 1, Q = (v->w + 2 * v->pw - v->s) / v->sw + 1;
+        tcase *c = case_new(ck, op, "N%d C%d %dx%d K%d %dx%d s%dx%d p%dx%d %s", v->n, v->c, v->h, v->w, v->k, v->r, v->s,
+                            v->sh, v->sw, v->ph, v->pw, v->note);
+        c->desc.p.conv = (dbk_conv2d_params){v->sh, v->sw, v->ph, v->pw};
+        /* x (N,C,H,W), w (K,C,R,S), y and dy (N,K,P,Q) */
+        if (op == DBK_OP_CONV2D_FWD) {
+            set_uniform(c, SRC(0), ROLE_IN, -1.0f, 1.0f, 4, v->n, v->c, v->h, v->w);
+            set_uniform(c, SRC(1), ROLE_IN, -1.0f, 1.0f, 4, v->k, v->c, v->r, v->s);
+            set_slot(c, DST(0), ROLE_OUT, DBK_DTYPE_F32, 4, v->n, v->k, P, Q);
+        } else if (op == DBK_OP_CONV2D_BWD_DATA) {
+            set_uniform(c, SRC(0), ROLE_IN, -1.0f, 1.0f, 4, v->n, v->k, P, Q);
+            set_uniform(c, SRC(1), ROLE_IN, -1.0f, 1.0f, 4, v->k, v->c, v->r, v->s);
+            set_slot(c, DST(0), ROLE_OUT, DBK_DTYPE_F32, 4, v->n, v->c, v->h, v->w);
+        } else {
+            set_uniform(c, SRC(0), ROLE_IN, -1.0f, 1.0f, 4, v->n, v->c, v->h, v->w);
+            set_uniform(c, SRC(1), ROLE_IN, -1.0f, 1.0f, 4, v->n, v->k, P, Q);
+            set_slot(c, DST(0), ROLE_OUT, DBK_DTYPE_F32, 4, v->k, v->c, v->r, v->s);
+        }
+        dbk_op_check_case(c);
+    }
+}
+
+static void conv2d_fwd_cases(dbk_op_checker *ck) { conv_cases(ck, DBK_OP_CONV2D_FWD); }
+OP_TEST(conv2d_fwd, 1e-7);
+static void conv2d_bwd_data_cases(dbk_op_checker *ck) { conv_cases(ck, DBK_OP_CONV2D_BWD_DATA); }
+OP_TEST(conv2d_bwd_data, 1e-7);
+static void conv2d_bwd_filter_cases(dbk_op_checker *ck) { conv_cases(ck, DBK_OP_CONV2D_BWD_FILTER); }
+OP_TEST(conv2d_bwd_filter, 1e-7);
+
+/* ---------------------------------------------------------------------------------- */
+/* GEMM                                                                                */
+
+static void gemm_cases(dbk_op_checker *ck) {
+    /* M, N, K; the last two are the ResNet9 classifier (batch 256, 512 -> 10, forward and
+     * the data gradient). */
+    static const int sizes[][3] = {{1, 1, 1},      {1, 17, 65},   {17, 1, 100},  {65, 100, 17},
+                                   {100, 129, 65}, {129, 65, 129}, {256, 10, 512}, {256, 512, 10}};
+    for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++)
+        for (int t = 0; t < 4; t++)
+            for (int b = 0; b < 2; b++) {
+                const int m = sizes[i][0], n = sizes[i][1], k = sizes[i][2];
+                const bool ta = t & 1, tb = t & 2;
+                const float alpha = b ? 0.5f : 1.0f, beta = b ? 0.75f : 0.0f;
+                tcase *c = case_new(ck, DBK_OP_GEMM, "M%d N%d K%d %s %s alpha %.2g beta %.2g", m, n, k, ta ? "A^T" : "A",
+                                    tb ? "B^T" : "B", (double)alpha, (double)beta);
+                c->desc.p.gemm = (dbk_gemm_params){ta, tb, alpha, beta};
+                /* A (M,K) or (K,M), B (K,N) or (N,K), C (M,N): not read when beta = 0 */
+                set_uniform(c, SRC(0), ROLE_IN, -1.0f, 1.0f, 2, ta ? k : m, ta ? m : k, 1, 1);
+                set_uniform(c, SRC(1), ROLE_IN, -1.0f, 1.0f, 2, tb ? n : k, tb ? k : n, 1, 1);
+                if (b)
+                    set_uniform(c, DST(0), ROLE_INOUT, -1.0f, 1.0f, 2, m, n, 1, 1);
+                else
+                    set_slot(c, DST(0), ROLE_OUT, DBK_DTYPE_F32, 2, m, n, 1, 1);
+                dbk_op_check_case(c);
+            }
+}
+OP_TEST(gemm, 1e-7);
+
+/* ---------------------------------------------------------------------------------- */
+/* batch norm                                                                          */
+
+/* N*H*W per channel: 147, 169, 45, 2048, 8192, 32 (only 2048 and 8192 are multiples of 64). */
+static const int bn_shapes[][4] = {{3, 5, 7, 7}, {1, 3, 13, 13}, {5, 7, 3, 3}, {2, 16, 32, 32}, {8, 64, 32, 32},
+                                   {2, 512, 4, 4}};
+#define BN_SHAPE_COUNT (sizeof bn_shapes / sizeof bn_shapes[0])
+
+/* x (N,C,H,W) uniform around a per-channel mean in [-1, 2): a nonzero mean exercises the
+ * variance's cancellation. */
+static float *set_bn_input(tcase *c, int s, const int *d) {
+    float *x = set_uniform(c, s, ROLE_IN, -1.0f, 1.0f, 4, d[0], d[1], d[2], d[3]);
+    for (int n = 0; n < d[0]; n++)
+        for (int ch = 0; ch < d[1]; ch++)
+            for (int e = 0; e < d[2] * d[3]; e++) x[((int64_t)n * d[1] + ch) * d[2] * d[3] + e] += -1.0f + 0.37f * (float)(ch % 9);
+    return x;
+}
+
+static void batchnorm_fwd_train_cases(dbk_op_checker *ck) {
+    for (size_t i = 0; i < BN_SHAPE_COUNT; i++) {
+        const int *d = bn_shapes[i];
+        tcase *c = case_new(ck, DBK_OP_BATCHNORM_FWD_TRAIN, "N%d C%d %dx%d (N*H*W %d)", d[0], d[1], d[2], d[3],
+                            d[0] * d[2] * d[3]);
+        c->desc.p.bn = (dbk_bn_params){1e-5f, 0.1f};
+        set_bn_input(c, SRC(0), d);
+        set_uniform(c, SRC(1), ROLE_IN, 0.5f, 1.5f, 1, d[1], 1, 1, 1);
+        set_uniform(c, SRC(2), ROLE_IN, -0.5f, 0.5f, 1, d[1], 1, 1, 1);
+        set_slot(c, DST(0), ROLE_OUT, DBK_DTYPE_F32, 4, d[0], d[1], d[2], d[3]);
+        set_slot(c, DST(1), ROLE_OUT, DBK_DTYPE_F32, 1, d[1], 1, 1, 1);
+        set_slot(c, DST(2), ROLE_OUT, DBK_DTYPE_F32, 1, d[1], 1, 1, 1);
+        set_uniform(c, DST(3), ROLE_INOUT, -0.5f, 0.5f, 1, d[1], 1, 1, 1);
+        set_uniform(c, DST(4), ROLE_INOUT, 0.5f, 1.5f, 1, d[1], 1, 1, 1);
+        dbk_op_check_case(c);
+    }
+}
+OP_TEST(batchnorm_fwd_train, 1e-7);
+
+static void batchnorm_fwd_infer_cases(dbk_op_checker *ck) {
+    for (size_t i = 0; i < BN_SHAPE_COUNT; i++) {
+        const int *d = bn_shapes[i];
+        tcase *c = case_new(ck, DBK_OP_BATCHNORM_FWD_INFER, "N%d C%d %dx%d", d[0], d[1], d[2], d[3]);
+        c->desc.p.bn = (dbk_bn_params){1e-5f, 0.1f};
+        set_bn_input(c, SRC(0), d);
+        set_uniform(c, SRC(1), ROLE_IN, 0.5f, 1.5f, 1, d[1], 1, 1, 1);
+        set_uniform(c, SRC(2), ROLE_IN, -0.5f, 0.5f, 1, d[1], 1, 1, 1);
+        set_uniform(c, SRC(3), ROLE_IN, -1.0f, 2.0f, 1, d[1], 1, 1, 1);
+        set_uniform(c, SRC(4), ROLE_IN, 0.2f, 1.5f, 1, d[1], 1, 1, 1);
+        set_slot(c, DST(0), ROLE_OUT, DBK_DTYPE_F32, 4, d[0], d[1], d[2], d[3]);
+        dbk_op_check_case(c);
+    }
+}
+OP_TEST(batchnorm_fwd_infer, 1e-9);
+
+static void batchnorm_bwd_cases(dbk_op_checker *ck) {
+    for (size_t i = 0; i < BN_SHAPE_COUNT; i++) {
+        const int *d = bn_shapes[i];
+        tcase *c = case_new(ck, DBK_OP_BATCHNORM_BWD, "N%d C%d %dx%d (N*H*W %d)", d[0], d[1], d[2], d[3],
+                            d[0] * d[2] * d[3]);
+        c->desc.p.bn = (dbk_bn_params){1e-5f, 0.1f};
+        const float *x = set_bn_input(c, SRC(0), d);
+        set_uniform(c, SRC(1), ROLE_IN, -1.0f, 1.0f, 4, d[0], d[1], d[2], d[3]);
+        set_uniform(c, SRC(2), ROLE_IN, 0.5f, 1.5f, 1, d[1], 1, 1, 1);
+        /* mean and invstd: the batch statistics of x, as FWD_TRAIN saves them */
+        float *mean = set_slot(c, SRC(3), ROLE_IN, DBK_DTYPE_F32, 1, d[1], 1, 1, 1);
+        float *invstd = set_slot(c, SRC(4), ROLE_IN, DBK_DTYPE_F32, 1, d[1], 1, 1, 1);
+        const int64_t hw = (int64_t)d[2] * d[3], m = d[0] * hw;
+        for (int ch = 0; ch < d[1]; ch++) {
+            double s = 0.0, s2 = 0.0;
+            for (int n = 0; n < d[0]; n++)
+                for (int64_t e = 0; e < hw; e++) s += (double)x[((int64_t)n * d[1] + ch) * hw + e];
+            const double mu = s / (double)m;
+            for (int n = 0; n < d[0]; n++)
+                for (int64_t e = 0; e < hw; e++) {
+                    const double t = (double)x[((int64_t)n * d[1] + ch) * hw + e] - mu;
+                    s2 += t * t;
+                }
+            mean[ch] = (float)mu;
+            invstd[ch] = (float)(1.0 / sqrt(s2 / (double)m + 1e-5));
+        }
+        set_slot(c, DST(0), ROLE_OUT, DBK_DTYPE_F32, 4, d[0], d[1], d[2], d[3]);
+        set_slot(c, DST(1), ROLE_OUT, DBK_DTYPE_F32, 1, d[1], 1, 1, 1);
+        set_slot(c, DST(2), ROLE_OUT, DBK_DTYPE_F32, 1, d[1], 1, 1, 1);
+        dbk_op_check_case(c);
+    }
+}
+OP_TEST(batchnorm_bwd, 1e-6);
+
+/* ---------------------------------------------------------------------------------- */
+/* elementwise: relu, add, scale, fill, copy                                           */
+
+/* Shapes (ndim, dims) shared by the elementwise ops: one element, odd counts, NCHW. */
+static const int64_t ew_shapes[][5] = {{1, 1, 1, 1, 1}, {1, 4099, 1, 1, 1}, {4, 3, 5, 7, 7}, {4, 2, 16, 32, 32}};
+#define EW_SHAPE_COUNT (sizeof ew_shapes / sizeof ew_shapes[0])
+
+static const char *ew_summary(int i, char *out, size_t cap) {
+    const int64_t *e = ew_shapes[i];
+    if (e[0] == 1)
+        snprintf(out, cap, "(%lld)", (long long)e[1]);
+    else
+        snprintf(out, cap, "(%lld,%lld,%lld,%lld)", (long long)e[1], (long long)e[2], (long long)e[3], (long long)e[4]);
+    return out;
+}
+
+#define EW(i) (int)ew_shapes[i][0], ew_shapes[i][1], ew_shapes[i][2], ew_shapes[i][3], ew_shapes[i][4]
+
+/* dst 0 of an elementwise case: a fresh f32 output of shape EW(i), or (alias >= 0) that
+ * slot itself, for the in-place forms. */
+static void set_ew_output(tcase *c, int i, int alias) {
+    if (alias >= 0)
+        set_alias(c, DST(0), alias);
+    else
+        set_slot(c, DST(0), ROLE_OUT, DBK_DTYPE_F32, EW(i));
+}
+
+static void relu_fwd_cases(dbk_op_checker *ck) {
+    char sh[64];
+    for (int in_place = 0; in_place < 2; in_place++)
+        for (int i = 0; i < (int)EW_SHAPE_COUNT; i++) {
+            tcase *c = case_new(ck, DBK_OP_RELU_FWD, "%s%s", ew_summary(i, sh, sizeof sh), in_place ? " in place (y = x)" : "");
+            set_uniform(c, SRC(0), ROLE_IN, -1.0f, 1.0f, EW(i));
+            set_ew_output(c, i, in_place ? SRC(0) : -1);
+            dbk_op_check_case(c);
+        }
+}
+OP_TEST(relu_fwd, 1e-10);
+
+static void relu_bwd_cases(dbk_op_checker *ck) {
+    char sh[64];
+    for (int in_place = 0; in_place < 2; in_place++)
+        for (int i = 0; i < (int)EW_SHAPE_COUNT; i++) {
+            tcase *c = case_new(ck, DBK_OP_RELU_BWD, "%s%s", ew_summary(i, sh, sizeof sh), in_place ? " in place (dx = dy)" : "");
+            /* y is a forward output: half of it exactly zero */
+            float *y = set_uniform(c, SRC(0), ROLE_IN, -1.0f, 1.0f, EW(i));
+            for (int64_t k = 0; k < slot_numel(&c->slots[SRC(0)]); k++) y[k] = y[k] > 0.0f ? y[k] : 0.0f;
+            set_uniform(c, SRC(1), ROLE_IN, -1.0f, 1.0f, EW(i));
+            set_ew_output(c, i, in_place ? SRC(1) : -1);
+            dbk_op_check_case(c);
+        }
+}
+OP_TEST(relu_bwd, 1e-10);
+
+static void add_cases(dbk_op_checker *ck) {
+    char sh[64];
+    static const char *modes[3] = {"", " y aliases a", " y aliases b"};
+    for (int mode = 0; mode < 3; mode++)
+        for (int i = 0; i < (int)EW_SHAPE_COUNT; i++) {
+            tcase *c = case_new(ck, DBK_OP_ADD, "%s%s", ew_summary(i, sh, sizeof sh), modes[mode]);
+            set_uniform(c, SRC(0), ROLE_IN, -1.0f, 1.0f, EW(i));
+            set_uniform(c, SRC(1), ROLE_IN, -1.0f, 1.0f, EW(i));
+            set_ew_output(c, i, mode == 0 ? -1 : mode == 1 ? SRC(0) : SRC(1));
+            dbk_op_check_case(c);
+        }
+}
+OP_TEST(add, 1e-10);
+
+static void scale_cases(dbk_op_checker *ck) {
+    char sh[64];
+    for (int in_place = 0; in_place < 2; in_place++)
+        for (int i = 0; i < (int)EW_SHAPE_COUNT; i++) {
+            const float alpha = in_place ? -3.0f : 0.125f;
+            tcase *c = case_new(ck, DBK_OP_SCALE, "%s alpha %g%s", ew_summary(i, sh, sizeof sh), (double)alpha,
+                                in_place ? " in place" : "");
+            c->desc.p.scale.alpha = alpha;
+            set_uniform(c, SRC(0), ROLE_IN, -1.0f, 1.0f, EW(i));
+            set_ew_output(c, i, in_place ? SRC(0) : -1);
+            dbk_op_check_case(c);
+        }
+}
+OP_TEST(scale, 1e-10);
+
+static void fill_cases(dbk_op_checker *ck) {
+    static const float values[] = {-2.5f, 0.0f, 3.0f, 1e-3f};
+    char sh[64];
+    for (int i = 0; i < (int)EW_SHAPE_COUNT; i++) {
+        tcase *c = case_new(ck, DBK_OP_FILL, "%s value %g", ew_summary(i, sh, sizeof sh), (double)values[i % 4]);
+        c->desc.p.fill.value = values[i % 4];
+        set_slot(c, DST(0), ROLE_OUT, DBK_DTYPE_F32, EW(i));
+        dbk_op_check_case(c);
+    }
+}
+OP_TEST(fill, 1e-10);
+
+static void copy_cases(dbk_op_checker *ck) {
+    char sh[64];
+    for (int i = 0; i < (int)EW_SHAPE_COUNT; i++) {
+        tcase *c = case_new(ck, DBK_OP_COPY, "f32 %s", ew_summary(i, sh, sizeof sh));
+        set_uniform(c, SRC(0), ROLE_IN, -1.0f, 1.0f, EW(i));
+        set_slot(c, DST(0), ROLE_OUT, DBK_DTYPE_F32, EW(i));
+        dbk_op_check_case(c);
+    }
+    /* f32 (2,3,4,4) into a flat (96): only the element counts must agree */
+    tcase *c = case_new(ck, DBK_OP_COPY, "f32 (2,3,4,4) -> (96)");
+    set_uniform(c, SRC(0), ROLE_IN, -1.0f, 1.0f, 4, 2, 3, 4, 4);
+    set_slot(c, DST(0), ROLE_OUT, DBK_DTYPE_F32, 1, 96, 1, 1, 1);
+    dbk_op_check_case(c);
+    /* i32 and u8 (odd byte counts: a kernel writing whole words past the end hits the guard) */
+    static const int64_t counts[] = {1, 1001};
+    for (int dt = 0; dt < 2; dt++)
+        for (int i = 0; i < 2; i++) {
+            const dbk_dtype type = dt ? DBK_DTYPE_U8 : DBK_DTYPE_I32;
+            c = case_new(ck, DBK_OP_COPY, "%s (%lld)", dbk_dtype_name(type), (long long)counts[i]);
+            unsigned char *h = set_slot(c, SRC(0), ROLE_IN, type, 1, counts[i], 1, 1, 1);
+            for (size_t k = 0; k < (size_t)counts[i] * dbk_dtype_size(type); k++) h[k] = (unsigned char)dbk_rng_u32(&c->ck->rng);
+            set_slot(c, DST(0), ROLE_OUT, type, 1, counts[i], 1, 1, 1);
+            dbk_op_check_case(c);
+        }
+}
+OP_TEST(copy, 1e-10);
+
+/* ---------------------------------------------------------------------------------- */
+/* max pool                                                                            */
+
+typedef struct pool_shape {
+    int n, c, h, w, r, s, sh, sw;
+    int levels;          /* > 0: inputs are integers 0..levels-1, so maxima tie */
+    const char *note;
+} pool_shape;
+
+static const pool_shape pool_shapes[] = {
+    {2, 3, 8, 8, 2, 2, 2, 2, 0, "2x2 stride 2"},
+    {1, 5, 13, 13, 2, 2, 2, 2, 0, "2x2 stride 2, odd size"},
+    {2, 4, 13, 13, 3, 3, 2, 2, 0, "3x3 stride 2, overlapping"},
+    {2, 10, 4, 4, 4, 4, 1, 1, 0, "global 4x4"},
+    {3, 7, 7, 5, 7, 5, 1, 1, 0, "global 7x5"},
+    {2, 32, 32, 32, 2, 2, 2, 2, 0, "ResNet9-quarter layer1"},
+    {4, 128, 4, 4, 4, 4, 4, 4, 0, "ResNet9-quarter global"},
+    {2, 6, 8, 8, 2, 2, 2, 2, 3, "2x2 stride 2, ties"},
+    {1, 3, 9, 9, 3, 3, 2, 2, 2, "3x3 stride 2, overlapping, ties"},
+    {2, 5, 6, 6, 6, 6, 1, 1, 2, "global 6x6, ties"},
+};
+
+static void maxpool_cases(dbk_op_checker *ck, dbk_op op) {
+    for (size_t i = 0; i < sizeof pool_shapes / sizeof pool_shapes[0]; i++) {
+        const pool_shape *v = &pool_shapes[i];
+        if (op == DBK_OP_MAXPOOL_BWD && v->levels) continue;   /* ties matter to the forward only */
+        const int P = (v->h - v->r) / v->sh + 1, Q = (v->w - v->s) / v->sw + 1;
+        tcase *c = case_new(ck, op, "N%d C%d %dx%d window %dx%d stride %dx%d %s", v->n, v->c, v->h, v->w, v->r, v->s,
+                            v->sh, v->sw, v->note);
+        c->desc.p.pool = (dbk_pool_params){v->r, v->s, v->sh, v->sw};
+        if (op == DBK_OP_MAXPOOL_FWD) {
+            /* x (N,C,H,W) -> y, argmax (N,C,P,Q) */
+            if (v->levels)
+                set_levels(c, SRC(0), v->levels, 4, v->n, v->c, v->h, v->w);
+            else
+                set_uniform(c, SRC(0), ROLE_IN, -1.0f, 1.0f, 4, v->n, v->c, v->h, v->w);
+            set_slot(c, DST(0), ROLE_OUT, DBK_DTYPE_F32, 4, v->n, v->c, P, Q);
+            set_slot(c, DST(1), ROLE_OUT, DBK_DTYPE_I32, 4, v->n, v->c, P, Q);
+        } else {
+            /* dy, argmax (N,C,P,Q) -> dx (N,C,H,W); argmax a random cell of each window */
+            set_uniform(c, SRC(0), ROLE_IN, -1.0f, 1.0f, 4, v->n, v->c, P, Q);
+            int32_t *arg = set_slot(c, SRC(1), ROLE_IN, DBK_DTYPE_I32, 4, v->n, v->c, P, Q);
+            for (int64_t plane = 0; plane < (int64_t)v->n * v->c; plane++)
+                for (int p = 0; p < P; p++)
+                    for (int q = 0; q < Q; q++) {
+                        const int y = p * v->sh + (int)dbk_rng_below(&c->ck->rng, (uint32_t)v->r);
+                        const int x = q * v->sw + (int)dbk_rng_below(&c->ck->rng, (uint32_t)v->s);
+                        arg[(plane * P + p) * Q + q] = y * v->w + x;
+                    }
+            set_slot(c, DST(0), ROLE_OUT, DBK_DTYPE_F32, 4, v->n, v->c, v->h, v->w);
+        }
+        dbk_op_check_case(c);
+    }
+}
+
+static void maxpool_fwd_cases(dbk_op_checker *ck) { maxpool_cases(ck, DBK_OP_MAXPOOL_FWD); }
+OP_TEST(maxpool_fwd, 1e-10);
+static void maxpool_bwd_cases(dbk_op_checker *ck) { maxpool_cases(ck, DBK_OP_MAXPOOL_BWD); }
+OP_TEST(maxpool_bwd, 1e-10);
+
+/* ---------------------------------------------------------------------------------- */
+/* loss and accuracy                                                                   */
+
+typedef struct xent_shape {
+    int   n, k;
+    float smoothing;
+    bool  out_of_range;   /* rows 1 and 3 get labels -1 and K */
+    const char *note;
+} xent_shape;
+
+static const xent_shape xent_shapes[] = {
+    {1, 10, 0.0f, false, "batch 1"},
+    {7, 10, 0.0f, true, "labels -1 and K"},
+    {7, 10, 0.2f, true, "labels -1 and K"},
+    {256, 10, 0.2f, false, "ResNet9 batch"},
+    {256, 10, 0.0f, true, "ResNet9 batch, labels -1 and K"},
+    {5, 3, 0.2f, false, "K 3"},
+    {4, 1000, 0.1f, true, "ImageNet classes"},
+    {3, 1, 0.0f, false, "K 1"},
+};
+#define XENT_SHAPE_COUNT (sizeof xent_shapes / sizeof xent_shapes[0])
+
+static void softmax_xent_fwd_cases(dbk_op_checker *ck) {
+    for (size_t i = 0; i < XENT_SHAPE_COUNT; i++) {
+        const xent_shape *v = &xent_shapes[i];
+        tcase *c = case_new(ck, DBK_OP_SOFTMAX_XENT_FWD, "N%d K%d smoothing %.1f %s, loss_sum += from 3.5", v->n, v->k,
+                            (double)v->smoothing, v->note);
+        c->desc.p.xent = (dbk_xent_params){v->smoothing, 1.0f};
+        /* logits (N,K), labels (N) -> probs (N,K), loss_sum (1) accumulated */
+        set_uniform(c, SRC(0), ROLE_IN, -4.0f, 4.0f, 2, v->n, v->k, 1, 1);
+        set_labels(c, SRC(1), v->n, v->k, v->out_of_range);
+        set_slot(c, DST(0), ROLE_OUT, DBK_DTYPE_F32, 2, v->n, v->k, 1, 1);
+        set_scalar(c, DST(1), ROLE_INOUT, 3.5f);
+        dbk_op_check_case(c);
+    }
+}
+OP_TEST(softmax_xent_fwd, 1e-8);
+
+static void softmax_xent_bwd_cases(dbk_op_checker *ck) {
+    for (size_t i = 0; i < XENT_SHAPE_COUNT; i++) {
+        const xent_shape *v = &xent_shapes[i];
+        const float grad_scale = i % 2 ? 1.0f / (float)v->n : 1.0f;
+        tcase *c = case_new(ck, DBK_OP_SOFTMAX_XENT_BWD, "N%d K%d smoothing %.1f grad_scale %.3g %s", v->n, v->k,
+                            (double)v->smoothing, (double)grad_scale, v->note);
+        c->desc.p.xent = (dbk_xent_params){v->smoothing, grad_scale};
+        /* probs (N,K): rows of a real softmax; labels (N) -> dlogits (N,K) */
+        float *p = set_uniform(c, SRC(0), ROLE_IN, -4.0f, 4.0f, 2, v->n, v->k, 1, 1);
+        for (int r = 0; r < v->n; r++) {
+            float *row = p + (int64_t)r * v->k, mx = row[0];
+            double sum = 0.0;
+            for (int k = 1; k < v->k; k++) mx = row[k] > mx ? row[k] : mx;
+            for (int k = 0; k < v->k; k++) sum += exp((double)row[k] - (double)mx);
+            for (int k = 0; k < v->k; k++) row[k] = (float)(exp((double)row[k] - (double)mx) / sum);
+        }
+        set_labels(c, SRC(1), v->n, v->k, v->out_of_range);
+        set_slot(c, DST(0), ROLE_OUT, DBK_DTYPE_F32, 2, v->n, v->k, 1, 1);
+        dbk_op_check_case(c);
+    }
+}
+OP_TEST(softmax_xent_bwd, 1e-9);
+
+static void accuracy_cases(dbk_op_checker *ck) {
+    for (size_t i = 0; i < XENT_SHAPE_COUNT; i++) {
+        const xent_shape *v = &xent_shapes[i];
+        const bool ties = i % 2 == 0;
+        tcase *c = case_new(ck, DBK_OP_ACCURACY, "N%d K%d %s%s, correct += from 5", v->n, v->k, v->note,
+                            ties ? ", tied maxima" : "");
+        /* logits (N,K), labels (N) -> correct (1) accumulated */
+        if (ties)
+            set_levels(c, SRC(0), 3, 2, v->n, v->k, 1, 1);
+        else
+            set_uniform(c, SRC(0), ROLE_IN, -4.0f, 4.0f, 2, v->n, v->k, 1, 1);
+        set_labels(c, SRC(1), v->n, v->k, v->out_of_range);
+        set_scalar(c, DST(0), ROLE_INOUT, 5.0f);
+        dbk_op_check_case(c);
+    }
+}
+OP_TEST(accuracy, 0.0);
+
+/* ---------------------------------------------------------------------------------- */
+/* optimizer                                                                           */
+
+static void sgd_momentum_update_cases(dbk_op_checker *ck) {
+    static const int64_t counts[] = {1, 17, 4099, 262147};
+    for (int nesterov = 0; nesterov < 2; nesterov++)
+        for (size_t i = 0; i < sizeof counts / sizeof counts[0]; i++) {
+            /* weight decay 5e-4, and 5e-4 * 256 as a summed loss over batch 256 uses */
+            const float wd = i % 2 ? 0.128f : 5e-4f;
+            tcase *c = case_new(ck, DBK_OP_SGD_MOMENTUM_UPDATE, "n %lld momentum 0.9 wd %g nesterov %s", (long long)counts[i],
+                                (double)wd, nesterov ? "true" : "false");
+            c->desc.p.sgd = (dbk_sgd_params){0.9f, wd, nesterov};
+            /* grad (n), lr (1) -> params (n), momentum (n) in place */
+            set_uniform(c, SRC(0), ROLE_IN, -1.0f, 1.0f, 1, counts[i], 1, 1, 1);
+            set_scalar(c, SRC(1), ROLE_IN, 0.4f / 256.0f);
+            set_uniform(c, DST(0), ROLE_INOUT, -0.5f, 0.5f, 1, counts[i], 1, 1, 1);
+            set_uniform(c, DST(1), ROLE_INOUT, -0.1f, 0.1f, 1, counts[i], 1, 1, 1);
+            dbk_op_check_case(c);
+        }
+}
+OP_TEST(sgd_momentum_update, 1e-10);
+
+/* ---------------------------------------------------------------------------------- */
+/* augmentation                                                                        */
+
+typedef struct aug_shape {
+    int     m, h, w;        /* dataset: M images (3,H,W) */
+    int     l;              /* index list length, 0 = no indices */
+    int     n, first;
+    int32_t seed;
+    bool    train, flip;
+    int     pad, cutout;
+    int32_t epoch, run_seed;            /* state[2], state[3] */
+    bool    flip_alt;                   /* params.flip_alternating */
+    int     view_dy, view_dx;           /* evaluation view */
+    bool    view_flip;
+} aug_shape;
+
+static const aug_shape aug_shapes[] = {
+    {50, 32, 32, 64, 16, 5, 12345, true, true, 4, 8, 0, 0, false, 0, 0, false},
+    {50, 32, 32, 0, 16, 7, -123456789, true, true, 4, 8, 0, 0, false, 0, 0, false},
+    {50, 32, 32, 64, 16, 5, 99, false, true, 4, 8, 0, 0, false, 0, 0, false},
+    {50, 32, 32, 0, 50, 0, 0, false, false, 4, 0, 0, 0, false, 0, 0, false},
+    {50, 32, 32, 64, 16, 40, 7, true, false, 4, 0, 0, 0, false, 0, 0, false},
+    {20, 13, 11, 40, 9, 30, 2024, true, true, 2, 5, 0, 0, false, 0, 0, false},
+    {50, 32, 32, 64, 1, 63, 31337, true, true, 4, 8, 0, 0, false, 0, 0, false},
+    {300, 32, 32, 300, 256, 44, 5, true, true, 4, 8, 0, 0, false, 0, 0, false},
+    /* the old modes ignore epoch and run_seed */
+    {50, 32, 32, 64, 16, 5, 12345, true, true, 4, 8, 3, 987654, false, 0, 0, false},
+    /* airbench94's training augmentation: pad 2, alternating flip, no cutout, over epochs
+     * 0..3 with a seed per epoch, with and without indices; one case keeps a cutout */
+    {50, 32, 32, 64, 48, 5, 111, true, true, 2, 0, 0, 424242, true, 0, 0, false},
+    {50, 32, 32, 64, 48, 5, 222, true, true, 2, 0, 1, 424242, true, 0, 0, false},
+    {50, 32, 32, 64, 48, 5, 333, true, true, 2, 0, 2, 424242, true, 0, 0, false},
+    {50, 32, 32, 64, 48, 5, 444, true, true, 2, 0, 3, 424242, true, 0, 0, false},
+    {50, 32, 32, 0, 50, 0, 555, true, true, 2, 0, 0, -77, true, 0, 0, false},
+    {50, 32, 32, 0, 50, 0, 666, true, true, 2, 0, 1, -77, true, 0, 0, false},
+    {20, 13, 11, 40, 9, 30, 2024, true, true, 3, 4, 7, 31, true, 0, 0, false},
+    /* test-time views: airbench94's six (pad 1) and larger shifts on an odd image */
+    {50, 32, 32, 0, 50, 0, 0, false, false, 4, 0, 0, 0, false, 0, 0, true},
+    {50, 32, 32, 0, 50, 0, 0, false, false, 4, 0, 0, 0, false, -1, -1, false},
+    {50, 32, 32, 0, 50, 0, 0, false, false, 4, 0, 0, 0, false, -1, -1, true},
+    {50, 32, 32, 0, 50, 0, 0, false, false, 4, 0, 0, 0, false, 1, 1, false},
+    {50, 32, 32, 0, 50, 0, 0, false, false, 4, 0, 0, 0, false, 1, 1, true},
+    {50, 32, 32, 64, 16, 5, 99, false, true, 4, 8, 1, 5, false, 1, -1, true},
+    {20, 13, 11, 40, 9, 30, 0, false, false, 2, 0, 0, 0, false, -3, 4, true},
+    {20, 13, 11, 0, 20, 0, 0, false, false, 2, 0, 0, 0, false, 12, -10, false},
+    {20, 13, 11, 0, 20, 0, 0, false, false, 2, 0, 0, 0, false, -12, 10, true},
+};
+
+static void augment_cases(dbk_op_checker *ck) {
+    static const dbk_augment_params base = {.train = true, .pad = 4, .flip = true, .cutout = 8,
+                                            .mean = {125.31f / 255.0f, 122.95f / 255.0f, 113.87f / 255.0f},
+                                            .std = {62.99f / 255.0f, 62.09f / 255.0f, 66.70f / 255.0f}};
+    for (size_t i = 0; i < sizeof aug_shapes / sizeof aug_shapes[0]; i++) {
+        const aug_shape *v = &aug_shapes[i];
+        tcase *c = case_new(ck, DBK_OP_AUGMENT, "M%d %dx%d N%d first %d %s pad %d%s%s cutout %d %s epoch %d view %d,%d%s",
+                            v->m, v->h, v->w, v->n, v->first, v->train ? "train" : "eval", v->pad,
+                            v->flip ? " flip" : "", v->flip_alt ? " alternating" : "", v->cutout,
+                            v->l ? "indices" : "no indices", v->epoch, v->view_dy, v->view_dx,
+                            v->view_flip ? " flipped" : "");
+        c->desc.p.augment = base;
+        c->desc.p.augment.train = v->train;
+        c->desc.p.augment.flip = v->flip;
+        c->desc.p.augment.pad = v->pad;
+        c->desc.p.augment.cutout = v->cutout;
+        c->desc.p.augment.flip_alternating = v->flip_alt;
+        c->desc.p.augment.view_dy = v->view_dy;
+        c->desc.p.augment.view_dx = v->view_dx;
+        c->desc.p.augment.view_flip = v->view_flip;
+        /* images u8 (M,3,H,W), labels u8 (M), indices i32 (L), state i32 {first, seed, epoch,
+         * run_seed} -> x f32 (N,3,H,W), labels i32 (N) */
+        uint8_t *img = set_slot(c, SRC(0), ROLE_IN, DBK_DTYPE_U8, 4, v->m, 3, v->h, v->w);
+        for (int64_t k = 0; k < (int64_t)v->m * 3 * v->h * v->w; k++) img[k] = (uint8_t)dbk_rng_u32(&c->ck->rng);
+        uint8_t *lab = set_slot(c, SRC(1), ROLE_IN, DBK_DTYPE_U8, 1, v->m, 1, 1, 1);
+        for (int k = 0; k < v->m; k++) lab[k] = (uint8_t)dbk_rng_below(&c->ck->rng, 10);
+        if (v->l) {
+            int32_t *idx = set_slot(c, SRC(2), ROLE_IN, DBK_DTYPE_I32, 1, v->l, 1, 1, 1);
+            for (int k = 0; k < v->l; k++) idx[k] = (int32_t)dbk_rng_below(&c->ck->rng, (uint32_t)v->m);
+        }
+        int32_t *state = set_slot(c, SRC(3), ROLE_IN, DBK_DTYPE_I32, 1, 4, 1, 1, 1);
+        state[0] = v->first;
+        state[1] = v->seed;
+        state[2] = v->epoch;
+        state[3] = v->run_seed;
+        set_slot(c, DST(0), ROLE_OUT, DBK_DTYPE_F32, 4, v->n, 3, v->h, v->w);
+        set_slot(c, DST(1), ROLE_OUT, DBK_DTYPE_I32, 1, v->n, 1, 1, 1);
+        dbk_op_check_case(c);
+    }
+}
+OP_TEST(augment, 0.0);
+
+/* ---------------------------------------------------------------------------------- */
+/* GELU, bias, lookahead (airbench94's ops)                                            */
+
+/* x spans [-5, 5): all three ranges of the Vulkan shaders' erf (common/erf.glsl) and the
+ * tails where 1 + erf cancels. */
+static void gelu_fwd_cases(dbk_op_checker *ck) {
+    char sh[64];
+    for (int in_place = 0; in_place < 2; in_place++)
+        for (int i = 0; i < (int)EW_SHAPE_COUNT; i++) {
+            tcase *c = case_new(ck, DBK_OP_GELU_FWD, "%s%s", ew_summary(i, sh, sizeof sh), in_place ? " in place (y = x)" : "");
+            set_uniform(c, SRC(0), ROLE_IN, -5.0f, 5.0f, EW(i));
+            set_ew_output(c, i, in_place ? SRC(0) : -1);
+            dbk_op_check_case(c);
+        }
+}
+OP_TEST(gelu_fwd, 1e-9);
+
+static void gelu_bwd_cases(dbk_op_checker *ck) {
+    char sh[64];
+    for (int in_place = 0; in_place < 2; in_place++)
+        for (int i = 0; i < (int)EW_SHAPE_COUNT; i++) {
+            tcase *c = case_new(ck, DBK_OP_GELU_BWD, "%s%s", ew_summary(i, sh, sizeof sh), in_place ? " in place (dx = dy)" : "");
+            set_uniform(c, SRC(0), ROLE_IN, -5.0f, 5.0f, EW(i));
+            set_uniform(c, SRC(1), ROLE_IN, -1.0f, 1.0f, EW(i));
+            set_ew_output(c, i, in_place ? SRC(1) : -1);
+            dbk_op_check_case(c);
+        }
+}
+OP_TEST(gelu_bwd, 1e-9);
+
+/* (N,C,H,W) of the bias ops: odd sizes, batch 1, 1x1 maps, airbench94's whitening output
+ * (C 24, 31x31) at batch 1 and 16, C 512 as in ResNet9's last layers, and (channel_sum only)
+ * airbench's batch 1024 at 31x31: ~1M values per channel, the longest reduction the op must
+ * do, with C 2 so that the case stays at 8 MB. H*W of 49, 169, 961 and N*H*W of 98, 169,
+ * 15376, 984064 are not multiples of any work-group size. */
+static const int bias_shapes[][4] = {{2, 3, 7, 7}, {1, 5, 13, 13}, {3, 17, 1, 1}, {1, 24, 31, 31}, {16, 24, 31, 31},
+                                     {8, 512, 4, 4}, {2, 512, 32, 32}, {1024, 2, 31, 31}};
+#define BIAS_SHAPE_COUNT (sizeof bias_shapes / sizeof bias_shapes[0])
+
+static void bias_add_cases(dbk_op_checker *ck) {
+    for (int in_place = 0; in_place < 2; in_place++)
+        for (size_t i = 0; i < BIAS_SHAPE_COUNT; i++) {
+            const int *d = bias_shapes[i];
+            if (d[0] == 1024) continue;   /* elementwise: the long reduction adds nothing */
+            tcase *c = case_new(ck, DBK_OP_BIAS_ADD, "N%d C%d %dx%d%s", d[0], d[1], d[2], d[3], in_place ? " in place (y = x)" : "");
+            /* x (N,C,H,W), b (C) -> y (N,C,H,W) */
+            set_uniform(c, SRC(0), ROLE_IN, -1.0f, 1.0f, 4, d[0], d[1], d[2], d[3]);
+            set_uniform(c, SRC(1), ROLE_IN, -1.0f, 1.0f, 1, d[1], 1, 1, 1);
+            if (in_place)
+                set_alias(c, DST(0), SRC(0));
+            else
+                set_slot(c, DST(0), ROLE_OUT, DBK_DTYPE_F32, 4, d[0], d[1], d[2], d[3]);
+            dbk_op_check_case(c);
+        }
+}
+OP_TEST(bias_add, 1e-10);
+
+/* dy around a per-channel mean in [-1, 2) (as set_bn_input): sums far from zero, as a
+ * bias gradient summed over a batch is, and cancellation in the channels around zero. */
+static void channel_sum_cases(dbk_op_checker *ck) {
+    for (size_t i = 0; i < BIAS_SHAPE_COUNT; i++) {
+        const int *d = bias_shapes[i];
+        tcase *c = case_new(ck, DBK_OP_CHANNEL_SUM, "N%d C%d %dx%d (N*H*W %d)", d[0], d[1], d[2], d[3], d[0] * d[2] * d[3]);
+        /* dy (N,C,H,W) -> db (C) */
+        set_bn_input(c, SRC(0), d);
+        set_slot(c, DST(0), ROLE_OUT, DBK_DTYPE_F32, 1, d[1], 1, 1, 1);
+        dbk_op_check_case(c);
+    }
+}
+OP_TEST(channel_sum, 1e-9);
+
+static void lookahead_cases(dbk_op_checker *ck) {
+    static const int64_t counts[] = {1, 17, 4099, 262147};
+    /* decay 0.95^5 (w = 0.226, first branch), 0.3 (w = 0.7, second branch), 0.5 (w = 0.5,
+     * the boundary: second branch), 1 (w = 0: params = ema, the final sync) and 0 (w = 1:
+     * ema = params) */
+    static const float decays[] = {0.77378094f, 0.3f, 0.5f, 1.0f, 0.0f};
+    for (size_t k = 0; k < sizeof decays / sizeof decays[0]; k++)
+        for (size_t i = 0; i < sizeof counts / sizeof counts[0]; i++) {
+            tcase *c = case_new(ck, DBK_OP_LOOKAHEAD, "n %lld decay %.8g", (long long)counts[i], (double)decays[k]);
+            /* decay (1) -> ema (n), params (n) in place */
+            set_scalar(c, SRC(0), ROLE_IN, decays[k]);
+            set_uniform(c, DST(0), ROLE_INOUT, -0.5f, 0.5f, 1, counts[i], 1, 1, 1);
+            set_uniform(c, DST(1), ROLE_INOUT, -0.5f, 0.5f, 1, counts[i], 1, 1, 1);
+            dbk_op_check_case(c);
+        }
+}
+OP_TEST(lookahead, 1e-10);
+
