@@ -8,11 +8,13 @@
  *   daybreak check [options]         a device against the CPU reference (cmd_check.c)
  *
  * Exit codes (README "Exit codes"): 0 success (train: target reached), 1 error, 2 usage
- * error, 3 train finished without reaching the target, 4 training diverged (NaN/Inf).
+ * error, 3 train finished without reaching the target, 4 training diverged (NaN/Inf), 130/143
+ * train stopped by SIGINT/SIGTERM (resumable).
  * This file and tools/ are the only places that exit.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,6 +29,7 @@
 #include "data/dataset.h"
 #include "models/models.h"
 #include "train/recipe.h"
+#include "train/resume.h"
 #include "train/session.h"
 #include "train/results.h"
 #include "train/trainer.h"
@@ -58,7 +61,8 @@ static void help_main(void) {
            "  DBK_KERNEL_DIR  OpenCL kernel sources from this folder instead of the built-in ones\n"
            "  DBK_CACHE_DIR   compiled-kernel cache folder (off: no cache)\n"
            "  DBK_VK_VALIDATION  1: Vulkan under the validation layer, validation errors fail\n\n"
-           "exit codes: 0 success, 1 error, 2 usage error, 3 target not reached, 4 diverged\n",
+           "exit codes: 0 success, 1 error, 2 usage error, 3 target not reached, 4 diverged,\n"
+           "            130/143 train stopped by SIGINT/SIGTERM (continue it with train --resume DIR)\n",
            DBK_VERSION);
 }
 
@@ -68,7 +72,9 @@ static void help_train(void) {
            "every epoch), timing it with the DAWNBench clock (preprocessing and training on the\n"
            "clock, evaluation off). Writes logs.tsv, dawnbench.json (the DAWNBench entry when the\n"
            "run conforms: full data sets, 94%% reached, dawnbench clock), mlperf.log, result.json\n"
-           "and model.ckpt to --out.\n\n"
+           "and model.ckpt to --out, and resume.ckpt after every epoch until the run finishes.\n"
+           "Ctrl-C or SIGTERM stop it at the next step (status interrupted, exit 130 or 143);\n"
+           "--resume DIR continues it, or a run that was killed.\n\n"
            "options:\n"
            "  --recipe NAME       recipe to run (default: %s; see 'daybreak recipes')\n"
            "  --backend SPEC      cpu, opencl[:N] or vulkan[:N] (default: $DBK_BACKEND, else the\n"
@@ -84,7 +90,10 @@ static void help_train(void) {
            "  --seed N            seed of initialisation, shuffling and augmentation (default 0);\n"
            "                      the same seed on the same device gives the same run\n"
            "  --out DIR           output folder (default: runs/<recipe>-<backend>-<UTC time>);\n"
-           "                      refused if it already holds a result.json or is the data folder\n"
+           "                      refused if it already holds a result.json or resume.ckpt, is\n"
+           "                      the data folder, or another run holds its lock\n"
+           "  --resume DIR        continue the stopped or killed run in DIR with the options it was\n"
+           "                      started with (only --data, --quiet, --no-progress may be added)\n"
            "  --train-subset N    train on the first N training images only (quick checks; the\n"
            "                      result is not comparable to full runs)\n"
            "  --test-subset N     evaluate on the first N test images only (same caveat)\n"
@@ -199,10 +208,19 @@ static int cmd_recipes(dbk_cli_args *a) {
     return DBK_EXIT_OK;
 }
 
-static int cmd_train(dbk_cli_args *a) {
-    dbk_cli_train_args t;
-    dbk_cli_train_args_init(&t);
-    uint64_t seed = 0;
+/* The options --resume accepts: the others are the run's own, recorded in its resume.ckpt. */
+static bool allowed_with_resume(const char *arg) {
+    static const char *const names[] = {"--resume", "--data", "--quiet", "--no-progress", "--help", "-h"};
+    const size_t len = strcspn(arg, "=");
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+        if (strlen(names[i]) == len && !strncmp(arg, names[i], len)) return true;
+    return false;
+}
+
+/* The train options of argv[2..]: into t, seed and resume (--resume DIR). *fixed is the first
+ * option that --resume does not accept. Returns -1 when parsed, else the exit code. */
+static int parse_train_args(dbk_cli_args *a, dbk_cli_train_args *t, uint64_t *seed, const char **resume,
+                            const char **fixed) {
     for (a->i = 2; a->i < a->argc; a->i++) {
         const char *v = NULL, *arg = a->argv[a->i];
         int m = 0, rc;
@@ -210,91 +228,183 @@ static int cmd_train(dbk_cli_args *a) {
             help_train();
             return DBK_EXIT_OK;
         }
+        if (!allowed_with_resume(arg) && !*fixed) *fixed = arg;
         if ((m = dbk_cli_match(a, "--seed", true, &v)) != 0) {
-            if (m > 0 && !dbk_cli_parse_u64(v, &seed)) return dbk_cli_usage_error("train", "bad --seed '%s'", v);
-        } else if (dbk_cli_train_option(a, "train", &t, &rc)) {
+            if (m > 0 && !dbk_cli_parse_u64(v, seed)) return dbk_cli_usage_error("train", "bad --seed '%s'", v);
+        } else if ((m = dbk_cli_match(a, "--resume", true, &v)) != 0) {
+            *resume = v;
+        } else if (dbk_cli_train_option(a, "train", t, &rc)) {
             if (rc != DBK_EXIT_OK) return rc;
         } else return dbk_cli_usage_error("train", "unknown option '%s'", arg);
         if (m < 0) return dbk_cli_usage_error("train", "option '%s' needs a value", arg);
     }
+    return -1;
+}
 
+/* --resume DIR: the options recorded in DIR/resume.ckpt replace t and seed (keeping --data,
+ * --quiet and --no-progress of this command line), on the backend and device the run used;
+ * recorded receives "daybreak train <recorded options>" as argv. Returns -1, or the exit code. */
+static int resume_options(const char *dir, dbk_cli_train_args *t, uint64_t *seed, dbk_resume_header *h,
+                          char **recorded) {
+    if (dbk_resume_read(dir, h, NULL, NULL) != DBK_OK) return dbk_cli_fail(NULL);
+    if (h->argc < 0) {
+        fprintf(stderr, "daybreak: error: %s was not started by 'daybreak train' (its options are not recorded); "
+                        "it cannot be resumed\n", dir);
+        return DBK_EXIT_ERROR;
+    }
+    static char program[] = "daybreak", command[] = "train";
+    recorded[0] = program;
+    recorded[1] = command;
+    for (int i = 0; i < h->argc; i++) recorded[i + 2] = h->argv[i];
+    dbk_cli_args ra = {.argc = h->argc + 2, .argv = recorded};
+    dbk_cli_train_args rt;
+    dbk_cli_train_args_init(&rt);
+    const char *nested = NULL, *unused = NULL;
+    int rc = parse_train_args(&ra, &rt, seed, &nested, &unused);
+    if (rc != -1) return rc;
+    if (t->data) rt.data = t->data;
+    rt.quiet = rt.quiet || t->quiet;
+    rt.no_progress = rt.no_progress || t->no_progress;
+    rt.out = dir;
+    rt.backend = h->backend;
+    rt.device = h->device;
+    *t = rt;
+    return -1;
+}
+
+/* SIGINT and SIGTERM stop the run at the next step boundary (the handler only stores the
+ * signal); SA_RESETHAND makes a second one end the process at once. */
+static volatile sig_atomic_t stop_signal;
+
+static void on_stop_signal(int sig) { stop_signal = sig; }
+
+static void catch_stop_signals(void) {
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_stop_signal;
+    sa.sa_flags = SA_RESETHAND;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+}
+
+/* The console's last lines of a run and its exit code (README "Exit codes"). */
+static int train_outcome(const dbk_train_options *opt, const dbk_train_report *rep, dbk_status st) {
+    int code;
+    if (st == DBK_ERR_DIVERGED) {
+        fprintf(stderr, "daybreak: error: %s\n", dbk_last_error());
+        code = DBK_EXIT_DIVERGED;
+    } else if (st != DBK_OK) {
+        return dbk_cli_fail(NULL);
+    } else if (rep->status == DBK_RUN_INTERRUPTED) {
+        printf("interrupted by %s after epoch %d; resume with: daybreak train --resume %s\n",
+               rep->stop_signal == SIGINT ? "SIGINT" : "SIGTERM", rep->epochs_run, opt->out_dir);
+        return 128 + rep->stop_signal;
+    } else if (rep->status == DBK_RUN_REACHED) {
+        const dbk_epoch_record *hit = &rep->epochs[rep->epochs_to_target - 1];
+        printf("target %.2f%% reached in epoch %d: %.2f%% test accuracy, %.1f s (%.6f h) on the clock\n",
+               (double)opt->recipe.target, rep->epochs_to_target, hit->test_accuracy, rep->seconds_to_target,
+               rep->seconds_to_target / 3600.0);
+        code = DBK_EXIT_OK;
+    } else {
+        printf("target %.2f%% not reached in %d epochs (best %.2f%%)\n", (double)opt->recipe.target, rep->epochs_run,
+               dbk_results_best_accuracy(rep));
+        code = DBK_EXIT_NOT_REACHED;
+    }
+    dbk_results_print_conformance(stdout, opt, rep);
+    printf("results in %s (logs.tsv, dawnbench.json, mlperf.log, result.json%s)\n", opt->out_dir,
+           st == DBK_OK ? ", model.ckpt" : "");
+    return code;
+}
+
+/* One run with the parsed options; argc/argv are the train arguments to record (argv[0] is
+ * "daybreak", argv[1] "train"). */
+static int train(const dbk_cli_train_args *t, uint64_t seed, bool resume, int argc, char **argv) {
     dbk_train_options opt;
-    int rc = dbk_cli_train_setup(&t, &opt);
+    int rc = dbk_cli_train_setup(t, &opt);
     if (rc != DBK_EXIT_OK) return rc;
-    if (t.platform) { /* an unknown --platform fails before the data is read */
+    if (t->platform) { /* an unknown --platform fails before the data is read */
         dbk_platform_info pl;
-        if (dbk_platform_resolve(t.platform, dbk_backend_kind_name(opt.backend), "", &pl) != DBK_OK)
+        if (dbk_platform_resolve(t->platform, dbk_backend_kind_name(opt.backend), "", &pl) != DBK_OK)
             return dbk_cli_fail(NULL);
     }
-    const char *data = t.data, *out = t.out;
-    const bool quiet = t.quiet;
 
     /* The trainer opens the folder again; here it is checked and gives the split sizes. */
     dbk_dataset_info data_info;
-    rc = dbk_cli_open_dataset("train", opt.recipe.dataset, data, t.train_subset, t.test_subset, &data_info);
+    rc = dbk_cli_open_dataset("train", opt.recipe.dataset, t->data, t->train_subset, t->test_subset, &data_info);
     if (rc != DBK_EXIT_OK) return rc;
     char data_dir[sizeof data_info.dir];
     snprintf(data_dir, sizeof data_dir, "%s", data_info.dir);
     dbk_dataset_info_deinit(&data_info);
 
-    char out_buf[4096], json_path[4200];
+    char out_buf[4096], cmdline[2048];
+    const char *out = t->out;
     if (!out) {
         char stamp[32];
         dbk_cli_utc_stamp(stamp, sizeof stamp);
         snprintf(out_buf, sizeof out_buf, "runs/%s-%s-%s", opt.recipe.name, dbk_backend_kind_name(opt.backend), stamp);
         out = out_buf;
     }
-    rc = dbk_cli_refuse_out_on_data(out, data, data_dir);
+    rc = dbk_cli_refuse_out_on_data(out, t->data, data_dir);
     if (rc != DBK_EXIT_OK) return rc;
-    snprintf(json_path, sizeof json_path, "%s/result.json", out);
-    if (access(json_path, F_OK) == 0) {
-        fprintf(stderr, "daybreak: error: %s already exists; choose another --out or remove it\n", json_path);
-        return DBK_EXIT_ERROR;
-    }
-
-    char cmdline[2048];
-    dbk_cli_join(a->argc, a->argv, cmdline, sizeof cmdline);
+    dbk_cli_join(argc, argv, cmdline, sizeof cmdline);
     opt.data_dir = data_dir;
     opt.seed = seed;
     opt.out_dir = out;
     opt.command_line = cmdline;
+    opt.resume = resume;
+    opt.stop_signal = &stop_signal;
+    opt.arg_count = argc - 2;
+    opt.args = argv + 2;
 
     dbk_device_info info;
     if (dbk_backend_device_info(opt.backend, opt.device, &info) != DBK_OK) return dbk_cli_fail(NULL);
-    if (!quiet) {
+    if (!t->quiet) {
         printf("daybreak %s: recipe %s (model %s, batch %d, up to %d epochs, target %.2f%%), seed %llu\n", DBK_VERSION,
                opt.recipe.name, opt.recipe.model, opt.recipe.batch, opt.recipe.epochs, (double)opt.recipe.target,
                (unsigned long long)seed);
-        printf("device %s:%d %s (%s)\noutput %s\n", dbk_backend_kind_name(opt.backend), opt.device, info.name, info.driver,
-               out);
+        printf("device %s:%d %s (%s)\noutput %s\n", dbk_backend_kind_name(opt.backend), opt.device, info.name,
+               info.driver, out);
         fflush(stdout);
     }
 
     dbk_train_report *rep = dbk_calloc(1, sizeof *rep);
     if (!rep) return dbk_cli_fail("train");
+    catch_stop_signals();
     dbk_status st = dbk_train_run(&opt, rep);
-    int code;
-    if (st == DBK_ERR_DIVERGED) {
-        fprintf(stderr, "daybreak: error: %s\n", dbk_last_error());
-        code = DBK_EXIT_DIVERGED;
-    } else if (st != DBK_OK) {
-        code = dbk_cli_fail(NULL);
-    } else if (rep->status == DBK_RUN_REACHED) {
-        const dbk_epoch_record *hit = &rep->epochs[rep->epochs_to_target - 1];
-        printf("target %.2f%% reached in epoch %d: %.2f%% test accuracy, %.1f s (%.6f h) on the clock\n",
-               (double)opt.recipe.target, rep->epochs_to_target, hit->test_accuracy, rep->seconds_to_target,
-               rep->seconds_to_target / 3600.0);
-        code = DBK_EXIT_OK;
-    } else {
-        printf("target %.2f%% not reached in %d epochs (best %.2f%%)\n", (double)opt.recipe.target, rep->epochs_run,
-               dbk_results_best_accuracy(rep));
-        code = DBK_EXIT_NOT_REACHED;
-    }
-    if (st == DBK_OK || st == DBK_ERR_DIVERGED) dbk_results_print_conformance(stdout, &opt, rep);
-    if (st == DBK_OK || st == DBK_ERR_DIVERGED) printf("results in %s (logs.tsv, dawnbench.json, mlperf.log, result.json%s)\n", out,
-                                                       st == DBK_OK ? ", model.ckpt" : "");
+    rc = train_outcome(&opt, rep, st);
     dbk_free(rep);
-    return code;
+    return rc;
+}
+
+static int cmd_train(dbk_cli_args *a) {
+    dbk_cli_train_args t;
+    dbk_cli_train_args_init(&t);
+    uint64_t seed = 0;
+    const char *resume = NULL, *fixed = NULL;
+    int rc = parse_train_args(a, &t, &seed, &resume, &fixed);
+    if (rc != -1) return rc;
+    dbk_resume_header h;
+    memset(&h, 0, sizeof h);
+    char *recorded[DBK_RESUME_MAX_ARGS + 2];
+    int argc = a->argc;
+    char **argv = a->argv;
+    if (resume) {
+        if (fixed)
+            return dbk_cli_usage_error("train", "--resume goes on with the options %s/%s recorded; '%s' cannot be "
+                                       "given with it (only --data, --quiet and --no-progress can)", resume,
+                                       DBK_RESUME_FILE, fixed);
+        rc = resume_options(resume, &t, &seed, &h, recorded);
+        if (rc != -1) {
+            dbk_resume_header_deinit(&h);
+            return rc;
+        }
+        argc = h.argc + 2;
+        argv = recorded;
+    }
+    rc = train(&t, seed, resume != NULL, argc, argv);
+    dbk_resume_header_deinit(&h);
+    return rc;
 }
 
 static int cmd_eval(dbk_cli_args *a) {

@@ -12,8 +12,10 @@
 
 #include "core/alloc.h"
 #include "core/fileio.h"
+#include "core/log.h"
 #include "core/utf8.h"
 #include "train/results.h"
+#include "train/run_lock.h"
 
 /* ---------------------------------------------------------------------------------- */
 /* reading result.json                                                                 */
@@ -53,6 +55,8 @@ dbk_status dbk_run_load(const char *dir, dbk_run *r) {
     }
     copy_str(r->version, sizeof r->version, root, "daybreak_version");
     copy_str(r->status, sizeof r->status, root, "status");
+    /* A run that died without a word (SIGKILL, power loss) left "running" and a free lock. */
+    if (!strcmp(r->status, "running") && !dbk_run_lock_is_held(dir)) snprintf(r->status, sizeof r->status, "killed");
     copy_str(r->clock_mode, sizeof r->clock_mode, root, "clock");
     copy_str(r->started_at, sizeof r->started_at, root, "started_at");
     copy_str(r->recipe, sizeof r->recipe, rec, "name");
@@ -130,9 +134,20 @@ void dbk_run_deinit(dbk_run *r) {
     r->epochs = r->op_count = 0;
 }
 
+bool dbk_run_is_unfinished(const dbk_run *r) {
+    return !strcmp(r->status, "running") || !strcmp(r->status, "killed") || !strcmp(r->status, "interrupted");
+}
+
 static dbk_status set_push(dbk_run_set *set, const char *dir) {
     dbk_run run;
     DBK_TRY(dbk_run_load(dir, &run));
+    if (!strcmp(run.status, "running"))
+        dbk_log(DBK_LOG_LEVEL_WARN, "%s: still running; not counted in the summaries", dir);
+    else if (dbk_run_is_unfinished(&run))
+        dbk_log(DBK_LOG_LEVEL_WARN, "%s: %s%s after %d epoch%s; not counted in the summaries; continue it with "
+                "'daybreak train --resume %s'", dir, run.status,
+                strcmp(run.status, "killed") ? "" : " (result.json says running, but no process holds its lock)",
+                run.epochs, run.epochs == 1 ? "" : "s", dir);
     dbk_run *grown = dbk_malloc(sizeof *grown * (size_t)(set->count + 1));
     if (!grown) {
         dbk_run_deinit(&run);
@@ -277,6 +292,8 @@ dbk_status dbk_run_groups_build(const dbk_run_set *set, dbk_run_group **out, int
     }
     int ng = 0;
     for (int i = 0; i < set->count; i++) {
+        group_of[i] = -1;
+        if (dbk_run_is_unfinished(&set->runs[i])) continue;
         int g = 0;
         while (g < ng && !same_group(groups[g].first, &set->runs[i])) g++;
         if (g == ng) groups[ng++].first = &set->runs[i];
@@ -289,7 +306,9 @@ dbk_status dbk_run_groups_build(const dbk_run_set *set, dbk_run_group **out, int
         if (!groups[g].members) st = DBK_ERR_OUT_OF_HOST_MEMORY;
         groups[g].count = 0;
     }
+    if (ng == 0) st = dbk_set_error(DBK_ERR_INVALID_ARG, "no finished runs to summarise (%d unfinished)", set->count);
     for (int i = 0; i < set->count && st == DBK_OK; i++) {
+        if (group_of[i] < 0) continue;
         dbk_run_group *g = &groups[group_of[i]];
         g->members[g->count++] = i;
     }

@@ -50,9 +50,15 @@ typedef struct dbk_run_set {
     int      count;
 } dbk_run_set;
 
-/* Reads DIR/result.json. DBK_ERR_NOT_FOUND / DBK_ERR_FORMAT name the file and the field. */
+/* Reads DIR/result.json. DBK_ERR_NOT_FOUND / DBK_ERR_FORMAT name the file and the field. A
+ * status "running" whose folder lock (train/run_lock.h) no process holds becomes "killed". */
 dbk_status dbk_run_load(const char *dir, dbk_run *out);
 void       dbk_run_deinit(dbk_run *r);
+
+/* Whether the run is still running, was killed or was interrupted: such runs are listed but
+ * belong to no group (they are not counted as not converged); dbk_run_set_add warns about
+ * each with the command that continues it. */
+bool       dbk_run_is_unfinished(const dbk_run *r);
 
 /* Adds DIR if it holds result.json, else every immediate subfolder that holds one (sorted by
  * name). DBK_ERR_NOT_FOUND when DIR does not exist or holds no result. */
@@ -77,7 +83,8 @@ typedef struct dbk_run_group {
     dbk_stats  threshold_epochs[DBK_MAX_THRESHOLDS];
 } dbk_run_group;
 
-/* Groups and summarises the set (groups in order of first appearance). */
+/* Groups and summarises the finished runs of the set (groups in order of first appearance);
+ * DBK_ERR_INVALID_ARG when none is finished. */
 dbk_status dbk_run_groups_build(const dbk_run_set *set, dbk_run_group **groups, int *count);
 void       dbk_run_groups_destroy(dbk_run_group *groups, int count);
 

@@ -9,6 +9,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "core/alloc.h"
 #include "core/utf8.h"
 #include "train/results.h"
 
@@ -105,6 +106,41 @@ void dbk_mlperf_log_run_stop(dbk_mlperf_log *log, bool reached) {
     cJSON_AddStringToObject(m, "status", reached ? "success" : "aborted");
     emit(log, DBK_MLPERF_END, "run_stop", NULL, m);
 }
+
+#define MLLOG_PREFIX ":::MLLOG "
+
+/* Whether a loaded line belongs to the run up to epochs_done (run_stop and later epochs do not). */
+static bool keep_line(const cJSON *line, int epochs_done) {
+    const cJSON *key = cJSON_GetObjectItemCaseSensitive(line, "key");
+    if (cJSON_IsString(key) && !strcmp(key->valuestring, "run_stop")) return false;
+    const cJSON *epoch = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(line, "metadata"), "epoch_num");
+    return !cJSON_IsNumber(epoch) || epoch->valuedouble <= epochs_done;
+}
+
+dbk_status dbk_mlperf_log_load(dbk_mlperf_log *log, const char *path, int epochs_done) {
+    const dbk_file_spec spec = {.what = "mlperf log", .max_bytes = DBK_FILE_READ_ALL_MAX};
+    void *data;
+    size_t n;
+    dbk_status st = dbk_file_read_spec(path, &spec, &data, &n);
+    if (st == DBK_ERR_NOT_FOUND) return DBK_OK;
+    DBK_TRY(st);
+    int number = 0;
+    for (char *line = data; st == DBK_OK && *line; number++) {
+        char *end = strchr(line, '\n');
+        if (end) *end = '\0';
+        cJSON *json = strncmp(line, MLLOG_PREFIX, strlen(MLLOG_PREFIX)) ? NULL : cJSON_Parse(line + strlen(MLLOG_PREFIX));
+        if (!cJSON_IsObject(json))
+            st = dbk_set_error(DBK_ERR_FORMAT, "mlperf log %s line %d: not an mllog line", path, number + 1);
+        else if (keep_line(json, epochs_done))
+            st = dbk_strbuf_appendf(&log->lines, "%s\n", line);
+        cJSON_Delete(json);
+        line = end ? end + 1 : line + strlen(line);
+    }
+    dbk_free(data);
+    return st;
+}
+
+bool dbk_mlperf_log_is_empty(const dbk_mlperf_log *log) { return log->lines.len == 0; }
 
 dbk_status dbk_mlperf_log_write(const dbk_mlperf_log *log, const char *path) {
     return dbk_strbuf_write_file(&log->lines, path);

@@ -12,7 +12,8 @@
  *   epoch_start/epoch_stop and eval_start/eval_stop {"epoch_num": N}, eval_accuracy (a fraction
  *   of 1) {"epoch_num": N}; last run_stop {"status": "success"|"aborted"}.
  * Events are kept in memory and the whole file is rewritten atomically with the run's other
- * files, so an interrupted run leaves a log of what happened, without run_stop. Strings are
+ * files, so a killed run leaves a log of what happened, without run_stop (a run stopped by
+ * SIGINT/SIGTERM ends it with run_stop "aborted"; --resume carries the log on). Strings are
  * written as valid UTF-8 (core/utf8.h).
  */
 #ifndef DBK_MLPERF_LOG_H
@@ -48,6 +49,14 @@ void dbk_mlperf_log_accuracy(dbk_mlperf_log *log, int epoch_num, double percent)
 
 /* run_stop with status "success" when the target was reached, else "aborted". */
 void dbk_mlperf_log_run_stop(dbk_mlperf_log *log, bool reached);
+
+/* A resumed run's log: the lines of path (mlperf.log of the run it continues) for the run up to
+ * the end of epoch epochs_done, without run_stop and without the events of a dropped later
+ * epoch, so the resumed run appends to one log. A missing file leaves the log empty
+ * (dbk_mlperf_log_is_empty); a line that is not an mllog line is DBK_ERR_FORMAT. */
+dbk_status dbk_mlperf_log_load(dbk_mlperf_log *log, const char *path, int epochs_done);
+
+bool dbk_mlperf_log_is_empty(const dbk_mlperf_log *log);
 
 /* Writes the events so far to path atomically. */
 dbk_status dbk_mlperf_log_write(const dbk_mlperf_log *log, const char *path);

@@ -21,6 +21,7 @@ const char *dbk_run_status_name(dbk_run_status s) {
     case DBK_RUN_NOT_REACHED: return "not_reached";
     case DBK_RUN_DIVERGED:    return "diverged";
     case DBK_RUN_FAILED:      return "failed";
+    case DBK_RUN_INTERRUPTED: return "interrupted";
     }
     return "unknown";
 }
@@ -244,6 +245,8 @@ dbk_status dbk_results_write_json(const char *path, const dbk_train_options *opt
 
     cJSON_AddStringToObject(root, "clock", dbk_clock_mode_name(opt->clock));
     cJSON_AddNumberToObject(root, "preprocess_seconds", r->preprocess_seconds);
+    cJSON_AddNumberToObject(root, "resumed", r->resumed);
+    cJSON_AddNumberToObject(root, "resume_seconds", r->resume_seconds);
     cJSON_AddNumberToObject(root, "target", (double)dbk_results_hundredths(opt->recipe.target) / 100.0);
     cJSON_AddBoolToObject(root, "target_reached", r->epochs_to_target > 0);
     if (r->epochs_to_target > 0) {

@@ -130,4 +130,13 @@ dbk_status dbk_session_save(dbk_session *s, const char *path, const char *meta_j
 /* Loads a checkpoint written for the same model; names and shapes must match. */
 dbk_status dbk_session_load(dbk_session *s, const char *path);
 
+/* The whole training state for --resume: the flat parameter and statistics buffers, the
+ * momentum and lookahead's averages (tensors "params", "statistics", "momentum",
+ * "lookahead.params", "lookahead.statistics", the last three when the session has them), with
+ * meta_json. dbk_session_load_state restores them from a loaded checkpoint of the same
+ * recipe and model (every tensor present, every size the same; path is for messages). */
+struct dbk_checkpoint;
+dbk_status dbk_session_save_state(dbk_session *s, const char *path, const char *meta_json);
+dbk_status dbk_session_load_state(dbk_session *s, const struct dbk_checkpoint *c, const char *path);
+
 #endif

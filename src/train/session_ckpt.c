@@ -86,3 +86,62 @@ done:
     dbk_checkpoint_destroy(c);
     return st;
 }
+
+/* ---------------------------------------------------------------------------------- */
+/* the training state (--resume)                                                       */
+
+/* The flat buffers of the training state, by tensor name; absent ones are NULL. */
+typedef struct state_buffer {
+    const char *name;
+    dbk_buffer *buf;
+    size_t      count;
+} state_buffer;
+
+enum { STATE_BUFFERS = 5 };
+
+static void state_buffers(const dbk_session *s, state_buffer out[STATE_BUFFERS]) {
+    const dbk_graph *g = s->eval.graph;
+    size_t np = dbk_graph_param_count(g), ns = dbk_graph_state_count(g);
+    out[0] = (state_buffer){"params", s->params, np};
+    out[1] = (state_buffer){"statistics", s->state, ns};
+    out[2] = (state_buffer){"momentum", s->momentum, np};
+    out[3] = (state_buffer){"lookahead.params", s->ema_params, np};
+    out[4] = (state_buffer){"lookahead.statistics", s->ema_state, ns};
+}
+
+dbk_status dbk_session_save_state(dbk_session *s, const char *path, const char *meta_json) {
+    state_buffer b[STATE_BUFFERS];
+    state_buffers(s, b);
+    dbk_ckpt_tensor t[STATE_BUFFERS];
+    float *host[STATE_BUFFERS] = {0};
+    int n = 0;
+    dbk_status st = dbk_backend_sync(s->be);
+    for (int i = 0; i < STATE_BUFFERS && st == DBK_OK; i++) {
+        if (!b[i].buf) continue;
+        if (!(host[n] = dbk_malloc(b[i].count * 4 + 4))) st = DBK_ERR_OUT_OF_HOST_MEMORY;
+        else st = dbk_buffer_read(b[i].buf, 0, host[n], b[i].count * 4);
+        t[n] = (dbk_ckpt_tensor){.name = b[i].name, .ndim = 1, .shape = {(int64_t)b[i].count}, .data = host[n]};
+        n++;
+    }
+    if (st == DBK_OK) st = dbk_checkpoint_save(path, s->cfg.model->name, meta_json, t, n);
+    for (int i = 0; i < n; i++) dbk_free(host[i]);
+    return st;
+}
+
+dbk_status dbk_session_load_state(dbk_session *s, const dbk_checkpoint *c, const char *path) {
+    if (strcmp(dbk_checkpoint_model(c), s->cfg.model->name) != 0)
+        return dbk_set_error(DBK_ERR_FORMAT, "%s holds model '%s', not '%s'", path, dbk_checkpoint_model(c),
+                             s->cfg.model->name);
+    state_buffer b[STATE_BUFFERS];
+    state_buffers(s, b);
+    for (int i = 0; i < STATE_BUFFERS; i++) {
+        if (!b[i].buf) continue;
+        const dbk_ckpt_tensor *t = dbk_checkpoint_find(c, b[i].name);
+        if (!t) return dbk_set_error(DBK_ERR_FORMAT, "%s: no tensor '%s' in the training state", path, b[i].name);
+        if (t->ndim != 1 || t->shape[0] != (int64_t)b[i].count)
+            return dbk_set_error(DBK_ERR_FORMAT, "%s: tensor '%s' holds %lld values, the run has %zu", path, b[i].name,
+                                 (long long)t->shape[0], b[i].count);
+        DBK_TRY(dbk_buffer_write(b[i].buf, 0, t->data, b[i].count * 4));
+    }
+    return dbk_backend_sync(s->be);
+}

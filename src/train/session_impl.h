@@ -9,7 +9,7 @@
  *   session_init.c     initialising parameters, statistics and optimizer state
  *   session_run.c      the device side of the epoch loop: epochs, steps, evaluation
  *   session_profile.c  per-op timing of training steps
- *   session_ckpt.c     checkpoints
+ *   session_ckpt.c     checkpoints, and the whole training state for --resume
  */
 #ifndef DBK_SESSION_IMPL_H
 #define DBK_SESSION_IMPL_H

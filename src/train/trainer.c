@@ -9,6 +9,9 @@
 #include <string.h>
 #include <time.h>
 
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include "core/alloc.h"
 #include "core/fileio.h"
 #include "core/log.h"
@@ -16,6 +19,8 @@
 #include "data/dataset.h"
 #include "train/mlperf_log.h"
 #include "train/results.h"
+#include "train/resume.h"
+#include "train/run_lock.h"
 #include "train/session.h"
 
 /* Everything a run holds, released in one place. */
@@ -26,10 +31,15 @@ typedef struct run {
     dbk_session *session;
     char         logs_path[4096], json_path[4096], ckpt_path[4096], entry_path[4096], mlperf_path[4096];
     dbk_mlperf_log mlperf;
+    bool         mlperf_continued;  /* with opt->resume: mlperf.log of the run it continues loaded */
     char         started_at[32];
+    dbk_run_lock lock;
+    dbk_checkpoint *resume_ckpt;    /* with opt->resume: resume.ckpt, until the state is restored */
+    double       resume_clock;      /* with opt->resume: the saved clock */
 } run;
 
 static void run_release(run *r) {
+    dbk_checkpoint_destroy(r->resume_ckpt);
     dbk_mlperf_log_deinit(&r->mlperf);
     dbk_session_destroy(r->session);
     dbk_backend_destroy(r->be);
@@ -70,16 +80,6 @@ static dbk_status checkpoint_meta(const dbk_train_options *opt, const dbk_train_
 
 static dbk_status setup(run *r, const dbk_train_options *opt, dbk_train_report *rep) {
     const dbk_recipe *rc = &opt->recipe;
-    snprintf(r->logs_path, sizeof r->logs_path, "%s/logs.tsv", opt->out_dir);
-    snprintf(r->json_path, sizeof r->json_path, "%s/result.json", opt->out_dir);
-    snprintf(r->ckpt_path, sizeof r->ckpt_path, "%s/model.ckpt", opt->out_dir);
-    snprintf(r->entry_path, sizeof r->entry_path, "%s/dawnbench.json", opt->out_dir);
-    snprintf(r->mlperf_path, sizeof r->mlperf_path, "%s/mlperf.log", opt->out_dir);
-    time_t now = time(NULL);
-    struct tm tmv;
-    gmtime_r(&now, &tmv);
-    strftime(r->started_at, sizeof r->started_at, "%Y-%m-%dT%H:%M:%SZ", &tmv);
-
     /* Reading the files is "downloading the data", off the clock as in DAWNBench. */
     const dbk_dataset_kind *kind;
     DBK_TRY(dbk_dataset_kind_find(rc->dataset, &kind));
@@ -96,7 +96,7 @@ static dbk_status setup(run *r, const dbk_train_options *opt, dbk_train_report *
     DBK_TRY(dbk_backend_create(opt->backend, opt->device, &r->be));
     rep->device = *dbk_backend_get_info(r->be);
     DBK_TRY(dbk_platform_resolve(opt->platform, dbk_backend_kind_name(opt->backend), rep->device.name, &rep->platform));
-    dbk_mlperf_log_init_start(&r->mlperf, opt, rep);
+    if (!r->mlperf_continued) dbk_mlperf_log_init_start(&r->mlperf, opt, rep);
     dbk_log(DBK_LOG_LEVEL_INFO, "device: %s %d: %s (%s)", dbk_backend_kind_name(opt->backend), opt->device,
             rep->device.name, rep->device.driver);
 
@@ -117,8 +117,72 @@ static dbk_status setup(run *r, const dbk_train_options *opt, dbk_train_report *
     rep->param_count = dbk_session_param_count(r->session);
     rep->step_flops = dbk_session_step_flops(r->session);
     rep->steps_per_epoch = dbk_session_steps_per_epoch(r->session);
-    /* Only now: a run that cannot start (data, device, memory) leaves no folder behind. */
-    return dbk_mkdir_p(opt->out_dir);
+    return DBK_OK;
+}
+
+/* A fresh run: the folder must hold no earlier run. */
+static dbk_status check_fresh(run *r, const dbk_train_options *opt) {
+    if (access(r->json_path, F_OK) == 0)
+        return dbk_set_error(DBK_ERR_IO, "%s already exists; choose another --out or remove it", r->json_path);
+    char path[4200];
+    snprintf(path, sizeof path, "%s/%s", opt->out_dir, DBK_RESUME_FILE);
+    if (access(path, F_OK) == 0)
+        return dbk_set_error(DBK_ERR_IO, "%s holds an unfinished run (%s); continue it with --resume %s or remove it",
+                             opt->out_dir, DBK_RESUME_FILE, opt->out_dir);
+    time_t now = time(NULL);
+    struct tm tmv;
+    gmtime_r(&now, &tmv);
+    strftime(r->started_at, sizeof r->started_at, "%Y-%m-%dT%H:%M:%SZ", &tmv);
+    return DBK_OK;
+}
+
+/* A resumed run: resume.ckpt read (records into rep, the state kept for prepare), and one
+ * line saying how the run it continues ended. */
+static dbk_status open_resume(run *r, const dbk_train_options *opt, dbk_train_report *rep) {
+    char previous[32];
+    DBK_TRY(dbk_resume_previous_status(opt->out_dir, previous, sizeof previous));
+    dbk_resume_header h;
+    DBK_TRY(dbk_resume_read(opt->out_dir, &h, rep, &r->resume_ckpt));
+    dbk_status st = DBK_OK;
+    if (strcmp(h.daybreak_version, DBK_VERSION) != 0)
+        st = dbk_set_error(DBK_ERR_INVALID_ARG, "%s/%s was written by daybreak %s; this is daybreak %s", opt->out_dir,
+                           DBK_RESUME_FILE, h.daybreak_version, DBK_VERSION);
+    else if (h.seed != opt->seed || strcmp(h.backend, dbk_backend_kind_name(opt->backend)) != 0 ||
+             h.device != opt->device)
+        st = dbk_set_error(DBK_ERR_INVALID_ARG, "%s was run with seed %llu on %s:%d; resume it with the same",
+                           opt->out_dir, (unsigned long long)h.seed, h.backend, h.device);
+    /* Still "running" (or no result.json yet) while we hold the lock: that run is dead, killed. */
+    const bool killed = !strcmp(previous, "running") || !strcmp(previous, "none");
+    if (st == DBK_OK && !killed && strcmp(previous, "interrupted") && strcmp(previous, "failed"))
+        st = dbk_set_error(DBK_ERR_INVALID_ARG, "%s: the run has finished (status %s); nothing to resume", opt->out_dir,
+                           previous);
+    if (st == DBK_OK) st = dbk_mlperf_log_load(&r->mlperf, r->mlperf_path, h.epochs_done);
+    if (st == DBK_OK) {
+        r->mlperf_continued = !dbk_mlperf_log_is_empty(&r->mlperf);
+        snprintf(r->started_at, sizeof r->started_at, "%s", h.started_at);
+        r->resume_clock = h.clock_seconds;
+        printf("resuming %s after epoch %d (clock %.2f s): the run was %s\n", opt->out_dir, h.epochs_done,
+               h.clock_seconds, killed ? "killed" : previous);
+        fflush(stdout);
+    }
+    dbk_resume_header_deinit(&h);
+    return st;
+}
+
+static void run_paths(run *r, const char *dir) {
+    snprintf(r->logs_path, sizeof r->logs_path, "%s/logs.tsv", dir);
+    snprintf(r->json_path, sizeof r->json_path, "%s/result.json", dir);
+    snprintf(r->ckpt_path, sizeof r->ckpt_path, "%s/model.ckpt", dir);
+    snprintf(r->entry_path, sizeof r->entry_path, "%s/dawnbench.json", dir);
+    snprintf(r->mlperf_path, sizeof r->mlperf_path, "%s/mlperf.log", dir);
+}
+
+/* The folder, created if needed, and its lock. *created says whether this run made it. */
+static dbk_status lock_folder(run *r, const char *dir, bool *created) {
+    struct stat sb;
+    *created = stat(dir, &sb) != 0;
+    DBK_TRY(dbk_mkdir_p(dir));
+    return dbk_run_lock_acquire(dir, &r->lock);
 }
 
 /* Copies the per-op profile into the report (result.json "profile"). */
@@ -169,79 +233,135 @@ static dbk_status final_evaluation(run *r, const dbk_recipe *rc, dbk_train_repor
     return DBK_OK;
 }
 
-static dbk_status train_loop(run *r, const dbk_train_options *opt, dbk_train_report *rep) {
-    const dbk_recipe *rc = &opt->recipe;
+/* Preprocessing, on the clock: the dataset to the device and the model's initial state; or,
+ * resuming, the state of resume.ckpt, its time added to the saved clock. A fresh run then
+ * saves resume.ckpt for epoch 0 (off the clock), so it can be resumed from its first step. */
+static dbk_status prepare(run *r, const dbk_train_options *opt, dbk_train_report *rep, double *clock) {
     dbk_session *s = r->session;
-    const int steps = dbk_session_steps_per_epoch(s);
-
-    /* Preprocessing on the clock: dataset to the device, model initialisation. */
-    dbk_mlperf_log_event(&r->mlperf, DBK_MLPERF_END, "init_stop", 0);
-    dbk_mlperf_log_event(&r->mlperf, DBK_MLPERF_START, "run_start", 0);
+    if (!r->mlperf_continued) {
+        dbk_mlperf_log_event(&r->mlperf, DBK_MLPERF_END, "init_stop", 0);
+        dbk_mlperf_log_event(&r->mlperf, DBK_MLPERF_START, "run_start", 0);
+    }
     double t0 = dbk_time_now();
     DBK_TRY(dbk_session_upload_data(s, &r->train, &r->test));
+    if (opt->resume) {
+        DBK_TRY(dbk_session_load_state(s, r->resume_ckpt, DBK_RESUME_FILE)); /* synchronises the device */
+        dbk_checkpoint_destroy(r->resume_ckpt); /* its host copy of the state is no longer needed */
+        r->resume_ckpt = NULL;
+        const double restore = dbk_time_now() - t0;
+        rep->resumed++;
+        rep->resume_seconds += restore;
+        *clock = r->resume_clock + restore;
+        return DBK_OK;
+    }
     DBK_TRY(dbk_session_init_params(s, opt->seed));
     DBK_TRY(dbk_session_init_from_data(s, &r->train));
     DBK_TRY(dbk_backend_sync(r->be));
-    double clock = dbk_time_now() - t0;
-    rep->preprocess_seconds = clock;
+    *clock = rep->preprocess_seconds = dbk_time_now() - t0;
+    DBK_TRY(dbk_resume_save(s, opt->out_dir, opt, rep, r->started_at, *clock));
+    return write_files(r, opt, rep);
+}
 
+static int stop_requested(const dbk_train_options *opt) { return opt->stop_signal ? (int)*opt->stop_signal : 0; }
+
+/* Trains one epoch's steps into e (train loss, accuracy, time, lr). *stopped is the signal
+ * that ended it early (the record is then incomplete), 0 otherwise. */
+static dbk_status train_epoch(run *r, const dbk_train_options *opt, dbk_epoch_record *e, long total_steps,
+                              double *clock, int *stopped) {
+    const dbk_recipe *rc = &opt->recipe;
+    dbk_session *s = r->session;
+    const int steps = dbk_session_steps_per_epoch(s);
+    double start = dbk_time_now();
+    const long first_step = (long)(e->epoch - 1) * steps;
+    const int epoch_steps = total_steps - first_step < steps ? (int)(total_steps - first_step) : steps;
+    dbk_mlperf_log_event(&r->mlperf, DBK_MLPERF_START, "epoch_start", e->epoch);
+    DBK_TRY(dbk_session_begin_epoch(s, e->epoch, opt->seed));
+    for (int step = 0; step < epoch_steps; step++) {
+        if ((*stopped = stop_requested(opt)) != 0) return dbk_backend_sync(r->be);
+        e->lr_end = dbk_recipe_lr_at_step(rc, first_step + step, steps, total_steps);
+        DBK_TRY(dbk_session_train_step(s, step, e->lr_end));
+        DBK_TRY(lookahead_after(s, rc, first_step + step + 1, total_steps));
+        if (opt->progress) progress_bar(e->epoch, step + 1, epoch_steps, dbk_time_now() - start, rc->batch);
+    }
+    dbk_epoch_counters tc;
+    DBK_TRY(dbk_session_end_epoch(s, &tc)); /* synchronises the device */
+    e->epoch_seconds = dbk_time_now() - start;
+    dbk_mlperf_log_event(&r->mlperf, DBK_MLPERF_END, "epoch_stop", e->epoch);
+    *clock += e->epoch_seconds;
+    e->clock_seconds = *clock;
+    e->images_per_second = (double)tc.images / e->epoch_seconds;
+    e->train_loss = tc.loss_sum / (double)tc.images;
+    e->train_accuracy = 100.0 * tc.correct / (double)tc.images;
+    if (opt->progress) printf("\r%*s\r", 79, "");
+    return DBK_OK;
+}
+
+/* The test set after an epoch: off the clock (DAWNBench), on it with --clock mlperf. */
+static dbk_status evaluate_epoch(run *r, const dbk_train_options *opt, dbk_epoch_record *e, double *clock) {
+    dbk_mlperf_log_event(&r->mlperf, DBK_MLPERF_START, "eval_start", e->epoch);
+    double eval_start = dbk_time_now();
+    dbk_epoch_counters ec;
+    DBK_TRY(dbk_session_evaluate(r->session, &ec));
+    e->eval_seconds = dbk_time_now() - eval_start;
+    e->test_loss = ec.loss_sum / (double)ec.images;
+    e->test_accuracy = 100.0 * ec.correct / (double)ec.images;
+    dbk_mlperf_log_event(&r->mlperf, DBK_MLPERF_END, "eval_stop", e->epoch);
+    dbk_mlperf_log_accuracy(&r->mlperf, e->epoch, e->test_accuracy);
+    if (opt->clock == DBK_CLOCK_MLPERF) {
+        *clock += e->eval_seconds;
+        e->clock_seconds = *clock;
+    }
+    return DBK_OK;
+}
+
+static dbk_status diverged(const dbk_epoch_record *e) {
+    return dbk_set_error(DBK_ERR_DIVERGED,
+                         "training diverged: the %s loss is %s in epoch %d (learning rate %.4g); "
+                         "try a lower learning rate or another seed",
+                         isfinite(e->train_loss) ? "test" : "training",
+                         isnan(isfinite(e->train_loss) ? e->test_loss : e->train_loss) ? "NaN" : "infinite", e->epoch,
+                         (double)e->lr_end);
+}
+
+/* The run's end: final files, the model, and no resume.ckpt (nothing is left to resume). */
+static dbk_status finish(run *r, const dbk_train_options *opt, dbk_train_report *rep) {
+    DBK_TRY(write_files(r, opt, rep));
+    dbk_resume_remove(opt->out_dir);
+    if (rep->status == DBK_RUN_DIVERGED) return DBK_OK;
+    if (opt->profile) dbk_session_print_profile(r->session, stdout);
+    char meta[1024];
+    DBK_TRY(checkpoint_meta(opt, rep, meta, sizeof meta));
+    return dbk_session_save(r->session, r->ckpt_path, meta);
+}
+
+static dbk_status train_loop(run *r, const dbk_train_options *opt, dbk_train_report *rep) {
+    const dbk_recipe *rc = &opt->recipe;
+    double clock;
+    DBK_TRY(prepare(r, opt, rep, &clock));
+
+    const int steps = dbk_session_steps_per_epoch(r->session);
     const long total_steps = dbk_recipe_total_steps(rc, steps);
     const int epochs = (int)((total_steps + steps - 1) / steps);
-    for (int epoch = 1; epoch <= epochs && epoch <= DBK_MAX_EPOCHS; epoch++) {
+    for (int epoch = rep->epochs_run + 1; epoch <= epochs && epoch <= DBK_MAX_EPOCHS; epoch++) {
         dbk_epoch_record *e = &rep->epochs[epoch - 1];
         memset(e, 0, sizeof *e);
         e->epoch = epoch;
-
-        double start = dbk_time_now();
-        const long first_step = (long)(epoch - 1) * steps;
-        const int epoch_steps = total_steps - first_step < steps ? (int)(total_steps - first_step) : steps;
-        dbk_mlperf_log_event(&r->mlperf, DBK_MLPERF_START, "epoch_start", epoch);
-        DBK_TRY(dbk_session_begin_epoch(s, epoch, opt->seed));
-        for (int step = 0; step < epoch_steps; step++) {
-            e->lr_end = dbk_recipe_lr_at_step(rc, first_step + step, steps, total_steps);
-            DBK_TRY(dbk_session_train_step(s, step, e->lr_end));
-            DBK_TRY(lookahead_after(s, rc, first_step + step + 1, total_steps));
-            if (opt->progress) progress_bar(epoch, step + 1, epoch_steps, dbk_time_now() - start, rc->batch);
+        DBK_TRY(train_epoch(r, opt, e, total_steps, &clock, &rep->stop_signal));
+        if (rep->stop_signal) { /* the epoch in progress is dropped; resume.ckpt holds the last one */
+            rep->status = DBK_RUN_INTERRUPTED;
+            dbk_mlperf_log_run_stop(&r->mlperf, false);
+            return write_files(r, opt, rep);
         }
-        dbk_epoch_counters tc;
-        DBK_TRY(dbk_session_end_epoch(s, &tc)); /* synchronises the device */
-        e->epoch_seconds = dbk_time_now() - start;
-        dbk_mlperf_log_event(&r->mlperf, DBK_MLPERF_END, "epoch_stop", epoch);
-        clock += e->epoch_seconds;
-        e->clock_seconds = clock;
-        e->images_per_second = (double)tc.images / e->epoch_seconds;
-        e->train_loss = tc.loss_sum / (double)tc.images;
-        e->train_accuracy = 100.0 * tc.correct / (double)tc.images;
-        if (opt->progress) printf("\r%*s\r", 79, "");
-
-        /* Evaluation: off the clock (DAWNBench), on it with --clock mlperf. */
-        dbk_mlperf_log_event(&r->mlperf, DBK_MLPERF_START, "eval_start", epoch);
-        double eval_start = dbk_time_now();
-        dbk_epoch_counters ec;
-        DBK_TRY(dbk_session_evaluate(s, &ec));
-        e->eval_seconds = dbk_time_now() - eval_start;
-        e->test_loss = ec.loss_sum / (double)ec.images;
-        e->test_accuracy = 100.0 * ec.correct / (double)ec.images;
-        dbk_mlperf_log_event(&r->mlperf, DBK_MLPERF_END, "eval_stop", epoch);
-        dbk_mlperf_log_accuracy(&r->mlperf, epoch, e->test_accuracy);
-        if (opt->clock == DBK_CLOCK_MLPERF) { /* evaluation on the clock */
-            clock += e->eval_seconds;
-            e->clock_seconds = clock;
-        }
+        DBK_TRY(evaluate_epoch(r, opt, e, &clock));
         rep->epochs_run = epoch;
-        if (opt->profile) collect_profile(s, rep);
+        if (opt->profile) collect_profile(r->session, rep);
         if (!opt->quiet) print_epoch(e, epochs);
 
         if (!isfinite(e->train_loss) || !isfinite(e->test_loss)) {
             rep->status = DBK_RUN_DIVERGED;
             dbk_mlperf_log_run_stop(&r->mlperf, false);
-            DBK_TRY(write_files(r, opt, rep));
-            return dbk_set_error(DBK_ERR_DIVERGED,
-                                 "training diverged: the %s loss is %s in epoch %d (learning rate %.4g); "
-                                 "try a lower learning rate or another seed",
-                                 isfinite(e->train_loss) ? "test" : "training",
-                                 isnan(isfinite(e->train_loss) ? e->test_loss : e->train_loss) ? "NaN" : "infinite",
-                                 epoch, (double)e->lr_end);
+            DBK_TRY(finish(r, opt, rep));
+            return diverged(e);
         }
         bool last = epoch == epochs;
         if (rc->fixed_budget && last) {
@@ -254,24 +374,22 @@ static dbk_status train_loop(run *r, const dbk_train_options *opt, dbk_train_rep
                        "clock %8.2fs\n", rc->tta_level, e->test_accuracy, rep->final_eval.seconds, clock);
         }
         /* A fixed budget is judged by its final evaluation only. */
-        if (rep->epochs_to_target == 0 && (!rc->fixed_budget || last) && 
+        if (rep->epochs_to_target == 0 && (!rc->fixed_budget || last) &&
             dbk_results_hundredths(e->test_accuracy) >= dbk_results_hundredths(rc->target)) {
             rep->epochs_to_target = epoch;
             rep->seconds_to_target = clock;
         }
         bool reached = rep->epochs_to_target > 0;
-        last = last || (reached && !opt->all_epochs);
-        if (last) {
+        if (last || (reached && !opt->all_epochs)) {
             rep->status = reached ? DBK_RUN_REACHED : DBK_RUN_NOT_REACHED;
             dbk_mlperf_log_run_stop(&r->mlperf, reached);
+            return finish(r, opt, rep);
         }
+        /* resume.ckpt first: whatever the other files say, it holds this epoch or the last. */
+        DBK_TRY(dbk_resume_save(r->session, opt->out_dir, opt, rep, r->started_at, clock));
         DBK_TRY(write_files(r, opt, rep));
-        if (last) break;
     }
-    if (opt->profile) dbk_session_print_profile(s, stdout);
-    char meta[1024];
-    DBK_TRY(checkpoint_meta(opt, rep, meta, sizeof meta));
-    return dbk_session_save(s, r->ckpt_path, meta);
+    return DBK_OK;
 }
 
 const char *dbk_clock_mode_name(dbk_clock_mode m) { return m == DBK_CLOCK_MLPERF ? "mlperf" : "dawnbench"; }
@@ -279,15 +397,26 @@ const char *dbk_clock_mode_name(dbk_clock_mode m) { return m == DBK_CLOCK_MLPERF
 dbk_status dbk_train_run(const dbk_train_options *opt, dbk_train_report *rep) {
     run r;
     memset(&r, 0, sizeof r);
+    r.lock.fd = -1;
     dbk_mlperf_log_init(&r.mlperf);
     memset(rep, 0, sizeof *rep);
     rep->status = DBK_RUN_FAILED;
-    dbk_status st = setup(&r, opt, rep);
+    run_paths(&r, opt->out_dir);
+    bool created = false;
+    dbk_status st = lock_folder(&r, opt->out_dir, &created);
+    if (st != DBK_OK) return st; /* another run's folder: touch nothing */
+    st = opt->resume ? open_resume(&r, opt, rep) : check_fresh(&r, opt);
+    if (st == DBK_OK) st = setup(&r, opt, rep);
+    if (st != DBK_OK && !opt->resume) {
+        /* A run that cannot start (data, device, memory) leaves no folder behind. */
+        dbk_run_lock_discard(&r.lock, opt->out_dir);
+        if (created) rmdir(opt->out_dir);
+    }
     if (st == DBK_OK) {
         rep->status = DBK_RUN_RUNNING;
         st = train_loop(&r, opt, rep);
-        if (st != DBK_OK && st != DBK_ERR_DIVERGED && rep->epochs_run > 0) {
-            /* Keep the record of the epochs that completed, marked failed. */
+        if (st != DBK_OK && st != DBK_ERR_DIVERGED) {
+            /* Keep the record of the epochs that completed, marked failed (not "running"). */
             char reason[1024];
             snprintf(reason, sizeof reason, "%s", dbk_last_error());
             rep->status = DBK_RUN_FAILED;
@@ -297,5 +426,6 @@ dbk_status dbk_train_run(const dbk_train_options *opt, dbk_train_report *rep) {
         }
     }
     run_release(&r);
+    dbk_run_lock_release(&r.lock);
     return st;
 }

@@ -11,11 +11,20 @@
  * Files written to out_dir, each atomically (temporary file + rename) after every epoch so an
  * interrupted run leaves complete files: logs.tsv (DAWNBench format), dawnbench.json (the
  * DAWNBench training entry, train/results.h), mlperf.log (train/mlperf_log.h), result.json,
- * and at the end model.ckpt (train/checkpoint.h).
+ * resume.ckpt (train/resume.h; deleted when the run finishes) and at the end model.ckpt
+ * (train/checkpoint.h). The run holds the folder's lock (train/run_lock.h) from before anything
+ * is read until it returns.
+ *
+ * Stopping: when *stop_signal becomes non-zero (a signal handler sets it) the run stops at the
+ * next step boundary; the epoch in progress is dropped, the files say "interrupted" and
+ * resume.ckpt holds the last completed epoch. With resume set the run goes on from out_dir's
+ * resume.ckpt: the same numbers as an uninterrupted run, the clock going on from the saved
+ * clock plus the time to restore the state (the time between is not counted).
  */
 #ifndef DBK_TRAINER_H
 #define DBK_TRAINER_H
 
+#include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -54,6 +63,11 @@ typedef struct dbk_train_options {
     const char      *platform;      /* profile id (--platform), NULL = match the device name */
     const char      *author;        /* DAWNBench entry "author" (NULL = "daybreak") */
     const char      *author_email;  /* DAWNBench entry "authorEmail" (NULL = "") */
+    bool             resume;        /* go on from out_dir/resume.ckpt (the same options) */
+    const volatile sig_atomic_t *stop_signal; /* NULL, or set to a signal number to stop */
+    int              arg_count;     /* the train arguments, recorded in resume.ckpt (args NULL:
+                                       not recorded, the run cannot be resumed) */
+    char *const     *args;
 } dbk_train_options;
 
 typedef struct dbk_epoch_record {
@@ -75,6 +89,7 @@ typedef enum dbk_run_status {
     DBK_RUN_NOT_REACHED,            /* every epoch ran, the target was not reached */
     DBK_RUN_DIVERGED,               /* the loss became NaN or infinite */
     DBK_RUN_FAILED,                 /* an error stopped the run */
+    DBK_RUN_INTERRUPTED,            /* SIGINT or SIGTERM stopped it; --resume goes on */
 } dbk_run_status;
 
 /* A fixed-budget recipe's final evaluation (recipe.fixed_budget): on the clock, with the
@@ -111,11 +126,14 @@ typedef struct dbk_train_report {
     double           profiled_step_seconds;
     int              op_count;             /* ops[] filled only with options.profile */
     dbk_op_profile   ops[DBK_MAX_PROFILE_OPS];
+    int              resumed;              /* times the run was resumed (--resume) */
+    double           resume_seconds;       /* on the clock: restoring the state, all resumes */
+    int              stop_signal;          /* the signal that interrupted the run, 0 if none */
 } dbk_train_report;
 
 /* Runs the whole training. Returns DBK_OK when the run completed (reached or not: see
- * report->status), DBK_ERR_DIVERGED on NaN, or the error that stopped it. Files already
- * written stay valid either way. */
+ * report->status) or was interrupted (DBK_RUN_INTERRUPTED), DBK_ERR_DIVERGED on NaN, or the
+ * error that stopped it. Files already written stay valid either way. */
 dbk_status dbk_train_run(const dbk_train_options *opt, dbk_train_report *report);
 
 const char *dbk_run_status_name(dbk_run_status s);     /* "reached", "not_reached", ... */

@@ -1,0 +1,211 @@
+/*
+ * resume.c — the resume checkpoint (see resume.h).
+ */
+#define _POSIX_C_SOURCE 200809L
+#include "train/resume.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cjson/cJSON.h>
+
+#include "core/alloc.h"
+#include "core/fileio.h"
+
+static void resume_path(const char *dir, char *out, size_t cap) { snprintf(out, cap, "%s/%s", dir, DBK_RESUME_FILE); }
+
+static cJSON *epoch_json(const dbk_epoch_record *e) {
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddNumberToObject(o, "epoch", e->epoch);
+    cJSON_AddNumberToObject(o, "train_loss", e->train_loss);
+    cJSON_AddNumberToObject(o, "train_accuracy", e->train_accuracy);
+    cJSON_AddNumberToObject(o, "test_loss", e->test_loss);
+    cJSON_AddNumberToObject(o, "test_accuracy", e->test_accuracy);
+    cJSON_AddNumberToObject(o, "epoch_seconds", e->epoch_seconds);
+    cJSON_AddNumberToObject(o, "clock_seconds", e->clock_seconds);
+    cJSON_AddNumberToObject(o, "eval_seconds", e->eval_seconds);
+    cJSON_AddNumberToObject(o, "images_per_second", e->images_per_second);
+    cJSON_AddNumberToObject(o, "lr_end", e->lr_end);
+    return o;
+}
+
+dbk_status dbk_resume_save(dbk_session *s, const char *dir, const dbk_train_options *opt, const dbk_train_report *rep,
+                           const char *started_at, double clock) {
+    cJSON *m = cJSON_CreateObject();
+    if (!m) return DBK_ERR_OUT_OF_HOST_MEMORY;
+    char seed[32];
+    snprintf(seed, sizeof seed, "%" PRIu64, opt->seed);
+    cJSON_AddNumberToObject(m, "resume", 1);
+    cJSON_AddStringToObject(m, "daybreak_version", DBK_VERSION);
+    cJSON_AddStringToObject(m, "started_at", started_at);
+    if (opt->args) {
+        cJSON *args = cJSON_AddArrayToObject(m, "arguments");
+        for (int i = 0; i < opt->arg_count; i++) cJSON_AddItemToArray(args, cJSON_CreateString(opt->args[i]));
+    } else cJSON_AddNullToObject(m, "arguments");
+    cJSON_AddStringToObject(m, "backend", dbk_backend_kind_name(opt->backend));
+    cJSON_AddNumberToObject(m, "device", opt->device);
+    cJSON_AddStringToObject(m, "seed", seed);
+    cJSON_AddNumberToObject(m, "epochs_done", rep->epochs_run);
+    cJSON_AddNumberToObject(m, "clock_seconds", clock);
+    cJSON_AddNumberToObject(m, "preprocess_seconds", rep->preprocess_seconds);
+    cJSON_AddNumberToObject(m, "resumed", rep->resumed);
+    cJSON_AddNumberToObject(m, "resume_seconds", rep->resume_seconds);
+    cJSON_AddNumberToObject(m, "epochs_to_target", rep->epochs_to_target);
+    cJSON_AddNumberToObject(m, "seconds_to_target", rep->seconds_to_target);
+    cJSON *eps = cJSON_AddArrayToObject(m, "epochs");
+    for (int i = 0; i < rep->epochs_run; i++) cJSON_AddItemToArray(eps, epoch_json(&rep->epochs[i]));
+    char *text = cJSON_PrintUnformatted(m);
+    cJSON_Delete(m);
+    if (!text) return DBK_ERR_OUT_OF_HOST_MEMORY;
+    char path[4200];
+    resume_path(dir, path, sizeof path);
+    dbk_status st = dbk_session_save_state(s, path, text);
+    cJSON_free(text);
+    return st;
+}
+
+/* Field readers: each sets *bad to the first missing or mistyped field's name. */
+static double number(const cJSON *o, const char *key, const char **bad) {
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+    if (cJSON_IsNumber(v)) return v->valuedouble;
+    if (!*bad) *bad = key;
+    return 0.0;
+}
+
+static void string(const cJSON *o, const char *key, char *out, size_t cap, const char **bad) {
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+    if (cJSON_IsString(v) && strlen(v->valuestring) < cap) snprintf(out, cap, "%s", v->valuestring);
+    else if (!*bad) *bad = key;
+}
+
+static void read_epochs(const cJSON *eps, dbk_train_report *rep, const char **bad) {
+    rep->epochs_run = 0;
+    const cJSON *e;
+    cJSON_ArrayForEach(e, eps) {
+        if (rep->epochs_run == DBK_MAX_EPOCHS) break;
+        dbk_epoch_record *r = &rep->epochs[rep->epochs_run++];
+        r->epoch = (int)number(e, "epoch", bad);
+        r->train_loss = number(e, "train_loss", bad);
+        r->train_accuracy = number(e, "train_accuracy", bad);
+        r->test_loss = number(e, "test_loss", bad);
+        r->test_accuracy = number(e, "test_accuracy", bad);
+        r->epoch_seconds = number(e, "epoch_seconds", bad);
+        r->clock_seconds = number(e, "clock_seconds", bad);
+        r->eval_seconds = number(e, "eval_seconds", bad);
+        r->images_per_second = number(e, "images_per_second", bad);
+        r->lr_end = (float)number(e, "lr_end", bad);
+        if (r->epoch != rep->epochs_run && !*bad) *bad = "epochs (not numbered 1, 2, ...)";
+    }
+}
+
+/* The header fields of the metadata; *bad names the first one missing. */
+static void read_header(const cJSON *m, dbk_resume_header *h, const char **bad) {
+    char seed[32] = "";
+    if (number(m, "resume", bad) != 1 && !*bad) *bad = "resume (not 1)";
+    string(m, "daybreak_version", h->daybreak_version, sizeof h->daybreak_version, bad);
+    string(m, "started_at", h->started_at, sizeof h->started_at, bad);
+    string(m, "backend", h->backend, sizeof h->backend, bad);
+    string(m, "seed", seed, sizeof seed, bad);
+    h->device = (int)number(m, "device", bad);
+    h->epochs_done = (int)number(m, "epochs_done", bad);
+    h->clock_seconds = number(m, "clock_seconds", bad);
+    char *end = NULL;
+    errno = 0;
+    h->seed = strtoull(seed, &end, 10);
+    if ((errno || !seed[0] || *end) && !*bad) *bad = "seed";
+    const cJSON *args = cJSON_GetObjectItemCaseSensitive(m, "arguments"), *a;
+    if (cJSON_IsNull(args)) {
+        h->argc = -1;
+        return;
+    }
+    if (!cJSON_IsArray(args) || cJSON_GetArraySize(args) > DBK_RESUME_MAX_ARGS) {
+        if (!*bad) *bad = "arguments";
+        return;
+    }
+    cJSON_ArrayForEach(a, args) {
+        if (!cJSON_IsString(a) || !(h->argv[h->argc] = strdup(a->valuestring))) {
+            if (!*bad) *bad = "arguments";
+            return;
+        }
+        h->argc++;
+    }
+}
+
+static void read_totals(const cJSON *m, dbk_train_report *rep, const char **bad) {
+    const cJSON *eps = cJSON_GetObjectItemCaseSensitive(m, "epochs");
+    if (!cJSON_IsArray(eps)) {
+        if (!*bad) *bad = "epochs";
+        return;
+    }
+    read_epochs(eps, rep, bad);
+    rep->preprocess_seconds = number(m, "preprocess_seconds", bad);
+    rep->resumed = (int)number(m, "resumed", bad);
+    rep->resume_seconds = number(m, "resume_seconds", bad);
+    rep->epochs_to_target = (int)number(m, "epochs_to_target", bad);
+    rep->seconds_to_target = number(m, "seconds_to_target", bad);
+}
+
+dbk_status dbk_resume_read(const char *dir, dbk_resume_header *h, dbk_train_report *rep, dbk_checkpoint **ckpt) {
+    memset(h, 0, sizeof *h);
+    if (ckpt) *ckpt = NULL;
+    char path[4200];
+    resume_path(dir, path, sizeof path);
+    if (access(path, F_OK) != 0)
+        return dbk_set_error(DBK_ERR_NOT_FOUND, "%s has no %s: nothing to resume (the run finished, or never started)",
+                             dir, DBK_RESUME_FILE);
+    dbk_checkpoint *c;
+    DBK_TRY(dbk_checkpoint_load(path, &c));
+    cJSON *m = cJSON_Parse(dbk_checkpoint_meta(c));
+    const char *bad = NULL;
+    if (!cJSON_IsObject(m)) bad = "metadata (not a JSON object)";
+    else {
+        read_header(m, h, &bad);
+        if (rep && !bad) read_totals(m, rep, &bad);
+        if (rep && !bad && rep->epochs_run != h->epochs_done) bad = "epochs (not epochs_done of them)";
+    }
+    cJSON_Delete(m);
+    if (bad) {
+        dbk_checkpoint_destroy(c);
+        dbk_resume_header_deinit(h);
+        return dbk_set_error(DBK_ERR_FORMAT, "%s: bad or missing field '%s' in the resume metadata", path, bad);
+    }
+    if (ckpt) *ckpt = c;
+    else dbk_checkpoint_destroy(c);
+    return DBK_OK;
+}
+
+void dbk_resume_header_deinit(dbk_resume_header *h) {
+    for (int i = 0; i < h->argc; i++) free(h->argv[i]);
+    h->argc = 0;
+}
+
+void dbk_resume_remove(const char *dir) {
+    char path[4200];
+    resume_path(dir, path, sizeof path);
+    unlink(path);
+}
+
+dbk_status dbk_resume_previous_status(const char *dir, char *out, size_t cap) {
+    char path[4200];
+    snprintf(path, sizeof path, "%s/result.json", dir);
+    void *data;
+    size_t n;
+    dbk_status st = dbk_file_read_all(path, &data, &n);
+    if (st == DBK_ERR_NOT_FOUND) {
+        snprintf(out, cap, "none");
+        return DBK_OK;
+    }
+    if (st != DBK_OK) return st;
+    cJSON *root = cJSON_ParseWithLength(data, n);
+    dbk_free(data);
+    const cJSON *status = cJSON_GetObjectItemCaseSensitive(root, "status");
+    const bool found = cJSON_IsString(status);
+    if (found) snprintf(out, cap, "%s", status->valuestring);
+    cJSON_Delete(root);
+    return found ? DBK_OK : dbk_set_error(DBK_ERR_FORMAT, "%s has no \"status\"", path);
+}

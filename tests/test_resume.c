@@ -1,0 +1,292 @@
+/*
+ * test_resume.c — a run survives being stopped: SIGTERM, SIGINT and SIGKILL, each followed by
+ * `daybreak train --resume`, and two runs started into one --out.
+ *
+ * usage: test_resume <path to daybreak>
+ *
+ * Every run is the quick recipe on the CPU backend with 32 real training images (2 steps of
+ * 16 per epoch), 50 test images and 2 epochs: a few seconds each. The uninterrupted reference
+ * run and a stopped-then-resumed run must agree bit for bit on every loss and accuracy (the
+ * CPU backend is deterministic and resume.ckpt holds the whole training state). Without the
+ * CIFAR-10 data the test is skipped, or fails when CI=true.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cjson/cJSON.h>
+
+#include "core/alloc.h"
+#include "core/fileio.h"
+#include "test_util.h"
+
+#define RUN_OPTIONS                                                                                                 \
+    "--recipe quick --backend cpu --train-subset 32 --test-subset 50 --epochs 2 --batch 16 --all-epochs --seed 1 " \
+    "--no-progress"
+#define EPOCHS 2 /* the --epochs of RUN_OPTIONS */
+#define WAIT_SECONDS 600
+
+static const char *exe;
+static char base[4096], reference[4200];
+static char out[65536];
+
+static void path_in(char *dst, size_t cap, const char *dir, const char *file) {
+    snprintf(dst, cap, "%s/%s", dir, file);
+}
+
+static bool file_exists(const char *dir, const char *file) {
+    char p[4400];
+    path_in(p, sizeof p, dir, file);
+    struct stat sb;
+    return stat(p, &sb) == 0;
+}
+
+/* A fresh run folder name under the test's folder (not created). */
+static void run_dir(char *dst, size_t cap, const char *name) { snprintf(dst, cap, "%s/%s", base, name); }
+
+/* `daybreak train RUN_OPTIONS --out dir` in the background, its output in dir.log_suffix
+ * ("log", or "log2" for a second run into dir). */
+static pid_t start_run(const char *dir, const char *log_suffix) {
+    char cmd[12000];
+    snprintf(cmd, sizeof cmd, "exec '%s' train " RUN_OPTIONS " --out '%s' > '%s.%s' 2>&1", exe, dir, dir, log_suffix);
+    pid_t pid = fork();
+    if (pid == 0) {
+        execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
+        _exit(127);
+    }
+    return pid;
+}
+
+/* The exit code of a child, or 128 + signal when a signal ended it. */
+static int wait_exit(pid_t pid) {
+    int status;
+    while (waitpid(pid, &status, 0) < 0)
+        if (errno != EINTR) return -1;
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+/* Whether dir/logs.tsv has a row for epoch (epoch 0: whether result.json exists yet). */
+static bool has_epoch(const char *dir, int epoch) {
+    if (epoch == 0) return file_exists(dir, "result.json");
+    char p[4400], prefix[16];
+    path_in(p, sizeof p, dir, "logs.tsv");
+    snprintf(prefix, sizeof prefix, "\n%d\t", epoch);
+    void *data = NULL;
+    size_t n;
+    if (dbk_file_read_all(p, &data, &n) != DBK_OK) return false;
+    bool found = strstr(data, prefix) != NULL;
+    dbk_free(data);
+    return found;
+}
+
+/* Waits (polling) until the running child has written epoch; false if it exited first. */
+static bool wait_for_epoch(pid_t pid, const char *dir, int epoch) {
+    const struct timespec tick = {0, 20 * 1000 * 1000};
+    for (int i = 0; i < WAIT_SECONDS * 50; i++) {
+        if (has_epoch(dir, epoch)) return true;
+        if (waitpid(pid, NULL, WNOHANG) == pid) return false;
+        nanosleep(&tick, NULL);
+    }
+    return false;
+}
+
+static cJSON *load_json(const char *dir, const char *file) {
+    char p[4400];
+    path_in(p, sizeof p, dir, file);
+    void *data = NULL;
+    size_t n;
+    if (dbk_file_read_all(p, &data, &n) != DBK_OK) return NULL;
+    cJSON *j = cJSON_ParseWithLength(data, n);
+    dbk_free(data);
+    return j;
+}
+
+/* The output of a background run into out (and printed). */
+static void read_log(const char *dir, const char *suffix) {
+    char cmd[4400];
+    snprintf(cmd, sizeof cmd, "cat '%s.%s'", dir, suffix);
+    dbk_test_run_command(cmd, out, sizeof out);
+    printf("%s", out);
+}
+
+static int expect_status(const char *dir, const char *status) {
+    cJSON *j = load_json(dir, "result.json");
+    const cJSON *s = cJSON_GetObjectItemCaseSensitive(j, "status");
+    bool same = cJSON_IsString(s) && !strcmp(s->valuestring, status);
+    printf("  %s: status %s\n", dir, cJSON_IsString(s) ? s->valuestring : "(none)");
+    cJSON_Delete(j);
+    DBK_CHECK_MSG(same, "%s/result.json should say status %s", dir, status);
+    return 0;
+}
+
+/* The accuracy column of logs.tsv (third field of every row after the header). */
+static int accuracy_column(const char *dir, char *dst, size_t cap) {
+    char p[4400];
+    path_in(p, sizeof p, dir, "logs.tsv");
+    void *data = NULL;
+    size_t n;
+    DBK_CHECK_OK(dbk_file_read_all(p, &data, &n));
+    size_t len = 0;
+    dst[0] = '\0';
+    char *save = NULL;
+    for (char *line = strtok_r(data, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+        const char *acc = strrchr(line, '\t');
+        if (acc && strcmp(acc + 1, "top1Accuracy") && len + strlen(acc) + 1 < cap)
+            len += (size_t)snprintf(dst + len, cap - len, "%s", acc);
+    }
+    dbk_free(data);
+    return 0;
+}
+
+/* The run in dir has every loss and accuracy of the reference, exactly, in result.json and
+ * the accuracy column of logs.tsv, and says it was resumed once. */
+static int expect_same_numbers_as_reference(const char *dir) {
+    char mine[1024], theirs[1024];
+    if (accuracy_column(dir, mine, sizeof mine) || accuracy_column(reference, theirs, sizeof theirs)) return 1;
+    printf("  logs.tsv accuracies: %s | reference %s\n", mine, theirs);
+    DBK_CHECK_MSG(!strcmp(mine, theirs), "logs.tsv accuracies differ from the uninterrupted run");
+    cJSON *a = load_json(dir, "result.json"), *b = load_json(reference, "result.json");
+    const cJSON *ea = cJSON_GetObjectItemCaseSensitive(a, "epochs");
+    const cJSON *eb = cJSON_GetObjectItemCaseSensitive(b, "epochs");
+    const cJSON *resumed = cJSON_GetObjectItemCaseSensitive(a, "resumed");
+    int bad = !cJSON_IsArray(ea) || !cJSON_IsArray(eb) || cJSON_GetArraySize(ea) != EPOCHS ||
+              cJSON_GetArraySize(eb) != EPOCHS;
+    static const char *const fields[] = {"train_loss", "train_accuracy", "test_loss", "test_accuracy", "lr_end"};
+    for (int e = 0; e < EPOCHS && !bad; e++)
+        for (int f = 0; f < 5 && !bad; f++) {
+            const cJSON *x = cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(ea, e), fields[f]);
+            const cJSON *y = cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(eb, e), fields[f]);
+            bad = !cJSON_IsNumber(x) || !cJSON_IsNumber(y) || x->valuedouble != y->valuedouble;
+            if (bad) fprintf(stderr, "  epoch %d %s differs from the uninterrupted run\n", e + 1, fields[f]);
+        }
+    bool once = cJSON_IsNumber(resumed) && resumed->valueint == 1;
+    cJSON_Delete(a);
+    cJSON_Delete(b);
+    DBK_CHECK_MSG(!bad, "result.json epochs of %s differ from the uninterrupted run", dir);
+    DBK_CHECK_MSG(once, "result.json of %s should say resumed 1", dir);
+    DBK_CHECK_MSG(!file_exists(dir, "resume.ckpt"), "a finished run keeps no resume.ckpt");
+    DBK_CHECK_MSG(file_exists(dir, "model.ckpt"), "a finished resumed run writes model.ckpt");
+    return 0;
+}
+
+static int resume_to_the_end(const char *dir) {
+    char args[4400];
+    snprintf(args, sizeof args, "train --resume '%s'", dir);
+    int rc = dbk_test_run_daybreak(exe, args, out, sizeof out);
+    printf("%s", out);
+    DBK_CHECK_MSG(rc == 3, "daybreak train --resume exited %d, expected 3 (target not reached)", rc);
+    return 0;
+}
+
+static int uninterrupted_run_as_reference(void) {
+    pid_t pid = start_run(reference, "log");
+    int rc = wait_exit(pid);
+    DBK_CHECK_MSG(rc == 3, "the reference run exited %d, expected 3 (target not reached)", rc);
+    return expect_status(reference, "not_reached");
+}
+
+static int sigterm_then_resume_should_match_uninterrupted_run(void) {
+    char dir[4200];
+    run_dir(dir, sizeof dir, "sigterm");
+    pid_t pid = start_run(dir, "log");
+    DBK_CHECK_MSG(wait_for_epoch(pid, dir, 1), "the run ended before epoch 1 was written");
+    kill(pid, SIGTERM);
+    int rc = wait_exit(pid);
+    DBK_CHECK_MSG(rc == 143, "SIGTERM: daybreak exited %d, expected 143", rc);
+    if (expect_status(dir, "interrupted")) return 1;
+    if (resume_to_the_end(dir)) return 1;
+    DBK_CHECK(strstr(out, "the run was interrupted") != NULL);
+    return expect_same_numbers_as_reference(dir);
+}
+
+static int sigint_should_leave_interrupted_status_and_resume_checkpoint(void) {
+    char dir[4200], log[4300];
+    run_dir(dir, sizeof dir, "sigint");
+    pid_t pid = start_run(dir, "log");
+    DBK_CHECK_MSG(wait_for_epoch(pid, dir, 0), "the run ended before its first files were written");
+    kill(pid, SIGINT);
+    int rc = wait_exit(pid);
+    DBK_CHECK_MSG(rc == 130, "SIGINT: daybreak exited %d, expected 130", rc);
+    if (expect_status(dir, "interrupted")) return 1;
+    DBK_CHECK_MSG(file_exists(dir, "resume.ckpt"), "an interrupted run leaves resume.ckpt");
+    read_log(dir, "log");
+    char expect[4400];
+    snprintf(expect, sizeof expect, "resume with: daybreak train --resume %s\n", dir);
+    DBK_CHECK_MSG(strstr(out, expect) != NULL, "expected the line '%s'", expect);
+    /* Resumable: --resume accepts the folder (and refuses a changed option before training). */
+    snprintf(log, sizeof log, "train --resume '%s' --epochs 5", dir);
+    rc = dbk_test_run_daybreak(exe, log, out, sizeof out);
+    printf("%s", out);
+    DBK_CHECK_MSG(rc == 2 && strstr(out, "'--epochs' cannot be given with it"), "--resume with --epochs: exit %d", rc);
+    return 0;
+}
+
+static int killed_run_should_be_reported_killed_and_resume(void) {
+    char dir[4200], args[13000];
+    run_dir(dir, sizeof dir, "killed");
+    pid_t pid = start_run(dir, "log");
+    DBK_CHECK_MSG(wait_for_epoch(pid, dir, 1), "the run ended before epoch 1 was written");
+    kill(pid, SIGKILL);
+    DBK_CHECK(wait_exit(pid) == 128 + SIGKILL);
+    snprintf(args, sizeof args, "report '%s' '%s' --out '%s/report'", dir, reference, base);
+    int rc = dbk_test_run_daybreak(exe, args, out, sizeof out);
+    printf("%s", out);
+    DBK_CHECK_MSG(rc == 0, "daybreak report exited %d", rc);
+    DBK_CHECK_MSG(strstr(out, ": killed (result.json says running") != NULL, "report should say the run was killed");
+    DBK_CHECK_MSG(strstr(out, "1 run)") != NULL, "the killed run should not be counted in the group");
+    if (resume_to_the_end(dir)) return 1;
+    DBK_CHECK(strstr(out, "the run was killed") != NULL);
+    return expect_same_numbers_as_reference(dir);
+}
+
+static int concurrent_runs_should_lock_out_one(void) {
+    char dir[4200];
+    run_dir(dir, sizeof dir, "concurrent");
+    pid_t pids[2] = {start_run(dir, "log"), start_run(dir, "log2")};
+    const char *logs[2] = {"log", "log2"};
+    /* The first to exit must be the loser, at once; the winner is then stopped. */
+    int status, loser = -1;
+    pid_t done = waitpid(-1, &status, 0);
+    for (int i = 0; i < 2; i++)
+        if (done == pids[i]) loser = i;
+    DBK_CHECK_MSG(loser >= 0, "waitpid returned %ld", (long)done);
+    const int winner = 1 - loser;
+    kill(pids[winner], SIGTERM);
+    int rc_winner = wait_exit(pids[winner]);
+    DBK_CHECK_MSG(WIFEXITED(status) && WEXITSTATUS(status) == 1, "the run that ended first should exit 1");
+    DBK_CHECK_MSG(rc_winner == 143, "the run holding the folder exited %d, expected 143 (SIGTERM)", rc_winner);
+    read_log(dir, logs[loser]);
+    char expect[4400];
+    snprintf(expect, sizeof expect, "daybreak: error: %s is in use by another run (pid %ld on ", dir,
+             (long)pids[winner]);
+    DBK_CHECK_MSG(strstr(out, expect) != NULL, "expected '%s...'", expect);
+    read_log(dir, logs[winner]);
+    DBK_CHECK_MSG(!strstr(out, "in use by another run"), "only one of the two runs may be locked out");
+    return expect_status(dir, "interrupted");
+}
+
+int main(int argc, char **argv) {
+    if (argc < 2) {
+        fprintf(stderr, "usage: test_resume <path to daybreak>\n");
+        return 2;
+    }
+    exe = argv[1];
+    if (!dbk_test_cifar_dir()) return dbk_test_skip_or_fail_in_ci("no CIFAR-10 data");
+    const char *tmp = dbk_test_tmpdir("resume");
+    if (!tmp) return 1;
+    snprintf(base, sizeof base, "%s", tmp);
+    run_dir(reference, sizeof reference, "reference");
+    DBK_RUN(uninterrupted_run_as_reference);
+    DBK_RUN(sigterm_then_resume_should_match_uninterrupted_run);
+    DBK_RUN(sigint_should_leave_interrupted_status_and_resume_checkpoint);
+    DBK_RUN(killed_run_should_be_reported_killed_and_resume);
+    DBK_RUN(concurrent_runs_should_lock_out_one);
+    return dbk_test_finish();
+}
