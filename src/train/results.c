@@ -219,6 +219,21 @@ static void add_profile(cJSON *root, const dbk_train_report *r) {
     }
 }
 
+cJSON *dbk_results_epoch_json(const dbk_epoch_record *e) {
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddNumberToObject(o, "epoch", e->epoch);
+    cJSON_AddNumberToObject(o, "train_loss", e->train_loss);
+    cJSON_AddNumberToObject(o, "train_accuracy", e->train_accuracy);
+    cJSON_AddNumberToObject(o, "test_loss", e->test_loss);
+    cJSON_AddNumberToObject(o, "test_accuracy", e->test_accuracy);
+    cJSON_AddNumberToObject(o, "epoch_seconds", e->epoch_seconds);
+    cJSON_AddNumberToObject(o, "clock_seconds", e->clock_seconds);
+    cJSON_AddNumberToObject(o, "eval_seconds", e->eval_seconds);
+    cJSON_AddNumberToObject(o, "images_per_second", e->images_per_second);
+    cJSON_AddNumberToObject(o, "lr_end", e->lr_end);
+    return o;
+}
+
 dbk_status dbk_results_write_json(const char *path, const dbk_train_options *opt, const dbk_train_report *r,
                                   const char *started_at) {
     cJSON *root = cJSON_CreateObject();
@@ -278,17 +293,7 @@ dbk_status dbk_results_write_json(const char *path, const dbk_train_options *opt
     cJSON *eps = cJSON_AddArrayToObject(root, "epochs");
     for (int i = 0; i < r->epochs_run; i++) {
         const dbk_epoch_record *e = &r->epochs[i];
-        cJSON *o = cJSON_CreateObject();
-        cJSON_AddNumberToObject(o, "epoch", e->epoch);
-        cJSON_AddNumberToObject(o, "train_loss", e->train_loss);
-        cJSON_AddNumberToObject(o, "train_accuracy", e->train_accuracy);
-        cJSON_AddNumberToObject(o, "test_loss", e->test_loss);
-        cJSON_AddNumberToObject(o, "test_accuracy", e->test_accuracy);
-        cJSON_AddNumberToObject(o, "epoch_seconds", e->epoch_seconds);
-        cJSON_AddNumberToObject(o, "clock_seconds", e->clock_seconds);
-        cJSON_AddNumberToObject(o, "eval_seconds", e->eval_seconds);
-        cJSON_AddNumberToObject(o, "images_per_second", e->images_per_second);
-        cJSON_AddNumberToObject(o, "lr_end", e->lr_end);
+        cJSON *o = dbk_results_epoch_json(e);
         cJSON_AddItemToArray(eps, o);
     }
     add_profile(root, r);

@@ -57,6 +57,8 @@ dbk_status dbk_results_write_dawnbench_entry(const char *path, const dbk_train_o
 void dbk_results_hardware_string(const char *backend, const dbk_device_info *dev, const dbk_platform_info *pl,
                                  char *out, size_t cap);
 
+/* One epoch record as result.json and resume.ckpt write it (a new cJSON object). */
+struct cJSON *dbk_results_epoch_json(const dbk_epoch_record *e);
 /* Writes a cJSON tree (pretty-printed, newline-terminated) atomically, invalid UTF-8 in its
  * strings replaced by U+FFFD; deletes root. */
 dbk_status dbk_results_write_cjson(const char *path, void *root);

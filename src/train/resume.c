@@ -3,6 +3,7 @@
  */
 #define _POSIX_C_SOURCE 200809L
 #include "train/resume.h"
+#include "train/results.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -18,21 +19,6 @@
 #include "core/fileio.h"
 
 static void resume_path(const char *dir, char *out, size_t cap) { snprintf(out, cap, "%s/%s", dir, DBK_RESUME_FILE); }
-
-static cJSON *epoch_json(const dbk_epoch_record *e) {
-    cJSON *o = cJSON_CreateObject();
-    cJSON_AddNumberToObject(o, "epoch", e->epoch);
-    cJSON_AddNumberToObject(o, "train_loss", e->train_loss);
-    cJSON_AddNumberToObject(o, "train_accuracy", e->train_accuracy);
-    cJSON_AddNumberToObject(o, "test_loss", e->test_loss);
-    cJSON_AddNumberToObject(o, "test_accuracy", e->test_accuracy);
-    cJSON_AddNumberToObject(o, "epoch_seconds", e->epoch_seconds);
-    cJSON_AddNumberToObject(o, "clock_seconds", e->clock_seconds);
-    cJSON_AddNumberToObject(o, "eval_seconds", e->eval_seconds);
-    cJSON_AddNumberToObject(o, "images_per_second", e->images_per_second);
-    cJSON_AddNumberToObject(o, "lr_end", e->lr_end);
-    return o;
-}
 
 dbk_status dbk_resume_save(dbk_session *s, const char *dir, const dbk_train_options *opt, const dbk_train_report *rep,
                            const char *started_at, double clock) {
@@ -58,7 +44,7 @@ dbk_status dbk_resume_save(dbk_session *s, const char *dir, const dbk_train_opti
     cJSON_AddNumberToObject(m, "epochs_to_target", rep->epochs_to_target);
     cJSON_AddNumberToObject(m, "seconds_to_target", rep->seconds_to_target);
     cJSON *eps = cJSON_AddArrayToObject(m, "epochs");
-    for (int i = 0; i < rep->epochs_run; i++) cJSON_AddItemToArray(eps, epoch_json(&rep->epochs[i]));
+    for (int i = 0; i < rep->epochs_run; i++) cJSON_AddItemToArray(eps, dbk_results_epoch_json(&rep->epochs[i]));
     char *text = cJSON_PrintUnformatted(m);
     cJSON_Delete(m);
     if (!text) return DBK_ERR_OUT_OF_HOST_MEMORY;
