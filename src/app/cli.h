@@ -87,6 +87,10 @@ void dbk_cli_utc_stamp(char *out, size_t cap);
 /* argv joined by spaces (for result.json "command"). */
 void dbk_cli_join(int argc, char **argv, char *out, size_t cap);
 
+/* `daybreak devices`: the ICD files the OpenCL or Vulkan loader finds and whether each
+ * driver library loads (icd_report.c); nothing for the CPU backend. */
+void dbk_cli_print_icd(dbk_backend_kind kind);
+
 /* The commands of this folder (main.c dispatches to them). */
 int dbk_cmd_bench(dbk_cli_args *a);
 int dbk_cmd_infer(dbk_cli_args *a);

@@ -125,7 +125,9 @@ static void help_eval(void) {
 
 static void help_devices(void) {
     printf("usage: daybreak devices\n\nLists every device of every backend compiled into this daybreak,\n"
-           "with the index to pass to --backend NAME:INDEX or --device.\n");
+           "with the index to pass to --backend NAME:INDEX or --device, and for OpenCL and Vulkan the\n"
+           "drivers' ICD files the loaders find (/etc/OpenCL/vendors or $OCL_ICD_VENDORS; the Vulkan\n"
+           "icd.d folders or $VK_DRIVER_FILES) and why a driver library does not load.\n");
 }
 
 static void help_recipes(void) {
@@ -158,6 +160,7 @@ static int cmd_devices(dbk_cli_args *a) {
         }
         int n = dbk_backend_device_count((dbk_backend_kind)k);
         printf("%s: %d device%s\n", name, n, n == 1 ? "" : "s");
+        dbk_cli_print_icd((dbk_backend_kind)k);
         for (int i = 0; i < n; i++) {
             dbk_device_info info;
             if (dbk_backend_device_info((dbk_backend_kind)k, i, &info) != DBK_OK) {

@@ -1,0 +1,202 @@
+/*
+ * icd.c — the loaders' driver search, repeated for the report of `daybreak devices` (icd.h).
+ */
+#define _POSIX_C_SOURCE 200809L
+#include "backend/icd.h"
+
+#include <cjson/cJSON.h>
+#include <dirent.h>
+#include <dlfcn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "core/alloc.h"
+#include "core/fileio.h"
+
+#define ICD_MAX_BYTES ((size_t)64 << 10)   /* real ICD files are under 1 KiB */
+
+static void copy(char *dst, size_t cap, const char *src) { snprintf(dst, cap, "%s", src ? src : ""); }
+
+static bool ends_with(const char *s, const char *suffix) {
+    size_t a = strlen(s), b = strlen(suffix);
+    return a >= b && !strcmp(s + a - b, suffix);
+}
+
+dbk_status dbk_icd_parse(dbk_icd_api api, const char *path, const char *text, size_t n, char *lib, size_t cap) {
+    lib[0] = '\0';
+    if (api == DBK_ICD_OPENCL) {
+        const char *a = text, *end = text + n;
+        while (a < end && (*a == ' ' || *a == '\t' || *a == '\r' || *a == '\n')) a++;
+        const char *b = a;
+        while (b < end && *b != '\n' && *b != '\r' && *b != '\0') b++;
+        while (b > a && (b[-1] == ' ' || b[-1] == '\t')) b--;
+        if (a == b) return dbk_set_error(DBK_ERR_FORMAT, "empty: it should name the driver library on its first line");
+        if ((size_t)(b - a) >= cap) return dbk_set_error(DBK_ERR_FORMAT, "library name of %zu bytes is too long", (size_t)(b - a));
+        memcpy(lib, a, (size_t)(b - a));
+        lib[b - a] = '\0';
+        return DBK_OK;
+    }
+    cJSON *root = cJSON_ParseWithLength(text, n);
+    if (!root) return dbk_set_error(DBK_ERR_FORMAT, "not valid JSON");
+    const cJSON *icd = cJSON_GetObjectItemCaseSensitive(root, "ICD");
+    const cJSON *lp = cJSON_GetObjectItemCaseSensitive(icd, "library_path");
+    dbk_status st = DBK_OK;
+    if (!cJSON_IsString(lp) || !lp->valuestring[0]) {
+        st = dbk_set_error(DBK_ERR_FORMAT, "no ICD.library_path string");
+    } else if (lp->valuestring[0] != '/' && strchr(lp->valuestring, '/')) {
+        /* Relative to the JSON file's folder. */
+        const char *slash = strrchr(path, '/');
+        int dlen = slash ? (int)(slash - path) : 1;
+        int w = snprintf(lib, cap, "%.*s/%s", dlen, slash ? path : ".", lp->valuestring);
+        if (w < 0 || (size_t)w >= cap) st = dbk_set_error(DBK_ERR_FORMAT, "library path too long");
+    } else if (strlen(lp->valuestring) >= cap) {
+        st = dbk_set_error(DBK_ERR_FORMAT, "library path too long");
+    } else {
+        copy(lib, cap, lp->valuestring);
+    }
+    cJSON_Delete(root);
+    if (st != DBK_OK) lib[0] = '\0';
+    return st;
+}
+
+/* Reads, parses and test-loads one ICD file into the report. */
+static void add_file(dbk_icd_api api, const char *path, dbk_icd_report *r) {
+    if (r->count >= DBK_ICD_MAX_FILES) {
+        r->more++;
+        return;
+    }
+    dbk_icd_file *f = &r->files[r->count++];
+    memset(f, 0, sizeof *f);
+    copy(f->path, sizeof f->path, path);
+    void *text = NULL;
+    size_t n = 0;
+    const dbk_file_spec spec = {.what = api == DBK_ICD_OPENCL ? "OpenCL ICD file" : "Vulkan ICD file",
+                                .max_bytes = ICD_MAX_BYTES};
+    dbk_status st = dbk_file_read_spec(path, &spec, &text, &n);
+    if (st == DBK_OK) st = dbk_icd_parse(api, path, text, n, f->library, sizeof f->library);
+    dbk_free(text);
+    if (st != DBK_OK) {
+        copy(f->problem, sizeof f->problem, dbk_last_error());
+        return;
+    }
+    void *h = dlopen(f->library, RTLD_NOW | RTLD_LOCAL);
+    if (h) {
+        f->loads = true;
+        dlclose(h);
+    } else {
+        const char *why = dlerror();
+        copy(f->problem, sizeof f->problem, why ? why : "dlopen failed without a reason");
+    }
+}
+
+static int compare_names(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
+
+/* Every file of dir ending in suffix, in name order (as the loaders sort them). */
+static void add_dir(dbk_icd_api api, const char *dir, const char *suffix, dbk_icd_report *r) {
+    DIR *d = opendir(dir);
+    if (!d) return;
+    char *names[256];
+    int k = 0;
+    struct dirent *e;
+    while ((e = readdir(d)) && k < 256) {
+        if (e->d_name[0] == '.' || !ends_with(e->d_name, suffix)) continue;
+        size_t len = strlen(e->d_name);
+        names[k] = dbk_malloc(len + 1);
+        if (!names[k]) break;
+        memcpy(names[k++], e->d_name, len + 1);
+    }
+    closedir(d);
+    qsort(names, (size_t)k, sizeof names[0], compare_names);
+    for (int i = 0; i < k; i++) {
+        char path[1024];
+        if (snprintf(path, sizeof path, "%s/%s", dir, names[i]) < (int)sizeof path) add_file(api, path, r);
+        dbk_free(names[i]);
+    }
+}
+
+static bool is_dir(const char *p) {
+    struct stat st;
+    return stat(p, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+/* A file or a folder of files, as the variables allow both. */
+static void add_path(dbk_icd_api api, const char *p, const char *suffix, dbk_icd_report *r) {
+    if (is_dir(p)) add_dir(api, p, suffix, r);
+    else add_file(api, p, r);
+}
+
+/* Each colon-separated entry of list, with `tail` appended, through add_path or add_dir. */
+static void add_list(dbk_icd_api api, const char *list, const char *tail, bool dirs_only, dbk_icd_report *r) {
+    const char *s = list;
+    while (s && *s) {
+        const char *colon = strchr(s, ':');
+        int len = colon ? (int)(colon - s) : (int)strlen(s);
+        if (len > 0) {
+            char p[1024];
+            if (snprintf(p, sizeof p, "%.*s%s", len, s, tail) < (int)sizeof p) {
+                if (dirs_only) add_dir(api, p, ".json", r);
+                else add_path(api, p, ".json", r);
+            }
+        }
+        s = colon ? colon + 1 : NULL;
+    }
+}
+
+/* Appends the strings to r->searched (cut at its size). */
+static void note(dbk_icd_report *r, const char *a, const char *b, const char *c) {
+    const char *parts[3] = {a, b, c};
+    for (int i = 0; i < 3; i++) {
+        size_t len = strlen(r->searched);
+        snprintf(r->searched + len, sizeof r->searched - len, "%s", parts[i] ? parts[i] : "");
+    }
+}
+
+static void scan_opencl(dbk_icd_report *r) {
+    const char *env = getenv("OCL_ICD_VENDORS");
+    if (env && *env) {
+        note(r, env, " (from OCL_ICD_VENDORS)", NULL);
+        add_path(DBK_ICD_OPENCL, env, ".icd", r);
+    } else {
+        note(r, "/etc/OpenCL/vendors/*.icd", NULL, NULL);
+        add_dir(DBK_ICD_OPENCL, "/etc/OpenCL/vendors", ".icd", r);
+    }
+}
+
+static void scan_vulkan(dbk_icd_report *r) {
+    const char *files = getenv("VK_DRIVER_FILES"), *from = "VK_DRIVER_FILES";
+    if (!files || !*files) files = getenv("VK_ICD_FILENAMES"), from = "VK_ICD_FILENAMES";
+    if (files && *files) {
+        note(r, files, " (from ", from);
+        note(r, ")", NULL, NULL);
+        add_list(DBK_ICD_VULKAN, files, "", false, r);
+    } else {
+        const char *home = getenv("HOME");
+        const char *cfg = getenv("XDG_CONFIG_DIRS"), *data = getenv("XDG_DATA_DIRS");
+        const char *cfg_home = getenv("XDG_CONFIG_HOME"), *data_home = getenv("XDG_DATA_HOME");
+        char buf[512];
+        if (cfg_home && *cfg_home) add_list(DBK_ICD_VULKAN, cfg_home, "/vulkan/icd.d", true, r);
+        else if (home && *home && snprintf(buf, sizeof buf, "%s/.config/vulkan/icd.d", home) < (int)sizeof buf)
+            add_dir(DBK_ICD_VULKAN, buf, ".json", r);
+        add_list(DBK_ICD_VULKAN, cfg && *cfg ? cfg : "/etc/xdg", "/vulkan/icd.d", true, r);
+        add_dir(DBK_ICD_VULKAN, "/etc/vulkan/icd.d", ".json", r);
+        if (data_home && *data_home) add_list(DBK_ICD_VULKAN, data_home, "/vulkan/icd.d", true, r);
+        else if (home && *home && snprintf(buf, sizeof buf, "%s/.local/share/vulkan/icd.d", home) < (int)sizeof buf)
+            add_dir(DBK_ICD_VULKAN, buf, ".json", r);
+        add_list(DBK_ICD_VULKAN, data && *data ? data : "/usr/local/share:/usr/share", "/vulkan/icd.d", true, r);
+        note(r, "the vulkan/icd.d folders of ~/.config, $XDG_CONFIG_DIRS (/etc/xdg), /etc, ~/.local/share, "
+             "$XDG_DATA_DIRS (/usr/local/share:/usr/share)", NULL, NULL);
+    }
+    const char *add = getenv("VK_ADD_DRIVER_FILES");
+    if (add && *add) {
+        note(r, "; plus ", add, " (from VK_ADD_DRIVER_FILES)");
+        add_list(DBK_ICD_VULKAN, add, "", false, r);
+    }
+}
+
+void dbk_icd_scan(dbk_icd_api api, dbk_icd_report *out) {
+    memset(out, 0, sizeof *out);
+    if (api == DBK_ICD_OPENCL) scan_opencl(out);
+    else scan_vulkan(out);
+}
