@@ -7,12 +7,12 @@ set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 pyenv=${DBK_PYENV:-$root/build/pyenv}
 
-# Build tools; CPU backend GEMM and JSON results; the OpenCL backend with the PoCL CPU device;
+# Build tools; CPU backend GEMM and JSON results; zstd for dataset packs; the OpenCL backend with the PoCL CPU device;
 # the Vulkan backend with Mesa's lavapipe; image decoding for image-folder datasets; clang and
 # libFuzzer for the fuzz targets (tools/fuzz.sh).
 packages=(
   build-essential cmake pkg-config clang libfuzzer-14-dev
-  libopenblas-dev libcjson-dev
+  libopenblas-dev libcjson-dev libzstd-dev
   ocl-icd-opencl-dev opencl-headers libclblast-dev pocl-opencl-icd
   libvulkan-dev glslc spirv-tools mesa-vulkan-drivers vulkan-validationlayers
   libstb-dev

@@ -52,9 +52,10 @@ static void help_main(void) {
            "  report     Markdown report and SVG charts from result folders\n"
            "  platforms  list the hardware profiles (peak FLOP/s, bandwidth, price)\n"
            "  check      check a device against the CPU reference (ops, training curve)\n"
+           "  pack-data  pack a dataset folder into one compressed file for --data\n"
            "  help CMD   the options of a command (also: daybreak CMD --help)\n\n"
            "environment:\n"
-           "  DAYBREAK_DATA   folder holding cifar-10-batches-bin/ (default for --data)\n"
+           "  DAYBREAK_DATA   folder holding cifar-10-batches-bin/, or a dataset pack (default for --data)\n"
            "  DBK_BACKEND     default for --backend (e.g. cpu, opencl:0)\n"
            "  DBK_LOG         log level: debug, info, warn (default), error\n"
            "  DBK_PLATFORMS_DIR  hardware profiles from this folder instead of the built-in ones\n"
@@ -80,7 +81,8 @@ static void help_train(void) {
            "  --backend SPEC      cpu, opencl[:N] or vulkan[:N] (default: $DBK_BACKEND, else the\n"
            "                      first GPU, else cpu)\n"
            "  --device N          device index within the backend (default 0, or the :N of --backend)\n"
-           "  --data DIR          data folder holding cifar-10-batches-bin/ (default: $DAYBREAK_DATA)\n"
+           "  --data DIR          data folder holding cifar-10-batches-bin/, or a dataset pack made\n"
+           "                      by 'daybreak pack-data' (default: $DAYBREAK_DATA)\n"
            "  --epochs N          most epochs to run; the learning-rate schedule is stretched or\n"
            "                      compressed to N epochs (default: the recipe's)\n"
            "  --batch N           batch size (default: the recipe's)\n"
@@ -511,6 +513,7 @@ int main(int argc, char **argv) {
         else if (!strcmp(topic, "report")) dbk_help_report();
         else if (!strcmp(topic, "platforms")) dbk_help_platforms();
         else if (!strcmp(topic, "check")) dbk_help_check();
+        else if (!strcmp(topic, "pack-data")) dbk_help_pack_data();
         else help_main();
         return DBK_EXIT_OK;
     }
@@ -523,6 +526,7 @@ int main(int argc, char **argv) {
     if (!strcmp(cmd, "report")) return dbk_cmd_report(&a);
     if (!strcmp(cmd, "platforms")) return dbk_cmd_platforms(&a);
     if (!strcmp(cmd, "check")) return dbk_cmd_check(&a);
+    if (!strcmp(cmd, "pack-data")) return dbk_cmd_pack_data(&a);
     fprintf(stderr, "daybreak: unknown command '%s' (commands: train, eval, devices, recipes, bench, infer, report, "
                     "platforms, check)\nrun 'daybreak --help' for usage\n", cmd);
     return DBK_EXIT_USAGE;

@@ -6,8 +6,8 @@
  * the first quick run rather than after an hour of training on a subset), then the class
  * names are read, then records are read one batch file at a time with a single read each
  * and scattered into the label and image arrays. The parsers take buffers (fuzz/ feeds them
- * arbitrary bytes); every file is opened through core/fileio.h, which refuses devices and
- * FIFOs.
+ * arbitrary bytes); every file is read through data/source.h (a folder, or a dataset pack
+ * standing in for one), which refuses devices and FIFOs.
  */
 #define _POSIX_C_SOURCE 200809L
 #include "data/cifar10.h"
@@ -20,6 +20,7 @@
 
 #include "core/alloc.h"
 #include "core/fileio.h"
+#include "data/source.h"
 
 #define BATCH_BYTES ((long long)DBK_CIFAR10_BATCH_RECORDS * DBK_CIFAR10_RECORD_BYTES)   /* 30,730,000 */
 #define META_FILE   "batches.meta.txt"
@@ -51,10 +52,11 @@ static dbk_status missing_file(const char *path, const char *dir, int err) {
 static dbk_status check_batch_file(const char *dir, const char *name) {
     char path[4096];
     DBK_TRY(join_path(path, sizeof path, dir, name));
-    struct stat st;
-    if (stat(path, &st) != 0) return missing_file(path, dir, errno);
-    if (!S_ISREG(st.st_mode)) return dbk_set_error(DBK_ERR_FORMAT, "%s: not a regular file", path);
-    long long size = (long long)st.st_size;
+    uint64_t bytes;
+    dbk_source_kind kind = dbk_source_stat(path, &bytes);
+    if (kind == DBK_SOURCE_NONE) return missing_file(path, dir, ENOENT);
+    if (kind != DBK_SOURCE_FILE) return dbk_set_error(DBK_ERR_FORMAT, "%s: not a regular file", path);
+    long long size = (long long)bytes;
     if (size != BATCH_BYTES) {
         const char *hint = size < BATCH_BYTES ? "truncated?" : "too long; not a CIFAR-10 batch file?";
         return dbk_set_error(DBK_ERR_FORMAT, "%s: %lld bytes, expected %lld (%d records of %d bytes); %s", path, size,
@@ -114,10 +116,9 @@ dbk_status dbk_cifar10_parse_records(const unsigned char *raw, size_t nbytes, co
 static dbk_status read_meta(const char *dir, dbk_class_name names[DBK_CIFAR10_CLASSES]) {
     char path[4096];
     DBK_TRY(join_path(path, sizeof path, dir, META_FILE));
-    const dbk_file_spec spec = {.what = "CIFAR-10 class-name file", .max_bytes = META_MAX_BYTES};
     void *data = NULL;
     size_t n = 0;
-    dbk_status st = dbk_file_read_spec(path, &spec, &data, &n);
+    dbk_status st = dbk_source_read(path, "CIFAR-10 class-name file", META_MAX_BYTES, &data, &n);
     if (st == DBK_ERR_NOT_FOUND) return missing_file(path, dir, ENOENT);
     if (st != DBK_OK) return st;
     st = dbk_cifar10_parse_meta(data, n, path, names);
@@ -129,13 +130,8 @@ static dbk_status read_meta(const char *dir, dbk_class_name names[DBK_CIFAR10_CL
 static dbk_status read_prefix(const char *dir, const char *name, unsigned char *buf, size_t nbytes) {
     char path[4096];
     DBK_TRY(join_path(path, sizeof path, dir, name));
-    int fd;
-    size_t size;
-    dbk_status st = dbk_file_open_regular(path, "CIFAR-10 batch", (size_t)BATCH_BYTES, &fd, &size);
+    dbk_status st = dbk_source_read_prefix(path, "CIFAR-10 batch", (size_t)BATCH_BYTES, buf, nbytes);
     if (st == DBK_ERR_NOT_FOUND) return missing_file(path, dir, ENOENT);
-    if (st != DBK_OK) return st;
-    st = dbk_file_read_exact(fd, path, buf, nbytes);
-    close(fd);
     return st;
 }
 
@@ -200,8 +196,8 @@ fail:
 
 /* dbk_cifar10_check_dir, keeping the class names it read. */
 static dbk_status check_dir(const char *dir, dbk_class_name names[DBK_CIFAR10_CLASSES]) {
-    struct stat st;
-    if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode))
+    uint64_t size;
+    if (dbk_source_stat(dir, &size) != DBK_SOURCE_DIR)
         return dbk_set_error(DBK_ERR_NOT_FOUND, "%s is not a directory; it should hold %s", dir, DIR_CONTENTS);
     for (int f = 0; f < 5; f++) DBK_TRY(check_batch_file(dir, train_files[f]));
     DBK_TRY(check_batch_file(dir, test_files[0]));

@@ -16,6 +16,7 @@
 #include "core/alloc.h"
 #include "core/log.h"
 #include "data/cifar10.h"
+#include "data/source.h"
 
 static const dbk_dataset_kind kinds[] = {
     {
@@ -60,14 +61,15 @@ size_t dbk_image_shape_bytes(const dbk_image_shape *shape) {
 /* ---------------------------------------------------------------------------------- */
 /* finding the folder                                                                 */
 
+/* Folders and files on disk or inside a dataset pack (data/source.h). */
 static int is_dir(const char *path) {
-    struct stat st;
-    return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+    uint64_t size;
+    return dbk_source_stat(path, &size) == DBK_SOURCE_DIR;
 }
 
 static int exists(const char *path) {
-    struct stat st;
-    return stat(path, &st) == 0;
+    uint64_t size;
+    return dbk_source_stat(path, &size) != DBK_SOURCE_NONE;
 }
 
 /* dir + "/" + name into out, or DBK_ERR_INVALID_ARG when it does not fit. */

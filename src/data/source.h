@@ -1,0 +1,40 @@
+/*
+ * source.h — where dataset readers get their files' bytes: a folder on disk, or a dataset
+ * pack (data/pack.h) standing in for one.
+ *
+ * A path names a file or folder on disk as usual, or something inside a pack:
+ * "/data/cifar10.dbkpack" is the pack's root folder, "/data/cifar10.dbkpack/cifar-10-batches-bin"
+ * a folder in it and ".../cifar-10-batches-bin/test_batch.bin" an entry. Packs are recognised
+ * by their magic, never by name. Readers (cifar10.c) use these calls instead of stat/open, so
+ * one reader serves both. Each call opens the pack and reads its index (a few hundred bytes
+ * for CIFAR-10); a reader of many small files (image folders) should open the pack once with
+ * dbk_pack_open and use pack.h instead.
+ */
+#ifndef DBK_SOURCE_H
+#define DBK_SOURCE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/status.h"
+
+typedef enum dbk_source_kind {
+    DBK_SOURCE_NONE,    /* does not exist */
+    DBK_SOURCE_DIR,     /* a folder, a pack file, or a folder inside a pack */
+    DBK_SOURCE_FILE,    /* a regular file, or an entry of a pack */
+    DBK_SOURCE_OTHER,   /* a device, FIFO, socket: never read */
+} dbk_source_kind;
+
+/* What path is; *size is a file's size (of an entry: its uncompressed size), else 0. A pack
+ * that cannot be opened reads as DBK_SOURCE_OTHER. */
+dbk_source_kind dbk_source_stat(const char *path, uint64_t *size);
+
+/* Reads a whole file of at most max_bytes into a new buffer (caller frees with dbk_free) of
+ * *n bytes plus a NUL. Errors as dbk_file_read_spec (core/fileio.h); `what` names the kind
+ * of file. A pack entry is checksum-verified. */
+dbk_status dbk_source_read(const char *path, const char *what, size_t max_bytes, void **data, size_t *n);
+
+/* Reads the first nbytes of a file of at most max_bytes into buf. */
+dbk_status dbk_source_read_prefix(const char *path, const char *what, size_t max_bytes, void *buf, size_t nbytes);
+
+#endif
