@@ -53,34 +53,45 @@ done
 unresolved=$(ldd "$build/daybreak" "$build/bench_train" | grep 'not found' || true)
 [ -z "$unresolved" ] || die "unresolved libraries: $unresolved"
 
-# Highest symbol version of a family (GLIBC, GLIBCXX, CXXABI) any bundled file needs.
+# Highest symbol version of a family (GLIBC, GLIBCXX, CXXABI) that the files given need.
 max_version() {
-  objdump -T "$dir"/bin/* "$dir"/lib/*.so* "$dir"/lib/gcc/*.so* 2>/dev/null |
-    grep -oE "\(${1}_[0-9.]+\)" | tr -d '()' | sed "s/^${1}_//" | sort -uV | tail -1
+  local family=$1; shift
+  objdump -T "$@" 2>/dev/null | grep -oE "\(${family}_[0-9.]+\)" | tr -d '()' | sed "s/^${family}_//" | sort -uV | tail -1
 }
-glibc=$(max_version GLIBC)
-glibcxx=$(max_version GLIBCXX)
-cxxabi=$(max_version CXXABI)
-[ -n "$glibc" ] || die "no GLIBC symbol versions found (objdump failed?)"
+glibc=$(max_version GLIBC "$dir"/bin/* "$dir"/lib/*.so*)
+glibc_gcc=$(max_version GLIBC "$dir"/lib/gcc/*.so*)
+glibcxx=$(max_version GLIBCXX "$dir"/bin/* "$dir"/lib/*.so*)
+cxxabi=$(max_version CXXABI "$dir"/bin/* "$dir"/lib/*.so*)
+[ -n "$glibc" ] && [ -n "$glibcxx" ] && [ -n "$cxxabi" ] || die "no GLIBC/GLIBCXX/CXXABI symbol versions found (objdump failed?)"
+[ -n "$glibc_gcc" ] || glibc_gcc=$glibc
+# The bundled libstdc++ (used only on systems whose own is too old) may need a newer glibc.
+glibc_gcc=$(printf '%s\n%s\n' "$glibc" "$glibc_gcc" | sort -V | tail -1)
 
 launcher() {
-  sed -e "s/@PROGRAM@/$1/g" -e "s/@GLIBC@/$glibc/g" -e "s/@GLIBCXX@/$glibcxx/g" -e "s/@CXXABI@/$cxxabi/g" \
+  sed -e "s/@PROGRAM@/$1/g" -e "s/@GLIBC@/$glibc/g" -e "s/@GLIBC_GCC@/$glibc_gcc/g" -e "s/@GLIBCXX@/$glibcxx/g" -e "s/@CXXABI@/$cxxabi/g" \
     "$root/tools/bundle/launcher.sh" >"$dir/$1"
   chmod 755 "$dir/$1"
 }
 for p in "${programs[@]}"; do launcher "$p"; done
 
 libs_list=$(cd "$dir/lib" && ls *.so* gcc/*.so* | sed 's/^/- `/; s/$/`/')
-sed -e "s/@VERSION@/$version/g" -e "s/@NAME@/$name/g" -e "s/@GLIBC@/$glibc/g" -e "s/@GLIBCXX@/$glibcxx/g" \
+sed -e "s/@VERSION@/$version/g" -e "s/@NAME@/$name/g" -e "s/@GLIBC@/$glibc/g" -e "s/@GLIBC_GCC@/$glibc_gcc/g" -e "s/@GLIBCXX@/$glibcxx/g" \
     -e "s/@BUILT_GLIBC@/$(ldd --version | head -1 | awk '{print $NF}')/g" -e "s/@DATE@/$(date -u +%Y-%m-%d)/g" \
     "$root/tools/bundle/README.md" | awk -v libs="$libs_list" '{ if ($0 == "@LIBS@") print libs; else print }' \
     >"$dir/README.md"
 
+# The Debian package owning a library (usrmerge: dpkg may know it under /usr or without).
+owner() {
+  local real; real=$(readlink -f "$1")
+  for p in "$1" "$real" "/usr$real" "${real#/usr}"; do
+    dpkg-query -S "$p" 2>/dev/null | head -1 | cut -d: -f1-2 && return
+  done
+}
 {
   echo "# $name: file, sha256, Debian package it was copied from (built $(date -u +%Y-%m-%dT%H:%M:%SZ))"
   (cd "$dir" && find . -type f | sort | while read -r f; do
      src=""
-     case $f in ./lib/*) src=$(dpkg-query -S "${seen[$(basename "$f")]}" 2>/dev/null | head -1 | cut -d: -f1-2 || true);; esac
+     case $f in ./lib/*) src=$(owner "${seen[$(basename "$f")]}");; esac
      [ -n "$src" ] && src="$src $(dpkg-query -W -f='${Version}' "${src%%:*}" 2>/dev/null || true)"
      echo "${f#./} $(sha256sum "$f" | cut -c1-64) ${src:-daybreak}"
    done)
@@ -90,4 +101,4 @@ mkdir -p "$out"
 tarball=$out/$name.tar.gz
 tar -C "$stage" -czf "$tarball.tmp" "$name"
 mv "$tarball.tmp" "$tarball"
-echo "bundle: $tarball ($(du -k "$tarball" | cut -f1) KiB, $(( ${#seen[@]} )) libraries; needs glibc >= $glibc)"
+echo "bundle: $tarball ($(du -k "$tarball" | cut -f1) KiB, ${#seen[@]} libraries; needs glibc >= $glibc, >= $glibc_gcc where the system's libstdc++ lacks GLIBCXX_$glibcxx)"

@@ -23,6 +23,11 @@ system_libstdcxx() {
 libs=$here/lib
 sys=$(system_libstdcxx)
 if [ -z "$sys" ] || ! grep -qa 'GLIBCXX_@GLIBCXX@' "$sys" || ! grep -qa 'CXXABI_@CXXABI@' "$sys"; then
+  need=@GLIBC_GCC@   # the bundled libstdc++ may need a newer glibc than the rest
+  if [ -n "$have" ] && [ "$(printf '%s\n%s\n' "$need" "$have" | sort -V | head -1)" != "$need" ]; then
+    echo "@PROGRAM@: this system's libstdc++ is older than the bundle needs (GLIBCXX_@GLIBCXX@), and the bundled one needs glibc $need (this system has $have): install a newer libstdc++6, or build daybreak here (docs/gpu.md)" >&2
+    exit 1
+  fi
   libs=$libs:$here/lib/gcc
 fi
 LD_LIBRARY_PATH=$libs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
