@@ -6,6 +6,8 @@
  * OUT_DIR/kcache/      a kernel cache file sealed by dbk_kcache_seal
  * OUT_DIR/cifar10/     the first records of CIFAR_DIR/data_batch_1.bin and batches.meta.txt
  *                      (never committed: made from the dataset on each run)
+ * OUT_DIR/pack/        dataset packs written by dbk_pack_write_dir: of the checkpoint folder
+ *                      above, and of the cifar10 folder (records: byte-delta filter, meta: none)
  * The profile corpus is the platforms/ folder itself (tools/fuzz.sh copies its JSON files).
  */
 #include <stdio.h>
@@ -17,6 +19,7 @@
 #include "core/fileio.h"
 #include "core/kcache.h"
 #include "data/cifar10.h"
+#include "data/pack_write.h"
 #include "train/checkpoint.h"
 
 #define SEED_RECORDS 3
@@ -82,6 +85,17 @@ static dbk_status cifar_seeds(const char *out, const char *cifar) {
     return st;
 }
 
+/* A pack of folder OUT_DIR/kind, as OUT_DIR/pack/<kind>.dbkpack. */
+static dbk_status pack_seed(const char *out, const char *kind) {
+    char dir[4096], path[4200];
+    snprintf(dir, sizeof dir, "%s/pack", out);
+    DBK_TRY(dbk_mkdir_p(dir));
+    snprintf(dir, sizeof dir, "%s/%s", out, kind);
+    snprintf(path, sizeof path, "%s/pack/%s.dbkpack", out, kind);
+    dbk_pack_write_stats stats;
+    return dbk_pack_write_dir(dir, kind, path, 3, &stats);
+}
+
 int main(int argc, char **argv) {
     if (argc < 2 || argc > 3) {
         fprintf(stderr, "usage: fuzz_seeds OUT_DIR [CIFAR_DIR]\n");
@@ -89,5 +103,7 @@ int main(int argc, char **argv) {
     }
     if (checkpoint_seeds(argv[1]) != DBK_OK || kcache_seed(argv[1]) != DBK_OK) return fail();
     if (argc == 3 && cifar_seeds(argv[1], argv[2]) != DBK_OK) return fail();
+    if (pack_seed(argv[1], "checkpoint") != DBK_OK) return fail();
+    if (argc == 3 && pack_seed(argv[1], "cifar10") != DBK_OK) return fail();
     return 0;
 }

@@ -2,7 +2,7 @@
 # Builds the libFuzzer targets of fuzz/ (clang, ASan + UBSan) in ./build-fuzz and runs each for
 # a bounded time on a seed corpus made from real files at run time (a small checkpoint and a
 # kernel cache written by daybreak's own writers, platforms/*.json, the first records of the
-# CIFAR-10 data when DAYBREAK_DATA is set). Fails on any crash, sanitizer report or leak; the
+# CIFAR-10 data when DAYBREAK_DATA is set, dataset packs of those files made by the pack writer). Fails on any crash, sanitizer report or leak; the
 # crashing input is left in build-fuzz/artifacts/.
 #   tools/fuzz.sh [seconds per target, default 25]
 # Prints one line per target: executions, executions per second, corpus size.
@@ -10,7 +10,7 @@ set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 build=${DBK_FUZZ_BUILD_DIR:-$root/build-fuzz}
 seconds=${1:-25}
-targets=(fuzz_checkpoint fuzz_profile fuzz_cifar10 fuzz_kcache)
+targets=(fuzz_checkpoint fuzz_profile fuzz_cifar10 fuzz_kcache fuzz_pack)
 
 "$root/tools/install-deps.sh"
 CC=clang cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DDBK_FUZZ=ON -DDBK_BUILD_TESTS=OFF \

@@ -8,7 +8,7 @@
 
 #include "core/status.h"
 
-#define DBK_PACK_DEFAULT_LEVEL 19   /* zstd level: docs/gpu.md has the size/time figures */
+#define DBK_PACK_DEFAULT_LEVEL 3    /* zstd level: docs/gpu.md has the size/time figures */
 
 typedef struct dbk_pack_write_stats {
     int      entries;

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "backend/tiles.h"
 #include "backends/opencl/ocl_internal.h"
 #include "core/alloc.h"
 #include "core/log.h"
@@ -168,16 +169,32 @@ static int profile_int(const dbk_profile *p, const char *path, int fallback, int
     return (int)v;
 }
 
-/* Tile parameters of the tiled GEMM from the profile ("opencl.gemm_tiled.TSM", ...), checked
- * against the device: the work-group and local-memory limits and divisibility. */
+/* The local-memory GEMM tiles backend/tiles.h derives from the device's vendor and limits
+ * (OpenCL reports no subgroup size portably: the vendor's, NVIDIA 32 and AMD 64, is used). */
+static dbk_tile_choice derived_tiles(const dbk_ocl_ctx *c) {
+    cl_uint vendor = 0;
+    clGetDeviceInfo(c->device, CL_DEVICE_VENDOR_ID, sizeof vendor, &vendor, NULL);
+    const dbk_device_limits lim = {
+        .vendor_id = vendor,
+        .subgroup_size = vendor == DBK_VENDOR_NVIDIA ? 32u : vendor == DBK_VENDOR_AMD ? 64u : 0u,
+        .max_invocations = c->max_wg > 0xffffffffu ? 0xffffffffu : (uint32_t)c->max_wg,
+        .shared_bytes = c->local_mem,
+    };
+    return dbk_tiles_from_limits(&lim);
+}
+
+/* Tile parameters of the tiled GEMM from the profile ("opencl.gemm_tiled.TSM", ...), where it
+ * has none from the device's limits (derived_tiles), checked against the device: the
+ * work-group and local-memory limits and divisibility. */
 static dbk_status choose_tiles(dbk_backend *be, const dbk_profile *p) {
     dbk_ocl_ctx *c = be->impl;
+    const dbk_tile_choice d = derived_tiles(c);
     dbk_ocl_gemm_tiles t = {
-        .tsm = profile_int(p, "opencl.gemm_tiled.TSM", 64, 1, 256),
-        .tsn = profile_int(p, "opencl.gemm_tiled.TSN", 64, 1, 256),
-        .tsk = profile_int(p, "opencl.gemm_tiled.TSK", 16, 1, 128),
-        .wptm = profile_int(p, "opencl.gemm_tiled.WPTM", 4, 1, 32),
-        .wptn = profile_int(p, "opencl.gemm_tiled.WPTN", 4, 1, 32),
+        .tsm = profile_int(p, "opencl.gemm_tiled.TSM", (int)d.bm, 1, 256),
+        .tsn = profile_int(p, "opencl.gemm_tiled.TSN", (int)d.bn, 1, 256),
+        .tsk = profile_int(p, "opencl.gemm_tiled.TSK", (int)d.bk, 1, 128),
+        .wptm = profile_int(p, "opencl.gemm_tiled.WPTM", (int)d.tm, 1, 32),
+        .wptn = profile_int(p, "opencl.gemm_tiled.WPTN", (int)d.tn, 1, 32),
         .rb_m = profile_int(p, "opencl.gemm_tiled.RB_M", 8, 1, 12),
         .rb_w = profile_int(p, "opencl.gemm_tiled.RB_W", 16, 4, 16),
         .rb_wg0 = profile_int(p, "opencl.gemm_tiled.RB_WG0", 4, 1, 1024),

@@ -13,9 +13,11 @@
  *    shaders take BM, BN, BK, TM, TN as constants 1..5.
  *
  * Tile sizes come from the device's profile (platforms/, "vulkan" section):
- *   vulkan.wg                     work-group size of elementwise and reduction shaders (256)
- *   vulkan.gemm.{bm,bn,bk,tm,tn}  gemm_tiled.comp tiles (64, 64, 16, 4, 4)
- *   vulkan.conv.{bm,bn,bk,tm,tn}  conv2d_*.comp tiles (64, 64, 16, 4, 4)
+ *   vulkan.wg                     work-group size of elementwise and reduction shaders
+ *   vulkan.gemm.{bm,bn,bk,tm,tn}  gemm_tiled.comp tiles
+ *   vulkan.conv.{bm,bn,bk,tm,tn}  conv2d_*.comp tiles
+ * and where the profile has no value, from the device's vendor, subgroup size and limits
+ * (backend/tiles.h: e.g. 128x128x16/8x8 on NVIDIA and AMD, 64x64x16/4x4 on unknown vendors)
  *   vulkan.block_mib              memory block size (256)
  * and are checked against the device limits (work-group invocations and size, shared memory)
  * and the shaders' needs (TM and TN multiples of 4, BK a divisor of the split-K chunk);
@@ -25,6 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "backend/tiles.h"
 #include "backends/vulkan/vk_internal.h"
 #include "core/embedded.h"
 #include "core/log.h"
@@ -47,8 +50,19 @@ static bool tiles_fit(const dbk_vk_state *vk, const dbk_vk_tiles *t) {
            (t->bm + t->bn) * t->bk * 4 <= l->maxComputeSharedMemorySize && t->tm * t->tn <= 64;
 }
 
+/* The tiles backend/tiles.h derives from this device's limits. */
+static dbk_tile_choice derived_tiles(const dbk_vk_state *vk) {
+    const VkPhysicalDeviceLimits *l = &vk->props.limits;
+    const uint32_t max_inv = l->maxComputeWorkGroupInvocations < l->maxComputeWorkGroupSize[0]
+                                 ? l->maxComputeWorkGroupInvocations : l->maxComputeWorkGroupSize[0];
+    const dbk_device_limits lim = {.vendor_id = vk->props.vendorID, .subgroup_size = vk->subgroup,
+                                   .max_invocations = max_inv, .shared_bytes = l->maxComputeSharedMemorySize};
+    return dbk_tiles_from_limits(&lim);
+}
+
 static void read_tiles(dbk_vk_state *vk, const dbk_profile *p, const char *key, dbk_vk_tiles *out) {
-    const dbk_vk_tiles def = {64, 64, 16, 4, 4}, small = {32, 32, 8, 4, 4};
+    const dbk_tile_choice d = derived_tiles(vk);
+    const dbk_vk_tiles def = {d.bm, d.bn, d.bk, d.tm, d.tn}, small = {32, 32, 8, 4, 4};
     char path[64];
     dbk_vk_tiles t;
     uint32_t *fields[5] = {&t.bm, &t.bn, &t.bk, &t.tm, &t.tn};
@@ -75,7 +89,8 @@ void dbk_vk_pipeline_init(dbk_backend *be) {
     }
     read_tiles(vk, p, "gemm", &vk->gemm_tiles);
     read_tiles(vk, p, "conv", &vk->conv_tiles);
-    uint32_t wg = p ? (uint32_t)dbk_profile_number(p, "vulkan.wg", 256) : 256;
+    const uint32_t derived_wg = derived_tiles(vk).wg;
+    uint32_t wg = p ? (uint32_t)dbk_profile_number(p, "vulkan.wg", derived_wg) : derived_wg;
     const VkPhysicalDeviceLimits *l = &vk->props.limits;
     /* Reductions use a power-of-two tree in shared memory. */
     if (wg < 32 || (wg & (wg - 1)) || wg > l->maxComputeWorkGroupInvocations || wg > l->maxComputeWorkGroupSize[0])
