@@ -99,6 +99,7 @@ dbk_status dbk_dataset_resolve(const dbk_dataset_kind *kind, const char *data_ar
     while (len > 1 && root[len - 1] == '/') root[--len] = '\0';
 
     const char *found = NULL;
+    DBK_TRY(dbk_source_check(root));
     DBK_TRY(join_path(inner, sizeof inner, root, kind->folder));
     DBK_TRY(join_path(probe, sizeof probe, root, kind->marker));
     if (is_dir(inner))

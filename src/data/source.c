@@ -71,6 +71,16 @@ dbk_source_kind dbk_source_stat(const char *path, uint64_t *size) {
     return kind;
 }
 
+dbk_status dbk_source_check(const char *path) {
+    char pack_path[4096];
+    const char *inner = NULL;
+    if (!split(path, pack_path, sizeof pack_path, &inner)) return DBK_OK;
+    dbk_pack *p = NULL;
+    DBK_TRY(dbk_pack_open(pack_path, &p));
+    dbk_pack_close(p);
+    return DBK_OK;
+}
+
 /* Entry `index` of p (raw bytes checked against max_bytes) into a new buffer plus a NUL. */
 static dbk_status read_entry(dbk_pack *p, int index, const char *path, const char *what, size_t max_bytes,
                              unsigned char **data, size_t *n) {

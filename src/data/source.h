@@ -29,6 +29,10 @@ typedef enum dbk_source_kind {
  * that cannot be opened reads as DBK_SOURCE_OTHER. */
 dbk_source_kind dbk_source_stat(const char *path, uint64_t *size);
 
+/* When path is a pack or lies inside one, opens the pack and returns its error (a damaged or
+ * truncated pack, named); DBK_OK otherwise. For a data root, before its contents are probed. */
+dbk_status dbk_source_check(const char *path);
+
 /* Reads a whole file of at most max_bytes into a new buffer (caller frees with dbk_free) of
  * *n bytes plus a NUL. Errors as dbk_file_read_spec (core/fileio.h); `what` names the kind
  * of file. A pack entry is checksum-verified. */
