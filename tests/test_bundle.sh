@@ -5,7 +5,8 @@
 # a clean environment (env -i with only HOME and PATH, as a login shell has them):
 #   1. nothing in the binaries names the source tree except assertion messages (__FILE__):
 #      kernels, shaders, recipes and platform profiles are embedded;
-#   2. `daybreak devices` lists PoCL and lavapipe and the ICD files that load them;
+#   2. the launchers run bench_train too and refuse a glibc older than the bundle needs;
+#      `daybreak devices` lists PoCL and lavapipe and the ICD files that load them;
 #   3. `daybreak pack-data` packs the real CIFAR-10 (zstd level 1, the fastest);
 #   4. a short real-data training at batch 8 on PoCL from the data folder and from the pack
 #      (16 training and 16 test images: two steps), and on lavapipe from the folder (8 and 8:
@@ -41,6 +42,13 @@ leaks=$(strings "$dir/bin/daybreak" "$dir/bin/bench_train" | grep -F "$src" | gr
 run() {   # a clean environment, from a folder that is neither the source tree nor the bundle
   (cd "$tmp/work" && env -i HOME="$HOME" PATH=/usr/bin:/bin "$tmp/bin/daybreak" "$@")
 }
+
+# The launchers: bench_train's too, and the glibc check (a copy that asks for glibc 99.0).
+out=$(cd "$tmp/work" && env -i HOME="$HOME" PATH=/usr/bin:/bin "$dir/bench_train" --help 2>&1) || fail "bench_train --help: $out"
+sed 's/^need=[0-9.]*$/need=99.0/' "$dir/daybreak" >"$dir/daybreak-old-glibc"
+chmod +x "$dir/daybreak-old-glibc"
+out=$(env -i PATH=/usr/bin:/bin "$dir/daybreak-old-glibc" --version 2>&1)
+[ $? -eq 1 ] && echo "$out" | grep -q 'needs glibc 99.0 or newer' || fail "the launcher's glibc check: $out"
 
 # 2. devices
 out=$(run devices 2>&1) || fail "daybreak devices failed: $out"

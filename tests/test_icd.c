@@ -1,0 +1,73 @@
+/*
+ * test_icd.c — backend/icd.h, the driver report of `daybreak devices`: ICD file parsing
+ * (OpenCL's one line, Vulkan's JSON with relative library paths) and the scan of folders
+ * named by OCL_ICD_VENDORS and VK_DRIVER_FILES, with a library that loads (the C library's
+ * libm.so.6) and one that does not (its dlerror reason reported).
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backend/icd.h"
+#include "core/fileio.h"
+#include "test_util.h"
+
+static int opencl_icd_should_name_its_first_line(void) {
+    char lib[512];
+    const char text[] = "  libnvidia-opencl.so.1  \r\nignored\n";
+    DBK_CHECK_OK(dbk_icd_parse(DBK_ICD_OPENCL, "/etc/OpenCL/vendors/nvidia.icd", text, sizeof text - 1, lib, sizeof lib));
+    DBK_CHECK(!strcmp(lib, "libnvidia-opencl.so.1"));
+    DBK_CHECK(dbk_icd_parse(DBK_ICD_OPENCL, "x.icd", "\n \n", 3, lib, sizeof lib) == DBK_ERR_FORMAT);
+    return 0;
+}
+
+static int vulkan_icd_should_resolve_relative_paths(void) {
+    char lib[512];
+    const char *rel = "{\"file_format_version\": \"1.0.0\", \"ICD\": {\"library_path\": \"../lib/libvk.so\"}}";
+    DBK_CHECK_OK(dbk_icd_parse(DBK_ICD_VULKAN, "/opt/v/icd.d/a.json", rel, strlen(rel), lib, sizeof lib));
+    DBK_CHECK_MSG(!strcmp(lib, "/opt/v/icd.d/../lib/libvk.so"), "%s", lib);
+    const char *bare = "{\"ICD\": {\"library_path\": \"libGLX_nvidia.so.0\"}}";   /* searched by dlopen */
+    DBK_CHECK_OK(dbk_icd_parse(DBK_ICD_VULKAN, "/opt/v/icd.d/a.json", bare, strlen(bare), lib, sizeof lib));
+    DBK_CHECK(!strcmp(lib, "libGLX_nvidia.so.0"));
+    DBK_CHECK(dbk_icd_parse(DBK_ICD_VULKAN, "a.json", "{\"ICD\": {}}", 11, lib, sizeof lib) == DBK_ERR_FORMAT);
+    DBK_CHECK(dbk_icd_parse(DBK_ICD_VULKAN, "a.json", "not json", 8, lib, sizeof lib) == DBK_ERR_FORMAT);
+    return 0;
+}
+
+static int scan_should_report_which_libraries_load_and_why_not(void) {
+    const char *dir = dbk_test_tmpdir("icd");
+    DBK_CHECK(dir != NULL);
+    char path[4200];
+    snprintf(path, sizeof path, "%s/a-good.icd", dir);
+    DBK_CHECK_OK(dbk_file_write_atomic(path, "libm.so.6\n", 10));
+    snprintf(path, sizeof path, "%s/b-missing.icd", dir);
+    DBK_CHECK_OK(dbk_file_write_atomic(path, "libdbk-no-such-driver.so\n", 25));
+    snprintf(path, sizeof path, "%s/ignored.txt", dir);
+    DBK_CHECK_OK(dbk_file_write_atomic(path, "x", 1));
+    DBK_CHECK(setenv("OCL_ICD_VENDORS", dir, 1) == 0);
+    dbk_icd_report *r = malloc(sizeof *r);
+    DBK_CHECK(r != NULL);
+    dbk_icd_scan(DBK_ICD_OPENCL, r);
+    int ok = r->count == 2 && r->files[0].loads && !r->files[1].loads &&
+             strstr(r->files[1].problem, "libdbk-no-such-driver.so") && strstr(r->searched, "OCL_ICD_VENDORS");
+    if (!ok) printf("  count %d, searched %s, problem '%s'\n", r->count, r->searched, r->count > 1 ? r->files[1].problem : "");
+    snprintf(path, sizeof path, "%s/v.json", dir);
+    DBK_CHECK_OK(dbk_file_write_atomic(path, "{\"ICD\": {\"library_path\": \"libm.so.6\"}}", 38));
+    char list[8600];
+    snprintf(list, sizeof list, "%s:%s/absent.json", path, dir);
+    DBK_CHECK(setenv("VK_DRIVER_FILES", list, 1) == 0);
+    dbk_icd_scan(DBK_ICD_VULKAN, r);
+    ok = ok && r->count == 2 && r->files[0].loads && !r->files[1].loads && !r->files[1].library[0] &&
+         strstr(r->files[1].problem, "absent.json") && strstr(r->searched, "VK_DRIVER_FILES");
+    free(r);
+    DBK_CHECK(ok);
+    return 0;
+}
+
+int main(void) {
+    DBK_RUN(opencl_icd_should_name_its_first_line);
+    DBK_RUN(vulkan_icd_should_resolve_relative_paths);
+    DBK_RUN(scan_should_report_which_libraries_load_and_why_not);
+    return dbk_test_finish();
+}
