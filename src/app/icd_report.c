@@ -3,14 +3,14 @@
  * OpenCL and Vulkan loaders find, and for each whether its library loads, with the reason.
  */
 #include <stdio.h>
-#include <stdlib.h>
 
 #include "app/cli.h"
 #include "backend/icd.h"
+#include "core/alloc.h"
 
 void dbk_cli_print_icd(dbk_backend_kind kind) {
     if (kind != DBK_BACKEND_KIND_OPENCL && kind != DBK_BACKEND_KIND_VULKAN) return;
-    dbk_icd_report *r = malloc(sizeof *r);   /* ~33 KiB: not on the stack */
+    dbk_icd_report *r = dbk_malloc(sizeof *r);   /* ~33 KiB: not on the stack */
     if (!r) return;
     dbk_icd_scan(kind == DBK_BACKEND_KIND_OPENCL ? DBK_ICD_OPENCL : DBK_ICD_VULKAN, r);
     printf("  drivers: %d ICD file%s in %s\n", r->count + r->more, r->count + r->more == 1 ? "" : "s", r->searched);
@@ -24,5 +24,5 @@ void dbk_cli_print_icd(dbk_backend_kind kind) {
     if (r->count + r->more == 0)
         printf("    none: install the vendor's driver, or point %s at its ICD file (docs/gpu.md)\n",
                kind == DBK_BACKEND_KIND_OPENCL ? "OCL_ICD_VENDORS" : "VK_DRIVER_FILES");
-    free(r);
+    dbk_free(r);
 }

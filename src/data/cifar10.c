@@ -15,8 +15,6 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "core/alloc.h"
 #include "core/fileio.h"
