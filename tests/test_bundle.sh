@@ -5,7 +5,8 @@
 # a clean environment (env -i with only HOME and PATH, as a login shell has them):
 #   1. nothing in the binaries names the source tree except assertion messages (__FILE__):
 #      kernels, shaders, recipes and platform profiles are embedded;
-#   2. the launchers run bench_train too and refuse a glibc older than the bundle needs;
+#   2. the launchers run bench_train too, refuse a glibc older than the bundle needs, and load
+#      the bundled libstdc++ only where the system's is too old (both cases simulated);
 #      `daybreak devices` lists PoCL and lavapipe and the ICD files that load them;
 #   3. `daybreak pack-data` packs the real CIFAR-10 (zstd level 1, the fastest);
 #   4. a short real-data training at batch 8 on PoCL from the data folder and from the pack
@@ -50,6 +51,13 @@ sed 's/^need=[0-9.]*$/need=99.0/' "$dir/daybreak" >"$dir/daybreak-old-glibc"
 chmod +x "$dir/daybreak-old-glibc"
 out=$(env -i PATH=/usr/bin:/bin "$dir/daybreak-old-glibc" --version 2>&1)
 [ $? -eq 1 ] && echo "$out" | grep -q 'needs glibc 99.0 or newer' || fail "the launcher's glibc check: $out"
+# Where the system's libstdc++ lacks the symbol version the bundle needs (simulated: a launcher
+# copy asking for GLIBCXX_99.0), the bundled one in lib/gcc is loaded; otherwise the system's.
+sed 's/GLIBCXX_[0-9.]*/GLIBCXX_99.0/g' "$dir/daybreak" >"$dir/daybreak-old-libstdcxx"
+chmod +x "$dir/daybreak-old-libstdcxx"
+loaded() { env -i PATH=/usr/bin:/bin LD_DEBUG=libs "$1" --version 2>&1 | grep -E 'calling init: .*libstdc\+\+' | head -1; }
+loaded "$dir/daybreak-old-libstdcxx" | grep -q "$dir/lib/gcc/libstdc++.so.6" || fail "lib/gcc/libstdc++ not used"
+loaded "$dir/daybreak" | grep -q "$dir/lib/gcc/" && fail "the bundled libstdc++ was used though the system's is new enough"
 
 # 2. devices
 out=$(run devices 2>&1) || fail "daybreak devices failed: $out"
