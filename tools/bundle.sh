@@ -39,15 +39,15 @@ for p in "${programs[@]}"; do cp "$build/$p" "$dir/bin/"; done
 declare -A seen=()
 for p in "${programs[@]}"; do
   # ldd resolves the whole dependency tree (OpenBLAS -> gfortran -> quadmath, CLBlast -> libstdc++).
-  while read -r lib; do
+  # "<needed name> => <path> (address)": the file is stored under the name the loader asks for.
+  while read -r b lib; do
     [ -n "$lib" ] || continue
     is_libc "$lib" && continue
-    b=$(basename "$lib")
     [ -n "${seen[$b]:-}" ] && continue
     seen[$b]=$lib
     if [[ $b =~ $gcc_runtime ]]; then dest=$dir/lib/gcc; else dest=$dir/lib; fi
-    cp -L "$lib" "$dest/$b"            # the real file under its soname (what the loader asks for)
-  done < <(ldd "$build/$p" | awk '/=>/ && $3 ~ /^\// {print $3} /^\t\// {print $1}')
+    cp -L "$lib" "$dest/$b"
+  done < <(ldd "$build/$p" | awk '/=>/ && $3 ~ /^\// {print $1, $3}')
 done
 [ ${#seen[@]} -gt 0 ] || die "ldd found no libraries to bundle"
 unresolved=$(ldd "$build/daybreak" "$build/bench_train" | grep 'not found' || true)
