@@ -35,6 +35,18 @@ void dbk_results_conformance(const dbk_train_options *opt, const dbk_train_repor
  * REASON; REASON"; nothing for a conforming one. */
 void dbk_results_print_conformance(FILE *out, const dbk_train_options *opt, const dbk_train_report *r);
 
+/* Whether an inference entry conforms: DAWNBench times inference only for a model that reaches
+ * the benchmark's training threshold on the whole test set (CIFAR-10: 94.00% top-1 on all
+ * 10,000 test images), compared in hundredths as printed. images: the test images classified,
+ * of split_images; accuracy: top-1 in percent. */
+void dbk_results_inference_conformance(const char *dataset, int images, int split_images, double accuracy,
+                                       dbk_conformance *c);
+/* Adds to an entry being built (a cJSON object) "version": "v1.0" when c conforms, otherwise
+ * "conforms": false and "nonconforming_reasons". */
+void dbk_results_add_conformance(void *entry, const dbk_conformance *c);
+/* Prints "FILE is not a DAWNBench entry: REASON; REASON" for a nonconforming c; nothing else. */
+void dbk_conformance_print(FILE *out, const char *file, const dbk_conformance *c);
+
 /* A percentage in hundredths, exactly as logs.tsv prints it ("%.2f"): 90.3 -> 9030. Targets
  * and accuracies are compared in these units, so an accuracy logged as 90.30 reaches a
  * target of 90.3 whatever the binary rounding of either. */
