@@ -335,6 +335,25 @@ dbk_status dbk_results_write_json(const char *path, const dbk_train_options *opt
     return dbk_results_write_cjson(path, root);
 }
 
+dbk_status dbk_results_read_json(const char *dir, cJSON **root) {
+    *root = NULL;
+    char path[4200];
+    snprintf(path, sizeof path, "%s/result.json", dir);
+    void *data;
+    size_t n;
+    dbk_status st = dbk_file_read_all(path, &data, &n);
+    if (st == DBK_ERR_NOT_FOUND) return dbk_set_error(st, "%s: no result.json (not a daybreak result folder)", dir);
+    if (st != DBK_OK) return st;
+    cJSON *json = cJSON_ParseWithLength(data, n);
+    dbk_free(data);
+    if (!cJSON_IsObject(json)) {
+        cJSON_Delete(json);
+        return dbk_set_error(DBK_ERR_FORMAT, "%s is not valid JSON", path);
+    }
+    *root = json;
+    return DBK_OK;
+}
+
 dbk_status dbk_results_write_cjson(const char *path, void *tree) {
     cJSON *root = tree;
     if (!root) return dbk_set_error(DBK_ERR_OUT_OF_HOST_MEMORY, "out of memory building %s", path);

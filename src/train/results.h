@@ -74,5 +74,9 @@ struct cJSON *dbk_results_epoch_json(const dbk_epoch_record *e);
 /* Writes a cJSON tree (pretty-printed, newline-terminated) atomically, invalid UTF-8 in its
  * strings replaced by U+FFFD; deletes root. */
 dbk_status dbk_results_write_cjson(const char *path, void *root);
+/* Reads DIR/result.json into *root (a cJSON object the caller deletes). DBK_ERR_NOT_FOUND
+ * "DIR: no result.json (not a daybreak result folder)" when there is none, DBK_ERR_FORMAT
+ * when it is not a JSON object, or the reader's error. */
+dbk_status dbk_results_read_json(const char *dir, struct cJSON **root);
 
 #endif
