@@ -1,5 +1,5 @@
 /*
- * results.c — logs.tsv and result.json (see results.h and README "Result files").
+ * results.c — logs.tsv and result.json (see results.h and docs/formats.md).
  */
 #include "train/results.h"
 

@@ -10,7 +10,7 @@
  *   logFilename "logs.tsv", misc with daybreak's own fields). Only a conforming run
  *   (dbk_results_conformance) carries DAWNBench's "version": "v1.0"; any other has
  *   "conforms": false and "nonconforming_reasons" instead.
- * result.json: see README "Result files" for every field.
+ * result.json: see docs/formats.md for every field.
  * All are written atomically, as valid UTF-8.
  */
 #ifndef DBK_RESULTS_H
