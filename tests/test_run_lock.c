@@ -1,7 +1,7 @@
 /*
- * test_run_lock.c — the run folder's lock under a race (ctest `run_lock`, label unit, < 1 s).
+ * test_run_lock.c — the run folder's lock under a race (ctest `run_lock`, label unit, about 1 s).
  *
- * Two takers race for one folder many times over, as two `daybreak train --out DIR` started
+ * Two takers race for one folder 1,000 times, as two `daybreak train --out DIR` started
  * together do: exactly one must win each time, and the loser's message must name the holder
  * "(pid N on HOST)" — never an empty lock file read before the holder wrote its pid — whether
  * the folder had no lock file yet or a stale one left by an earlier run.
@@ -16,7 +16,7 @@
 #include "test_util.h"
 #include "train/run_lock.h"
 
-enum { TRIALS = 400 };
+enum { TRIALS = 1000 };
 
 typedef struct taker {
     const char *dir;

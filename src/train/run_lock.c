@@ -90,13 +90,12 @@ dbk_status dbk_run_lock_acquire(const char *dir, dbk_run_lock *lock) {
         close(dir_fd);
         return dbk_set_error(DBK_ERR_IO, "cannot write %s: %s", tmp, strerror(err));
     }
-    dbk_status st;
-    if (flock(dir_fd, LOCK_EX) != 0) {
-        st = dbk_set_error(DBK_ERR_IO, "cannot lock %s: %s", dir, strerror(errno));
-    } else {
-        st = install_lock(dir, path, tmp);
-        flock(dir_fd, LOCK_UN);
-    }
+    /* Where a folder cannot be flocked (NFS emulates flock with POSIX locks, which need a
+     * writable descriptor) the replacement goes unguarded: only two runs starting at the same
+     * instant on a folder with a stale lock file could then both take it. */
+    const bool guarded = flock(dir_fd, LOCK_EX) == 0;
+    dbk_status st = install_lock(dir, path, tmp);
+    if (guarded) flock(dir_fd, LOCK_UN);
     close(dir_fd);
     if (st != DBK_OK) {
         unlink(tmp);
