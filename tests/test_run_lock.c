@@ -1,5 +1,6 @@
 /*
- * test_run_lock.c — the run folder's lock under a race (ctest `run_lock`, label unit, 2-4 s on a loaded 2-core machine).
+ * test_run_lock.c — the run folder's lock under a race (ctest `run_lock`, label unit; 2-4 s
+ * on the loaded 2-core machine).
  *
  * Two takers race for one folder 1,000 times, as two `daybreak train --out DIR` started
  * together do: exactly one must win each time, and the loser's message must name the holder
