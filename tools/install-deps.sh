@@ -16,7 +16,7 @@ packages=(
   ocl-icd-opencl-dev opencl-headers libclblast-dev pocl-opencl-icd
   libvulkan-dev glslc spirv-tools mesa-vulkan-drivers vulkan-validationlayers
   libstb-dev
-  python3 python3-venv
+  python3 python3-venv python3-yaml
 )
 
 missing=()
