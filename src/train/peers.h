@@ -32,7 +32,7 @@ typedef enum dbk_peers_op {
 /* What result.json and the report say about the exchange (docs/distributed.md). */
 typedef struct dbk_peers_summary {
     int    ranks;                                /* 0: not a distributed run */
-    char   devices[DBK_PEERS_MAX_LISTED][160];   /* per rank: "opencl:0 <device name>" */
+    char   devices[DBK_PEERS_MAX_LISTED][160];   /* per rank: its device name */
     char   compress[48];                         /* "none", "topk:0.01", ... */
     bool   layerwise, error_feedback, sync_statistics;
     long   steps;                                /* gradient exchanges so far */
