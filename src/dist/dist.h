@@ -42,6 +42,17 @@ int        dbk_dist_local_rank(const dbk_dist *d);   /* rank among the processes
 void       dbk_dist_configure(dbk_dist *d, const dbk_dist_options *opt);
 /* The trainer's view of the job (train/peers.h); d must outlive it. */
 void       dbk_dist_peers(dbk_dist *d, dbk_peers *out);
+/* The exchange alone, on the host (what the session's exchange does between its read-back
+ * and write-back; tests call it directly): prepares for a flat gradient vector of flat_count
+ * floats whose trainable tensors are segments (offsets and counts in it, not overlapping),
+ * returning in *flat (may be NULL) the vector to fill; dbk_dist_exchange_host then replaces
+ * the segments of that vector by their average over the ranks, as configured (collective). */
+dbk_status dbk_dist_prepare_exchange(dbk_dist *d, const dbk_segment *segments, int count, size_t flat_count,
+                                     float **flat);
+dbk_status dbk_dist_exchange_host(dbk_dist *d, float *flat);
+/* The counts so far, as result.json reports them (collective). */
+dbk_status dbk_dist_summary(dbk_dist *d, dbk_peers_summary *out);
+
 /* Ends every rank of the job with exit code `code` (after this rank printed why). */
 void       dbk_dist_abort(dbk_dist *d, int code);
 /* MPI_Finalize and free; accepts NULL. */

@@ -104,11 +104,8 @@ static dbk_status exchange_compressed(dbk_dist *d, double *payload_bytes) {
     return DBK_OK;
 }
 
-/* The session's exchange (dbk_session_exchange_fn): averages the step's gradients. */
-static dbk_status exchange(void *ctx, dbk_buffer *grads) {
-    dbk_dist *d = ctx;
-    const double start = dbk_time_now();
-    DBK_TRY(dbk_buffer_read(grads, 0, d->flat, d->flat_count * sizeof *d->flat));
+dbk_status dbk_dist_exchange_host(dbk_dist *d, float *flat) {
+    DBK_ASSERT(d->compressor && flat == d->flat);
     pack(d);
     double *payload = d->payload;
     if (d->opt.compress.method == DBK_COMPRESS_NONE) {
@@ -121,44 +118,54 @@ static dbk_status exchange(void *ctx, dbk_buffer *grads) {
         DBK_TRY(exchange_compressed(d, payload));
     }
     unpack(d);
-    DBK_TRY(dbk_buffer_write(grads, 0, d->flat, d->flat_count * sizeof *d->flat));
     model_step(d, payload);
     d->step++;
     d->summary.steps++;
+    return DBK_OK;
+}
+
+/* The session's exchange (dbk_session_exchange_fn): averages the step's gradients. */
+static dbk_status exchange(void *ctx, dbk_buffer *grads) {
+    dbk_dist *d = ctx;
+    const double start = dbk_time_now();
+    DBK_TRY(dbk_buffer_read(grads, 0, d->flat, d->flat_count * sizeof *d->flat));
+    DBK_TRY(dbk_dist_exchange_host(d, d->flat));
+    DBK_TRY(dbk_buffer_write(grads, 0, d->flat, d->flat_count * sizeof *d->flat));
     d->summary.exchange_seconds += dbk_time_now() - start;
     return DBK_OK;
 }
 
-/* The trainable tensors sorted by offset, and every buffer of the exchange. */
-static dbk_status size_exchange(dbk_dist *d, dbk_session *s) {
-    const int n = dbk_session_trainable_tensors(s, NULL, NULL, 0);
-    d->segments = dbk_malloc((size_t)(n > 0 ? n : 1) * sizeof *d->segments);
-    size_t *offsets = dbk_malloc((size_t)(n > 0 ? n : 1) * sizeof *offsets);
-    size_t *counts = dbk_malloc((size_t)(n > 0 ? n : 1) * sizeof *counts);
-    if (d->segments && offsets && counts) {
-        d->segment_count = dbk_session_trainable_tensors(s, offsets, counts, n);
-        for (int i = 0; i < d->segment_count; i++) d->segments[i] = (dbk_segment){offsets[i], counts[i]};
+dbk_status dbk_dist_prepare_exchange(dbk_dist *d, const dbk_segment *segments, int count, size_t flat_count,
+                                     float **flat) {
+    dbk_dist_release_exchange(d);
+    d->step = d->summary.steps = 0; /* the counts start again with the new exchange */
+    d->summary.bytes_sent = d->summary.exchange_seconds = 0.0;
+    memset(d->summary.modelled_exchange_seconds, 0, sizeof d->summary.modelled_exchange_seconds);
+    d->segments = dbk_malloc((size_t)(count > 0 ? count : 1) * sizeof *d->segments);
+    dbk_segment *packed = dbk_malloc((size_t)(count > 0 ? count : 1) * sizeof *packed);
+    if (!d->segments || !packed) {
+        dbk_free(packed);
+        return DBK_ERR_OUT_OF_HOST_MEMORY;
     }
-    dbk_free(offsets);
-    dbk_free(counts);
-    if (!d->segments || d->segment_count != n) return DBK_ERR_OUT_OF_HOST_MEMORY;
-    qsort(d->segments, (size_t)d->segment_count, sizeof *d->segments, by_offset);
-    dbk_segment *packed = dbk_malloc((size_t)(n > 0 ? n : 1) * sizeof *packed);
-    if (!packed) return DBK_ERR_OUT_OF_HOST_MEMORY;
+    memcpy(d->segments, segments, (size_t)count * sizeof *segments);
+    d->segment_count = count;
+    qsort(d->segments, (size_t)count, sizeof *d->segments, by_offset);
     d->packed_count = 0;
-    for (int i = 0; i < d->segment_count; i++) {
+    for (int i = 0; i < count; i++) {
+        DBK_ASSERT(d->segments[i].offset + d->segments[i].count <= flat_count);
+        DBK_ASSERT(i == 0 || d->segments[i].offset >= d->segments[i - 1].offset + d->segments[i - 1].count);
         packed[i] = (dbk_segment){d->packed_count, d->segments[i].count};
         d->packed_count += d->segments[i].count;
     }
-    d->flat_count = dbk_session_param_count(s);
-    dbk_status st = dbk_compressor_create(&d->opt.compress, packed, d->segment_count, d->packed_count, &d->compressor);
+    d->flat_count = flat_count;
+    dbk_status st = dbk_compressor_create(&d->opt.compress, packed, count, d->packed_count, &d->compressor);
     dbk_free(packed);
     DBK_TRY(st);
     const size_t max_payload = dbk_compressor_max_payload(d->compressor);
     if (max_payload * (size_t)d->size > (size_t)2147483647)
         return dbk_set_error(DBK_ERR_INVALID_ARG, "gradient payloads of %zu bytes from %d ranks: more than one MPI "
                              "message holds (2 GiB)", max_payload, d->size);
-    d->flat = dbk_malloc(d->flat_count * sizeof *d->flat);
+    d->flat = dbk_malloc((flat_count ? flat_count : 1) * sizeof *d->flat);
     d->packed = dbk_malloc((d->packed_count ? d->packed_count : 1) * sizeof *d->packed);
     d->mean = dbk_malloc((d->packed_count ? d->packed_count : 1) * sizeof *d->mean);
     d->send = dbk_malloc(max_payload ? max_payload : 1);
@@ -169,7 +176,25 @@ static dbk_status size_exchange(dbk_dist *d, dbk_session *s) {
     if (!d->flat || !d->packed || !d->mean || !d->send || !d->recv || !d->counts || !d->displs || !d->payload)
         return DBK_ERR_OUT_OF_HOST_MEMORY;
     d->summary.gradient_floats = (double)d->packed_count;
+    if (flat) *flat = d->flat;
     return DBK_OK;
+}
+
+/* The session's trainable tensors as the exchange's segments. */
+static dbk_status size_exchange(dbk_dist *d, dbk_session *s) {
+    const int n = dbk_session_trainable_tensors(s, NULL, NULL, 0);
+    dbk_segment *segments = dbk_malloc((size_t)(n > 0 ? n : 1) * sizeof *segments);
+    size_t *offsets = dbk_malloc((size_t)(n > 0 ? n : 1) * sizeof *offsets);
+    size_t *counts = dbk_malloc((size_t)(n > 0 ? n : 1) * sizeof *counts);
+    dbk_status st = DBK_ERR_OUT_OF_HOST_MEMORY;
+    if (segments && offsets && counts && dbk_session_trainable_tensors(s, offsets, counts, n) == n) {
+        for (int i = 0; i < n; i++) segments[i] = (dbk_segment){offsets[i], counts[i]};
+        st = dbk_dist_prepare_exchange(d, segments, n, dbk_session_param_count(s), NULL);
+    }
+    dbk_free(segments);
+    dbk_free(offsets);
+    dbk_free(counts);
+    return st;
 }
 
 /* Every rank's device into the summary (the first DBK_PEERS_MAX_LISTED). */
@@ -240,6 +265,8 @@ void dbk_dist_configure(dbk_dist *d, const dbk_dist_options *opt) {
         m->link_latency_us[l] = opt->link_latency_us[l];
     }
 }
+
+dbk_status dbk_dist_summary(dbk_dist *d, dbk_peers_summary *out) { return dbk_dist_summarise(d, out); }
 
 static dbk_status peers_reduce(void *ctx, double *v, int n, dbk_peers_op op, const char *what) {
     return dbk_dist_reduce_f64(ctx, v, n, op, what);
