@@ -266,6 +266,17 @@ static int stopped_rank_should_time_out_the_job(void) {
     return 0;
 }
 
+/* A rank that fails (here rank 0: the folder already holds a run) ends every rank with its
+ * error, prefixed by its rank, instead of leaving the others waiting. */
+static int failing_rank_should_end_every_rank_naming_it(void) {
+    const double t0 = dbk_time_now();
+    const int rc = train(2, "dense", "--batch 16", out, sizeof out);
+    DBK_CHECK_MSG(rc == 1 && strstr(out, "daybreak: error: rank 0: ") && strstr(out, "already exists"),
+                  "exit %d, output:\n%s", rc, out);
+    DBK_CHECK_MSG(dbk_time_now() - t0 < 60, "the job took %.0f s to end", dbk_time_now() - t0);
+    return 0;
+}
+
 /* ---------------------------------------------------------------------------------- */
 
 static int options_should_be_refused_with_one_line(void) {
@@ -315,6 +326,7 @@ int main(int argc, char **argv) {
         return 1;
     }
     DBK_RUN(topk_with_error_feedback_should_learn_with_a_fiftieth_of_the_bytes);
+    DBK_RUN(failing_rank_should_end_every_rank_naming_it);
     if (quick) return dbk_test_finish();
     DBK_RUN(two_ranks_at_b_should_match_one_process_at_2b);
     DBK_RUN(killed_rank_should_end_the_job_with_an_error);

@@ -383,8 +383,11 @@ static int train(const dbk_cli_train_args *t, uint64_t seed, bool resume, int ar
     if (!peers) catch_stop_signals(); /* a distributed job ends on a signal: see docs/distributed.md */
     else opt.stop_signal = NULL;
     dbk_status st = dbk_train_run(&opt, rep);
-    if (peers && st != DBK_OK && st != DBK_ERR_DIVERGED && strncmp(dbk_last_error(), "rank ", 5) != 0)
-        dbk_set_error(st, "rank %d: %s", peers->rank, dbk_last_error());
+    if (peers && st != DBK_OK && st != DBK_ERR_DIVERGED && strncmp(dbk_last_error(), "rank ", 5) != 0) {
+        char reason[1024]; /* a copy: the message is rewritten in the buffer it lives in */
+        snprintf(reason, sizeof reason, "%s", dbk_last_error());
+        dbk_set_error(st, "rank %d: %s", peers->rank, reason);
+    }
     rc = train_outcome(&opt, rep, st);
     dbk_free(rep);
     return rc;
