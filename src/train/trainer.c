@@ -117,7 +117,10 @@ static dbk_status setup(run *r, const dbk_train_options *opt, dbk_train_report *
         .separate_update = opt->peers != NULL,
     };
     DBK_TRY(dbk_session_create(r->be, &cfg, &r->session));
-    if (opt->peers) DBK_TRY(opt->peers->attach(opt->peers->ctx, r->session, &rep->device));
+    if (opt->peers) { /* the summary from the start: result.json says it is distributed mid-run too */
+        DBK_TRY(opt->peers->attach(opt->peers->ctx, r->session, &rep->device));
+        DBK_TRY(opt->peers->summarise(opt->peers->ctx, &rep->peers));
+    }
     dbk_session_set_profiling(r->session, opt->profile);
     rep->param_count = dbk_session_param_count(r->session);
     rep->step_flops = dbk_session_step_flops(r->session);
