@@ -10,6 +10,8 @@
  *   topk, threshold (deterministic): the mean of the two ranks' decoded payloads, computed
  *     here from the same compressor;
  *   the bytes counted are the payload sizes (all ranks together).
+ * And --sync-bn-stats: a CPU session's batch-norm running statistics, different on each rank,
+ * become their average on every rank before evaluation.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -89,6 +91,37 @@ static int randomk_should_leave_every_rank_the_same(void) { return exchange_shou
 static int terngrad_should_leave_every_rank_the_same(void) { return exchange_should_average("terngrad", false); }
 static int qsgd_should_leave_every_rank_the_same(void) { return exchange_should_average("qsgd:255", true); }
 
+static int sync_bn_stats_should_average_the_running_statistics(void) {
+    uint8_t images[8 * 3 * 32 * 32] = {0}, labels[8] = {0};
+    dbk_dataset data = {.count = 8, .channels = 3, .height = 32, .width = 32, .num_classes = 10, .images = images,
+                        .labels = labels};
+    dbk_backend *be = NULL;
+    dbk_session *session = NULL;
+    dbk_session_config cfg = {.batch = 4, .eval_batch = 4, .shard_count = 2, .shard_index = dbk_dist_rank(dist),
+                              .separate_update = true};
+    DBK_CHECK_OK(dbk_test_quick_session(DBK_BACKEND_KIND_CPU, 0, cfg, &data, &data, 1, &be, &session));
+    dbk_dist_options o = {.timeout_seconds = 30, .sync_statistics = true};
+    dbk_dist_configure(dist, &o);
+    size_t n;
+    dbk_buffer *state = dbk_session_statistics(session, &n);
+    float *v = malloc(n * sizeof *v);
+    DBK_CHECK(v && n > 0);
+    const int rank = dbk_dist_rank(dist);
+    for (size_t i = 0; i < n; i++) v[i] = (float)(rank + 1) * (float)(i % 97);
+    DBK_CHECK_OK(dbk_buffer_write(state, 0, v, n * sizeof *v));
+    dbk_peers peers;
+    dbk_dist_peers(dist, &peers);
+    DBK_CHECK_OK(peers.before_eval(peers.ctx, session));
+    DBK_CHECK_OK(dbk_buffer_read(state, 0, v, n * sizeof *v));
+    for (size_t i = 0; i < n; i++)
+        DBK_CHECK_MSG(v[i] == 1.5f * (float)(i % 97), "statistic %zu is %g, the ranks' mean is %g", i, (double)v[i],
+                      1.5 * (double)(i % 97));
+    free(v);
+    dbk_session_destroy(session);
+    dbk_backend_destroy(be);
+    return 0;
+}
+
 int main(int argc, char **argv) {
     if (dbk_dist_init(&argc, &argv, &dist) != DBK_OK) {
         fprintf(stderr, "%s\n", dbk_last_error());
@@ -106,6 +139,7 @@ int main(int argc, char **argv) {
     DBK_RUN(randomk_should_leave_every_rank_the_same);
     DBK_RUN(terngrad_should_leave_every_rank_the_same);
     DBK_RUN(qsgd_should_leave_every_rank_the_same);
+    DBK_RUN(sync_bn_stats_should_average_the_running_statistics);
     const int rc = dbk_test_finish();
     dbk_dist_finalize(dist);
     return rc;
