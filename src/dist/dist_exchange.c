@@ -76,7 +76,9 @@ static void model_step(dbk_dist *d, const double *payload) {
 static dbk_status exchange_compressed(dbk_dist *d, double *payload_bytes) {
     const uint64_t seed = ((uint64_t)dbk_hash_u32((uint32_t)d->opt.seed, (uint32_t)(d->opt.seed >> 32),
                                                   (uint32_t)d->step, (uint32_t)d->rank) << 32) | (uint32_t)d->step;
+    double t0 = dbk_time_now();
     const size_t bytes = dbk_compressor_encode(d->compressor, d->packed, seed, d->send);
+    d->summary.codec_seconds += dbk_time_now() - t0;
     const int mine = (int)bytes;
     if (dbk_compress_is_sparse(d->opt.compress.method)) {
         DBK_TRY(dbk_dist_allgather(d, &mine, (int)sizeof mine, d->counts, "payload sizes"));
@@ -94,6 +96,7 @@ static dbk_status exchange_compressed(dbk_dist *d, double *payload_bytes) {
             d->displs[r] = r * mine;
         }
     }
+    t0 = dbk_time_now();
     memset(d->mean, 0, d->packed_count * sizeof *d->mean);
     const float alpha = 1.0f / (float)d->size;
     for (int r = 0; r < d->size; r++) {
@@ -101,6 +104,7 @@ static dbk_status exchange_compressed(dbk_dist *d, double *payload_bytes) {
         DBK_TRY(dbk_compressor_decode_add(d->compressor, d->recv + d->displs[r], (size_t)d->counts[r], alpha, d->mean));
     }
     d->summary.bytes_sent += (double)bytes;
+    d->summary.codec_seconds += dbk_time_now() - t0;
     return DBK_OK;
 }
 
@@ -139,7 +143,7 @@ dbk_status dbk_dist_prepare_exchange(dbk_dist *d, const dbk_segment *segments, i
                                      float **flat) {
     dbk_dist_release_exchange(d);
     d->step = d->summary.steps = 0; /* the counts start again with the new exchange */
-    d->summary.bytes_sent = d->summary.exchange_seconds = 0.0;
+    d->summary.bytes_sent = d->summary.exchange_seconds = d->summary.codec_seconds = 0.0;
     memset(d->summary.modelled_exchange_seconds, 0, sizeof d->summary.modelled_exchange_seconds);
     d->segments = dbk_malloc((size_t)(count > 0 ? count : 1) * sizeof *d->segments);
     dbk_segment *packed = dbk_malloc((size_t)(count > 0 ? count : 1) * sizeof *packed);
@@ -241,10 +245,11 @@ dbk_status dbk_dist_before_eval(void *ctx, dbk_session *s) {
 dbk_status dbk_dist_summarise(void *ctx, dbk_peers_summary *out) {
     dbk_dist *d = ctx;
     *out = d->summary;
-    double v[2] = {d->summary.bytes_sent, d->summary.exchange_seconds};
-    DBK_TRY(dbk_dist_reduce_f64(d, v, 2, DBK_PEERS_SUM, "exchange summary"));
+    double v[3] = {d->summary.bytes_sent, d->summary.exchange_seconds, d->summary.codec_seconds};
+    DBK_TRY(dbk_dist_reduce_f64(d, v, 3, DBK_PEERS_SUM, "exchange summary"));
     out->bytes_sent = v[0];
     out->exchange_seconds = v[1] / d->size;
+    out->codec_seconds = v[2] / d->size;
     return DBK_OK;
 }
 

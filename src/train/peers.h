@@ -39,6 +39,7 @@ typedef struct dbk_peers_summary {
     double gradient_floats;                      /* trainable gradient values exchanged per step */
     double bytes_sent;                           /* payload bytes, all ranks together, whole run */
     double exchange_seconds;                     /* per rank (mean over ranks), whole run */
+    double codec_seconds;                        /* of which encoding and decoding on the host */
     int    link_count;                           /* modelled links */
     double link_gbps[DBK_PEERS_MAX_LINKS];
     double link_latency_us[DBK_PEERS_MAX_LINKS];

@@ -41,6 +41,7 @@ void dbk_results_add_distributed(void *json_root, const dbk_train_options *opt, 
     const double compute_s = step_s > exchange_s ? step_s - exchange_s : 0.0;
     cJSON_AddNumberToObject(d, "seconds_per_step", step_s);
     cJSON_AddNumberToObject(d, "exchange_seconds_per_step", exchange_s);
+    cJSON_AddNumberToObject(d, "codec_seconds_per_step", p->codec_seconds * per);
     cJSON_AddNumberToObject(d, "compute_seconds_per_step", compute_s);
     cJSON *model = cJSON_AddObjectToObject(d, "exchange_model");
     cJSON_AddStringToObject(model, "note", "a model, not a measurement: alpha-beta cost of ring allreduce/allgather "
