@@ -10,12 +10,17 @@ Trains the quick recipe on 128 CIFAR-10 images for 2 epochs (CPU, about 10 s), t
     benchmark-specific rules do not apply: CIFAR-10 is not an MLPerf benchmark);
   - eval_accuracy per epoch equals logs.tsv's top1Accuracy, and run_stop's status matches
     result.json's.
+Then the same run stopped by SIGTERM after epoch 1 and continued with --resume (about 10 s
+more): its one mlperf.log passes the same checks and holds one run_start/run_stop pair and
+each epoch's epoch_start, epoch_stop and eval_accuracy once, epochs 1, 2 in order.
 Exit 0 pass, 1 fail, 77 skip (the package or the data missing; with CI=true those fail).
 """
 import json
 import os
+import signal
 import subprocess
 import sys
+import time
 
 
 def skip(reason):
@@ -40,20 +45,88 @@ def main():
     if not os.path.isdir(os.path.join(data, "cifar-10-batches-bin")):
         return skip(f"no CIFAR-10 in DAYBREAK_DATA={data!r}")
 
-    run_dir = os.path.join(scratch, "run")
     subprocess.run(["rm", "-rf", scratch], check=True)
     os.makedirs(scratch)
-    cmd = [exe, "train", "--backend", "cpu", "--recipe", "quick", "--batch", "64", "--train-subset", "128",
-           "--test-subset", "100", "--epochs", "2", "--target", "0", "--all-epochs", "--seed", "3", "--no-progress",
-           "--quiet", "--author", "daybreak tests", "--out", run_dir]
-    p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     failures = []
+    run_dir = os.path.join(scratch, "run")
+    p = subprocess.run(train_command(exe, run_dir), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     if p.returncode != 0:
         print(p.stdout)
         print(f"FAIL: daybreak train exited {p.returncode}")
         return 1
-    log_path = os.path.join(run_dir, "mlperf.log")
+    failures += [f"uninterrupted run: {f}" for f in check_log(run_dir, mlp_parser, mlp_compliance)]
 
+    resumed_dir = os.path.join(scratch, "resumed")
+    problem = interrupt_after_epoch_1_and_resume(exe, resumed_dir)
+    if problem:
+        failures.append(f"resumed run: {problem}")
+    else:
+        failures += [f"resumed run: {f}" for f in check_log(resumed_dir, mlp_parser, mlp_compliance)]
+        failures += [f"resumed run: {f}" for f in check_one_run(resumed_dir, mlp_parser)]
+
+    for f in failures:
+        print("FAIL:", f)
+    print(f"2 logs checked, {len(failures)} failures")
+    return 1 if failures else 0
+
+
+EPOCHS = 2
+
+
+def train_command(exe, run_dir):
+    return [exe, "train", "--backend", "cpu", "--recipe", "quick", "--batch", "64", "--train-subset", "128",
+            "--test-subset", "100", "--epochs", str(EPOCHS), "--target", "0", "--all-epochs", "--seed", "3",
+            "--no-progress", "--quiet", "--author", "daybreak tests", "--out", run_dir]
+
+
+def logged_epochs(run_dir):
+    try:
+        with open(os.path.join(run_dir, "logs.tsv"), encoding="utf-8") as f:
+            return len([l for l in f.read().splitlines() if l and not l.startswith("#")]) - 1
+    except OSError:
+        return 0
+
+
+def interrupt_after_epoch_1_and_resume(exe, run_dir):
+    """SIGTERM once logs.tsv has epoch 1, then --resume to the end; a problem, or None."""
+    run = subprocess.Popen(train_command(exe, run_dir), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    deadline = time.monotonic() + 300
+    while logged_epochs(run_dir) < 1 and run.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.02)
+    run.send_signal(signal.SIGTERM)
+    out, _ = run.communicate()
+    if run.returncode != 128 + signal.SIGTERM:
+        return f"SIGTERM after epoch 1: daybreak exited {run.returncode}, expected 143:\n{out}"
+    p = subprocess.run([exe, "train", "--resume", run_dir, "--no-progress", "--quiet"], stdout=subprocess.PIPE,
+                       stderr=subprocess.STDOUT, text=True)
+    if p.returncode != 0:
+        return f"daybreak train --resume exited {p.returncode}:\n{p.stdout}"
+    if "the run was interrupted" not in p.stdout:
+        return f"--resume did not say it continued an interrupted run:\n{p.stdout}"
+    return None
+
+
+def check_one_run(run_dir, mlp_parser):
+    """A resumed run's log is one run: one run_start and run_stop, every epoch's events once, in order."""
+    loglines, _ = mlp_parser.parse_file(os.path.join(run_dir, "mlperf.log"), ruleset="5.1.0")
+    failures = []
+    keys = [ll.key for ll in loglines]
+    for key in ("init_start", "init_stop", "run_start", "run_stop"):
+        if keys.count(key) != 1:
+            failures.append(f"{keys.count(key)} {key} events, expected 1")
+    if "run_start" in keys and "run_stop" in keys and keys.index("run_start") > keys.index("run_stop"):
+        failures.append("run_stop before run_start")
+    want = list(range(1, EPOCHS + 1))
+    for key in ("epoch_start", "epoch_stop", "eval_accuracy"):
+        epochs = [ll.value["metadata"]["epoch_num"] for ll in loglines if ll.key == key]
+        if epochs != want:
+            failures.append(f"{key} for epochs {epochs}, expected {want}")
+    return failures
+
+
+def check_log(run_dir, mlp_parser, mlp_compliance):
+    failures = []
+    log_path = os.path.join(run_dir, "mlperf.log")
     loglines, errors = mlp_parser.parse_file(log_path, ruleset="5.1.0")
     for line, err in errors:
         failures.append(f"mlp_parser: {err}: {line}")
@@ -95,12 +168,8 @@ def main():
     for key in ("global_batch_size", "opt_base_learning_rate", "seed", "submission_org"):
         if not any(ll.key == key for ll in loglines):
             failures.append(f"no {key}")
-
-    for f in failures:
-        print("FAIL:", f)
-    print(f"{len(loglines)} lines checked, {len(failures)} failures")
-    return 1 if failures else 0
-
+    print(f"{run_dir}/mlperf.log: {len(loglines)} lines checked, {len(failures)} failures")
+    return failures
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -89,6 +89,24 @@ static int set_error_should_format_and_stay_per_thread(void) {
     return 0;
 }
 
+/* Callers wrap the last message in a new one (ocl_program.c did, garbling it): the message
+ * passed in is read whole before the buffer it lives in is written. */
+static int set_error_should_accept_the_last_error_as_an_argument(void) {
+    dbk_set_error(DBK_ERR_IO, "cannot open %s", "k.cl");
+    dbk_set_error(DBK_ERR_COMPILE, "building the kernels: %s", dbk_last_error());
+    DBK_CHECK_MSG(strcmp(dbk_last_error(), "building the kernels: cannot open k.cl") == 0, "got '%s'",
+                  dbk_last_error());
+    dbk_set_error(DBK_ERR_IO, "%s", dbk_last_error());
+    DBK_CHECK_MSG(strcmp(dbk_last_error(), "building the kernels: cannot open k.cl") == 0, "got '%s'",
+                  dbk_last_error());
+    dbk_set_error(DBK_ERR_IO, "%s; %s", dbk_last_error(), dbk_last_error());
+    DBK_CHECK_MSG(strcmp(dbk_last_error(),
+                         "building the kernels: cannot open k.cl; building the kernels: cannot open k.cl") == 0,
+                  "got '%s'", dbk_last_error());
+    dbk_clear_error();
+    return 0;
+}
+
 /* ---------------------------------------------------------------------------------- */
 /* tensors                                                                            */
 
@@ -631,6 +649,7 @@ static int strbuf_should_grow_and_write_its_text(void) {
 int main(void) {
     DBK_RUN(status_str_should_name_every_code);
     DBK_RUN(set_error_should_format_and_stay_per_thread);
+    DBK_RUN(set_error_should_accept_the_last_error_as_an_argument);
     DBK_RUN(tensor_should_count_elements_bytes_and_describe);
     DBK_RUN(rng_should_repeat_for_a_seed_and_differ_across_seeds);
     DBK_RUN(rng_permutation_should_be_a_permutation);

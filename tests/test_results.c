@@ -2,7 +2,8 @@
  * test_results.c — the run's files without training (about 0.1 s):
  *   - targets compare in hundredths as logs.tsv prints them (90.3 reaches 90.3);
  *   - dawnbench.json is a DAWNBench entry ("version": "v1.0") only for a conforming run, and
- *     says why not otherwise; costPerHour is absent without a price;
+ *     says why not otherwise; costPerHour is absent without a price; the same rule for the
+ *     inference entry (94.00% on the whole test set);
  *   - logs.tsv of a subset run starts with its marker line, a full run's is DAWNBench's format;
  *   - the UTF-8 helper (core/utf8.h) and JSON written with invalid bytes in its strings.
  *
@@ -15,6 +16,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "bench/infer.h"
 #include "core/alloc.h"
 #include "core/fileio.h"
 #include "core/utf8.h"
@@ -128,6 +130,62 @@ static int a_nonconforming_run_should_say_why(void) {
     return 0;
 }
 
+/* A CIFAR-10 inference result of accuracy on images of the 10,000 test images. */
+static dbk_infer_result inference(int images, double accuracy) {
+    dbk_infer_result r;
+    memset(&r, 0, sizeof r);
+    snprintf(r.model, sizeof r.model, "resnet9");
+    snprintf(r.recipe, sizeof r.recipe, "cifar10-resnet9");
+    snprintf(r.dataset, sizeof r.dataset, "cifar10");
+    snprintf(r.device.name, sizeof r.device.name, "test device");
+    r.backend = DBK_BACKEND_KIND_CPU;
+    r.images = images;
+    r.split_images = 10000;
+    r.accuracy = accuracy;
+    r.seconds = 1e-3 * images;
+    r.latency_ms = 1.0;
+    return r;
+}
+
+/* The inference entry follows the training entries' rule: "version" only for a model that
+ * reaches 94.00% on the whole test set; otherwise the reasons, one per rule broken. */
+static int an_inference_entry_should_conform_only_at_the_threshold_on_the_whole_test_set(void) {
+    struct {
+        int images;
+        double accuracy;
+        const char *reasons[2];
+    } cases[] = {
+        {10000, 100.0 * 9400 / 10000, {NULL, NULL}},
+        {10000, 100.0 * 9399 / 10000, {"top-1 accuracy 93.99% is below DAWNBench's CIFAR-10 threshold 94.00%", NULL}},
+        {200, 95.0, {"classified 200 of the 10000 test images (--test-subset)", NULL}},
+        {200, 40.0, {"classified 200 of the 10000 test images", "top-1 accuracy 40.00% is below"}},
+    };
+    dbk_platform_info pl;
+    memset(&pl, 0, sizeof pl);
+    snprintf(pl.id, sizeof pl.id, "default");
+    char path[4200];
+    snprintf(path, sizeof path, "%s/dawnbench_inference.json", dir);
+    for (int i = 0; i < 4; i++) {
+        dbk_infer_result r = inference(cases[i].images, cases[i].accuracy);
+        int expected = (cases[i].reasons[0] != NULL) + (cases[i].reasons[1] != NULL);
+        DBK_CHECK_OK(dbk_infer_write_entry(path, "model.ckpt", &r, &pl, NULL, NULL));
+        cJSON *e = read_json(path);
+        DBK_CHECK(e != NULL);
+        const cJSON *version = cJSON_GetObjectItemCaseSensitive(e, "version");
+        const cJSON *reasons = cJSON_GetObjectItemCaseSensitive(e, "nonconforming_reasons");
+        bool ok = expected == 0 ? cJSON_IsString(version) && !strcmp(version->valuestring, "v1.0") && !reasons
+                                : !version && cJSON_IsFalse(cJSON_GetObjectItemCaseSensitive(e, "conforms")) &&
+                                      cJSON_GetArraySize(reasons) == expected;
+        for (int k = 0; ok && k < expected; k++)
+            ok = strstr(cJSON_GetArrayItem(reasons, k)->valuestring, cases[i].reasons[k]) != NULL;
+        char *text = cJSON_PrintUnformatted(e);
+        cJSON_Delete(e);
+        DBK_CHECK_MSG(ok, "case %d (%d images, %.2f%%): %s", i, cases[i].images, cases[i].accuracy, text);
+        free(text);
+    }
+    return 0;
+}
+
 static char *read_text(const char *path) {
     void *data;
     size_t n;
@@ -221,6 +279,7 @@ int main(void) {
     DBK_RUN(a_conforming_run_should_be_a_dawnbench_entry);
     DBK_RUN(a_nonconforming_run_should_say_why);
     DBK_RUN(a_subset_log_should_start_with_its_marker);
+    DBK_RUN(an_inference_entry_should_conform_only_at_the_threshold_on_the_whole_test_set);
     DBK_RUN(utf8_helper_should_replace_invalid_bytes_and_cut_between_characters);
     DBK_RUN(json_should_be_valid_utf8_whatever_its_strings_hold);
     free(rep);

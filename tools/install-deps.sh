@@ -17,7 +17,7 @@ packages=(
   libvulkan-dev glslc spirv-tools mesa-vulkan-drivers vulkan-validationlayers
   libstb-dev
   libopenmpi-dev openmpi-bin
-  python3 python3-venv
+  python3 python3-venv python3-yaml
 )
 
 missing=()

@@ -62,7 +62,7 @@ int dbk_cli_refuse_out_on_data(const char *out, const char *data_arg, const char
 /* --backend/--device (or $DBK_BACKEND, or the default device). Returns an exit code. */
 int dbk_cli_resolve_device(const char *backend, long device, dbk_backend_kind *kind, int *index);
 
-/* The options `train` and `bench` share (README, "daybreak train options"). */
+/* The options `train` and `bench` share (README, "daybreak train"). */
 typedef struct dbk_cli_train_args {
     const char    *recipe, *backend, *data, *out, *platform, *author, *author_email;
     dbk_clock_mode clock;

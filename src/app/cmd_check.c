@@ -3,7 +3,7 @@
  * against the CPU reference with the cases and tolerances of tests/test_ops_backend
  * (src/check/op_cases.c), the first steps of a real-data training curve against the CPU's
  * (src/check/curve.c, as tests/test_curve), and fp16 (not in this build: said so, never
- * passed). A table on stdout, or --json (schema: README "daybreak check"). Exit 0 when every
+ * passed). A table on stdout, or --json (schema: docs/check.md). Exit 0 when every
  * check passes, 1 when one fails, 2 for a usage error or no device.
  */
 #include <math.h>

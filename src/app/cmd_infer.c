@@ -104,6 +104,9 @@ int dbk_cmd_infer(dbk_cli_args *a) {
                pl.price_per_hour, pl.id);
     else printf(", cost n/a (profile %s has no price)\n", pl.id);
     if (dbk_infer_write_entry(out, ckpt, &r, &pl, author, author_email) != DBK_OK) return dbk_cli_fail(NULL);
+    dbk_conformance c;
+    dbk_infer_conformance(&r, &c);
+    dbk_conformance_print(stdout, out, &c);
     printf("entry written to %s\n", out);
     return DBK_EXIT_OK;
 }

@@ -48,6 +48,8 @@ dbk_status dbk_infer_run(dbk_backend_kind kind, int index, const char *checkpoin
     DBK_TRY(dbk_infer_checkpoint(checkpoint, &recipe, &model));
     snprintf(out->model, sizeof out->model, "%s", model->name);
     snprintf(out->recipe, sizeof out->recipe, "%s", recipe->name);
+    snprintf(out->dataset, sizeof out->dataset, "%s", recipe->dataset);
+    out->split_images = data->split_count[DBK_DATASET_SPLIT_TEST];
 
     dbk_dataset test;
     memset(&test, 0, sizeof test);
@@ -83,13 +85,19 @@ dbk_status dbk_infer_run(dbk_backend_kind kind, int index, const char *checkpoin
     return st;
 }
 
+void dbk_infer_conformance(const dbk_infer_result *r, dbk_conformance *c) {
+    dbk_results_inference_conformance(r->dataset, r->images, r->split_images, r->accuracy, c);
+}
+
 dbk_status dbk_infer_write_entry(const char *path, const char *checkpoint, const dbk_infer_result *r,
                                  const dbk_platform_info *pl, const char *author, const char *author_email) {
     cJSON *root = cJSON_CreateObject();
     if (!root) return DBK_ERR_OUT_OF_HOST_MEMORY;
     char buf[1024];
     const char *backend = dbk_backend_kind_name(r->backend);
-    cJSON_AddStringToObject(root, "version", "v1.0");
+    dbk_conformance c;
+    dbk_infer_conformance(r, &c);
+    dbk_results_add_conformance(root, &c);
     cJSON_AddStringToObject(root, "author", author && *author ? author : "daybreak");
     cJSON_AddStringToObject(root, "authorEmail", author_email ? author_email : "");
     snprintf(buf, sizeof buf, "daybreak %s (%s backend)", DBK_VERSION, backend);

@@ -8,7 +8,9 @@
  * run through the model with batch-norm running statistics, and scored on the device. The
  * checkpoint's metadata names the model and recipe (dataset, normalisation).
  *
- * The DAWNBench inference entry (written by dbk_infer_write_entry): version "v1.0", author,
+ * The DAWNBench inference entry (written by dbk_infer_write_entry): version "v1.0" when it
+ * conforms (dbk_results_inference_conformance: the whole test set, the benchmark's accuracy
+ * threshold reached), otherwise "conforms": false and "nonconforming_reasons"; author,
  * authorEmail, framework, model, hardware, latency (ms), cost (USD per image, null when the
  * profile has no price), top1Accuracy (percent), timestamp "YYYY-MM-DD", misc.
  */
@@ -20,13 +22,15 @@
 #include "models/models.h"
 #include "train/platform.h"
 #include "train/recipe.h"
+#include "train/results.h"
 
 typedef struct dbk_infer_result {
-    char            model[64], recipe[64];
+    char            model[64], recipe[64], dataset[32];
     dbk_backend_kind backend;
     int             device_index;
     dbk_device_info device;
     int             images;
+    int             split_images;   /* the dataset's whole test split */
     double          accuracy;       /* top-1, percent */
     double          seconds;        /* all images */
     double          latency_ms;     /* seconds / images, in ms */
@@ -40,6 +44,9 @@ dbk_status dbk_infer_checkpoint(const char *checkpoint, const dbk_recipe **recip
  * test split. */
 dbk_status dbk_infer_run(dbk_backend_kind kind, int index, const char *checkpoint, const dbk_dataset_info *data,
                          int test_limit, dbk_infer_result *out);
+
+/* Whether r is a DAWNBench inference entry, and why not. */
+void dbk_infer_conformance(const dbk_infer_result *r, dbk_conformance *c);
 
 /* Writes the inference entry atomically. author/author_email NULL give "daybreak" and "". */
 dbk_status dbk_infer_write_entry(const char *path, const char *checkpoint, const dbk_infer_result *r,

@@ -11,7 +11,6 @@
 #include <cjson/cJSON.h>
 
 #include "core/alloc.h"
-#include "core/fileio.h"
 #include "core/log.h"
 #include "core/utf8.h"
 #include "train/results.h"
@@ -37,17 +36,9 @@ dbk_status dbk_run_load(const char *dir, dbk_run *r) {
     char path[1100];
     dbk_utf8_copy(r->dir, sizeof r->dir, dir);
     snprintf(path, sizeof path, "%s/result.json", dir);
-    void *data;
-    size_t n;
-    dbk_status st = dbk_file_read_all(path, &data, &n);
-    if (st == DBK_ERR_NOT_FOUND) return dbk_set_error(st, "%s: no result.json (not a daybreak result folder)", dir);
+    cJSON *root;
+    dbk_status st = dbk_results_read_json(dir, &root);
     if (st != DBK_OK) return st;
-    cJSON *root = cJSON_ParseWithLength(data, n);
-    dbk_free(data);
-    if (!cJSON_IsObject(root)) {
-        cJSON_Delete(root);
-        return dbk_set_error(DBK_ERR_FORMAT, "%s is not valid JSON", path);
-    }
     const cJSON *dev = get(root, "device"), *rec = get(root, "recipe"), *eps = get(root, "epochs");
     if (!cJSON_IsObject(dev) || !cJSON_IsObject(rec) || !cJSON_IsArray(eps) || !cJSON_IsNumber(get(root, "target"))) {
         cJSON_Delete(root);

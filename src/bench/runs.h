@@ -95,7 +95,7 @@ void dbk_run_group_label(const dbk_run_group *g, char *out, size_t cap);
 
 /* The summary as a printed table (one line per run, then one per group). */
 void dbk_runs_print_summary(FILE *out, const dbk_run_set *set, const dbk_run_group *groups, int count);
-/* The summary as JSON (README "daybreak bench"), written atomically. */
+/* The summary as JSON (docs/benchmarking.md "daybreak bench"), written atomically. */
 dbk_status dbk_runs_write_summary_json(const char *path, const dbk_run_set *set, const dbk_run_group *groups,
                                        int count);
 

@@ -4,6 +4,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 static _Thread_local char last_error[1024];
 
@@ -30,10 +31,14 @@ const char *dbk_last_error(void) { return last_error; }
 void dbk_clear_error(void) { last_error[0] = '\0'; }
 
 dbk_status dbk_set_error(dbk_status code, const char *fmt, ...) {
+    /* Formatted apart first: fmt or an argument may be dbk_last_error() itself, and vsnprintf
+     * into the buffer it is reading from is undefined (it garbled messages that way). */
+    char message[sizeof last_error];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(last_error, sizeof last_error, fmt, ap);
+    vsnprintf(message, sizeof message, fmt, ap);
     va_end(ap);
+    memcpy(last_error, message, sizeof last_error);
     return code;
 }
 

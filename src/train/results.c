@@ -1,5 +1,5 @@
 /*
- * results.c — logs.tsv and result.json (see results.h and README "Result files").
+ * results.c — logs.tsv and result.json (see results.h and docs/formats.md).
  */
 #include "train/results.h"
 
@@ -60,35 +60,70 @@ static void add_reason(dbk_conformance *c, const char *fmt, ...) {
     va_end(ap);
 }
 
+/* Index of dataset in dawnbench_thresholds, or -1. */
+static int dawnbench_benchmark(const char *dataset) {
+    for (int i = 0; i < (int)(sizeof dawnbench_thresholds / sizeof dawnbench_thresholds[0]); i++)
+        if (!strcmp(dataset, dawnbench_thresholds[i].dataset)) return i;
+    return -1;
+}
+
+/* The reason for a best accuracy (hundredths) below benchmark bench's threshold, if it is. */
+static void check_threshold(dbk_conformance *c, int bench, long best, const char *what) {
+    long bar = dawnbench_thresholds[bench].threshold;
+    if (best < bar)
+        add_reason(c, "%s %ld.%02ld%% is below DAWNBench's %s threshold %ld.%02ld%%", what, best / 100, best % 100,
+                   dawnbench_thresholds[bench].name, bar / 100, bar % 100);
+}
+
 void dbk_results_conformance(const dbk_train_options *opt, const dbk_train_report *r, dbk_conformance *c) {
     memset(c, 0, sizeof *c);
     c->conforms = true;
-    int bench = -1;
-    for (int i = 0; i < (int)(sizeof dawnbench_thresholds / sizeof dawnbench_thresholds[0]); i++)
-        if (!strcmp(opt->recipe.dataset, dawnbench_thresholds[i].dataset)) bench = i;
+    int bench = dawnbench_benchmark(opt->recipe.dataset);
     if (bench < 0) add_reason(c, "dataset %s is not a DAWNBench training benchmark", opt->recipe.dataset);
     if (r->train_images < r->train_split_images)
         add_reason(c, "trained on %d of the %d training images (--train-subset)", r->train_images,
                    r->train_split_images);
     if (r->test_images < r->test_split_images)
         add_reason(c, "evaluated on %d of the %d test images (--test-subset)", r->test_images, r->test_split_images);
-    if (bench >= 0) {
-        long best = dbk_results_hundredths(dbk_results_best_accuracy(r)), bar = dawnbench_thresholds[bench].threshold;
-        if (best < bar)
-            add_reason(c, "best test top-1 accuracy %ld.%02ld%% is below DAWNBench's %s threshold %ld.%02ld%%",
-                       best / 100, best % 100, dawnbench_thresholds[bench].name, bar / 100, bar % 100);
-    }
+    if (bench >= 0)
+        check_threshold(c, bench, dbk_results_hundredths(dbk_results_best_accuracy(r)), "best test top-1 accuracy");
     if (opt->clock != DBK_CLOCK_DAWNBENCH)
         add_reason(c, "timed with the %s clock (evaluation on the clock), not DAWNBench's", dbk_clock_mode_name(opt->clock));
+}
+
+void dbk_results_inference_conformance(const char *dataset, int images, int split_images, double accuracy,
+                                       dbk_conformance *c) {
+    memset(c, 0, sizeof *c);
+    c->conforms = true;
+    int bench = dawnbench_benchmark(dataset);
+    if (bench < 0) add_reason(c, "dataset %s is not a DAWNBench inference benchmark", dataset);
+    if (images < split_images)
+        add_reason(c, "classified %d of the %d test images (--test-subset)", images, split_images);
+    if (bench >= 0) check_threshold(c, bench, dbk_results_hundredths(accuracy), "top-1 accuracy");
+}
+
+void dbk_results_add_conformance(void *entry, const dbk_conformance *c) {
+    cJSON *root = entry;
+    if (c->conforms) {
+        cJSON_AddStringToObject(root, "version", "v1.0");
+        return;
+    }
+    cJSON_AddBoolToObject(root, "conforms", false);
+    cJSON *reasons = cJSON_AddArrayToObject(root, "nonconforming_reasons");
+    for (int i = 0; i < c->reason_count; i++) cJSON_AddItemToArray(reasons, cJSON_CreateString(c->reasons[i]));
+}
+
+void dbk_conformance_print(FILE *out, const char *file, const dbk_conformance *c) {
+    if (c->conforms) return;
+    fprintf(out, "%s is not a DAWNBench entry: ", file);
+    for (int i = 0; i < c->reason_count; i++) fprintf(out, "%s%s", i ? "; " : "", c->reasons[i]);
+    fprintf(out, "\n");
 }
 
 void dbk_results_print_conformance(FILE *out, const dbk_train_options *opt, const dbk_train_report *r) {
     dbk_conformance c;
     dbk_results_conformance(opt, r, &c);
-    if (c.conforms) return;
-    fprintf(out, "dawnbench.json is not a DAWNBench entry: ");
-    for (int i = 0; i < c.reason_count; i++) fprintf(out, "%s%s", i ? "; " : "", c.reasons[i]);
-    fprintf(out, "\n");
+    dbk_conformance_print(out, "dawnbench.json", &c);
 }
 
 void dbk_results_subset_marker(const dbk_train_report *r, char *out, size_t cap) {
@@ -301,6 +336,25 @@ dbk_status dbk_results_write_json(const char *path, const dbk_train_options *opt
     return dbk_results_write_cjson(path, root);
 }
 
+dbk_status dbk_results_read_json(const char *dir, cJSON **root) {
+    *root = NULL;
+    char path[4200];
+    snprintf(path, sizeof path, "%s/result.json", dir);
+    void *data;
+    size_t n;
+    dbk_status st = dbk_file_read_all(path, &data, &n);
+    if (st == DBK_ERR_NOT_FOUND) return dbk_set_error(st, "%s: no result.json (not a daybreak result folder)", dir);
+    if (st != DBK_OK) return st;
+    cJSON *json = cJSON_ParseWithLength(data, n);
+    dbk_free(data);
+    if (!cJSON_IsObject(json)) {
+        cJSON_Delete(json);
+        return dbk_set_error(DBK_ERR_FORMAT, "%s is not valid JSON", path);
+    }
+    *root = json;
+    return DBK_OK;
+}
+
 dbk_status dbk_results_write_cjson(const char *path, void *tree) {
     cJSON *root = tree;
     if (!root) return dbk_set_error(DBK_ERR_OUT_OF_HOST_MEMORY, "out of memory building %s", path);
@@ -332,12 +386,7 @@ dbk_status dbk_results_write_dawnbench_entry(const char *path, const dbk_train_o
     char buf[1024];
     dbk_conformance c;
     dbk_results_conformance(opt, r, &c);
-    if (c.conforms) cJSON_AddStringToObject(root, "version", "v1.0");
-    else {
-        cJSON_AddBoolToObject(root, "conforms", false);
-        cJSON *reasons = cJSON_AddArrayToObject(root, "nonconforming_reasons");
-        for (int i = 0; i < c.reason_count; i++) cJSON_AddItemToArray(reasons, cJSON_CreateString(c.reasons[i]));
-    }
+    dbk_results_add_conformance(root, &c);
     cJSON_AddStringToObject(root, "author", opt->author && *opt->author ? opt->author : "daybreak");
     cJSON_AddStringToObject(root, "authorEmail", opt->author_email ? opt->author_email : "");
     snprintf(buf, sizeof buf, "daybreak %s (%s backend)", DBK_VERSION, dbk_backend_kind_name(opt->backend));

@@ -10,7 +10,7 @@
  *   logFilename "logs.tsv", misc with daybreak's own fields). Only a conforming run
  *   (dbk_results_conformance) carries DAWNBench's "version": "v1.0"; any other has
  *   "conforms": false and "nonconforming_reasons" instead.
- * result.json: see README "Result files" for every field.
+ * result.json: see docs/formats.md for every field.
  * All are written atomically, as valid UTF-8.
  */
 #ifndef DBK_RESULTS_H
@@ -34,6 +34,18 @@ void dbk_results_conformance(const dbk_train_options *opt, const dbk_train_repor
 /* Prints, for a nonconforming run, the one line "dawnbench.json is not a DAWNBench entry:
  * REASON; REASON"; nothing for a conforming one. */
 void dbk_results_print_conformance(FILE *out, const dbk_train_options *opt, const dbk_train_report *r);
+
+/* Whether an inference entry conforms: DAWNBench times inference only for a model that reaches
+ * the benchmark's training threshold on the whole test set (CIFAR-10: 94.00% top-1 on all
+ * 10,000 test images), compared in hundredths as printed. images: the test images classified,
+ * of split_images; accuracy: top-1 in percent. */
+void dbk_results_inference_conformance(const char *dataset, int images, int split_images, double accuracy,
+                                       dbk_conformance *c);
+/* Adds to an entry being built (a cJSON object) "version": "v1.0" when c conforms, otherwise
+ * "conforms": false and "nonconforming_reasons". */
+void dbk_results_add_conformance(void *entry, const dbk_conformance *c);
+/* Prints "FILE is not a DAWNBench entry: REASON; REASON" for a nonconforming c; nothing else. */
+void dbk_conformance_print(FILE *out, const char *file, const dbk_conformance *c);
 
 /* A percentage in hundredths, exactly as logs.tsv prints it ("%.2f"): 90.3 -> 9030. Targets
  * and accuracies are compared in these units, so an accuracy logged as 90.30 reaches a
@@ -65,5 +77,9 @@ struct cJSON *dbk_results_epoch_json(const dbk_epoch_record *e);
 /* Writes a cJSON tree (pretty-printed, newline-terminated) atomically, invalid UTF-8 in its
  * strings replaced by U+FFFD; deletes root. */
 dbk_status dbk_results_write_cjson(const char *path, void *root);
+/* Reads DIR/result.json into *root (a cJSON object the caller deletes). DBK_ERR_NOT_FOUND
+ * "DIR: no result.json (not a daybreak result folder)" when there is none, DBK_ERR_FORMAT
+ * when it is not a JSON object, or the reader's error. */
+dbk_status dbk_results_read_json(const char *dir, struct cJSON **root);
 
 #endif

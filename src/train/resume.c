@@ -15,8 +15,6 @@
 
 #include <cjson/cJSON.h>
 
-#include "core/alloc.h"
-#include "core/fileio.h"
 
 static void resume_path(const char *dir, char *out, size_t cap) { snprintf(out, cap, "%s/%s", dir, DBK_RESUME_FILE); }
 
@@ -177,21 +175,16 @@ void dbk_resume_remove(const char *dir) {
 }
 
 dbk_status dbk_resume_previous_status(const char *dir, char *out, size_t cap) {
-    char path[4200];
-    snprintf(path, sizeof path, "%s/result.json", dir);
-    void *data;
-    size_t n;
-    dbk_status st = dbk_file_read_all(path, &data, &n);
+    cJSON *root;
+    dbk_status st = dbk_results_read_json(dir, &root);
     if (st == DBK_ERR_NOT_FOUND) {
         snprintf(out, cap, "none");
         return DBK_OK;
     }
     if (st != DBK_OK) return st;
-    cJSON *root = cJSON_ParseWithLength(data, n);
-    dbk_free(data);
     const cJSON *status = cJSON_GetObjectItemCaseSensitive(root, "status");
     const bool found = cJSON_IsString(status);
     if (found) snprintf(out, cap, "%s", status->valuestring);
     cJSON_Delete(root);
-    return found ? DBK_OK : dbk_set_error(DBK_ERR_FORMAT, "%s has no \"status\"", path);
+    return found ? DBK_OK : dbk_set_error(DBK_ERR_FORMAT, "%s/result.json has no \"status\"", dir);
 }

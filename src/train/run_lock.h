@@ -1,7 +1,8 @@
 /*
  * run_lock.h — the exclusive lock of a run folder, so two runs never share an --out.
  *
- * The lock is flock(LOCK_EX) on DIR/run.lock, a text file holding "PID HOST" of the holder.
+ * The lock is flock(LOCK_EX) on DIR/run.lock, a text file holding "PID HOST" of the holder,
+ * written before the file is renamed into place, so whoever sees it held reads the holder.
  * The kernel drops it when the holder exits in any way (SIGKILL included), so a free lock on a
  * folder whose result.json still says "running" means that run was killed.
  */

@@ -1,0 +1,126 @@
+#!/usr/bin/env python3
+"""The user documentation against the program (ctest `docs`, label unit, well under 1 s).
+
+usage: check_docs.py DAYBREAK SOURCE_DIR
+
+Fails, naming what is wrong, when
+- a command that `daybreak --help` lists is not shown in README.md as `daybreak <command>`;
+- an option the command line parses (a "--name" string in src/app/*.c) is not in README.md;
+- a relative link in README.md or docs/*.md names a file that does not exist, or an anchor
+  that no heading of the target file produces (GitHub's heading slugs);
+- a ```yaml block of README.md or docs/*.md is not valid YAML (the CI workflow).
+"""
+import os
+import re
+import subprocess
+import sys
+
+
+def fail_or_skip_in_ci(message):
+    """A missing tool is a skip (77) by hand and a failure with CI=true, as tests/test_util.h does."""
+    if os.environ.get("CI") == "true":
+        print(f"FAIL: {message} (required with CI=true)")
+        sys.exit(1)
+    print(f"SKIP: {message}")
+    sys.exit(77)
+
+
+def help_commands(daybreak):
+    out = subprocess.run([daybreak, "--help"], capture_output=True, text=True, check=True).stdout
+    section = out.split("commands:", 1)[1].split("\n\n", 1)[0]
+    commands = [line.split()[0] for line in section.splitlines() if line.strip()]
+    if len(commands) < 5:
+        raise SystemExit(f"FAIL: could not read the command list of 'daybreak --help':\n{out}")
+    return commands
+
+
+def parsed_options(src):
+    app = os.path.join(src, "src", "app")
+    options = set()
+    for name in sorted(os.listdir(app)):
+        if name.endswith(".c"):
+            with open(os.path.join(app, name), encoding="utf-8") as f:
+                options.update(re.findall(r'"(--[a-z0-9][a-z0-9-]*)', f.read()))
+    return options
+
+
+def slug(heading):
+    """GitHub's anchor for a heading: lower case, punctuation but '-' and '_' dropped, spaces to '-'."""
+    text = re.sub(r"[`*]", "", heading.strip().lower())
+    text = re.sub(r"[^\w\- ]", "", text)
+    return text.replace(" ", "-")
+
+
+def anchors(path):
+    with open(path, encoding="utf-8") as f:
+        text = f.read()
+    text = re.sub(r"```.*?```", "", text, flags=re.S)
+    return {slug(m) for m in re.findall(r"^#+ (.*)$", text, flags=re.M)}
+
+
+def check_links(path, problems):
+    with open(path, encoding="utf-8") as f:
+        text = re.sub(r"```.*?```", "", f.read(), flags=re.S)
+    for target in re.findall(r"\]\(([^)\s]+)\)", text):
+        if re.match(r"[a-z]+:", target):
+            continue
+        file_part, _, anchor = target.partition("#")
+        dest = os.path.normpath(os.path.join(os.path.dirname(path), file_part)) if file_part else path
+        if not os.path.exists(dest):
+            problems.append(f"{path}: link to {target}: {dest} does not exist")
+        elif anchor and dest.endswith(".md") and anchor not in anchors(dest):
+            problems.append(f"{path}: link to {target}: no heading in {dest} gives #{anchor}")
+
+
+def check_yaml_blocks(path, problems):
+    with open(path, encoding="utf-8") as f:
+        blocks = re.findall(r"```yaml\n(.*?)```", f.read(), flags=re.S)
+    if not blocks:
+        return 0
+    try:
+        import yaml
+    except ImportError:
+        fail_or_skip_in_ci("python3-yaml is not installed (Debian: python3-yaml)")
+    for block in blocks:
+        try:
+            doc = yaml.safe_load(block)
+        except yaml.YAMLError as e:
+            problems.append(f"{path}: a yaml block does not parse: {e}")
+            continue
+        if not isinstance(doc, dict):
+            problems.append(f"{path}: a yaml block is not a mapping")
+    return len(blocks)
+
+
+def main():
+    if len(sys.argv) != 3:
+        raise SystemExit("usage: check_docs.py DAYBREAK SOURCE_DIR")
+    daybreak, src = sys.argv[1], sys.argv[2]
+    readme_path = os.path.join(src, "README.md")
+    with open(readme_path, encoding="utf-8") as f:
+        readme = f.read()
+    problems = []
+    for command in help_commands(daybreak):
+        if command != "help" and f"daybreak {command}" not in readme:
+            problems.append(f"README.md: the command '{command}' of 'daybreak --help' is not documented")
+    for option in sorted(parsed_options(src)):
+        if not re.search(re.escape(option) + r"(?![a-z0-9-])", readme):
+            problems.append(f"README.md: the option '{option}' parsed in src/app is not documented")
+    docs = os.path.join(src, "docs")
+    pages = [readme_path] + sorted(os.path.join(docs, n) for n in os.listdir(docs) if n.endswith(".md"))
+    yaml_blocks = 0
+    for page in pages:
+        check_links(page, problems)
+        yaml_blocks += check_yaml_blocks(page, problems)
+    if yaml_blocks == 0:
+        problems.append("README.md: no yaml block (the CI workflow) found")
+    for p in problems:
+        print("FAIL:", p)
+    if problems:
+        sys.exit(1)
+    print(f"docs: {len(pages)} pages, links resolve, {yaml_blocks} yaml block(s) parse, "
+          f"every command and option documented")
+
+
+if __name__ == "__main__":
+    main()
