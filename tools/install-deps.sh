@@ -9,13 +9,14 @@ pyenv=${DBK_PYENV:-$root/build/pyenv}
 
 # Build tools; CPU backend GEMM and JSON results; zstd for dataset packs; the OpenCL backend with the PoCL CPU device;
 # the Vulkan backend with Mesa's lavapipe; image decoding for image-folder datasets; clang and
-# libFuzzer for the fuzz targets (tools/fuzz.sh).
+# libFuzzer for the fuzz targets (tools/fuzz.sh); OpenMPI for train --distributed (src/dist/).
 packages=(
   build-essential cmake pkg-config clang libfuzzer-14-dev
   libopenblas-dev libcjson-dev libzstd-dev
   ocl-icd-opencl-dev opencl-headers libclblast-dev pocl-opencl-icd
   libvulkan-dev glslc spirv-tools mesa-vulkan-drivers vulkan-validationlayers
   libstb-dev
+  libopenmpi-dev openmpi-bin
   python3 python3-venv python3-yaml
 )
 

@@ -5,6 +5,7 @@
 
 #include "app/cli.h"
 #include "bench/report.h"
+#include "bench/report_dist.h"
 #include "core/alloc.h"
 
 void dbk_help_report(void) {
@@ -65,6 +66,10 @@ int dbk_cmd_report(dbk_cli_args *a) {
     if (st == DBK_OK) st = dbk_report_write(&set, groups, ngroups, out, dirs, ndirs);
     if (st == DBK_OK) {
         dbk_runs_print_summary(stdout, &set, groups, ngroups);
+        dbk_strbuf dist;
+        dbk_strbuf_init(&dist);
+        if (dbk_report_distributed(&dist, &set) == DBK_OK) fputs(dbk_strbuf_str(&dist), stdout);
+        dbk_strbuf_deinit(&dist);
         printf("\nreport in %s/report.md (%d run%s, %d group%s)\n", out, set.count, set.count == 1 ? "" : "s", ngroups,
                ngroups == 1 ? "" : "s");
     } else code = dbk_cli_fail("report");

@@ -33,6 +33,7 @@
 #include "train/session.h"
 #include "train/results.h"
 #include "train/trainer.h"
+#include "app/cli_dist.h"
 #include "app/cli.h"
 
 
@@ -109,6 +110,7 @@ static void help_train(void) {
            "  --author NAME       author of the DAWNBench entry dawnbench.json (default daybreak)\n"
            "  --author-email ADDR its authorEmail (default empty)\n",
            dbk_recipe_default_name());
+    dbk_cli_dist_help();
 }
 
 static void help_eval(void) {
@@ -224,8 +226,8 @@ static bool allowed_with_resume(const char *arg) {
 
 /* The train options of argv[2..]: into t, seed and resume (--resume DIR). *fixed is the first
  * option that --resume does not accept. Returns -1 when parsed, else the exit code. */
-static int parse_train_args(dbk_cli_args *a, dbk_cli_train_args *t, uint64_t *seed, const char **resume,
-                            const char **fixed) {
+static int parse_train_args(dbk_cli_args *a, dbk_cli_train_args *t, dbk_cli_dist_args *dist, uint64_t *seed,
+                            const char **resume, const char **fixed) {
     for (a->i = 2; a->i < a->argc; a->i++) {
         const char *v = NULL, *arg = a->argv[a->i];
         int m = 0, rc;
@@ -238,7 +240,7 @@ static int parse_train_args(dbk_cli_args *a, dbk_cli_train_args *t, uint64_t *se
             if (m > 0 && !dbk_cli_parse_u64(v, seed)) return dbk_cli_usage_error("train", "bad --seed '%s'", v);
         } else if ((m = dbk_cli_match(a, "--resume", true, &v)) != 0) {
             *resume = v;
-        } else if (dbk_cli_train_option(a, "train", t, &rc)) {
+        } else if (dbk_cli_train_option(a, "train", t, &rc) || dbk_cli_dist_option(a, dist, &rc)) {
             if (rc != DBK_EXIT_OK) return rc;
         } else return dbk_cli_usage_error("train", "unknown option '%s'", arg);
         if (m < 0) return dbk_cli_usage_error("train", "option '%s' needs a value", arg);
@@ -265,7 +267,9 @@ static int resume_options(const char *dir, dbk_cli_train_args *t, uint64_t *seed
     dbk_cli_train_args rt;
     dbk_cli_train_args_init(&rt);
     const char *nested = NULL, *unused = NULL;
-    int rc = parse_train_args(&ra, &rt, seed, &nested, &unused);
+    dbk_cli_dist_args rd;
+    dbk_cli_dist_args_init(&rd);
+    int rc = parse_train_args(&ra, &rt, &rd, seed, &nested, &unused);
     if (rc != -1) return rc;
     if (t->data) rt.data = t->data;
     rt.quiet = rt.quiet || t->quiet;
@@ -323,11 +327,17 @@ static int train_outcome(const dbk_train_options *opt, const dbk_train_report *r
 }
 
 /* One run with the parsed options; argc/argv are the train arguments to record (argv[0] is
- * "daybreak", argv[1] "train"). */
-static int train(const dbk_cli_train_args *t, uint64_t seed, bool resume, int argc, char **argv) {
+ * "daybreak", argv[1] "train"); peers: the distributed job, or NULL. */
+static int train(const dbk_cli_train_args *t, uint64_t seed, bool resume, int argc, char **argv,
+                 const dbk_peers *peers, bool device_per_rank, int local_rank) {
     dbk_train_options opt;
     int rc = dbk_cli_train_setup(t, &opt);
     if (rc != DBK_EXIT_OK) return rc;
+    opt.peers = peers;
+    if (device_per_rank) {
+        const int devices = dbk_backend_device_count(opt.backend);
+        opt.device = devices > 0 ? local_rank % devices : 0;
+    }
     if (t->platform) { /* an unknown --platform fails before the data is read */
         dbk_platform_info pl;
         if (dbk_platform_resolve(t->platform, dbk_backend_kind_name(opt.backend), "", &pl) != DBK_OK)
@@ -375,10 +385,36 @@ static int train(const dbk_cli_train_args *t, uint64_t seed, bool resume, int ar
 
     dbk_train_report *rep = dbk_calloc(1, sizeof *rep);
     if (!rep) return dbk_cli_fail("train");
-    catch_stop_signals();
+    if (!peers) catch_stop_signals(); /* a distributed job ends on a signal: see docs/distributed.md */
+    else opt.stop_signal = NULL;
     dbk_status st = dbk_train_run(&opt, rep);
+    if (peers && st != DBK_OK && st != DBK_ERR_DIVERGED && strncmp(dbk_last_error(), "rank ", 5) != 0) {
+        char reason[1024]; /* a copy: the message is rewritten in the buffer it lives in */
+        snprintf(reason, sizeof reason, "%s", dbk_last_error());
+        dbk_set_error(st, "rank %d: %s", peers->rank, reason);
+    }
     rc = train_outcome(&opt, rep, st);
     dbk_free(rep);
+    return rc;
+}
+
+/* A rank of a distributed job: only rank 0 prints to stdout (every rank's errors go to
+ * stderr). A rank that fails ends every rank of the job (dbk_dist_abort) after printing why,
+ * so no rank waits for it. */
+static int train_distributed(const dbk_cli_train_args *t, dbk_cli_dist_args *dist, uint64_t seed, int argc,
+                             char **argv) {
+    dbk_dist *d = NULL;
+    int rc = dbk_cli_dist_start(dist, seed, &d);
+    if (rc != DBK_EXIT_OK) return rc;
+    dbk_peers peers;
+    dbk_dist_peers(d, &peers);
+    if (peers.rank > 0 && !freopen("/dev/null", "w", stdout)) rc = dbk_cli_fail("rank output");
+    if (rc == DBK_EXIT_OK) rc = train(t, seed, false, argc, argv, &peers, dist->device_per_rank, dbk_dist_local_rank(d));
+    if (rc == DBK_EXIT_ERROR || rc == DBK_EXIT_USAGE) {
+        fflush(NULL);
+        dbk_dist_abort(d, rc);
+    }
+    dbk_dist_finalize(d);
     return rc;
 }
 
@@ -387,8 +423,14 @@ static int cmd_train(dbk_cli_args *a) {
     dbk_cli_train_args_init(&t);
     uint64_t seed = 0;
     const char *resume = NULL, *fixed = NULL;
-    int rc = parse_train_args(a, &t, &seed, &resume, &fixed);
+    dbk_cli_dist_args dist;
+    dbk_cli_dist_args_init(&dist);
+    int rc = parse_train_args(a, &t, &dist, &seed, &resume, &fixed);
     if (rc != -1) return rc;
+    if ((rc = dbk_cli_dist_check(&dist)) != DBK_EXIT_OK) return rc;
+    if (dist.distributed && (resume || t.profile))
+        return dbk_cli_usage_error("train", "--distributed cannot be combined with %s", resume ? "--resume" : "--profile");
+    if (dist.distributed) return train_distributed(&t, &dist, seed, a->argc, a->argv);
     dbk_resume_header h;
     memset(&h, 0, sizeof h);
     char *recorded[DBK_RESUME_MAX_ARGS + 2];
@@ -407,7 +449,7 @@ static int cmd_train(dbk_cli_args *a) {
         argc = h.argc + 2;
         argv = recorded;
     }
-    rc = train(&t, seed, resume != NULL, argc, argv);
+    rc = train(&t, seed, resume != NULL, argc, argv, NULL, false, 0);
     dbk_resume_header_deinit(&h);
     return rc;
 }

@@ -1,6 +1,7 @@
 /* report.c — Markdown report and hand-written SVG charts (see report.h). */
 #define _POSIX_C_SOURCE 200809L
 #include "bench/report.h"
+#include "bench/report_dist.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -583,9 +584,10 @@ dbk_status dbk_report_write(const dbk_run_set *set, const dbk_run_group *groups,
         dbk_strbuf sb;
         dbk_strbuf_init(&sb);
         write_markdown(&sb, set, groups, ngroups, sources, nsources, any_priced, roof);
+        st = dbk_report_distributed(&sb, set);
         char path[4200];
         snprintf(path, sizeof path, "%s/report.md", out_dir);
-        st = write_utf8(&sb, path);
+        if (st == DBK_OK) st = write_utf8(&sb, path);
         dbk_strbuf_deinit(&sb);
     }
     dbk_free(roof);

@@ -72,6 +72,13 @@ dbk_status dbk_run_load(const char *dir, dbk_run *r) {
     r->train_images = (int)num(root, "train_images", 0.0);
     r->test_images = (int)num(root, "test_images", 0.0);
     r->subset = cJSON_IsTrue(get(root, "subset"));
+    const cJSON *dist = get(root, "distributed");
+    if (cJSON_IsObject(dist)) { /* runs of different ranks or exchanges are never grouped together */
+        r->ranks = (int)num(dist, "ranks", 0);
+        const cJSON *c = get(dist, "compress"), *sc = get(dist, "scope");
+        snprintf(r->exchange, sizeof r->exchange, "%.40s/%.16s%s", cJSON_IsString(c) ? c->valuestring : "?",
+                 cJSON_IsString(sc) ? sc->valuestring : "?", cJSON_IsTrue(get(dist, "error_feedback")) ? "+ef" : "");
+    }
     r->target = num(root, "target", 0.0);
     r->epochs_to_target = (int)num(root, "epochs_to_target", 0.0);
     r->seconds_to_target = r->epochs_to_target > 0 ? num(root, "seconds_to_target", HUGE_VAL) : HUGE_VAL;
@@ -218,7 +225,8 @@ static bool same_group(const dbk_run *a, const dbk_run *b) {
     return !strcmp(a->backend, b->backend) && !strcmp(a->device, b->device) && !strcmp(a->driver, b->driver) &&
            !strcmp(a->recipe, b->recipe) && !strcmp(a->clock_mode, b->clock_mode) && fabs(a->target - b->target) < 1e-9 &&
            a->train_images == b->train_images && a->test_images == b->test_images &&
-           (a->op_count > 0) == (b->op_count > 0); /* profiled steps are slower: never mixed */
+           (a->op_count > 0) == (b->op_count > 0) && /* profiled steps are slower: never mixed */
+           a->ranks == b->ranks && !strcmp(a->exchange, b->exchange);
 }
 
 static double median_of(double *v, int n) {

@@ -41,6 +41,8 @@ typedef struct dbk_run {
     double   utilisation;            /* fraction of peak FP32, NAN when the peak is unknown */
     int      epochs;
     double  *accuracy, *clock;       /* [epochs]: test accuracy %, cumulative clock seconds */
+    int      ranks;                  /* 0: one process; else the ranks of a distributed run */
+    char     exchange[80];           /* a distributed run's "compress/scope[+ef]", "" otherwise */
     int      op_count;               /* 0 unless the run was profiled */
     dbk_run_op *ops;
 } dbk_run;

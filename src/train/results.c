@@ -332,6 +332,7 @@ dbk_status dbk_results_write_json(const char *path, const dbk_train_options *opt
         cJSON_AddItemToArray(eps, o);
     }
     add_profile(root, r);
+    dbk_results_add_distributed(root, opt, r);
     return dbk_results_write_cjson(path, root);
 }
 

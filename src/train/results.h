@@ -58,6 +58,9 @@ double dbk_results_best_accuracy(const dbk_train_report *r);
 dbk_status dbk_results_write_logs_tsv(const char *path, const dbk_train_report *r);
 /* The subset marker line of logs.tsv (without its newline), or "" for a full run. */
 void dbk_results_subset_marker(const dbk_train_report *r, char *out, size_t cap);
+/* results_peers.c: adds result.json's "distributed" object (a cJSON object root) for a
+ * distributed run (report->peers.ranks > 0); nothing otherwise. */
+void dbk_results_add_distributed(void *json_root, const dbk_train_options *opt, const dbk_train_report *r);
 dbk_status dbk_results_write_json(const char *path, const dbk_train_options *opt, const dbk_train_report *r,
                                   const char *started_at);
 

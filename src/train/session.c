@@ -105,8 +105,13 @@ static dbk_status build(dbk_session *s) {
     DBK_TRY(dbk_session_place_activations(s));
 
     /* Let the backend size workspaces, build kernels and record every sequence, once. */
-    for (int i = 0; i < nprogs; i++)
-        if (progs[i]->graph) DBK_TRY(dbk_program_create(be, progs[i]->ops, progs[i]->count, &progs[i]->recorded));
+    for (int i = 0; i < nprogs; i++) {
+        dbk_session_program *p = progs[i];
+        if (!p->graph) continue;
+        const int apart = p->kind == DBK_SESSION_PROGRAM_TRAIN && cfg->separate_update ? p->update_count : 0;
+        DBK_TRY(dbk_program_create(be, p->ops, p->count - apart, &p->recorded));
+        if (apart) DBK_TRY(dbk_program_create(be, p->ops + p->count - apart, apart, &s->update));
+    }
     return DBK_OK;
 }
 
@@ -114,9 +119,10 @@ dbk_status dbk_session_create(dbk_backend *be, const dbk_session_config *cfg, db
     *out = NULL;
     if (cfg->batch < 1 || cfg->eval_batch < 1)
         return dbk_set_error(DBK_ERR_INVALID_ARG, "batch size must be >= 1 (got %d)", cfg->batch);
-    if (cfg->train_count > 0 && cfg->train_count < cfg->batch)
-        return dbk_set_error(DBK_ERR_INVALID_ARG, "batch size %d is larger than the training set (%d images)",
-                             cfg->batch, cfg->train_count);
+    const int shards = cfg->shard_count > 1 ? cfg->shard_count : 1;
+    if (cfg->train_count > 0 && cfg->train_count / shards < cfg->batch)
+        return dbk_set_error(DBK_ERR_INVALID_ARG, "batch size %d%s is larger than the training set (%d images)",
+                             cfg->batch * shards, shards > 1 ? " (all ranks)" : "", cfg->train_count);
     if (cfg->input.channels < 1 || cfg->input.height < 1 || cfg->input.width < 1 || cfg->num_classes < 1)
         return dbk_set_error(DBK_ERR_INVALID_ARG, "session needs the dataset's image shape and classes (got %dx%dx%d, "
                              "%d classes)", cfg->input.channels, cfg->input.height, cfg->input.width, cfg->num_classes);
@@ -137,6 +143,7 @@ dbk_status dbk_session_create(dbk_backend *be, const dbk_session_config *cfg, db
 void dbk_session_destroy(dbk_session *s) {
     if (!s) return;
     dbk_session_program *progs[] = {&s->train, &s->eval, &s->tail, &s->tta, &s->tta_tail, &s->lookahead};
+    dbk_program_destroy(s->update);
     for (size_t i = 0; i < sizeof progs / sizeof progs[0]; i++) {
         dbk_program_destroy(progs[i]->recorded);
         dbk_graph_destroy(progs[i]->graph);

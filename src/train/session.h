@@ -35,6 +35,12 @@ typedef struct dbk_session_config {
     int32_t               train_count; /* images in the training set (0 = inference only) */
     int32_t               test_count;  /* images in the test set */
     size_t                max_activation_buffer; /* bytes; 0 = the device's largest allocation */
+    /* Data-parallel training (train/peers.h): rank shard_index of shard_count trains on rows
+     * shard_index*batch.. of every global batch of shard_count*batch rows; separate_update
+     * records the optimizer update as its own program so the exchange can run between. */
+    int                   shard_count;  /* 0 or 1: one process */
+    int                   shard_index;
+    bool                  separate_update;
 } dbk_session_config;
 
 typedef struct dbk_epoch_counters {
@@ -124,6 +130,20 @@ int        dbk_session_profile_op_count(const dbk_session *s);   /* ops of the t
 long       dbk_session_profiled_steps(const dbk_session *s);     /* 0 when profiling was off */
 double     dbk_session_profiled_step_seconds(const dbk_session *s); /* mean whole-step time */
 void       dbk_session_profile_op(const dbk_session *s, int i, dbk_op_profile *out);
+
+/* --- data-parallel training (src/dist drives these through train/peers.h) ------------ */
+
+/* Called by every training step between the backward pass and the optimizer update, after
+ * the device finished the backward pass; it may read and rewrite the flat gradients. The
+ * session must have been created with separate_update. */
+typedef dbk_status (*dbk_session_exchange_fn)(void *ctx, dbk_buffer *grads);
+void       dbk_session_set_exchange(dbk_session *s, dbk_session_exchange_fn fn, void *ctx);
+/* The trainable parameter tensors (not in a frozen group) as offsets and counts in floats of
+ * the flat gradient buffer, at most cap of them; returns how many there are (NULL, NULL, 0
+ * to count). */
+int        dbk_session_trainable_tensors(const dbk_session *s, size_t *offsets, size_t *counts, int cap);
+/* The flat buffer of batch-norm running statistics and its floats. */
+dbk_buffer *dbk_session_statistics(dbk_session *s, size_t *count);
 
 /* Writes weights and batch-norm statistics to a checkpoint (train/checkpoint.h). */
 dbk_status dbk_session_save(dbk_session *s, const char *path, const char *meta_json);

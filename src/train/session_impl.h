@@ -10,6 +10,8 @@
  *   session_run.c      the device side of the epoch loop: epochs, steps, evaluation
  *   session_profile.c  per-op timing of training steps
  *   session_ckpt.c     checkpoints, and the whole training state for --resume
+ *   session_peers.c    what data-parallel training needs: the exchange between backward
+ *                      and update, the trainable tensors, the statistics buffer
  */
 #ifndef DBK_SESSION_IMPL_H
 #define DBK_SESSION_IMPL_H
@@ -33,7 +35,9 @@ typedef struct dbk_session_program {
     dbk_op_desc *ops;       /* owned by graph */
     int          count;
     int          batch;
-    dbk_program *recorded;  /* on the backend */
+    int          update_count; /* the optimizer's ops at the end of ops (training) */
+    dbk_program *recorded;  /* on the backend: every op, or without the update when the
+                               session records it apart (cfg.separate_update) */
 } dbk_session_program;
 
 struct dbk_session {
@@ -42,6 +46,9 @@ struct dbk_session {
     dbk_session_program  train, eval, tail;        /* tail: the last partial eval batch */
     dbk_session_program  tta, tta_tail;            /* the final evaluation, when the recipe has TTA */
     dbk_session_program  lookahead;                /* when the recipe has lookahead */
+    dbk_program         *update;                   /* the optimizer alone (cfg.separate_update) */
+    dbk_session_exchange_fn exchange;              /* between backward and update, when set */
+    void                *exchange_ctx;
     dbk_buffer          *params, *grads, *momentum, *state;
     dbk_buffer          *ema_params, *ema_state;   /* lookahead's averages */
     dbk_buffer          *train_steps, *eval_steps; /* per-step values + counters (every evaluation shares) */
@@ -71,6 +78,9 @@ dbk_status dbk_session_lay_out(dbk_session *s, dbk_session_program *p);
 /* session_memory.c */
 dbk_status dbk_session_alloc(dbk_session *s, size_t nbytes, const char *what, dbk_buffer **out);
 dbk_status dbk_session_place_activations(dbk_session *s);
+
+/* session_peers.c: one training step as forward and backward, the exchange, the update. */
+dbk_status dbk_session_run_exchanged(dbk_session *s);
 
 /* session_profile.c: one training step with per-op device timing. */
 dbk_status dbk_session_run_profiled(dbk_session *s);

@@ -9,7 +9,10 @@
 #include "core/rng.h"
 #include "train/session_impl.h"
 
-int dbk_session_steps_per_epoch(const dbk_session *s) { return s->cfg.train_count / s->cfg.batch; }
+static int shards(const dbk_session *s) { return s->cfg.shard_count > 1 ? s->cfg.shard_count : 1; }
+
+/* Full global batches only (drop_last): with shards, every rank takes its rows of each. */
+int dbk_session_steps_per_epoch(const dbk_session *s) { return s->cfg.train_count / (s->cfg.batch * shards(s)); }
 
 /* The counters of a program's graph live after its host-written values. */
 static dbk_status zero_counters(dbk_buffer *steps, const dbk_graph *g) {
@@ -54,7 +57,7 @@ dbk_status dbk_session_train_step(dbk_session *s, int step, float lr) {
     const dbk_step_ctx ctx = {.epoch = s->epoch > 0 ? s->epoch - 1 : 0, /* 0-based for the rules */
                               .step = step,
                               .steps_per_epoch = dbk_session_steps_per_epoch(s),
-                              .first = step * s->cfg.batch,
+                              .first = (step * shards(s) + s->cfg.shard_index) * s->cfg.batch,
                               .seed = s->epoch_seed,
                               .run_seed = s->run_seed,
                               .lr = lr};
@@ -62,6 +65,7 @@ dbk_status dbk_session_train_step(dbk_session *s, int step, float lr) {
     dbk_graph_fill_step(g, &ctx, s->train_host);
     DBK_TRY(dbk_buffer_write(s->train_steps, 0, s->train_host, dbk_graph_step_host_bytes(g)));
     s->epoch_steps++;
+    if (s->update) return dbk_session_run_exchanged(s);
     if (s->profiling) return dbk_session_run_profiled(s);
     return dbk_program_run(s->train.recorded);
 }

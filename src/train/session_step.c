@@ -129,8 +129,11 @@ static void add_loss(dbk_session *s, dbk_graph *g, int batch, dbk_value logits, 
 
 /* One SGD update per parameter group (none for the frozen group), each with its learning
  * rate as a per-step value. */
-static void add_optimizer(dbk_session *s, dbk_graph *g, int batch) {
+static void add_optimizer(dbk_session *s, dbk_session_program *p) {
+    dbk_graph *g = p->graph;
+    const int batch = p->batch;
     const dbk_recipe *r = s->cfg.recipe;
+    p->update_count = 0;
     for (int i = 0; i < dbk_graph_group_count(g); i++) {
         if (dbk_graph_group_frozen(g, i)) continue;
         const char *group = dbk_graph_group_name(g, i);
@@ -150,6 +153,7 @@ static void add_optimizer(dbk_session *s, dbk_graph *g, int batch) {
         sgd.dst[1] = sgd.dst[0];
         sgd.dst[1].buf = s->momentum;
         dbk_graph_update(g, &sgd, label);
+        p->update_count++;
     }
 }
 
@@ -223,7 +227,7 @@ dbk_status dbk_session_lay_out(dbk_session *s, dbk_session_program *p) {
         logits = dbk_model_forward(g, c->model, x, c->num_classes);
     }
     add_loss(s, g, p->batch, logits, labels);
-    if (training) add_optimizer(s, g, p->batch);
+    if (training) add_optimizer(s, p);
     DBK_TRY(dbk_graph_status(g));
     if (dbk_graph_is_planning(g)) return DBK_OK;
     p->ops = dbk_graph_program(g, &p->count);

@@ -60,6 +60,7 @@ static void progress_bar(int epoch, int step, int steps, double seconds, int bat
 }
 
 static dbk_status write_files(run *r, const dbk_train_options *opt, const dbk_train_report *rep) {
+    if (!dbk_peers_writes_files(opt->peers)) return DBK_OK;
     DBK_TRY(dbk_results_write_logs_tsv(r->logs_path, rep));
     DBK_TRY(dbk_results_write_dawnbench_entry(r->entry_path, opt, rep, r->started_at));
     DBK_TRY(dbk_mlperf_log_write(&r->mlperf, r->mlperf_path));
@@ -111,8 +112,15 @@ static dbk_status setup(run *r, const dbk_train_options *opt, dbk_train_report *
         .eval_batch = rc->batch,
         .train_count = r->train.count,
         .test_count = r->test.count,
+        .shard_count = opt->peers ? opt->peers->size : 1,
+        .shard_index = opt->peers ? opt->peers->rank : 0,
+        .separate_update = opt->peers != NULL,
     };
     DBK_TRY(dbk_session_create(r->be, &cfg, &r->session));
+    if (opt->peers) { /* the summary from the start: result.json says it is distributed mid-run too */
+        DBK_TRY(opt->peers->attach(opt->peers->ctx, r->session, &rep->device));
+        DBK_TRY(opt->peers->summarise(opt->peers->ctx, &rep->peers));
+    }
     dbk_session_set_profiling(r->session, opt->profile);
     rep->param_count = dbk_session_param_count(r->session);
     rep->step_flops = dbk_session_step_flops(r->session);
@@ -178,7 +186,9 @@ static void run_paths(run *r, const char *dir) {
 }
 
 /* The folder, created if needed, and its lock. *created says whether this run made it. */
-static dbk_status lock_folder(run *r, const char *dir, bool *created) {
+static dbk_status lock_folder(run *r, const char *dir, const dbk_peers *peers, bool *created) {
+    *created = false;
+    if (!dbk_peers_writes_files(peers)) return DBK_OK;
     struct stat sb;
     *created = stat(dir, &sb) != 0;
     DBK_TRY(dbk_mkdir_p(dir));
@@ -214,15 +224,17 @@ static dbk_status lookahead_after(dbk_session *s, const dbk_recipe *rc, long don
 }
 
 /* A fixed-budget recipe's final evaluation, on the clock (see dbk_final_eval). */
-static dbk_status final_evaluation(run *r, const dbk_recipe *rc, dbk_train_report *rep, double *clock) {
+static dbk_status final_evaluation(run *r, const dbk_train_options *opt, dbk_train_report *rep, double *clock) {
+    const dbk_recipe *rc = &opt->recipe;
     dbk_epoch_record *e = &rep->epochs[rep->epochs_run - 1];
     double start = dbk_time_now();
-    dbk_epoch_counters fc;
-    DBK_TRY(dbk_session_evaluate_final(r->session, &fc)); /* synchronises the device */
+    dbk_epoch_counters fc = {0};
+    if (dbk_peers_evaluates(opt->peers)) DBK_TRY(dbk_session_evaluate_final(r->session, &fc)); /* synchronises */
     dbk_final_eval *f = &rep->final_eval;
     f->done = true;
     f->tta_level = rc->tta_level;
     f->seconds = dbk_time_now() - start;
+    DBK_TRY(dbk_peers_share_eval(opt->peers, &fc, &f->seconds));
     f->accuracy = 100.0 * fc.correct / (double)fc.images;
     f->loss = fc.loss_sum / (double)fc.images;
     f->plain_accuracy = e->test_accuracy;
@@ -258,7 +270,9 @@ static dbk_status prepare(run *r, const dbk_train_options *opt, dbk_train_report
     DBK_TRY(dbk_session_init_from_data(s, &r->train));
     DBK_TRY(dbk_backend_sync(r->be));
     *clock = rep->preprocess_seconds = dbk_time_now() - t0;
-    DBK_TRY(dbk_resume_save(s, opt->out_dir, opt, rep, r->started_at, *clock));
+    DBK_TRY(dbk_peers_slowest(opt->peers, clock, "preprocessing time"));
+    rep->preprocess_seconds = *clock;
+    if (dbk_peers_writes_files(opt->peers)) DBK_TRY(dbk_resume_save(s, opt->out_dir, opt, rep, r->started_at, *clock));
     return write_files(r, opt, rep);
 }
 
@@ -286,6 +300,7 @@ static dbk_status train_epoch(run *r, const dbk_train_options *opt, dbk_epoch_re
     dbk_epoch_counters tc;
     DBK_TRY(dbk_session_end_epoch(s, &tc)); /* synchronises the device */
     e->epoch_seconds = dbk_time_now() - start;
+    DBK_TRY(dbk_peers_combine_epoch(opt->peers, &tc, &e->epoch_seconds)); /* all ranks: the slowest's time */
     dbk_mlperf_log_event(&r->mlperf, DBK_MLPERF_END, "epoch_stop", e->epoch);
     *clock += e->epoch_seconds;
     e->clock_seconds = *clock;
@@ -300,9 +315,11 @@ static dbk_status train_epoch(run *r, const dbk_train_options *opt, dbk_epoch_re
 static dbk_status evaluate_epoch(run *r, const dbk_train_options *opt, dbk_epoch_record *e, double *clock) {
     dbk_mlperf_log_event(&r->mlperf, DBK_MLPERF_START, "eval_start", e->epoch);
     double eval_start = dbk_time_now();
-    dbk_epoch_counters ec;
-    DBK_TRY(dbk_session_evaluate(r->session, &ec));
+    dbk_epoch_counters ec = {0};
+    if (opt->peers) DBK_TRY(opt->peers->before_eval(opt->peers->ctx, r->session));
+    if (dbk_peers_evaluates(opt->peers)) DBK_TRY(dbk_session_evaluate(r->session, &ec));
     e->eval_seconds = dbk_time_now() - eval_start;
+    DBK_TRY(dbk_peers_share_eval(opt->peers, &ec, &e->eval_seconds));
     e->test_loss = ec.loss_sum / (double)ec.images;
     e->test_accuracy = 100.0 * ec.correct / (double)ec.images;
     dbk_mlperf_log_event(&r->mlperf, DBK_MLPERF_END, "eval_stop", e->epoch);
@@ -326,9 +343,10 @@ static dbk_status diverged(const dbk_epoch_record *e) {
 /* The run's end: final files, the model, and no resume.ckpt (nothing is left to resume). */
 static dbk_status finish(run *r, const dbk_train_options *opt, dbk_train_report *rep) {
     DBK_TRY(write_files(r, opt, rep));
-    dbk_resume_remove(opt->out_dir);
+    if (dbk_peers_writes_files(opt->peers)) dbk_resume_remove(opt->out_dir);
     if (rep->status == DBK_RUN_DIVERGED) return DBK_OK;
     if (opt->profile) dbk_session_print_profile(r->session, stdout);
+    if (!dbk_peers_writes_files(opt->peers)) return DBK_OK;
     char meta[1024];
     DBK_TRY(checkpoint_meta(opt, rep, meta, sizeof meta));
     return dbk_session_save(r->session, r->ckpt_path, meta);
@@ -353,6 +371,7 @@ static dbk_status train_loop(run *r, const dbk_train_options *opt, dbk_train_rep
             return write_files(r, opt, rep);
         }
         DBK_TRY(evaluate_epoch(r, opt, e, &clock));
+        if (opt->peers) DBK_TRY(opt->peers->summarise(opt->peers->ctx, &rep->peers));
         rep->epochs_run = epoch;
         if (opt->profile) collect_profile(r->session, rep);
         if (!opt->quiet) print_epoch(e, epochs);
@@ -366,7 +385,7 @@ static dbk_status train_loop(run *r, const dbk_train_options *opt, dbk_train_rep
         bool last = epoch == epochs;
         if (rc->fixed_budget && last) {
             dbk_mlperf_log_event(&r->mlperf, DBK_MLPERF_START, "eval_start", epoch);
-            DBK_TRY(final_evaluation(r, rc, rep, &clock));
+            DBK_TRY(final_evaluation(r, opt, rep, &clock));
             dbk_mlperf_log_event(&r->mlperf, DBK_MLPERF_END, "eval_stop", epoch);
             dbk_mlperf_log_accuracy(&r->mlperf, epoch, e->test_accuracy);
             if (!opt->quiet)
@@ -386,7 +405,8 @@ static dbk_status train_loop(run *r, const dbk_train_options *opt, dbk_train_rep
             return finish(r, opt, rep);
         }
         /* resume.ckpt first: whatever the other files say, it holds this epoch or the last. */
-        DBK_TRY(dbk_resume_save(r->session, opt->out_dir, opt, rep, r->started_at, clock));
+        if (dbk_peers_writes_files(opt->peers))
+            DBK_TRY(dbk_resume_save(r->session, opt->out_dir, opt, rep, r->started_at, clock));
         DBK_TRY(write_files(r, opt, rep));
     }
     return DBK_OK;
@@ -403,11 +423,12 @@ dbk_status dbk_train_run(const dbk_train_options *opt, dbk_train_report *rep) {
     rep->status = DBK_RUN_FAILED;
     run_paths(&r, opt->out_dir);
     bool created = false;
-    dbk_status st = lock_folder(&r, opt->out_dir, &created);
+    dbk_status st = lock_folder(&r, opt->out_dir, opt->peers, &created);
     if (st != DBK_OK) return st; /* another run's folder: touch nothing */
-    st = opt->resume ? open_resume(&r, opt, rep) : check_fresh(&r, opt);
+    if (!dbk_peers_writes_files(opt->peers)) st = DBK_OK;
+    else st = opt->resume ? open_resume(&r, opt, rep) : check_fresh(&r, opt);
     if (st == DBK_OK) st = setup(&r, opt, rep);
-    if (st != DBK_OK && !opt->resume) {
+    if (st != DBK_OK && !opt->resume && dbk_peers_writes_files(opt->peers)) {
         /* A run that cannot start (data, device, memory) leaves no folder behind. */
         dbk_run_lock_discard(&r.lock, opt->out_dir);
         if (created) rmdir(opt->out_dir);
@@ -426,6 +447,6 @@ dbk_status dbk_train_run(const dbk_train_options *opt, dbk_train_report *rep) {
         }
     }
     run_release(&r);
-    dbk_run_lock_release(&r.lock);
+    if (dbk_peers_writes_files(opt->peers)) dbk_run_lock_release(&r.lock);
     return st;
 }

@@ -29,6 +29,7 @@
 #include <stdint.h>
 
 #include "backend/backend.h"
+#include "train/peers.h"
 #include "train/platform.h"
 #include "train/recipe.h"
 #include "train/session.h"
@@ -68,6 +69,8 @@ typedef struct dbk_train_options {
     int              arg_count;     /* the train arguments, recorded in resume.ckpt (args NULL:
                                        not recorded, the run cannot be resumed) */
     char *const     *args;
+    const dbk_peers *peers;         /* data-parallel job (train/peers.h); NULL = one process.
+                                       recipe.batch is then each rank's batch */
 } dbk_train_options;
 
 typedef struct dbk_epoch_record {
@@ -129,6 +132,7 @@ typedef struct dbk_train_report {
     int              resumed;              /* times the run was resumed (--resume) */
     double           resume_seconds;       /* on the clock: restoring the state, all resumes */
     int              stop_signal;          /* the signal that interrupted the run, 0 if none */
+    dbk_peers_summary peers;               /* ranks 0: one process */
 } dbk_train_report;
 
 /* Runs the whole training. Returns DBK_OK when the run completed (reached or not: see

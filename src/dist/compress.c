@@ -1,0 +1,390 @@
+/*
+ * compress.c — the gradient compressors (see compress.h): encoding into wire payloads and
+ * decoding them back, on the host.
+ */
+#include "dist/compress.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/alloc.h"
+#include "core/rng.h"
+
+struct dbk_compressor {
+    dbk_compress_spec spec;
+    dbk_segment      *segments;
+    int               segment_count;
+    size_t            n;
+    size_t            max_payload;
+    int               level_bits;  /* qsgd: bits of a level */
+    float            *work;        /* (n) the gradient plus the residual */
+    float            *residual;    /* (n) with error feedback */
+    float            *magnitude;   /* (n) top-k's selection scratch */
+    uint32_t         *index;       /* (n) random-k's draw scratch */
+};
+
+/* ---------------------------------------------------------------------------------- */
+/* parsing                                                                            */
+
+static bool parse_fraction(const char *s, double *out) {
+    char *end;
+    double v = strtod(s, &end);
+    if (end == s) return false;
+    if (*end == '%') {
+        v /= 100.0;
+        end++;
+    }
+    if (*end || !(v > 0.0 && v <= 1.0)) return false;
+    *out = v;
+    return true;
+}
+
+dbk_status dbk_compress_parse(const char *text, dbk_compress_spec *out) {
+    const char *colon = strchr(text, ':');
+    const size_t len = colon ? (size_t)(colon - text) : strlen(text);
+    const char *arg = colon ? colon + 1 : NULL;
+#define IS(name) (len == strlen(name) && !strncmp(text, name, len))
+    if (IS("none") && !arg) out->method = DBK_COMPRESS_NONE;
+    else if (IS("terngrad") && !arg) out->method = DBK_COMPRESS_TERNGRAD;
+    else if (IS("randomk") || IS("topk")) {
+        if (!arg || !parse_fraction(arg, &out->ratio))
+            return dbk_set_error(DBK_ERR_INVALID_ARG, "compression '%s' needs a fraction of the gradient kept in (0, 1] "
+                                 "or a percentage, e.g. %.*s:0.01 or %.*s:1%%", text, (int)len, text, (int)len, text);
+        out->method = IS("topk") ? DBK_COMPRESS_TOPK : DBK_COMPRESS_RANDOMK;
+    } else if (IS("threshold")) {
+        char *end;
+        out->threshold = arg ? strtod(arg, &end) : 0.0;
+        if (!arg || end == arg || *end || !(out->threshold > 0.0) || !isfinite(out->threshold))
+            return dbk_set_error(DBK_ERR_INVALID_ARG, "compression '%s' needs a magnitude > 0, e.g. threshold:0.001",
+                                 text);
+        out->method = DBK_COMPRESS_THRESHOLD;
+    } else if (IS("qsgd")) {
+        char *end;
+        long q = arg ? strtol(arg, &end, 10) : 0;
+        if (!arg || end == arg || *end || q < 1 || q > 65535)
+            return dbk_set_error(DBK_ERR_INVALID_ARG, "compression '%s' needs a number of levels 1..65535, e.g. "
+                                 "qsgd:255", text);
+        out->levels = (int)q;
+        out->method = DBK_COMPRESS_QSGD;
+    } else {
+        return dbk_set_error(DBK_ERR_INVALID_ARG, "unknown compression '%s' (none, randomk:K, topk:K, threshold:V, "
+                             "terngrad, qsgd:Q)", text);
+    }
+#undef IS
+    return DBK_OK;
+}
+
+dbk_status dbk_compress_parse_scope(const char *text, dbk_compress_spec *out) {
+    if (!strcmp(text, "layerwise")) out->layerwise = true;
+    else if (!strcmp(text, "model")) out->layerwise = false;
+    else return dbk_set_error(DBK_ERR_INVALID_ARG, "unknown compression scope '%s' (layerwise or model)", text);
+    return DBK_OK;
+}
+
+void dbk_compress_format(const dbk_compress_spec *spec, char *out, size_t cap) {
+    switch (spec->method) {
+    case DBK_COMPRESS_NONE:      snprintf(out, cap, "none"); break;
+    case DBK_COMPRESS_RANDOMK:   snprintf(out, cap, "randomk:%g", spec->ratio); break;
+    case DBK_COMPRESS_TOPK:      snprintf(out, cap, "topk:%g", spec->ratio); break;
+    case DBK_COMPRESS_THRESHOLD: snprintf(out, cap, "threshold:%g", spec->threshold); break;
+    case DBK_COMPRESS_TERNGRAD:  snprintf(out, cap, "terngrad"); break;
+    case DBK_COMPRESS_QSGD:      snprintf(out, cap, "qsgd:%d", spec->levels); break;
+    }
+}
+
+bool dbk_compress_is_sparse(dbk_compress_method m) {
+    return m == DBK_COMPRESS_RANDOMK || m == DBK_COMPRESS_TOPK || m == DBK_COMPRESS_THRESHOLD;
+}
+
+/* ---------------------------------------------------------------------------------- */
+/* sizes                                                                              */
+
+#define PAIR_BYTES 8u
+
+/* Elements random-k and top-k keep of a segment: ceil(ratio * count), at least 1. */
+static size_t kept(const dbk_compressor *c, size_t count) {
+    size_t k = (size_t)ceil(c->spec.ratio * (double)count - 1e-9);
+    if (k < 1) k = 1;
+    return k > count ? count : k;
+}
+
+static size_t segment_code_bytes(const dbk_compressor *c, size_t count) {
+    const size_t bits = c->spec.method == DBK_COMPRESS_TERNGRAD ? 2 : (size_t)(1 + c->level_bits);
+    return 4 + (count * bits + 7) / 8;
+}
+
+static size_t max_payload(const dbk_compressor *c) {
+    size_t total = 0;
+    for (int i = 0; i < c->segment_count; i++) {
+        const size_t count = c->segments[i].count;
+        switch (c->spec.method) {
+        case DBK_COMPRESS_NONE:      total += count * 4; break;
+        case DBK_COMPRESS_RANDOMK:
+        case DBK_COMPRESS_TOPK:      total += kept(c, count) * PAIR_BYTES; break;
+        case DBK_COMPRESS_THRESHOLD: total += count * PAIR_BYTES; break;
+        case DBK_COMPRESS_TERNGRAD:
+        case DBK_COMPRESS_QSGD:      total += segment_code_bytes(c, count); break;
+        }
+    }
+    return total;
+}
+
+dbk_status dbk_compressor_create(const dbk_compress_spec *spec, const dbk_segment *segments, int segment_count,
+                                 size_t n, dbk_compressor **out) {
+    *out = NULL;
+    if (n >= UINT32_MAX) return dbk_set_error(DBK_ERR_INVALID_ARG, "%zu gradients: more than a 32-bit index holds", n);
+    dbk_compressor *c = dbk_calloc(1, sizeof *c);
+    if (!c) return DBK_ERR_OUT_OF_HOST_MEMORY;
+    c->spec = *spec;
+    c->n = n;
+    const dbk_segment whole = {0, n};
+    if (!spec->layerwise || segment_count < 1) {
+        segments = &whole;
+        segment_count = 1;
+    }
+    size_t next = 0;
+    for (int i = 0; i < segment_count; i++) {
+        DBK_ASSERT(segments[i].offset == next && segments[i].count > 0);
+        next += segments[i].count;
+    }
+    DBK_ASSERT(next == n);
+    c->segment_count = segment_count;
+    c->segments = dbk_malloc((size_t)segment_count * sizeof *c->segments);
+    c->work = dbk_malloc((n ? n : 1) * sizeof *c->work);
+    if (spec->error_feedback) c->residual = dbk_calloc(n ? n : 1, sizeof *c->residual);
+    if (spec->method == DBK_COMPRESS_TOPK) c->magnitude = dbk_malloc((n ? n : 1) * sizeof *c->magnitude);
+    if (spec->method == DBK_COMPRESS_RANDOMK) c->index = dbk_malloc((n ? n : 1) * sizeof *c->index);
+    if (!c->segments || !c->work || (spec->error_feedback && !c->residual) ||
+        (spec->method == DBK_COMPRESS_TOPK && !c->magnitude) || (spec->method == DBK_COMPRESS_RANDOMK && !c->index)) {
+        dbk_compressor_destroy(c);
+        return DBK_ERR_OUT_OF_HOST_MEMORY;
+    }
+    memcpy(c->segments, segments, (size_t)segment_count * sizeof *c->segments);
+    while ((1L << c->level_bits) < (long)spec->levels + 1) c->level_bits++;
+    c->max_payload = max_payload(c);
+    *out = c;
+    return DBK_OK;
+}
+
+void dbk_compressor_destroy(dbk_compressor *c) {
+    if (!c) return;
+    dbk_free(c->segments);
+    dbk_free(c->work);
+    dbk_free(c->residual);
+    dbk_free(c->magnitude);
+    dbk_free(c->index);
+    dbk_free(c);
+}
+
+size_t dbk_compressor_max_payload(const dbk_compressor *c) { return c->max_payload; }
+
+/* ---------------------------------------------------------------------------------- */
+/* encoding                                                                           */
+
+static uint8_t *put_pair(uint8_t *p, size_t index, float value) {
+    const uint32_t i = (uint32_t)index;
+    memcpy(p, &i, 4);
+    memcpy(p + 4, &value, 4);
+    return p + PAIR_BYTES;
+}
+
+/* The k-th smallest of a[0..n) (0-based), reordering a: Wirth's selection (Hoare's
+ * partition around a[k], narrowing to the side that holds k). */
+static float select_kth(float *a, size_t n, size_t k) {
+    long lo = 0, hi = (long)n - 1;
+    const long kk = (long)k;
+    while (lo < hi) {
+        const float x = a[kk];
+        long i = lo, j = hi;
+        do {
+            while (a[i] < x) i++;
+            while (x < a[j]) j--;
+            if (i <= j) {
+                const float t = a[i];
+                a[i] = a[j];
+                a[j] = t;
+                i++;
+                j--;
+            }
+        } while (i <= j);
+        if (j < kk) lo = i;
+        if (kk < i) hi = j;
+    }
+    return a[kk];
+}
+
+static uint8_t *encode_topk(dbk_compressor *c, const float *g, size_t count, size_t base, uint8_t *p) {
+    const size_t k = kept(c, count);
+    for (size_t i = 0; i < count; i++) c->magnitude[i] = fabsf(g[i]);
+    const float thr = select_kth(c->magnitude, count, count - k);
+    size_t above = 0;
+    for (size_t i = 0; i < count; i++) above += fabsf(g[i]) > thr;
+    size_t ties = k - above; /* elements equal to the k-th magnitude, taken in index order */
+    for (size_t i = 0; i < count; i++) {
+        const float m = fabsf(g[i]);
+        if (m > thr) {
+            p = put_pair(p, base + i, g[i]);
+        } else if (m == thr && ties > 0) {
+            ties--;
+            p = put_pair(p, base + i, g[i]);
+        }
+    }
+    return p;
+}
+
+static uint8_t *encode_randomk(dbk_compressor *c, const float *g, size_t count, size_t base, dbk_rng *rng,
+                               uint8_t *p) {
+    const size_t k = kept(c, count);
+    const float scale = (float)((double)count / (double)k);
+    for (size_t i = 0; i < count; i++) c->index[i] = (uint32_t)i;
+    for (size_t i = 0; i < k; i++) { /* partial Fisher-Yates: index[0..k) a uniform k-subset */
+        const size_t j = i + (size_t)(dbk_rng_u64(rng) % (count - i));
+        const uint32_t t = c->index[i];
+        c->index[i] = c->index[j];
+        c->index[j] = t;
+        p = put_pair(p, base + c->index[i], g[c->index[i]] * scale);
+    }
+    return p;
+}
+
+static uint8_t *encode_threshold(const dbk_compressor *c, const float *g, size_t count, size_t base, uint8_t *p) {
+    const float v = (float)c->spec.threshold;
+    for (size_t i = 0; i < count; i++)
+        if (fabsf(g[i]) >= v) p = put_pair(p, base + i, g[i]);
+    return p;
+}
+
+/* Appends `bits` bits of value at bit position *pos of p (LSB first). */
+static void put_bits(uint8_t *p, size_t *pos, uint32_t value, int bits) {
+    for (int b = 0; b < bits; b++, (*pos)++)
+        if (value >> b & 1u) p[*pos >> 3] |= (uint8_t)(1u << (*pos & 7));
+}
+
+static uint32_t get_bits(const uint8_t *p, size_t *pos, int bits) {
+    uint32_t v = 0;
+    for (int b = 0; b < bits; b++, (*pos)++) v |= (uint32_t)(p[*pos >> 3] >> (*pos & 7) & 1u) << b;
+    return v;
+}
+
+static uint8_t *encode_codes(const dbk_compressor *c, const float *g, size_t count, dbk_rng *rng, uint8_t *p) {
+    const bool tern = c->spec.method == DBK_COMPRESS_TERNGRAD;
+    double s = 0.0;
+    for (size_t i = 0; i < count; i++) s = tern ? fmax(s, fabs((double)g[i])) : s + (double)g[i] * (double)g[i];
+    const float scale = (float)(tern ? s : sqrt(s));
+    memcpy(p, &scale, 4);
+    uint8_t *codes = p + 4;
+    const size_t bytes = segment_code_bytes(c, count) - 4;
+    memset(codes, 0, bytes);
+    size_t pos = 0;
+    const int q = c->spec.levels;
+    for (size_t i = 0; i < count; i++) {
+        const float m = fabsf(g[i]);
+        const float u = dbk_rng_uniform(rng);
+        const uint32_t sign = g[i] < 0.0f;
+        if (tern) {
+            const bool on = scale > 0.0f && u < m / scale;
+            put_bits(codes, &pos, on ? 1u + sign : 0u, 2);
+        } else {
+            uint32_t level = scale > 0.0f ? (uint32_t)floorf(m / scale * (float)q + u) : 0u;
+            if (level > (uint32_t)q) level = (uint32_t)q; /* fp32 rounding at |g| = norm */
+            put_bits(codes, &pos, sign, 1);
+            put_bits(codes, &pos, level, c->level_bits);
+        }
+    }
+    return codes + bytes;
+}
+
+size_t dbk_compressor_encode(dbk_compressor *c, const float *g, uint64_t seed, uint8_t *payload) {
+    const float *x = g;
+    if (c->residual) {
+        for (size_t i = 0; i < c->n; i++) c->work[i] = g[i] + c->residual[i];
+        x = c->work;
+    }
+    dbk_rng rng;
+    dbk_rng_init(&rng, seed);
+    uint8_t *p = payload;
+    for (int s = 0; s < c->segment_count; s++) {
+        const size_t off = c->segments[s].offset, count = c->segments[s].count;
+        switch (c->spec.method) {
+        case DBK_COMPRESS_NONE:
+            memcpy(p, x + off, count * 4);
+            p += count * 4;
+            break;
+        case DBK_COMPRESS_TOPK:      p = encode_topk(c, x + off, count, off, p); break;
+        case DBK_COMPRESS_RANDOMK:   p = encode_randomk(c, x + off, count, off, &rng, p); break;
+        case DBK_COMPRESS_THRESHOLD: p = encode_threshold(c, x + off, count, off, p); break;
+        case DBK_COMPRESS_TERNGRAD:
+        case DBK_COMPRESS_QSGD:      p = encode_codes(c, x + off, count, &rng, p); break;
+        }
+    }
+    const size_t bytes = (size_t)(p - payload);
+    DBK_ASSERT(bytes <= c->max_payload);
+    if (c->residual) { /* residual = what this payload leaves out of x */
+        memcpy(c->residual, x, c->n * sizeof *x);
+        dbk_status st = dbk_compressor_decode_add(c, payload, bytes, -1.0f, c->residual);
+        DBK_ASSERT(st == DBK_OK);
+    }
+    return bytes;
+}
+
+/* ---------------------------------------------------------------------------------- */
+/* decoding                                                                           */
+
+static dbk_status decode_codes(const dbk_compressor *c, const uint8_t *p, float alpha, float *acc) {
+    const bool tern = c->spec.method == DBK_COMPRESS_TERNGRAD;
+    const int q = c->spec.levels;
+    for (int s = 0; s < c->segment_count; s++) {
+        const size_t off = c->segments[s].offset, count = c->segments[s].count;
+        float scale;
+        memcpy(&scale, p, 4);
+        const uint8_t *codes = p + 4;
+        size_t pos = 0;
+        for (size_t i = 0; i < count; i++) {
+            float v;
+            if (tern) {
+                const uint32_t code = get_bits(codes, &pos, 2);
+                if (code > 2) return dbk_set_error(DBK_ERR_FORMAT, "terngrad payload: code %u is not 0, 1 or 2", code);
+                v = code == 0 ? 0.0f : (code == 1 ? scale : -scale);
+            } else {
+                const uint32_t sign = get_bits(codes, &pos, 1), level = get_bits(codes, &pos, c->level_bits);
+                if (level > (uint32_t)q) return dbk_set_error(DBK_ERR_FORMAT, "qsgd payload: level %u > %d", level, q);
+                v = scale * (float)level / (float)q;
+                if (sign) v = -v;
+            }
+            acc[off + i] += alpha * v;
+        }
+        p += segment_code_bytes(c, count);
+    }
+    return DBK_OK;
+}
+
+dbk_status dbk_compressor_decode_add(const dbk_compressor *c, const uint8_t *payload, size_t bytes, float alpha,
+                                     float *acc) {
+    const dbk_compress_method m = c->spec.method;
+    if (m == DBK_COMPRESS_NONE || m == DBK_COMPRESS_TERNGRAD || m == DBK_COMPRESS_QSGD) {
+        if (bytes != c->max_payload)
+            return dbk_set_error(DBK_ERR_FORMAT, "gradient payload of %zu bytes; this compression sends %zu", bytes,
+                                 c->max_payload);
+        if (m != DBK_COMPRESS_NONE) return decode_codes(c, payload, alpha, acc);
+        for (size_t i = 0; i < c->n; i++) {
+            float v;
+            memcpy(&v, payload + 4 * i, 4);
+            acc[i] += alpha * v;
+        }
+        return DBK_OK;
+    }
+    if (bytes % PAIR_BYTES || bytes > c->max_payload)
+        return dbk_set_error(DBK_ERR_FORMAT, "sparse gradient payload of %zu bytes: not whole index/value pairs "
+                             "within %zu bytes", bytes, c->max_payload);
+    for (size_t k = 0; k < bytes / PAIR_BYTES; k++) {
+        uint32_t i;
+        float v;
+        memcpy(&i, payload + k * PAIR_BYTES, 4);
+        memcpy(&v, payload + k * PAIR_BYTES + 4, 4);
+        if (i >= c->n) return dbk_set_error(DBK_ERR_FORMAT, "sparse gradient payload: index %u >= %zu", i, c->n);
+        acc[i] += alpha * v;
+    }
+    return DBK_OK;
+}
