@@ -244,6 +244,7 @@ static void count_pipelines(dbk_log_level level, const char *msg, void *user) {
 }
 
 static int pipelines_should_be_created_once_not_per_run(void) {
+    const double t0 = dbk_time_now();
     dbk_backend *be;
     DBK_CHECK_OK(dbk_backend_create(kind, device, &be));
     const int64_t n = 64;
@@ -282,7 +283,7 @@ static int pipelines_should_be_created_once_not_per_run(void) {
     dbk_backend_destroy(be);
     DBK_CHECK_OK(st);
     printf("  pipelines created: %d by the first GEMM, %d by the same GEMM again, %d by recording GEMM + add, "
-           "%d by 3 replays\n", first, repeated, recorded - first, replayed);
+           "%d by 3 replays (%.1f s)\n", first, repeated, recorded - first, replayed, dbk_time_now() - t0);
     DBK_CHECK_MSG(first >= 1, "the first GEMM logged no pipeline creation (is the debug line gone?)");
     DBK_CHECK_MSG(repeated == 0, "running the same GEMM again created %d pipelines", repeated);
     DBK_CHECK_MSG(recorded - first == 1, "recording GEMM + add created %d pipelines, expected 1 (add)", recorded - first);
