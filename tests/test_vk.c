@@ -12,7 +12,9 @@
  *    refused with the size named;
  *  - record once, replay: a program replayed with new per-step scalars written in between
  *    (dbk_buffer_write ordered with the queued work) matches the CPU backend run op by op,
- *    and the timed replay gives a time for every op.
+ *    and the timed replay gives a time for every op;
+ *  - pipelines (JIT-compiled by lavapipe, 0.1-1 s each): created once per shader and
+ *    specialization constants, never again by a repeated op or a program's replay.
  *
  * usage: test_vk [vulkan:N]          the tests (default vulkan:0)
  *        test_vk --validation-run <test_ops_backend> [vulkan:N]
