@@ -259,12 +259,12 @@ dbk_status dbk_vk_pipeline_get(dbk_vk_state *vk, const char *sh, const uint32_t 
     dbk_status st = build(vk, pp);
     const double dt = dbk_time_now() - t0;
     vk->pipe_seconds += dt;
-    dbk_log(DBK_LOG_LEVEL_DEBUG, "Vulkan: pipeline %s (%d spec constants, first %u) created in %.3f s", sh, nspec,
-            nspec ? spec[0] : 0u, dt);
     if (st != DBK_OK) {
         pipeline_free(vk, pp);
         return st;
     }
+    dbk_log(DBK_LOG_LEVEL_DEBUG, "Vulkan: pipeline %s (%d spec constants, first %u) created in %.3f s", sh, nspec,
+            nspec ? spec[0] : 0u, dt);
     vk->npipes++;
     *out = pp;
     return DBK_OK;
