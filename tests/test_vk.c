@@ -12,7 +12,9 @@
  *    refused with the size named;
  *  - record once, replay: a program replayed with new per-step scalars written in between
  *    (dbk_buffer_write ordered with the queued work) matches the CPU backend run op by op,
- *    and the timed replay gives a time for every op.
+ *    and the timed replay gives a time for every op;
+ *  - pipelines (JIT-compiled by lavapipe, 0.1-1 s each): created once per shader and
+ *    specialization constants, never again by a repeated op or a program's replay.
  *
  * usage: test_vk [vulkan:N]          the tests (default vulkan:0)
  *        test_vk --validation-run <test_ops_backend> [vulkan:N]
@@ -36,6 +38,7 @@
 #include <vulkan/vulkan.h>
 
 #include "backend/backend.h"
+#include "core/log.h"
 #include "core/rng.h"
 #include "core/timer.h"
 #include "test_util.h"
@@ -230,6 +233,66 @@ static int a_convolution_over_the_binding_limit_should_match_the_cpu(void) {
 
 /* A 3-op program (scale, relu, sgd with lr from a scalars buffer) replayed 3 times with new
  * learning rates written between runs, against the CPU backend running the same ops. */
+/* llvmpipe JIT-compiles every pipeline (0.1-0.2 s each for the GEMM-shaped shaders on the
+ * 2-core CI machine), so a pipeline must be created once per (shader, specialization
+ * constants) and process: never again for a repeated op, never by a program's replay. Counted
+ * from the backend's debug log line "Vulkan: pipeline <shader> ... created in <t> s". */
+static int pipelines_created;
+
+static void count_pipelines(dbk_log_level level, const char *msg, void *user) {
+    (void)level;
+    (void)user;
+    if (!strncmp(msg, "Vulkan: pipeline ", 17) && strstr(msg, " created in ")) pipelines_created++;
+}
+
+static int pipelines_should_be_created_once_not_per_run(void) {
+    const double t0 = dbk_time_now();
+    dbk_backend *be;
+    DBK_CHECK_OK(dbk_backend_create(kind, device, &be));
+    const int64_t n = 64;
+    dbk_buffer *a, *b, *c;
+    DBK_CHECK_OK(dbk_buffer_create(be, (size_t)(n * n) * 4, &a));
+    DBK_CHECK_OK(dbk_buffer_create(be, (size_t)(n * n) * 4, &b));
+    DBK_CHECK_OK(dbk_buffer_create(be, (size_t)(n * n) * 4, &c));
+    dbk_op_desc ops[2] = {{.op = DBK_OP_GEMM, .p.gemm = {false, false, 1.0f, 0.0f}}, {.op = DBK_OP_ADD}};
+    ops[0].src[0] = dbk_tensor_make(a, 0, DBK_DTYPE_F32, 2, n, n, 0, 0);
+    ops[0].src[1] = dbk_tensor_make(b, 0, DBK_DTYPE_F32, 2, n, n, 0, 0);
+    ops[0].dst[0] = dbk_tensor_make(c, 0, DBK_DTYPE_F32, 2, n, n, 0, 0);
+    ops[1].src[0] = ops[1].src[1] = dbk_tensor_make(c, 0, DBK_DTYPE_F32, 1, n * n, 0, 0, 0);
+    ops[1].dst[0] = dbk_tensor_make(a, 0, DBK_DTYPE_F32, 1, n * n, 0, 0, 0);
+
+    const dbk_log_level saved = dbk_log_get_level();
+    dbk_log_set_level(DBK_LOG_LEVEL_DEBUG);
+    dbk_log_set_callback(count_pipelines, NULL);
+    pipelines_created = 0;
+    dbk_status st = dbk_backend_run(be, &ops[0]);
+    const int first = pipelines_created;
+    if (st == DBK_OK) st = dbk_backend_run(be, &ops[0]);
+    if (st == DBK_OK) st = dbk_backend_sync(be);
+    const int repeated = pipelines_created - first;
+    dbk_program *p = NULL;
+    if (st == DBK_OK) st = dbk_program_create(be, ops, 2, &p);
+    const int recorded = pipelines_created;
+    for (int i = 0; i < 3 && st == DBK_OK; i++) st = dbk_program_run(p);
+    if (st == DBK_OK) st = dbk_backend_sync(be);
+    const int replayed = pipelines_created - recorded;
+    dbk_log_set_callback(NULL, NULL);
+    dbk_log_set_level(saved);
+    dbk_program_destroy(p);
+    dbk_buffer_destroy(a);
+    dbk_buffer_destroy(b);
+    dbk_buffer_destroy(c);
+    dbk_backend_destroy(be);
+    DBK_CHECK_OK(st);
+    printf("  pipelines created: %d by the first GEMM, %d by the same GEMM again, %d by recording GEMM + add, "
+           "%d by 3 replays (%.1f s)\n", first, repeated, recorded - first, replayed, dbk_time_now() - t0);
+    DBK_CHECK_MSG(first >= 1, "the first GEMM logged no pipeline creation (is the debug line gone?)");
+    DBK_CHECK_MSG(repeated == 0, "running the same GEMM again created %d pipelines", repeated);
+    DBK_CHECK_MSG(recorded - first == 1, "recording GEMM + add created %d pipelines, expected 1 (add)", recorded - first);
+    DBK_CHECK_MSG(replayed == 0, "replaying a program created %d pipelines", replayed);
+    return 0;
+}
+
 static int a_replayed_program_should_match_op_by_op_runs(void) {
     dbk_backend *vk, *cpu;
     DBK_CHECK_OK(make_pair(&vk, &cpu));
@@ -685,6 +748,7 @@ int main(int argc, char **argv) {
     DBK_RUN(devices_should_report_version_type_and_limits);
     DBK_RUN(a_buffer_over_the_allocation_limit_should_be_refused_by_size);
     DBK_RUN(a_replayed_program_should_match_op_by_op_runs);
+    DBK_RUN(pipelines_should_be_created_once_not_per_run);
     DBK_RUN(an_elementwise_op_over_the_binding_limit_should_be_split);
     DBK_RUN(a_dataset_over_the_binding_limit_should_augment_like_the_cpu);
     DBK_RUN(a_convolution_over_the_binding_limit_should_match_the_cpu);

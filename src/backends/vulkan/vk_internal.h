@@ -144,6 +144,7 @@ typedef struct dbk_vk_state {
     /* pipelines (vk_pipeline.c) */
     dbk_vk_pipeline         *pipes;
     int                      npipes;
+    double                   pipe_seconds; /* spent creating them (llvmpipe JIT-compiles each) */
     dbk_vk_tiles             gemm_tiles, conv_tiles;
     uint32_t                 wg;           /* work-group size of elementwise and reduction shaders */
 

@@ -32,6 +32,7 @@
 #include "core/embedded.h"
 #include "core/log.h"
 #include "core/profile.h"
+#include "core/timer.h"
 
 /* gen/vk_shaders.c (tools/embed.cmake) */
 extern const dbk_embedded_file dbk_vk_shaders[];
@@ -115,6 +116,8 @@ static void pipeline_free(dbk_vk_state *vk, dbk_vk_pipeline *pp) {
 }
 
 void dbk_vk_pipeline_destroy(dbk_vk_state *vk) {
+    if (vk->npipes)
+        dbk_log(DBK_LOG_LEVEL_INFO, "Vulkan: %d pipelines created in %.2f s", vk->npipes, vk->pipe_seconds);
     for (int i = 0; i < vk->npipes; i++) pipeline_free(vk, &vk->pipes[i]);
     free(vk->pipes);
     vk->pipes = NULL;
@@ -267,11 +270,16 @@ dbk_status dbk_vk_pipeline_get(dbk_vk_state *vk, const char *sh, const uint32_t 
     snprintf(pp->shader, sizeof pp->shader, "%s", sh);
     pp->nspec = nspec;
     memcpy(pp->spec, spec, sizeof *spec * (size_t)nspec);
+    const double t0 = dbk_time_now();
     dbk_status st = build(vk, pp);
+    const double dt = dbk_time_now() - t0;
+    vk->pipe_seconds += dt;
     if (st != DBK_OK) {
         pipeline_free(vk, pp);
         return st;
     }
+    dbk_log(DBK_LOG_LEVEL_DEBUG, "Vulkan: pipeline %s (%d spec constants, first %u) created in %.3f s", sh, nspec,
+            nspec ? spec[0] : 0u, dt);
     vk->npipes++;
     *out = pp;
     return DBK_OK;
