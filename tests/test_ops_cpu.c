@@ -13,7 +13,9 @@
  *    errors ~1e-7, i.e. NMSE ~1e-13; an indexing bug gives NMSE ~1.
  *  - batch norm, softmax: 1e-10 (elementwise fp32 arithmetic on double statistics).
  *  - relu, pool, add, scale, fill, copy, accuracy, argmax: exact.
- *  - SGD, augment: max abs difference 1e-6 against the same formula in double or float.
+ *  - SGD, augment: max abs difference 1e-6 against the same formula in double or float;
+ *    AdamW: 1e-6 (params) and 1e-7 (moments) against the textbook form in double; without a
+ *    gradient: exact (one fp32 multiply).
  *  - gelu fwd/bwd: 1e-12 against the formulas in double (fp32 erff/expf are within a few ulp,
  *    NMSE ~1e-14); channel_sum: 1e-12 against a double sum; bias_add and lookahead: exact
  *    (one fp32 add; the lerp formula written out in fp32); global_avgpool: 1e-14 against a
@@ -745,6 +747,112 @@ static int sgd_case_check(bool nesterov) {
 
 static int sgd_should_match_hand_computation_with_and_without_nesterov(void) {
     return sgd_case_check(false) | sgd_case_check(true);
+}
+
+/* The step values the trainer writes for AdamW step t (1-based), in double as PyTorch. */
+static void adamw_step_values(double lr, double b1, double b2, int t, float out[3]) {
+    out[0] = (float)lr;
+    out[1] = (float)(lr / (1.0 - pow(b1, t)));
+    out[2] = (float)sqrt(1.0 - pow(b2, t));
+}
+
+/* Three AdamW steps against the textbook form in double (Loshchilov & Hutter, Algorithm 2
+ * with PyTorch's eps placement): p *= 1 - lr*wd; m_hat = m / (1 - b1^t), v_hat = v / (1 - b2^t);
+ * p -= lr * m_hat / (sqrt(v_hat) + eps). The first step is also checked by hand: m_hat = g,
+ * v_hat = g^2, so p1 = p0 * (1 - lr*wd) - lr * g / (|g| + eps), i.e. a step of lr against
+ * the gradient's sign whatever its size. */
+static int adamw_should_match_hand_computation_over_three_steps(void) {
+    enum { N = 6 };
+    const double lr = 0.01, b1 = 0.9, b2 = 0.99, eps = 1e-8, wd = 0.05;
+    const float p0[N] = {0.5f, -0.25f, 1.0f, 0.0f, -2.0f, 0.125f};
+    const float grads[3][N] = {{0.1f, -3.0f, 1e-3f, 0.5f, -0.2f, 2.0f},
+                               {0.2f, 1.0f, -1e-3f, 0.5f, 0.3f, -2.0f},
+                               {-0.4f, 0.5f, 2e-3f, -0.5f, 0.1f, 1.0f}};
+    dbk_tensor g = gf(1, N, 1, 1, 1), st = gf(1, 3, 1, 1, 1), p = gf(1, N, 1, 1, 1), m = gf(1, N, 1, 1, 1),
+               v = gf(1, N, 1, 1, 1);
+    const float zeros[N] = {0};
+    DBK_CHECK_OK(dbk_tensor_write(&p, p0));
+    DBK_CHECK_OK(dbk_tensor_write(&m, zeros));
+    DBK_CHECK_OK(dbk_tensor_write(&v, zeros));
+    dbk_op_desc op = {.op = DBK_OP_ADAMW_UPDATE, .p.adamw = {(float)b1, (float)b2, (float)eps, (float)wd}};
+    op.src[0] = g; op.src[1] = st;
+    op.dst[0] = p; op.dst[1] = m; op.dst[2] = v;
+    double rp[N], rm[N] = {0}, rv[N] = {0};
+    for (int i = 0; i < N; i++) rp[i] = p0[i];
+    int rc = 0;
+    for (int t = 1; t <= 3; t++) {
+        float sv[3];
+        adamw_step_values(lr, b1, b2, t, sv);
+        DBK_CHECK_OK(dbk_tensor_write(&st, sv));
+        DBK_CHECK_OK(dbk_tensor_write(&g, grads[t - 1]));
+        DBK_CHECK_OK(dbk_backend_run(be, &op));
+        float fp[N], fm[N], fv[N];
+        for (int i = 0; i < N; i++) {
+            const double gi = grads[t - 1][i];
+            rp[i] *= 1.0 - lr * wd;
+            rm[i] = b1 * rm[i] + (1.0 - b1) * gi;
+            rv[i] = b2 * rv[i] + (1.0 - b2) * gi * gi;
+            const double mhat = rm[i] / (1.0 - pow(b1, t)), vhat = rv[i] / (1.0 - pow(b2, t));
+            rp[i] -= lr * mhat / (sqrt(vhat) + eps);
+            fp[i] = (float)rp[i]; fm[i] = (float)rm[i]; fv[i] = (float)rv[i];
+            if (t == 1) {
+                const double by_hand = (double)p0[i] * (1.0 - lr * wd) - lr * gi / (fabs(gi) + eps);
+                DBK_CHECK_MSG(fabs(by_hand - rp[i]) < 1e-12, "step 1 element %d: %.9g by hand, %.9g textbook", i,
+                              by_hand, rp[i]);
+            }
+        }
+        float *gp = dbk_test_read(&p), *gm = dbk_test_read(&m), *gv = dbk_test_read(&v);
+        char what[48];
+        snprintf(what, sizeof what, "adamw step %d params", t);
+        rc |= close_abs(what, fp, gp, N, 1e-6);
+        snprintf(what, sizeof what, "adamw step %d exp_avg", t);
+        rc |= close_abs(what, fm, gm, N, 1e-7);
+        snprintf(what, sizeof what, "adamw step %d exp_avg_sq", t);
+        rc |= close_abs(what, fv, gv, N, 1e-7);
+        free(gp); free(gm); free(gv);
+    }
+    return rc | guards_intact();
+}
+
+/* Decoupled weight decay does not go through the gradient: a zero gradient on zero moments
+ * scales the parameters by exactly (1 - lr * wd) in fp32 and leaves both moments zero, and
+ * with wd = 0 the parameters do not move at all. */
+static int adamw_without_gradient_should_only_decay(void) {
+    enum { N = 5 };
+    const float p0[N] = {1.0f, -0.5f, 3.0f, 0.0f, 1e-3f}, zeros[N] = {0};
+    dbk_tensor g = gf(1, N, 1, 1, 1), st = gf(1, 3, 1, 1, 1), p = gf(1, N, 1, 1, 1), m = gf(1, N, 1, 1, 1),
+               v = gf(1, N, 1, 1, 1);
+    int rc = 0;
+    for (int with_wd = 0; with_wd < 2; with_wd++) {
+        const float wd = with_wd ? 0.1f : 0.0f, lr = 0.5f;
+        float sv[3];
+        adamw_step_values(lr, 0.9, 0.999, 7, sv);
+        DBK_CHECK_OK(dbk_tensor_write(&st, sv));
+        DBK_CHECK_OK(dbk_tensor_write(&g, zeros));
+        DBK_CHECK_OK(dbk_tensor_write(&p, p0));
+        DBK_CHECK_OK(dbk_tensor_write(&m, zeros));
+        DBK_CHECK_OK(dbk_tensor_write(&v, zeros));
+        dbk_op_desc op = {.op = DBK_OP_ADAMW_UPDATE, .p.adamw = {0.9f, 0.999f, 1e-8f, wd}};
+        op.src[0] = g; op.src[1] = st;
+        op.dst[0] = p; op.dst[1] = m; op.dst[2] = v;
+        DBK_CHECK_OK(dbk_backend_run(be, &op));
+        float want[N];
+        const float decay = 1.0f - lr * wd;
+        for (int i = 0; i < N; i++) want[i] = p0[i] * decay;
+        float *gp = dbk_test_read(&p), *gm = dbk_test_read(&m), *gv = dbk_test_read(&v);
+        rc |= equal_bytes(with_wd ? "params decayed" : "params unchanged", want, gp, sizeof want);
+        rc |= equal_bytes("exp_avg stays zero", zeros, gm, sizeof zeros) | equal_bytes("exp_avg_sq stays zero", zeros, gv, sizeof zeros);
+        free(gp); free(gm); free(gv);
+    }
+    /* the contract: a step block of another length, and betas outside [0, 1), are refused */
+    dbk_op_desc bad = {.op = DBK_OP_ADAMW_UPDATE, .p.adamw = {0.9f, 1.0f, 1e-8f, 0.0f}};
+    bad.src[0] = g; bad.src[1] = st;
+    bad.dst[0] = p; bad.dst[1] = m; bad.dst[2] = v;
+    DBK_CHECK(dbk_backend_run(be, &bad) == DBK_ERR_INVALID_ARG && strstr(dbk_last_error(), "beta2"));
+    bad.p.adamw.beta2 = 0.999f;
+    bad.src[1].shape[0] = 1;
+    DBK_CHECK(dbk_backend_run(be, &bad) == DBK_ERR_INVALID_ARG && strstr(dbk_last_error(), "3 element"));
+    return rc | guards_intact();
 }
 
 /* ---------------------------------------------------------------------------------- */
@@ -1555,6 +1663,8 @@ int main(void) {
     RUN(softmax_xent_should_match_direct_formula_with_and_without_smoothing);
     RUN(accuracy_should_count_first_max_and_accumulate);
     RUN(sgd_should_match_hand_computation_with_and_without_nesterov);
+    RUN(adamw_should_match_hand_computation_over_three_steps);
+    RUN(adamw_without_gradient_should_only_decay);
     RUN(augment_choices_should_follow_the_documented_draw);
     RUN(augment_train_should_match_independent_geometry);
     RUN(augment_eval_should_only_normalise);

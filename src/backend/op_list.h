@@ -139,6 +139,17 @@
     X(SGD_MOMENTUM_UPDATE, sgd_momentum_update, optim, "grad lr", "params momentum", sgd,     \
       check_sgd_momentum_update, 6.0 * n_src(d, 0), all_bytes(d), NONE, OWN, ALL)             \
                                                                                               \
+    /* AdamW over flat buffers, PyTorch's torch.optim.AdamW (amsgrad off):                    \
+     *   p = p * (1 - lr * wd)                           (decoupled weight decay)             \
+     *   m = m + (1 - beta1) * (g - m)                   (exp_avg.lerp_(grad, 1 - beta1))     \
+     *   v = beta2 * v + (1 - beta2) * g * g                                                  \
+     *   p = p - step_size * m / (sqrt(v) / bc2_sqrt + eps)                                   \
+     * src0 grad (n)  src1 step f32 (3): {lr, step_size = lr / (1 - beta1^t),                 \
+     *   bc2_sqrt = sqrt(1 - beta2^t)} for the 1-based step t, written by the host each step  \
+     * dst0 params (n) in place  dst1 exp_avg m (n) in place  dst2 exp_avg_sq v (n) in place */\
+    X(ADAMW_UPDATE, adamw_update, optim, "grad step", "params exp_avg exp_avg_sq", adamw,     \
+      check_adamw_update, 12.0 * n_src(d, 0), all_bytes(d), NONE, OWN, ALL)                   \
+                                                                                              \
     /* Builds a normalised float batch from the u8 dataset resident on the device             \
      * (DESIGN.md decision 4). For batch row i:                                               \
      *   j = indices[state.first + i] (or state.first + i when src2 is absent),               \

@@ -272,6 +272,27 @@ static dbk_status check_sgd_momentum_update(const dbk_op_desc *d) {
     return DBK_OK;
 }
 
+/* grad, params, exp_avg, exp_avg_sq f32 of one element count; step f32 (3); betas in
+ * [0, 1), eps > 0, weight decay >= 0. */
+static dbk_status check_adamw_update(const dbk_op_desc *d) {
+    const dbk_tensor *s = d->src, *o = d->dst;
+    const dbk_adamw_params *p = &d->p.adamw;
+    DBK_TRY(want(d, &s[0], "grad", DBK_DTYPE_F32, 0));
+    DBK_TRY(check_scalar(d, &s[1], "step {lr, step_size, bc2_sqrt}", DBK_DTYPE_F32, 3));
+    DBK_TRY(want(d, &o[0], "params", DBK_DTYPE_F32, 0));
+    DBK_TRY(want(d, &o[1], "exp_avg", DBK_DTYPE_F32, 0));
+    DBK_TRY(want(d, &o[2], "exp_avg_sq", DBK_DTYPE_F32, 0));
+    const int64_t n = dbk_tensor_numel(&o[0]);
+    if (dbk_tensor_numel(&s[0]) != n || dbk_tensor_numel(&o[1]) != n || dbk_tensor_numel(&o[2]) != n)
+        FAIL("%s: grad, params, exp_avg and exp_avg_sq must have the same element count", dbk_op_name(d->op));
+    if (!(p->beta1 >= 0.0f && p->beta1 < 1.0f && p->beta2 >= 0.0f && p->beta2 < 1.0f))
+        FAIL("%s: beta1 %g and beta2 %g must lie in [0, 1)", dbk_op_name(d->op), (double)p->beta1, (double)p->beta2);
+    if (!(p->eps > 0.0f)) FAIL("%s: eps must be > 0 (got %g)", dbk_op_name(d->op), (double)p->eps);
+    if (!(p->weight_decay >= 0.0f))
+        FAIL("%s: weight decay must be >= 0 (got %g)", dbk_op_name(d->op), (double)p->weight_decay);
+    return DBK_OK;
+}
+
 static dbk_status check_augment(const dbk_op_desc *d) {
     const dbk_tensor *s = d->src, *o = d->dst;
     const dbk_augment_params *p = &d->p.augment;

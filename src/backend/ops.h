@@ -89,6 +89,15 @@ typedef struct dbk_sgd_params {
     bool  nesterov;
 } dbk_sgd_params;
 
+/* DBK_OP_ADAMW_UPDATE (torch.optim.AdamW, amsgrad off). The step-dependent values (learning
+ * rate, bias corrections) come from device memory, so a recorded step replays. */
+typedef struct dbk_adamw_params {
+    float beta1;            /* first-moment decay, in [0, 1), e.g. 0.9 */
+    float beta2;            /* second-moment decay, in [0, 1), e.g. 0.999 */
+    float eps;              /* > 0, added to the bias-corrected sqrt(v) */
+    float weight_decay;     /* decoupled: p *= 1 - lr * weight_decay before the Adam step */
+} dbk_adamw_params;
+
 /* DBK_OP_AUGMENT (op_list.h has the exact draws). The fields after std, left zero, keep the
  * behaviour from before they existed. */
 typedef struct dbk_augment_params {
@@ -123,6 +132,7 @@ typedef struct dbk_op_desc {
         dbk_scale_params   scale;
         dbk_xent_params    xent;
         dbk_sgd_params     sgd;
+        dbk_adamw_params   adamw;
         dbk_augment_params augment;
         dbk_fill_params    fill;
     } p;

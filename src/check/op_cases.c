@@ -20,7 +20,8 @@
  *  - batchnorm fwd infer: 1e-9 (elementwise; rsqrt may differ by an ulp or two).
  *  - softmax xent fwd: 1e-8 (exp/log may differ by a few ulp; loss_sum sums N rows).
  *  - softmax xent bwd: 1e-9 (elementwise difference probs - target).
- *  - SGD: 1e-10 (elementwise; fused multiply-add contraction may move the last bit).
+ *  - SGD, AdamW: 1e-10 (elementwise; fused multiply-add contraction may move the last bit,
+ *    AdamW's sqrt and division an ulp).
  *  - relu, maxpool, add, scale, fill, copy: 1e-10, i.e. exact up to a contraction or
  *    accumulation-order difference in an ulp (max-pool backward sums overlapping windows).
  *  - gelu fwd / bwd: 1e-9 (elementwise erf and exp: the device kernels' own erf, the fit
@@ -614,6 +615,34 @@ static void sgd_momentum_update_cases(dbk_op_checker *ck) {
         }
 }
 OP_TEST(sgd_momentum_update, 1e-10);
+
+/* AdamW at the first step (t = 1: m, v zero, the largest bias corrections) and at t = 200 with
+ * moments already built up, with and without weight decay (fast.ai's DAWNBench WRN uses
+ * betas (0.9, 0.99), PyTorch's default is (0.9, 0.999)). */
+static void adamw_update_cases(dbk_op_checker *ck) {
+    static const int64_t counts[] = {1, 17, 4099, 262147};
+    static const struct { int t; float beta2, wd; } runs[] = {{1, 0.999f, 0.01f}, {200, 0.99f, 0.0f}, {200, 0.999f, 0.1f}};
+    for (size_t r = 0; r < sizeof runs / sizeof runs[0]; r++)
+        for (size_t i = 0; i < sizeof counts / sizeof counts[0]; i++) {
+            const int t = runs[r].t;
+            const double lr = 3e-3, b1 = 0.9, b2 = runs[r].beta2;
+            tcase *c = case_new(ck, DBK_OP_ADAMW_UPDATE, "n %lld t %d betas (0.9, %g) wd %g", (long long)counts[i], t,
+                                (double)runs[r].beta2, (double)runs[r].wd);
+            c->desc.p.adamw = (dbk_adamw_params){0.9f, runs[r].beta2, 1e-8f, runs[r].wd};
+            /* grad (n), step (3) -> params, exp_avg, exp_avg_sq (n) in place */
+            set_uniform(c, SRC(0), ROLE_IN, -1.0f, 1.0f, 1, counts[i], 1, 1, 1);
+            float *step = set_slot(c, SRC(1), ROLE_IN, DBK_DTYPE_F32, 1, 3, 1, 1, 1);
+            step[0] = (float)lr;
+            step[1] = (float)(lr / (1.0 - pow(b1, t)));
+            step[2] = (float)sqrt(1.0 - pow(b2, t));
+            set_uniform(c, DST(0), ROLE_INOUT, -0.5f, 0.5f, 1, counts[i], 1, 1, 1);
+            const float mag = t == 1 ? 0.0f : 0.3f;
+            set_uniform(c, DST(1), ROLE_INOUT, -mag, mag, 1, counts[i], 1, 1, 1);
+            set_uniform(c, DST(2), ROLE_INOUT, 0.0f, mag * mag, 1, counts[i], 1, 1, 1);
+            dbk_op_check_case(c);
+        }
+}
+OP_TEST(adamw_update, 1e-10);
 
 /* ---------------------------------------------------------------------------------- */
 /* augmentation                                                                        */

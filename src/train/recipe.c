@@ -98,6 +98,8 @@ static const dbk_recipe recipes[] = {
     },
 };
 
+const char *dbk_optimizer_name(dbk_optimizer o) { return o == DBK_OPTIMIZER_ADAMW ? "adamw" : "sgd"; }
+
 int dbk_recipe_count(void) { return (int)(sizeof recipes / sizeof recipes[0]); }
 const dbk_recipe *dbk_recipe_at(int i) { return &recipes[i]; }
 const char *dbk_recipe_default_name(void) { return "quick"; }

@@ -42,7 +42,8 @@ struct dbk_session {
     dbk_session_program  train, eval, tail;        /* tail: the last partial eval batch */
     dbk_session_program  tta, tta_tail;            /* the final evaluation, when the recipe has TTA */
     dbk_session_program  lookahead;                /* when the recipe has lookahead */
-    dbk_buffer          *params, *grads, *momentum, *state;
+    dbk_buffer          *params, *grads, *momentum, *state;   /* momentum: SGD's, or AdamW's exp_avg */
+    dbk_buffer          *exp_avg_sq;               /* AdamW's second moment (NULL for SGD) */
     dbk_buffer          *ema_params, *ema_state;   /* lookahead's averages */
     dbk_buffer          *train_steps, *eval_steps; /* per-step values + counters (every evaluation shares) */
     dbk_buffer          *lookahead_steps;

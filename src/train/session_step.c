@@ -2,7 +2,7 @@
  * session_step.c — assembling a session's programs (see session_impl.h).
  *
  *   training step  = augment, model forward, loss, accuracy, loss backward, model backward,
- *                    one SGD update per parameter group
+ *                    one optimizer update (SGD or AdamW) per parameter group
  *   evaluation     = normalise (augment without draws), model forward, loss, accuracy
  *   final (TTA)    = per view of the recipe's test-time augmentation: the view, the model
  *                    (same weights), the logits weighted into a sum; loss, accuracy of the sum
@@ -11,9 +11,10 @@
  * Every value that changes from step to step is declared here on the graph with the rule
  * that computes it (dbk_graph_step_value): the augmentation state {first row, seed, epoch,
  * run seed} and the
- * learning rate of each parameter group. The host computes them all into one small block and
+ * learning rate of each parameter group (AdamW: with its bias corrections). The host computes them all into one small block and
  * writes it once per step; the loss and correct-count counters accumulate on the device.
  */
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -45,6 +46,17 @@ static void group_lr_rule(const dbk_step_ctx *ctx, const double k[4], void *dst)
     float lr = (float)(ctx->lr * k[0]);
     if (k[1] > 0 && ctx->epoch >= k[1]) lr = 0.0f;
     memcpy(dst, &lr, sizeof lr);
+}
+
+/* AdamW's step values {lr, step_size = lr / (1 - beta1^t), sqrt(1 - beta2^t)} for the 1-based
+ * step t of the run (from the epoch and the step within it, so a resumed run continues the
+ * count); lr as group_lr_rule (k[0] scale, k[1] until epoch), k[2] = beta1, k[3] = beta2. */
+static void adamw_step_rule(const dbk_step_ctx *ctx, const double k[4], void *dst) {
+    double lr = ctx->lr * k[0];
+    if (k[1] > 0 && ctx->epoch >= k[1]) lr = 0.0;
+    const double t = (double)ctx->epoch * ctx->steps_per_epoch + ctx->step + 1;
+    const float v[3] = {(float)lr, (float)(lr / (1.0 - pow(k[2], t))), (float)sqrt(1.0 - pow(k[3], t))};
+    memcpy(dst, v, sizeof v);
 }
 
 /* The recipe's rule for a parameter group, or the defaults (scale 1, until the end). */
@@ -127,14 +139,42 @@ static void add_loss(dbk_session *s, dbk_graph *g, int batch, dbk_value logits, 
     dbk_graph_backward(g, &lb, "loss.bwd");
 }
 
-/* One SGD update per parameter group (none for the frozen group), each with its learning
- * rate as a per-step value. */
+/* One AdamW update of parameter group i: its step values (lr, bias corrections) are one
+ * per-step value; lr and weight decay are never scaled by the batch (Adam's step does not
+ * depend on the loss's scale). */
+static void add_adamw(dbk_session *s, dbk_graph *g, int i, const dbk_recipe_group *rule) {
+    const dbk_recipe *r = s->cfg.recipe;
+    const char *group = dbk_graph_group_name(g, i);
+    char name[48], label[48];
+    snprintf(name, sizeof name, group[0] ? "adamw.%s" : "adamw", group);
+    const double k[4] = {(double)rule->lr_scale, (double)rule->until_epoch, (double)r->adam_beta1, (double)r->adam_beta2};
+    dbk_tensor step = dbk_graph_step_value(g, name, DBK_DTYPE_F32, 3, adamw_step_rule, k);
+    if (dbk_graph_is_planning(g)) return;
+    dbk_op_desc op = {.op = DBK_OP_ADAMW_UPDATE,
+                      .p.adamw = {r->adam_beta1, r->adam_beta2, r->adam_eps, r->weight_decay * rule->weight_decay_scale}};
+    op.src[0] = dbk_graph_group_grads(g, i);
+    op.src[1] = step;
+    op.dst[0] = dbk_graph_group_params(g, i);
+    op.dst[1] = op.dst[0];
+    op.dst[1].buf = s->momentum;
+    op.dst[2] = op.dst[0];
+    op.dst[2].buf = s->exp_avg_sq;
+    snprintf(label, sizeof label, "%s", name);
+    dbk_graph_update(g, &op, label);
+}
+
+/* One optimizer update per parameter group (none for the frozen group): SGD with its learning
+ * rate as a per-step value, or AdamW. */
 static void add_optimizer(dbk_session *s, dbk_graph *g, int batch) {
     const dbk_recipe *r = s->cfg.recipe;
     for (int i = 0; i < dbk_graph_group_count(g); i++) {
         if (dbk_graph_group_frozen(g, i)) continue;
         const char *group = dbk_graph_group_name(g, i);
         const dbk_recipe_group rule = group_rule(r, group);
+        if (r->optimizer == DBK_OPTIMIZER_ADAMW) {
+            add_adamw(s, g, i, &rule);
+            continue;
+        }
         char name[48], label[48];
         snprintf(name, sizeof name, group[0] ? "lr.%s" : "lr", group);
         snprintf(label, sizeof label, group[0] ? "sgd.%s" : "sgd", group);
