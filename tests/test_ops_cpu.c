@@ -1484,6 +1484,87 @@ static int global_avgpool_should_match_plane_means_and_spread_the_gradient(void)
     return rc;
 }
 
+/* Leaky ReLU against its formula (exact), in place too; the backward through the output. */
+static int leaky_relu_should_scale_negatives_by_the_slope(void) {
+    enum { N = 1000 };
+    dbk_tensor x = gf(1, N, 1, 1, 1), y = gf(1, N, 1, 1, 1), dy = gf(1, N, 1, 1, 1), dx = gf(1, N, 1, 1, 1);
+    float *hx = dbk_test_uniform(N, -2.0f, 2.0f, 107), *hdy = dbk_test_uniform(N, -1.0f, 1.0f, 108);
+    float ry[N], rdx[N];
+    for (int i = 0; i < N; i++) {
+        ry[i] = hx[i] > 0.0f ? hx[i] : 0.1f * hx[i];
+        rdx[i] = hx[i] > 0.0f ? hdy[i] : 0.1f * hdy[i];
+    }
+    DBK_CHECK_OK(dbk_tensor_write(&x, hx));
+    DBK_CHECK_OK(dbk_tensor_write(&dy, hdy));
+    dbk_op_desc f = {.op = DBK_OP_LEAKY_RELU_FWD, .p.leaky.slope = 0.1f}, b = {.op = DBK_OP_LEAKY_RELU_BWD, .p.leaky.slope = 0.1f};
+    f.src[0] = x; f.dst[0] = y;
+    b.src[0] = y; b.src[1] = dy; b.dst[0] = dx;
+    DBK_CHECK_OK(dbk_backend_run(be, &f));
+    DBK_CHECK_OK(dbk_backend_run(be, &b));
+    float *gy = dbk_test_read(&y), *gdx = dbk_test_read(&dx);
+    int rc = equal_bytes("leaky_relu_fwd", ry, gy, sizeof ry) | equal_bytes("leaky_relu_bwd", rdx, gdx, sizeof rdx);
+    free(gy);
+    f.dst[0] = x;   /* in place */
+    DBK_CHECK_OK(dbk_backend_run(be, &f));
+    gy = dbk_test_read(&x);
+    rc |= equal_bytes("leaky_relu_fwd in place", ry, gy, sizeof ry) | guards_intact();
+    f.p.leaky.slope = 0.0f;
+    DBK_CHECK(dbk_backend_run(be, &f) == DBK_ERR_INVALID_ARG && strstr(dbk_last_error(), "slope"));
+    free(hx); free(hdy); free(gy); free(gdx);
+    return rc;
+}
+
+/* Dropout p = 0.5 over 20000 elements: about half dropped (binomial sd 71: within 2%), the
+ * rest exactly doubled; the backward applies the same mask; another salt or another batch
+ * position gives another mask; p = 0 keeps everything unscaled. */
+static int dropout_should_drop_a_fraction_p_and_scale_the_rest(void) {
+    enum { N = 20000 };
+    dbk_tensor x = gf(1, N, 1, 1, 1), y = gf(1, N, 1, 1, 1), dx = gf(1, N, 1, 1, 1), st = gt(DBK_DTYPE_I32, 1, 4, 1, 1, 1);
+    float *hx = dbk_test_uniform(N, 0.5f, 1.5f, 109);   /* no zeros: a zero output means dropped */
+    int32_t state[4] = {1024, 777, 0, 0};
+    DBK_CHECK_OK(dbk_tensor_write(&x, hx));
+    DBK_CHECK_OK(dbk_tensor_write(&st, state));
+    dbk_op_desc f = {.op = DBK_OP_DROPOUT_FWD, .p.dropout = {0.5f, 1u}}, b = {.op = DBK_OP_DROPOUT_BWD, .p.dropout = {0.5f, 1u}};
+    f.src[0] = x; f.src[1] = st; f.dst[0] = y;
+    b.src[0] = x; b.src[1] = st; b.dst[0] = dx;
+    DBK_CHECK_OK(dbk_backend_run(be, &f));
+    DBK_CHECK_OK(dbk_backend_run(be, &b));
+    float *gy = dbk_test_read(&y), *gdx = dbk_test_read(&dx);
+    int dropped = 0, wrong = 0;
+    for (int i = 0; i < N; i++) {
+        dropped += gy[i] == 0.0f;
+        wrong += gy[i] != 0.0f && gy[i] != 2.0f * hx[i];
+    }
+    DBK_CHECK_MSG(dropped > N / 2 - N / 50 && dropped < N / 2 + N / 50, "p = 0.5 dropped %d of %d", dropped, N);
+    DBK_CHECK_MSG(wrong == 0, "%d kept elements are not x / (1 - p)", wrong);
+    int rc = equal_bytes("dropout_bwd uses the forward's mask", gy, gdx, (size_t)N * sizeof(float));
+    free(gdx);
+    f.p.dropout.salt = 2u;
+    DBK_CHECK_OK(dbk_backend_run(be, &f));
+    float *other = dbk_test_read(&y);
+    int same = 0;
+    for (int i = 0; i < N; i++) same += (gy[i] == 0.0f) == (other[i] == 0.0f);
+    DBK_CHECK_MSG(same < N * 6 / 10, "another salt kept the mask (%d of %d agree)", same, N);
+    free(other);
+    f.p.dropout.salt = 1u;
+    state[0] = 1152;   /* the next batch */
+    DBK_CHECK_OK(dbk_tensor_write(&st, state));
+    DBK_CHECK_OK(dbk_backend_run(be, &f));
+    other = dbk_test_read(&y);
+    same = 0;
+    for (int i = 0; i < N; i++) same += (gy[i] == 0.0f) == (other[i] == 0.0f);
+    DBK_CHECK_MSG(same < N * 6 / 10, "the next batch kept the mask (%d of %d agree)", same, N);
+    free(other);
+    f.p.dropout.p = 0.0f;
+    DBK_CHECK_OK(dbk_backend_run(be, &f));
+    other = dbk_test_read(&y);
+    rc |= equal_bytes("dropout p = 0 is the identity", hx, other, (size_t)N * sizeof(float)) | guards_intact();
+    f.p.dropout.p = 1.0f;
+    DBK_CHECK(dbk_backend_run(be, &f) == DBK_ERR_INVALID_ARG && strstr(dbk_last_error(), "[0, 1)"));
+    free(hx); free(gy); free(other);
+    return rc;
+}
+
 /* ATen's lerp (Lerp.h) written out in fp32, with w = 1 - decay. */
 static float lerp_ref(float e, float p, float decay) {
     const float w = 1.0f - decay;
@@ -1681,6 +1762,8 @@ int main(void) {
     RUN(gelu_should_match_erf_formulas_in_double_and_run_in_place);
     RUN(bias_add_and_channel_sum_should_match_naive_loops);
     RUN(global_avgpool_should_match_plane_means_and_spread_the_gradient);
+    RUN(leaky_relu_should_scale_negatives_by_the_slope);
+    RUN(dropout_should_drop_a_fraction_p_and_scale_the_rest);
     RUN(lookahead_should_lerp_toward_params_then_copy_ema_into_params);
     RUN(bias_ops_should_reject_a_bias_of_the_wrong_length);
     dbk_backend_destroy(be);

@@ -86,6 +86,14 @@
     /* dx = dy * (y > 0).   src0 y (the forward output)  src1 dy  dst0 dx (dx may alias dy) */\
     X(RELU_BWD, relu_bwd, eltwise, "y dy", "dx", none, check_eltwise,                         \
       n_dst(d, 0), all_bytes(d), BWD, EW, ALL)                                                \
+    /* y = x > 0 ? x : slope * x.      torch.nn.LeakyReLU(negative_slope=slope)              \
+     * src0 x  dst0 y (any shape; y may alias x: in place allowed) */                         \
+    X(LEAKY_RELU_FWD, leaky_relu_fwd, eltwise, "x", "y", leaky, check_leaky_relu,             \
+      n_dst(d, 0), all_bytes(d), FWD, EW, ALL)                                                \
+    /* dx = y > 0 ? dy : slope * dy (slope > 0, so y > 0 exactly when x > 0).                 \
+     * src0 y (the forward output)  src1 dy  dst0 dx (dx may alias dy) */                     \
+    X(LEAKY_RELU_BWD, leaky_relu_bwd, eltwise, "y dy", "dx", leaky, check_leaky_relu,         \
+      n_dst(d, 0), all_bytes(d), BWD, EW, ALL)                                                \
                                                                                               \
     /* Max pool with window R x S (params.pool), no padding.   torch.nn.MaxPool2d             \
      * Global max pool is R = H, S = W.                                                       \
@@ -234,7 +242,19 @@
      * src0 decay f32 (1), written by the host each run                                       \
      * dst0 ema (n) in place  dst1 params (n) in place (same element count) */                \
     X(LOOKAHEAD, lookahead, optim, "decay", "ema params", none, check_lookahead,              \
-      3.0 * n_dst(d, 0), all_bytes(d), NONE, OWN, ALL)
+      3.0 * n_dst(d, 0), all_bytes(d), NONE, OWN, ALL)                                        \
+                                                                                              \
+    /* Inverted dropout, training mode.                torch.nn.Dropout(p) in train()         \
+     *   y[i] = keep(i) ? x[i] * (1 / (1 - p)) : 0,  scale 1/(1-p) formed in fp32;            \
+     *   keep(i) = (dbk_hash_u32(state[1], state[0], salt, i) >> 8) >= (uint32)(p * 2^24)     \
+     * (state = the step's {first, seed, epoch, run_seed}: a fresh mask for every batch, the  \
+     * same on every backend). src0 x (any)  src1 state i32 (4)  dst0 y (may alias x) */      \
+    X(DROPOUT_FWD, dropout_fwd, dropout, "x state", "y", dropout, check_dropout,              \
+      n_dst(d, 0), all_bytes(d), FWD, OWN, ALL)                                               \
+    /* dx[i] = keep(i) ? dy[i] * (1 / (1 - p)) : 0, the same mask (same state, salt, p).      \
+     * src0 dy  src1 state i32 (4)  dst0 dx (may alias dy) */                                 \
+    X(DROPOUT_BWD, dropout_bwd, dropout, "dy state", "dx", dropout, check_dropout,            \
+      n_dst(d, 0), all_bytes(d), BWD, OWN, ALL)
 /* clang-format on */
 
 /* DBK_OP_ON(OCL|VK, where, f): f when the backend has the op (the where column), else NULL;

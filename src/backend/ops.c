@@ -219,6 +219,25 @@ static dbk_status check_maxpool(const dbk_op_desc *d) {
 }
 
 /* x (N,C,H,W) and y (N,C,1,1), in either direction (backward: dx and dy). */
+/* Elementwise shapes, and a slope > 0 (the backward reads the sign of y). */
+static dbk_status check_leaky_relu(const dbk_op_desc *d) {
+    if (!(d->p.leaky.slope > 0.0f))
+        FAIL("%s: slope must be > 0 (got %g)", dbk_op_name(d->op), (double)d->p.leaky.slope);
+    return check_eltwise(d);
+}
+
+/* x and y (dy and dx) f32 of one shape, state i32 (4), p in [0, 1). */
+static dbk_status check_dropout(const dbk_op_desc *d) {
+    const bool fwd = d->op == DBK_OP_DROPOUT_FWD;
+    DBK_TRY(want(d, &d->src[0], fwd ? "x" : "dy", DBK_DTYPE_F32, 0));
+    DBK_TRY(want(d, &d->dst[0], fwd ? "y" : "dx", DBK_DTYPE_F32, 0));
+    DBK_TRY(want_same(d, &d->src[0], fwd ? "x" : "dy", &d->dst[0], fwd ? "y" : "dx"));
+    DBK_TRY(check_scalar(d, &d->src[1], "state {first, seed, epoch, run_seed}", DBK_DTYPE_I32, 4));
+    if (!(d->p.dropout.p >= 0.0f && d->p.dropout.p < 1.0f))
+        FAIL("%s: p must lie in [0, 1) (got %g)", dbk_op_name(d->op), (double)d->p.dropout.p);
+    return DBK_OK;
+}
+
 static dbk_status check_global_avgpool(const dbk_op_desc *d) {
     const bool fwd = d->op == DBK_OP_GLOBAL_AVGPOOL_FWD;
     const dbk_tensor *x = fwd ? &d->src[0] : &d->dst[0], *y = fwd ? &d->dst[0] : &d->src[0];

@@ -113,6 +113,17 @@ typedef struct dbk_augment_params {
     bool  view_flip;        /* evaluation only: mirror the shifted view horizontally */
 } dbk_augment_params;
 
+/* DBK_OP_LEAKY_RELU_FWD / _BWD (elementwise: floats only). */
+typedef struct dbk_leaky_params {
+    float slope;            /* negative_slope, > 0 (fast.ai's DarkNet: 0.1) */
+} dbk_leaky_params;
+
+/* DBK_OP_DROPOUT_FWD / _BWD. */
+typedef struct dbk_dropout_params {
+    float    p;             /* probability of zeroing an element, in [0, 1) */
+    uint32_t salt;          /* tells the dropout layers of one network apart (their masks differ) */
+} dbk_dropout_params;
+
 typedef struct dbk_fill_params {
     float value;
 } dbk_fill_params;
@@ -133,6 +144,8 @@ typedef struct dbk_op_desc {
         dbk_xent_params    xent;
         dbk_sgd_params     sgd;
         dbk_adamw_params   adamw;
+        dbk_leaky_params   leaky;
+        dbk_dropout_params dropout;
         dbk_augment_params augment;
         dbk_fill_params    fill;
     } p;

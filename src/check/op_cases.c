@@ -33,6 +33,8 @@
  *    sum, up to ~1M values per channel; measured <= 1.5e-14).
  *  - global_avgpool fwd / bwd: 1e-10 (a mean of at most 1024 values in fp32 against the
  *    CPU's double sum; the backward is one division per element).
+ *  - leaky_relu fwd / bwd, dropout fwd / bwd: 1e-10 (one multiply per element; dropout's mask
+ *    is an integer hash, the same on every backend, so any other mask fails by NMSE ~1).
  *  - accuracy: bit-exact (a count). augment: bit-exact, the device kernels reproduce the
  *    CPU's hash draw and compute (v / 255 - mean) / std with correctly rounded division.
  */
@@ -358,6 +360,39 @@ static void relu_bwd_cases(dbk_op_checker *ck) {
         }
 }
 OP_TEST(relu_bwd, 1e-10);
+
+/* DarkNet's slope 0.1, and 0.01 (PyTorch's default). */
+static void leaky_relu_fwd_cases(dbk_op_checker *ck) {
+    char sh[64];
+    for (int in_place = 0; in_place < 2; in_place++)
+        for (int i = 0; i < (int)EW_SHAPE_COUNT; i++) {
+            const float slope = in_place ? 0.01f : 0.1f;
+            tcase *c = case_new(ck, DBK_OP_LEAKY_RELU_FWD, "%s slope %g%s", ew_summary(i, sh, sizeof sh), (double)slope,
+                                in_place ? " in place (y = x)" : "");
+            c->desc.p.leaky.slope = slope;
+            set_uniform(c, SRC(0), ROLE_IN, -1.0f, 1.0f, EW(i));
+            set_ew_output(c, i, in_place ? SRC(0) : -1);
+            dbk_op_check_case(c);
+        }
+}
+OP_TEST(leaky_relu_fwd, 1e-10);
+
+static void leaky_relu_bwd_cases(dbk_op_checker *ck) {
+    char sh[64];
+    for (int in_place = 0; in_place < 2; in_place++)
+        for (int i = 0; i < (int)EW_SHAPE_COUNT; i++) {
+            tcase *c = case_new(ck, DBK_OP_LEAKY_RELU_BWD, "%s slope 0.1%s", ew_summary(i, sh, sizeof sh),
+                                in_place ? " in place (dx = dy)" : "");
+            c->desc.p.leaky.slope = 0.1f;
+            /* y is a forward output: negatives scaled by the slope, a few exact zeros */
+            float *y = set_uniform(c, SRC(0), ROLE_IN, -1.0f, 1.0f, EW(i));
+            for (int64_t k = 0; k < slot_numel(&c->slots[SRC(0)]); k++) y[k] = k % 7 == 3 ? 0.0f : y[k] > 0.0f ? y[k] : 0.1f * y[k];
+            set_uniform(c, SRC(1), ROLE_IN, -1.0f, 1.0f, EW(i));
+            set_ew_output(c, i, in_place ? SRC(1) : -1);
+            dbk_op_check_case(c);
+        }
+}
+OP_TEST(leaky_relu_bwd, 1e-10);
 
 static void add_cases(dbk_op_checker *ck) {
     char sh[64];
@@ -823,3 +858,35 @@ static void lookahead_cases(dbk_op_checker *ck) {
 }
 OP_TEST(lookahead, 1e-10);
 
+
+/* ---------------------------------------------------------------------------------- */
+/* dropout                                                                             */
+
+/* p 0.5 (AlexNet's), 0.1 and 0 (everything kept), with several batch positions and seeds,
+ * on the elementwise shapes; the mask is a hash of (seed, first, salt, index), so a device
+ * that draws another mask fails by NMSE ~1. */
+static void dropout_cases(dbk_op_checker *ck, dbk_op op) {
+    static const float ps[] = {0.5f, 0.1f, 0.0f};
+    char sh[64];
+    for (size_t k = 0; k < sizeof ps / sizeof ps[0]; k++)
+        for (int i = 0; i < (int)EW_SHAPE_COUNT; i++) {
+            const bool in_place = i % 2 == 1;
+            tcase *c = case_new(ck, op, "%s p %g salt %u%s", ew_summary(i, sh, sizeof sh), (double)ps[k], 17u * (unsigned)k,
+                                in_place ? " in place" : "");
+            c->desc.p.dropout = (dbk_dropout_params){ps[k], 17u * (uint32_t)k};
+            /* x or dy (any), state i32 (4) -> y or dx */
+            set_uniform(c, SRC(0), ROLE_IN, -1.0f, 1.0f, EW(i));
+            int32_t *st = set_slot(c, SRC(1), ROLE_IN, DBK_DTYPE_I32, 1, 4, 1, 1, 1);
+            st[0] = 256 * i;
+            st[1] = (int32_t)(0x9e3779b9u * (uint32_t)(k + 1));
+            st[2] = (int32_t)k;
+            st[3] = 12345;
+            set_ew_output(c, i, in_place ? SRC(0) : -1);
+            dbk_op_check_case(c);
+        }
+}
+
+static void dropout_fwd_cases(dbk_op_checker *ck) { dropout_cases(ck, DBK_OP_DROPOUT_FWD); }
+OP_TEST(dropout_fwd, 1e-10);
+static void dropout_bwd_cases(dbk_op_checker *ck) { dropout_cases(ck, DBK_OP_DROPOUT_BWD); }
+OP_TEST(dropout_bwd, 1e-10);
