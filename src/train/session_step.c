@@ -23,14 +23,6 @@
 /* ---------------------------------------------------------------------------------- */
 /* per-step rules                                                                     */
 
-/* {first row of the batch, the epoch's seed, the 0-based epoch, the run's seed}: what
- * DBK_OP_AUGMENT reads as its state. */
-static void augment_state_rule(const dbk_step_ctx *ctx, const double k[4], void *dst) {
-    (void)k;
-    int32_t v[4] = {ctx->first, (int32_t)ctx->seed, ctx->epoch, (int32_t)ctx->run_seed};
-    memcpy(dst, v, sizeof v);
-}
-
 /* airbench94's lookahead decay after run_step of run_steps steps, in fp32 as the source's
  * alpha_schedule tensor: base * (step / total)^power; 1 for the final update, which
  * dbk_session_lookahead_final asks for with run_steps 0 (params = ema). */
@@ -73,7 +65,7 @@ static dbk_tensor flat(dbk_buffer *b, dbk_dtype dt, int64_t n) { return dbk_tens
 /* The augmentation state every augment op of a program reads. */
 static dbk_tensor augment_state(dbk_graph *g) {
     const double none[4] = {0};
-    return dbk_graph_step_value(g, "augment.state", DBK_DTYPE_I32, 4, augment_state_rule, none);
+    return dbk_graph_step_value(g, "augment.state", DBK_DTYPE_I32, 4, dbk_graph_batch_state_rule, none);
 }
 
 /* Reads the batch from the resident dataset into x and labels; evaluation reads the view
