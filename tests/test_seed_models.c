@@ -6,8 +6,8 @@
  *     augmentation) for two short passes over 256 real CIFAR-10 images on the CPU backend and
  *     learns: the training loss falls from the first pass to the second and the second
  *     pass's accuracy clears a bar above chance (10%) measured over several seeds;
- *   - on a device backend (argument: opencl or vulkan) each model builds and runs a few
- *     training steps with finite loss and its evaluation matches the CPU backend's;
+ *   - on a device backend (argument: opencl or vulkan) each model builds and runs two
+ *     training steps whose loss matches the CPU backend's (relative 1e-4);
  *   - AdamW's state (both moments) goes through a training-state checkpoint and back
  *     unchanged, and a state saved by SGD (no AdamW moments) is refused by name.
  * usage: test_seed_models [cpu|opencl[:N]|vulkan[:N]]
@@ -133,22 +133,23 @@ static int each_seed_model_should_run_on_the_device_as_on_the_cpu(void) {
     int rc = 0;
     for (int i = 0; i < CASE_COUNT; i++) {
         const seed_case *c = &cases[i];
-        dbk_epoch_counters tr[2], ev[2];
+        dbk_epoch_counters tr[2];
         for (int side = 0; side < 2; side++) {
             dbk_backend *be;
             dbk_session *s;
             DBK_CHECK_OK(open_session(c, side ? kind : DBK_BACKEND_KIND_CPU, side ? index : 0, 5, &be, &s));
             DBK_CHECK_OK(train(s, c, 2, 5, &tr[side]));
-            DBK_CHECK_OK(dbk_session_evaluate(s, &ev[side]));
             dbk_session_destroy(s);
             dbk_backend_destroy(be);
         }
-        /* Two steps from the same weights and batches: the device's rounding differs from the
-         * CPU's in the last bits only, so the test loss agrees closely. */
-        const double lc = ev[0].loss_sum / (double)ev[0].images, ld = ev[1].loss_sum / (double)ev[1].images;
-        printf("  %-20s train loss cpu %.5f device %.5f; test loss cpu %.5f device %.5f\n", c->recipe,
-               tr[0].loss_sum, tr[1].loss_sum, lc, ld);
-        if (!isfinite(tr[1].loss_sum) || !isfinite(ld) || fabs(lc - ld) > 1e-2 * fabs(lc)) {
+        /* Two steps from the same weights and batches: the second step's loss depends on the
+         * first update, so forward, backward and optimizer all take part; the device's
+         * rounding differs from the CPU's in the last bits only (measured <= 3e-6 relative
+         * on PoCL, 2026-11-23). */
+        const double rel = fabs(tr[1].loss_sum - tr[0].loss_sum) / fabs(tr[0].loss_sum);
+        printf("  %-20s loss of 2 steps: cpu %.5f device %.5f (relative difference %.1e)\n", c->recipe, tr[0].loss_sum,
+               tr[1].loss_sum, rel);
+        if (!isfinite(tr[1].loss_sum) || !(rel <= 1e-4) || tr[1].correct < 0) {
             printf("  FAIL %s: the device's run differs from the CPU's\n", c->model.name);
             rc = 1;
         }
