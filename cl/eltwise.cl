@@ -4,7 +4,8 @@
  * 1-D range over n elements (rounded up to the work-group: bounds checks). In-place use
  * (y = x, dx = dy, y = a or b) is safe: each work-item reads its element before writing it.
  *
- * The kernels named after an op (relu_fwd, relu_bwd, gelu_fwd, gelu_bwd, add, scale, fill) are launched
+ * The kernels named after an op (relu_fwd, relu_bwd, leaky_relu_fwd, leaky_relu_bwd, gelu_fwd,
+ * gelu_bwd, add, scale, fill) are launched
  * generically (op_list.h, launch EW): (buffer, offset) per src slot, then per dst slot, then
  * the params struct's floats, then n.
  */
@@ -22,6 +23,23 @@ __kernel void relu_bwd(__global const float *y, const uint y_off, __global const
     if (i >= n) return;
     const float g = dy[dy_off + i];
     dx[dx_off + i] = y[y_off + i] > 0.0f ? g : 0.0f;
+}
+
+/* Leaky ReLU (torch.nn.LeakyReLU): y = x > 0 ? x : slope * x; dx = y > 0 ? dy : slope * dy. */
+__kernel void leaky_relu_fwd(__global const float *x, const uint x_off, __global float *y, const uint y_off,
+                             const float slope, const int n) {
+    const int i = get_global_id(0);
+    if (i >= n) return;
+    const float v = x[x_off + i];
+    y[y_off + i] = v > 0.0f ? v : slope * v;
+}
+
+__kernel void leaky_relu_bwd(__global const float *y, const uint y_off, __global const float *dy, const uint dy_off,
+                             __global float *dx, const uint dx_off, const float slope, const int n) {
+    const int i = get_global_id(0);
+    if (i >= n) return;
+    const float g = dy[dy_off + i];
+    dx[dx_off + i] = y[y_off + i] > 0.0f ? g : slope * g;
 }
 
 /* Exact GELU: y = 0.5 x (1 + erf(x / sqrt 2)), as the CPU writes it (torch.nn.GELU), with

@@ -1,6 +1,6 @@
 /*
  * optim.cl — SGD with momentum, weight decay and optional Nesterov, and the lookahead (EMA)
- * sync, over flat buffers, as the CPU reference (src/backends/cpu/optim.c).
+ * sync, and AdamW, over flat buffers, as the CPU reference (src/backends/cpu/optim.c).
  * SGD (torch.optim.SGD with dampening 0):
  *   g = grad + wd * p;  v = mu * v + g;  step = nesterov ? g + mu * v : v;  p -= lr * step
  * lr is read from device memory (written by the host before each step), so a recorded step
@@ -18,6 +18,27 @@ __kernel void sgd_momentum_update(__global const float *grad, const uint g_off, 
     const float step = nesterov ? g + mu * v : v;
     mom[m_off + i] = v;
     param[p_off + i] = p - rate * step;
+}
+
+/* AdamW (torch.optim.AdamW, amsgrad off), as src/backends/cpu/optim.c:
+ *   p = p * (1 - lr * wd);  m = m + (1 - beta1) * (g - m);  v = beta2 * v + (1 - beta2) * g * g;
+ *   p = p - step_size * m / (sqrt(v) / bc2_sqrt + eps)
+ * step = {lr, step_size, bc2_sqrt} is read from device memory (the host writes it each step).
+ * global (n) */
+__kernel void adamw_update(__global const float *grad, const uint g_off, __global const float *step, const uint s_off,
+                           __global float *param, const uint p_off, __global float *exp_avg, const uint m_off,
+                           __global float *exp_avg_sq, const uint v_off, const float beta1, const float beta2,
+                           const float eps, const float wd, const int n) {
+    const int i = get_global_id(0);
+    if (i >= n) return;
+    const float decay = 1.0f - step[s_off] * wd, step_size = step[s_off + 1], bc2_sqrt = step[s_off + 2];
+    const float g = grad[g_off + i], m0 = exp_avg[m_off + i];
+    const float m = m0 + (1.0f - beta1) * (g - m0);
+    const float v = beta2 * exp_avg_sq[v_off + i] + (1.0f - beta2) * g * g;
+    const float denom = sqrt(v) / bc2_sqrt + eps;
+    exp_avg[m_off + i] = m;
+    exp_avg_sq[v_off + i] = v;
+    param[p_off + i] = param[p_off + i] * decay - step_size * m / denom;
 }
 
 /* Lookahead: w = 1 - decay; ema = torch.lerp(ema, params, w) in ATen's two-branch form;

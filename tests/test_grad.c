@@ -539,6 +539,92 @@ int channel_sum_should_match_finite_differences(void) {
     return channel_sum_case_grads(4, 3, 1, 1);           /* 1x1 maps: a sum over N only */
 }
 
+/* ---------------------------------------------------------------------------------- */
+/* global average pool                                                                */
+
+/* y = mean of each plane is linear in x: dL/dx[n,c,h,w] = G[n,c] / (H*W). */
+static int global_avgpool_case_grads(int n, int c, int h, int w) {
+    dbk_tensor x = new_f32(4, n, c, h, w), y = new_f32(4, n, c, 1, 1), dy = new_f32(4, n, c, 1, 1);
+    dbk_tensor dx = new_f32(4, n, c, h, w);
+    const int64_t nx = dbk_tensor_numel(&x), ny = dbk_tensor_numel(&y);
+    float *hx = dbk_test_uniform(nx, -1.0f, 1.0f, 95), *g = dbk_test_uniform(ny, -1.0f, 1.0f, 96);
+    DBK_CHECK_OK(dbk_tensor_write(&x, hx));
+    DBK_CHECK_OK(dbk_tensor_write(&dy, g));
+    dbk_op_desc f = {.op = DBK_OP_GLOBAL_AVGPOOL_FWD}, b = {.op = DBK_OP_GLOBAL_AVGPOOL_BWD};
+    f.src[0] = x; f.dst[0] = y;
+    b.src[0] = dy; b.dst[0] = dx;
+    DBK_CHECK_OK(dbk_backend_run(be, &b));
+    float *adx = (float *)dbk_test_read(&dx);
+    const loss_def d = {&f, 1, &y, g, NULL};
+    char what[96];
+    snprintf(what, sizeof what, "global avgpool (%d,%d,%d,%d) dx", n, c, h, w);
+    int rc = fd_check(what, &d, &x, hx, adx, LINEAR);
+    free(hx); free(g); free(adx);
+    free_all();
+    return rc;
+}
+
+int global_avgpool_bwd_should_match_finite_differences(void) {
+    if (global_avgpool_case_grads(2, 3, 5, 7)) return 1;
+    if (global_avgpool_case_grads(1, 8, 4, 4)) return 1;   /* batch 1, ResNet-18's last plane size */
+    return global_avgpool_case_grads(3, 4, 1, 1);           /* 1x1 plane: the identity */
+}
+
+/* ---------------------------------------------------------------------------------- */
+/* leaky ReLU and dropout                                                             */
+
+/* Leaky ReLU with slope 0.1 has a kink at 0: inputs within 2 eps of it are skipped. */
+int leaky_relu_bwd_should_match_finite_differences(void) {
+    const int64_t n = 120;
+    dbk_tensor x = new_f32(2, 10, 12, 1, 1), y = new_f32(2, 10, 12, 1, 1);
+    dbk_tensor dy = new_f32(2, 10, 12, 1, 1), dx = new_f32(2, 10, 12, 1, 1);
+    float *hx = dbk_test_uniform(n, -2.0f, 2.0f, 97), *g = dbk_test_uniform(n, -1.0f, 1.0f, 98);
+    DBK_CHECK_OK(dbk_tensor_write(&x, hx));
+    DBK_CHECK_OK(dbk_tensor_write(&dy, g));
+    dbk_op_desc f = {.op = DBK_OP_LEAKY_RELU_FWD, .p.leaky.slope = 0.1f};
+    dbk_op_desc b = {.op = DBK_OP_LEAKY_RELU_BWD, .p.leaky.slope = 0.1f};
+    f.src[0] = x; f.dst[0] = y;
+    b.src[0] = y; b.src[1] = dy; b.dst[0] = dx;
+    DBK_CHECK_OK(dbk_backend_run(be, &f));   /* the backward reads the forward output */
+    DBK_CHECK_OK(dbk_backend_run(be, &b));
+    float *adx = (float *)dbk_test_read(&dx);
+    const loss_def d = {&f, 1, &y, g, NULL};
+    fd_opts o = SMOOTH;
+    o.kink = 2.0 * o.eps;
+    int rc = fd_check("leaky relu dx", &d, &x, hx, adx, o);
+    free(hx); free(g); free(adx);
+    free_all();
+    return rc;
+}
+
+/* With its state fixed, dropout is linear in x: dL/dx = mask * scale * G. p = 0.5 drops about
+ * half of the elements, whose gradient must be exactly the 0 the differences see. */
+int dropout_bwd_should_match_finite_differences(void) {
+    const int64_t n = 150;
+    dbk_tensor x = new_f32(2, 10, 15, 1, 1), y = new_f32(2, 10, 15, 1, 1);
+    dbk_tensor dy = new_f32(2, 10, 15, 1, 1), dx = new_f32(2, 10, 15, 1, 1);
+    dbk_tensor st = new_tensor(DBK_DTYPE_I32, 1, 4, 1, 1, 1);
+    const int32_t state[4] = {512, 424242, 3, 7};
+    float *hx = dbk_test_uniform(n, -1.0f, 1.0f, 99), *g = dbk_test_uniform(n, -1.0f, 1.0f, 100);
+    DBK_CHECK_OK(dbk_tensor_write(&x, hx));
+    DBK_CHECK_OK(dbk_tensor_write(&dy, g));
+    DBK_CHECK_OK(dbk_tensor_write(&st, state));
+    dbk_op_desc f = {.op = DBK_OP_DROPOUT_FWD, .p.dropout = {0.5f, 3u}};
+    dbk_op_desc b = {.op = DBK_OP_DROPOUT_BWD, .p.dropout = {0.5f, 3u}};
+    f.src[0] = x; f.src[1] = st; f.dst[0] = y;
+    b.src[0] = dy; b.src[1] = st; b.dst[0] = dx;
+    DBK_CHECK_OK(dbk_backend_run(be, &b));
+    float *adx = (float *)dbk_test_read(&dx);
+    int zeros = 0;
+    for (int64_t i = 0; i < n; i++) zeros += adx[i] == 0.0f;
+    DBK_CHECK_MSG(zeros > n / 4 && zeros < 3 * n / 4, "p = 0.5 dropped %d of %lld gradients", zeros, (long long)n);
+    const loss_def d = {&f, 1, &y, g, NULL};
+    int rc = fd_check("dropout dx", &d, &x, hx, adx, LINEAR);
+    free(hx); free(g); free(adx);
+    free_all();
+    return rc;
+}
+
 #define GRAD_CHECK_ROW_(E, name, ...) [DBK_OP_##E] = name##_should_match_finite_differences,
 static int (*const grad_checks[DBK_OP_COUNT])(void) = {DBK_OP_LIST(GRAD_CHECK_ROW_)};
 #undef GRAD_CHECK_ROW_

@@ -13,10 +13,13 @@
  *    errors ~1e-7, i.e. NMSE ~1e-13; an indexing bug gives NMSE ~1.
  *  - batch norm, softmax: 1e-10 (elementwise fp32 arithmetic on double statistics).
  *  - relu, pool, add, scale, fill, copy, accuracy, argmax: exact.
- *  - SGD, augment: max abs difference 1e-6 against the same formula in double or float.
+ *  - SGD, augment: max abs difference 1e-6 against the same formula in double or float;
+ *    AdamW: 1e-6 (params) and 1e-7 (moments) against the textbook form in double; without a
+ *    gradient: exact (one fp32 multiply).
  *  - gelu fwd/bwd: 1e-12 against the formulas in double (fp32 erff/expf are within a few ulp,
  *    NMSE ~1e-14); channel_sum: 1e-12 against a double sum; bias_add and lookahead: exact
- *    (one fp32 add; the lerp formula written out in fp32).
+ *    (one fp32 add; the lerp formula written out in fp32); global_avgpool: 1e-14 against a
+ *    double mean (forward), exact (backward: one fp32 division).
  */
 #include <math.h>
 #include <stdio.h>
@@ -746,6 +749,112 @@ static int sgd_should_match_hand_computation_with_and_without_nesterov(void) {
     return sgd_case_check(false) | sgd_case_check(true);
 }
 
+/* The step values the trainer writes for AdamW step t (1-based), in double as PyTorch. */
+static void adamw_step_values(double lr, double b1, double b2, int t, float out[3]) {
+    out[0] = (float)lr;
+    out[1] = (float)(lr / (1.0 - pow(b1, t)));
+    out[2] = (float)sqrt(1.0 - pow(b2, t));
+}
+
+/* Three AdamW steps against the textbook form in double (Loshchilov & Hutter, Algorithm 2
+ * with PyTorch's eps placement): p *= 1 - lr*wd; m_hat = m / (1 - b1^t), v_hat = v / (1 - b2^t);
+ * p -= lr * m_hat / (sqrt(v_hat) + eps). The first step is also checked by hand: m_hat = g,
+ * v_hat = g^2, so p1 = p0 * (1 - lr*wd) - lr * g / (|g| + eps), i.e. a step of lr against
+ * the gradient's sign whatever its size. */
+static int adamw_should_match_hand_computation_over_three_steps(void) {
+    enum { N = 6 };
+    const double lr = 0.01, b1 = 0.9, b2 = 0.99, eps = 1e-8, wd = 0.05;
+    const float p0[N] = {0.5f, -0.25f, 1.0f, 0.0f, -2.0f, 0.125f};
+    const float grads[3][N] = {{0.1f, -3.0f, 1e-3f, 0.5f, -0.2f, 2.0f},
+                               {0.2f, 1.0f, -1e-3f, 0.5f, 0.3f, -2.0f},
+                               {-0.4f, 0.5f, 2e-3f, -0.5f, 0.1f, 1.0f}};
+    dbk_tensor g = gf(1, N, 1, 1, 1), st = gf(1, 3, 1, 1, 1), p = gf(1, N, 1, 1, 1), m = gf(1, N, 1, 1, 1),
+               v = gf(1, N, 1, 1, 1);
+    const float zeros[N] = {0};
+    DBK_CHECK_OK(dbk_tensor_write(&p, p0));
+    DBK_CHECK_OK(dbk_tensor_write(&m, zeros));
+    DBK_CHECK_OK(dbk_tensor_write(&v, zeros));
+    dbk_op_desc op = {.op = DBK_OP_ADAMW_UPDATE, .p.adamw = {(float)b1, (float)b2, (float)eps, (float)wd}};
+    op.src[0] = g; op.src[1] = st;
+    op.dst[0] = p; op.dst[1] = m; op.dst[2] = v;
+    double rp[N], rm[N] = {0}, rv[N] = {0};
+    for (int i = 0; i < N; i++) rp[i] = p0[i];
+    int rc = 0;
+    for (int t = 1; t <= 3; t++) {
+        float sv[3];
+        adamw_step_values(lr, b1, b2, t, sv);
+        DBK_CHECK_OK(dbk_tensor_write(&st, sv));
+        DBK_CHECK_OK(dbk_tensor_write(&g, grads[t - 1]));
+        DBK_CHECK_OK(dbk_backend_run(be, &op));
+        float fp[N], fm[N], fv[N];
+        for (int i = 0; i < N; i++) {
+            const double gi = grads[t - 1][i];
+            rp[i] *= 1.0 - lr * wd;
+            rm[i] = b1 * rm[i] + (1.0 - b1) * gi;
+            rv[i] = b2 * rv[i] + (1.0 - b2) * gi * gi;
+            const double mhat = rm[i] / (1.0 - pow(b1, t)), vhat = rv[i] / (1.0 - pow(b2, t));
+            rp[i] -= lr * mhat / (sqrt(vhat) + eps);
+            fp[i] = (float)rp[i]; fm[i] = (float)rm[i]; fv[i] = (float)rv[i];
+            if (t == 1) {
+                const double by_hand = (double)p0[i] * (1.0 - lr * wd) - lr * gi / (fabs(gi) + eps);
+                DBK_CHECK_MSG(fabs(by_hand - rp[i]) < 1e-12, "step 1 element %d: %.9g by hand, %.9g textbook", i,
+                              by_hand, rp[i]);
+            }
+        }
+        float *gp = dbk_test_read(&p), *gm = dbk_test_read(&m), *gv = dbk_test_read(&v);
+        char what[48];
+        snprintf(what, sizeof what, "adamw step %d params", t);
+        rc |= close_abs(what, fp, gp, N, 1e-6);
+        snprintf(what, sizeof what, "adamw step %d exp_avg", t);
+        rc |= close_abs(what, fm, gm, N, 1e-7);
+        snprintf(what, sizeof what, "adamw step %d exp_avg_sq", t);
+        rc |= close_abs(what, fv, gv, N, 1e-7);
+        free(gp); free(gm); free(gv);
+    }
+    return rc | guards_intact();
+}
+
+/* Decoupled weight decay does not go through the gradient: a zero gradient on zero moments
+ * scales the parameters by exactly (1 - lr * wd) in fp32 and leaves both moments zero, and
+ * with wd = 0 the parameters do not move at all. */
+static int adamw_without_gradient_should_only_decay(void) {
+    enum { N = 5 };
+    const float p0[N] = {1.0f, -0.5f, 3.0f, 0.0f, 1e-3f}, zeros[N] = {0};
+    dbk_tensor g = gf(1, N, 1, 1, 1), st = gf(1, 3, 1, 1, 1), p = gf(1, N, 1, 1, 1), m = gf(1, N, 1, 1, 1),
+               v = gf(1, N, 1, 1, 1);
+    int rc = 0;
+    for (int with_wd = 0; with_wd < 2; with_wd++) {
+        const float wd = with_wd ? 0.1f : 0.0f, lr = 0.5f;
+        float sv[3];
+        adamw_step_values(lr, 0.9, 0.999, 7, sv);
+        DBK_CHECK_OK(dbk_tensor_write(&st, sv));
+        DBK_CHECK_OK(dbk_tensor_write(&g, zeros));
+        DBK_CHECK_OK(dbk_tensor_write(&p, p0));
+        DBK_CHECK_OK(dbk_tensor_write(&m, zeros));
+        DBK_CHECK_OK(dbk_tensor_write(&v, zeros));
+        dbk_op_desc op = {.op = DBK_OP_ADAMW_UPDATE, .p.adamw = {0.9f, 0.999f, 1e-8f, wd}};
+        op.src[0] = g; op.src[1] = st;
+        op.dst[0] = p; op.dst[1] = m; op.dst[2] = v;
+        DBK_CHECK_OK(dbk_backend_run(be, &op));
+        float want[N];
+        const float decay = 1.0f - lr * wd;
+        for (int i = 0; i < N; i++) want[i] = p0[i] * decay;
+        float *gp = dbk_test_read(&p), *gm = dbk_test_read(&m), *gv = dbk_test_read(&v);
+        rc |= equal_bytes(with_wd ? "params decayed" : "params unchanged", want, gp, sizeof want);
+        rc |= equal_bytes("exp_avg stays zero", zeros, gm, sizeof zeros) | equal_bytes("exp_avg_sq stays zero", zeros, gv, sizeof zeros);
+        free(gp); free(gm); free(gv);
+    }
+    /* the contract: a step block of another length, and betas outside [0, 1), are refused */
+    dbk_op_desc bad = {.op = DBK_OP_ADAMW_UPDATE, .p.adamw = {0.9f, 1.0f, 1e-8f, 0.0f}};
+    bad.src[0] = g; bad.src[1] = st;
+    bad.dst[0] = p; bad.dst[1] = m; bad.dst[2] = v;
+    DBK_CHECK(dbk_backend_run(be, &bad) == DBK_ERR_INVALID_ARG && strstr(dbk_last_error(), "beta2"));
+    bad.p.adamw.beta2 = 0.999f;
+    bad.src[1].shape[0] = 1;
+    DBK_CHECK(dbk_backend_run(be, &bad) == DBK_ERR_INVALID_ARG && strstr(dbk_last_error(), "3 element"));
+    return rc | guards_intact();
+}
+
 /* ---------------------------------------------------------------------------------- */
 /* augment                                                                            */
 
@@ -1341,6 +1450,121 @@ static int bias_add_and_channel_sum_should_match_naive_loops(void) {
     return rc;
 }
 
+/* The mean of each plane in double; the backward spreads dy / (H*W), overwriting dx (which
+ * starts as NaN); a (N,C) y is refused (y must be (N,C,1,1)). */
+static int global_avgpool_should_match_plane_means_and_spread_the_gradient(void) {
+    enum { N = 3, C = 5, H = 7, W = 9 };
+    const int64_t n = (int64_t)N * C * H * W;
+    dbk_tensor x = gf(4, N, C, H, W), y = gf(4, N, C, 1, 1), dy = gf(4, N, C, 1, 1), dx = gf(4, N, C, H, W);
+    float *hx = dbk_test_uniform(n, -2.0f, 2.0f, 105), *hdy = dbk_test_uniform(N * C, -1.0f, 1.0f, 106);
+    double ry[N * C] = {0};
+    float *rdx = malloc((size_t)n * sizeof(float));
+    for (int pl = 0; pl < N * C; pl++) {
+        for (int i = 0; i < H * W; i++) {
+            ry[pl] += (double)hx[pl * H * W + i];
+            rdx[pl * H * W + i] = hdy[pl] / (float)(H * W);
+        }
+        ry[pl] /= H * W;
+    }
+    float *fy = to_float(ry, N * C);
+    DBK_CHECK_OK(dbk_tensor_write(&x, hx));
+    DBK_CHECK_OK(dbk_tensor_write(&dy, hdy));
+    dbk_op_desc f = {.op = DBK_OP_GLOBAL_AVGPOOL_FWD}, b = {.op = DBK_OP_GLOBAL_AVGPOOL_BWD};
+    f.src[0] = x; f.dst[0] = y;
+    b.src[0] = dy; b.dst[0] = dx;
+    DBK_CHECK_OK(dbk_backend_run(be, &f));
+    DBK_CHECK_OK(dbk_backend_run(be, &b));
+    float *gy = dbk_test_read(&y), *gdx = dbk_test_read(&dx);
+    int rc = close_nmse("global_avgpool_fwd", fy, gy, N * C, 1e-14) | close_nmse("global_avgpool_bwd", rdx, gdx, n, 0.0);
+    rc |= guards_intact();
+    f.dst[0].ndim = 2;
+    DBK_CHECK(dbk_backend_run(be, &f) == DBK_ERR_INVALID_ARG && strstr(dbk_last_error(), "has 2 dims"));
+    free(hx); free(hdy); free(rdx); free(fy); free(gy); free(gdx);
+    free_all();
+    return rc;
+}
+
+/* Leaky ReLU against its formula (exact), in place too; the backward through the output. */
+static int leaky_relu_should_scale_negatives_by_the_slope(void) {
+    enum { N = 1000 };
+    dbk_tensor x = gf(1, N, 1, 1, 1), y = gf(1, N, 1, 1, 1), dy = gf(1, N, 1, 1, 1), dx = gf(1, N, 1, 1, 1);
+    float *hx = dbk_test_uniform(N, -2.0f, 2.0f, 107), *hdy = dbk_test_uniform(N, -1.0f, 1.0f, 108);
+    float ry[N], rdx[N];
+    for (int i = 0; i < N; i++) {
+        ry[i] = hx[i] > 0.0f ? hx[i] : 0.1f * hx[i];
+        rdx[i] = hx[i] > 0.0f ? hdy[i] : 0.1f * hdy[i];
+    }
+    DBK_CHECK_OK(dbk_tensor_write(&x, hx));
+    DBK_CHECK_OK(dbk_tensor_write(&dy, hdy));
+    dbk_op_desc f = {.op = DBK_OP_LEAKY_RELU_FWD, .p.leaky.slope = 0.1f}, b = {.op = DBK_OP_LEAKY_RELU_BWD, .p.leaky.slope = 0.1f};
+    f.src[0] = x; f.dst[0] = y;
+    b.src[0] = y; b.src[1] = dy; b.dst[0] = dx;
+    DBK_CHECK_OK(dbk_backend_run(be, &f));
+    DBK_CHECK_OK(dbk_backend_run(be, &b));
+    float *gy = dbk_test_read(&y), *gdx = dbk_test_read(&dx);
+    int rc = equal_bytes("leaky_relu_fwd", ry, gy, sizeof ry) | equal_bytes("leaky_relu_bwd", rdx, gdx, sizeof rdx);
+    free(gy);
+    f.dst[0] = x;   /* in place */
+    DBK_CHECK_OK(dbk_backend_run(be, &f));
+    gy = dbk_test_read(&x);
+    rc |= equal_bytes("leaky_relu_fwd in place", ry, gy, sizeof ry) | guards_intact();
+    f.p.leaky.slope = 0.0f;
+    DBK_CHECK(dbk_backend_run(be, &f) == DBK_ERR_INVALID_ARG && strstr(dbk_last_error(), "slope"));
+    free(hx); free(hdy); free(gy); free(gdx);
+    return rc;
+}
+
+/* Dropout p = 0.5 over 20000 elements: about half dropped (binomial sd 71: within 2%), the
+ * rest exactly doubled; the backward applies the same mask; another salt or another batch
+ * position gives another mask; p = 0 keeps everything unscaled. */
+static int dropout_should_drop_a_fraction_p_and_scale_the_rest(void) {
+    enum { N = 20000 };
+    dbk_tensor x = gf(1, N, 1, 1, 1), y = gf(1, N, 1, 1, 1), dx = gf(1, N, 1, 1, 1), st = gt(DBK_DTYPE_I32, 1, 4, 1, 1, 1);
+    float *hx = dbk_test_uniform(N, 0.5f, 1.5f, 109);   /* no zeros: a zero output means dropped */
+    int32_t state[4] = {1024, 777, 0, 0};
+    DBK_CHECK_OK(dbk_tensor_write(&x, hx));
+    DBK_CHECK_OK(dbk_tensor_write(&st, state));
+    dbk_op_desc f = {.op = DBK_OP_DROPOUT_FWD, .p.dropout = {0.5f, 1u}}, b = {.op = DBK_OP_DROPOUT_BWD, .p.dropout = {0.5f, 1u}};
+    f.src[0] = x; f.src[1] = st; f.dst[0] = y;
+    b.src[0] = x; b.src[1] = st; b.dst[0] = dx;
+    DBK_CHECK_OK(dbk_backend_run(be, &f));
+    DBK_CHECK_OK(dbk_backend_run(be, &b));
+    float *gy = dbk_test_read(&y), *gdx = dbk_test_read(&dx);
+    int dropped = 0, wrong = 0;
+    for (int i = 0; i < N; i++) {
+        dropped += gy[i] == 0.0f;
+        wrong += gy[i] != 0.0f && gy[i] != 2.0f * hx[i];
+    }
+    DBK_CHECK_MSG(dropped > N / 2 - N / 50 && dropped < N / 2 + N / 50, "p = 0.5 dropped %d of %d", dropped, N);
+    DBK_CHECK_MSG(wrong == 0, "%d kept elements are not x / (1 - p)", wrong);
+    int rc = equal_bytes("dropout_bwd uses the forward's mask", gy, gdx, (size_t)N * sizeof(float));
+    free(gdx);
+    f.p.dropout.salt = 2u;
+    DBK_CHECK_OK(dbk_backend_run(be, &f));
+    float *other = dbk_test_read(&y);
+    int same = 0;
+    for (int i = 0; i < N; i++) same += (gy[i] == 0.0f) == (other[i] == 0.0f);
+    DBK_CHECK_MSG(same < N * 6 / 10, "another salt kept the mask (%d of %d agree)", same, N);
+    free(other);
+    f.p.dropout.salt = 1u;
+    state[0] = 1152;   /* the next batch */
+    DBK_CHECK_OK(dbk_tensor_write(&st, state));
+    DBK_CHECK_OK(dbk_backend_run(be, &f));
+    other = dbk_test_read(&y);
+    same = 0;
+    for (int i = 0; i < N; i++) same += (gy[i] == 0.0f) == (other[i] == 0.0f);
+    DBK_CHECK_MSG(same < N * 6 / 10, "the next batch kept the mask (%d of %d agree)", same, N);
+    free(other);
+    f.p.dropout.p = 0.0f;
+    DBK_CHECK_OK(dbk_backend_run(be, &f));
+    other = dbk_test_read(&y);
+    rc |= equal_bytes("dropout p = 0 is the identity", hx, other, (size_t)N * sizeof(float)) | guards_intact();
+    f.p.dropout.p = 1.0f;
+    DBK_CHECK(dbk_backend_run(be, &f) == DBK_ERR_INVALID_ARG && strstr(dbk_last_error(), "[0, 1)"));
+    free(hx); free(gy); free(other);
+    return rc;
+}
+
 /* ATen's lerp (Lerp.h) written out in fp32, with w = 1 - decay. */
 static float lerp_ref(float e, float p, float decay) {
     const float w = 1.0f - decay;
@@ -1520,6 +1744,8 @@ int main(void) {
     RUN(softmax_xent_should_match_direct_formula_with_and_without_smoothing);
     RUN(accuracy_should_count_first_max_and_accumulate);
     RUN(sgd_should_match_hand_computation_with_and_without_nesterov);
+    RUN(adamw_should_match_hand_computation_over_three_steps);
+    RUN(adamw_without_gradient_should_only_decay);
     RUN(augment_choices_should_follow_the_documented_draw);
     RUN(augment_train_should_match_independent_geometry);
     RUN(augment_eval_should_only_normalise);
@@ -1535,6 +1761,9 @@ int main(void) {
     RUN(op_list_should_derive_names_slots_and_counts);
     RUN(gelu_should_match_erf_formulas_in_double_and_run_in_place);
     RUN(bias_add_and_channel_sum_should_match_naive_loops);
+    RUN(global_avgpool_should_match_plane_means_and_spread_the_gradient);
+    RUN(leaky_relu_should_scale_negatives_by_the_slope);
+    RUN(dropout_should_drop_a_fraction_p_and_scale_the_rest);
     RUN(lookahead_should_lerp_toward_params_then_copy_ema_into_params);
     RUN(bias_ops_should_reject_a_bias_of_the_wrong_length);
     dbk_backend_destroy(be);

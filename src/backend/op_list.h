@@ -86,6 +86,14 @@
     /* dx = dy * (y > 0).   src0 y (the forward output)  src1 dy  dst0 dx (dx may alias dy) */\
     X(RELU_BWD, relu_bwd, eltwise, "y dy", "dx", none, check_eltwise,                         \
       n_dst(d, 0), all_bytes(d), BWD, EW, ALL)                                                \
+    /* y = x > 0 ? x : slope * x.      torch.nn.LeakyReLU(negative_slope=slope)              \
+     * src0 x  dst0 y (any shape; y may alias x: in place allowed) */                         \
+    X(LEAKY_RELU_FWD, leaky_relu_fwd, eltwise, "x", "y", leaky, check_leaky_relu,             \
+      n_dst(d, 0), all_bytes(d), FWD, EW, ALL)                                                \
+    /* dx = y > 0 ? dy : slope * dy (slope > 0, so y > 0 exactly when x > 0).                 \
+     * src0 y (the forward output)  src1 dy  dst0 dx (dx may alias dy) */                     \
+    X(LEAKY_RELU_BWD, leaky_relu_bwd, eltwise, "y dy", "dx", leaky, check_leaky_relu,         \
+      n_dst(d, 0), all_bytes(d), BWD, EW, ALL)                                                \
                                                                                               \
     /* Max pool with window R x S (params.pool), no padding.   torch.nn.MaxPool2d             \
      * Global max pool is R = H, S = W.                                                       \
@@ -97,6 +105,14 @@
      * (overlapping windows accumulate). */                                                   \
     X(MAXPOOL_BWD, maxpool_bwd, pool, "dy argmax", "dx", pool, check_maxpool,                 \
       0.0, all_bytes(d), BWD, OWN, ALL)                                                       \
+    /* Global average pool: y[n,c] = mean over h,w of x[n,c,h,w].                              \
+     *                                         torch.nn.AdaptiveAvgPool2d(1)                  \
+     * src0 x (N,C,H,W)  dst0 y (N,C,1,1) (the shape a linear layer's input takes) */         \
+    X(GLOBAL_AVGPOOL_FWD, global_avgpool_fwd, pool, "x", "y", none, check_global_avgpool,     \
+      n_src(d, 0), all_bytes(d), FWD, OWN, ALL)                                               \
+    /* dx[n,c,h,w] = dy[n,c] / (H*W) (overwrites).  src0 dy (N,C,1,1)  dst0 dx (N,C,H,W) */   \
+    X(GLOBAL_AVGPOOL_BWD, global_avgpool_bwd, pool, "dy", "dx", none, check_global_avgpool,   \
+      n_dst(d, 0), all_bytes(d), BWD, OWN, ALL)                                               \
                                                                                               \
     /* y = a + b elementwise, same shapes.   src0 a  src1 b  dst0 y (may alias a or b) */     \
     X(ADD, add, eltwise, "a b", "y", none, check_eltwise,                                     \
@@ -130,6 +146,17 @@
      * dst0 params (n) in place  dst1 momentum v (n) in place */                              \
     X(SGD_MOMENTUM_UPDATE, sgd_momentum_update, optim, "grad lr", "params momentum", sgd,     \
       check_sgd_momentum_update, 6.0 * n_src(d, 0), all_bytes(d), NONE, OWN, ALL)             \
+                                                                                              \
+    /* AdamW over flat buffers, PyTorch's torch.optim.AdamW (amsgrad off):                    \
+     *   p = p * (1 - lr * wd)                           (decoupled weight decay)             \
+     *   m = m + (1 - beta1) * (g - m)                   (exp_avg.lerp_(grad, 1 - beta1))     \
+     *   v = beta2 * v + (1 - beta2) * g * g                                                  \
+     *   p = p - step_size * m / (sqrt(v) / bc2_sqrt + eps)                                   \
+     * src0 grad (n)  src1 step f32 (3): {lr, step_size = lr / (1 - beta1^t),                 \
+     *   bc2_sqrt = sqrt(1 - beta2^t)} for the 1-based step t, written by the host each step  \
+     * dst0 params (n) in place  dst1 exp_avg m (n) in place  dst2 exp_avg_sq v (n) in place */\
+    X(ADAMW_UPDATE, adamw_update, optim, "grad step", "params exp_avg exp_avg_sq", adamw,     \
+      check_adamw_update, 12.0 * n_src(d, 0), all_bytes(d), NONE, OWN, ALL)                   \
                                                                                               \
     /* Builds a normalised float batch from the u8 dataset resident on the device             \
      * (DESIGN.md decision 4). For batch row i:                                               \
@@ -215,7 +242,19 @@
      * src0 decay f32 (1), written by the host each run                                       \
      * dst0 ema (n) in place  dst1 params (n) in place (same element count) */                \
     X(LOOKAHEAD, lookahead, optim, "decay", "ema params", none, check_lookahead,              \
-      3.0 * n_dst(d, 0), all_bytes(d), NONE, OWN, ALL)
+      3.0 * n_dst(d, 0), all_bytes(d), NONE, OWN, ALL)                                        \
+                                                                                              \
+    /* Inverted dropout, training mode.                torch.nn.Dropout(p) in train()         \
+     *   y[i] = keep(i) ? x[i] * (1 / (1 - p)) : 0,  scale 1/(1-p) formed in fp32;            \
+     *   keep(i) = (dbk_hash_u32(state[1], state[0], salt, i) >> 8) >= (uint32)(p * 2^24)     \
+     * (state = the step's {first, seed, epoch, run_seed}: a fresh mask for every batch, the  \
+     * same on every backend). src0 x (any)  src1 state i32 (4)  dst0 y (may alias x) */      \
+    X(DROPOUT_FWD, dropout_fwd, dropout, "x state", "y", dropout, check_dropout,              \
+      n_dst(d, 0), all_bytes(d), FWD, OWN, ALL)                                               \
+    /* dx[i] = keep(i) ? dy[i] * (1 / (1 - p)) : 0, the same mask (same state, salt, p).      \
+     * src0 dy  src1 state i32 (4)  dst0 dx (may alias dy) */                                 \
+    X(DROPOUT_BWD, dropout_bwd, dropout, "dy state", "dx", dropout, check_dropout,            \
+      n_dst(d, 0), all_bytes(d), BWD, OWN, ALL)
 /* clang-format on */
 
 /* DBK_OP_ON(OCL|VK, where, f): f when the backend has the op (the where column), else NULL;

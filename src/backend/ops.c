@@ -218,6 +218,40 @@ static dbk_status check_maxpool(const dbk_op_desc *d) {
     return want_dim(d, "y width Q", y->shape[3], dbk_conv_out_len(x->shape[3], p->size_w, p->stride_w, 0));
 }
 
+/* x (N,C,H,W) and y (N,C,1,1), in either direction (backward: dx and dy). */
+/* Elementwise shapes, and a slope > 0 (the backward reads the sign of y). */
+static dbk_status check_leaky_relu(const dbk_op_desc *d) {
+    if (!(d->p.leaky.slope > 0.0f))
+        FAIL("%s: slope must be > 0 (got %g)", dbk_op_name(d->op), (double)d->p.leaky.slope);
+    return check_eltwise(d);
+}
+
+/* x and y (dy and dx) f32 of one shape, state i32 (4), p in [0, 1). */
+static dbk_status check_dropout(const dbk_op_desc *d) {
+    const bool fwd = d->op == DBK_OP_DROPOUT_FWD;
+    DBK_TRY(want(d, &d->src[0], fwd ? "x" : "dy", DBK_DTYPE_F32, 0));
+    DBK_TRY(want(d, &d->dst[0], fwd ? "y" : "dx", DBK_DTYPE_F32, 0));
+    DBK_TRY(want_same(d, &d->src[0], fwd ? "x" : "dy", &d->dst[0], fwd ? "y" : "dx"));
+    DBK_TRY(check_scalar(d, &d->src[1], "state {first, seed, epoch, run_seed}", DBK_DTYPE_I32, 4));
+    if (!(d->p.dropout.p >= 0.0f && d->p.dropout.p < 1.0f))
+        FAIL("%s: p must lie in [0, 1) (got %g)", dbk_op_name(d->op), (double)d->p.dropout.p);
+    return DBK_OK;
+}
+
+static dbk_status check_global_avgpool(const dbk_op_desc *d) {
+    const bool fwd = d->op == DBK_OP_GLOBAL_AVGPOOL_FWD;
+    const dbk_tensor *x = fwd ? &d->src[0] : &d->dst[0], *y = fwd ? &d->dst[0] : &d->src[0];
+    DBK_TRY(want(d, x, fwd ? "x" : "dx", DBK_DTYPE_F32, 4));
+    DBK_TRY(want(d, y, fwd ? "y" : "dy", DBK_DTYPE_F32, 4));
+    if (x->shape[2] < 1 || x->shape[3] < 1)
+        FAIL("%s: the input plane is empty (%lldx%lld)", dbk_op_name(d->op), (long long)x->shape[2],
+             (long long)x->shape[3]);
+    DBK_TRY(want_dim(d, "y batch N", y->shape[0], x->shape[0]));
+    DBK_TRY(want_dim(d, "y channels C", y->shape[1], x->shape[1]));
+    DBK_TRY(want_dim(d, "y height", y->shape[2], 1));
+    return want_dim(d, "y width", y->shape[3], 1);
+}
+
 static dbk_status check_smoothing(const dbk_op_desc *d) {
     if (!(d->p.xent.label_smoothing >= 0.0f && d->p.xent.label_smoothing < 1.0f))
         FAIL("%s: label smoothing must be in [0, 1)", dbk_op_name(d->op));
@@ -254,6 +288,27 @@ static dbk_status check_sgd_momentum_update(const dbk_op_desc *d) {
     DBK_TRY(want(d, &o[1], "momentum", DBK_DTYPE_F32, 0));
     if (dbk_tensor_numel(&s[0]) != dbk_tensor_numel(&o[0]) || dbk_tensor_numel(&o[1]) != dbk_tensor_numel(&o[0]))
         FAIL("%s: grad, params and momentum must have the same element count", dbk_op_name(d->op));
+    return DBK_OK;
+}
+
+/* grad, params, exp_avg, exp_avg_sq f32 of one element count; step f32 (3); betas in
+ * [0, 1), eps > 0, weight decay >= 0. */
+static dbk_status check_adamw_update(const dbk_op_desc *d) {
+    const dbk_tensor *s = d->src, *o = d->dst;
+    const dbk_adamw_params *p = &d->p.adamw;
+    DBK_TRY(want(d, &s[0], "grad", DBK_DTYPE_F32, 0));
+    DBK_TRY(check_scalar(d, &s[1], "step {lr, step_size, bc2_sqrt}", DBK_DTYPE_F32, 3));
+    DBK_TRY(want(d, &o[0], "params", DBK_DTYPE_F32, 0));
+    DBK_TRY(want(d, &o[1], "exp_avg", DBK_DTYPE_F32, 0));
+    DBK_TRY(want(d, &o[2], "exp_avg_sq", DBK_DTYPE_F32, 0));
+    const int64_t n = dbk_tensor_numel(&o[0]);
+    if (dbk_tensor_numel(&s[0]) != n || dbk_tensor_numel(&o[1]) != n || dbk_tensor_numel(&o[2]) != n)
+        FAIL("%s: grad, params, exp_avg and exp_avg_sq must have the same element count", dbk_op_name(d->op));
+    if (!(p->beta1 >= 0.0f && p->beta1 < 1.0f && p->beta2 >= 0.0f && p->beta2 < 1.0f))
+        FAIL("%s: beta1 %g and beta2 %g must lie in [0, 1)", dbk_op_name(d->op), (double)p->beta1, (double)p->beta2);
+    if (!(p->eps > 0.0f)) FAIL("%s: eps must be > 0 (got %g)", dbk_op_name(d->op), (double)p->eps);
+    if (!(p->weight_decay >= 0.0f))
+        FAIL("%s: weight decay must be >= 0 (got %g)", dbk_op_name(d->op), (double)p->weight_decay);
     return DBK_OK;
 }
 

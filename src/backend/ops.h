@@ -89,6 +89,15 @@ typedef struct dbk_sgd_params {
     bool  nesterov;
 } dbk_sgd_params;
 
+/* DBK_OP_ADAMW_UPDATE (torch.optim.AdamW, amsgrad off). The step-dependent values (learning
+ * rate, bias corrections) come from device memory, so a recorded step replays. */
+typedef struct dbk_adamw_params {
+    float beta1;            /* first-moment decay, in [0, 1), e.g. 0.9 */
+    float beta2;            /* second-moment decay, in [0, 1), e.g. 0.999 */
+    float eps;              /* > 0, added to the bias-corrected sqrt(v) */
+    float weight_decay;     /* decoupled: p *= 1 - lr * weight_decay before the Adam step */
+} dbk_adamw_params;
+
 /* DBK_OP_AUGMENT (op_list.h has the exact draws). The fields after std, left zero, keep the
  * behaviour from before they existed. */
 typedef struct dbk_augment_params {
@@ -103,6 +112,17 @@ typedef struct dbk_augment_params {
     int   view_dy, view_dx; /* evaluation only: the fixed test-time view, a reflect shift */
     bool  view_flip;        /* evaluation only: mirror the shifted view horizontally */
 } dbk_augment_params;
+
+/* DBK_OP_LEAKY_RELU_FWD / _BWD (elementwise: floats only). */
+typedef struct dbk_leaky_params {
+    float slope;            /* negative_slope, > 0 (fast.ai's DarkNet: 0.1) */
+} dbk_leaky_params;
+
+/* DBK_OP_DROPOUT_FWD / _BWD. */
+typedef struct dbk_dropout_params {
+    float    p;             /* probability of zeroing an element, in [0, 1) */
+    uint32_t salt;          /* tells the dropout layers of one network apart (their masks differ) */
+} dbk_dropout_params;
 
 typedef struct dbk_fill_params {
     float value;
@@ -123,6 +143,9 @@ typedef struct dbk_op_desc {
         dbk_scale_params   scale;
         dbk_xent_params    xent;
         dbk_sgd_params     sgd;
+        dbk_adamw_params   adamw;
+        dbk_leaky_params   leaky;
+        dbk_dropout_params dropout;
         dbk_augment_params augment;
         dbk_fill_params    fill;
     } p;

@@ -20,7 +20,8 @@
  *  - batchnorm fwd infer: 1e-9 (elementwise; rsqrt may differ by an ulp or two).
  *  - softmax xent fwd: 1e-8 (exp/log may differ by a few ulp; loss_sum sums N rows).
  *  - softmax xent bwd: 1e-9 (elementwise difference probs - target).
- *  - SGD: 1e-10 (elementwise; fused multiply-add contraction may move the last bit).
+ *  - SGD, AdamW: 1e-10 (elementwise; fused multiply-add contraction may move the last bit,
+ *    AdamW's sqrt and division an ulp).
  *  - relu, maxpool, add, scale, fill, copy: 1e-10, i.e. exact up to a contraction or
  *    accumulation-order difference in an ulp (max-pool backward sums overlapping windows).
  *  - gelu fwd / bwd: 1e-9 (elementwise erf and exp: the device kernels' own erf, the fit
@@ -30,6 +31,10 @@
  *  - bias_add: 1e-10 (one add; measured bit-exact). lookahead: 1e-10, as SGD.
  *  - channel_sum: 1e-9 (fp32 partial sums and a tree on the device against the CPU's double
  *    sum, up to ~1M values per channel; measured <= 1.5e-14).
+ *  - global_avgpool fwd / bwd: 1e-10 (a mean of at most 1024 values in fp32 against the
+ *    CPU's double sum; the backward is one division per element).
+ *  - leaky_relu fwd / bwd, dropout fwd / bwd: 1e-10 (one multiply per element; dropout's mask
+ *    is an integer hash, the same on every backend, so any other mask fails by NMSE ~1).
  *  - accuracy: bit-exact (a count). augment: bit-exact, the device kernels reproduce the
  *    CPU's hash draw and compute (v / 255 - mean) / std with correctly rounded division.
  */
@@ -356,6 +361,39 @@ static void relu_bwd_cases(dbk_op_checker *ck) {
 }
 OP_TEST(relu_bwd, 1e-10);
 
+/* DarkNet's slope 0.1, and 0.01 (PyTorch's default). */
+static void leaky_relu_fwd_cases(dbk_op_checker *ck) {
+    char sh[64];
+    for (int in_place = 0; in_place < 2; in_place++)
+        for (int i = 0; i < (int)EW_SHAPE_COUNT; i++) {
+            const float slope = in_place ? 0.01f : 0.1f;
+            tcase *c = case_new(ck, DBK_OP_LEAKY_RELU_FWD, "%s slope %g%s", ew_summary(i, sh, sizeof sh), (double)slope,
+                                in_place ? " in place (y = x)" : "");
+            c->desc.p.leaky.slope = slope;
+            set_uniform(c, SRC(0), ROLE_IN, -1.0f, 1.0f, EW(i));
+            set_ew_output(c, i, in_place ? SRC(0) : -1);
+            dbk_op_check_case(c);
+        }
+}
+OP_TEST(leaky_relu_fwd, 1e-10);
+
+static void leaky_relu_bwd_cases(dbk_op_checker *ck) {
+    char sh[64];
+    for (int in_place = 0; in_place < 2; in_place++)
+        for (int i = 0; i < (int)EW_SHAPE_COUNT; i++) {
+            tcase *c = case_new(ck, DBK_OP_LEAKY_RELU_BWD, "%s slope 0.1%s", ew_summary(i, sh, sizeof sh),
+                                in_place ? " in place (dx = dy)" : "");
+            c->desc.p.leaky.slope = 0.1f;
+            /* y is a forward output: negatives scaled by the slope, a few exact zeros */
+            float *y = set_uniform(c, SRC(0), ROLE_IN, -1.0f, 1.0f, EW(i));
+            for (int64_t k = 0; k < slot_numel(&c->slots[SRC(0)]); k++) y[k] = k % 7 == 3 ? 0.0f : y[k] > 0.0f ? y[k] : 0.1f * y[k];
+            set_uniform(c, SRC(1), ROLE_IN, -1.0f, 1.0f, EW(i));
+            set_ew_output(c, i, in_place ? SRC(1) : -1);
+            dbk_op_check_case(c);
+        }
+}
+OP_TEST(leaky_relu_bwd, 1e-10);
+
 static void add_cases(dbk_op_checker *ck) {
     char sh[64];
     static const char *modes[3] = {"", " y aliases a", " y aliases b"};
@@ -484,6 +522,34 @@ OP_TEST(maxpool_fwd, 1e-10);
 static void maxpool_bwd_cases(dbk_op_checker *ck) { maxpool_cases(ck, DBK_OP_MAXPOOL_BWD); }
 OP_TEST(maxpool_bwd, 1e-10);
 
+/* Global average pool, (N,C,H,W) <-> (N,C,1,1): odd planes, batch 1, a 1x1 plane, 7x7 (ResNet
+ * at 224), ResNet-18's last CIFAR layer (512 channels at 4x4), DarkNet's 1024 channels, and
+ * a 32x32 plane (wider than a work-group of 256, so the tree gets several values per lane). */
+static const int gap_shapes[][4] = {{2, 3, 7, 5}, {1, 5, 13, 13}, {3, 17, 1, 1}, {4, 64, 7, 7},
+                                    {8, 512, 4, 4}, {2, 1024, 2, 2}, {2, 6, 32, 32}};
+
+static void global_avgpool_cases(dbk_op_checker *ck, dbk_op op) {
+    for (size_t i = 0; i < sizeof gap_shapes / sizeof gap_shapes[0]; i++) {
+        const int *d = gap_shapes[i];
+        tcase *c = case_new(ck, op, "N%d C%d %dx%d", d[0], d[1], d[2], d[3]);
+        if (op == DBK_OP_GLOBAL_AVGPOOL_FWD) {
+            /* x (N,C,H,W) -> y (N,C,1,1), x around a per-channel mean (sums far from zero) */
+            set_bn_input(c, SRC(0), d);
+            set_slot(c, DST(0), ROLE_OUT, DBK_DTYPE_F32, 4, d[0], d[1], 1, 1);
+        } else {
+            /* dy (N,C,1,1) -> dx (N,C,H,W) */
+            set_uniform(c, SRC(0), ROLE_IN, -1.0f, 1.0f, 4, d[0], d[1], 1, 1);
+            set_slot(c, DST(0), ROLE_OUT, DBK_DTYPE_F32, 4, d[0], d[1], d[2], d[3]);
+        }
+        dbk_op_check_case(c);
+    }
+}
+
+static void global_avgpool_fwd_cases(dbk_op_checker *ck) { global_avgpool_cases(ck, DBK_OP_GLOBAL_AVGPOOL_FWD); }
+OP_TEST(global_avgpool_fwd, 1e-10);
+static void global_avgpool_bwd_cases(dbk_op_checker *ck) { global_avgpool_cases(ck, DBK_OP_GLOBAL_AVGPOOL_BWD); }
+OP_TEST(global_avgpool_bwd, 1e-10);
+
 /* ---------------------------------------------------------------------------------- */
 /* loss and accuracy                                                                   */
 
@@ -584,6 +650,34 @@ static void sgd_momentum_update_cases(dbk_op_checker *ck) {
         }
 }
 OP_TEST(sgd_momentum_update, 1e-10);
+
+/* AdamW at the first step (t = 1: m, v zero, the largest bias corrections) and at t = 200 with
+ * moments already built up, with and without weight decay (fast.ai's DAWNBench WRN uses
+ * betas (0.9, 0.99), PyTorch's default is (0.9, 0.999)). */
+static void adamw_update_cases(dbk_op_checker *ck) {
+    static const int64_t counts[] = {1, 17, 4099, 262147};
+    static const struct { int t; float beta2, wd; } runs[] = {{1, 0.999f, 0.01f}, {200, 0.99f, 0.0f}, {200, 0.999f, 0.1f}};
+    for (size_t r = 0; r < sizeof runs / sizeof runs[0]; r++)
+        for (size_t i = 0; i < sizeof counts / sizeof counts[0]; i++) {
+            const int t = runs[r].t;
+            const double lr = 3e-3, b1 = 0.9, b2 = runs[r].beta2;
+            tcase *c = case_new(ck, DBK_OP_ADAMW_UPDATE, "n %lld t %d betas (0.9, %g) wd %g", (long long)counts[i], t,
+                                (double)runs[r].beta2, (double)runs[r].wd);
+            c->desc.p.adamw = (dbk_adamw_params){0.9f, runs[r].beta2, 1e-8f, runs[r].wd};
+            /* grad (n), step (3) -> params, exp_avg, exp_avg_sq (n) in place */
+            set_uniform(c, SRC(0), ROLE_IN, -1.0f, 1.0f, 1, counts[i], 1, 1, 1);
+            float *step = set_slot(c, SRC(1), ROLE_IN, DBK_DTYPE_F32, 1, 3, 1, 1, 1);
+            step[0] = (float)lr;
+            step[1] = (float)(lr / (1.0 - pow(b1, t)));
+            step[2] = (float)sqrt(1.0 - pow(b2, t));
+            set_uniform(c, DST(0), ROLE_INOUT, -0.5f, 0.5f, 1, counts[i], 1, 1, 1);
+            const float mag = t == 1 ? 0.0f : 0.3f;
+            set_uniform(c, DST(1), ROLE_INOUT, -mag, mag, 1, counts[i], 1, 1, 1);
+            set_uniform(c, DST(2), ROLE_INOUT, 0.0f, mag * mag, 1, counts[i], 1, 1, 1);
+            dbk_op_check_case(c);
+        }
+}
+OP_TEST(adamw_update, 1e-10);
 
 /* ---------------------------------------------------------------------------------- */
 /* augmentation                                                                        */
@@ -764,3 +858,35 @@ static void lookahead_cases(dbk_op_checker *ck) {
 }
 OP_TEST(lookahead, 1e-10);
 
+
+/* ---------------------------------------------------------------------------------- */
+/* dropout                                                                             */
+
+/* p 0.5 (AlexNet's), 0.1 and 0 (everything kept), with several batch positions and seeds,
+ * on the elementwise shapes; the mask is a hash of (seed, first, salt, index), so a device
+ * that draws another mask fails by NMSE ~1. */
+static void dropout_cases(dbk_op_checker *ck, dbk_op op) {
+    static const float ps[] = {0.5f, 0.1f, 0.0f};
+    char sh[64];
+    for (size_t k = 0; k < sizeof ps / sizeof ps[0]; k++)
+        for (int i = 0; i < (int)EW_SHAPE_COUNT; i++) {
+            const bool in_place = i % 2 == 1;
+            tcase *c = case_new(ck, op, "%s p %g salt %u%s", ew_summary(i, sh, sizeof sh), (double)ps[k], 17u * (unsigned)k,
+                                in_place ? " in place" : "");
+            c->desc.p.dropout = (dbk_dropout_params){ps[k], 17u * (uint32_t)k};
+            /* x or dy (any), state i32 (4) -> y or dx */
+            set_uniform(c, SRC(0), ROLE_IN, -1.0f, 1.0f, EW(i));
+            int32_t *st = set_slot(c, SRC(1), ROLE_IN, DBK_DTYPE_I32, 1, 4, 1, 1, 1);
+            st[0] = 256 * i;
+            st[1] = (int32_t)(0x9e3779b9u * (uint32_t)(k + 1));
+            st[2] = (int32_t)k;
+            st[3] = 12345;
+            set_ew_output(c, i, in_place ? SRC(0) : -1);
+            dbk_op_check_case(c);
+        }
+}
+
+static void dropout_fwd_cases(dbk_op_checker *ck) { dropout_cases(ck, DBK_OP_DROPOUT_FWD); }
+OP_TEST(dropout_fwd, 1e-10);
+static void dropout_bwd_cases(dbk_op_checker *ck) { dropout_cases(ck, DBK_OP_DROPOUT_BWD); }
+OP_TEST(dropout_bwd, 1e-10);

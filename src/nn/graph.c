@@ -410,6 +410,27 @@ dbk_value dbk_nn_conv(dbk_graph *g, dbk_value x, int64_t k, int r, int stride, i
     return dbk_nn_conv_ex(g, x, k, &o, name);
 }
 
+/* y += bias per channel (DBK_OP_BIAS_ADD, in place): the bias of a conv or linear layer. */
+static void forward_bias(dbk_graph *g, dbk_value y, dbk_tensor bias, const char *name) {
+    char lb[96];
+    dbk_op_desc ba = {.op = DBK_OP_BIAS_ADD};
+    ba.src[0] = y.data;
+    ba.src[1] = bias;  /* (K) */
+    ba.dst[0] = y.data;
+    dbk_graph_forward(g, &ba, label_of(lb, sizeof lb, name, "bias"));
+}
+
+/* dbias = sum of dy over all but the channel (DBK_OP_CHANNEL_SUM); none for a frozen or
+ * absent bias (dbias.ndim == 0). */
+static void backward_bias(dbk_graph *g, dbk_value y, dbk_tensor dbias, const char *name) {
+    char lb[96];
+    if (!dbias.ndim) return;
+    dbk_op_desc bb = {.op = DBK_OP_CHANNEL_SUM};
+    bb.src[0] = y.grad;
+    bb.dst[0] = dbias;
+    dbk_graph_backward(g, &bb, label_of(lb, sizeof lb, name, "bias.bwd"));
+}
+
 dbk_value dbk_nn_conv_ex(dbk_graph *g, dbk_value x, int64_t k, const dbk_conv_options *o, const char *name) {
     char lb[96];
     const int r = o->r, stride = o->stride, pad = o->pad;
@@ -431,13 +452,7 @@ dbk_value dbk_nn_conv_ex(dbk_graph *g, dbk_value x, int64_t k, const dbk_conv_op
     op.src[1] = wt;      /* (K,C,R,S) */
     op.dst[0] = y.data;  /* (N,K,P,Q) */
     dbk_graph_forward(g, &op, name);
-    if (o->bias) {
-        dbk_op_desc ba = {.op = DBK_OP_BIAS_ADD};
-        ba.src[0] = y.data;
-        ba.src[1] = bias;  /* (K) */
-        ba.dst[0] = y.data;
-        dbk_graph_forward(g, &ba, label_of(lb, sizeof lb, name, "bias"));
-    }
+    if (o->bias) forward_bias(g, y, bias, name);
     if (!g->cfg.training) return y;
 
     /* Backward runs the bias gradient, then bwd_filter, then bwd_data: pushed in reverse.
@@ -456,12 +471,7 @@ dbk_value dbk_nn_conv_ex(dbk_graph *g, dbk_value x, int64_t k, const dbk_conv_op
         bf.dst[0] = dw;
         dbk_graph_backward(g, &bf, label_of(lb, sizeof lb, name, "bwd_filter"));
     }
-    if (dbias.ndim) {
-        dbk_op_desc bb = {.op = DBK_OP_CHANNEL_SUM};
-        bb.src[0] = y.grad;
-        bb.dst[0] = dbias;
-        dbk_graph_backward(g, &bb, label_of(lb, sizeof lb, name, "bias.bwd"));
-    }
+    backward_bias(g, y, dbias, name);
     return y;
 }
 
@@ -583,6 +593,84 @@ dbk_value dbk_nn_maxpool(dbk_graph *g, dbk_value x, int size, int stride, const 
 dbk_value dbk_nn_global_maxpool(dbk_graph *g, dbk_value x, const char *name) {
     int h = (int)x.data.shape[2], w = (int)x.data.shape[3];
     return maxpool(g, x, h, w, h, w, name);
+}
+
+dbk_value dbk_nn_global_avgpool(dbk_graph *g, dbk_value x, const char *name) {
+    char lb[96];
+    dbk_value y = dbk_graph_value(g, x.grad.ndim != 0, x.data.shape[0], x.data.shape[1], 1, 1);
+    dbk_op_desc op = {.op = DBK_OP_GLOBAL_AVGPOOL_FWD};
+    op.src[0] = x.data;
+    op.dst[0] = y.data;
+    dbk_graph_forward(g, &op, name);
+    if (g->cfg.training && x.grad.ndim) {
+        dbk_op_desc b = {.op = DBK_OP_GLOBAL_AVGPOOL_BWD};
+        b.src[0] = y.grad;
+        b.dst[0] = x.grad;
+        dbk_graph_backward(g, &b, label_of(lb, sizeof lb, name, "bwd"));
+    }
+    return y;
+}
+
+dbk_value dbk_nn_leaky_relu(dbk_graph *g, dbk_value x, float slope) {
+    dbk_op_desc op = {.op = DBK_OP_LEAKY_RELU_FWD, .p.leaky.slope = slope};
+    op.src[0] = x.data;
+    op.dst[0] = x.data;
+    dbk_graph_forward(g, &op, "leaky_relu");
+    if (g->cfg.training && x.grad.ndim) {
+        dbk_op_desc b = {.op = DBK_OP_LEAKY_RELU_BWD, .p.leaky.slope = slope};
+        b.src[0] = x.data; /* the forward output, computed in place */
+        b.src[1] = x.grad;
+        b.dst[0] = x.grad;
+        dbk_graph_backward(g, &b, "leaky_relu.bwd");
+    }
+    return x;
+}
+
+void dbk_graph_batch_state_rule(const dbk_step_ctx *ctx, const double k[4], void *dst) {
+    (void)k;
+    int32_t v[4] = {ctx->first, (int32_t)ctx->seed, ctx->epoch, (int32_t)ctx->run_seed};
+    memcpy(dst, v, sizeof v);
+}
+
+/* FNV-1a of the layer's name: each dropout layer draws its own mask. */
+static uint32_t name_salt(const char *name) {
+    uint32_t h = 2166136261u;
+    for (const char *c = name; *c; c++) h = (h ^ (uint8_t)*c) * 16777619u;
+    return h;
+}
+
+dbk_value dbk_nn_dropout(dbk_graph *g, dbk_value x, float p, const char *name) {
+    if (!g->cfg.training || p <= 0.0f) return x; /* evaluation: the identity */
+    char lb[96];
+    const double none[4] = {0};
+    dbk_tensor state = dbk_graph_step_value(g, label_of(lb, sizeof lb, name, "state"), DBK_DTYPE_I32, 4,
+                                            dbk_graph_batch_state_rule, none);
+    dbk_value y = dbk_graph_value(g, x.grad.ndim != 0, x.data.shape[0], x.data.shape[1], x.data.shape[2],
+                                  x.data.shape[3]);
+    const dbk_dropout_params dp = {p, name_salt(name)};
+    dbk_op_desc op = {.op = DBK_OP_DROPOUT_FWD, .p.dropout = dp};
+    op.src[0] = x.data;
+    op.src[1] = state;
+    op.dst[0] = y.data;
+    dbk_graph_forward(g, &op, name);
+    if (x.grad.ndim) {
+        dbk_op_desc b = {.op = DBK_OP_DROPOUT_BWD, .p.dropout = dp};
+        b.src[0] = y.grad;
+        b.src[1] = state;
+        b.dst[0] = x.grad;
+        dbk_graph_backward(g, &b, label_of(lb, sizeof lb, name, "bwd"));
+    }
+    return y;
+}
+
+dbk_value dbk_nn_linear_bias(dbk_graph *g, dbk_value x, int64_t k, const char *name) {
+    const int64_t c = dbk_tensor_numel(&x.data) / x.data.shape[0], bshape[1] = {k};
+    dbk_value y = dbk_nn_linear(g, x, k, name);
+    dbk_tensor bias, dbias;
+    add_param(g, name, "bias", DBK_PARAM_INIT_KAIMING_UNIFORM, c, 1, bshape, &bias, &dbias);
+    forward_bias(g, y, bias, name);
+    if (g->cfg.training) backward_bias(g, y, dbias, name);
+    return y;
 }
 
 dbk_value dbk_nn_linear(dbk_graph *g, dbk_value x, int64_t k, const char *name) {

@@ -182,6 +182,10 @@ dbk_tensor dbk_graph_step_value(dbk_graph *g, const char *name, dbk_dtype dtype,
  * owner of the steps buffer, e.g. once per epoch). */
 dbk_tensor dbk_graph_counter(dbk_graph *g, const char *name);
 
+/* The rule of a batch's {first row, the epoch's seed, the 0-based epoch, the run's seed}, the
+ * state DBK_OP_AUGMENT and DBK_OP_DROPOUT_* read. */
+void dbk_graph_batch_state_rule(const dbk_step_ctx *ctx, const double k[4], void *dst);
+
 size_t dbk_graph_step_bytes(const dbk_graph *g);          /* the whole steps buffer */
 size_t dbk_graph_step_host_bytes(const dbk_graph *g);     /* its first part: the host-written values */
 int                        dbk_graph_step_value_count(const dbk_graph *g);
@@ -235,7 +239,17 @@ dbk_value dbk_nn_relu(dbk_graph *g, dbk_value x);                  /* in place *
 dbk_value dbk_nn_gelu(dbk_graph *g, dbk_value x, const char *name);  /* exact (erf) GELU, a new value */
 dbk_value dbk_nn_maxpool(dbk_graph *g, dbk_value x, int size, int stride, const char *name);
 dbk_value dbk_nn_global_maxpool(dbk_graph *g, dbk_value x, const char *name);
+dbk_value dbk_nn_global_avgpool(dbk_graph *g, dbk_value x, const char *name); /* (N,C,H,W) -> (N,C,1,1) */
 dbk_value dbk_nn_linear(dbk_graph *g, dbk_value x, int64_t k, const char *name); /* no bias */
+/* A linear layer with a bias (torch.nn.Linear): "<name>.weight" (K,C) and "<name>.bias" (K),
+ * both U(-1/sqrt(C), 1/sqrt(C)) as PyTorch initialises them; the bias is DBK_OP_BIAS_ADD on
+ * the (N,K,1,1) output. */
+dbk_value dbk_nn_linear_bias(dbk_graph *g, dbk_value x, int64_t k, const char *name);
+dbk_value dbk_nn_leaky_relu(dbk_graph *g, dbk_value x, float slope);  /* in place */
+/* Inverted dropout with probability p in training graphs (a new value; its mask a hash of the
+ * step's batch state and the layer's name, declared as the step value "<name>.state"); the
+ * identity in evaluation graphs. */
+dbk_value dbk_nn_dropout(dbk_graph *g, dbk_value x, float p, const char *name);
 dbk_value dbk_nn_scale(dbk_graph *g, dbk_value x, float alpha, const char *name); /* in place */
 /* The same data as x with its own gradient; its gradient is added into x's at the end of
  * the backward pass. Use it for the second consumer of an activation (residual blocks). */

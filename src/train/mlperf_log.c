@@ -87,7 +87,7 @@ void dbk_mlperf_log_init_start(dbk_mlperf_log *log, const dbk_train_options *opt
     point_number(log, "seed", (double)opt->seed);
     point_number(log, "global_batch_size", rc->batch);
     point_number(log, "gradient_accumulation_steps", 1);
-    point_string(log, "opt_name", "sgd");
+    point_string(log, "opt_name", dbk_optimizer_name(rc->optimizer));
     float peak = 0.0f;
     for (int i = 0; i < rc->lr_knots; i++)
         if (rc->lr_values[i] > peak) peak = rc->lr_values[i];

@@ -14,6 +14,9 @@
 /* CIFAR-10 channel statistics used by cifar10-fast, on the [0,1] scale. */
 #define CIFAR_MEAN {125.31f / 255.0f, 122.95f / 255.0f, 113.87f / 255.0f}
 #define CIFAR_STD  {62.99f / 255.0f, 62.09f / 255.0f, 66.70f / 255.0f}
+/* The statistics fast.ai's CIFAR-10 notebooks normalise with. */
+#define FASTAI_MEAN {0.4914f, 0.48216f, 0.44653f}
+#define FASTAI_STD  {0.24703f, 0.24349f, 0.26159f}
 
 static const dbk_recipe recipes[] = {
     {
@@ -96,7 +99,126 @@ static const dbk_recipe recipes[] = {
         .target_note = "airbench94's 94.01% mean on the original CIFAR-10 (n=1000); the JPEG copy in shared/data "
                        "scores about 3 points lower",
     },
+    /* The seed CIFAR-10 entries' recipes: docs/models.md gives each source line by line. */
+    {
+        /* fastai/imagenet-fast cifar10/dawn_submission/README.md: dawn_mod.py -a wrn_22 -b 128 on
+         * 8 GPUs (a mean loss over 1024 images per step), --cycle-len 50, --wd 2e-4, --lr 1.3,
+         * --use-clr 50,15,0.95,0.85: fastai 0.7's CircularLR_beta, lr/50 -> lr over 42.5% of the
+         * cycle, back to lr/50 over 42.5%, then to lr/5000 over the last 15%; SGD momentum 0.9
+         * (the source cycles it 0.95 -> 0.85 -> 0.95), coupled weight decay. */
+        .name = "cifar10-wrn22",
+        .description = "fast.ai's DAWNBench entry: Wide ResNet-22 (k = 6), batch 1024, 50-epoch 1-cycle, SGD",
+        .model = "wrn22",
+        .dataset = "cifar10",
+        .batch = 1024,
+        .epochs = 50,
+        .lr_knots = 4,
+        .lr_epochs = {0.0f, 21.25f, 42.5f, 50.0f},
+        .lr_values = {1.3f / 50.0f, 1.3f, 1.3f / 50.0f, 1.3f / 5000.0f},
+        .momentum = 0.9f,
+        .weight_decay = 2e-4f,
+        .bn = {.eps = 1e-5f, .momentum = 0.1f},
+        .augment = {.train = true, .pad = 4, .flip = true, .cutout = 0, .mean = FASTAI_MEAN, .std = FASTAI_STD},
+        .target = 94.0f,
+        .target_note = "DAWNBench CIFAR-10 target; fast.ai's entry reached it with this network (original data)",
+    },
+    {
+        /* cedrickchee/dawnbench-analysis src/cifar10_custom_wrn_adamw.ipynb (after sgugger's
+         * Adam-experiments): wrn_22, bs 128, AdamW (wd_loss=False: decoupled) wd 0.1, betas
+         * (0.95 -> 0.85 cycled, 0.99), phases 8.325 / 8.325 / 1.35 epochs: lr 3e-4 -> 3e-3 -> 3e-4
+         * -> 3e-6. beta1 is fixed at 0.9 here (daybreak has no momentum schedule). */
+        .name = "cifar10-wrn22-adamw",
+        .description = "the AdamW variant of fast.ai's Wide ResNet-22 (cedrickchee/dawnbench-analysis): batch 128, "
+                       "18 epochs, decoupled weight decay 0.1",
+        .model = "wrn22",
+        .dataset = "cifar10",
+        .batch = 128,
+        .epochs = 18,
+        .lr_knots = 4,
+        .lr_epochs = {0.0f, 8.325f, 16.65f, 18.0f},
+        .lr_values = {3e-4f, 3e-3f, 3e-4f, 3e-6f},
+        .optimizer = DBK_OPTIMIZER_ADAMW,
+        .adam_beta1 = 0.9f,
+        .adam_beta2 = 0.99f,
+        .adam_eps = 1e-8f,
+        .weight_decay = 0.1f,
+        .bn = {.eps = 1e-5f, .momentum = 0.1f},
+        .augment = {.train = true, .pad = 4, .flip = true, .cutout = 0, .mean = FASTAI_MEAN, .std = FASTAI_STD},
+        .target = 94.0f,
+        .target_note = "DAWNBench CIFAR-10 target; the source notebook reached 93.76% (94.25% with fastai's TTA)",
+    },
+    {
+        /* bkj/basenet examples/cifar/cifar10.py (Ben Johnson's DAWNBench ResNet-18): batch 128,
+         * SGD nesterov 0.9, wd 5e-4, mean loss, HPSchedule.one_cycle(hp_max=0.1, epochs=30,
+         * extra=5): 0 -> 0.1 (epoch 15) -> 0.005 (30) -> 0 (35), then 0.0005 for the 5 burnout
+         * epochs; reflect-pad 4, crop, flip. */
+        .name = "cifar10-resnet18",
+        .description = "the DAWNBench pre-activation ResNet-18 for CIFAR (bkj/basenet): batch 128, 40 epochs, "
+                       "one-cycle lr 0.1",
+        .model = "resnet18-cifar",
+        .dataset = "cifar10",
+        .batch = 128,
+        .epochs = 40,
+        .lr_knots = 6,
+        .lr_epochs = {0.0f, 15.0f, 30.0f, 35.0f, 35.0f, 40.0f},
+        .lr_values = {0.0f, 0.1f, 0.005f, 0.0f, 0.0005f, 0.0005f},
+        .momentum = 0.9f,
+        .weight_decay = 5e-4f,
+        .nesterov = true,
+        .bn = {.eps = 1e-5f, .momentum = 0.1f},
+        .augment = {.train = true, .pad = 4, .flip = true, .cutout = 0, .mean = CIFAR_MEAN, .std = CIFAR_STD},
+        .target = 94.0f,
+        .target_note = "DAWNBench CIFAR-10 target (original data)",
+    },
+    {
+        /* sands-lab/layer-wise-aaai20 CIFAR10/dawn.py with --network Alexnet1 (alexnet.py's
+         * AlexNet): cifar10-fast's schedule, batch 512, 24 epochs, lr 0 -> 0.4 (epoch 5) -> 0 on a
+         * summed loss, wd 5e-4 * batch, crop + flip + 8x8 cutout; momentum 0.9 with nesterov (the
+         * script's --momentum 0.9; its default 0 is plain SGD). */
+        .name = "cifar10-alexnet",
+        .description = "AlexNet for CIFAR as the compressed-gradient study trains it (sands-lab/layer-wise-aaai20): "
+                       "batch 512, 24 epochs",
+        .model = "alexnet-cifar",
+        .dataset = "cifar10",
+        .batch = 512,
+        .epochs = 24,
+        .lr_knots = 3,
+        .lr_epochs = {0.0f, 5.0f, 24.0f},
+        .lr_values = {0.0f, 0.4f, 0.0f},
+        .momentum = 0.9f,
+        .weight_decay = 5e-4f,
+        .nesterov = true,
+        .loss_summed = true,
+        .bn = {.eps = 1e-5f, .momentum = 0.1f},
+        .augment = {.train = true, .pad = 4, .flip = true, .cutout = 8, .mean = CIFAR_MEAN, .std = CIFAR_STD},
+        .target = 80.0f,
+        .target_note = "the study publishes no accuracy for this AlexNet; 80% is a bar, not a measured figure",
+    },
+    {
+        /* fastai/fastai courses/dl2/cifar10-darknet.ipynb: Darknet([1, 2, 4, 6, 3], nf=32), bs 256,
+         * lr 1.3, wd 1e-4, learn.fit(lr, 1, cycle_len=30, use_clr_beta=(20, 20, 0.95, 0.85)):
+         * lr/20 -> lr over 40% of the cycle, back over 40%, then to lr/2000 over the last 20%;
+         * SGD momentum 0.9 (the source cycles 0.95 -> 0.85), mean loss, BatchNorm momentum 0.01,
+         * pad 4 + crop + flip. 94.27% after 30 epochs in the notebook. */
+        .name = "cifar10-darknet",
+        .description = "fast.ai's DarkNet for CIFAR-10 (course dl2): batch 256, 30-epoch 1-cycle to lr 1.3",
+        .model = "darknet-cifar",
+        .dataset = "cifar10",
+        .batch = 256,
+        .epochs = 30,
+        .lr_knots = 4,
+        .lr_epochs = {0.0f, 12.0f, 24.0f, 30.0f},
+        .lr_values = {1.3f / 20.0f, 1.3f, 1.3f / 20.0f, 1.3f / 2000.0f},
+        .momentum = 0.9f,
+        .weight_decay = 1e-4f,
+        .bn = {.eps = 1e-5f, .momentum = 0.01f},
+        .augment = {.train = true, .pad = 4, .flip = true, .cutout = 0, .mean = FASTAI_MEAN, .std = FASTAI_STD},
+        .target = 94.0f,
+        .target_note = "DAWNBench CIFAR-10 target; the course notebook reached 94.27% (original data)",
+    },
 };
+
+const char *dbk_optimizer_name(dbk_optimizer o) { return o == DBK_OPTIMIZER_ADAMW ? "adamw" : "sgd"; }
 
 int dbk_recipe_count(void) { return (int)(sizeof recipes / sizeof recipes[0]); }
 const dbk_recipe *dbk_recipe_at(int i) { return &recipes[i]; }
@@ -109,7 +231,7 @@ dbk_status dbk_recipe_find(const char *name, const dbk_recipe **out) {
             return DBK_OK;
         }
     }
-    char known[256] = "";
+    char known[512] = "";
     for (int i = 0; i < dbk_recipe_count(); i++) {
         strncat(known, i ? ", " : "", sizeof known - strlen(known) - 1);
         strncat(known, recipes[i].name, sizeof known - strlen(known) - 1);

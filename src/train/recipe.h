@@ -5,6 +5,7 @@
  * linear in fractional epochs (cifar10-fast's np.interp over knots), evaluated every step.
  * With loss_summed, the loss is summed over the batch as in cifar10-fast, so the per-batch
  * update uses lr / batch and weight_decay * batch (identical to a mean loss with lr, wd).
+ * AdamW is invariant to the loss's scale (up to eps), so its lr and decay are never scaled.
  */
 #ifndef DBK_RECIPE_H
 #define DBK_RECIPE_H
@@ -25,6 +26,14 @@ typedef struct dbk_recipe_group {
     float       until_epoch;         /* > 0: the group's learning rate is 0 from this epoch on */
 } dbk_recipe_group;
 
+/* The optimizer of a recipe's parameter updates. */
+typedef enum dbk_optimizer {
+    DBK_OPTIMIZER_SGD,               /* SGD with momentum (and nesterov), coupled weight decay */
+    DBK_OPTIMIZER_ADAMW,             /* AdamW, decoupled weight decay (DBK_OP_ADAMW_UPDATE) */
+} dbk_optimizer;
+
+const char *dbk_optimizer_name(dbk_optimizer o);                     /* "sgd", "adamw" */
+
 typedef struct dbk_recipe {
     const char *name;
     const char *description;
@@ -40,9 +49,12 @@ typedef struct dbk_recipe {
                                         floor(fraction * total steps)), not epochs */
     float       lr_epochs[DBK_RECIPE_MAX_KNOTS];   /* knot positions in epochs, increasing */
     float       lr_values[DBK_RECIPE_MAX_KNOTS];   /* learning rate at each knot */
-    float       momentum;
-    float       weight_decay;
-    bool        nesterov;
+    dbk_optimizer optimizer;         /* SGD (the default, zero) or AdamW */
+    float       momentum;            /* SGD */
+    float       weight_decay;        /* SGD: added to the gradient; AdamW: decoupled, p *= 1 - lr*wd
+                                        (never scaled by the batch) */
+    bool        nesterov;            /* SGD */
+    float       adam_beta1, adam_beta2, adam_eps;   /* AdamW */
     bool        loss_summed;         /* loss summed over the batch (lr/batch, wd*batch) */
     float       label_smoothing;
     int         group_count;

@@ -168,6 +168,13 @@ static cJSON *recipe_json(const dbk_recipe *rc) {
         cJSON_AddItemToArray(k, cJSON_CreateNumber(rc->lr_values[i]));
         cJSON_AddItemToArray(knots, k);
     }
+    cJSON_AddStringToObject(o, "optimizer", dbk_optimizer_name(rc->optimizer));
+    if (rc->optimizer == DBK_OPTIMIZER_ADAMW) {
+        cJSON *betas = cJSON_AddArrayToObject(o, "adam_betas");
+        cJSON_AddItemToArray(betas, cJSON_CreateNumber(rc->adam_beta1));
+        cJSON_AddItemToArray(betas, cJSON_CreateNumber(rc->adam_beta2));
+        cJSON_AddNumberToObject(o, "adam_eps", rc->adam_eps);
+    }
     cJSON_AddNumberToObject(o, "momentum", rc->momentum);
     cJSON_AddBoolToObject(o, "nesterov", rc->nesterov);
     cJSON_AddNumberToObject(o, "weight_decay", rc->weight_decay);

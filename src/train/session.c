@@ -72,7 +72,9 @@ static dbk_status build(dbk_session *s) {
     if (train) {
         const size_t step_bytes = dbk_graph_step_bytes(s->train.graph);
         DBK_TRY(dbk_session_alloc(s, n_params * 4, "gradients", &s->grads));
-        DBK_TRY(dbk_session_alloc(s, n_params * 4, "momentum", &s->momentum));
+        const bool adamw = r->optimizer == DBK_OPTIMIZER_ADAMW;
+        DBK_TRY(dbk_session_alloc(s, n_params * 4, adamw ? "AdamW first moments" : "momentum", &s->momentum));
+        if (adamw) DBK_TRY(dbk_session_alloc(s, n_params * 4, "AdamW second moments", &s->exp_avg_sq));
         DBK_TRY(dbk_session_alloc(s, step_bytes, "training per-step values", &s->train_steps));
         DBK_TRY(dbk_session_alloc(s, (size_t)cfg->train_count * image_bytes, "training images", &s->train_images));
         DBK_TRY(dbk_session_alloc(s, (size_t)cfg->train_count, "training labels", &s->train_labels));
@@ -154,7 +156,7 @@ void dbk_session_destroy(dbk_session *s) {
     dbk_buffer *bufs[] = {s->params,       s->grads,           s->momentum,    s->state,
                           s->ema_params,   s->ema_state,       s->train_steps, s->eval_steps,
                           s->lookahead_steps, s->train_images, s->train_labels, s->indices,
-                          s->test_images,  s->test_labels};
+                          s->test_images,  s->test_labels,  s->exp_avg_sq};
     for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++) dbk_buffer_destroy(bufs[i]);
     dbk_free(s->train_host);
     dbk_free(s->eval_host);

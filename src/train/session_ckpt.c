@@ -97,16 +97,21 @@ typedef struct state_buffer {
     size_t      count;
 } state_buffer;
 
-enum { STATE_BUFFERS = 5 };
+enum { STATE_BUFFERS = 6 };
 
+/* The optimizer's state goes by its optimizer's names (SGD: "momentum"; AdamW: "adamw.exp_avg"
+ * and "adamw.exp_avg_sq", PyTorch's), so a state saved by one optimizer does not resume the
+ * other. */
 static void state_buffers(const dbk_session *s, state_buffer out[STATE_BUFFERS]) {
     const dbk_graph *g = s->eval.graph;
     size_t np = dbk_graph_param_count(g), ns = dbk_graph_state_count(g);
+    const bool adamw = s->exp_avg_sq != NULL;
     out[0] = (state_buffer){"params", s->params, np};
     out[1] = (state_buffer){"statistics", s->state, ns};
-    out[2] = (state_buffer){"momentum", s->momentum, np};
-    out[3] = (state_buffer){"lookahead.params", s->ema_params, np};
-    out[4] = (state_buffer){"lookahead.statistics", s->ema_state, ns};
+    out[2] = (state_buffer){adamw ? "adamw.exp_avg" : "momentum", s->momentum, np};
+    out[3] = (state_buffer){"adamw.exp_avg_sq", s->exp_avg_sq, np};
+    out[4] = (state_buffer){"lookahead.params", s->ema_params, np};
+    out[5] = (state_buffer){"lookahead.statistics", s->ema_state, ns};
 }
 
 dbk_status dbk_session_save_state(dbk_session *s, const char *path, const char *meta_json) {

@@ -49,7 +49,8 @@ struct dbk_session {
     dbk_program         *update;                   /* the optimizer alone (cfg.separate_update) */
     dbk_session_exchange_fn exchange;              /* between backward and update, when set */
     void                *exchange_ctx;
-    dbk_buffer          *params, *grads, *momentum, *state;
+    dbk_buffer          *params, *grads, *momentum, *state;   /* momentum: SGD's, or AdamW's exp_avg */
+    dbk_buffer          *exp_avg_sq;               /* AdamW's second moment (NULL for SGD) */
     dbk_buffer          *ema_params, *ema_state;   /* lookahead's averages */
     dbk_buffer          *train_steps, *eval_steps; /* per-step values + counters (every evaluation shares) */
     dbk_buffer          *lookahead_steps;

@@ -57,6 +57,7 @@ dbk_status dbk_session_init_params(dbk_session *s, uint64_t seed) {
     if (st == DBK_OK && s->momentum) {
         memset(host, 0, np * 4);
         st = dbk_buffer_write(s->momentum, 0, host, np * 4);
+        if (st == DBK_OK && s->exp_avg_sq) st = dbk_buffer_write(s->exp_avg_sq, 0, host, np * 4);
     }
     if (st == DBK_OK) {
         memset(host, 0, ns * 4);

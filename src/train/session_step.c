@@ -2,7 +2,7 @@
  * session_step.c — assembling a session's programs (see session_impl.h).
  *
  *   training step  = augment, model forward, loss, accuracy, loss backward, model backward,
- *                    one SGD update per parameter group
+ *                    one optimizer update (SGD or AdamW) per parameter group
  *   evaluation     = normalise (augment without draws), model forward, loss, accuracy
  *   final (TTA)    = per view of the recipe's test-time augmentation: the view, the model
  *                    (same weights), the logits weighted into a sum; loss, accuracy of the sum
@@ -11,9 +11,10 @@
  * Every value that changes from step to step is declared here on the graph with the rule
  * that computes it (dbk_graph_step_value): the augmentation state {first row, seed, epoch,
  * run seed} and the
- * learning rate of each parameter group. The host computes them all into one small block and
+ * learning rate of each parameter group (AdamW: with its bias corrections). The host computes them all into one small block and
  * writes it once per step; the loss and correct-count counters accumulate on the device.
  */
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -21,14 +22,6 @@
 
 /* ---------------------------------------------------------------------------------- */
 /* per-step rules                                                                     */
-
-/* {first row of the batch, the epoch's seed, the 0-based epoch, the run's seed}: what
- * DBK_OP_AUGMENT reads as its state. */
-static void augment_state_rule(const dbk_step_ctx *ctx, const double k[4], void *dst) {
-    (void)k;
-    int32_t v[4] = {ctx->first, (int32_t)ctx->seed, ctx->epoch, (int32_t)ctx->run_seed};
-    memcpy(dst, v, sizeof v);
-}
 
 /* airbench94's lookahead decay after run_step of run_steps steps, in fp32 as the source's
  * alpha_schedule tensor: base * (step / total)^power; 1 for the final update, which
@@ -47,6 +40,17 @@ static void group_lr_rule(const dbk_step_ctx *ctx, const double k[4], void *dst)
     memcpy(dst, &lr, sizeof lr);
 }
 
+/* AdamW's step values {lr, step_size = lr / (1 - beta1^t), sqrt(1 - beta2^t)} for the 1-based
+ * step t of the run (from the epoch and the step within it, so a resumed run continues the
+ * count); lr as group_lr_rule (k[0] scale, k[1] until epoch), k[2] = beta1, k[3] = beta2. */
+static void adamw_step_rule(const dbk_step_ctx *ctx, const double k[4], void *dst) {
+    double lr = ctx->lr * k[0];
+    if (k[1] > 0 && ctx->epoch >= k[1]) lr = 0.0;
+    const double t = (double)ctx->epoch * ctx->steps_per_epoch + ctx->step + 1;
+    const float v[3] = {(float)lr, (float)(lr / (1.0 - pow(k[2], t))), (float)sqrt(1.0 - pow(k[3], t))};
+    memcpy(dst, v, sizeof v);
+}
+
 /* The recipe's rule for a parameter group, or the defaults (scale 1, until the end). */
 static dbk_recipe_group group_rule(const dbk_recipe *r, const char *group) {
     for (int i = 0; i < r->group_count; i++)
@@ -61,7 +65,7 @@ static dbk_tensor flat(dbk_buffer *b, dbk_dtype dt, int64_t n) { return dbk_tens
 /* The augmentation state every augment op of a program reads. */
 static dbk_tensor augment_state(dbk_graph *g) {
     const double none[4] = {0};
-    return dbk_graph_step_value(g, "augment.state", DBK_DTYPE_I32, 4, augment_state_rule, none);
+    return dbk_graph_step_value(g, "augment.state", DBK_DTYPE_I32, 4, dbk_graph_batch_state_rule, none);
 }
 
 /* Reads the batch from the resident dataset into x and labels; evaluation reads the view
@@ -127,8 +131,32 @@ static void add_loss(dbk_session *s, dbk_graph *g, int batch, dbk_value logits, 
     dbk_graph_backward(g, &lb, "loss.bwd");
 }
 
-/* One SGD update per parameter group (none for the frozen group), each with its learning
- * rate as a per-step value. */
+/* One AdamW update of parameter group i: its step values (lr, bias corrections) are one
+ * per-step value; lr and weight decay are never scaled by the batch (Adam's step does not
+ * depend on the loss's scale). */
+static void add_adamw(dbk_session *s, dbk_graph *g, int i, const dbk_recipe_group *rule) {
+    const dbk_recipe *r = s->cfg.recipe;
+    const char *group = dbk_graph_group_name(g, i);
+    char name[48], label[48];
+    snprintf(name, sizeof name, group[0] ? "adamw.%s" : "adamw", group);
+    const double k[4] = {(double)rule->lr_scale, (double)rule->until_epoch, (double)r->adam_beta1, (double)r->adam_beta2};
+    dbk_tensor step = dbk_graph_step_value(g, name, DBK_DTYPE_F32, 3, adamw_step_rule, k);
+    if (dbk_graph_is_planning(g)) return;
+    dbk_op_desc op = {.op = DBK_OP_ADAMW_UPDATE,
+                      .p.adamw = {r->adam_beta1, r->adam_beta2, r->adam_eps, r->weight_decay * rule->weight_decay_scale}};
+    op.src[0] = dbk_graph_group_grads(g, i);
+    op.src[1] = step;
+    op.dst[0] = dbk_graph_group_params(g, i);
+    op.dst[1] = op.dst[0];
+    op.dst[1].buf = s->momentum;
+    op.dst[2] = op.dst[0];
+    op.dst[2].buf = s->exp_avg_sq;
+    snprintf(label, sizeof label, "%s", name);
+    dbk_graph_update(g, &op, label);
+}
+
+/* One optimizer update per parameter group (none for the frozen group): SGD with its learning
+ * rate as a per-step value, or AdamW. */
 static void add_optimizer(dbk_session *s, dbk_session_program *p) {
     dbk_graph *g = p->graph;
     const int batch = p->batch;
@@ -138,6 +166,11 @@ static void add_optimizer(dbk_session *s, dbk_session_program *p) {
         if (dbk_graph_group_frozen(g, i)) continue;
         const char *group = dbk_graph_group_name(g, i);
         const dbk_recipe_group rule = group_rule(r, group);
+        if (r->optimizer == DBK_OPTIMIZER_ADAMW) {
+            add_adamw(s, g, i, &rule);
+            if (!dbk_graph_is_planning(g)) p->update_count++;
+            continue;
+        }
         char name[48], label[48];
         snprintf(name, sizeof name, group[0] ? "lr.%s" : "lr", group);
         snprintf(label, sizeof label, group[0] ? "sgd.%s" : "sgd", group);

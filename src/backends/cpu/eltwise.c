@@ -36,6 +36,34 @@ dbk_status dbk_cpu_relu_fwd(dbk_backend *be, const dbk_op_desc *op) {
     return DBK_OK;
 }
 
+/* Leaky ReLU, torch.nn.LeakyReLU: y = x > 0 ? x : slope * x; its gradient through the
+ * output (slope > 0: y > 0 exactly where x > 0), dx = y > 0 ? dy : slope * dy. */
+dbk_status dbk_cpu_leaky_relu_fwd(dbk_backend *be, const dbk_op_desc *op) {
+    (void)be;
+    const int64_t n = dbk_tensor_numel(&op->src[0]);
+    const float *x = dbk_cpu_f32(&op->src[0]);   /* (any) */
+    float *y = dbk_cpu_f32(&op->dst[0]);         /* (same), may alias x */
+    const float slope = op->p.leaky.slope;
+#pragma omp parallel for schedule(static)
+    for (int64_t i = 0; i < n; i++) y[i] = x[i] > 0.0f ? x[i] : slope * x[i];
+    return DBK_OK;
+}
+
+dbk_status dbk_cpu_leaky_relu_bwd(dbk_backend *be, const dbk_op_desc *op) {
+    (void)be;
+    const int64_t n = dbk_tensor_numel(&op->src[0]);
+    const float *y = dbk_cpu_f32(&op->src[0]);   /* (any) forward output */
+    const float *dy = dbk_cpu_f32(&op->src[1]);  /* (same) */
+    float *dx = dbk_cpu_f32(&op->dst[0]);        /* (same), may alias dy */
+    const float slope = op->p.leaky.slope;
+#pragma omp parallel for schedule(static)
+    for (int64_t i = 0; i < n; i++) {
+        const float g = dy[i];
+        dx[i] = y[i] > 0.0f ? g : slope * g;
+    }
+    return DBK_OK;
+}
+
 dbk_status dbk_cpu_relu_bwd(dbk_backend *be, const dbk_op_desc *op) {
     (void)be;
     const int64_t n = dbk_tensor_numel(&op->src[0]);

@@ -24,6 +24,16 @@
  * w = 1 - decay is formed in fp32 as Python's `1-decay` becomes torch's fp32 weight; decay is
  * a single f32 in device memory (src0) that the host rewrites before each update.
  *
+ * AdamW: torch.optim.AdamW with amsgrad off (its single-tensor path, _single_tensor_adam),
+ * https://pytorch.org/docs/stable/generated/torch.optim.AdamW.html, in fp32 in this order:
+ *   p  = p * (1 - lr * wd)                   param.mul_(1 - lr * weight_decay)
+ *   m  = m + (1 - beta1) * (g - m)           exp_avg.lerp_(grad, 1 - beta1)
+ *   v  = beta2 * v + (1 - beta2) * g * g     exp_avg_sq.mul_(beta2).addcmul_(grad, grad, 1 - beta2)
+ *   p  = p - step_size * m / (sqrt(v) / bc2_sqrt + eps)
+ * step_size = lr / (1 - beta1^t) and bc2_sqrt = sqrt(1 - beta2^t) depend on the 1-based step t
+ * only: the host computes them in double and writes {lr, step_size, bc2_sqrt} (src1) before
+ * each step, as PyTorch computes them in Python floats. m and v start at zero.
+ *
  * Elements are independent: one OpenMP loop per op, the buffers updated in place.
  */
 #include <math.h>
@@ -47,6 +57,31 @@ dbk_status dbk_cpu_sgd_momentum_update(dbk_backend *be, const dbk_op_desc *op) {
         const float step = nesterov ? g + mu * v : v;
         mom[i] = v;
         param[i] -= lr * step;
+    }
+    return DBK_OK;
+}
+
+dbk_status dbk_cpu_adamw_update(dbk_backend *be, const dbk_op_desc *op) {
+    (void)be;
+    const int64_t n = dbk_tensor_numel(&op->src[0]);
+    const float *grad = dbk_cpu_f32(&op->src[0]);   /* (n) */
+    const float *step = dbk_cpu_f32(&op->src[1]);   /* (3) {lr, step_size, bc2_sqrt} */
+    float *param = dbk_cpu_f32(&op->dst[0]);        /* (n) in place */
+    float *m = dbk_cpu_f32(&op->dst[1]);            /* (n) in place */
+    float *v = dbk_cpu_f32(&op->dst[2]);            /* (n) in place */
+    const dbk_adamw_params *a = &op->p.adamw;
+    const float decay = 1.0f - step[0] * a->weight_decay, step_size = step[1], bc2_sqrt = step[2];
+    const float w1 = 1.0f - a->beta1, w2 = 1.0f - a->beta2;
+
+#pragma omp parallel for schedule(static)
+    for (int64_t i = 0; i < n; i++) {
+        const float g = grad[i];
+        const float mi = m[i] + w1 * (g - m[i]);
+        const float vi = a->beta2 * v[i] + w2 * g * g;
+        const float denom = sqrtf(vi) / bc2_sqrt + a->eps;
+        m[i] = mi;
+        v[i] = vi;
+        param[i] = param[i] * decay - step_size * mi / denom;
     }
     return DBK_OK;
 }
