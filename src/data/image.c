@@ -47,6 +47,39 @@ static bool jpeg_has_end_marker(const unsigned char *b, size_t n) {
     return false;
 }
 
+static uint32_t be16(const unsigned char *p) { return (uint32_t)p[0] << 8 | p[1]; }
+static uint32_t be32(const unsigned char *p) { return be16(p) << 16 | be16(p + 2); }
+
+/* The dimensions a header declares, read here rather than by stb_image: its own cap would
+ * hide the size behind "unknown image type", and a size must be judged before anything is
+ * decoded. PNG: the IHDR chunk that must come first. JPEG: the first start-of-frame marker
+ * (SOF0..SOF15 but DHT, JPG and DAC), walking the marker segments. False when not found. */
+static bool header_dimensions(const unsigned char *b, size_t n, image_format f, uint32_t *w, uint32_t *h) {
+    if (f == FORMAT_PNG) {
+        if (n < 24 || memcmp(b + 12, "IHDR", 4)) return false;
+        *w = be32(b + 16);
+        *h = be32(b + 20);
+        return true;
+    }
+    size_t i = 2;
+    while (i + 4 <= n) {
+        if (b[i] != 0xff) return false;
+        const unsigned char m = b[i + 1];
+        if (m == 0xff) { i++; continue; }                      /* fill byte */
+        if (m == 0xd8 || (m >= 0xd0 && m <= 0xd7)) { i += 2; continue; }
+        const size_t len = be16(b + i + 2);
+        if (m >= 0xc0 && m <= 0xcf && m != 0xc4 && m != 0xc8 && m != 0xcc) {
+            if (i + 9 > n || len < 7) return false;
+            *h = be16(b + i + 5);
+            *w = be16(b + i + 7);
+            return true;
+        }
+        if (len < 2) return false;
+        i += 2 + len;
+    }
+    return false;
+}
+
 /* Checks name against contents and the header's dimensions against the limits. */
 static dbk_status check_before_decode(const unsigned char *bytes, size_t n, const char *path, int *w, int *h) {
     const image_format named = format_of_name(path), actual = format_of_bytes(bytes, n);
@@ -59,15 +92,23 @@ static dbk_status check_before_decode(const unsigned char *bytes, size_t n, cons
     if (n > DBK_IMAGE_MAX_FILE_BYTES || n > (size_t)0x7fffffff)
         return dbk_set_error(DBK_ERR_FORMAT, "image %s: %zu bytes, over the limit of %zu", path, n,
                              DBK_IMAGE_MAX_FILE_BYTES);
+    uint32_t hw, hh;
+    if (!header_dimensions(bytes, n, actual, &hw, &hh))
+        return dbk_set_error(DBK_ERR_FORMAT, "image %s: corrupt %s header (no image size found)", path,
+                             format_name(actual));
+    if (hw < 1 || hh < 1 || hw > DBK_IMAGE_MAX_SIDE || hh > DBK_IMAGE_MAX_SIDE ||
+        (int64_t)hw * hh > DBK_IMAGE_MAX_PIXELS)
+        return dbk_set_error(DBK_ERR_FORMAT, "image %s: %ux%u pixels, over the limit of %d per side and %lld in all; "
+                             "refused before decoding", path, (unsigned)hw, (unsigned)hh, DBK_IMAGE_MAX_SIDE,
+                             (long long)DBK_IMAGE_MAX_PIXELS);
+    /* stb_image's own reading of the header must agree (and parses what ours skips). */
     int comp;
     if (!stbi_info_from_memory(bytes, (int)n, w, h, &comp))
         return dbk_set_error(DBK_ERR_FORMAT, "image %s: corrupt %s header (%s)", path, format_name(actual),
                              stbi_failure_reason());
-    if (*w < 1 || *h < 1 || *w > DBK_IMAGE_MAX_SIDE || *h > DBK_IMAGE_MAX_SIDE ||
-        (int64_t)*w * *h > DBK_IMAGE_MAX_PIXELS)
-        return dbk_set_error(DBK_ERR_FORMAT, "image %s: %dx%d pixels, over the limit of %d per side and %lld in all; "
-                             "refused before decoding", path, *w, *h, DBK_IMAGE_MAX_SIDE,
-                             (long long)DBK_IMAGE_MAX_PIXELS);
+    if ((uint32_t)*w != hw || (uint32_t)*h != hh)
+        return dbk_set_error(DBK_ERR_FORMAT, "image %s: corrupt %s header (size %ux%u, decoder reads %dx%d)", path,
+                             format_name(actual), (unsigned)hw, (unsigned)hh, *w, *h);
     if (actual == FORMAT_JPEG && !jpeg_has_end_marker(bytes, n))
         return dbk_set_error(DBK_ERR_FORMAT, "image %s: truncated JPEG (no end-of-image marker in its %zu bytes)",
                              path, n);
