@@ -4,6 +4,9 @@
  * argmax (N,C,P,Q); argmax holds h*W + w inside the (n, c) plane. Taps are visited in
  * row-major window order with a strict '>', so the first maximum wins ties, and the first
  * NaN wins over numbers (NaN propagates).
+ *
+ * global_avgpool_fwd / _bwd: the mean of each (n, c) plane, y and dy (N,C,1,1); the backward
+ * spreads dy / (H*W) over the plane (overwrites dx).
  */
 
 /* The first maximum of four candidates in tap order, 8 windows at once (vector select). */
@@ -103,4 +106,30 @@ __kernel void maxpool_bwd(__global const float *dy, const uint dy_off, __global 
         const int k = a[i];
         if (k >= 0 && k < HW) d[k] += g[i];
     }
+}
+
+/* One work-group per (n, c) plane: work-item l sums the plane's values l, l + ls, ..., then
+ * a tree in local memory adds the partial sums (a fixed order: no atomics), as channel_sum
+ * in bias.cl.  global (N*C * ls), local (ls); scratch: ls floats. */
+__kernel void global_avgpool_fwd(__global const float *x, const uint x_off, __global float *y, const uint y_off,
+                                 const int HW, __local float *scratch) {
+    const int plane = get_group_id(0), lid = get_local_id(0), ls = get_local_size(0);
+    __global const float *p = x + x_off + plane * HW;
+    float acc = 0.0f;
+    for (int i = lid; i < HW; i += ls) acc += p[i];
+    scratch[lid] = acc;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (int off = ls / 2; off > 0; off >>= 1) {
+        if (lid < off) scratch[lid] += scratch[lid + off];
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+    if (lid == 0) y[y_off + plane] = scratch[0] / (float)HW;
+}
+
+/* One work-item per dx element.  global (N*C*HW) */
+__kernel void global_avgpool_bwd(__global const float *dy, const uint dy_off, __global float *dx, const uint dx_off,
+                                 const int total, const int HW) {
+    const int i = get_global_id(0);
+    if (i >= total) return;
+    dx[dx_off + i] = dy[dy_off + i / HW] / (float)HW;
 }

@@ -539,6 +539,37 @@ int channel_sum_should_match_finite_differences(void) {
     return channel_sum_case_grads(4, 3, 1, 1);           /* 1x1 maps: a sum over N only */
 }
 
+/* ---------------------------------------------------------------------------------- */
+/* global average pool                                                                */
+
+/* y = mean of each plane is linear in x: dL/dx[n,c,h,w] = G[n,c] / (H*W). */
+static int global_avgpool_case_grads(int n, int c, int h, int w) {
+    dbk_tensor x = new_f32(4, n, c, h, w), y = new_f32(4, n, c, 1, 1), dy = new_f32(4, n, c, 1, 1);
+    dbk_tensor dx = new_f32(4, n, c, h, w);
+    const int64_t nx = dbk_tensor_numel(&x), ny = dbk_tensor_numel(&y);
+    float *hx = dbk_test_uniform(nx, -1.0f, 1.0f, 95), *g = dbk_test_uniform(ny, -1.0f, 1.0f, 96);
+    DBK_CHECK_OK(dbk_tensor_write(&x, hx));
+    DBK_CHECK_OK(dbk_tensor_write(&dy, g));
+    dbk_op_desc f = {.op = DBK_OP_GLOBAL_AVGPOOL_FWD}, b = {.op = DBK_OP_GLOBAL_AVGPOOL_BWD};
+    f.src[0] = x; f.dst[0] = y;
+    b.src[0] = dy; b.dst[0] = dx;
+    DBK_CHECK_OK(dbk_backend_run(be, &b));
+    float *adx = (float *)dbk_test_read(&dx);
+    const loss_def d = {&f, 1, &y, g, NULL};
+    char what[96];
+    snprintf(what, sizeof what, "global avgpool (%d,%d,%d,%d) dx", n, c, h, w);
+    int rc = fd_check(what, &d, &x, hx, adx, LINEAR);
+    free(hx); free(g); free(adx);
+    free_all();
+    return rc;
+}
+
+int global_avgpool_bwd_should_match_finite_differences(void) {
+    if (global_avgpool_case_grads(2, 3, 5, 7)) return 1;
+    if (global_avgpool_case_grads(1, 8, 4, 4)) return 1;   /* batch 1, ResNet-18's last plane size */
+    return global_avgpool_case_grads(3, 4, 1, 1);           /* 1x1 plane: the identity */
+}
+
 #define GRAD_CHECK_ROW_(E, name, ...) [DBK_OP_##E] = name##_should_match_finite_differences,
 static int (*const grad_checks[DBK_OP_COUNT])(void) = {DBK_OP_LIST(GRAD_CHECK_ROW_)};
 #undef GRAD_CHECK_ROW_

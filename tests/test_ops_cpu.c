@@ -16,7 +16,8 @@
  *  - SGD, augment: max abs difference 1e-6 against the same formula in double or float.
  *  - gelu fwd/bwd: 1e-12 against the formulas in double (fp32 erff/expf are within a few ulp,
  *    NMSE ~1e-14); channel_sum: 1e-12 against a double sum; bias_add and lookahead: exact
- *    (one fp32 add; the lerp formula written out in fp32).
+ *    (one fp32 add; the lerp formula written out in fp32); global_avgpool: 1e-14 against a
+ *    double mean (forward), exact (backward: one fp32 division).
  */
 #include <math.h>
 #include <stdio.h>
@@ -1341,6 +1342,40 @@ static int bias_add_and_channel_sum_should_match_naive_loops(void) {
     return rc;
 }
 
+/* The mean of each plane in double; the backward spreads dy / (H*W), overwriting dx (which
+ * starts as NaN); a (N,C) y is refused (y must be (N,C,1,1)). */
+static int global_avgpool_should_match_plane_means_and_spread_the_gradient(void) {
+    enum { N = 3, C = 5, H = 7, W = 9 };
+    const int64_t n = (int64_t)N * C * H * W;
+    dbk_tensor x = gf(4, N, C, H, W), y = gf(4, N, C, 1, 1), dy = gf(4, N, C, 1, 1), dx = gf(4, N, C, H, W);
+    float *hx = dbk_test_uniform(n, -2.0f, 2.0f, 105), *hdy = dbk_test_uniform(N * C, -1.0f, 1.0f, 106);
+    double ry[N * C] = {0};
+    float *rdx = malloc((size_t)n * sizeof(float));
+    for (int pl = 0; pl < N * C; pl++) {
+        for (int i = 0; i < H * W; i++) {
+            ry[pl] += (double)hx[pl * H * W + i];
+            rdx[pl * H * W + i] = hdy[pl] / (float)(H * W);
+        }
+        ry[pl] /= H * W;
+    }
+    float *fy = to_float(ry, N * C);
+    DBK_CHECK_OK(dbk_tensor_write(&x, hx));
+    DBK_CHECK_OK(dbk_tensor_write(&dy, hdy));
+    dbk_op_desc f = {.op = DBK_OP_GLOBAL_AVGPOOL_FWD}, b = {.op = DBK_OP_GLOBAL_AVGPOOL_BWD};
+    f.src[0] = x; f.dst[0] = y;
+    b.src[0] = dy; b.dst[0] = dx;
+    DBK_CHECK_OK(dbk_backend_run(be, &f));
+    DBK_CHECK_OK(dbk_backend_run(be, &b));
+    float *gy = dbk_test_read(&y), *gdx = dbk_test_read(&dx);
+    int rc = close_nmse("global_avgpool_fwd", fy, gy, N * C, 1e-14) | close_nmse("global_avgpool_bwd", rdx, gdx, n, 0.0);
+    rc |= guards_intact();
+    f.dst[0].ndim = 2;
+    DBK_CHECK(dbk_backend_run(be, &f) == DBK_ERR_INVALID_ARG && strstr(dbk_last_error(), "has 2 dims"));
+    free(hx); free(hdy); free(rdx); free(fy); free(gy); free(gdx);
+    free_all();
+    return rc;
+}
+
 /* ATen's lerp (Lerp.h) written out in fp32, with w = 1 - decay. */
 static float lerp_ref(float e, float p, float decay) {
     const float w = 1.0f - decay;
@@ -1535,6 +1570,7 @@ int main(void) {
     RUN(op_list_should_derive_names_slots_and_counts);
     RUN(gelu_should_match_erf_formulas_in_double_and_run_in_place);
     RUN(bias_add_and_channel_sum_should_match_naive_loops);
+    RUN(global_avgpool_should_match_plane_means_and_spread_the_gradient);
     RUN(lookahead_should_lerp_toward_params_then_copy_ema_into_params);
     RUN(bias_ops_should_reject_a_bias_of_the_wrong_length);
     dbk_backend_destroy(be);

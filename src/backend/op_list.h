@@ -97,6 +97,14 @@
      * (overlapping windows accumulate). */                                                   \
     X(MAXPOOL_BWD, maxpool_bwd, pool, "dy argmax", "dx", pool, check_maxpool,                 \
       0.0, all_bytes(d), BWD, OWN, ALL)                                                       \
+    /* Global average pool: y[n,c] = mean over h,w of x[n,c,h,w].                              \
+     *                                         torch.nn.AdaptiveAvgPool2d(1)                  \
+     * src0 x (N,C,H,W)  dst0 y (N,C,1,1) (the shape a linear layer's input takes) */         \
+    X(GLOBAL_AVGPOOL_FWD, global_avgpool_fwd, pool, "x", "y", none, check_global_avgpool,     \
+      n_src(d, 0), all_bytes(d), FWD, OWN, ALL)                                               \
+    /* dx[n,c,h,w] = dy[n,c] / (H*W) (overwrites).  src0 dy (N,C,1,1)  dst0 dx (N,C,H,W) */   \
+    X(GLOBAL_AVGPOOL_BWD, global_avgpool_bwd, pool, "dy", "dx", none, check_global_avgpool,   \
+      n_dst(d, 0), all_bytes(d), BWD, OWN, ALL)                                               \
                                                                                               \
     /* y = a + b elementwise, same shapes.   src0 a  src1 b  dst0 y (may alias a or b) */     \
     X(ADD, add, eltwise, "a b", "y", none, check_eltwise,                                     \

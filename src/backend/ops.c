@@ -218,6 +218,21 @@ static dbk_status check_maxpool(const dbk_op_desc *d) {
     return want_dim(d, "y width Q", y->shape[3], dbk_conv_out_len(x->shape[3], p->size_w, p->stride_w, 0));
 }
 
+/* x (N,C,H,W) and y (N,C,1,1), in either direction (backward: dx and dy). */
+static dbk_status check_global_avgpool(const dbk_op_desc *d) {
+    const bool fwd = d->op == DBK_OP_GLOBAL_AVGPOOL_FWD;
+    const dbk_tensor *x = fwd ? &d->src[0] : &d->dst[0], *y = fwd ? &d->dst[0] : &d->src[0];
+    DBK_TRY(want(d, x, fwd ? "x" : "dx", DBK_DTYPE_F32, 4));
+    DBK_TRY(want(d, y, fwd ? "y" : "dy", DBK_DTYPE_F32, 4));
+    if (x->shape[2] < 1 || x->shape[3] < 1)
+        FAIL("%s: the input plane is empty (%lldx%lld)", dbk_op_name(d->op), (long long)x->shape[2],
+             (long long)x->shape[3]);
+    DBK_TRY(want_dim(d, "y batch N", y->shape[0], x->shape[0]));
+    DBK_TRY(want_dim(d, "y channels C", y->shape[1], x->shape[1]));
+    DBK_TRY(want_dim(d, "y height", y->shape[2], 1));
+    return want_dim(d, "y width", y->shape[3], 1);
+}
+
 static dbk_status check_smoothing(const dbk_op_desc *d) {
     if (!(d->p.xent.label_smoothing >= 0.0f && d->p.xent.label_smoothing < 1.0f))
         FAIL("%s: label smoothing must be in [0, 1)", dbk_op_name(d->op));

@@ -30,6 +30,8 @@
  *  - bias_add: 1e-10 (one add; measured bit-exact). lookahead: 1e-10, as SGD.
  *  - channel_sum: 1e-9 (fp32 partial sums and a tree on the device against the CPU's double
  *    sum, up to ~1M values per channel; measured <= 1.5e-14).
+ *  - global_avgpool fwd / bwd: 1e-10 (a mean of at most 1024 values in fp32 against the
+ *    CPU's double sum; the backward is one division per element).
  *  - accuracy: bit-exact (a count). augment: bit-exact, the device kernels reproduce the
  *    CPU's hash draw and compute (v / 255 - mean) / std with correctly rounded division.
  */
@@ -483,6 +485,34 @@ static void maxpool_fwd_cases(dbk_op_checker *ck) { maxpool_cases(ck, DBK_OP_MAX
 OP_TEST(maxpool_fwd, 1e-10);
 static void maxpool_bwd_cases(dbk_op_checker *ck) { maxpool_cases(ck, DBK_OP_MAXPOOL_BWD); }
 OP_TEST(maxpool_bwd, 1e-10);
+
+/* Global average pool, (N,C,H,W) <-> (N,C,1,1): odd planes, batch 1, a 1x1 plane, 7x7 (ResNet
+ * at 224), ResNet-18's last CIFAR layer (512 channels at 4x4), DarkNet's 1024 channels, and
+ * a 32x32 plane (wider than a work-group of 256, so the tree gets several values per lane). */
+static const int gap_shapes[][4] = {{2, 3, 7, 5}, {1, 5, 13, 13}, {3, 17, 1, 1}, {4, 64, 7, 7},
+                                    {8, 512, 4, 4}, {2, 1024, 2, 2}, {2, 6, 32, 32}};
+
+static void global_avgpool_cases(dbk_op_checker *ck, dbk_op op) {
+    for (size_t i = 0; i < sizeof gap_shapes / sizeof gap_shapes[0]; i++) {
+        const int *d = gap_shapes[i];
+        tcase *c = case_new(ck, op, "N%d C%d %dx%d", d[0], d[1], d[2], d[3]);
+        if (op == DBK_OP_GLOBAL_AVGPOOL_FWD) {
+            /* x (N,C,H,W) -> y (N,C,1,1), x around a per-channel mean (sums far from zero) */
+            set_bn_input(c, SRC(0), d);
+            set_slot(c, DST(0), ROLE_OUT, DBK_DTYPE_F32, 4, d[0], d[1], 1, 1);
+        } else {
+            /* dy (N,C,1,1) -> dx (N,C,H,W) */
+            set_uniform(c, SRC(0), ROLE_IN, -1.0f, 1.0f, 4, d[0], d[1], 1, 1);
+            set_slot(c, DST(0), ROLE_OUT, DBK_DTYPE_F32, 4, d[0], d[1], d[2], d[3]);
+        }
+        dbk_op_check_case(c);
+    }
+}
+
+static void global_avgpool_fwd_cases(dbk_op_checker *ck) { global_avgpool_cases(ck, DBK_OP_GLOBAL_AVGPOOL_FWD); }
+OP_TEST(global_avgpool_fwd, 1e-10);
+static void global_avgpool_bwd_cases(dbk_op_checker *ck) { global_avgpool_cases(ck, DBK_OP_GLOBAL_AVGPOOL_BWD); }
+OP_TEST(global_avgpool_bwd, 1e-10);
 
 /* ---------------------------------------------------------------------------------- */
 /* loss and accuracy                                                                   */

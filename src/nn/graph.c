@@ -585,6 +585,22 @@ dbk_value dbk_nn_global_maxpool(dbk_graph *g, dbk_value x, const char *name) {
     return maxpool(g, x, h, w, h, w, name);
 }
 
+dbk_value dbk_nn_global_avgpool(dbk_graph *g, dbk_value x, const char *name) {
+    char lb[96];
+    dbk_value y = dbk_graph_value(g, x.grad.ndim != 0, x.data.shape[0], x.data.shape[1], 1, 1);
+    dbk_op_desc op = {.op = DBK_OP_GLOBAL_AVGPOOL_FWD};
+    op.src[0] = x.data;
+    op.dst[0] = y.data;
+    dbk_graph_forward(g, &op, name);
+    if (g->cfg.training && x.grad.ndim) {
+        dbk_op_desc b = {.op = DBK_OP_GLOBAL_AVGPOOL_BWD};
+        b.src[0] = y.grad;
+        b.dst[0] = x.grad;
+        dbk_graph_backward(g, &b, label_of(lb, sizeof lb, name, "bwd"));
+    }
+    return y;
+}
+
 dbk_value dbk_nn_linear(dbk_graph *g, dbk_value x, int64_t k, const char *name) {
     char lb[96];
     int64_t n = x.data.shape[0], c = dbk_tensor_numel(&x.data) / n;

@@ -235,6 +235,7 @@ dbk_value dbk_nn_relu(dbk_graph *g, dbk_value x);                  /* in place *
 dbk_value dbk_nn_gelu(dbk_graph *g, dbk_value x, const char *name);  /* exact (erf) GELU, a new value */
 dbk_value dbk_nn_maxpool(dbk_graph *g, dbk_value x, int size, int stride, const char *name);
 dbk_value dbk_nn_global_maxpool(dbk_graph *g, dbk_value x, const char *name);
+dbk_value dbk_nn_global_avgpool(dbk_graph *g, dbk_value x, const char *name); /* (N,C,H,W) -> (N,C,1,1) */
 dbk_value dbk_nn_linear(dbk_graph *g, dbk_value x, int64_t k, const char *name); /* no bias */
 dbk_value dbk_nn_scale(dbk_graph *g, dbk_value x, float alpha, const char *name); /* in place */
 /* The same data as x with its own gradient; its gradient is added into x's at the end of

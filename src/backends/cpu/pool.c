@@ -18,6 +18,13 @@
  * Backward overwrites dx: zero, then dx[plane][argmax] += dy for every output element
  * (overlapping windows can pick the same winner, so it is a sum). Planes are independent,
  * so both ops are OpenMP loops over the N*C planes with no write conflicts.
+ *
+ * Global average pool (torch.nn.AdaptiveAvgPool2d(1),
+ * https://pytorch.org/docs/stable/generated/torch.nn.AdaptiveAvgPool2d.html):
+ *   forward   y[n][c] = (sum over h, w of x[n][c][h][w]) / (H*W), summed in double so that
+ *             the reference is the accurate side of every comparison;
+ *   backward  dx[n][c][h][w] = dy[n][c] / (H*W) (overwrites dx).
+ * y and dy are (N, C, 1, 1), the shape a linear layer takes.
  */
 #include <string.h>
 
@@ -88,6 +95,39 @@ dbk_status dbk_cpu_maxpool_bwd(dbk_backend *be, const dbk_op_desc *op) {
              * keeps the reference from writing outside dx. */
             if (ap[i] >= 0 && ap[i] < hw) dxp[ap[i]] += dyp[i];
         }
+    }
+    return DBK_OK;
+}
+
+dbk_status dbk_cpu_global_avgpool_fwd(dbk_backend *be, const dbk_op_desc *op) {
+    (void)be;
+    const dbk_tensor *tx = &op->src[0];
+    const float *x = dbk_cpu_f32(tx);                /* (N, C, H, W) */
+    float *y = dbk_cpu_f32(&op->dst[0]);             /* (N, C, 1, 1) */
+    const int64_t planes = tx->shape[0] * tx->shape[1], hw = tx->shape[2] * tx->shape[3];
+
+#pragma omp parallel for schedule(static)
+    for (int64_t pl = 0; pl < planes; pl++) {
+        const float *xp = x + pl * hw;
+        double s = 0.0;
+        for (int64_t i = 0; i < hw; i++) s += (double)xp[i];
+        y[pl] = (float)(s / (double)hw);
+    }
+    return DBK_OK;
+}
+
+dbk_status dbk_cpu_global_avgpool_bwd(dbk_backend *be, const dbk_op_desc *op) {
+    (void)be;
+    const dbk_tensor *tdx = &op->dst[0];
+    const float *dy = dbk_cpu_f32(&op->src[0]);      /* (N, C, 1, 1) */
+    float *dx = dbk_cpu_f32(tdx);                    /* (N, C, H, W) */
+    const int64_t planes = tdx->shape[0] * tdx->shape[1], hw = tdx->shape[2] * tdx->shape[3];
+
+#pragma omp parallel for schedule(static)
+    for (int64_t pl = 0; pl < planes; pl++) {
+        const float g = dy[pl] / (float)hw;
+        float *dxp = dx + pl * hw;
+        for (int64_t i = 0; i < hw; i++) dxp[i] = g;
     }
     return DBK_OK;
 }

@@ -1,6 +1,6 @@
 /*
  * ocl_ops_pool.c — max pooling (forward and backward) of the OpenCL backend, lowered to the
- * kernels of cl/pool.cl. Semantics are those of the CPU reference (src/backends/cpu/pool.c);
+ * kernels of cl/pool.cl, and the global average pool (forward and backward). Semantics are those of the CPU reference (src/backends/cpu/pool.c);
  * the kernels' file comments give the launch geometry.
  */
 #include "backends/opencl/ocl_internal.h"
@@ -44,4 +44,35 @@ dbk_status dbk_ocl_record_maxpool_bwd(dbk_backend *be, const dbk_op_desc *op, db
     dbk_ocl_arg_int(&a, (int)(dx->shape[2] * dx->shape[3]));
     dbk_ocl_arg_int(&a, (int)(dy->shape[2] * dy->shape[3]));
     return dbk_ocl_range1(&a, (size_t)nc);
+}
+
+dbk_status dbk_ocl_record_global_avgpool_fwd(dbk_backend *be, const dbk_op_desc *op, dbk_ocl_launches *out) {
+    const dbk_tensor *x = &op->src[0];
+    const int planes = (int)(x->shape[0] * x->shape[1]), hw = (int)(x->shape[2] * x->shape[3]);
+    if (planes == 0) return DBK_OK;
+    dbk_ocl_args a;
+    DBK_TRY(dbk_ocl_kernel(be, out, "global_avgpool_fwd", &a));
+    /* The tree's width: a power of two no wider than the plane (a 4x4 plane needs 16), within
+     * the kernel's work-group limit and the local memory (one float per work-item). */
+    size_t ls = dbk_ocl_wg_limit(be, a.launch->kernel, 256);
+    while (ls > 1 && (ls * sizeof(float) > dbk_ocl(be)->local_mem || ls / 2 >= (size_t)hw)) ls /= 2;
+    dbk_ocl_arg_tensor(&a, x);
+    dbk_ocl_arg_tensor(&a, &op->dst[0]);
+    dbk_ocl_arg_int(&a, hw);
+    dbk_ocl_arg_local(&a, ls * sizeof(float));
+    const size_t global = ls * (size_t)planes;
+    return dbk_ocl_args_done(&a, 1, &global, &ls);
+}
+
+dbk_status dbk_ocl_record_global_avgpool_bwd(dbk_backend *be, const dbk_op_desc *op, dbk_ocl_launches *out) {
+    const dbk_tensor *dx = &op->dst[0];
+    const int total = (int)dbk_tensor_numel(dx), hw = (int)(dx->shape[2] * dx->shape[3]);
+    if (total == 0) return DBK_OK;
+    dbk_ocl_args a;
+    DBK_TRY(dbk_ocl_kernel(be, out, "global_avgpool_bwd", &a));
+    dbk_ocl_arg_tensor(&a, &op->src[0]);
+    dbk_ocl_arg_tensor(&a, dx);
+    dbk_ocl_arg_int(&a, total);
+    dbk_ocl_arg_int(&a, hw);
+    return dbk_ocl_range1(&a, (size_t)total);
 }

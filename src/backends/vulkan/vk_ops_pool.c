@@ -1,7 +1,8 @@
 /*
  * vk_ops_pool.c — max pooling, forward and backward (maxpool_fwd.comp, maxpool_bwd.comp), on the
- * Vulkan backend. Semantics: op_list.h and src/backends/cpu/pool.c. Tensors larger than one
- * storage-buffer binding are processed in batch slices, one dispatch each.
+ * Vulkan backend, and the global average pool (global_avgpool_fwd.comp, global_avgpool_bwd.comp).
+ * Semantics: op_list.h and src/backends/cpu/pool.c. Tensors larger than one storage-buffer
+ * binding are processed in batch slices, one dispatch each.
  */
 #include <string.h>
 
@@ -58,4 +59,41 @@ dbk_status dbk_vk_record_maxpool_fwd(dbk_backend *be, dbk_vk_rec *rec, const dbk
 
 dbk_status dbk_vk_record_maxpool_bwd(dbk_backend *be, dbk_vk_rec *rec, const dbk_op_desc *op) {
     return pool_op(be, rec, op);
+}
+
+/* Forward: x (N,C,H,W) -> y (N,C,1,1); backward: dy (N,C,1,1) -> dx (N,C,H,W); in batch
+ * slices whose (N,C,H,W) side fits one binding. */
+static dbk_status global_avgpool_op(dbk_backend *be, dbk_vk_rec *rec, const dbk_op_desc *op) {
+    dbk_vk_state *vk = dbk_vk(be);
+    const bool fwd = op->op == DBK_OP_GLOBAL_AVGPOOL_FWD;
+    const dbk_tensor *in = &op->src[0], *out = &op->dst[0], *plane_side = fwd ? in : out;
+    const int64_t N = plane_side->shape[0];
+    const uint32_t C = (uint32_t)plane_side->shape[1], HW = (uint32_t)(plane_side->shape[2] * plane_side->shape[3]);
+    const dbk_tensor *big[1] = {plane_side};
+    const int64_t step = dbk_vk_batch_chunk(vk, big, 1);
+    for (int64_t n0 = 0; n0 < N; n0 += step) {
+        const int64_t nb = N - n0 < step ? N - n0 : step;
+        const dbk_tensor is = dbk_vk_batch_slice(in, n0, nb), os = dbk_vk_batch_slice(out, n0, nb);
+        const uint32_t planes = (uint32_t)nb * C;
+        if (planes == 0) continue;
+        dbk_vk_dispatch d = {.shader = dbk_op_name(op->op), .nspec = 1, .spec = {vk->wg}, .nbind = 2};
+        uint32_t rem[2];
+        DBK_TRY(dbk_vk_window(vk, &is, 0, -1, false, &d.bind[0], &rem[0]));
+        DBK_TRY(dbk_vk_window(vk, &os, 0, -1, true, &d.bind[1], &rem[1]));
+        const uint32_t pc[4] = {fwd ? planes : planes * HW, HW, rem[0], rem[1]};
+        memcpy(d.push, pc, sizeof pc);
+        /* forward: one group per plane (grid-stride past the cap); backward: per element */
+        d.groups[0] = fwd ? dbk_vk_groups_1d(vk, (int64_t)planes * vk->wg, vk->wg)
+                          : dbk_vk_groups_1d(vk, (int64_t)planes * HW, vk->wg);
+        DBK_TRY(dbk_vk_emit(be, rec, &d));
+    }
+    return DBK_OK;
+}
+
+dbk_status dbk_vk_record_global_avgpool_fwd(dbk_backend *be, dbk_vk_rec *rec, const dbk_op_desc *op) {
+    return global_avgpool_op(be, rec, op);
+}
+
+dbk_status dbk_vk_record_global_avgpool_bwd(dbk_backend *be, dbk_vk_rec *rec, const dbk_op_desc *op) {
+    return global_avgpool_op(be, rec, op);
 }
