@@ -8,12 +8,15 @@
  * new model touches only its own file and this one. */
 extern const dbk_model_def dbk_model_resnet9, dbk_model_resnet9_half, dbk_model_resnet9_quarter;
 extern const dbk_model_def dbk_model_airbench94;
+extern const dbk_model_def dbk_model_resnet18, dbk_model_resnet50;
 
 static const dbk_model_def *const models[] = {
     &dbk_model_resnet9,
     &dbk_model_resnet9_half,
     &dbk_model_resnet9_quarter,
     &dbk_model_airbench94,
+    &dbk_model_resnet18,
+    &dbk_model_resnet50,
 };
 
 int dbk_model_count(void) { return (int)(sizeof models / sizeof models[0]); }
