@@ -103,17 +103,17 @@ static const dbk_recipe recipes[] = {
     },
     {
         /* A short schedule for the 3,000-image Imagenette subset (shared/data), small enough for
-         * a CPU: 128-pixel random-resized crops (min area 0.35, fast.ai's small-image setting),
+         * a CPU: 64-pixel random-resized crops (min area 0.35, fast.ai's small-image setting),
          * a linear warm-up then decay, label smoothing 0.1. docs/imagenet.md has its measured
          * accuracy; the target is the bar that run cleared. */
         .name = "imagenette-resnet18",
-        .description = "ResNet-18 on the Imagenette subset (imagenette2-224-mini): 128x128 crops, batch 64, 6 epochs",
+        .description = "ResNet-18 on the Imagenette subset (imagenette2-224-mini): 64x64 crops, batch 64, 5 epochs",
         .model = "resnet18",
         .dataset = "imagenette",
         .batch = 64,
-        .epochs = 6,
+        .epochs = 5,
         .lr_knots = 3,
-        .lr_epochs = {0.0f, 1.5f, 6.0f},
+        .lr_epochs = {0.0f, 1.0f, 5.0f},
         .lr_values = {0.02f, 0.2f, 0.0f},
         .momentum = 0.9f,
         .weight_decay = 5e-5f,
@@ -121,7 +121,7 @@ static const dbk_recipe recipes[] = {
         .label_smoothing = 0.1f,
         .bn = {.eps = 1e-5f, .momentum = 0.1f},
         .augment = {.train = true, .flip = true, .mean = IMAGENET_MEAN, .std = IMAGENET_STD},
-        .image_size = 128,
+        .image_size = 64,
         .min_scale = 0.35f,
         .target_top5 = false,
         .target = IMAGENETTE_TARGET,
