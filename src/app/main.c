@@ -101,6 +101,8 @@ static void help_train(void) {
            "  --test-subset N     evaluate on the first N test images only (same caveat); image\n"
            "                      folders take N images spread evenly over the classes (both)\n"
            "  --loader-threads N  image-folder datasets: decode threads (default: the online cores)\n"
+           "  --image-size N      image-folder datasets: train and evaluate on N x N crops\n"
+           "                      (default: the recipe's; ResNets need at least 32)\n"
            "  --quiet             no per-epoch lines\n"
            "  --profile           time every op of every training step (synchronising after each,\n"
            "                      so the run is slower) and print a per-op table at the end\n"
