@@ -451,6 +451,7 @@ static int cmd_eval(dbk_cli_args *a) {
     dbk_dataset_info info;
     rc = dbk_cli_open_dataset("eval", recipe->dataset, data, 0, test_subset, &info);
     if (rc != DBK_EXIT_OK) return rc;
+    if (recipe->image_size > 0) dbk_dataset_set_image_size(&info, recipe->image_size); /* as trained */
 
     dbk_dataset test;
     memset(&test, 0, sizeof test);

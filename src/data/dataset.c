@@ -170,6 +170,11 @@ dbk_status dbk_dataset_open(const dbk_dataset_kind *kind, const char *data_arg, 
     return dbk_dataset_open_dir(kind, dir, out);
 }
 
+bool dbk_dataset_set_image_size(dbk_dataset_info *info, int size) {
+    if (info->kind->residency == DBK_DATASET_STREAMED) info->shape.height = info->shape.width = size;
+    return info->shape.height == size && info->shape.width == size;
+}
+
 void dbk_dataset_info_deinit(dbk_dataset_info *info) {
     if (!info) return;
     dbk_free(info->class_names);

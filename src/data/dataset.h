@@ -27,6 +27,7 @@
 #ifndef DBK_DATASET_H
 #define DBK_DATASET_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -113,6 +114,10 @@ dbk_status dbk_dataset_open(const dbk_dataset_kind *kind, const char *data_arg, 
 dbk_status dbk_dataset_open_dir(const dbk_dataset_kind *kind, const char *dir, dbk_dataset_info *out);
 /* Frees the class names and zeroes *info. Accepts a zeroed info. */
 void       dbk_dataset_info_deinit(dbk_dataset_info *info);
+
+/* Streamed kinds decode to any size: sets info's shape to size x size (size > 0; a recipe's
+ * image_size). Resident kinds keep their fixed shape. Returns whether the shape is now size. */
+bool dbk_dataset_set_image_size(dbk_dataset_info *info, int size);
 
 /* "training" or "test", for messages. */
 const char *dbk_dataset_split_name(dbk_dataset_split split);

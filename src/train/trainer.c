@@ -113,12 +113,10 @@ static dbk_status setup(run *r, const dbk_train_options *opt, dbk_train_report *
     DBK_TRY(dbk_dataset_kind_find(rc->dataset, &kind));
     DBK_TRY(dbk_dataset_open_dir(kind, opt->data_dir, &r->data));
     const bool streamed = kind->residency == DBK_DATASET_STREAMED;
-    if (!streamed && rc->image_size > 0 &&
-        (rc->image_size != r->data.shape.height || rc->image_size != r->data.shape.width))
+    if (rc->image_size > 0 && !dbk_dataset_set_image_size(&r->data, rc->image_size))
         return dbk_set_error(DBK_ERR_INVALID_ARG, "image size %d: dataset %s has fixed %dx%d images (the size is a "
                              "choice for image-folder datasets only)", rc->image_size, kind->name, r->data.shape.height,
                              r->data.shape.width);
-    if (streamed && rc->image_size > 0) r->data.shape.height = r->data.shape.width = rc->image_size;
     if (streamed) DBK_TRY(open_loader(r, opt, rep));
     else DBK_TRY(dbk_dataset_load(&r->data, DBK_DATASET_SPLIT_TRAIN, opt->train_limit, &r->train));
     DBK_TRY(dbk_dataset_load(&r->data, DBK_DATASET_SPLIT_TEST, opt->test_limit, &r->test));
