@@ -8,8 +8,12 @@
  * usage: test_imagenette <daybreak executable> [backend, default cpu]
  *
  * The run: the recipe's own 2-epoch schedule on 640 training images (64 per class), evaluated on
- * 300 validation images (30 per class), seed 1. Bars: docs/imagenet.md gives the seeds' results;
- * each bar sits below the lowest of them with a margin, and above chance (10% top-1, 50% top-5).
+ * 300 validation images (30 per class), seed 1. Measured on the CPU backend, seeds 0, 1, 2
+ * (docs/imagenet.md, 2026-11-23): final top-1 15.33, 11.33, 14.00%; top-5 62.00, 64.33, 57.33%;
+ * the second epoch's training loss 0.77, 0.73, 0.73 of the first's. So little training is
+ * barely above chance on top-1 (10%), so the learning checks are top-5 (chance 50%, bar 55%,
+ * below the lowest seed) and the training loss falling by at least 15%; top-1 must not be below
+ * chance.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <cjson/cJSON.h>
@@ -21,8 +25,9 @@
 #include "core/fileio.h"
 #include "test_util.h"
 
-#define TOP1_BAR 14.0
+#define TOP1_BAR 10.0          /* chance: a sanity bound, not a learning check */
 #define TOP5_BAR 55.0
+#define LOSS_RATIO_BAR 0.85    /* epoch 2's training loss over epoch 1's, at most */
 
 static const char *exe, *backend = "cpu";
 static char dir[4096];
@@ -57,7 +62,8 @@ static int training_should_clear_the_bars(void) {
              "--seed 1 --loader-threads 2 --no-progress --out '%s'", backend, dir);
     int rc = dbk_test_run_daybreak(exe, args, out, sizeof out);
     printf("%s", out);
-    DBK_CHECK_MSG(rc == 0, "daybreak train exited %d", rc);
+    /* 3: the recipe's target was not reached, as expected of so short a run */
+    DBK_CHECK_MSG(rc == 0 || rc == 3, "daybreak train exited %d", rc);
     DBK_CHECK_MSG(strstr(out, "top-5") && strstr(out, "loader wait"), "the epoch lines lack top-5 or loader wait");
 
     char path[4200];
@@ -73,13 +79,20 @@ static int training_should_clear_the_bars(void) {
     const cJSON *loader = cJSON_GetObjectItemCaseSensitive(root, "loader");
     const double threads = cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(loader, "threads"));
     const double wait = cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(loader, "wait_seconds"));
+    const cJSON *epochs = cJSON_GetObjectItemCaseSensitive(root, "epochs");
+    DBK_CHECK(cJSON_GetArraySize(epochs) == 2);
+    const cJSON *e1 = cJSON_GetArrayItem(epochs, 0), *e2 = cJSON_GetArrayItem(epochs, 1);
+    const double loss1 = cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(e1, "train_loss"));
+    const double loss2 = cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(e2, "train_loss"));
     const cJSON *metric = cJSON_GetObjectItemCaseSensitive(root, "target_metric");
     DBK_CHECK(cJSON_IsString(metric) && !strcmp(metric->valuestring, "top1"));
     cJSON_Delete(root);
-    printf("  final top-1 %.2f%% (bar %.1f%%), top-5 %.2f%% (bar %.1f%%), loader: %g threads, %.2f s waited\n", top1,
-           TOP1_BAR, top5, TOP5_BAR, threads, wait);
+    printf("  final top-1 %.2f%% (bar %.1f%%), top-5 %.2f%% (bar %.1f%%), training loss %.4f -> %.4f (ratio %.2f, bar "
+           "%.2f), loader: %g threads, %.2f s waited\n", top1, TOP1_BAR, top5, TOP5_BAR, loss1, loss2, loss2 / loss1,
+           LOSS_RATIO_BAR, threads, wait);
     DBK_CHECK(threads == 2 && wait >= 0);
     DBK_CHECK_MSG(top1 >= TOP1_BAR && top5 >= TOP5_BAR, "below the bars");
+    DBK_CHECK_MSG(loss2 <= LOSS_RATIO_BAR * loss1, "the training loss did not fall enough");
     DBK_CHECK(top5 >= top1);
     return 0;
 }
