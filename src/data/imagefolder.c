@@ -321,8 +321,9 @@ dbk_status dbk_imagefolder_load_split(const dbk_dataset_info *info, dbk_dataset_
                                       dbk_dataset *out) {
     memset(out, 0, sizeof *out);
     if (info->num_classes > 256)
-        return dbk_set_error(DBK_ERR_UNSUPPORTED, "%s: %d classes; a split loaded into memory holds u8 labels (at most "
-                             "256 classes); stream it instead (daybreak train does)", info->dir, info->num_classes);
+        return dbk_set_error(DBK_ERR_UNSUPPORTED, "%s: %d classes; the validation split is held on the device with u8 "
+                             "labels (at most 256 classes), and evaluating through the decode threads is not "
+                             "supported yet", info->dir, info->num_classes);
     dbk_imagefolder_list list;
     DBK_TRY(dbk_imagefolder_scan(info->dir, split, &list));
     const int32_t count = limit > 0 && limit < list.count ? limit : list.count;
