@@ -36,7 +36,7 @@ static const unsigned char tiny_png[] = {
 enum { PNG_WIDTH_AT = 16, PNG_HEIGHT_AT = 20 };
 
 static int write_file(const char *dir, const char *name, const void *data, size_t n) {
-    char path[4096];
+    char path[8200];
     snprintf(path, sizeof path, "%s/%s", dir, name);
     DBK_CHECK_OK(dbk_file_write_atomic(path, data, n));
     return 0;
@@ -233,6 +233,33 @@ static int folder_errors_should_name_the_folder(void) {
     return 0;
 }
 
+/* 257 classes (a 1x1 PNG each) open, and their validation split is refused with the reason. */
+static int more_than_256_classes_should_be_refused_for_evaluation(void) {
+    const char *dir = dbk_test_tmpdir("imagefolder_classes");
+    DBK_CHECK(dir != NULL);
+    char path[4096], rel[64];
+    for (int c = 0; c < 257; c++) {
+        for (int split = 0; split < 2; split++) {
+            snprintf(path, sizeof path, "%s/%s/c%03d", dir, split ? "val" : "train", c);
+            DBK_CHECK_OK(dbk_mkdir_p(path));
+            snprintf(rel, sizeof rel, "%s/c%03d/1.png", split ? "val" : "train", c);
+            if (write_file(dir, rel, tiny_png, sizeof tiny_png)) return 1;
+        }
+    }
+    const dbk_dataset_kind *kind;
+    DBK_CHECK_OK(dbk_dataset_kind_find("imagenet", &kind));
+    dbk_dataset_info info;
+    DBK_CHECK_OK(dbk_dataset_open_dir(kind, dir, &info));
+    DBK_CHECK(info.num_classes == 257 && info.split_count[DBK_DATASET_SPLIT_TEST] == 257);
+    dbk_dataset d;
+    DBK_CHECK(dbk_dataset_load(&info, DBK_DATASET_SPLIT_TEST, 0, &d) == DBK_ERR_UNSUPPORTED);
+    DBK_CHECK_MSG(strstr(dbk_last_error(), "257 classes") && strstr(dbk_last_error(), "at most 256"), "%s",
+                  dbk_last_error());
+    DBK_CHECK(d.images == NULL);
+    dbk_dataset_info_deinit(&info);
+    return 0;
+}
+
 /* ---------------------------------------------------------------------------------- */
 /* the decode threads                                                                 */
 
@@ -334,6 +361,7 @@ int main(void) {
     DBK_RUN(grayscale_jpeg_should_decode_to_three_equal_channels);
     DBK_RUN(bad_files_should_each_be_refused_with_their_error);
     DBK_RUN(folder_errors_should_name_the_folder);
+    DBK_RUN(more_than_256_classes_should_be_refused_for_evaluation);
     DBK_RUN(loader_should_give_the_same_batches_at_any_thread_count);
     DBK_RUN(evaluation_view_should_be_the_centre_crop);
     return dbk_test_finish();
