@@ -74,7 +74,8 @@ static int recipes_should_list_quick_and_resnet9(void) {
 
 static int unknown_recipe_should_fail_with_the_known_names(void) {
     int rc = run(NULL, "train --recipe nope --quiet");
-    EXPECT(1, "unknown recipe 'nope' (known: quick, cifar10-resnet9, airbench94)");
+    EXPECT(1, "unknown recipe 'nope' (known: quick, cifar10-resnet9, airbench94, imagenette-resnet18, "
+                "imagenet-resnet50)");
     return 0;
 }
 
