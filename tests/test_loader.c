@@ -1,6 +1,6 @@
 /*
  * test_loader.c — the dataset interface (data/dataset.h: the table of kinds, opening a dataset,
- * loading through it, refusing a streamed kind) and the CIFAR-10 loader (data/cifar10.h) on the
+ * loading through it, refusing a kind without load) and the CIFAR-10 loader (data/cifar10.h) on the
  * real files in $DAYBREAK_DATA, with its error reports on damaged copies this test makes in its
  * tmp dir.
  *
@@ -364,8 +364,8 @@ static int dataset_kinds_should_be_found_by_name_and_unknown_names_listed(void) 
     return 0;
 }
 
-/* A kind defined outside the table (as a future image-folder reader would be): a probe that
- * reports made-up counts, and streamed residency. */
+/* A kind defined outside the table: a probe that reports made-up counts, streamed residency
+ * and no load. */
 static dbk_status fake_probe(const char *dir, dbk_dataset_info *out) {
     (void)dir;
     out->class_names = dbk_calloc(2, sizeof *out->class_names);
@@ -379,7 +379,7 @@ static dbk_status fake_probe(const char *dir, dbk_dataset_info *out) {
     return DBK_OK;
 }
 
-static int streamed_dataset_should_open_but_refuse_to_load(void) {
+static int streamed_dataset_without_load_should_open_but_refuse_to_load(void) {
     const dbk_dataset_kind folder = {
         .name = "folder-test", .description = "test", .folder = "imagenette", .marker = "classes.txt",
         .contents = "train/, val/", .shape = {3, 224, 224}, .residency = DBK_DATASET_STREAMED, .probe = fake_probe,
@@ -394,8 +394,7 @@ static int streamed_dataset_should_open_but_refuse_to_load(void) {
     dbk_status st = dbk_dataset_load(&info, DBK_DATASET_SPLIT_TRAIN, 10, &d);
     dbk_dataset_info_deinit(&info);
     DBK_CHECK(st == DBK_ERR_UNSUPPORTED);
-    DBK_CHECK_MSG(strstr(dbk_last_error(), "dataset 'folder-test' is streamed") &&
-                      strstr(dbk_last_error(), "not support yet"),
+    DBK_CHECK_MSG(strstr(dbk_last_error(), "dataset 'folder-test' cannot be loaded into memory whole"),
                   "%s", dbk_last_error());
     DBK_CHECK(d.count == 0 && d.images == NULL && d.class_names == NULL);
     DBK_CHECK(info.class_names == NULL && info.kind == NULL);
@@ -432,7 +431,7 @@ static int cifar10_should_open_with_its_shape_classes_and_counts(void) {
 
 int main(void) {
     DBK_RUN(dataset_kinds_should_be_found_by_name_and_unknown_names_listed);
-    DBK_RUN(streamed_dataset_should_open_but_refuse_to_load);
+    DBK_RUN(streamed_dataset_without_load_should_open_but_refuse_to_load);
     const char *dir = dbk_test_cifar_dir();
     if (!dir) {
         if (dbk_test_failed_checks) return dbk_test_finish();

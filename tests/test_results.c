@@ -214,6 +214,57 @@ static int a_subset_log_should_start_with_its_marker(void) {
     return 0;
 }
 
+/* A full ImageNet run of imagenet-resnet50 (top-5 target) whose epochs reach top-5 t1 then t2. */
+static void imagenet_run(double t1, double t2) {
+    conforming_run(70.0, 76.0);
+    const dbk_recipe *rc;
+    if (dbk_recipe_find("imagenet-resnet50", &rc) == DBK_OK) opt.recipe = *rc;
+    rep->train_images = rep->train_split_images = 1281167;
+    rep->test_images = rep->test_split_images = 50000;
+    rep->top5 = true;
+    rep->epochs[0].test_top5 = t1;
+    rep->epochs[1].test_top5 = t2;
+}
+
+static int imagenet_should_be_judged_on_top5_and_log_it(void) {
+    imagenet_run(88.0, 100.0 * 46500 / 50000); /* 93.00% top-5, top-1 only 76% */
+    DBK_CHECK(opt.recipe.target_top5 && dbk_results_hundredths(opt.recipe.target) == 9300);
+    dbk_conformance c;
+    dbk_results_conformance(&opt, rep, &c);
+    DBK_CHECK_MSG(c.conforms, "93.00%% top-5 on the full ImageNet: %s", c.reasons[0]);
+    imagenet_run(88.0, 100.0 * 46497 / 50000); /* 92.994%: logged as 92.99 */
+    dbk_results_conformance(&opt, rep, &c);
+    DBK_CHECK_MSG(!c.conforms && c.reason_count == 1, "%d reasons: %s", c.reason_count, c.reasons[0]);
+    DBK_CHECK_MSG(strstr(c.reasons[0], "best test top-5 accuracy 92.99% is below DAWNBench's ImageNet threshold "
+                                       "93.00%"), "%s", c.reasons[0]);
+    /* a top-1 target on ImageNet is not DAWNBench's rule */
+    imagenet_run(88.0, 95.0);
+    opt.recipe.target_top5 = false;
+    dbk_results_conformance(&opt, rep, &c);
+    DBK_CHECK(!c.conforms && strstr(c.reasons[0], "the recipe's target is top-1; DAWNBench's ImageNet target is top-5"));
+
+    /* logs.tsv: DAWNBench's ImageNet columns */
+    imagenet_run(88.5, 93.25);
+    char path[4200];
+    snprintf(path, sizeof path, "%s/logs.tsv", dir);
+    DBK_CHECK_OK(dbk_results_write_logs_tsv(path, rep));
+    char *text = read_text(path);
+    DBK_CHECK(text != NULL);
+    DBK_CHECK_MSG(!strcmp(text, "epoch\thours\ttop1Accuracy\ttop5Accuracy\n1\t0.00277778\t70.00\t88.50\n"
+                                "2\t0.00555556\t76.00\t93.25\n"), "imagenet run:\n%s", text);
+    dbk_free(text);
+    snprintf(path, sizeof path, "%s/dawnbench.json", dir);
+    DBK_CHECK_OK(dbk_results_write_dawnbench_entry(path, &opt, rep, "2026-11-23T12:00:00Z"));
+    cJSON *e = read_json(path);
+    DBK_CHECK(e != NULL);
+    DBK_CHECK(cJSON_IsString(cJSON_GetObjectItemCaseSensitive(e, "version")));
+    const cJSON *misc = cJSON_GetObjectItemCaseSensitive(e, "misc");
+    const cJSON *metric = cJSON_GetObjectItemCaseSensitive(misc, "targetMetric");
+    DBK_CHECK(cJSON_IsString(metric) && !strcmp(metric->valuestring, "top5Accuracy"));
+    cJSON_Delete(e);
+    return 0;
+}
+
 static int utf8_helper_should_replace_invalid_bytes_and_cut_between_characters(void) {
     DBK_CHECK(dbk_utf8_char_length("a", 1) == 1);
     DBK_CHECK(dbk_utf8_char_length("\xC3\xA9", 2) == 2);         /* é */
@@ -280,6 +331,7 @@ int main(void) {
     DBK_RUN(a_nonconforming_run_should_say_why);
     DBK_RUN(a_subset_log_should_start_with_its_marker);
     DBK_RUN(an_inference_entry_should_conform_only_at_the_threshold_on_the_whole_test_set);
+    DBK_RUN(imagenet_should_be_judged_on_top5_and_log_it);
     DBK_RUN(utf8_helper_should_replace_invalid_bytes_and_cut_between_characters);
     DBK_RUN(json_should_be_valid_utf8_whatever_its_strings_hold);
     free(rep);

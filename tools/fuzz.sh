@@ -2,7 +2,9 @@
 # Builds the libFuzzer targets of fuzz/ (clang, ASan + UBSan) in ./build-fuzz and runs each for
 # a bounded time on a seed corpus made from real files at run time (a small checkpoint and a
 # kernel cache written by daybreak's own writers, platforms/*.json, the first records of the
-# CIFAR-10 data when DAYBREAK_DATA is set, dataset packs of those files made by the pack writer). Fails on any crash, sanitizer report or leak; the
+# CIFAR-10 data, dataset packs of those files made by the pack writer, and a few Imagenette
+# JPEGs, colour and grayscale, with its classes.txt, when DAYBREAK_DATA is set). Fails on any
+# crash, sanitizer report or leak; the
 # crashing input is left in build-fuzz/artifacts/.
 #   tools/fuzz.sh [seconds per target, default 25]
 # Prints one line per target: executions, executions per second, corpus size.
@@ -10,7 +12,7 @@ set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 build=${DBK_FUZZ_BUILD_DIR:-$root/build-fuzz}
 seconds=${1:-25}
-targets=(fuzz_checkpoint fuzz_profile fuzz_cifar10 fuzz_kcache fuzz_pack)
+targets=(fuzz_checkpoint fuzz_profile fuzz_cifar10 fuzz_kcache fuzz_pack fuzz_image)
 
 "$root/tools/install-deps.sh"
 CC=clang cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DDBK_FUZZ=ON -DDBK_BUILD_TESTS=OFF \
@@ -30,6 +32,15 @@ fi
 "$build/fuzz/fuzz_seeds" "$seeds" "${cifar[@]}"
 mkdir -p "$seeds/profile"
 cp "$root"/platforms/*.json "$seeds/profile/"
+mkdir -p "$seeds/image"
+imagenette=${DAYBREAK_DATA:-}/imagenette2-224-mini
+if [ -n "${DAYBREAK_DATA:-}" ] && [ -d "$imagenette/train" ]; then
+  cp "$imagenette/classes.txt" "$imagenette/train/n02102040/n02102040_725.JPEG" "$seeds/image/"
+  find "$imagenette/train/n01440764" -name '*.JPEG' | sort | head -3 | xargs -I{} cp {} "$seeds/image/"
+elif [ "${CI:-}" = true ]; then
+  echo "fuzz: DAYBREAK_DATA has no imagenette2-224-mini/ (needed for the image seeds in CI)" >&2
+  exit 1
+fi
 
 export ASAN_OPTIONS=halt_on_error=1:detect_leaks=1
 export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1

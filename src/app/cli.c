@@ -178,6 +178,8 @@ bool dbk_cli_train_option(dbk_cli_args *a, const char *cmd, dbk_cli_train_args *
     else if (VALUE("--target")) bad = m > 0 && !parse_target(v, &t->target);
     else if (VALUE("--train-subset")) bad = m > 0 && !dbk_cli_parse_long(v, 1, DBK_CLI_MAX_SUBSET, &t->train_subset);
     else if (VALUE("--test-subset")) bad = m > 0 && !dbk_cli_parse_long(v, 1, DBK_CLI_MAX_SUBSET, &t->test_subset);
+    else if (VALUE("--loader-threads")) bad = m > 0 && !dbk_cli_parse_long(v, 1, 256, &t->loader_threads);
+    else if (VALUE("--image-size")) bad = m > 0 && !dbk_cli_parse_long(v, 8, 1024, &t->image_size);
     else if (FLAG("--all-epochs")) t->all_epochs = true;
     else if (FLAG("--quiet")) t->quiet = true;
     else if (FLAG("--profile")) t->profile = true;
@@ -194,6 +196,8 @@ bool dbk_cli_train_option(dbk_cli_args *a, const char *cmd, dbk_cli_train_args *
         else if (!strncmp(arg, "--target", 8)) range = " (a percentage, 0..100, at most two decimals)";
         else if (!strncmp(arg, "--train-subset", 14) || !strncmp(arg, "--test-subset", 13))
             range = " (a number of images, at least 1)";
+        else if (!strncmp(arg, "--loader-threads", 16)) range = " (1..256)";
+        else if (!strncmp(arg, "--image-size", 12)) range = " (8..1024 pixels)";
         char name[64];
         snprintf(name, sizeof name, "%.*s", (int)strcspn(arg, "="), arg);
         *exit_code = dbk_cli_usage_error(cmd, "bad %s '%s'%s", name, v, range);
@@ -221,11 +225,13 @@ int dbk_cli_train_setup(const dbk_cli_train_args *t, dbk_train_options *opt) {
     if (t->epochs > 0) stretch_schedule(&opt->recipe, (int)t->epochs);
     if (t->batch > 0) opt->recipe.batch = (int)t->batch;
     if (t->target >= 0.0) opt->recipe.target = (float)t->target;
+    if (t->image_size > 0) opt->recipe.image_size = (int)t->image_size;
     int rc = dbk_cli_resolve_device(t->backend, t->device, &opt->backend, &opt->device);
     if (rc != DBK_EXIT_OK) return rc;
     opt->all_epochs = t->all_epochs;
     opt->train_limit = (int32_t)t->train_subset;
     opt->test_limit = (int32_t)t->test_subset;
+    opt->loader_threads = (int)t->loader_threads;
     opt->progress = !t->no_progress && !t->quiet && isatty(STDOUT_FILENO);
     opt->quiet = t->quiet;
     opt->profile = t->profile;

@@ -67,6 +67,8 @@ typedef struct dbk_cli_train_args {
     const char    *recipe, *backend, *data, *out, *platform, *author, *author_email;
     dbk_clock_mode clock;
     long           device, epochs, batch, train_subset, test_subset;   /* -1 / 0 = not given */
+    long           loader_threads;                                     /* 0 = online cores */
+    long           image_size;                                         /* 0 = the recipe's */
     double         target;                                             /* -1 = the recipe's */
     bool           all_epochs, quiet, no_progress, profile;
 } dbk_cli_train_args;

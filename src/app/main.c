@@ -82,12 +82,14 @@ static void help_train(void) {
            "  --backend SPEC      cpu, opencl[:N] or vulkan[:N] (default: $DBK_BACKEND, else the\n"
            "                      first GPU, else cpu)\n"
            "  --device N          device index within the backend (default 0, or the :N of --backend)\n"
-           "  --data DIR          data folder holding cifar-10-batches-bin/, or a dataset pack made\n"
-           "                      by 'daybreak pack-data' (default: $DAYBREAK_DATA)\n"
+           "  --data DIR          data folder holding the recipe's dataset, e.g. cifar-10-batches-bin/\n"
+           "                      or imagenette2-224-mini/, or a dataset pack made by\n"
+           "                      'daybreak pack-data' (default: $DAYBREAK_DATA)\n"
            "  --epochs N          most epochs to run; the learning-rate schedule is stretched or\n"
            "                      compressed to N epochs (default: the recipe's)\n"
            "  --batch N           batch size (default: the recipe's)\n"
-           "  --target PCT        test top-1 accuracy that stops the run, at most two decimals,\n"
+           "  --target PCT        test accuracy (top-1, or top-5 for ImageNet recipes) that stops the\n"
+           "                      run, at most two decimals,\n"
            "                      compared as logs.tsv prints it (default: the recipe's)\n"
            "  --all-epochs        run every epoch even after the target is reached\n"
            "  --seed N            seed of initialisation, shuffling and augmentation (default 0);\n"
@@ -99,7 +101,11 @@ static void help_train(void) {
            "                      started with (only --data, --quiet, --no-progress may be added)\n"
            "  --train-subset N    train on the first N training images only (quick checks; the\n"
            "                      result is not comparable to full runs)\n"
-           "  --test-subset N     evaluate on the first N test images only (same caveat)\n"
+           "  --test-subset N     evaluate on the first N test images only (same caveat); image\n"
+           "                      folders take N images spread evenly over the classes (both)\n"
+           "  --loader-threads N  image-folder datasets: decode threads (default: the online cores)\n"
+           "  --image-size N      image-folder datasets: train and evaluate on N x N crops\n"
+           "                      (default: the recipe's; ResNets need at least 32)\n"
            "  --quiet             no per-epoch lines\n"
            "  --profile           time every op of every training step (synchronising after each,\n"
            "                      so the run is slower) and print a per-op table at the end\n"
@@ -492,6 +498,7 @@ static int cmd_eval(dbk_cli_args *a) {
     dbk_dataset_info info;
     rc = dbk_cli_open_dataset("eval", recipe->dataset, data, 0, test_subset, &info);
     if (rc != DBK_EXIT_OK) return rc;
+    if (recipe->image_size > 0) dbk_dataset_set_image_size(&info, recipe->image_size); /* as trained */
 
     dbk_dataset test;
     memset(&test, 0, sizeof test);

@@ -56,11 +56,14 @@ dbk_status dbk_infer_run(dbk_backend_kind kind, int index, const char *checkpoin
     dbk_backend *be = NULL;
     dbk_session *s = NULL;
     dbk_epoch_counters ec;
-    dbk_status st = dbk_dataset_load(data, DBK_DATASET_SPLIT_TEST, test_limit, &test);
+    /* At the size the recipe trained on (a shallow copy: it shares data's class names). */
+    dbk_dataset_info sized = *data;
+    if (recipe->image_size > 0) dbk_dataset_set_image_size(&sized, recipe->image_size);
+    dbk_status st = dbk_dataset_load(&sized, DBK_DATASET_SPLIT_TEST, test_limit, &test);
     if (st == DBK_OK) st = dbk_backend_create(kind, index, &be);
     if (st == DBK_OK) {
         out->device = *dbk_backend_get_info(be);
-        dbk_session_config cfg = {.recipe = recipe, .model = model, .input = data->shape,
+        dbk_session_config cfg = {.recipe = recipe, .model = model, .input = sized.shape,
                                   .num_classes = data->num_classes, .batch = 1, .eval_batch = 1,
                                   .train_count = 0, .test_count = test.count};
         st = dbk_session_create(be, &cfg, &s);

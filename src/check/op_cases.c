@@ -157,6 +157,12 @@ static const conv_shape conv_shapes[] = {
     {2, 128, 16, 16, 256, 3, 3, 1, 1, 1, 1, "ResNet9 layer2"},
     {2, 256, 8, 8, 512, 3, 3, 1, 1, 1, 1, "ResNet9 layer3"},
     {2, 512, 4, 4, 512, 3, 3, 1, 1, 1, 1, "ResNet9 res3"},
+    /* ResNet-18/50 (models/resnet.c) at their channel counts, small spatial sizes */
+    {2, 64, 14, 14, 128, 1, 1, 2, 2, 0, 0, "ResNet18 layer2.0.downsample: strided 1x1 projection"},
+    {1, 512, 8, 8, 1024, 1, 1, 2, 2, 0, 0, "ResNet50 layer3.0.downsample: strided 1x1, 512->1024"},
+    {2, 128, 9, 9, 128, 3, 3, 2, 2, 1, 1, "ResNet50 layer2.0.conv2: v1.5 strided 3x3, odd size"},
+    {2, 256, 7, 7, 64, 1, 1, 1, 1, 0, 0, "ResNet50 bottleneck conv1: 1x1 reduction"},
+    {3, 512, 1, 1, 10, 1, 1, 1, 1, 0, 0, "ResNet fc as a 1x1 convolution on the pooled features"},
 };
 
 static void conv_cases(dbk_op_checker *ck, dbk_op op) {

@@ -16,6 +16,7 @@
 #include "core/log.h"
 #include "data/cifar10.h"
 #include "data/source.h"
+#include "data/imagefolder.h"
 
 static const dbk_dataset_kind kinds[] = {
     {
@@ -28,6 +29,32 @@ static const dbk_dataset_kind kinds[] = {
         .residency = DBK_DATASET_RESIDENT,
         .probe = dbk_cifar10_probe,
         .load = dbk_cifar10_load_split,
+    },
+    /* Image folders (data/imagefolder.h): streamed through data/loader.h's decode threads.
+     * The shape is the default crop; a recipe's image_size replaces it. */
+    {
+        .name = "imagenet",
+        .description = "ILSVRC2012 (ImageNet) in its folder layout: JPEG photographs of 1,000 classes, 1.28 M training "
+                       "and 50,000 validation images, decoded and cropped to 224x224 on host threads",
+        .folder = "imagenet",
+        .marker = "train",
+        .contents = DBK_IMAGEFOLDER_DIR_CONTENTS,
+        .shape = {3, 224, 224},
+        .residency = DBK_DATASET_STREAMED,
+        .probe = dbk_imagefolder_probe,
+        .load = dbk_imagefolder_load_split,
+    },
+    {
+        .name = "imagenette",
+        .description = "Imagenette 2 subset (imagenette2-224-mini): real ImageNet photographs of 10 classes, "
+                       "224x224 JPEG, 3,000 training and 1,000 validation images, in the ImageNet folder layout",
+        .folder = "imagenette2-224-mini",
+        .marker = "train",
+        .contents = DBK_IMAGEFOLDER_DIR_CONTENTS,
+        .shape = {3, 224, 224},
+        .residency = DBK_DATASET_STREAMED,
+        .probe = dbk_imagefolder_probe,
+        .load = dbk_imagefolder_load_split,
     },
 };
 
@@ -145,6 +172,11 @@ dbk_status dbk_dataset_open(const dbk_dataset_kind *kind, const char *data_arg, 
     return dbk_dataset_open_dir(kind, dir, out);
 }
 
+bool dbk_dataset_set_image_size(dbk_dataset_info *info, int size) {
+    if (info->kind->residency == DBK_DATASET_STREAMED) info->shape.height = info->shape.width = size;
+    return info->shape.height == size && info->shape.width == size;
+}
+
 void dbk_dataset_info_deinit(dbk_dataset_info *info) {
     if (!info) return;
     dbk_free(info->class_names);
@@ -154,11 +186,9 @@ void dbk_dataset_info_deinit(dbk_dataset_info *info) {
 dbk_status dbk_dataset_load(const dbk_dataset_info *info, dbk_dataset_split split, int32_t limit, dbk_dataset *out) {
     memset(out, 0, sizeof *out);
     const dbk_dataset_kind *kind = info->kind;
-    if (kind->residency == DBK_DATASET_STREAMED || !kind->load)
-        return dbk_set_error(DBK_ERR_UNSUPPORTED,
-                             "dataset '%s' is streamed (decoded by host threads every step), which daybreak does not "
-                             "support yet; only resident datasets (uploaded to the device once, like cifar10) can "
-                             "be used", kind->name);
+    if (!kind->load)
+        return dbk_set_error(DBK_ERR_UNSUPPORTED, "dataset '%s' cannot be loaded into memory whole; it is streamed "
+                             "(decoded by host threads every step)", kind->name);
     DBK_TRY(kind->load(info, split, limit, out));
     /* The session sizes its buffers from the probed shape, so a reader must deliver it. */
     DBK_ASSERT(out->channels == info->shape.channels && out->height == info->shape.height &&

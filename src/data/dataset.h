@@ -9,8 +9,10 @@
  *   resident  the whole split is uploaded once as u8 and DBK_OP_AUGMENT crops, flips and
  *             normalises each batch on the device (CIFAR-10);
  *   streamed  host threads decode and augment every step's batch (ImageNet-style image
- *             folders). The slot exists; no kind uses it yet, and loading one fails with
- *             DBK_ERR_UNSUPPORTED.
+ *             folders, data/imagefolder.h and data/loader.h); the device holds one batch
+ *             at a time. Such a kind may still have a load, which decodes a whole split into
+ *             host memory with its evaluation view (the trainer keeps the validation split
+ *             resident that way).
  * Counts and class names come from an *opened* dataset (dbk_dataset_info), not from the kind:
  * an image folder knows them only after scanning its directory.
  *
@@ -25,6 +27,7 @@
 #ifndef DBK_DATASET_H
 #define DBK_DATASET_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -87,7 +90,8 @@ struct dbk_dataset_kind {
      * num_classes, split_count and class_names. Same errors as load. */
     dbk_status (*probe)(const char *dir, dbk_dataset_info *out);
     /* Loads the first min(limit, split size) images of a split (limit <= 0: all) into host
-     * memory; NULL for streamed kinds. */
+     * memory (for image folders, limit images spread over the classes); NULL when a kind
+     * cannot be held in memory. */
     dbk_status (*load)(const dbk_dataset_info *info, dbk_dataset_split split, int32_t limit, dbk_dataset *out);
 };
 
@@ -111,11 +115,15 @@ dbk_status dbk_dataset_open_dir(const dbk_dataset_kind *kind, const char *dir, d
 /* Frees the class names and zeroes *info. Accepts a zeroed info. */
 void       dbk_dataset_info_deinit(dbk_dataset_info *info);
 
+/* Streamed kinds decode to any size: sets info's shape to size x size (size > 0; a recipe's
+ * image_size). Resident kinds keep their fixed shape. Returns whether the shape is now size. */
+bool dbk_dataset_set_image_size(dbk_dataset_info *info, int size);
+
 /* "training" or "test", for messages. */
 const char *dbk_dataset_split_name(dbk_dataset_split split);
 
 /* Loads a split of an opened dataset into host memory (first min(limit, split size) images,
- * limit <= 0: all). DBK_ERR_UNSUPPORTED for a streamed kind; otherwise the kind's errors. On
+ * limit <= 0: all). DBK_ERR_UNSUPPORTED for a kind without load; otherwise the kind's errors. On
  * failure *out is zeroed and nothing is held. */
 dbk_status dbk_dataset_load(const dbk_dataset_info *info, dbk_dataset_split split, int32_t limit, dbk_dataset *out);
 

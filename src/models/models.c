@@ -9,6 +9,7 @@
 extern const dbk_model_def dbk_model_resnet9, dbk_model_resnet9_half, dbk_model_resnet9_quarter;
 extern const dbk_model_def dbk_model_airbench94;
 extern const dbk_model_def dbk_model_wrn22, dbk_model_resnet18_cifar, dbk_model_alexnet_cifar, dbk_model_darknet_cifar;
+extern const dbk_model_def dbk_model_resnet18, dbk_model_resnet50;
 
 static const dbk_model_def *const models[] = {
     &dbk_model_resnet9,
@@ -19,6 +20,8 @@ static const dbk_model_def *const models[] = {
     &dbk_model_resnet18_cifar,
     &dbk_model_alexnet_cifar,
     &dbk_model_darknet_cifar,
+    &dbk_model_resnet18,
+    &dbk_model_resnet50,
 };
 
 int dbk_model_count(void) { return (int)(sizeof models / sizeof models[0]); }

@@ -71,7 +71,15 @@ typedef struct dbk_recipe {
                                         more (with tta_level) ON the clock, as airbench times it;
                                         that final evaluation is the run's accuracy. Per-epoch
                                         evaluations stay off the clock (diagnostics) */
-    float       target;              /* test top-1 accuracy in percent that stops the run */
+    int         image_size;          /* streamed datasets: the side of the square crops trained and
+                                        evaluated on (0 = the dataset's shape); evaluation resizes
+                                        the short side to 8/7 of it first (256 for 224) */
+    float       min_scale;           /* streamed: smallest area fraction of the random-resized crop
+                                        (0 = torchvision's 0.08) */
+    bool        target_top5;         /* the target is top-5 accuracy (ImageNet's DAWNBench rule); the
+                                        run then also logs top-5 (logs.tsv's top5Accuracy) */
+    float       target;              /* test accuracy in percent that stops the run (top-1, or
+                                        top-5 with target_top5) */
     const char *target_note;         /* where the target comes from */
 } dbk_recipe;
 

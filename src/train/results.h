@@ -54,6 +54,8 @@ long dbk_results_hundredths(double percent);
 
 /* The best test accuracy over the epochs run (0 when none). */
 double dbk_results_best_accuracy(const dbk_train_report *r);
+/* The best per-epoch test top-5 accuracy (0 when top-5 was not evaluated). */
+double dbk_results_best_top5(const dbk_train_report *r);
 
 dbk_status dbk_results_write_logs_tsv(const char *path, const dbk_train_report *r);
 /* The subset marker line of logs.tsv (without its newline), or "" for a full run. */

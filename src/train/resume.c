@@ -83,6 +83,9 @@ static void read_epochs(const cJSON *eps, dbk_train_report *rep, const char **ba
         r->eval_seconds = number(e, "eval_seconds", bad);
         r->images_per_second = number(e, "images_per_second", bad);
         r->lr_end = (float)number(e, "lr_end", bad);
+        r->test_top5 = number(e, "test_top5_accuracy", bad);
+        r->loader_wait_seconds = number(e, "loader_wait_seconds", bad);
+        r->decode_seconds = number(e, "decode_seconds", bad);
         if (r->epoch != rep->epochs_run && !*bad) *bad = "epochs (not numbered 1, 2, ...)";
     }
 }

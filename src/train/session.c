@@ -69,6 +69,11 @@ static dbk_status build(dbk_session *s) {
     DBK_TRY(dbk_session_alloc(s, (size_t)cfg->test_count * image_bytes, "test images", &s->test_images));
     DBK_TRY(dbk_session_alloc(s, (size_t)cfg->test_count, "test labels", &s->test_labels));
     if (!(s->eval_host = dbk_calloc(1, dbk_graph_step_bytes(eg) + 1))) return DBK_ERR_OUT_OF_HOST_MEMORY;
+    if (cfg->top5) {
+        s->eval_logits = dbk_malloc((size_t)eval_batch * (size_t)cfg->num_classes * sizeof *s->eval_logits);
+        s->eval_labels = dbk_malloc((size_t)eval_batch * sizeof *s->eval_labels);
+        if (!s->eval_logits || !s->eval_labels) return DBK_ERR_OUT_OF_HOST_MEMORY;
+    }
     if (train) {
         const size_t step_bytes = dbk_graph_step_bytes(s->train.graph);
         DBK_TRY(dbk_session_alloc(s, n_params * 4, "gradients", &s->grads));
@@ -76,12 +81,25 @@ static dbk_status build(dbk_session *s) {
         DBK_TRY(dbk_session_alloc(s, n_params * 4, adamw ? "AdamW first moments" : "momentum", &s->momentum));
         if (adamw) DBK_TRY(dbk_session_alloc(s, n_params * 4, "AdamW second moments", &s->exp_avg_sq));
         DBK_TRY(dbk_session_alloc(s, step_bytes, "training per-step values", &s->train_steps));
-        DBK_TRY(dbk_session_alloc(s, (size_t)cfg->train_count * image_bytes, "training images", &s->train_images));
-        DBK_TRY(dbk_session_alloc(s, (size_t)cfg->train_count, "training labels", &s->train_labels));
-        DBK_TRY(dbk_session_alloc(s, (size_t)cfg->train_count * 4, "shuffle indices", &s->indices));
-        s->perm = dbk_malloc((size_t)cfg->train_count * sizeof *s->perm);
         s->train_host = dbk_calloc(1, step_bytes + 1);
-        if (!s->perm || !s->train_host) return DBK_ERR_OUT_OF_HOST_MEMORY;
+        if (!s->train_host) return DBK_ERR_OUT_OF_HOST_MEMORY;
+        if (cfg->streamed) {
+            /* One batch: its images, and its labels as i32 (DBK_OP_AUGMENT's u8 labels hold at
+             * most 256 classes; its own label output is unused here, fed zeros). */
+            DBK_TRY(dbk_session_alloc(s, (size_t)cfg->batch * image_bytes, "training batch", &s->train_images));
+            DBK_TRY(dbk_session_alloc(s, (size_t)cfg->batch, "training batch zeros", &s->train_labels));
+            DBK_TRY(dbk_session_alloc(s, (size_t)cfg->batch * 4, "training batch labels", &s->batch_labels));
+            uint8_t *zeros = dbk_calloc((size_t)cfg->batch, 1);
+            if (!zeros) return DBK_ERR_OUT_OF_HOST_MEMORY;
+            dbk_status st = dbk_buffer_write(s->train_labels, 0, zeros, (size_t)cfg->batch);
+            dbk_free(zeros);
+            DBK_TRY(st);
+        } else {
+            DBK_TRY(dbk_session_alloc(s, (size_t)cfg->train_count * image_bytes, "training images", &s->train_images));
+            DBK_TRY(dbk_session_alloc(s, (size_t)cfg->train_count, "training labels", &s->train_labels));
+            DBK_TRY(dbk_session_alloc(s, (size_t)cfg->train_count * 4, "shuffle indices", &s->indices));
+            if (!(s->perm = dbk_malloc((size_t)cfg->train_count * sizeof *s->perm))) return DBK_ERR_OUT_OF_HOST_MEMORY;
+        }
     }
     if (s->lookahead.graph) {
         const size_t step_bytes = dbk_graph_step_bytes(s->lookahead.graph);
@@ -121,7 +139,11 @@ dbk_status dbk_session_create(dbk_backend *be, const dbk_session_config *cfg, db
     *out = NULL;
     if (cfg->batch < 1 || cfg->eval_batch < 1)
         return dbk_set_error(DBK_ERR_INVALID_ARG, "batch size must be >= 1 (got %d)", cfg->batch);
+    if (cfg->streamed && cfg->train_count < 1)
+        return dbk_set_error(DBK_ERR_INVALID_ARG, "a streamed session trains (its training set may not be empty)");
     const int shards = cfg->shard_count > 1 ? cfg->shard_count : 1;
+    if (cfg->streamed && shards > 1)
+        return dbk_set_error(DBK_ERR_INVALID_ARG, "distributed training of a streamed (image-folder) dataset is not supported yet");
     if (cfg->train_count > 0 && cfg->train_count / shards < cfg->batch)
         return dbk_set_error(DBK_ERR_INVALID_ARG, "batch size %d%s is larger than the training set (%d images)",
                              cfg->batch * shards, shards > 1 ? " (all ranks)" : "", cfg->train_count);
@@ -156,12 +178,14 @@ void dbk_session_destroy(dbk_session *s) {
     dbk_buffer *bufs[] = {s->params,       s->grads,           s->momentum,    s->state,
                           s->ema_params,   s->ema_state,       s->train_steps, s->eval_steps,
                           s->lookahead_steps, s->train_images, s->train_labels, s->indices,
-                          s->test_images,  s->test_labels,  s->exp_avg_sq};
+                          s->test_images,  s->test_labels,  s->exp_avg_sq, s->batch_labels};
     for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++) dbk_buffer_destroy(bufs[i]);
     dbk_free(s->train_host);
     dbk_free(s->eval_host);
     dbk_free(s->lookahead_host);
     dbk_free(s->perm);
+    dbk_free(s->eval_logits);
+    dbk_free(s->eval_labels);
     dbk_free(s->op_seconds);
     dbk_free(s);
 }
@@ -178,7 +202,7 @@ static bool same_shape(const dbk_session *s, const dbk_dataset *d) {
 
 dbk_status dbk_session_upload_data(dbk_session *s, const dbk_dataset *train, const dbk_dataset *test) {
     const size_t image_bytes = dbk_image_shape_bytes(&s->cfg.input);
-    if (s->train_images) {
+    if (s->train_images && !s->cfg.streamed) {
         DBK_ASSERT(train && train->count == s->cfg.train_count && same_shape(s, train));
         DBK_TRY(dbk_buffer_write(s->train_images, 0, train->images, (size_t)train->count * image_bytes));
         DBK_TRY(dbk_buffer_write(s->train_labels, 0, train->labels, (size_t)train->count));
@@ -186,4 +210,15 @@ dbk_status dbk_session_upload_data(dbk_session *s, const dbk_dataset *train, con
     DBK_ASSERT(test->count == s->cfg.test_count && same_shape(s, test));
     DBK_TRY(dbk_buffer_write(s->test_images, 0, test->images, (size_t)test->count * image_bytes));
     return dbk_buffer_write(s->test_labels, 0, test->labels, (size_t)test->count);
+}
+
+dbk_status dbk_session_upload_batch(dbk_session *s, const uint8_t *images, const int32_t *labels) {
+    DBK_ASSERT(s->cfg.streamed);
+    const size_t n = (size_t)s->cfg.batch;
+    for (size_t i = 0; i < n; i++)
+        if (labels[i] < 0 || labels[i] >= s->cfg.num_classes)
+            return dbk_set_error(DBK_ERR_INVALID_ARG, "training batch row %zu has label %d, expected 0..%d", i,
+                                 (int)labels[i], s->cfg.num_classes - 1);
+    DBK_TRY(dbk_buffer_write(s->train_images, 0, images, n * dbk_image_shape_bytes(&s->cfg.input)));
+    return dbk_buffer_write(s->batch_labels, 0, labels, n * sizeof *labels);
 }

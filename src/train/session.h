@@ -33,6 +33,12 @@ typedef struct dbk_session_config {
     int                   batch;       /* training batch */
     int                   eval_batch;  /* evaluation batch (<= batch keeps the arena shared) */
     int32_t               train_count; /* images in the training set (0 = inference only) */
+    bool                  streamed;    /* the training batches come from the host every step
+                                          (dbk_session_upload_batch, data/loader.h), already
+                                          cropped and flipped; the device holds one batch, not
+                                          the training set */
+    bool                  top5;        /* evaluation also counts top-5 hits (reads the logits
+                                          back after each batch; off the clock) */
     int32_t               test_count;  /* images in the test set */
     size_t                max_activation_buffer; /* bytes; 0 = the device's largest allocation */
     /* Data-parallel training (train/peers.h): rank shard_index of shard_count trains on rows
@@ -46,6 +52,7 @@ typedef struct dbk_session_config {
 typedef struct dbk_epoch_counters {
     double loss_sum;    /* summed training loss over the epoch */
     double correct;     /* correct top-1 predictions */
+    double correct5;    /* labels among the 5 largest logits (evaluation with config top5) */
     int64_t images;     /* images seen */
 } dbk_epoch_counters;
 
@@ -64,6 +71,16 @@ int      dbk_session_steps_per_epoch(const dbk_session *s);    /* full batches o
 /* Copies the u8 datasets to the device (preprocessing; on the DAWNBench clock). Their image
  * shape and counts must be the config's. */
 dbk_status dbk_session_upload_data(dbk_session *s, const dbk_dataset *train, const dbk_dataset *test);
+
+/* A streamed session's next training batch (config streamed): batch images u8 (batch, C, H, W)
+ * and their labels, each in [0, num_classes). Written before the step that trains on it; the
+ * writes are ordered with the device's work, so the previous step is not disturbed. */
+dbk_status dbk_session_upload_batch(dbk_session *s, const uint8_t *images, const int32_t *labels);
+
+/* Top-5 hits of n rows of logits (n, classes) against labels: rows whose label's logit is
+ * among the 5 largest (ties counted in the label's favour only when fewer than 5 logits are
+ * strictly larger), all rows when classes <= 5. */
+int64_t dbk_topk_hits(const float *logits, const int32_t *labels, int64_t n, int64_t classes, int k);
 
 /* Initialises parameters (PyTorch defaults: kaiming-uniform conv/linear, BN 1/0), running
  * statistics and momentum from the seed. */

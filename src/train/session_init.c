@@ -106,7 +106,11 @@ dbk_status dbk_session_init_from_data(dbk_session *s, const dbk_dataset *train) 
     const dbk_graph *g = s->eval.graph;
     for (int i = 0; i < dbk_graph_param_info_count(g); i++) {
         const dbk_param_info *pi = dbk_graph_param_info(g, i);
-        if (pi->init == DBK_PARAM_INIT_WHITEN) DBK_TRY(whiten(s, pi, train));
+        if (pi->init != DBK_PARAM_INIT_WHITEN) continue;
+        if (!train || train->count == 0)
+            return dbk_set_error(DBK_ERR_UNSUPPORTED, "%s is initialised from the training images, which a streamed "
+                                 "dataset does not hold in memory", pi->name);
+        DBK_TRY(whiten(s, pi, train));
     }
     return DBK_OK;
 }

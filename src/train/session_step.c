@@ -76,7 +76,13 @@ static void add_augment(dbk_session *s, dbk_graph *g, bool training, dbk_tensor 
     if (dbk_graph_is_planning(g)) return;
     dbk_op_desc aug = {.op = DBK_OP_AUGMENT, .p.augment = c->recipe->augment};
     const int64_t ch = x.shape[1], h = x.shape[2], w = x.shape[3];
-    if (training) {
+    if (training && c->streamed) {
+        /* The host cropped and flipped the batch (data/loader.h): normalise only. */
+        aug.p.augment.train = false;
+        aug.p.augment.flip_alternating = false;
+        aug.src[0] = dbk_tensor_make(s->train_images, 0, DBK_DTYPE_U8, 4, x.shape[0], ch, h, w);
+        aug.src[1] = flat(s->train_labels, DBK_DTYPE_U8, x.shape[0]);
+    } else if (training) {
         aug.src[0] = dbk_tensor_make(s->train_images, 0, DBK_DTYPE_U8, 4, c->train_count, ch, h, w);
         aug.src[1] = flat(s->train_labels, DBK_DTYPE_U8, c->train_count);
         aug.src[2] = flat(s->indices, DBK_DTYPE_I32, c->train_count);
@@ -258,6 +264,8 @@ dbk_status dbk_session_lay_out(dbk_session *s, dbk_session_program *p) {
         dbk_value x = dbk_graph_value(g, false, p->batch, c->input.channels, c->input.height, c->input.width);
         add_augment(s, g, training, state, NULL, x.data, labels);
         logits = dbk_model_forward(g, c->model, x, c->num_classes);
+        /* Streamed: the augment op's labels are zeros; the host wrote the real ones. */
+        if (training && c->streamed) labels = flat(s->batch_labels, DBK_DTYPE_I32, p->batch);
     }
     add_loss(s, g, p->batch, logits, labels);
     if (training) add_optimizer(s, p);

@@ -56,6 +56,7 @@ typedef struct dbk_train_options {
     bool             all_epochs;    /* keep training after the target is reached */
     int32_t          train_limit;   /* use only the first N training images (0 = all) */
     int32_t          test_limit;    /* evaluate on the first N test images (0 = all) */
+    int              loader_threads;/* streamed datasets: decode threads (0 = online cores) */
     bool             progress;      /* live progress bar (stdout is a terminal) */
     bool             quiet;         /* no per-epoch console lines */
     bool             profile;       /* time every op of the training steps and print a table */
@@ -79,6 +80,9 @@ typedef struct dbk_epoch_record {
     double train_accuracy;          /* percent, on augmented training images */
     double test_loss;
     double test_accuracy;           /* percent */
+    double test_top5;               /* percent; evaluated for streamed datasets and top-5 targets */
+    double loader_wait_seconds;     /* streamed: training time spent waiting for decoded batches */
+    double decode_seconds;          /* streamed: decode-thread time, all threads */
     double epoch_seconds;           /* on the clock */
     double clock_seconds;           /* cumulative clock at the end of the epoch */
     double eval_seconds;            /* off the clock */
@@ -125,6 +129,9 @@ typedef struct dbk_train_report {
     int32_t          train_split_images;   /* the dataset's whole training split */
     int32_t          test_split_images;    /* and test split */
     bool             subset;               /* fewer than the dataset's whole splits */
+    bool             top5;                 /* test top-5 is evaluated (streamed dataset or top-5 target) */
+    bool             streamed;             /* training batches decoded on host threads */
+    int              loader_threads;       /* their number (streamed) */
     long             profiled_steps;       /* > 0 only with options.profile */
     double           profiled_step_seconds;
     int              op_count;             /* ops[] filled only with options.profile */
