@@ -1,0 +1,103 @@
+#!/usr/bin/env bash
+# bench_vs_pytorch.sh — daybreak's ResNet9 training throughput next to PyTorch's, in one run
+# (issue 12, "The bar"); docs/winograd.md describes it and records its figures.
+#
+#   tools/bench_vs_pytorch.sh [--vulkan] [--steps N] [--batches "128 512"] [--no-profile] [--build DIR]
+#
+# For each batch: build/bench_train --recipe cifar10-resnet9 --batch B on the cpu and opencl
+# backends (and vulkan with --vulkan: lavapipe takes minutes per step), and
+# tools/bench_pytorch.py at the same batch when PyTorch is installed (a column "not installed"
+# otherwise). Then one table, img/s per backend, PyTorch, and opencl / PyTorch's best batch.
+# Last (unless --no-profile) the per-op profile of PoCL ResNet9 steps at batch 512
+# (daybreak train --profile on a 1536-image subset: 3 steps). Needs DAYBREAK_DATA (CIFAR-10).
+# Exit 0 when every measurement ran (PyTorch absent included), 1 when one failed, 2 on usage.
+set -uo pipefail
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+build=$root/build
+steps=3
+batches="128 512"
+vulkan=0
+profile=1
+usage() { echo "usage: tools/bench_vs_pytorch.sh [--vulkan] [--steps N] [--batches \"128 512\"] [--no-profile] [--build DIR]" >&2; exit 2; }
+while [ $# -gt 0 ]; do
+  case $1 in
+    --vulkan) vulkan=1 ;;
+    --no-profile) profile=0 ;;
+    --steps) [ $# -ge 2 ] || usage; steps=$2; shift ;;
+    --batches) [ $# -ge 2 ] || usage; batches=$2; shift ;;
+    --build) [ $# -ge 2 ] || usage; build=$2; shift ;;
+    *) usage ;;
+  esac
+  shift
+done
+case $steps in ''|*[!0-9]*|0) echo "bench_vs_pytorch: --steps must be a positive integer" >&2; exit 2 ;; esac
+for b in $batches; do
+  case $b in ''|*[!0-9]*|0) echo "bench_vs_pytorch: batch '$b' is not a positive integer" >&2; exit 2 ;; esac
+done
+if [ -z "${DAYBREAK_DATA:-}" ]; then
+  echo "bench_vs_pytorch: DAYBREAK_DATA is not set (a folder holding cifar-10-batches-bin/)" >&2
+  exit 1
+fi
+for exe in bench_train daybreak; do
+  if [ ! -x "$build/$exe" ]; then
+    echo "bench_vs_pytorch: $build/$exe not found: build first (cmake --build $build)" >&2
+    exit 1
+  fi
+done
+
+backends="cpu opencl"
+[ $vulkan = 1 ] && backends="$backends vulkan"
+failed=0
+declare -A ips
+echo "daybreak vs PyTorch, ResNet9 (cifar10-resnet9) training, $steps timed steps after 1 warm-up, $(date -u '+%Y-%m-%d %H:%M UTC'), $(nproc) cores"
+for b in $batches; do
+  for be in $backends; do
+    line=$("$build/bench_train" --recipe cifar10-resnet9 --backend "$be" --batch "$b" --steps "$steps" --warmup 1 2>&1 | tail -n 1)
+    # the line ends "... batch img/s ms/step"; the device name may hold spaces
+    v=$(awk '{ if ($(NF-2) ~ /^[0-9]+$/) print $(NF-1) }' <<<"$line")
+    if [ -z "$v" ]; then
+      echo "  $be batch $b failed: $line"
+      v=failed
+      failed=1
+    fi
+    ips[$be,$b]=$v
+  done
+  line=$(python3 "$root/tools/bench_pytorch.py" --batch "$b" --steps "$steps" --warmup 1 2>&1 | tail -n 1)
+  rc=${PIPESTATUS[0]}
+  case $line in
+    pytorch\ *img/s*) ips[pytorch,$b]=$(awk '{ for (i = 1; i < NF; i++) if ($i == "img/s") print $(i+1) }' <<<"$line")
+                      ptver=$(awk '{ print $2 }' <<<"$line") ;;
+    "pytorch: not installed"*) ips[pytorch,$b]="n/a"; ptnote=$line ;;
+    *) echo "  pytorch batch $b failed (exit $rc): $line"; ips[pytorch,$b]=failed; failed=1 ;;
+  esac
+done
+
+best=0
+for b in $batches; do
+  v=${ips[pytorch,$b]}
+  case $v in [0-9]*) best=$(awk -v a="$v" -v b="$best" 'BEGIN { print (a > b) ? a : b }') ;; esac
+done
+printf '\n%-6s' batch
+for be in $backends; do printf ' %12s' "$be"; done
+printf ' %12s %18s\n' pytorch "opencl/pt-best"
+for b in $batches; do
+  printf '%-6s' "$b"
+  for be in $backends; do printf ' %12s' "${ips[$be,$b]}"; done
+  ratio=n/a
+  case ${ips[opencl,$b]} in [0-9]*) [ "$best" != 0 ] && ratio=$(awk -v a="${ips[opencl,$b]}" -v b="$best" 'BEGIN { printf "%.2fx", a / b }') ;; esac
+  printf ' %12s %18s\n' "${ips[pytorch,$b]}" "$ratio"
+done
+echo "(img/s; pytorch ${ptver:-}${ptnote:-}; best PyTorch batch: $best img/s; the bar is opencl >= 1.5x that)"
+
+if [ $profile = 1 ]; then
+  out=$(mktemp -d)
+  echo
+  echo "per-op profile of PoCL ResNet9 steps (daybreak train --recipe cifar10-resnet9 --backend opencl --batch 512 --train-subset 1536 --profile):"
+  if ! "$build/daybreak" train --recipe cifar10-resnet9 --backend opencl --batch 512 --train-subset 1536 \
+       --test-subset 512 --epochs 1 --all-epochs --profile --no-progress --quiet --out "$out/run" 2>&1 |
+       sed -n '/^profile:/,/^outside ops/p;/FLOPs/p'; then
+    failed=1
+  fi
+  rm -rf "$out"
+fi
+exit $failed
