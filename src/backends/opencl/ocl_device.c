@@ -150,6 +150,7 @@ static const dbk_backend_vtable ocl_vtable = {
     .sync         = dbk_ocl_sync,
     .run_op            = dbk_ocl_run_op,
     .op_supported      = dbk_ocl_op_supported,
+    .op_algorithm      = dbk_ocl_op_algorithm,
     .prepare           = dbk_ocl_prepare,
     .program_record    = dbk_ocl_program_record,
     .program_release   = dbk_ocl_program_release,

@@ -268,6 +268,8 @@ size_t     dbk_ocl_conv_workspace_bytes(const dbk_backend *be, const dbk_op_desc
 /* ocl_ops_conv_winograd.c: whether a conv op runs as Winograd on this backend, its workspace,
  * and its recorders (called by ocl_ops_conv.c's when it is chosen). */
 bool       dbk_ocl_conv_winograd_chosen(const dbk_backend *be, const dbk_op_desc *op);
+/* vtable op_algorithm: "winograd F(2x2,3x3)" for a conv op that runs as Winograd, else NULL. */
+const char *dbk_ocl_op_algorithm(const dbk_backend *be, const dbk_op_desc *op);
 size_t     dbk_ocl_conv_winograd_workspace_bytes(const dbk_backend *be, const dbk_op_desc *op);
 dbk_status dbk_ocl_record_conv2d_winograd_fwd(dbk_backend *be, const dbk_op_desc *op, dbk_ocl_launches *out);
 dbk_status dbk_ocl_record_conv2d_winograd_bwd_data(dbk_backend *be, const dbk_op_desc *op, dbk_ocl_launches *out);

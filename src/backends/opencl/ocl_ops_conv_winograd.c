@@ -44,6 +44,12 @@ bool dbk_ocl_conv_winograd_chosen(const dbk_backend *be, const dbk_op_desc *op) 
     return g.C >= c->winograd_min_channels && g.K >= c->winograd_min_channels;
 }
 
+const char *dbk_ocl_op_algorithm(const dbk_backend *be, const dbk_op_desc *op) {
+    const bool conv = op->op == DBK_OP_CONV2D_FWD || op->op == DBK_OP_CONV2D_BWD_DATA ||
+                      op->op == DBK_OP_CONV2D_BWD_FILTER;
+    return conv && dbk_ocl_conv_winograd_chosen(be, op) ? "winograd F(2x2,3x3)" : NULL;
+}
+
 static wino_plan plan_of(const dbk_backend *be, const dbk_op_desc *op) {
     const dbk_conv2d_geom g = dbk_conv2d_geom_of(op);
     const dbk_ocl_ctx *ctx = dbk_ocl(be);
