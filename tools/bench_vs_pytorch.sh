@@ -3,6 +3,7 @@
 # (issue 12, "The bar"); docs/winograd.md describes it and records its figures.
 #
 #   tools/bench_vs_pytorch.sh [--vulkan] [--steps N] [--batches "128 512"] [--no-profile] [--build DIR]
+#                             [--baseline DIR]
 #
 # For each batch: build/bench_train --recipe cifar10-resnet9 --batch B on the cpu and opencl
 # backends (and vulkan with --vulkan: lavapipe takes minutes per step), and
@@ -10,6 +11,8 @@
 # otherwise). Then one table, img/s per backend, PyTorch, and opencl / PyTorch's best batch.
 # Last (unless --no-profile) the per-op profile of PoCL ResNet9 steps at batch 512
 # (daybreak train --profile on a 1536-image subset: 3 steps). Needs DAYBREAK_DATA (CIFAR-10).
+# --baseline DIR adds an "opencl-base" column (DIR/bench_train on PoCL, measured right after
+# ours at each batch) and DIR/daybreak's profile: before and after in the same run.
 # Exit 0 when every measurement ran (PyTorch absent included), 1 when one failed, 2 on usage.
 set -uo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -18,7 +21,8 @@ steps=3
 batches="128 512"
 vulkan=0
 profile=1
-usage() { echo "usage: tools/bench_vs_pytorch.sh [--vulkan] [--steps N] [--batches \"128 512\"] [--no-profile] [--build DIR]" >&2; exit 2; }
+baseline=
+usage() { echo "usage: tools/bench_vs_pytorch.sh [--vulkan] [--steps N] [--batches \"128 512\"] [--no-profile] [--build DIR] [--baseline DIR]" >&2; exit 2; }
 while [ $# -gt 0 ]; do
   case $1 in
     --vulkan) vulkan=1 ;;
@@ -26,6 +30,7 @@ while [ $# -gt 0 ]; do
     --steps) [ $# -ge 2 ] || usage; steps=$2; shift ;;
     --batches) [ $# -ge 2 ] || usage; batches=$2; shift ;;
     --build) [ $# -ge 2 ] || usage; build=$2; shift ;;
+    --baseline) [ $# -ge 2 ] || usage; baseline=$2; shift ;;
     *) usage ;;
   esac
   shift
@@ -38,21 +43,26 @@ if [ -z "${DAYBREAK_DATA:-}" ]; then
   echo "bench_vs_pytorch: DAYBREAK_DATA is not set (a folder holding cifar-10-batches-bin/)" >&2
   exit 1
 fi
-for exe in bench_train daybreak; do
-  if [ ! -x "$build/$exe" ]; then
-    echo "bench_vs_pytorch: $build/$exe not found: build first (cmake --build $build)" >&2
-    exit 1
-  fi
+for dir in "$build" ${baseline:+"$baseline"}; do
+  for exe in bench_train daybreak; do
+    if [ ! -x "$dir/$exe" ]; then
+      echo "bench_vs_pytorch: $dir/$exe not found: build first (cmake --build $dir)" >&2
+      exit 1
+    fi
+  done
 done
 
 backends="cpu opencl"
+[ -n "$baseline" ] && backends="cpu opencl opencl-base"
 [ $vulkan = 1 ] && backends="$backends vulkan"
 failed=0
 declare -A ips
 echo "daybreak vs PyTorch, ResNet9 (cifar10-resnet9) training, $steps timed steps after 1 warm-up, $(date -u '+%Y-%m-%d %H:%M UTC'), $(nproc) cores"
 for b in $batches; do
   for be in $backends; do
-    line=$("$build/bench_train" --recipe cifar10-resnet9 --backend "$be" --batch "$b" --steps "$steps" --warmup 1 2>&1 | tail -n 1)
+    exe=$build/bench_train
+    [ "$be" = opencl-base ] && exe=$baseline/bench_train
+    line=$("$exe" --recipe cifar10-resnet9 --backend "${be%-base}" --batch "$b" --steps "$steps" --warmup 1 2>&1 | tail -n 1)
     # the line ends "... batch img/s ms/step"; the device name may hold spaces
     v=$(awk '{ if ($(NF-2) ~ /^[0-9]+$/) print $(NF-1) }' <<<"$line")
     if [ -z "$v" ]; then
@@ -90,14 +100,16 @@ done
 echo "(img/s; pytorch ${ptver:-}${ptnote:-}; best PyTorch batch: $best img/s; the bar is opencl >= 1.5x that)"
 
 if [ $profile = 1 ]; then
+  for dir in "$build" ${baseline:+"$baseline"}; do
   out=$(mktemp -d)
   echo
-  echo "per-op profile of PoCL ResNet9 steps (daybreak train --recipe cifar10-resnet9 --backend opencl --batch 512 --train-subset 1536 --profile):"
-  if ! "$build/daybreak" train --recipe cifar10-resnet9 --backend opencl --batch 512 --train-subset 1536 \
+  echo "per-op profile of PoCL ResNet9 steps ($dir/daybreak train --recipe cifar10-resnet9 --backend opencl --batch 512 --train-subset 1536 --profile):"
+  if ! "$dir/daybreak" train --recipe cifar10-resnet9 --backend opencl --batch 512 --train-subset 1536 \
        --test-subset 512 --epochs 1 --all-epochs --profile --no-progress --quiet --out "$out/run" 2>&1 |
        sed -n '/^profile:/,/^outside ops/p;/FLOPs/p'; then
     failed=1
   fi
   rm -rf "$out"
+  done
 fi
 exit $failed
