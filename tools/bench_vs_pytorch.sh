@@ -2,15 +2,16 @@
 # bench_vs_pytorch.sh — daybreak's ResNet9 training throughput next to PyTorch's, in one run
 # (issue 12, "The bar"); docs/winograd.md describes it and records its figures.
 #
-#   tools/bench_vs_pytorch.sh [--vulkan] [--steps N] [--batches "128 512"] [--no-profile] [--build DIR]
-#                             [--baseline DIR]
+#   tools/bench_vs_pytorch.sh [--vulkan] [--no-cpu] [--steps N] [--batches "128 512"] [--no-profile]
+#                             [--profile-batch B] [--build DIR] [--baseline DIR]
 #
 # For each batch: build/bench_train --recipe cifar10-resnet9 --batch B on the cpu and opencl
 # backends (and vulkan with --vulkan: lavapipe takes minutes per step), and
 # tools/bench_pytorch.py at the same batch when PyTorch is installed (a column "not installed"
 # otherwise). Then one table, img/s per backend, PyTorch, and opencl / PyTorch's best batch.
-# Last (unless --no-profile) the per-op profile of PoCL ResNet9 steps at batch 512
-# (daybreak train --profile on a 1536-image subset: 3 steps). Needs DAYBREAK_DATA (CIFAR-10).
+# Last (unless --no-profile) the per-op profile of 3 PoCL ResNet9 steps at batch 512 (or
+# --profile-batch B; daybreak train --profile on a 3*B-image subset). --no-cpu leaves out the
+# CPU backend (a busy machine: the column the Winograd work does not change). Needs DAYBREAK_DATA (CIFAR-10).
 # --baseline DIR adds an "opencl-base" column (DIR/bench_train on PoCL, measured right after
 # ours at each batch) and DIR/daybreak's profile: before and after in the same run.
 # Exit 0 when every measurement ran (PyTorch absent included), 1 when one failed, 2 on usage.
@@ -22,11 +23,19 @@ batches="128 512"
 vulkan=0
 profile=1
 baseline=
-usage() { echo "usage: tools/bench_vs_pytorch.sh [--vulkan] [--steps N] [--batches \"128 512\"] [--no-profile] [--build DIR] [--baseline DIR]" >&2; exit 2; }
+cpu=1
+pbatch=512
+usage() {
+  echo "usage: tools/bench_vs_pytorch.sh [--vulkan] [--no-cpu] [--steps N] [--batches \"128 512\"] [--no-profile]" \
+       "[--profile-batch B] [--build DIR] [--baseline DIR]" >&2
+  exit 2
+}
 while [ $# -gt 0 ]; do
   case $1 in
     --vulkan) vulkan=1 ;;
     --no-profile) profile=0 ;;
+    --no-cpu) cpu=0 ;;
+    --profile-batch) [ $# -ge 2 ] || usage; pbatch=$2; shift ;;
     --steps) [ $# -ge 2 ] || usage; steps=$2; shift ;;
     --batches) [ $# -ge 2 ] || usage; batches=$2; shift ;;
     --build) [ $# -ge 2 ] || usage; build=$2; shift ;;
@@ -36,7 +45,7 @@ while [ $# -gt 0 ]; do
   shift
 done
 case $steps in ''|*[!0-9]*|0) echo "bench_vs_pytorch: --steps must be a positive integer" >&2; exit 2 ;; esac
-for b in $batches; do
+for b in $batches $pbatch; do
   case $b in ''|*[!0-9]*|0) echo "bench_vs_pytorch: batch '$b' is not a positive integer" >&2; exit 2 ;; esac
 done
 if [ -z "${DAYBREAK_DATA:-}" ]; then
@@ -52,8 +61,9 @@ for dir in "$build" ${baseline:+"$baseline"}; do
   done
 done
 
-backends="cpu opencl"
-[ -n "$baseline" ] && backends="cpu opencl opencl-base"
+backends="opencl"
+[ -n "$baseline" ] && backends="$backends opencl-base"
+[ $cpu = 1 ] && backends="cpu $backends"
 [ $vulkan = 1 ] && backends="$backends vulkan"
 failed=0
 declare -A ips
@@ -103,9 +113,9 @@ if [ $profile = 1 ]; then
   for dir in "$build" ${baseline:+"$baseline"}; do
   out=$(mktemp -d)
   echo
-  echo "per-op profile of PoCL ResNet9 steps ($dir/daybreak train --recipe cifar10-resnet9 --backend opencl --batch 512 --train-subset 1536 --profile):"
-  if ! "$dir/daybreak" train --recipe cifar10-resnet9 --backend opencl --batch 512 --train-subset 1536 \
-       --test-subset 512 --epochs 1 --all-epochs --profile --no-progress --quiet --out "$out/run" 2>&1 |
+  echo "per-op profile of PoCL ResNet9 steps ($dir/daybreak train --recipe cifar10-resnet9 --backend opencl --batch $pbatch --train-subset $((3 * pbatch)) --profile):"
+  if ! "$dir/daybreak" train --recipe cifar10-resnet9 --backend opencl --batch "$pbatch" --train-subset $((3 * pbatch)) \
+       --test-subset "$pbatch" --epochs 1 --all-epochs --profile --no-progress --quiet --out "$out/run" 2>&1 |
        sed -n '/^profile:/,/^outside ops/p;/FLOPs/p'; then
     failed=1
   fi

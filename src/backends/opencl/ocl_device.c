@@ -268,9 +268,10 @@ static dbk_status setup(dbk_backend *be, int index) {
              "-DRB_M=%d -DRB_W=%d",
              c->tiles.tsm, c->tiles.tsn, c->tiles.tsk, c->tiles.wptm, c->tiles.wptn, c->tiles.rb_m, c->tiles.rb_w);
     DBK_TRY(dbk_ocl_build_program(be, options));
-    dbk_log(DBK_LOG_LEVEL_INFO, "opencl:%d %s: profile %s, gemm %s (tiles %dx%dx%d, %dx%d per work-item)", index,
-            be->info.name, c->profile_id, c->gemm == DBK_OCL_GEMM_TILED ? "tiled" : "clblast", c->tiles.tsm,
-            c->tiles.tsn, c->tiles.tsk, c->tiles.wptm, c->tiles.wptn);
+    static const char *const algorithms[] = {"im2col", "winograd", "winograd on every 3x3 stride-1 layer"};
+    dbk_log(DBK_LOG_LEVEL_INFO, "opencl:%d %s: profile %s, gemm %s (tiles %dx%dx%d, %dx%d per work-item), conv %s",
+            index, be->info.name, c->profile_id, c->gemm == DBK_OCL_GEMM_TILED ? "tiled" : "clblast", c->tiles.tsm,
+            c->tiles.tsn, c->tiles.tsk, c->tiles.wptm, c->tiles.wptn, algorithms[c->conv_algorithm]);
     return DBK_OK;
 }
 

@@ -131,7 +131,8 @@ static dbk_status input_transform(dbk_backend *be, dbk_ocl_launches *out, const 
     return dbk_ocl_range2(&a, (size_t)tpad, (size_t)p->ci);
 }
 
-/* The ends shared by winograd_output and winograd_dy: tensor, K, P, Q, TH, TW, nb. */
+/* The leading arguments of winograd_output and winograd_dy: a buffer and element offset, then
+ * K, P, Q, TH, TW, nb. */
 static void tile_args(dbk_ocl_args *a, cl_mem t, cl_uint t_off, int k, const wino_plan *p, int nb) {
     dbk_ocl_arg_mem(a, t);
     dbk_ocl_arg_uint(a, t_off);
@@ -163,14 +164,7 @@ static dbk_status record_transformed_conv(dbk_backend *be, const dbk_op_desc *op
         }
         dbk_ocl_args a;
         DBK_TRY(dbk_ocl_kernel(be, out, "winograd_output", &a));
-        dbk_ocl_arg_mem(&a, ws);
-        dbk_ocl_arg_uint(&a, (cl_uint)p.r2);
-        dbk_ocl_arg_int(&a, p.co);
-        dbk_ocl_arg_int(&a, p.H);
-        dbk_ocl_arg_int(&a, p.W);
-        dbk_ocl_arg_int(&a, p.TH);
-        dbk_ocl_arg_int(&a, p.TW);
-        dbk_ocl_arg_int(&a, nb);
+        tile_args(&a, ws, (cl_uint)p.r2, p.co, &p, nb);
         dbk_ocl_arg_int(&a, T);
         dbk_ocl_arg_mem(&a, dbk_ocl_mem(dst));
         dbk_ocl_arg_uint(&a, dbk_ocl_off(dst) + (cl_uint)(n0 * plane_out));
