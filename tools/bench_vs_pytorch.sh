@@ -81,6 +81,7 @@ for b in $batches; do
       failed=1
     fi
     ips[$be,$b]=$v
+    echo "  $be batch $b: $v img/s"
   done
   line=$(python3 "$root/tools/bench_pytorch.py" --batch "$b" --steps "$steps" --warmup 1 2>&1 | tail -n 1)
   rc=${PIPESTATUS[0]}
@@ -90,6 +91,7 @@ for b in $batches; do
     "pytorch: not installed"*) ips[pytorch,$b]="n/a"; ptnote=$line ;;
     *) echo "  pytorch batch $b failed (exit $rc): $line"; ips[pytorch,$b]=failed; failed=1 ;;
   esac
+  echo "  pytorch batch $b: ${ips[pytorch,$b]} img/s"
 done
 
 best=0
