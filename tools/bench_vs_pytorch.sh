@@ -113,15 +113,20 @@ echo "(img/s; pytorch ${ptver:-}${ptnote:-}; best PyTorch batch: $best img/s; th
 
 if [ $profile = 1 ]; then
   for dir in "$build" ${baseline:+"$baseline"}; do
-  out=$(mktemp -d)
-  echo
-  echo "per-op profile of PoCL ResNet9 steps ($dir/daybreak train --recipe cifar10-resnet9 --backend opencl --batch $pbatch --train-subset $((3 * pbatch)) --profile):"
-  if ! "$dir/daybreak" train --recipe cifar10-resnet9 --backend opencl --batch "$pbatch" --train-subset $((3 * pbatch)) \
-       --test-subset "$pbatch" --epochs 1 --all-epochs --profile --no-progress --quiet --out "$out/run" 2>&1 |
-       sed -n '/^profile:/,/^outside ops/p;/FLOPs/p'; then
-    failed=1
-  fi
-  rm -rf "$out"
+    out=$(mktemp -d)
+    echo
+    echo "per-op profile of PoCL ResNet9 steps ($dir/daybreak train --recipe cifar10-resnet9 --backend opencl --batch $pbatch --train-subset $((3 * pbatch)) --profile):"
+    "$dir/daybreak" train --recipe cifar10-resnet9 --backend opencl --batch "$pbatch" --train-subset $((3 * pbatch)) \
+      --test-subset "$pbatch" --epochs 1 --all-epochs --profile --no-progress --quiet --out "$out/run" >"$out/log" 2>&1
+    rc=$?
+    # the table, its "outside ops" line and the footnote on ops run by another algorithm
+    sed -n '/^profile:/,/^outside ops/p;/^\* run as/p' "$out/log"
+    # exit 3: one epoch of a subset does not reach the recipe's target, as expected
+    if [ $rc != 0 ] && [ $rc != 3 ]; then
+      echo "  daybreak train failed (exit $rc): $(tail -n 1 "$out/log")"
+      failed=1
+    fi
+    rm -rf "$out"
   done
 fi
 exit $failed
