@@ -109,7 +109,11 @@ for b in $batches; do
   case ${ips[opencl,$b]} in [0-9]*) [ "$best" != 0 ] && ratio=$(awk -v a="${ips[opencl,$b]}" -v b="$best" 'BEGIN { printf "%.2fx", a / b }') ;; esac
   printf ' %12s %18s\n' "${ips[pytorch,$b]}" "$ratio"
 done
-echo "(img/s; pytorch ${ptver:-}${ptnote:-}; best PyTorch batch: $best img/s; the bar is opencl >= 1.5x that)"
+if [ "$best" != 0 ]; then
+  echo "(img/s; PyTorch $ptver; best PyTorch batch: $best img/s; the bar is opencl >= 1.5x that)"
+else
+  echo "(img/s; no PyTorch figure: ${ptnote:-every PyTorch run failed})"
+fi
 
 if [ $profile = 1 ]; then
   for dir in "$build" ${baseline:+"$baseline"}; do
