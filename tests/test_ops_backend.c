@@ -2,8 +2,9 @@
  * test_ops_backend.c — every op of op_list.h (all DBK_OP_COUNT of them, forward and backward) on
  * one backend against the CPU reference backend (DESIGN.md decision 1, STYLE.md 3.9).
  *
- * usage: test_ops_backend <backend-spec> [op]  e.g. cpu, opencl:0, vulkan:0 conv2d_fwd
- * (with an op name, only that op's cases run)
+ * usage: test_ops_backend <backend-spec> [op...]  e.g. cpu, opencl:0, vulkan:0 conv2d_fwd
+ * (with op names, only those ops' cases run: ops_opencl_im2col and ops_opencl_winograd run the
+ * three convolution ops with DBK_FORCE_CONV set, so both OpenCL algorithms meet every shape)
  *
  * The cases, their tolerances and the harness (guard bytes, NaN-filled outputs, planted
  * faults, the one-op program rerun) live in the library, src/check/ (op_check.h, op_cases.c),
@@ -41,15 +42,20 @@ static void print_case(const dbk_op_case_result *r, void *user) {
 static int op_cases_should_pass(void) { return dbk_op_check_run(&cfg, current_op) != 0; }
 
 int main(int argc, char **argv) {
-    if (argc != 2 && argc != 3) {
-        fprintf(stderr, "usage: test_ops_backend <backend-spec> [op]   (cpu, opencl[:N], vulkan[:N]; op as in "
+    if (argc < 2) {
+        fprintf(stderr, "usage: test_ops_backend <backend-spec> [op...]   (cpu, opencl[:N], vulkan[:N]; ops as in "
                         "src/backend/op_list.h)\n");
         return 2;
     }
-    dbk_op only = DBK_OP_COUNT;
-    if (argc == 3 && dbk_op_from_name(argv[2], &only) != DBK_OK) {
-        fprintf(stderr, "test_ops_backend: %s\n", dbk_last_error());
-        return 2;
+    bool selected[DBK_OP_COUNT];
+    for (int op = 0; op < DBK_OP_COUNT; op++) selected[op] = argc == 2;
+    for (int i = 2; i < argc; i++) {
+        dbk_op op;
+        if (dbk_op_from_name(argv[i], &op) != DBK_OK) {
+            fprintf(stderr, "test_ops_backend: %s\n", dbk_last_error());
+            return 2;
+        }
+        selected[op] = true;
     }
     const char *dev_name = argv[1];
     dbk_backend_kind kind;
@@ -69,7 +75,7 @@ int main(int argc, char **argv) {
     printf("%s: %s (%s, %s) against the CPU reference\n", dev_name, info->name, info->driver, info->api_version);
     char lacking[1024] = "";
     for (int op = 0; op < DBK_OP_COUNT; op++) {
-        if (only != DBK_OP_COUNT && op != (int)only) continue;
+        if (!selected[op]) continue;
         const char *const opname = dbk_op_name((dbk_op)op);
         char name[80];
         snprintf(name, sizeof name, "%s matches the CPU reference", opname);

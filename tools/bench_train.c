@@ -3,7 +3,8 @@
  * 512), the quick recipe and airbench94 (batch 1024), on every device of every backend
  * compiled in, one line each.
  *
- * usage: bench_train [--steps N] [--warmup N] [--data DIR] [--backend SPEC] [--recipe NAME]
+ * usage: bench_train [--steps N] [--warmup N] [--data DIR] [--backend SPEC] [--recipe NAME] [--batch N]
+ * --batch replaces every recipe's own batch (tools/bench_vs_pytorch.sh runs ResNet9 at 128 and 512).
  * Needs the recipes' dataset, CIFAR-10 (the batches are real images), via --data or DAYBREAK_DATA.
  */
 #define _POSIX_C_SOURCE 200809L
@@ -13,7 +14,7 @@
 
 #include "bench/throughput.h"
 
-static int run_one(dbk_backend_kind kind, int index, const char *recipe_name, int steps, int warmup,
+static int run_one(dbk_backend_kind kind, int index, const char *recipe_name, int batch, int steps, int warmup,
                    const dbk_dataset *train, const dbk_dataset *test) {
     const dbk_recipe *recipe;
     if (dbk_recipe_find(recipe_name, &recipe) != DBK_OK) return 1;
@@ -24,10 +25,11 @@ static int run_one(dbk_backend_kind kind, int index, const char *recipe_name, in
         return 1;
     }
     dbk_throughput t;
-    dbk_status st = dbk_bench_throughput(be, recipe, recipe->batch, warmup, steps, train, test, &t);
+    if (batch <= 0) batch = recipe->batch;
+    dbk_status st = dbk_bench_throughput(be, recipe, batch, warmup, steps, train, test, &t);
     if (st == DBK_OK)
         printf("%-8s %-2d %-40.40s %-16s %5d %9.1f %10.1f\n", dbk_backend_kind_name(kind), index,
-               dbk_backend_get_info(be)->name, recipe_name, recipe->batch, t.images_per_second,
+               dbk_backend_get_info(be)->name, recipe_name, batch, t.images_per_second,
                1000.0 * t.seconds_per_step);
     else
         printf("%-8s %-2d %-40.40s %-16s error: %s\n", dbk_backend_kind_name(kind), index,
@@ -38,7 +40,7 @@ static int run_one(dbk_backend_kind kind, int index, const char *recipe_name, in
 }
 
 int main(int argc, char **argv) {
-    int steps = 5, warmup = 1;
+    int steps = 5, warmup = 1, batch = 0;
     const char *data = NULL, *only = NULL, *only_recipe = NULL;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--steps") && i + 1 < argc) steps = atoi(argv[++i]);
@@ -46,13 +48,15 @@ int main(int argc, char **argv) {
         else if (!strcmp(argv[i], "--data") && i + 1 < argc) data = argv[++i];
         else if (!strcmp(argv[i], "--backend") && i + 1 < argc) only = argv[++i];
         else if (!strcmp(argv[i], "--recipe") && i + 1 < argc) only_recipe = argv[++i];
+        else if (!strcmp(argv[i], "--batch") && i + 1 < argc) batch = atoi(argv[++i]) >= 1 ? atoi(argv[i]) : -1;
         else {
-            fprintf(stderr, "usage: bench_train [--steps N] [--warmup N] [--data DIR] [--backend SPEC] [--recipe NAME]\n");
+            fprintf(stderr, "usage: bench_train [--steps N] [--warmup N] [--data DIR] [--backend SPEC] [--recipe NAME] "
+                            "[--batch N]\n");
             return 2;
         }
     }
-    if (steps < 1 || warmup < 0) {
-        fprintf(stderr, "bench_train: --steps must be >= 1 and --warmup >= 0\n");
+    if (steps < 1 || warmup < 0 || batch < 0) {
+        fprintf(stderr, "bench_train: --steps and --batch must be >= 1 and --warmup >= 0\n");
         return 2;
     }
     const char *recipes[] = {"cifar10-resnet9", "quick", "airbench94"};
@@ -90,7 +94,7 @@ int main(int argc, char **argv) {
             }
             for (size_t r = 0; r < sizeof recipes / sizeof recipes[0]; r++)
                 if (!only_recipe || !strcmp(only_recipe, recipes[r]))
-                    failures += run_one((dbk_backend_kind)k, i, recipes[r], steps, warmup, &train, &test);
+                    failures += run_one((dbk_backend_kind)k, i, recipes[r], batch, steps, warmup, &train, &test);
         }
     }
     dbk_dataset_deinit(&train);

@@ -111,6 +111,11 @@ bool dbk_backend_has_op(const dbk_backend *be, dbk_op op) {
     return true;
 }
 
+const char *dbk_backend_op_algorithm(const dbk_backend *be, const dbk_op_desc *op) {
+    if ((unsigned)op->op >= DBK_OP_COUNT || !be->vt->op_algorithm) return NULL;
+    return be->vt->op_algorithm(be, op);
+}
+
 bool dbk_backend_supports(const dbk_backend *be, const dbk_op_desc *op) {
     if ((unsigned)op->op >= DBK_OP_COUNT) return false;
     return be->vt->op_supported ? be->vt->op_supported(be, op) : true;

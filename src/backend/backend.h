@@ -99,6 +99,11 @@ bool dbk_backend_has_op(const dbk_backend *be, dbk_op op);
 /* Whether the backend can run this descriptor (has the op, and its dtype/shape limits allow). */
 bool dbk_backend_supports(const dbk_backend *be, const dbk_op_desc *op);
 
+/* The algorithm the backend runs this descriptor with when it is not the op's plain one
+ * (e.g. "winograd F(2x2,3x3)" for a convolution), else NULL. A static string. FLOP counts
+ * (dbk_op_flops) stay the plain algorithm's, so such an op's FLOP/s can exceed the device's peak. */
+const char *dbk_backend_op_algorithm(const dbk_backend *be, const dbk_op_desc *op);
+
 /* Called once per distinct op descriptor before the first run (plan, then allocate): lets
  * the backend size its workspace, build kernels, and reject what it cannot run. */
 dbk_status dbk_backend_prepare(dbk_backend *be, const dbk_op_desc *op);

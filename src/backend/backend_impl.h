@@ -40,6 +40,9 @@ typedef struct dbk_backend_vtable {
     /* whether the backend has the op (its table) and can run this descriptor (dtype, shape
      * limits); NULL = every op, any descriptor */
     bool       (*op_supported)(const dbk_backend *be, const dbk_op_desc *op);
+    /* optional: the algorithm a backend picked for this descriptor when it is not the op's
+     * plain one ("winograd F(2x2,3x3)"), NULL otherwise (profiles and reports show it) */
+    const char *(*op_algorithm)(const dbk_backend *be, const dbk_op_desc *op);
     /* optional: called by dbk_backend_prepare after validation */
     dbk_status (*prepare)     (dbk_backend *be, const dbk_op_desc *op);
     /* optional record/replay of programs (backend.h); each NULL entry falls back to the

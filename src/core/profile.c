@@ -330,3 +330,10 @@ bool dbk_env_vk_validation(void) {
     dbk_log(DBK_LOG_LEVEL_INFO, "DBK_VK_VALIDATION=%s: Vulkan validation layer with synchronisation validation", v);
     return true;
 }
+
+const char *dbk_env_force_conv(void) {
+    const char *v = getenv("DBK_FORCE_CONV");
+    if (!v || !*v) return NULL;
+    dbk_log(DBK_LOG_LEVEL_INFO, "DBK_FORCE_CONV=%s: overrides the profile's convolution algorithm", v);
+    return v;
+}

@@ -270,6 +270,7 @@ static void add_profile(cJSON *root, const dbk_train_report *r) {
         cJSON *o = cJSON_CreateObject();
         cJSON_AddStringToObject(o, "label", op->label);
         cJSON_AddStringToObject(o, "op", op->kind);
+        if (op->algorithm[0]) cJSON_AddStringToObject(o, "algorithm", op->algorithm);
         cJSON_AddNumberToObject(o, "flops", op->flops);
         cJSON_AddNumberToObject(o, "bytes", op->bytes);
         cJSON_AddNumberToObject(o, "seconds", op->seconds);

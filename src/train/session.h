@@ -137,7 +137,9 @@ double dbk_session_step_flops(const dbk_session *s);
 typedef struct dbk_op_profile {
     char   label[48];       /* e.g. "layer1.conv" */
     char   kind[24];        /* dbk_op_name, e.g. "conv2d_fwd" */
-    double flops;           /* per call */
+    char   algorithm[32];   /* dbk_backend_op_algorithm, "" for the op's plain one */
+    double flops;           /* per call, always the plain algorithm's (a Winograd conv's
+                               direct-convolution FLOPs) */
     double bytes;           /* bytes read + written per call (every input and output tensor once;
                                augment counts only the batch it reads, not the whole dataset) */
     double seconds;         /* mean per step, 0 before any profiled step */

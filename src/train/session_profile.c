@@ -34,18 +34,24 @@ void dbk_session_print_profile(const dbk_session *s, FILE *out) {
     fprintf(out, "\nprofile: %ld training steps, batch %d, on %s (%s)\n", s->profiled_steps, s->cfg.batch,
             dbk_backend_kind_name(dbk_backend_get_kind(s->be)), dbk_backend_get_info(s->be)->name);
     fprintf(out, "%-28s %-20s %10s %7s %10s %9s\n", "op", "kind", "ms/step", "share", "GFLOP", "GFLOP/s");
+    const char *marked = NULL;   /* an algorithm other than the op's plain one, marked with '*' */
     for (int i = 0; i < p->count; i++) {
         double ms = 1000.0 * s->op_seconds[i] / steps, gflop = dbk_op_flops(&p->ops[i]) * 1e-9;
+        const char *algo = dbk_backend_op_algorithm(s->be, &p->ops[i]);
         ops_total += s->op_seconds[i];
         flops_total += gflop;
-        fprintf(out, "%-28.28s %-20s %10.3f %6.1f%% %10.4f %9.1f\n", p->ops[i].label ? p->ops[i].label : "",
+        if (algo) marked = algo;
+        fprintf(out, "%-28.28s %-20s %10.3f %6.1f%% %10.4f %9.1f%s\n", p->ops[i].label ? p->ops[i].label : "",
                 dbk_op_name(p->ops[i].op), ms, 100.0 * s->op_seconds[i] / s->step_seconds, gflop,
-                ms > 0 ? gflop / (ms * 1e-3) : 0.0);
+                ms > 0 ? gflop / (ms * 1e-3) : 0.0, algo ? " *" : "");
     }
     double step_ms = 1000.0 * s->step_seconds / steps, outside = s->step_seconds - ops_total;
     fprintf(out, "%-28s %-20s %10.3f %6.1f%% %10.4f %9.1f\n", "total", "", step_ms, 100.0, flops_total,
             flops_total / (step_ms * 1e-3));
     fprintf(out, "outside ops: %.3f ms/step (%.1f%%)\n", 1000.0 * outside / steps, 100.0 * outside / s->step_seconds);
+    if (marked)
+        fprintf(out, "* run as %s: GFLOP counts the direct convolution's 2*N*K*C*R*S*P*Q, Winograd does 2.25x fewer "
+                     "multiply-adds, so these GFLOP/s can exceed the device's FMA peak\n", marked);
 }
 
 double dbk_session_step_flops(const dbk_session *s) {
@@ -65,6 +71,8 @@ void dbk_session_profile_op(const dbk_session *s, int i, dbk_op_profile *out) {
     memset(out, 0, sizeof *out);
     snprintf(out->label, sizeof out->label, "%s", d->label ? d->label : "");
     snprintf(out->kind, sizeof out->kind, "%s", dbk_op_name(d->op));
+    const char *algo = dbk_backend_op_algorithm(s->be, d);
+    snprintf(out->algorithm, sizeof out->algorithm, "%s", algo ? algo : "");
     out->flops = dbk_op_flops(d);
     out->bytes = dbk_op_bytes(d);
     out->seconds = s->op_seconds && s->profiled_steps ? s->op_seconds[i] / (double)s->profiled_steps : 0.0;

@@ -11,7 +11,8 @@
  *   ocl_launch.c    launch lists: kernels with arguments set, CLBlast calls, enqueueing
  *   ocl_blas.c      GEMM: our tiled kernel (cl/gemm_tiled.cl) or CLBlast, chosen by the profile
  *   ocl_ops_<family>.c the recorders of one op family (op_list.h family column): conv
- *                   (im2col/col2im + GEMM, workspace planning), bn, pool, loss (softmax
+ *                   (im2col/col2im + GEMM, workspace planning; ocl_ops_conv_winograd.c the
+ *                   Winograd F(2x2,3x3) path it picks for 3x3 stride-1 layers), bn, pool, loss (softmax
  *                   cross-entropy, accuracy), optim (SGD, lookahead), bias (a conv's bias and
  *                   its gradient), augment, and eltwise (the generic launcher of every op
  *                   declared launch EW, and copy); GEMM is ocl_blas.c
@@ -45,6 +46,13 @@ typedef enum dbk_ocl_gemm_path {
     DBK_OCL_GEMM_TILED,     /* cl/gemm_tiled.cl with tile sizes from the profile */
     DBK_OCL_GEMM_CLBLAST,   /* CLBlastSgemm (optionally with override parameters) */
 } dbk_ocl_gemm_path;
+
+/* Which convolution algorithm 3x3 stride-1 pad-1 layers get (ocl_ops_conv_winograd.c). */
+typedef enum dbk_ocl_conv_algorithm {
+    DBK_OCL_CONV_IM2COL,          /* every layer im2col + GEMM */
+    DBK_OCL_CONV_WINOGRAD,        /* Winograd where min(C, K) >= winograd_min_channels */
+    DBK_OCL_CONV_WINOGRAD_ALL,    /* Winograd on every eligible layer (DBK_FORCE_CONV=winograd) */
+} dbk_ocl_conv_algorithm;
 
 /* Tile parameters of cl/gemm_tiled.cl (each is a -D option of the build). */
 typedef struct dbk_ocl_gemm_tiles {
@@ -87,6 +95,9 @@ typedef struct dbk_ocl_ctx {
     dbk_ocl_gemm_path  gemm;
     dbk_ocl_gemm_tiles tiles;
     size_t             conv_budget;      /* bytes of im2col workspace a conv aims for */
+    dbk_ocl_conv_algorithm conv_algorithm;
+    int                winograd_min_channels;
+    size_t             winograd_budget;  /* bytes of transformed planes per Winograd chunk */
     cl_mem             workspace;        /* im2col / gathered matrices, sized by prepare */
     size_t             workspace_bytes;
     dbk_ocl_build_stats stats;
@@ -254,5 +265,14 @@ dbk_status dbk_ocl_gemm_packed_record(dbk_backend *be, dbk_ocl_launches *out, bo
 dbk_status dbk_ocl_blas_setup(dbk_backend *be, const void *profile);   /* profile: const dbk_profile * */
 /* ocl_ops_conv.c */
 size_t     dbk_ocl_conv_workspace_bytes(const dbk_backend *be, const dbk_op_desc *op);
+/* ocl_ops_conv_winograd.c: whether a conv op runs as Winograd on this backend, its workspace,
+ * and its recorders (called by ocl_ops_conv.c's when it is chosen). */
+bool       dbk_ocl_conv_winograd_chosen(const dbk_backend *be, const dbk_op_desc *op);
+/* vtable op_algorithm: "winograd F(2x2,3x3)" for a conv op that runs as Winograd, else NULL. */
+const char *dbk_ocl_op_algorithm(const dbk_backend *be, const dbk_op_desc *op);
+size_t     dbk_ocl_conv_winograd_workspace_bytes(const dbk_backend *be, const dbk_op_desc *op);
+dbk_status dbk_ocl_record_conv2d_winograd_fwd(dbk_backend *be, const dbk_op_desc *op, dbk_ocl_launches *out);
+dbk_status dbk_ocl_record_conv2d_winograd_bwd_data(dbk_backend *be, const dbk_op_desc *op, dbk_ocl_launches *out);
+dbk_status dbk_ocl_record_conv2d_winograd_bwd_filter(dbk_backend *be, const dbk_op_desc *op, dbk_ocl_launches *out);
 
 #endif

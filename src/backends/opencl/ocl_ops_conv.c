@@ -19,6 +19,9 @@
  * a row-major col, dy^T packed (gather_t_packed) and dw stored transposed by the GEMM.
  * CLBlast takes the plain row-major matrices above.
  *
+ * 3x3 stride-1 pad-1 layers may run as Winograd F(2x2,3x3) instead, per the profile
+ * (ocl_ops_conv_winograd.c); this file stays the fallback for every other layer and device.
+ *
  * The workspace is the backend's, sized at prepare time, in two regions: r0 (col or dcol) then
  * r1 (tmp, or the packed dy / dy^T); chunks run in order on the in-order queue, so they
  * share it.
@@ -83,6 +86,7 @@ static conv_geom conv_geometry(const dbk_backend *be, const dbk_op_desc *op) {
 size_t dbk_ocl_conv_workspace_bytes(const dbk_backend *be, const dbk_op_desc *op) {
     if (op->op != DBK_OP_CONV2D_FWD && op->op != DBK_OP_CONV2D_BWD_DATA && op->op != DBK_OP_CONV2D_BWD_FILTER)
         return 0;
+    if (dbk_ocl_conv_winograd_chosen(be, op)) return dbk_ocl_conv_winograd_workspace_bytes(be, op);
     const conv_geom g = conv_geometry(be, op);
     return (g.r0_floats + g.r1_floats) * sizeof(float);
 }
@@ -172,6 +176,7 @@ static dbk_status gemm_ws_b(dbk_backend *be, dbk_ocl_launches *out, const conv_g
 /* the three ops                                                                       */
 
 dbk_status dbk_ocl_record_conv2d_fwd(dbk_backend *be, const dbk_op_desc *op, dbk_ocl_launches *out) {
+    if (dbk_ocl_conv_winograd_chosen(be, op)) return dbk_ocl_record_conv2d_winograd_fwd(be, op, out);
     const conv_geom g = conv_geometry(be, op);
     const dbk_tensor *x = &op->src[0], *w = &op->src[1], *y = &op->dst[0];
     if (g.N == 0 || g.K == 0 || g.pq == 0) return DBK_OK;
@@ -198,6 +203,7 @@ dbk_status dbk_ocl_record_conv2d_fwd(dbk_backend *be, const dbk_op_desc *op, dbk
 }
 
 dbk_status dbk_ocl_record_conv2d_bwd_data(dbk_backend *be, const dbk_op_desc *op, dbk_ocl_launches *out) {
+    if (dbk_ocl_conv_winograd_chosen(be, op)) return dbk_ocl_record_conv2d_winograd_bwd_data(be, op, out);
     const conv_geom g = conv_geometry(be, op);
     const dbk_tensor *dy = &op->src[0], *w = &op->src[1], *dx = &op->dst[0];
     if (g.N == 0 || g.C == 0 || g.H * g.W == 0) return DBK_OK;
@@ -228,6 +234,7 @@ dbk_status dbk_ocl_record_conv2d_bwd_data(dbk_backend *be, const dbk_op_desc *op
 }
 
 dbk_status dbk_ocl_record_conv2d_bwd_filter(dbk_backend *be, const dbk_op_desc *op, dbk_ocl_launches *out) {
+    if (dbk_ocl_conv_winograd_chosen(be, op)) return dbk_ocl_record_conv2d_winograd_bwd_filter(be, op, out);
     const conv_geom g = conv_geometry(be, op);
     const dbk_tensor *x = &op->src[0], *dy = &op->src[1], *dw = &op->dst[0];
     if (g.K == 0 || g.crs == 0) return DBK_OK;

@@ -1,0 +1,218 @@
+/*
+ * ocl_ops_conv_winograd.c — 3x3 stride-1 pad-1 convolutions as Winograd F(2x2, 3x3) on the
+ * OpenCL backend: the transforms of cl/conv2d_winograd.cl around 16 GEMMs (gemm_rb, so only
+ * with "opencl.gemm": "tiled"). 16 multiplies per 2x2 output tile instead of 36: 2.25x fewer
+ * multiply-adds in the GEMMs, at the price of the transforms' memory traffic and a slightly
+ * larger rounding error (docs/winograd.md has both, measured). ocl_ops_conv.c asks
+ * dbk_ocl_conv_winograd_chosen per op and falls back to im2col otherwise.
+ *
+ * Which layers (the profile's "opencl.conv_algorithm", DBK_FORCE_CONV overriding it):
+ *   "im2col"    never (the default);
+ *   "winograd"  every eligible layer with min(C, K) >= "opencl.winograd_min_channels" (default
+ *               16: narrower GEMMs do not pay for the transforms);
+ *   DBK_FORCE_CONV=winograd  every eligible layer (the ops tests cover both paths with it).
+ *
+ * Per chunk of nb images (T = nb * ceil(P/2) * ceil(Q/2) tiles, tpad = T rounded up to RB_W),
+ * with the workspace in regions laid out by wino_plan:
+ *   forward     U (16,K,C) = filter(w) once; V (16,C,tpad) = input(x chunk), packed;
+ *               M[e] (K,T) = U[e] . V[e]; y chunk = output(M)
+ *   bwd data    the forward on dy with U (16,C,K) = filter(w rotated 180 degrees, transposed)
+ *   bwd filter  V (16,C,tpad) = input(x chunk), row-major; Z (16,T,kpad) = dy_transform(dy chunk),
+ *               packed; dU^T[e] (C,K) (+)= V[e] . Z[e] over the chunks (stored transposed into
+ *               dU (16,K,C)); after the last chunk dw = filter_grad(dU)
+ */
+#include "backends/opencl/ocl_internal.h"
+
+typedef struct wino_plan {
+    int N, ci, co;           /* images, input channels, output channels of the transformed conv */
+    int H, W, TH, TW;        /* input = output size, tiles per image */
+    int nb;                  /* images per chunk */
+    int rb_w;                /* gemm_rb panel width */
+    size_t r0, r1, r2;       /* region offsets in floats: U|V|M (forward, data) or V|Z|dU (filter) */
+    size_t floats;           /* the workspace needed */
+} wino_plan;
+
+static size_t round_up(size_t v, size_t m) { return (v + m - 1) / m * m; }
+
+bool dbk_ocl_conv_winograd_chosen(const dbk_backend *be, const dbk_op_desc *op) {
+    const dbk_ocl_ctx *c = dbk_ocl(be);
+    if (c->conv_algorithm == DBK_OCL_CONV_IM2COL || c->gemm != DBK_OCL_GEMM_TILED) return false;
+    const dbk_conv2d_geom g = dbk_conv2d_geom_of(op);
+    if (g.R != 3 || g.S != 3 || g.stride_h != 1 || g.stride_w != 1 || g.pad_h != 1 || g.pad_w != 1) return false;
+    if (g.N == 0 || g.C == 0 || g.K == 0 || g.H == 0 || g.W == 0) return false;
+    if (c->conv_algorithm == DBK_OCL_CONV_WINOGRAD_ALL) return true;
+    return g.C >= c->winograd_min_channels && g.K >= c->winograd_min_channels;
+}
+
+const char *dbk_ocl_op_algorithm(const dbk_backend *be, const dbk_op_desc *op) {
+    const bool conv = op->op == DBK_OP_CONV2D_FWD || op->op == DBK_OP_CONV2D_BWD_DATA ||
+                      op->op == DBK_OP_CONV2D_BWD_FILTER;
+    return conv && dbk_ocl_conv_winograd_chosen(be, op) ? "winograd F(2x2,3x3)" : NULL;
+}
+
+static wino_plan plan_of(const dbk_backend *be, const dbk_op_desc *op) {
+    const dbk_conv2d_geom g = dbk_conv2d_geom_of(op);
+    const dbk_ocl_ctx *ctx = dbk_ocl(be);
+    wino_plan p;
+    const bool data = op->op == DBK_OP_CONV2D_BWD_DATA;
+    p.N = (int)g.N;
+    p.ci = (int)(data ? g.K : g.C);
+    p.co = (int)(data ? g.C : g.K);
+    p.H = (int)g.H;
+    p.W = (int)g.W;
+    p.TH = (p.H + 1) / 2;
+    p.TW = (p.W + 1) / 2;
+    p.rb_w = ctx->tiles.rb_w;
+    /* Images per chunk within the budget (the 16 transformed planes of input and output),
+     * evened out over the chunks. */
+    const size_t tiles = (size_t)p.TH * (size_t)p.TW;
+    const size_t per_image = 16 * ((size_t)p.ci + round_up((size_t)p.co, (size_t)p.rb_w)) * tiles * sizeof(float);
+    int nb = (int)(ctx->winograd_budget / per_image);
+    if (nb < 1) nb = 1;
+    if (nb > p.N) nb = p.N;
+    const int chunks = (p.N + nb - 1) / nb;
+    p.nb = (p.N + chunks - 1) / chunks;
+    const size_t T = (size_t)p.nb * tiles, tpad = round_up(T, (size_t)p.rb_w);
+    const size_t ci = (size_t)p.ci, co = (size_t)p.co;
+    p.r0 = 0;
+    if (op->op == DBK_OP_CONV2D_BWD_FILTER) {   /* V | Z | dU */
+        p.r1 = 16 * ci * tpad;
+        p.r2 = p.r1 + 16 * T * round_up(co, (size_t)p.rb_w);
+        p.floats = p.r2 + 16 * co * ci;
+    } else {                                    /* U | V | M */
+        p.r1 = 16 * co * ci;
+        p.r2 = p.r1 + 16 * ci * tpad;
+        p.floats = p.r2 + 16 * co * T;
+    }
+    return p;
+}
+
+size_t dbk_ocl_conv_winograd_workspace_bytes(const dbk_backend *be, const dbk_op_desc *op) {
+    return plan_of(be, op).floats * sizeof(float);
+}
+
+static dbk_status check_prepared(dbk_backend *be, const dbk_op_desc *op, const wino_plan *p) {
+    const dbk_ocl_ctx *c = dbk_ocl(be);
+    if (!c->workspace || p->floats * sizeof(float) > c->workspace_bytes)
+        return dbk_set_error(DBK_ERR_INVALID_ARG, "%s%s%s was not prepared (Winograd workspace %zu bytes needed)",
+                             dbk_op_name(op->op), op->label ? " for " : "", op->label ? op->label : "",
+                             p->floats * sizeof(float));
+    return DBK_OK;
+}
+
+/* ---------------------------------------------------------------------------------- */
+/* launches of cl/conv2d_winograd.cl                                                   */
+
+static dbk_status filter_transform(dbk_backend *be, dbk_ocl_launches *out, const dbk_tensor *w, bool flip,
+                                   const wino_plan *p) {
+    dbk_ocl_args a;
+    DBK_TRY(dbk_ocl_kernel(be, out, "winograd_filter", &a));
+    dbk_ocl_arg_tensor(&a, w);
+    dbk_ocl_arg_int(&a, (int)w->shape[0]);
+    dbk_ocl_arg_int(&a, (int)w->shape[1]);
+    dbk_ocl_arg_int(&a, flip ? 1 : 0);
+    dbk_ocl_arg_mem(&a, dbk_ocl(be)->workspace);
+    dbk_ocl_arg_uint(&a, (cl_uint)p->r0);
+    return dbk_ocl_range2(&a, (size_t)p->ci, (size_t)p->co);
+}
+
+/* V of nb images of t (ci channels) at element offset t_off into region `at`, pw columns a panel. */
+static dbk_status input_transform(dbk_backend *be, dbk_ocl_launches *out, const wino_plan *p, cl_mem t,
+                                  cl_uint t_off, int nb, size_t at, int pw) {
+    const int T = nb * p->TH * p->TW, tpad = (int)round_up((size_t)T, (size_t)p->rb_w);
+    dbk_ocl_args a;
+    DBK_TRY(dbk_ocl_kernel(be, out, "winograd_input", &a));
+    dbk_ocl_arg_mem(&a, t);
+    dbk_ocl_arg_uint(&a, t_off);
+    const int v[] = {p->ci, p->H, p->W, p->TH, p->TW, nb, tpad, pw ? pw : tpad};
+    for (size_t i = 0; i < sizeof v / sizeof v[0]; i++) dbk_ocl_arg_int(&a, v[i]);
+    dbk_ocl_arg_mem(&a, dbk_ocl(be)->workspace);
+    dbk_ocl_arg_uint(&a, (cl_uint)at);
+    return dbk_ocl_range2(&a, (size_t)tpad, (size_t)p->ci);
+}
+
+/* The leading arguments of winograd_output and winograd_dy: a buffer and element offset, then
+ * K, P, Q, TH, TW, nb. */
+static void tile_args(dbk_ocl_args *a, cl_mem t, cl_uint t_off, int k, const wino_plan *p, int nb) {
+    dbk_ocl_arg_mem(a, t);
+    dbk_ocl_arg_uint(a, t_off);
+    const int v[] = {k, p->H, p->W, p->TH, p->TW, nb};
+    for (size_t i = 0; i < sizeof v / sizeof v[0]; i++) dbk_ocl_arg_int(a, v[i]);
+}
+
+/* ---------------------------------------------------------------------------------- */
+/* the three ops                                                                       */
+
+/* Forward and backward-data: conv of src (ci channels) into dst (co channels). */
+static dbk_status record_transformed_conv(dbk_backend *be, const dbk_op_desc *op, dbk_ocl_launches *out,
+                                          const dbk_tensor *src, const dbk_tensor *w, bool flip, const dbk_tensor *dst) {
+    const wino_plan p = plan_of(be, op);
+    DBK_TRY(check_prepared(be, op, &p));
+    cl_mem ws = dbk_ocl(be)->workspace;
+    const size_t plane_in = (size_t)p.ci * p.H * p.W, plane_out = (size_t)p.co * p.H * p.W;
+    DBK_TRY(filter_transform(be, out, w, flip, &p));
+    for (int n0 = 0; n0 < p.N; n0 += p.nb) {
+        const int nb = p.N - n0 < p.nb ? p.N - n0 : p.nb;
+        const int T = nb * p.TH * p.TW, tpad = (int)round_up((size_t)T, (size_t)p.rb_w);
+        DBK_TRY(input_transform(be, out, &p, dbk_ocl_mem(src), dbk_ocl_off(src) + (cl_uint)(n0 * plane_in), nb, p.r1,
+                                p.rb_w));
+        for (int e = 0; e < 16; e++) {   /* M[e] (co, T) = U[e] (co, ci) . V[e] (ci, T) */
+            dbk_ocl_matrix U = {ws, (cl_uint)(p.r0 + (size_t)e * p.co * p.ci), p.ci};
+            dbk_ocl_matrix M = {ws, (cl_uint)(p.r2 + (size_t)e * p.co * T), T};
+            DBK_TRY(dbk_ocl_gemm_packed_record(be, out, false, p.co, T, p.ci, 1.0f, U, ws,
+                                               (cl_uint)(p.r1 + (size_t)e * p.ci * tpad), 0.0f, M, 0));
+        }
+        dbk_ocl_args a;
+        DBK_TRY(dbk_ocl_kernel(be, out, "winograd_output", &a));
+        tile_args(&a, ws, (cl_uint)p.r2, p.co, &p, nb);
+        dbk_ocl_arg_int(&a, T);
+        dbk_ocl_arg_mem(&a, dbk_ocl_mem(dst));
+        dbk_ocl_arg_uint(&a, dbk_ocl_off(dst) + (cl_uint)(n0 * plane_out));
+        DBK_TRY(dbk_ocl_range2(&a, (size_t)T, (size_t)p.co));
+    }
+    return DBK_OK;
+}
+
+dbk_status dbk_ocl_record_conv2d_winograd_fwd(dbk_backend *be, const dbk_op_desc *op, dbk_ocl_launches *out) {
+    return record_transformed_conv(be, op, out, &op->src[0], &op->src[1], false, &op->dst[0]);
+}
+
+dbk_status dbk_ocl_record_conv2d_winograd_bwd_data(dbk_backend *be, const dbk_op_desc *op, dbk_ocl_launches *out) {
+    return record_transformed_conv(be, op, out, &op->src[0], &op->src[1], true, &op->dst[0]);
+}
+
+dbk_status dbk_ocl_record_conv2d_winograd_bwd_filter(dbk_backend *be, const dbk_op_desc *op, dbk_ocl_launches *out) {
+    const dbk_tensor *x = &op->src[0], *dy = &op->src[1], *dw = &op->dst[0];
+    const wino_plan p = plan_of(be, op);
+    DBK_TRY(check_prepared(be, op, &p));
+    cl_mem ws = dbk_ocl(be)->workspace;
+    const int kpad = (int)round_up((size_t)p.co, (size_t)p.rb_w);
+    const size_t plane_x = (size_t)p.ci * p.H * p.W, plane_dy = (size_t)p.co * p.H * p.W;
+    for (int n0 = 0; n0 < p.N; n0 += p.nb) {
+        const int nb = p.N - n0 < p.nb ? p.N - n0 : p.nb;
+        const int T = nb * p.TH * p.TW, tpad = (int)round_up((size_t)T, (size_t)p.rb_w);
+        DBK_TRY(input_transform(be, out, &p, dbk_ocl_mem(x), dbk_ocl_off(x) + (cl_uint)(n0 * plane_x), nb, p.r0, 0));
+        dbk_ocl_args a;
+        DBK_TRY(dbk_ocl_kernel(be, out, "winograd_dy", &a));
+        tile_args(&a, dbk_ocl_mem(dy), dbk_ocl_off(dy) + (cl_uint)(n0 * plane_dy), p.co, &p, nb);
+        dbk_ocl_arg_int(&a, kpad);
+        dbk_ocl_arg_int(&a, p.rb_w);
+        dbk_ocl_arg_mem(&a, ws);
+        dbk_ocl_arg_uint(&a, (cl_uint)p.r1);
+        DBK_TRY(dbk_ocl_range2(&a, (size_t)T, (size_t)kpad));
+        for (int e = 0; e < 16; e++) {   /* dU^T[e] (ci, co) (+)= V[e] (ci, T) . Z[e] (T, co), stored as dU[e] */
+            dbk_ocl_matrix V = {ws, (cl_uint)(p.r0 + (size_t)e * p.ci * tpad), tpad};
+            dbk_ocl_matrix dU = {ws, (cl_uint)(p.r2 + (size_t)e * p.co * p.ci), p.ci};
+            DBK_TRY(dbk_ocl_gemm_packed_record(be, out, false, p.ci, p.co, T, 1.0f, V, ws,
+                                               (cl_uint)(p.r1 + (size_t)e * T * kpad), n0 == 0 ? 0.0f : 1.0f, dU, -1));
+        }
+    }
+    dbk_ocl_args a;
+    DBK_TRY(dbk_ocl_kernel(be, out, "winograd_filter_grad", &a));
+    dbk_ocl_arg_mem(&a, ws);
+    dbk_ocl_arg_uint(&a, (cl_uint)p.r2);
+    dbk_ocl_arg_int(&a, p.co);
+    dbk_ocl_arg_int(&a, p.ci);
+    dbk_ocl_arg_tensor(&a, dw);
+    return dbk_ocl_range2(&a, (size_t)p.ci, (size_t)p.co);
+}
