@@ -5,12 +5,13 @@
  * result.json must agree with it; and `daybreak eval` on the saved checkpoint must reproduce
  * the last epoch's test accuracy (the checkpoint holds the trained weights and statistics).
  *
- * usage: test_e2e <path to daybreak> [backend [full|small|tiny]]
+ * usage: test_e2e <path to daybreak> [backend [full|small|smoke]]
  *
- * Three sizes, each with its own accuracy bar (see the table below): "full" (the default,
- * e2e_cpu), "small" for software devices (PoCL) and "tiny" for the slowest (lavapipe);
- * e2e_small_cpu and e2e_tiny_cpu run them on the CPU so their bars are validated there too. A backend
- * that is not compiled in or has no device is skipped, or fails when CI=true.
+ * Three sizes (see the table below): "full" (the default, e2e_cpu) and "small" for software
+ * devices (PoCL), each with its own accuracy bar (e2e_small_cpu validates the small bar on the
+ * CPU), and "smoke" for the slowest (lavapipe), which checks everything but an accuracy bar and
+ * compares its training loss with the CPU's instead. A backend that is not compiled in or has no
+ * device is skipped, or fails when CI=true.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <math.h>
@@ -33,28 +34,32 @@ typedef struct e2e_size {
     const char *name;
     int         train_images, test_images, epochs, batch;
     double      target;
-    double      accuracy_bar;   /* final test accuracy the run must reach */
+    double      accuracy_bar;   /* final test accuracy the run must reach (0: none) */
+    double      cpu_loss_gap;   /* > 0: each epoch's training loss within this of the CPU's same run */
 } e2e_size;
 
 #define MAX_EPOCHS 4
 
 static const e2e_size sizes[] = {
-    {"full", 10000, 2000, 4, 0, 50.0, 55.0},
+    {"full", 10000, 2000, 4, 0, 50.0, 55.0, 0.0},
     /* Measured on the CPU backend: 46.90% final test accuracy with seed 1 (the test's),
      * 44.60% and 45.20% with seeds 2 and 3 (epoch 2 of seed 1: 37.80%). The bar, 35%, is
      * ~10 points under the worst of them, so a device whose rounding sends training down
      * another path still passes, and 25 points above chance, so a device that does not
      * learn fails. */
-    {"small", 5000, 1000, 3, 0, 30.0, 35.0},
-    /* For lavapipe, where the tiny size of before (2,560 images, 2 epochs at batch 128,
-     * 1,000 test images) took 1,095 s of a 38-minute CI run: about 6 training images/s and
-     * 16 evaluated images/s on this shared 2-core machine. 640 images at batch 16 give 80
-     * steps on a quarter of the images, and 500 test images a third of the evaluation.
-     * Measured on the CPU backend, seeds 1-6: 24.6, 26.0, 26.6, 22.8, 27.2, 21.4% (batch 32:
-     * 18.0-28.8%; batch 20: 21.6-26.2%). The bar, 17%, is 4.4 points under the worst of
-     * them, and 7 points (5 standard deviations of a 500-image score) above chance, so a
-     * device that does not learn fails. e2e_tiny_cpu validates it on every run. */
-    {"tiny", 640, 500, 2, 16, 15.0, 17.0},
+    {"small", 5000, 1000, 3, 0, 30.0, 35.0, 0.0},
+    /* For lavapipe, about 100x slower than the CPU backend here (2026-11-23: 2.7 training
+     * images/s at batch 16 against 27 on the CPU), where the earlier "tiny" size (640 images,
+     * 2 epochs, an accuracy bar of 17%) took 576 s of a 31-minute CI run. No size that lavapipe
+     * trains in a minute or two learns clearly: one epoch of 320 images reached 10.5-20.5% test
+     * accuracy on the CPU (seeds 1-3), chance level for some seeds. So this size checks the
+     * whole command line path (training, logs.tsv, result.json, the checkpoint evaluated again)
+     * on 10 steps and, in place of a bar, that the device's training loss stays within 0.05 of
+     * the CPU's for the same run (measured on 2026-11-23: 0.012 at this size, seed 1, 2.4155
+     * against 2.4038; 0.020 and 0.015 at 320 images, seeds 1 and 2). It took 133 s at load ~4
+     * (e2e_vulkan). That the device learns is the curve tests' job (curve_vulkan: every step's
+     * loss against the CPU's, and the CPU's falls). */
+    {"smoke", 160, 200, 1, 16, 0.0, 0.0, 0.05},
 };
 
 static const char *exe, *backend;
@@ -67,14 +72,19 @@ static int run(const char *args) { return dbk_test_run_daybreak(exe, args, out, 
 
 static double hours[MAX_EPOCHS + 1], acc[MAX_EPOCHS + 1];
 
-static int training_should_reach_the_accuracy_bar(void) {
+/* The test's `daybreak train` on backend b into out_dir; its exit code. */
+static int train_into(const char *b, const char *out_dir) {
     char args[8192], batch[32] = "";
     if (size->batch) snprintf(batch, sizeof batch, " --batch %d", size->batch);
     snprintf(args, sizeof args,
              "train --recipe quick%s --backend %s --train-subset %d --test-subset %d --epochs %d --target %.1f "
              "--all-epochs --seed 1 --no-progress --out '%s'",
-             batch, backend, size->train_images, size->test_images, size->epochs, size->target, dir);
-    int rc = run(args);
+             batch, b, size->train_images, size->test_images, size->epochs, size->target, out_dir);
+    return run(args);
+}
+
+static int training_should_reach_the_accuracy_bar(void) {
+    int rc = train_into(backend, dir);
     printf("%s", out);
     DBK_CHECK_MSG(rc == 0, "daybreak train exited %d", rc);
     return 0;
@@ -116,7 +126,8 @@ static int logs_tsv_should_be_dawnbench_format(void) {
     const int last = size->epochs;
     DBK_CHECK_MSG(rows == last, "%d rows, expected %d", rows, last);
     printf("  final test accuracy %.2f%% (bar %.1f%%, %s size)\n", acc[last], size->accuracy_bar, size->name);
-    DBK_CHECK_MSG(acc[last] >= size->accuracy_bar, "final test accuracy %.2f%% is below the bar %.1f%%", acc[last],
+    if (size->accuracy_bar > 0)
+        DBK_CHECK_MSG(acc[last] >= size->accuracy_bar, "final test accuracy %.2f%% is below the bar %.1f%%", acc[last],
                   size->accuracy_bar);
     return 0;
 }
@@ -156,6 +167,44 @@ static int result_json_should_match_the_log(void) {
     return 0;
 }
 
+/* Each epoch's train_loss in dir/result.json into loss[1..epochs]. */
+static int read_train_losses(const char *run_dir, double *loss) {
+    char path[4200];
+    snprintf(path, sizeof path, "%s/result.json", run_dir);
+    void *data;
+    size_t n;
+    DBK_CHECK_OK(dbk_file_read_all(path, &data, &n));
+    cJSON *root = cJSON_ParseWithLength(data, n);
+    dbk_free(data);
+    DBK_CHECK_MSG(root != NULL, "%s is not valid JSON", path);
+    const cJSON *epochs = get(root, "epochs");
+    int ok = cJSON_GetArraySize(epochs) == size->epochs;
+    for (int e = 0; ok && e < size->epochs; e++) {
+        const cJSON *l = get(cJSON_GetArrayItem(epochs, e), "train_loss");
+        ok = cJSON_IsNumber(l);
+        if (ok) loss[e + 1] = l->valuedouble;
+    }
+    cJSON_Delete(root);
+    DBK_CHECK_MSG(ok, "%s lacks a train_loss per epoch", path);
+    return 0;
+}
+
+static int training_loss_should_match_the_cpu_run(void) {
+    char cpu_dir[4200];
+    snprintf(cpu_dir, sizeof cpu_dir, "%s-cpu", dir);
+    int rc = train_into("cpu", cpu_dir);
+    DBK_CHECK_MSG(rc == 0, "daybreak train --backend cpu exited %d:\n%s", rc, out);
+    double device[MAX_EPOCHS + 1], cpu[MAX_EPOCHS + 1];
+    if (read_train_losses(dir, device) || read_train_losses(cpu_dir, cpu)) return 1;
+    for (int e = 1; e <= size->epochs; e++) {
+        printf("  epoch %d training loss %.4f, CPU %.4f (allowed gap %.2f)\n", e, device[e], cpu[e], size->cpu_loss_gap);
+        DBK_CHECK_MSG(fabs(device[e] - cpu[e]) <= size->cpu_loss_gap,
+                      "epoch %d: training loss %.4f is %.4f from the CPU's %.4f", e, device[e], fabs(device[e] - cpu[e]),
+                      cpu[e]);
+    }
+    return 0;
+}
+
 static int checkpoint_should_reproduce_the_last_accuracy(void) {
     return dbk_test_eval_should_report(exe, dir, backend, size->test_images, acc[size->epochs]);
 }
@@ -171,7 +220,7 @@ int main(int argc, char **argv) {
     for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++)
         if (!strcmp(sizes[i].name, size_name)) size = &sizes[i];
     if (!size) {
-        fprintf(stderr, "test_e2e: unknown size '%s' (full, small or tiny)\n", size_name);
+        fprintf(stderr, "test_e2e: unknown size '%s' (full, small or smoke)\n", size_name);
         return 2;
     }
     int index;
@@ -188,5 +237,6 @@ int main(int argc, char **argv) {
     DBK_RUN(logs_tsv_should_be_dawnbench_format);
     DBK_RUN(result_json_should_match_the_log);
     DBK_RUN(checkpoint_should_reproduce_the_last_accuracy);
+    if (size->cpu_loss_gap > 0) DBK_RUN(training_loss_should_match_the_cpu_run);
     return dbk_test_finish();
 }
