@@ -139,6 +139,19 @@ static int bad_files_should_each_be_refused_with_their_error(void) {
     if (expect_decode_error("corrupt.JPEG", corrupt, n, "corrupt JPEG")) return 1;
     dbk_free(corrupt);
 
+    /* a Huffman table of more than 256 codes (Debian's stb_image would write past its
+     * tables: found by fuzz_image): the real JPEG with its first DHT's 16 counts set to 17 */
+    unsigned char *dht = dbk_malloc(n);
+    DBK_CHECK(dht != NULL);
+    memcpy(dht, jpeg, n);
+    size_t at = 0;
+    for (size_t i = 2; i + 21 <= n && !at; i++)
+        if (dht[i] == 0xff && dht[i + 1] == 0xc4) at = i;
+    DBK_CHECK_MSG(at > 0, "%s has no DHT segment", COLOR_FILE);
+    for (int k = 0; k < 16; k++) dht[at + 5 + k] = 17;
+    if (expect_decode_error("huffman.JPEG", dht, n, "a Huffman table with more than 256 codes")) return 1;
+    dbk_free(dht);
+
     /* a PNG named .JPEG */
     if (expect_decode_error("renamed.JPEG", tiny_png, sizeof tiny_png, "a PNG file named as JPEG")) return 1;
     /* and the same PNG under its own name decodes */

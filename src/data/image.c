@@ -80,6 +80,28 @@ static bool header_dimensions(const unsigned char *b, size_t n, image_format f, 
     return false;
 }
 
+/* Debian 12's stb_image (2.27) builds a JPEG Huffman table from its 16 code-length counts
+ * without checking that they total at most 256, the size of its tables: a corrupt DHT segment
+ * writes past them (found by fuzz_image under UBSan). Every DHT segment is checked here first.
+ * A marker is FF followed by the marker byte, and FF C4 can occur nowhere else in a JPEG
+ * (entropy-coded data stuffs FF as FF 00), so every FF C4 is read the way stb_image reads
+ * one: its length, then tables of a class/id byte, 16 counts and that many symbols. */
+static bool jpeg_huffman_tables_fit(const unsigned char *b, size_t n) {
+    for (size_t i = 0; i + 4 <= n; i++) {
+        if (b[i] != 0xff || b[i + 1] != 0xc4) continue;
+        long left = (long)be16(b + i + 2) - 2;
+        size_t p = i + 4;
+        while (left > 0 && p + 17 <= n) {
+            unsigned symbols = 0;
+            for (int k = 0; k < 16; k++) symbols += b[p + 1 + k];
+            if (symbols > 256) return false;
+            p += 17 + symbols;
+            left -= 17 + (long)symbols;
+        }
+    }
+    return true;
+}
+
 /* Checks name against contents and the header's dimensions against the limits. */
 static dbk_status check_before_decode(const unsigned char *bytes, size_t n, const char *path, int *w, int *h) {
     const image_format named = format_of_name(path), actual = format_of_bytes(bytes, n);
@@ -101,6 +123,8 @@ static dbk_status check_before_decode(const unsigned char *bytes, size_t n, cons
         return dbk_set_error(DBK_ERR_FORMAT, "image %s: %ux%u pixels, over the limit of %d per side and %lld in all; "
                              "refused before decoding", path, (unsigned)hw, (unsigned)hh, DBK_IMAGE_MAX_SIDE,
                              (long long)DBK_IMAGE_MAX_PIXELS);
+    if (actual == FORMAT_JPEG && !jpeg_huffman_tables_fit(bytes, n))
+        return dbk_set_error(DBK_ERR_FORMAT, "image %s: corrupt JPEG (a Huffman table with more than 256 codes)", path);
     /* stb_image's own reading of the header must agree (and parses what ours skips). */
     int comp;
     if (!stbi_info_from_memory(bytes, (int)n, w, h, &comp))
