@@ -125,8 +125,8 @@ static int damage_should_be_refused_with_the_file_named(void) {
     DBK_CHECK(!damaged_copy(bad, 0, 0, 'X'));
     DBK_CHECK(!dbk_pack_is_pack(bad));
     DBK_CHECK(dbk_pack_open(bad, &p) == DBK_ERR_FORMAT && strstr(dbk_last_error(), "magic"));
-    DBK_CHECK(!damaged_copy(bad, 8, 0, 2));
-    DBK_CHECK(dbk_pack_open(bad, &p) == DBK_ERR_FORMAT && strstr(dbk_last_error(), "version 2"));
+    DBK_CHECK(!damaged_copy(bad, 8, 0, 3));
+    DBK_CHECK(dbk_pack_open(bad, &p) == DBK_ERR_FORMAT && strstr(dbk_last_error(), "version 3"));
     return 0;
 }
 
