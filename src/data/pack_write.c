@@ -16,6 +16,7 @@
 
 #include "core/alloc.h"
 #include "core/fileio.h"
+#include "data/image.h"
 #include "data/pack.h"
 
 typedef struct name_list {
@@ -117,11 +118,13 @@ static void delta_encode(unsigned char *b, size_t n) {
     for (size_t k = n; k-- > 1;) b[k] = (unsigned char)(b[k] - b[k - 1]);
 }
 
-/* The encoding that suits the file, judged by zstd level 3 on its first 1 MiB with and
- * without the byte delta: the delta when it compresses better (raw pixels gain about 15%),
- * stored when neither saves 1/32 of the sample (JPEG, PNG: a random read then costs no
- * decompression), else plain zstd. */
-static dbk_pack_encoding choose_encoding(const unsigned char *raw, size_t n) {
+/* The encoding that suits the file. Images (by name, as image folders find them) are stored:
+ * JPEG and PNG are compressed already (zstd saves 0.5% on Imagenette), and a decode thread's
+ * random read then costs no decompression. Other files are judged by zstd level 3 on their
+ * first 1 MiB with and without the byte delta: the delta when it compresses better (raw pixels
+ * gain about 15%), stored when neither saves 1/32 of the sample, else plain zstd. */
+static dbk_pack_encoding choose_encoding(const char *name, const unsigned char *raw, size_t n) {
+    if (dbk_image_is_image_name(name)) return DBK_PACK_STORED;
     size_t m = n < ((size_t)1 << 20) ? n : ((size_t)1 << 20);
     if (m < 64) return DBK_PACK_ZSTD;
     size_t cap = ZSTD_compressBound(m);
@@ -167,7 +170,7 @@ static dbk_status pack_one(ZSTD_CCtx *cctx, const char *full, const char *name, 
     void *raw = NULL, *block = NULL;
     size_t n = 0, block_bytes = 0;
     DBK_TRY(dbk_file_read_spec(full, &spec, &raw, &n));
-    const dbk_pack_encoding encoding = choose_encoding(raw, n);
+    const dbk_pack_encoding encoding = choose_encoding(name, raw, n);
     unsigned char sum[8];
     dbk_status st = encode(cctx, full, encoding, raw, n, &block, &block_bytes, sum);
     if (st == DBK_OK) st = write_all(fd, tmp, block, block_bytes);
