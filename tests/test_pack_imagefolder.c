@@ -136,8 +136,9 @@ static int damaged_pack_should_be_named(const char *name, size_t at, bool trunca
 }
 
 static int damaged_packs_should_be_refused(void) {
-    /* the middle of the file is inside a training JPEG (train/ sorts before val/, and classes.txt
-     * is a few hundred bytes at the start): its checksum fails when the loader reads it */
+    /* a third of the way into the file is inside a training JPEG (classes.txt is a few hundred
+     * bytes at the start, then the 40 training JPEGs: train/ sorts before val/): its checksum
+     * fails when the loader reads it */
     size_t size = 0;
     void *bytes;
     DBK_CHECK_OK(dbk_file_read_all(pack_path, &bytes, &size));

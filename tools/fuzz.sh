@@ -3,7 +3,8 @@
 # a bounded time on a seed corpus made from real files at run time (a small checkpoint and a
 # kernel cache written by daybreak's own writers, platforms/*.json, the first records of the
 # CIFAR-10 data, dataset packs of those files made by the pack writer, and a few Imagenette
-# JPEGs, colour and grayscale, with its classes.txt, when DAYBREAK_DATA is set). Fails on any
+# JPEGs, colour and grayscale, with its classes.txt, and a pack of two of them in the ImageNet
+# folder layout, when DAYBREAK_DATA is set). Fails on any
 # crash, sanitizer report or leak; the
 # crashing input is left in build-fuzz/artifacts/.
 #   tools/fuzz.sh [seconds per target, default 25]
