@@ -238,14 +238,6 @@ int dbk_pack_find(const dbk_pack *p, const char *name) {
     return i < p->count && !strcmp(p->entries[i].name, name) ? i : -1;
 }
 
-bool dbk_pack_has_dir(const dbk_pack *p, const char *dir) {
-    if (!dir[0]) return p->count > 0;
-    char key[DBK_PACK_MAX_NAME + 2];
-    int n = snprintf(key, sizeof key, "%s/", dir);
-    if (n < 0 || (size_t)n >= sizeof key) return false;
-    int i = lower_bound(p, key);
-    return i < p->count && !strncmp(p->entries[i].name, key, (size_t)n);
-}
 
 void dbk_pack_dir_range(const dbk_pack *p, const char *dir, int *first, int *end) {
     *first = *end = 0;
@@ -259,6 +251,12 @@ void dbk_pack_dir_range(const dbk_pack *p, const char *dir, int *first, int *end
     int i = *first = lower_bound(p, key);
     while (i < p->count && !strncmp(p->entries[i].name, key, (size_t)n)) i++;
     *end = i;
+}
+
+bool dbk_pack_has_dir(const dbk_pack *p, const char *dir) {
+    int first, end;
+    dbk_pack_dir_range(p, dir, &first, &end);
+    return first < end;
 }
 
 /* A zstd frame (not a skippable one) whose header sets Content_Checksum_flag (RFC 8878,

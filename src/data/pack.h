@@ -51,9 +51,12 @@
 #define DBK_PACK_MAGIC            "DBKPACK"          /* 8 bytes with its NUL */
 #define DBK_PACK_VERSION          2u
 #define DBK_PACK_HEADER_BYTES     40
-#define DBK_PACK_MAX_ENTRIES      1000000u
+/* ILSVRC2012 in the ImageNet layout is 1,331,167 files and an index of about 100 MB; the
+ * limits leave room for it three times over (the index is read whole, so its bound is a
+ * bound on memory: at most the file's own size anyway). */
+#define DBK_PACK_MAX_ENTRIES      4000000u
 #define DBK_PACK_MAX_NAME         1023u
-#define DBK_PACK_MAX_INDEX_BYTES  ((uint64_t)64 << 20)
+#define DBK_PACK_MAX_INDEX_BYTES  ((uint64_t)512 << 20)
 #define DBK_PACK_MAX_ENTRY_BYTES  ((uint64_t)1 << 31)   /* 2 GiB; a CIFAR-10 batch is 30.7 MB */
 
 /* How an entry's bytes are stored (the index's encoding byte). */
