@@ -92,40 +92,15 @@ static int training_should_reach_the_accuracy_bar(void) {
 }
 
 static int logs_tsv_should_be_dawnbench_format(void) {
-    char path[4200];
-    snprintf(path, sizeof path, "%s/logs.tsv", dir);
-    void *data;
-    size_t n;
-    DBK_CHECK_OK(dbk_file_read_all(path, &data, &n));
-    char *text = dbk_test_skip_subset_marker(data);
-    DBK_CHECK_MSG(text != NULL, "%s of a subset run lacks the marker line:\n%s", path, (char *)data);
-    const char *header = "epoch\thours\ttop1Accuracy\n";
-    DBK_CHECK_MSG(strncmp(text, header, strlen(header)) == 0, "bad header in %s", path);
-    char *line = text + strlen(header);
-    int rows = 0;
-    while (*line) {
-        char *nl = strchr(line, '\n');
-        DBK_CHECK_MSG(nl != NULL, "last line of logs.tsv is not terminated");
-        *nl = '\0';
-        int epoch, consumed = 0;
-        double h, a;
-        DBK_CHECK_MSG(sscanf(line, "%d\t%lf\t%lf%n", &epoch, &h, &a, &consumed) == 3 && line[consumed] == '\0',
-                      "bad row '%s'", line);
-        /* exactly 8 decimals for hours and 2 for accuracy */
-        const char *tab1 = strchr(line, '\t'), *dot1 = strchr(tab1, '.'), *tab2 = strchr(tab1 + 1, '\t');
-        const char *dot2 = strchr(tab2, '.');
-        DBK_CHECK_MSG(tab2 - dot1 - 1 == 8, "hours need 8 decimals: '%s'", line);
-        DBK_CHECK_MSG(strlen(dot2 + 1) == 2, "accuracy needs 2 decimals: '%s'", line);
-        rows++;
-        DBK_CHECK(epoch == rows && rows <= size->epochs);
-        DBK_CHECK_MSG(h > hours[rows - 1], "hours must increase: '%s'", line);
-        hours[rows] = h;
-        acc[rows] = a;
-        line = nl + 1;
+    dbk_test_log_row rows[MAX_EPOCHS + 1];
+    int epochs = 0;
+    if (dbk_test_read_logs_tsv(dir, false, rows, MAX_EPOCHS + 1, &epochs)) return 1;
+    DBK_CHECK_MSG(epochs == size->epochs, "%d rows, expected %d", epochs, size->epochs);
+    for (int e = 1; e <= epochs; e++) {
+        hours[e] = rows[e].hours;
+        acc[e] = rows[e].top1;
     }
-    dbk_free(data);
     const int last = size->epochs;
-    DBK_CHECK_MSG(rows == last, "%d rows, expected %d", rows, last);
     printf("  final test accuracy %.2f%% (bar %.1f%%, %s size)\n", acc[last], size->accuracy_bar, size->name);
     if (size->accuracy_bar > 0)
         DBK_CHECK_MSG(acc[last] >= size->accuracy_bar, "final test accuracy %.2f%% is below the bar %.1f%%", acc[last],
