@@ -6,6 +6,7 @@
 #ifndef DBK_DIST_IMPL_H
 #define DBK_DIST_IMPL_H
 
+#include "dist/compress_device.h"
 #include "dist/dist.h"
 
 struct dbk_dist {
@@ -15,6 +16,7 @@ struct dbk_dist {
     /* the exchange, sized by attach */
     struct dbk_session *session;
     dbk_compressor  *compressor;
+    dbk_device_compressor *device; /* top-k, threshold: compression on the training device */
     dbk_segment     *segments;    /* (segment_count) trainable tensors in the flat buffer */
     int              segment_count;
     size_t           flat_count;  /* floats of the flat gradient buffer */

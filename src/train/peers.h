@@ -35,11 +35,12 @@ typedef struct dbk_peers_summary {
     char   devices[DBK_PEERS_MAX_LISTED][160];   /* per rank: its device name */
     char   compress[48];                         /* "none", "topk:0.01", ... */
     bool   layerwise, error_feedback, sync_statistics;
+    bool   compression_on_device;                /* top-k, threshold: selection and decoding on the device */
     long   steps;                                /* gradient exchanges so far */
     double gradient_floats;                      /* trainable gradient values exchanged per step */
     double bytes_sent;                           /* payload bytes, all ranks together, whole run */
     double exchange_seconds;                     /* per rank (mean over ranks), whole run */
-    double codec_seconds;                        /* of which encoding and decoding on the host */
+    double codec_seconds;                        /* of which encoding and decoding (host or device) */
     int    link_count;                           /* modelled links */
     double link_gbps[DBK_PEERS_MAX_LINKS];
     double link_latency_us[DBK_PEERS_MAX_LINKS];

@@ -161,6 +161,8 @@ void       dbk_session_set_exchange(dbk_session *s, dbk_session_exchange_fn fn, 
  * the flat gradient buffer, at most cap of them; returns how many there are (NULL, NULL, 0
  * to count). */
 int        dbk_session_trainable_tensors(const dbk_session *s, size_t *offsets, size_t *counts, int cap);
+/* The backend the session runs on. */
+dbk_backend *dbk_session_backend(const dbk_session *s);
 /* The flat buffer of batch-norm running statistics and its floats. */
 dbk_buffer *dbk_session_statistics(dbk_session *s, size_t *count);
 
