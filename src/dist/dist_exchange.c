@@ -283,6 +283,13 @@ dbk_status dbk_dist_attach(void *ctx, dbk_session *s, const dbk_device_info *dev
     return DBK_OK;
 }
 
+void dbk_dist_detach(void *ctx) {
+    dbk_dist *d = ctx;
+    dbk_device_compressor_destroy(d->device);
+    d->device = NULL;
+    d->session = NULL;
+}
+
 dbk_status dbk_dist_before_eval(void *ctx, dbk_session *s) {
     dbk_dist *d = ctx;
     if (!d->opt.sync_statistics) return DBK_OK;
@@ -341,6 +348,7 @@ void dbk_dist_peers(dbk_dist *d, dbk_peers *out) {
                        .rank = d->rank,
                        .size = d->size,
                        .attach = dbk_dist_attach,
+                       .detach = dbk_dist_detach,
                        .reduce = peers_reduce,
                        .before_eval = dbk_dist_before_eval,
                        .summarise = dbk_dist_summarise};

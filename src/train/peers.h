@@ -53,6 +53,9 @@ typedef struct dbk_peers {
     /* After the session is built (with shard_count = size, separate_update): sizes the
      * exchange from its trainable tensors and installs it as the session's exchange. */
     dbk_status (*attach)(void *ctx, struct dbk_session *s, const dbk_device_info *device);
+    /* Before the session and its backend are destroyed: releases what attach created on the
+     * device (not collective; the summary stays). */
+    void (*detach)(void *ctx);
     /* v[0..n) combined over the ranks in place; what names the values in a timeout message. */
     dbk_status (*reduce)(void *ctx, double *v, int n, dbk_peers_op op, const char *what);
     /* Before rank 0 evaluates: the batch-norm running statistics averaged over the ranks when

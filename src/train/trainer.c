@@ -503,6 +503,7 @@ dbk_status dbk_train_run(const dbk_train_options *opt, dbk_train_report *rep) {
             dbk_set_error(st, "%s", reason);
         }
     }
+    if (opt->peers) opt->peers->detach(opt->peers->ctx); /* its device buffers, before the backend goes */
     run_release(&r);
     if (dbk_peers_writes_files(opt->peers)) dbk_run_lock_release(&r.lock);
     return st;
