@@ -182,6 +182,8 @@ size_t dbk_compressor_max_payload(const dbk_compressor *c) { return c->max_paylo
 
 const dbk_compress_spec *dbk_compressor_spec(const dbk_compressor *c) { return &c->spec; }
 
+float *dbk_compressor_residual(dbk_compressor *c) { return c->residual; }
+
 int dbk_compressor_segments(const dbk_compressor *c, const dbk_segment **out) {
     *out = c->segments;
     return c->segment_count;

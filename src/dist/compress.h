@@ -85,6 +85,8 @@ size_t dbk_compressor_max_payload(const dbk_compressor *c);
  * payload (max_payload bytes); random draws from seed. Returns the payload's bytes. */
 size_t dbk_compressor_encode(dbk_compressor *c, const float *g, uint64_t seed, uint8_t *payload);
 const dbk_compress_spec *dbk_compressor_spec(const dbk_compressor *c);
+/* The error-feedback residual (n floats, to read or restore), or NULL without feedback. */
+float *dbk_compressor_residual(dbk_compressor *c);
 /* The segments it compresses (one for the whole vector when not layerwise); returns count. */
 int    dbk_compressor_segments(const dbk_compressor *c, const dbk_segment **out);
 /* Elements random-k and top-k keep of a segment of count elements. */

@@ -349,6 +349,8 @@ void dbk_dist_peers(dbk_dist *d, dbk_peers *out) {
                        .size = d->size,
                        .attach = dbk_dist_attach,
                        .detach = dbk_dist_detach,
+                       .save_state = dbk_dist_save_state,
+                       .restore_state = dbk_dist_restore_state,
                        .reduce = peers_reduce,
                        .before_eval = dbk_dist_before_eval,
                        .summarise = dbk_dist_summarise};

@@ -19,6 +19,7 @@
 #include "core/status.h"
 
 struct dbk_session;
+struct dbk_checkpoint;
 
 typedef enum dbk_peers_op {
     DBK_PEERS_SUM,        /* every rank gets the sum */
@@ -63,6 +64,14 @@ typedef struct dbk_peers {
     dbk_status (*before_eval)(void *ctx, struct dbk_session *s);
     /* The summary so far (collective: sums the ranks' counts). */
     dbk_status (*summarise)(void *ctx, dbk_peers_summary *out);
+    /* For resume.ckpt (collective): *meta_json (owned by the caller, cJSON_free) the object
+     * "distributed" of its metadata (ranks, exchanges done, the counts of the summary), and on
+     * rank 0, with error feedback, *residuals (owned, dbk_free) every rank's residual, (ranks,
+     * n) floats in rank order (else NULL, shape untouched). */
+    dbk_status (*save_state)(void *ctx, char **meta_json, float **residuals, int64_t shape[2]);
+    /* From a loaded resume.ckpt (every rank): the exchange's counts and this rank's residual.
+     * DBK_ERR_INVALID_ARG when the job's ranks or exchange differ from the saved run's. */
+    dbk_status (*restore_state)(void *ctx, const struct dbk_checkpoint *ckpt, const char *path);
 } dbk_peers;
 
 /* --- the trainer's uses (peers.c); with p NULL each is what one process does -------------- */

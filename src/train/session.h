@@ -177,7 +177,12 @@ dbk_status dbk_session_load(dbk_session *s, const char *path);
  * meta_json. dbk_session_load_state restores them from a loaded checkpoint of the same
  * recipe and model (every tensor present, every size the same; path is for messages). */
 struct dbk_checkpoint;
+struct dbk_ckpt_tensor;
 dbk_status dbk_session_save_state(dbk_session *s, const char *path, const char *meta_json);
+/* The same with one more tensor in the checkpoint (NULL: none): a distributed run's error-
+ * feedback residuals (train/peers.h). */
+dbk_status dbk_session_save_state_extra(dbk_session *s, const char *path, const char *meta_json,
+                                        const struct dbk_ckpt_tensor *extra);
 dbk_status dbk_session_load_state(dbk_session *s, const struct dbk_checkpoint *c, const char *path);
 
 #endif
