@@ -281,14 +281,16 @@ static int stopped_rank_should_time_out_the_job(void) {
 /* The options of the run "topk" (besides common), its uninterrupted reference. */
 #define RESUME_RUN "--batch 16 --compress topk:1% --error-feedback"
 
+/* The epoch rows of a run's logs.tsv (lines that start with the epoch number; not the header
+ * or the subset comment). */
 static int logs_rows(const char *name) {
-    char path[1024];
+    char path[1024], line[512];
     snprintf(path, sizeof path, "%s/%s/logs.tsv", tmp, name);
     FILE *f = fopen(path, "r");
     int rows = 0;
-    for (int c; f && (c = fgetc(f)) != EOF;) rows += c == '\n';
+    while (f && fgets(line, sizeof line, f)) rows += line[0] >= '0' && line[0] <= '9';
     if (f) fclose(f);
-    return rows - 1; /* the header */
+    return rows;
 }
 
 /* Starts RESUME_RUN in the background and kills both ranks (SIGKILL) once epoch 1's row is in
@@ -337,6 +339,7 @@ static int killed_job_should_resume_to_the_uninterrupted_result(void) {
     snprintf(cmd, sizeof cmd, "%s --oversubscribe -np 2 %s train --distributed --resume %s/resumed", mpirun, exe, tmp);
     const int rc = dbk_test_run_command(cmd, out, sizeof out);
     DBK_CHECK_MSG(rc == 3 || rc == 0, "the resumed run: exit %d\n%s", rc, out);
+    DBK_CHECK_MSG(strstr(out, "after epoch 1 ") != NULL, "the job was not resumed after epoch 1:\n%s", out);
     cJSON *ref = result_of("topk"), *res = result_of("resumed");
     DBK_CHECK(ref && res);
     const double d = param_distance("topk", "resumed");
