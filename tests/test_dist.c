@@ -358,6 +358,38 @@ static int killed_job_should_resume_to_the_uninterrupted_result(void) {
     return 0;
 }
 
+/* An image-folder dataset (decoded by each rank's loader threads, its shard of every global
+ * batch; the sharding itself is test_imagefolder's): 2 ranks at batch 8 over 64 Imagenette
+ * images train 64 / 16 = 4 steps, and the epoch's counters cover all 64 images. Skipped (failed
+ * under CI=true) without the image folder. */
+static int streamed_dataset_should_train_sharded(void) {
+    char dir[1024];
+    snprintf(dir, sizeof dir, "%s/imagenette2-224-mini", getenv("DAYBREAK_DATA") ? getenv("DAYBREAK_DATA") : "");
+    if (access(dir, F_OK) != 0) {
+        dbk_test_note_missing("the image-folder run", "no imagenette2-224-mini/ under $DAYBREAK_DATA");
+        return 0;
+    }
+    char cmd[2048];
+    snprintf(cmd, sizeof cmd, "%s --oversubscribe -np 2 %s train --distributed --recipe imagenette-resnet18 --backend %s "
+             "--train-subset 64 --test-subset 20 --epochs 1 --image-size 32 --batch 8 --loader-threads 1 --no-progress "
+             "--quiet --out %s/streamed", mpirun, exe, backend, tmp);
+    const int rc = dbk_test_run_command(cmd, out, sizeof out);
+    DBK_CHECK_MSG(rc == 3 || rc == 0, "the image-folder run: exit %d\n%s", rc, out);
+    cJSON *r = result_of("streamed");
+    DBK_CHECK(r);
+    const cJSON *d = cJSON_GetObjectItem(r, "distributed");
+    const cJSON *e = cJSON_GetArrayItem(cJSON_GetObjectItem(r, "epochs"), 0);
+    DBK_CHECK(cJSON_IsObject(d) && cJSON_IsObject(e));
+    const double steps = cJSON_GetObjectItem(d, "steps")->valuedouble, loss = train_loss(r, 1);
+    const double ips = cJSON_GetObjectItem(e, "images_per_second")->valuedouble,
+                 secs = cJSON_GetObjectItem(e, "epoch_seconds")->valuedouble;
+    printf("  image folder, 2 ranks: %.0f steps, training loss %.4f, %.1f images in the epoch\n", steps, loss, ips * secs);
+    DBK_CHECK_MSG(steps == 4, "%.0f steps, expected 64 / (2 x 8) = 4", steps);
+    DBK_CHECK_MSG(isfinite(loss) && fabs(ips * secs - 64.0) < 0.5, "loss %.4f, %.1f images", loss, ips * secs);
+    cJSON_Delete(r);
+    return 0;
+}
+
 /* A rank that fails (here rank 0: the folder already holds a run) ends every rank with its
  * error, prefixed by its rank, instead of leaving the others waiting. */
 static int failing_rank_should_end_every_rank_naming_it(void) {
@@ -425,5 +457,6 @@ int main(int argc, char **argv) {
     DBK_RUN(killed_rank_should_end_the_job_with_an_error);
     DBK_RUN(stopped_rank_should_time_out_the_job);
     DBK_RUN(killed_job_should_resume_to_the_uninterrupted_result);
+    DBK_RUN(streamed_dataset_should_train_sharded);
     return dbk_test_finish();
 }

@@ -98,7 +98,9 @@ static dbk_status open_loader(run *r, const dbk_train_options *opt, dbk_train_re
                                   .train = true,
                                   .min_scale = rc->min_scale,
                                   .threads = opt->loader_threads,
-                                  .seed = opt->seed};
+                                  .seed = opt->seed,
+                                  .shard_count = opt->peers ? opt->peers->size : 1,
+                                  .shard_index = opt->peers ? opt->peers->rank : 0};
     DBK_TRY(dbk_loader_create(&lc, &r->loader));
     dbk_loader_stats stats;
     dbk_loader_get_stats(r->loader, &stats);
