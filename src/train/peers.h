@@ -64,7 +64,7 @@ typedef struct dbk_peers {
     dbk_status (*before_eval)(void *ctx, struct dbk_session *s);
     /* The summary so far (collective: sums the ranks' counts). */
     dbk_status (*summarise)(void *ctx, dbk_peers_summary *out);
-    /* For resume.ckpt (collective): *meta_json (owned by the caller, cJSON_free) the object
+    /* For resume.ckpt (collective): *meta_json (owned by the caller, dbk_free) the object
      * "distributed" of its metadata (ranks, exchanges done, the counts of the summary), and on
      * rank 0, with error feedback, *residuals (owned, dbk_free) every rank's residual, (ranks,
      * n) floats in rank order (else NULL, shape untouched). */
