@@ -134,3 +134,21 @@ __kernel void sparse_add(__global const int *pairs, const uint p_off, __global f
     const float v = alpha * as_float(pairs[p_off + 2 * j + 1]);
     acc[a_off + i] = acc[a_off + i] + v;
 }
+
+/* SPARSE_GATHER: pair j = {indices[j], x[indices[j]] * the scale of its segment}, the segment
+ * found by a binary search of the first pairs. global (k) */
+__kernel void sparse_gather(__global const float *x, const uint x_off, __global const int *indices, const uint i_off,
+                            __global const int *scales, const uint s_off, __global int *pairs, const uint p_off,
+                            const int k, const int S) {
+    const int j = get_global_id(0);
+    if (j >= k) return;
+    int lo = 0, hi = S - 1;
+    while (lo < hi) { /* the last segment whose first pair is <= j */
+        const int mid = (lo + hi + 1) / 2;
+        if (scales[s_off + 2 * mid] <= j) lo = mid;
+        else hi = mid - 1;
+    }
+    const int i = indices[i_off + j];
+    pairs[p_off + 2 * j] = i;
+    pairs[p_off + 2 * j + 1] = as_int(x[x_off + i] * as_float(scales[s_off + 2 * lo + 1]));
+}

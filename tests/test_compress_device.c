@@ -1,11 +1,11 @@
 /*
- * test_compress_device.c — top-k and threshold compression on a device
+ * test_compress_device.c — top-k, threshold and random-k compression on a device
  * (dist/compress_device.h) against the host compressors (dist/compress.h), so the properties
- * test_compress asserts of the host path hold for the device path: on the same gradients,
- * over several steps with and without error feedback, layer-wise and model-wide, the
+ * test_compress asserts of the host path hold for the device path: on the same gradients and
+ * seeds, over several steps with and without error feedback, layer-wise and model-wide, the
  * payloads are byte for byte the host's (top-k: exactly the k largest magnitudes, ties in
- * index order), the residual is the host's, and the decoded mean of two ranks' payloads is
- * the host's bit for bit. Usage: test_compress_device BACKEND (cpu, opencl, vulkan[:N]).
+ * index order; random-k: the same draws, in draw order, scaled by n/k), the residual is the
+ * host's, and the decoded mean of two ranks' payloads is the host's bit for bit. Usage: test_compress_device BACKEND (cpu, opencl, vulkan[:N]).
  */
 #include <math.h>
 #include <stdio.h>
@@ -56,7 +56,7 @@ static int check_method(const char *text, bool layerwise, bool error_feedback) {
         size_t at = 0;
         for (int r = 0; r < RANKS; r++) {
             gradient(g, step, r);
-            counts[r] = (int)dbk_compressor_encode(host[r], g, 0, recv + at);
+            counts[r] = (int)dbk_compressor_encode(host[r], g, (uint64_t)(100 * step + r), recv + at);
             displs[r] = (int)at;
             at += (size_t)counts[r];
         }
@@ -66,18 +66,20 @@ static int check_method(const char *text, bool layerwise, bool error_feedback) {
         const dbk_tensor v = dbk_device_compressor_vector(dev);
         DBK_CHECK_OK(dbk_tensor_write(&v, g));
         size_t bytes;
-        DBK_CHECK_OK(dbk_device_compressor_encode(dev, mine, &bytes));
+        DBK_CHECK_OK(dbk_device_compressor_encode(dev, (uint64_t)(100 * step), mine, &bytes));
         if (bytes != (size_t)counts[0] || memcmp(mine, recv, bytes) != 0) {
             fprintf(stderr, "  %s %s%s step %d: device payload of %zu bytes differs from the host's %d bytes\n",
                     text, layerwise ? "layerwise" : "model", error_feedback ? " feedback" : "", step, bytes, counts[0]);
             failures++;
         }
-        if (error_feedback) { /* the residual: x without what the payload sent */
+        if (error_feedback) { /* the residual: x less what the payload sent */
             memcpy(residual, x, N * sizeof *x);
             for (size_t j = 0; j < bytes / 8; j++) {
                 uint32_t i;
+                float value;
                 memcpy(&i, mine + 8 * j, 4);
-                residual[i] = 0.0f;
+                memcpy(&value, mine + 8 * j + 4, 4);
+                residual[i] += -1.0f * value;
             }
             DBK_CHECK_OK(dbk_device_compressor_read_residual(dev, got));
             if (memcmp(got, residual, N * sizeof *got) != 0) {
@@ -126,6 +128,10 @@ static int threshold_matches_host(void) {
     return check_method("threshold:0.5", true, true) | check_method("threshold:0.9375", false, false);
 }
 
+static int randomk_matches_host(void) {
+    return check_method("randomk:10%", true, true) | check_method("randomk:1%", false, false);
+}
+
 static int other_methods_are_refused(void) {
     dbk_compress_spec spec = {.layerwise = true};
     DBK_CHECK_OK(dbk_compress_parse("qsgd:255", &spec));
@@ -154,6 +160,7 @@ int main(int argc, char **argv) {
     DBK_RUN(topk_layerwise_matches_host);
     DBK_RUN(topk_model_matches_host);
     DBK_RUN(threshold_matches_host);
+    DBK_RUN(randomk_matches_host);
     DBK_RUN(other_methods_are_refused);
     dbk_backend_destroy(g_be);
     return dbk_test_finish();

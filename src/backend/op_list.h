@@ -280,7 +280,15 @@
      * whose index is outside acc adds nothing (the host validates payloads first).           \
      * src0 pairs i32 (2k)  dst0 acc f32 (n) in place */                                      \
     X(SPARSE_ADD, sparse_add, compress, "pairs", "acc", scale, check_sparse_add,              \
-      n_src(d, 0), all_bytes(d), NONE, OWN, ALL)
+      n_src(d, 0), all_bytes(d), NONE, OWN, ALL)                                              \
+    /* Random-k's packing: pair j = {indices[j], bits of x[indices[j]] * scale}, the scale of \
+     * the segment whose pairs j falls in (the host draws the indices and the scales, so the  \
+     * draws are the host compressor's).                                                     \
+     * src0 x f32 (n)  src1 indices i32 (k), each in [0, n)  src2 scales i32 (S,2) {first     \
+     *   pair of the segment, bits of its fp32 scale}, first pairs increasing from 0          \
+     * dst0 pairs i32 (2k). The host guarantees valid tables (the CPU checks them). */        \
+    X(SPARSE_GATHER, sparse_gather, compress, "x indices scales", "pairs", none,              \
+      check_sparse_gather, n_src(d, 1), all_bytes(d), NONE, OWN, ALL)
 /* clang-format on */
 
 /* DBK_OP_ON(OCL|VK, where, f): f when the backend has the op (the where column), else NULL;

@@ -381,6 +381,17 @@ static dbk_status check_sparse_add(const dbk_op_desc *d) {
     return want(d, &d->dst[0], "acc", DBK_DTYPE_F32, 0);
 }
 
+/* x f32, indices i32 (k), scales i32 (S,2), pairs i32 (2k). */
+static dbk_status check_sparse_gather(const dbk_op_desc *d) {
+    const dbk_tensor *s = d->src, *o = d->dst;
+    DBK_TRY(want(d, &s[0], "x", DBK_DTYPE_F32, 0));
+    DBK_TRY(want(d, &s[1], "indices", DBK_DTYPE_I32, 0));
+    DBK_TRY(want(d, &s[2], "scales", DBK_DTYPE_I32, 2));
+    DBK_TRY(want_dim(d, "scales columns", s[2].shape[1], 2));
+    DBK_TRY(want(d, &o[0], "pairs", DBK_DTYPE_I32, 0));
+    return want_dim(d, "pairs values (2 per index)", dbk_tensor_numel(&o[0]), 2 * dbk_tensor_numel(&s[1]));
+}
+
 int dbk_select_chunks(const int32_t *segments, int segment_count, int chunk, int32_t *chunks) {
     int c = 0;
     for (int s = 0; s < segment_count; s++)

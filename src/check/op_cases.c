@@ -42,8 +42,9 @@
  *    is an integer hash, the same on every backend, so any other mask fails by NMSE ~1).
  *  - accuracy: bit-exact (a count). augment: bit-exact, the device kernels reproduce the
  *    CPU's hash draw and compute (v / 255 - mean) / std with correctly rounded division.
- *  - sparse_select, sparse_add: bit-exact (the selection is integer comparisons of magnitude
- *    bits and copies; the decoding one unfused multiply and add per pair, contraction off).
+ *  - sparse_select, sparse_add, sparse_gather: bit-exact (the selection is integer comparisons
+ *    of magnitude bits and copies; the gathering one multiply per pair; the decoding one
+ *    unfused multiply and add per pair, contraction off).
  */
 #include <math.h>
 #include <stdarg.h>
@@ -981,3 +982,44 @@ static void sparse_add_cases(dbk_op_checker *ck) {
         }
 }
 OP_TEST(sparse_add, 0.0);
+
+/* Random-k's packing over segment layouts of odd sizes: per segment k distinct indices in a
+ * random order and the scale count/k, as the host draws them. */
+static void sparse_gather_cases(dbk_op_checker *ck) {
+    static const struct {
+        int     segments;
+        int32_t count[4], k[4];
+    } layouts[] = {
+        {1, {1000}, {10}},
+        {3, {3, 200, 797}, {1, 20, 797}},
+        {4, {517, 1, 4099, 260}, {52, 1, 410, 26}},
+    };
+    for (size_t l = 0; l < sizeof layouts / sizeof layouts[0]; l++) {
+        const int S = layouts[l].segments;
+        int32_t n = 0, k = 0;
+        for (int s = 0; s < S; s++) {
+            n += layouts[l].count[s];
+            k += layouts[l].k[s];
+        }
+        tcase *c = case_new(ck, DBK_OP_SPARSE_GATHER, "n %d segments %d k %d", n, S, k);
+        /* x (n), indices (k), scales (S,2) -> pairs (2k) */
+        set_uniform(c, SRC(0), ROLE_IN, -1.0f, 1.0f, 1, n, 1, 1, 1);
+        int32_t *idx = set_slot(c, SRC(1), ROLE_IN, DBK_DTYPE_I32, 1, k, 1, 1, 1);
+        int32_t *scales = set_slot(c, SRC(2), ROLE_IN, DBK_DTYPE_I32, 2, S, 2, 1, 1);
+        int32_t off = 0, first = 0;
+        for (int s = 0; s < S; s++) {
+            const int32_t count = layouts[l].count[s], kk = layouts[l].k[s];
+            int32_t *perm = dbk_op_check_alloc((size_t)count * sizeof *perm);
+            dbk_rng_permutation(&ck->rng, perm, count);
+            for (int32_t j = 0; j < kk; j++) idx[first + j] = off + perm[j];
+            const float scale = (float)((double)count / (double)kk);
+            scales[2 * s] = first;
+            memcpy(&scales[2 * s + 1], &scale, sizeof scale);
+            off += count;
+            first += kk;
+        }
+        set_slot(c, DST(0), ROLE_OUT, DBK_DTYPE_I32, 1, 2 * (int64_t)k, 1, 1, 1);
+        dbk_op_check_case(c);
+    }
+}
+OP_TEST(sparse_gather, 0.0);

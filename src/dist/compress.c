@@ -243,19 +243,42 @@ static uint8_t *encode_topk(dbk_compressor *c, const float *g, size_t count, siz
     return p;
 }
 
-static uint8_t *encode_randomk(dbk_compressor *c, const float *g, size_t count, size_t base, dbk_rng *rng,
-                               uint8_t *p) {
+/* Random-k's draw of a segment of count elements: index[0..k) a uniform k-subset, in draw
+ * order (a partial Fisher-Yates); returns k. */
+static size_t draw_segment(dbk_compressor *c, size_t count, dbk_rng *rng) {
     const size_t k = dbk_compressor_kept(c, count);
-    const float scale = (float)((double)count / (double)k);
     for (size_t i = 0; i < count; i++) c->index[i] = (uint32_t)i;
-    for (size_t i = 0; i < k; i++) { /* partial Fisher-Yates: index[0..k) a uniform k-subset */
+    for (size_t i = 0; i < k; i++) {
         const size_t j = i + (size_t)(dbk_rng_u64(rng) % (count - i));
         const uint32_t t = c->index[i];
         c->index[i] = c->index[j];
         c->index[j] = t;
-        p = put_pair(p, base + c->index[i], g[c->index[i]] * scale);
     }
+    return k;
+}
+
+float dbk_compressor_randomk_scale(const dbk_compressor *c, size_t count) {
+    return (float)((double)count / (double)dbk_compressor_kept(c, count));
+}
+
+static uint8_t *encode_randomk(dbk_compressor *c, const float *g, size_t count, size_t base, dbk_rng *rng,
+                               uint8_t *p) {
+    const size_t k = draw_segment(c, count, rng);
+    const float scale = dbk_compressor_randomk_scale(c, count);
+    for (size_t i = 0; i < k; i++) p = put_pair(p, base + c->index[i], g[c->index[i]] * scale);
     return p;
+}
+
+size_t dbk_compressor_randomk_draw(dbk_compressor *c, uint64_t seed, int32_t *indices) {
+    DBK_ASSERT(c->spec.method == DBK_COMPRESS_RANDOMK);
+    dbk_rng rng;
+    dbk_rng_init(&rng, seed);
+    size_t at = 0;
+    for (int s = 0; s < c->segment_count; s++) {
+        const size_t k = draw_segment(c, c->segments[s].count, &rng);
+        for (size_t i = 0; i < k; i++) indices[at++] = (int32_t)(c->segments[s].offset + c->index[i]);
+    }
+    return at;
 }
 
 static uint8_t *encode_threshold(const dbk_compressor *c, const float *g, size_t count, size_t base, uint8_t *p) {

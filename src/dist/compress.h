@@ -85,6 +85,11 @@ size_t dbk_compressor_max_payload(const dbk_compressor *c);
  * payload (max_payload bytes); random draws from seed. Returns the payload's bytes. */
 size_t dbk_compressor_encode(dbk_compressor *c, const float *g, uint64_t seed, uint8_t *payload);
 const dbk_compress_spec *dbk_compressor_spec(const dbk_compressor *c);
+/* Random-k: the indices (into the vector) encode draws with this seed, in payload order
+ * (max_payload / 8 of them); returns their count. */
+size_t dbk_compressor_randomk_draw(dbk_compressor *c, uint64_t seed, int32_t *indices);
+/* Random-k: the scale of a segment of count elements, count / k in fp32. */
+float  dbk_compressor_randomk_scale(const dbk_compressor *c, size_t count);
 /* The error-feedback residual (n floats, to read or restore), or NULL without feedback. */
 float *dbk_compressor_residual(dbk_compressor *c);
 /* The segments it compresses (one for the whole vector when not layerwise); returns count. */

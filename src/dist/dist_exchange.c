@@ -11,9 +11,9 @@
  * to the gradient buffer before the optimizer update. Every rank decodes the same payloads in
  * the same order, so the parameters stay identical across ranks.
  *
- * Top-k and threshold run on the training device instead (dist/compress_device.h): the
- * trainable tensors are copied into a packed vector on the device, selected there, and only
- * the payload is read back; the received payloads are written to the device, decoded into
+ * Top-k, threshold and random-k run on the training device instead (dist/compress_device.h):
+ * the trainable tensors are copied into a packed vector on the device, selected (random-k:
+ * gathered at the host's draws) there, and only the payload is read back; the received payloads are written to the device, decoded into
  * the mean there and copied back into the gradient buffer. The payloads are the host path's.
  */
 #include <stdio.h>
@@ -146,7 +146,7 @@ static dbk_status exchange_on_device(dbk_dist *d, dbk_buffer *grads) {
     double t0 = dbk_time_now();
     size_t bytes;
     DBK_TRY(copy_segments(d, grads, true));
-    DBK_TRY(dbk_device_compressor_encode(d->device, d->send, &bytes));
+    DBK_TRY(dbk_device_compressor_encode(d->device, step_seed(d), d->send, &bytes));
     d->summary.codec_seconds += dbk_time_now() - t0;
     DBK_TRY(gather_payloads(d, bytes, d->payload));
     t0 = dbk_time_now();

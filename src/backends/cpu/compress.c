@@ -134,3 +134,29 @@ dbk_status dbk_cpu_sparse_add(dbk_backend *be, const dbk_op_desc *op) {
     }
     return DBK_OK;
 }
+
+dbk_status dbk_cpu_sparse_gather(dbk_backend *be, const dbk_op_desc *op) {
+    (void)be;
+    const float *x = dbk_cpu_f32(&op->src[0]);            /* (n) */
+    const int32_t *indices = dbk_cpu_i32(&op->src[1]);    /* (k) */
+    const int32_t *scales = dbk_cpu_i32(&op->src[2]);     /* (S,2) {first pair, scale bits} */
+    int32_t *pairs = dbk_cpu_i32(&op->dst[0]);            /* (2k) */
+    const int64_t n = dbk_tensor_numel(&op->src[0]), k = dbk_tensor_numel(&op->src[1]), S = op->src[2].shape[0];
+    for (int64_t s = 0; s < S; s++)
+        if (scales[2 * s] < 0 || (s == 0 && scales[0] != 0) || (s > 0 && scales[2 * s] < scales[2 * s - 2]))
+            return dbk_set_error(DBK_ERR_INVALID_ARG, "sparse_gather: segment %lld's first pair %d is out of order",
+                                 (long long)s, (int)scales[2 * s]);
+    int64_t s = 0;
+    for (int64_t j = 0; j < k; j++) {
+        while (s + 1 < S && scales[2 * (s + 1)] <= j) s++;
+        const int32_t i = indices[j];
+        if (i < 0 || i >= n)
+            return dbk_set_error(DBK_ERR_INVALID_ARG, "sparse_gather: index %d outside x (%lld)", (int)i, (long long)n);
+        float scale;
+        memcpy(&scale, &scales[2 * s + 1], sizeof scale);
+        const float v = x[i] * scale;
+        pairs[2 * j] = i;
+        memcpy(&pairs[2 * j + 1], &v, sizeof v);
+    }
+    return DBK_OK;
+}

@@ -75,3 +75,15 @@ dbk_status dbk_ocl_record_sparse_add(dbk_backend *be, const dbk_op_desc *op, dbk
     dbk_ocl_arg_uint(&a, (cl_uint)dbk_tensor_numel(&op->dst[0]));
     return dbk_ocl_range1(&a, (size_t)k);
 }
+
+dbk_status dbk_ocl_record_sparse_gather(dbk_backend *be, const dbk_op_desc *op, dbk_ocl_launches *out) {
+    const int k = (int)dbk_tensor_numel(&op->src[1]);
+    if (k == 0) return DBK_OK;
+    dbk_ocl_args a;
+    DBK_TRY(dbk_ocl_kernel(be, out, "sparse_gather", &a));
+    for (int i = 0; i < 3; i++) dbk_ocl_arg_tensor(&a, &op->src[i]);
+    dbk_ocl_arg_tensor(&a, &op->dst[0]);
+    dbk_ocl_arg_int(&a, k);
+    dbk_ocl_arg_int(&a, (int)op->src[2].shape[0]);
+    return dbk_ocl_range1(&a, (size_t)k);
+}

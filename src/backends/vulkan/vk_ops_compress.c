@@ -58,3 +58,18 @@ dbk_status dbk_vk_record_sparse_add(dbk_backend *be, dbk_vk_rec *rec, const dbk_
     d.groups[0] = dbk_vk_groups_1d(vk, k, vk->wg);
     return dbk_vk_emit(be, rec, &d);
 }
+
+dbk_status dbk_vk_record_sparse_gather(dbk_backend *be, dbk_vk_rec *rec, const dbk_op_desc *op) {
+    dbk_vk_state *vk = dbk_vk(be);
+    const int64_t k = dbk_tensor_numel(&op->src[1]);
+    if (k == 0) return DBK_OK;
+    dbk_vk_dispatch d = {.shader = "sparse_gather", .nspec = 1, .spec = {vk->wg}, .nbind = 4};
+    uint32_t rem[4];
+    /* x, indices, scales -> pairs */
+    for (int i = 0; i < 3; i++) DBK_TRY(dbk_vk_window(vk, &op->src[i], 0, -1, false, &d.bind[i], &rem[i]));
+    DBK_TRY(dbk_vk_window(vk, &op->dst[0], 0, -1, true, &d.bind[3], &rem[3]));
+    const uint32_t pc[6] = {(uint32_t)k, (uint32_t)op->src[2].shape[0], rem[0], rem[1], rem[2], rem[3]};
+    memcpy(d.push, pc, sizeof pc);
+    d.groups[0] = dbk_vk_groups_1d(vk, k, vk->wg);
+    return dbk_vk_emit(be, rec, &d);
+}
