@@ -27,7 +27,7 @@
  * and adds it to the next gradient before encoding (Seide et al. 2014; Karimireddy et al.
  * 2019).
  *
- * This is the host path. Top-k and threshold also run on the training device
+ * This is the host path. Top-k, threshold and random-k also run on the training device
  * (dist/compress_device.h), with byte-identical payloads; see docs/distributed.md.
  */
 #ifndef DBK_COMPRESS_H
