@@ -275,6 +275,121 @@ static int stopped_rank_should_time_out_the_job(void) {
     return 0;
 }
 
+/* ---------------------------------------------------------------------------------- */
+/* a killed job resumed                                                               */
+
+/* The options of the run "topk" (besides common), its uninterrupted reference. */
+#define RESUME_RUN "--batch 16 --compress topk:1% --error-feedback"
+
+/* The epoch rows of a run's logs.tsv (lines that start with the epoch number; not the header
+ * or the subset comment). */
+static int logs_rows(const char *name) {
+    char path[1024], line[512];
+    snprintf(path, sizeof path, "%s/%s/logs.tsv", tmp, name);
+    FILE *f = fopen(path, "r");
+    int rows = 0;
+    while (f && fgets(line, sizeof line, f)) rows += line[0] >= '0' && line[0] <= '9';
+    if (f) fclose(f);
+    return rows;
+}
+
+/* Starts RESUME_RUN in the background and kills both ranks (SIGKILL) once epoch 1's row is in
+ * logs.tsv (resume.ckpt holds epoch 1 by then); the job's status, or -1. */
+static int kill_after_epoch_one(const char *name) {
+    char cmd[2048];
+    snprintf(cmd, sizeof cmd, "exec %s --oversubscribe -np 2 %s train --distributed %s %s --out %s/%s >%s/%s.log 2>&1",
+             mpirun, exe, RESUME_RUN, common, tmp, name, tmp, name);
+    const pid_t job = fork();
+    if (job == 0) {
+        execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
+        _exit(127);
+    }
+    if (job < 0) return -1;
+    pid_t ranks[2] = {-1, -1};
+    int ws, status = -1;
+    for (double t0 = dbk_time_now(); dbk_time_now() - t0 < 300 && status < 0;) {
+        for (int r = 0; r < 2; r++)
+            if (ranks[r] < 0) ranks[r] = rank_pid(job, r);
+        if (logs_rows(name) >= 1 && ranks[0] > 0 && ranks[1] > 0) {
+            kill(ranks[0], SIGKILL);
+            kill(ranks[1], SIGKILL);
+            printf("  %s: killed both ranks after epoch 1\n", name);
+            waitpid(job, &ws, 0);
+            return WIFEXITED(ws) ? WEXITSTATUS(ws) : 128 + WTERMSIG(ws);
+        }
+        if (waitpid(job, &ws, WNOHANG) == job) status = 0; /* ended on its own: too early or failed */
+        nanosleep(&(struct timespec){.tv_sec = 0, .tv_nsec = 20000000}, NULL);
+    }
+    if (status < 0) {
+        kill(job, SIGKILL);
+        waitpid(job, NULL, 0);
+    }
+    fprintf(stderr, "  %s: the job ended before it could be killed after epoch 1\n", name);
+    return -1;
+}
+
+/* Killed after epoch 1 and resumed with `mpirun -np 2 daybreak train --distributed --resume`,
+ * the run ends exactly as the uninterrupted one (the CPU backend is deterministic, resume.ckpt
+ * holds the whole state: parameters, momentum, both ranks' residuals, the exchange count):
+ * the same epoch-2 loss and accuracy, bit-identical parameters, the same bytes. */
+static int killed_job_should_resume_to_the_uninterrupted_result(void) {
+    char cmd[2048];
+    const int killed = kill_after_epoch_one("resumed");
+    DBK_CHECK_MSG(killed > 0, "the killed job's status: %d", killed);
+    snprintf(cmd, sizeof cmd, "%s --oversubscribe -np 2 %s train --distributed --resume %s/resumed", mpirun, exe, tmp);
+    const int rc = dbk_test_run_command(cmd, out, sizeof out);
+    DBK_CHECK_MSG(rc == 3 || rc == 0, "the resumed run: exit %d\n%s", rc, out);
+    DBK_CHECK_MSG(strstr(out, "after epoch 1 ") != NULL, "the job was not resumed after epoch 1:\n%s", out);
+    cJSON *ref = result_of("topk"), *res = result_of("resumed");
+    DBK_CHECK(ref && res);
+    const double d = param_distance("topk", "resumed");
+    const cJSON *e_ref = cJSON_GetArrayItem(cJSON_GetObjectItem(ref, "epochs"), 1);
+    const cJSON *e_res = cJSON_GetArrayItem(cJSON_GetObjectItem(res, "epochs"), 1);
+    const double acc_ref = cJSON_GetObjectItem(e_ref, "test_accuracy")->valuedouble;
+    const double acc_res = cJSON_GetObjectItem(e_res, "test_accuracy")->valuedouble;
+    const double sent_ref = cJSON_GetObjectItem(cJSON_GetObjectItem(ref, "distributed"), "bytes_sent")->valuedouble;
+    const double sent_res = cJSON_GetObjectItem(cJSON_GetObjectItem(res, "distributed"), "bytes_sent")->valuedouble;
+    printf("  epoch 2: loss %.6f / %.6f, test accuracy %.2f / %.2f, parameters %.3g apart, bytes %.0f / %.0f\n",
+           train_loss(ref, 2), train_loss(res, 2), acc_ref, acc_res, d, sent_ref, sent_res);
+    DBK_CHECK_MSG(train_loss(ref, 2) == train_loss(res, 2) && acc_ref == acc_res && d == 0.0 && sent_ref == sent_res,
+                  "the resumed run differs from the uninterrupted one");
+    cJSON_Delete(ref);
+    cJSON_Delete(res);
+    return 0;
+}
+
+/* An image-folder dataset (decoded by each rank's loader threads, its shard of every global
+ * batch; the sharding itself is test_imagefolder's): 2 ranks at batch 8 over 64 Imagenette
+ * images train 64 / 16 = 4 steps, and the epoch's counters cover all 64 images. Skipped (failed
+ * under CI=true) without the image folder. */
+static int streamed_dataset_should_train_sharded(void) {
+    char dir[1024];
+    snprintf(dir, sizeof dir, "%s/imagenette2-224-mini", getenv("DAYBREAK_DATA") ? getenv("DAYBREAK_DATA") : "");
+    if (access(dir, F_OK) != 0) {
+        dbk_test_note_missing("the image-folder run", "no imagenette2-224-mini/ under $DAYBREAK_DATA");
+        return 0;
+    }
+    char cmd[2048];
+    snprintf(cmd, sizeof cmd, "%s --oversubscribe -np 2 %s train --distributed --recipe imagenette-resnet18 --backend %s "
+             "--train-subset 64 --test-subset 20 --epochs 1 --image-size 32 --batch 8 --loader-threads 1 --no-progress "
+             "--quiet --out %s/streamed", mpirun, exe, backend, tmp);
+    const int rc = dbk_test_run_command(cmd, out, sizeof out);
+    DBK_CHECK_MSG(rc == 3 || rc == 0, "the image-folder run: exit %d\n%s", rc, out);
+    cJSON *r = result_of("streamed");
+    DBK_CHECK(r);
+    const cJSON *d = cJSON_GetObjectItem(r, "distributed");
+    const cJSON *e = cJSON_GetArrayItem(cJSON_GetObjectItem(r, "epochs"), 0);
+    DBK_CHECK(cJSON_IsObject(d) && cJSON_IsObject(e));
+    const double steps = cJSON_GetObjectItem(d, "steps")->valuedouble, loss = train_loss(r, 1);
+    const double ips = cJSON_GetObjectItem(e, "images_per_second")->valuedouble,
+                 secs = cJSON_GetObjectItem(e, "epoch_seconds")->valuedouble;
+    printf("  image folder, 2 ranks: %.0f steps, training loss %.4f, %.1f images in the epoch\n", steps, loss, ips * secs);
+    DBK_CHECK_MSG(steps == 4, "%.0f steps, expected 64 / (2 x 8) = 4", steps);
+    DBK_CHECK_MSG(isfinite(loss) && fabs(ips * secs - 64.0) < 0.5, "loss %.4f, %.1f images", loss, ips * secs);
+    cJSON_Delete(r);
+    return 0;
+}
+
 /* A rank that fails (here rank 0: the folder already holds a run) ends every rank with its
  * error, prefixed by its rank, instead of leaving the others waiting. */
 static int failing_rank_should_end_every_rank_naming_it(void) {
@@ -299,6 +414,7 @@ static int options_should_be_refused_with_one_line(void) {
         {"train --distributed --compress-scope layers", "unknown compression scope", 2},
         {"train --distributed --link 10@x", "bad --link", 2},
         {"train --distributed --profile", "cannot be combined with --profile", 2},
+        {"train --distributed --resume /nonexistent --epochs 3", "'--epochs' cannot be given with it", 2},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         const int rc = dbk_test_run_daybreak(exe, cases[i].args, out, sizeof out);
@@ -329,7 +445,7 @@ int main(int argc, char **argv) {
              "--no-progress --quiet", backend);
     int rc1 = quick ? 0 : train(0, "single", "--batch 32", out, sizeof out);
     int rc2 = quick ? 0 : train(2, "dense", "--batch 16", out, sizeof out);
-    int rc3 = train(2, "topk", "--batch 16 --compress topk:1% --error-feedback", out, sizeof out);
+    int rc3 = train(2, "topk", RESUME_RUN, out, sizeof out);
     if ((rc1 != 0 && rc1 != 3) || (rc2 != 0 && rc2 != 3) || (rc3 != 0 && rc3 != 3)) {
         fprintf(stderr, "a training run failed (exits %d %d %d); last output:\n%s\n", rc1, rc2, rc3, out);
         return 1;
@@ -340,5 +456,7 @@ int main(int argc, char **argv) {
     DBK_RUN(two_ranks_at_b_should_match_one_process_at_2b);
     DBK_RUN(killed_rank_should_end_the_job_with_an_error);
     DBK_RUN(stopped_rank_should_time_out_the_job);
+    DBK_RUN(killed_job_should_resume_to_the_uninterrupted_result);
+    DBK_RUN(streamed_dataset_should_train_sharded);
     return dbk_test_finish();
 }

@@ -327,6 +327,54 @@ static int loader_should_give_the_same_batches_at_any_thread_count(void) {
     return 0;
 }
 
+/* Shard `shard` of 2 at batch 8 over the same 48 images: its rows into out at their places in
+ * the global batches of 16 (batch b's rows at b*16 + shard*8). */
+static int shard_epoch_bytes(const dbk_imagefolder_list *l, int shard, uint8_t *out, int32_t *labels) {
+    const dbk_loader_config lc = {.list = l, .count = 48, .batch = 8, .height = 64, .width = 64, .train = true,
+                                  .min_scale = 0.35f, .threads = 2, .ring = 2, .seed = 7, .shard_count = 2,
+                                  .shard_index = shard};
+    dbk_loader *loader;
+    DBK_CHECK_OK(dbk_loader_create(&lc, &loader));
+    DBK_CHECK(dbk_loader_batches(loader) == 3);
+    DBK_CHECK_OK(dbk_loader_begin_epoch(loader, 1));
+    const size_t image = (size_t)3 * 64 * 64;
+    for (int b = 0;; b++) {
+        dbk_loader_batch batch;
+        DBK_CHECK_OK(dbk_loader_next(loader, &batch));
+        if (!batch.count) break;
+        DBK_CHECK(batch.count == 8 && b < 3);
+        const int first = b * 16 + shard * 8;
+        memcpy(out + (size_t)first * image, batch.images, (size_t)batch.count * image);
+        memcpy(labels + first, batch.labels, (size_t)batch.count * sizeof *labels);
+    }
+    dbk_loader_destroy(loader);
+    return 0;
+}
+
+/* Data-parallel training: 2 shards at batch 8 deliver together exactly one loader's batches of
+ * 16 (the same images in the same places, with the same crops and flips). */
+static int shards_should_split_each_global_batch(void) {
+    dbk_imagefolder_list l;
+    DBK_CHECK_OK(dbk_imagefolder_scan(subset_dir, DBK_DATASET_SPLIT_TRAIN, &l));
+    const size_t bytes = (size_t)48 * 3 * 64 * 64;
+    uint8_t *whole = dbk_malloc(bytes), *sharded = dbk_calloc(1, bytes);
+    int32_t lw[48], ls[48];
+    DBK_CHECK(whole && sharded);
+    if (train_epoch_bytes(&l, 2, 1, whole, lw) || shard_epoch_bytes(&l, 0, sharded, ls) ||
+        shard_epoch_bytes(&l, 1, sharded, ls))
+        return 1;
+    DBK_CHECK_MSG(!memcmp(whole, sharded, bytes) && !memcmp(lw, ls, sizeof lw),
+                  "2 shards at batch 8 differ from one loader at batch 16");
+    const dbk_loader_config bad = {.list = &l, .count = 48, .batch = 32, .height = 64, .width = 64, .train = true,
+                                   .shard_count = 2};
+    dbk_loader *loader;
+    DBK_CHECK(dbk_loader_create(&bad, &loader) == DBK_ERR_INVALID_ARG);
+    dbk_free(whole);
+    dbk_free(sharded);
+    dbk_imagefolder_list_deinit(&l);
+    return 0;
+}
+
 static int evaluation_view_should_be_the_centre_crop(void) {
     /* a 224x224 image at Resize(256) + CenterCrop(224) is the central 196x196 window, scaled */
     const dbk_crop_rect r = dbk_image_center_rect(224, 224, 256, 224);
@@ -376,6 +424,7 @@ int main(void) {
     DBK_RUN(folder_errors_should_name_the_folder);
     DBK_RUN(more_than_256_classes_should_be_refused_for_evaluation);
     DBK_RUN(loader_should_give_the_same_batches_at_any_thread_count);
+    DBK_RUN(shards_should_split_each_global_batch);
     DBK_RUN(evaluation_view_should_be_the_centre_crop);
     return dbk_test_finish();
 }

@@ -98,7 +98,8 @@ static void help_train(void) {
            "                      refused if it already holds a result.json or resume.ckpt, is\n"
            "                      the data folder, or another run holds its lock\n"
            "  --resume DIR        continue the stopped or killed run in DIR with the options it was\n"
-           "                      started with (only --data, --quiet, --no-progress may be added)\n"
+           "                      started with (only --data, --quiet, --no-progress, and for a\n"
+           "                      distributed run --distributed, may be added)\n"
            "  --train-subset N    train on the first N training images only (quick checks; the\n"
            "                      result is not comparable to full runs)\n"
            "  --test-subset N     evaluate on the first N test images only (same caveat); image\n"
@@ -223,7 +224,8 @@ static int cmd_recipes(dbk_cli_args *a) {
 
 /* The options --resume accepts: the others are the run's own, recorded in its resume.ckpt. */
 static bool allowed_with_resume(const char *arg) {
-    static const char *const names[] = {"--resume", "--data", "--quiet", "--no-progress", "--help", "-h"};
+    static const char *const names[] = {"--resume", "--data", "--quiet", "--no-progress", "--distributed", "--help",
+                                        "-h"};
     const size_t len = strcspn(arg, "=");
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
         if (strlen(names[i]) == len && !strncmp(arg, names[i], len)) return true;
@@ -254,11 +256,13 @@ static int parse_train_args(dbk_cli_args *a, dbk_cli_train_args *t, dbk_cli_dist
     return -1;
 }
 
-/* --resume DIR: the options recorded in DIR/resume.ckpt replace t and seed (keeping --data,
- * --quiet and --no-progress of this command line), on the backend and device the run used;
- * recorded receives "daybreak train <recorded options>" as argv. Returns -1, or the exit code. */
-static int resume_options(const char *dir, dbk_cli_train_args *t, uint64_t *seed, dbk_resume_header *h,
-                          char **recorded) {
+/* --resume DIR: the options recorded in DIR/resume.ckpt replace t, dist and seed (keeping
+ * --data, --quiet and --no-progress of this command line), on the backend and device the run
+ * used; recorded receives "daybreak train <recorded options>" as argv. A distributed run is
+ * resumed only with --distributed (dist->distributed), another only without. Returns -1, or
+ * the exit code. */
+static int resume_options(const char *dir, dbk_cli_train_args *t, dbk_cli_dist_args *dist, uint64_t *seed,
+                          dbk_resume_header *h, char **recorded) {
     if (dbk_resume_read(dir, h, NULL, NULL) != DBK_OK) return dbk_cli_fail(NULL);
     if (h->argc < 0) {
         fprintf(stderr, "daybreak: error: %s was not started by 'daybreak train' (its options are not recorded); "
@@ -277,6 +281,11 @@ static int resume_options(const char *dir, dbk_cli_train_args *t, uint64_t *seed
     dbk_cli_dist_args_init(&rd);
     int rc = parse_train_args(&ra, &rt, &rd, seed, &nested, &unused);
     if (rc != -1) return rc;
+    if (rd.distributed != dist->distributed)
+        return dbk_cli_usage_error("train", rd.distributed ? "%s is a distributed run: resume it with mpirun and "
+                                   "--distributed --resume %s" : "%s is not a distributed run: resume it without "
+                                   "--distributed (--resume %s)", dir, dir);
+    *dist = rd;
     if (t->data) rt.data = t->data;
     rt.quiet = rt.quiet || t->quiet;
     rt.no_progress = rt.no_progress || t->no_progress;
@@ -407,15 +416,15 @@ static int train(const dbk_cli_train_args *t, uint64_t seed, bool resume, int ar
 /* A rank of a distributed job: only rank 0 prints to stdout (every rank's errors go to
  * stderr). A rank that fails ends every rank of the job (dbk_dist_abort) after printing why,
  * so no rank waits for it. */
-static int train_distributed(const dbk_cli_train_args *t, dbk_cli_dist_args *dist, uint64_t seed, int argc,
-                             char **argv) {
+static int train_distributed(const dbk_cli_train_args *t, dbk_cli_dist_args *dist, uint64_t seed, bool resume,
+                             int argc, char **argv) {
     dbk_dist *d = NULL;
     int rc = dbk_cli_dist_start(dist, seed, &d);
     if (rc != DBK_EXIT_OK) return rc;
     dbk_peers peers;
     dbk_dist_peers(d, &peers);
     if (peers.rank > 0 && !freopen("/dev/null", "w", stdout)) rc = dbk_cli_fail("rank output");
-    if (rc == DBK_EXIT_OK) rc = train(t, seed, false, argc, argv, &peers, dist->device_per_rank, dbk_dist_local_rank(d));
+    if (rc == DBK_EXIT_OK) rc = train(t, seed, resume, argc, argv, &peers, dist->device_per_rank, dbk_dist_local_rank(d));
     if (rc == DBK_EXIT_ERROR || rc == DBK_EXIT_USAGE) {
         fflush(NULL);
         dbk_dist_abort(d, rc);
@@ -434,9 +443,8 @@ static int cmd_train(dbk_cli_args *a) {
     int rc = parse_train_args(a, &t, &dist, &seed, &resume, &fixed);
     if (rc != -1) return rc;
     if ((rc = dbk_cli_dist_check(&dist)) != DBK_EXIT_OK) return rc;
-    if (dist.distributed && (resume || t.profile))
-        return dbk_cli_usage_error("train", "--distributed cannot be combined with %s", resume ? "--resume" : "--profile");
-    if (dist.distributed) return train_distributed(&t, &dist, seed, a->argc, a->argv);
+    if (dist.distributed && t.profile) return dbk_cli_usage_error("train", "--distributed cannot be combined with --profile");
+    if (dist.distributed && !resume) return train_distributed(&t, &dist, seed, false, a->argc, a->argv);
     dbk_resume_header h;
     memset(&h, 0, sizeof h);
     char *recorded[DBK_RESUME_MAX_ARGS + 2];
@@ -445,9 +453,9 @@ static int cmd_train(dbk_cli_args *a) {
     if (resume) {
         if (fixed)
             return dbk_cli_usage_error("train", "--resume goes on with the options %s/%s recorded; '%s' cannot be "
-                                       "given with it (only --data, --quiet and --no-progress can)", resume,
+                                       "given with it (only --data, --quiet, --no-progress and --distributed can)", resume,
                                        DBK_RESUME_FILE, fixed);
-        rc = resume_options(resume, &t, &seed, &h, recorded);
+        rc = resume_options(resume, &t, &dist, &seed, &h, recorded);
         if (rc != -1) {
             dbk_resume_header_deinit(&h);
             return rc;
@@ -455,7 +463,8 @@ static int cmd_train(dbk_cli_args *a) {
         argc = h.argc + 2;
         argv = recorded;
     }
-    rc = train(&t, seed, resume != NULL, argc, argv, NULL, false, 0);
+    if (dist.distributed) rc = train_distributed(&t, &dist, seed, true, argc, argv);
+    else rc = train(&t, seed, resume != NULL, argc, argv, NULL, false, 0);
     dbk_resume_header_deinit(&h);
     return rc;
 }

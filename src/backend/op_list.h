@@ -257,7 +257,41 @@
     /* dx[i] = keep(i) ? dy[i] * (1 / (1 - p)) : 0, the same mask (same state, salt, p).      \
      * src0 dy  src1 state i32 (4)  dst0 dx (may alias dy) */                                 \
     X(DROPOUT_BWD, dropout_bwd, dropout, "dy state", "dx", dropout, check_dropout,            \
-      n_dst(d, 0), all_bytes(d), BWD, OWN, ALL)
+      n_dst(d, 0), all_bytes(d), BWD, OWN, ALL)                                               \
+                                                                                              \
+    /* --- gradient compression of data-parallel training (src/dist/compress_device.c) --- */ \
+    /* Sparse selection into index/value pairs, per segment of x, in index order: top-k      \
+     * (params.select.topk) keeps the k elements of largest magnitude (exactly k: of those    \
+     * equal to the k-th largest magnitude t, the first in index order), threshold keeps     \
+     * every element with |x| >= params.select.threshold (> 0). Magnitudes compare as the    \
+     * bits of |x| (uint order = float order; a NaN counts above +inf).                       \
+     * src0 x f32 (n)  src1 segments i32 (S,3) {offset, count, k}: ranges of x in order, k in \
+     *   [1, count] (top-k only)  src2 chunks i32 (C,3) {offset, count, segment}: the         \
+     *   segments cut into consecutive pieces, each inside one segment, in order (device      \
+     *   kernels work per chunk; dbk_select_chunks builds the table)                          \
+     * dst0 pairs i32 (2P, P >= the pairs written): pair j = {index into x, bits of x[index]} \
+     *   at [2j, 2j+2); the rest untouched   dst1 count i32 (1): pairs written                \
+     * dst2 work i32 (258S + 2C) afterwards: [2s] the bits of segment s's threshold t (top-k: \
+     *   the k-th largest magnitude, found by a radix select on the bits, 8 per pass) and    \
+     *   [2s+1] its ties (top-k: elements equal to t taken; threshold: INT32_MAX); at        \
+     *   2S + [2c, 2c+2): chunk c's first pair and the ties left at its start; then S x 256   \
+     *   histogram counts, zero. The host guarantees valid tables (the CPU checks them). */   \
+    X(SPARSE_SELECT, sparse_select, compress, "x segments chunks", "pairs count work", select,\
+      check_sparse_select, 0.0, all_bytes(d), NONE, OWN, ALL)                                 \
+    /* Decoding of a sparse payload: acc[index] += alpha * value for every pair {index, bits  \
+     * of value} (params.scale.alpha), indices distinct within one call (a payload); a pair   \
+     * whose index is outside acc adds nothing (the host validates payloads first).           \
+     * src0 pairs i32 (2k)  dst0 acc f32 (n) in place */                                      \
+    X(SPARSE_ADD, sparse_add, compress, "pairs", "acc", scale, check_sparse_add,              \
+      n_src(d, 0), all_bytes(d), NONE, OWN, ALL)                                              \
+    /* Random-k's packing: pair j = {indices[j], bits of x[indices[j]] * scale}, the scale of \
+     * the segment whose pairs j falls in (the host draws the indices and the scales, so the  \
+     * draws are the host compressor's).                                                     \
+     * src0 x f32 (n)  src1 indices i32 (k), each in [0, n)  src2 scales i32 (S,2) {first     \
+     *   pair of the segment, bits of its fp32 scale}, first pairs increasing from 0          \
+     * dst0 pairs i32 (2k). The host guarantees valid tables (the CPU checks them). */        \
+    X(SPARSE_GATHER, sparse_gather, compress, "x indices scales", "pairs", none,              \
+      check_sparse_gather, n_src(d, 1), all_bytes(d), NONE, OWN, ALL)
 /* clang-format on */
 
 /* DBK_OP_ON(OCL|VK, where, f): f when the backend has the op (the where column), else NULL;

@@ -355,6 +355,57 @@ static dbk_status check_copy(const dbk_op_desc *d) {
     return DBK_OK;
 }
 
+/* x f32 (n); segments (S,3) and chunks (C,3) i32; pairs i32 of whole pairs; count i32 (1);
+ * work i32 (258S + 2C); a threshold > 0. The tables' contents are the host's promise. */
+static dbk_status check_sparse_select(const dbk_op_desc *d) {
+    const dbk_tensor *s = d->src, *o = d->dst;
+    DBK_TRY(want(d, &s[0], "x", DBK_DTYPE_F32, 0));
+    DBK_TRY(want(d, &s[1], "segments", DBK_DTYPE_I32, 2));
+    DBK_TRY(want(d, &s[2], "chunks", DBK_DTYPE_I32, 2));
+    DBK_TRY(want_dim(d, "segments columns", s[1].shape[1], 3));
+    DBK_TRY(want_dim(d, "chunks columns", s[2].shape[1], 3));
+    DBK_TRY(want(d, &o[0], "pairs", DBK_DTYPE_I32, 0));
+    if (dbk_tensor_numel(&o[0]) % 2) FAIL("%s: pairs must hold whole {index, value} pairs", dbk_op_name(d->op));
+    DBK_TRY(check_scalar(d, &o[1], "count", DBK_DTYPE_I32, 1));
+    DBK_TRY(want(d, &o[2], "work", DBK_DTYPE_I32, 0));
+    DBK_TRY(want_dim(d, "work elements (258 x segments + 2 x chunks)", dbk_tensor_numel(&o[2]),
+                     258 * s[1].shape[0] + 2 * s[2].shape[0]));
+    if (!d->p.select.topk && !(d->p.select.threshold > 0.0f))
+        FAIL("%s: the threshold must be > 0 (got %g)", dbk_op_name(d->op), (double)d->p.select.threshold);
+    return DBK_OK;
+}
+
+/* pairs i32 of whole pairs, acc f32. */
+static dbk_status check_sparse_add(const dbk_op_desc *d) {
+    DBK_TRY(want(d, &d->src[0], "pairs", DBK_DTYPE_I32, 0));
+    if (dbk_tensor_numel(&d->src[0]) % 2) FAIL("%s: pairs must hold whole {index, value} pairs", dbk_op_name(d->op));
+    return want(d, &d->dst[0], "acc", DBK_DTYPE_F32, 0);
+}
+
+/* x f32, indices i32 (k), scales i32 (S,2), pairs i32 (2k). */
+static dbk_status check_sparse_gather(const dbk_op_desc *d) {
+    const dbk_tensor *s = d->src, *o = d->dst;
+    DBK_TRY(want(d, &s[0], "x", DBK_DTYPE_F32, 0));
+    DBK_TRY(want(d, &s[1], "indices", DBK_DTYPE_I32, 0));
+    DBK_TRY(want(d, &s[2], "scales", DBK_DTYPE_I32, 2));
+    DBK_TRY(want_dim(d, "scales columns", s[2].shape[1], 2));
+    DBK_TRY(want(d, &o[0], "pairs", DBK_DTYPE_I32, 0));
+    return want_dim(d, "pairs values (2 per index)", dbk_tensor_numel(&o[0]), 2 * dbk_tensor_numel(&s[1]));
+}
+
+int dbk_select_chunks(const int32_t *segments, int segment_count, int chunk, int32_t *chunks) {
+    int c = 0;
+    for (int s = 0; s < segment_count; s++)
+        for (int32_t at = 0; at < segments[3 * s + 1]; at += chunk, c++)
+            if (chunks) {
+                const int32_t left = segments[3 * s + 1] - at;
+                chunks[3 * c] = segments[3 * s] + at;
+                chunks[3 * c + 1] = left < chunk ? left : chunk;
+                chunks[3 * c + 2] = s;
+            }
+    return c;
+}
+
 /* x (N,C,H,W) and y of the same shape, b (C). */
 static dbk_status check_bias_add(const dbk_op_desc *d) {
     const dbk_tensor *s = d->src, *o = d->dst;

@@ -134,6 +134,17 @@ typedef struct dbk_fill_params {
     float value;
 } dbk_fill_params;
 
+/* DBK_OP_SPARSE_SELECT (gradient compression). */
+typedef struct dbk_select_params {
+    bool  topk;             /* top-k per segment (the segments' k), else threshold */
+    float threshold;        /* threshold: magnitudes >= this are kept, > 0 */
+} dbk_select_params;
+
+/* Rows of DBK_OP_SPARSE_SELECT's chunk table for segments (S,3) {offset, count, k}: each
+ * segment cut into pieces of at most chunk elements. Writes (C,3) rows into chunks when it
+ * is not NULL; returns C. */
+int dbk_select_chunks(const int32_t *segments, int segment_count, int chunk, int32_t *chunks);
+
 #define DBK_OP_MAX_SRC 5
 #define DBK_OP_MAX_DST 5
 
@@ -155,6 +166,7 @@ typedef struct dbk_op_desc {
         dbk_dropout_params dropout;
         dbk_augment_params augment;
         dbk_fill_params    fill;
+        dbk_select_params  select;
     } p;
     const char *label;      /* optional, for logs and profiles, e.g. "layer1.conv" (borrowed) */
 } dbk_op_desc;

@@ -42,6 +42,9 @@
  *    is an integer hash, the same on every backend, so any other mask fails by NMSE ~1).
  *  - accuracy: bit-exact (a count). augment: bit-exact, the device kernels reproduce the
  *    CPU's hash draw and compute (v / 255 - mean) / std with correctly rounded division.
+ *  - sparse_select, sparse_add, sparse_gather: bit-exact (the selection is integer comparisons
+ *    of magnitude bits and copies; the gathering one multiply per pair; the decoding one
+ *    unfused multiply and add per pair, contraction off).
  */
 #include <math.h>
 #include <stdarg.h>
@@ -906,3 +909,122 @@ static void dropout_fwd_cases(dbk_op_checker *ck) { dropout_cases(ck, DBK_OP_DRO
 OP_TEST(dropout_fwd, 1e-10);
 static void dropout_bwd_cases(dbk_op_checker *ck) { dropout_cases(ck, DBK_OP_DROPOUT_BWD); }
 OP_TEST(dropout_bwd, 1e-10);
+
+/* ---------------------------------------------------------------------------------- */
+/* gradient compression                                                                */
+
+/* Segment layouts {counts}, each with a k per segment, chunk sizes that cut segments into
+ * several chunks (and one chunk per segment), and values either continuous or on a coarse
+ * grid of magnitudes (many ties at the k-th magnitude and at the threshold). Top-k and
+ * threshold; the outputs (pairs, count, the work tensor's bookkeeping) are integers and
+ * bits, compared exactly. */
+static void sparse_select_cases(dbk_op_checker *ck) {
+    static const struct {
+        int     segments;
+        int32_t count[4], k[4];
+        int     chunk;
+    } layouts[] = {
+        {1, {1000}, {10}, 64},
+        {3, {3, 200, 797}, {1, 20, 797}, 64},
+        {4, {517, 1, 4099, 260}, {6, 1, 41, 3}, 1024},
+        {2, {33, 70}, {33, 7}, 7},
+    };
+    for (size_t l = 0; l < sizeof layouts / sizeof layouts[0]; l++)
+        for (int grid = 0; grid < 2; grid++)
+            for (int topk = 0; topk < 2; topk++) {
+                const int S = layouts[l].segments;
+                int32_t seg[3 * 4], n = 0, kept = 0;
+                for (int s = 0; s < S; s++) {
+                    seg[3 * s] = n;
+                    seg[3 * s + 1] = layouts[l].count[s];
+                    seg[3 * s + 2] = layouts[l].k[s];
+                    n += layouts[l].count[s];
+                    kept += layouts[l].k[s];
+                }
+                const int C = dbk_select_chunks(seg, S, layouts[l].chunk, NULL);
+                const int64_t cap = topk ? kept : n;
+                tcase *c = case_new(ck, DBK_OP_SPARSE_SELECT, "n %d segments %d chunks %d %s%s", n, S, C,
+                                    topk ? "topk" : "threshold 0.5", grid ? " ties" : "");
+                c->desc.p.select = (dbk_select_params){topk == 1, 0.5f};
+                /* x (n), segments (S,3), chunks (C,3) -> pairs (2 cap), count (1), work (258S + 2C) */
+                float *x = set_uniform(c, SRC(0), ROLE_IN, -1.0f, 1.0f, 1, n, 1, 1, 1);
+                for (int i = 0; grid && i < n; i++) x[i] = roundf(x[i] * 8.0f) / 8.0f;
+                memcpy(set_slot(c, SRC(1), ROLE_IN, DBK_DTYPE_I32, 2, S, 3, 1, 1), seg, (size_t)(3 * S) * sizeof *seg);
+                dbk_select_chunks(seg, S, layouts[l].chunk, set_slot(c, SRC(2), ROLE_IN, DBK_DTYPE_I32, 2, C, 3, 1, 1));
+                set_slot(c, DST(0), ROLE_OUT, DBK_DTYPE_I32, 1, 2 * cap, 1, 1, 1);
+                set_slot(c, DST(1), ROLE_OUT, DBK_DTYPE_I32, 1, 1, 1, 1, 1);
+                set_slot(c, DST(2), ROLE_OUT, DBK_DTYPE_I32, 1, 258 * S + 2 * C, 1, 1, 1);
+                dbk_op_check_case(c);
+            }
+}
+OP_TEST(sparse_select, 0.0);
+
+/* Payloads of k distinct indices in a random order (one index outside acc in one case),
+ * alpha 1/2, 1/3 (not a power of two: an unfused multiply and add round as the CPU's) and -1
+ * (error feedback's residual), into acc of n values. */
+static void sparse_add_cases(dbk_op_checker *ck) {
+    static const int64_t ns[] = {1, 1000, 70001};
+    static const float alphas[] = {0.5f, 1.0f / 3.0f, -1.0f};
+    for (size_t i = 0; i < sizeof ns / sizeof ns[0]; i++)
+        for (size_t a = 0; a < sizeof alphas / sizeof alphas[0]; a++) {
+            const int64_t n = ns[i], k = n < 7 ? n : n / 7;
+            const bool outside = i == 1 && a == 0;
+            tcase *c = case_new(ck, DBK_OP_SPARSE_ADD, "n %lld k %lld alpha %.6g%s", (long long)n, (long long)k,
+                                (double)alphas[a], outside ? " one index outside" : "");
+            c->desc.p.scale.alpha = alphas[a];
+            /* pairs (2k) -> acc (n) in place */
+            int32_t *pairs = set_slot(c, SRC(0), ROLE_IN, DBK_DTYPE_I32, 1, 2 * k, 1, 1, 1);
+            int32_t *perm = dbk_op_check_alloc((size_t)n * sizeof *perm);
+            dbk_rng_permutation(&ck->rng, perm, (int32_t)n);
+            for (int64_t j = 0; j < k; j++) {
+                const float v = 2.0f * dbk_rng_uniform(&ck->rng) - 1.0f;
+                pairs[2 * j] = perm[j];
+                memcpy(&pairs[2 * j + 1], &v, sizeof v);
+            }
+            if (outside) pairs[2 * (k / 2)] = (int32_t)n;
+            set_uniform(c, DST(0), ROLE_INOUT, -1.0f, 1.0f, 1, n, 1, 1, 1);
+            dbk_op_check_case(c);
+        }
+}
+OP_TEST(sparse_add, 0.0);
+
+/* Random-k's packing over segment layouts of odd sizes: per segment k distinct indices in a
+ * random order and the scale count/k, as the host draws them. */
+static void sparse_gather_cases(dbk_op_checker *ck) {
+    static const struct {
+        int     segments;
+        int32_t count[4], k[4];
+    } layouts[] = {
+        {1, {1000}, {10}},
+        {3, {3, 200, 797}, {1, 20, 797}},
+        {4, {517, 1, 4099, 260}, {52, 1, 410, 26}},
+    };
+    for (size_t l = 0; l < sizeof layouts / sizeof layouts[0]; l++) {
+        const int S = layouts[l].segments;
+        int32_t n = 0, k = 0;
+        for (int s = 0; s < S; s++) {
+            n += layouts[l].count[s];
+            k += layouts[l].k[s];
+        }
+        tcase *c = case_new(ck, DBK_OP_SPARSE_GATHER, "n %d segments %d k %d", n, S, k);
+        /* x (n), indices (k), scales (S,2) -> pairs (2k) */
+        set_uniform(c, SRC(0), ROLE_IN, -1.0f, 1.0f, 1, n, 1, 1, 1);
+        int32_t *idx = set_slot(c, SRC(1), ROLE_IN, DBK_DTYPE_I32, 1, k, 1, 1, 1);
+        int32_t *scales = set_slot(c, SRC(2), ROLE_IN, DBK_DTYPE_I32, 2, S, 2, 1, 1);
+        int32_t off = 0, first = 0;
+        for (int s = 0; s < S; s++) {
+            const int32_t count = layouts[l].count[s], kk = layouts[l].k[s];
+            int32_t *perm = dbk_op_check_alloc((size_t)count * sizeof *perm);
+            dbk_rng_permutation(&ck->rng, perm, count);
+            for (int32_t j = 0; j < kk; j++) idx[first + j] = off + perm[j];
+            const float scale = (float)((double)count / (double)kk);
+            scales[2 * s] = first;
+            memcpy(&scales[2 * s + 1], &scale, sizeof scale);
+            off += count;
+            first += kk;
+        }
+        set_slot(c, DST(0), ROLE_OUT, DBK_DTYPE_I32, 1, 2 * (int64_t)k, 1, 1, 1);
+        dbk_op_check_case(c);
+    }
+}
+OP_TEST(sparse_gather, 0.0);

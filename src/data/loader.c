@@ -35,6 +35,7 @@ struct dbk_loader {
     int32_t          *order;         /* (count): this epoch's order over subset */
     int32_t           count;
     int               batches;       /* per epoch */
+    int               shards;        /* training: ranks sharing each global batch (1: none) */
     size_t            image_bytes;
     ring_slot        *slots;
     pthread_t        *threads;
@@ -71,7 +72,9 @@ static float draw(const dbk_loader *l, int32_t image, uint32_t purpose) {
 static dbk_status produce(dbk_loader *l, int64_t item) {
     const int b = (int)(item / l->cfg.batch), row = (int)(item % l->cfg.batch);
     ring_slot *slot = &l->slots[b % l->cfg.ring];
-    const int32_t image = l->subset[l->order[item]];
+    /* this shard's rows of the global batch b */
+    const int64_t position = ((int64_t)b * l->shards + (l->shards > 1 ? l->cfg.shard_index : 0)) * l->cfg.batch + row;
+    const int32_t image = l->subset[l->order[position]];
     dbk_rgb_image img;
     DBK_TRY(dbk_imagefolder_load_image(l->cfg.list, image, &img));
     dbk_crop_rect rect;
@@ -135,9 +138,12 @@ dbk_status dbk_loader_create(const dbk_loader_config *cfg, dbk_loader **out) {
     if (count < 1 || cfg->batch < 1 || cfg->height < 1 || cfg->width < 1)
         return dbk_set_error(DBK_ERR_INVALID_ARG, "loader: %d images, batch %d, crop %dx%d: all must be >= 1", count,
                              cfg->batch, cfg->height, cfg->width);
-    if (cfg->train && count < cfg->batch)
-        return dbk_set_error(DBK_ERR_INVALID_ARG, "batch size %d is larger than the training set (%d images)",
-                             cfg->batch, count);
+    const int shards = cfg->train && cfg->shard_count > 1 ? cfg->shard_count : 1;
+    if (cfg->train && (cfg->shard_index < 0 || cfg->shard_index >= shards))
+        return dbk_set_error(DBK_ERR_INVALID_ARG, "loader: shard %d of %d", cfg->shard_index, shards);
+    if (cfg->train && count / shards < cfg->batch)
+        return dbk_set_error(DBK_ERR_INVALID_ARG, "batch size %d%s is larger than the training set (%d images)",
+                             cfg->batch, shards > 1 ? " per rank" : "", shards > 1 ? count / shards : count);
     if (!cfg->train && cfg->resize < cfg->height && cfg->resize < cfg->width)
         return dbk_set_error(DBK_ERR_INVALID_ARG, "loader: evaluation resize %d is smaller than the crop %dx%d",
                              cfg->resize, cfg->height, cfg->width);
@@ -152,7 +158,8 @@ dbk_status dbk_loader_create(const dbk_loader_config *cfg, dbk_loader **out) {
     if (!l->cfg.threads) l->cfg.threads = online_cores();
     if (l->cfg.min_scale == 0.0f) l->cfg.min_scale = 0.08f;
     l->count = count;
-    l->batches = cfg->train ? count / cfg->batch : (count + cfg->batch - 1) / cfg->batch;
+    l->shards = shards;
+    l->batches = cfg->train ? count / (cfg->batch * shards) : (count + cfg->batch - 1) / cfg->batch;
     l->image_bytes = (size_t)3 * (size_t)cfg->height * (size_t)cfg->width;
     l->subset = dbk_malloc((size_t)count * sizeof *l->subset);
     l->order = dbk_malloc((size_t)count * sizeof *l->order);

@@ -10,7 +10,10 @@
  *
  *   training    every epoch a fresh permutation of the images; each one a random-resized crop
  *               (torchvision RandomResizedCrop: area in [min_scale, 1], ratio in [3/4, 4/3])
- *               resized to height x width and mirrored with probability 1/2; full batches only
+ *               resized to height x width and mirrored with probability 1/2; full batches only.
+ *               Sharded (data-parallel training, train/peers.h): shard r of N delivers rows
+ *               r*batch.. of each global batch of N*batch rows of the permutation, so the N
+ *               shards together see what one loader of batch N*batch sees
  *   evaluation  the images in list order, each the short side resized to `resize`, then the
  *               central height x width crop (Resize + CenterCrop); a short last batch
  *
@@ -40,6 +43,8 @@ typedef struct dbk_loader_config {
     int      threads;        /* decode threads, 0 = the host's online cores */
     int      ring;           /* batches in flight, 0 = 3 */
     uint64_t seed;
+    int      shard_count;    /* training: 0 or 1 = one process, else the ranks (N) */
+    int      shard_index;    /* training: this rank, 0..shard_count-1 */
 } dbk_loader_config;
 
 typedef struct dbk_loader_batch {
@@ -69,7 +74,8 @@ dbk_status dbk_loader_begin_epoch(dbk_loader *l, int epoch);
  * buffers back. The first error any thread met (naming the file) is returned here. */
 dbk_status dbk_loader_next(dbk_loader *l, dbk_loader_batch *out);
 
-/* Batches per epoch: count / batch in training (drop_last), ceil in evaluation. */
+/* Batches per epoch: count / (batch x shards) in training (drop_last), ceil(count / batch) in
+ * evaluation. */
 int        dbk_loader_batches(const dbk_loader *l);
 void       dbk_loader_get_stats(dbk_loader *l, dbk_loader_stats *out);   /* takes the lock */
 

@@ -104,7 +104,7 @@ bool dbk_compress_is_sparse(dbk_compress_method m) {
 #define PAIR_BYTES 8u
 
 /* Elements random-k and top-k keep of a segment: ceil(ratio * count), at least 1. */
-static size_t kept(const dbk_compressor *c, size_t count) {
+size_t dbk_compressor_kept(const dbk_compressor *c, size_t count) {
     size_t k = (size_t)ceil(c->spec.ratio * (double)count - 1e-9);
     if (k < 1) k = 1;
     return k > count ? count : k;
@@ -122,7 +122,7 @@ static size_t max_payload(const dbk_compressor *c) {
         switch (c->spec.method) {
         case DBK_COMPRESS_NONE:      total += count * 4; break;
         case DBK_COMPRESS_RANDOMK:
-        case DBK_COMPRESS_TOPK:      total += kept(c, count) * PAIR_BYTES; break;
+        case DBK_COMPRESS_TOPK:      total += dbk_compressor_kept(c, count) * PAIR_BYTES; break;
         case DBK_COMPRESS_THRESHOLD: total += count * PAIR_BYTES; break;
         case DBK_COMPRESS_TERNGRAD:
         case DBK_COMPRESS_QSGD:      total += segment_code_bytes(c, count); break;
@@ -180,6 +180,15 @@ void dbk_compressor_destroy(dbk_compressor *c) {
 
 size_t dbk_compressor_max_payload(const dbk_compressor *c) { return c->max_payload; }
 
+const dbk_compress_spec *dbk_compressor_spec(const dbk_compressor *c) { return &c->spec; }
+
+float *dbk_compressor_residual(dbk_compressor *c) { return c->residual; }
+
+int dbk_compressor_segments(const dbk_compressor *c, const dbk_segment **out) {
+    *out = c->segments;
+    return c->segment_count;
+}
+
 /* ---------------------------------------------------------------------------------- */
 /* encoding                                                                           */
 
@@ -216,7 +225,7 @@ static float select_kth(float *a, size_t n, size_t k) {
 }
 
 static uint8_t *encode_topk(dbk_compressor *c, const float *g, size_t count, size_t base, uint8_t *p) {
-    const size_t k = kept(c, count);
+    const size_t k = dbk_compressor_kept(c, count);
     for (size_t i = 0; i < count; i++) c->magnitude[i] = fabsf(g[i]);
     const float thr = select_kth(c->magnitude, count, count - k);
     size_t above = 0;
@@ -234,19 +243,42 @@ static uint8_t *encode_topk(dbk_compressor *c, const float *g, size_t count, siz
     return p;
 }
 
-static uint8_t *encode_randomk(dbk_compressor *c, const float *g, size_t count, size_t base, dbk_rng *rng,
-                               uint8_t *p) {
-    const size_t k = kept(c, count);
-    const float scale = (float)((double)count / (double)k);
+/* Random-k's draw of a segment of count elements: index[0..k) a uniform k-subset, in draw
+ * order (a partial Fisher-Yates); returns k. */
+static size_t draw_segment(dbk_compressor *c, size_t count, dbk_rng *rng) {
+    const size_t k = dbk_compressor_kept(c, count);
     for (size_t i = 0; i < count; i++) c->index[i] = (uint32_t)i;
-    for (size_t i = 0; i < k; i++) { /* partial Fisher-Yates: index[0..k) a uniform k-subset */
+    for (size_t i = 0; i < k; i++) {
         const size_t j = i + (size_t)(dbk_rng_u64(rng) % (count - i));
         const uint32_t t = c->index[i];
         c->index[i] = c->index[j];
         c->index[j] = t;
-        p = put_pair(p, base + c->index[i], g[c->index[i]] * scale);
     }
+    return k;
+}
+
+float dbk_compressor_randomk_scale(const dbk_compressor *c, size_t count) {
+    return (float)((double)count / (double)dbk_compressor_kept(c, count));
+}
+
+static uint8_t *encode_randomk(dbk_compressor *c, const float *g, size_t count, size_t base, dbk_rng *rng,
+                               uint8_t *p) {
+    const size_t k = draw_segment(c, count, rng);
+    const float scale = dbk_compressor_randomk_scale(c, count);
+    for (size_t i = 0; i < k; i++) p = put_pair(p, base + c->index[i], g[c->index[i]] * scale);
     return p;
+}
+
+size_t dbk_compressor_randomk_draw(dbk_compressor *c, uint64_t seed, int32_t *indices) {
+    DBK_ASSERT(c->spec.method == DBK_COMPRESS_RANDOMK);
+    dbk_rng rng;
+    dbk_rng_init(&rng, seed);
+    size_t at = 0;
+    for (int s = 0; s < c->segment_count; s++) {
+        const size_t k = draw_segment(c, c->segments[s].count, &rng);
+        for (size_t i = 0; i < k; i++) indices[at++] = (int32_t)(c->segments[s].offset + c->index[i]);
+    }
+    return at;
 }
 
 static uint8_t *encode_threshold(const dbk_compressor *c, const float *g, size_t count, size_t base, uint8_t *p) {
@@ -375,16 +407,29 @@ dbk_status dbk_compressor_decode_add(const dbk_compressor *c, const uint8_t *pay
         }
         return DBK_OK;
     }
-    if (bytes % PAIR_BYTES || bytes > c->max_payload)
-        return dbk_set_error(DBK_ERR_FORMAT, "sparse gradient payload of %zu bytes: not whole index/value pairs "
-                             "within %zu bytes", bytes, c->max_payload);
+    DBK_TRY(dbk_compressor_check_payload(c, payload, bytes));
     for (size_t k = 0; k < bytes / PAIR_BYTES; k++) {
         uint32_t i;
         float v;
         memcpy(&i, payload + k * PAIR_BYTES, 4);
         memcpy(&v, payload + k * PAIR_BYTES + 4, 4);
-        if (i >= c->n) return dbk_set_error(DBK_ERR_FORMAT, "sparse gradient payload: index %u >= %zu", i, c->n);
         acc[i] += alpha * v;
+    }
+    return DBK_OK;
+}
+
+dbk_status dbk_compressor_check_payload(const dbk_compressor *c, const uint8_t *payload, size_t bytes) {
+    if (!dbk_compress_is_sparse(c->spec.method))
+        return bytes == c->max_payload ? DBK_OK
+                                       : dbk_set_error(DBK_ERR_FORMAT, "gradient payload of %zu bytes; this compression "
+                                                       "sends %zu", bytes, c->max_payload);
+    if (bytes % PAIR_BYTES || bytes > c->max_payload)
+        return dbk_set_error(DBK_ERR_FORMAT, "sparse gradient payload of %zu bytes: not whole index/value pairs "
+                             "within %zu bytes", bytes, c->max_payload);
+    for (size_t k = 0; k < bytes / PAIR_BYTES; k++) {
+        uint32_t i;
+        memcpy(&i, payload + k * PAIR_BYTES, 4);
+        if (i >= c->n) return dbk_set_error(DBK_ERR_FORMAT, "sparse gradient payload: index %u >= %zu", i, c->n);
     }
     return DBK_OK;
 }

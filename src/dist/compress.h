@@ -27,8 +27,8 @@
  * and adds it to the next gradient before encoding (Seide et al. 2014; Karimireddy et al.
  * 2019).
  *
- * Selection and packing run on the host (the gradients are read back once per step); see
- * docs/distributed.md.
+ * This is the host path. Top-k, threshold and random-k also run on the training device
+ * (dist/compress_device.h), with byte-identical payloads; see docs/distributed.md.
  */
 #ifndef DBK_COMPRESS_H
 #define DBK_COMPRESS_H
@@ -84,6 +84,21 @@ size_t dbk_compressor_max_payload(const dbk_compressor *c);
 /* Encodes g (n floats; g + residual with error feedback, the residual then updated) into
  * payload (max_payload bytes); random draws from seed. Returns the payload's bytes. */
 size_t dbk_compressor_encode(dbk_compressor *c, const float *g, uint64_t seed, uint8_t *payload);
+const dbk_compress_spec *dbk_compressor_spec(const dbk_compressor *c);
+/* Random-k: the indices (into the vector) encode draws with this seed, in payload order
+ * (max_payload / 8 of them); returns their count. */
+size_t dbk_compressor_randomk_draw(dbk_compressor *c, uint64_t seed, int32_t *indices);
+/* Random-k: the scale of a segment of count elements, count / k in fp32. */
+float  dbk_compressor_randomk_scale(const dbk_compressor *c, size_t count);
+/* The error-feedback residual (n floats, to read or restore), or NULL without feedback. */
+float *dbk_compressor_residual(dbk_compressor *c);
+/* The segments it compresses (one for the whole vector when not layerwise); returns count. */
+int    dbk_compressor_segments(const dbk_compressor *c, const dbk_segment **out);
+/* Elements random-k and top-k keep of a segment of count elements. */
+size_t dbk_compressor_kept(const dbk_compressor *c, size_t count);
+/* DBK_ERR_FORMAT, as dbk_compressor_decode_add, when a payload does not fit this compressor;
+ * decodes nothing (the device decoding cannot report a bad index). */
+dbk_status dbk_compressor_check_payload(const dbk_compressor *c, const uint8_t *payload, size_t bytes);
 /* acc += alpha * the gradient a payload of `bytes` bytes encodes (n floats).
  * DBK_ERR_FORMAT when the payload does not fit this compressor (size, index). */
 dbk_status dbk_compressor_decode_add(const dbk_compressor *c, const uint8_t *payload, size_t bytes, float alpha,

@@ -10,6 +10,11 @@
  * each rank decodes every payload (its own too) into the mean, and the mean is written back
  * to the gradient buffer before the optimizer update. Every rank decodes the same payloads in
  * the same order, so the parameters stay identical across ranks.
+ *
+ * Top-k, threshold and random-k run on the training device instead (dist/compress_device.h):
+ * the trainable tensors are copied into a packed vector on the device, selected (random-k:
+ * gathered at the host's draws) there, and only the payload is read back; the received payloads are written to the device, decoded into
+ * the mean there and copied back into the gradient buffer. The payloads are the host path's.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,6 +33,8 @@ static int by_offset(const void *a, const void *b) {
 }
 
 void dbk_dist_release_exchange(dbk_dist *d) {
+    dbk_device_compressor_destroy(d->device);
+    d->device = NULL;
     dbk_compressor_destroy(d->compressor);
     d->compressor = NULL;
     void *bufs[] = {d->segments, d->flat, d->packed, d->mean, d->send, d->recv, d->counts, d->displs,
@@ -73,12 +80,8 @@ static void model_step(dbk_dist *d, const double *payload) {
     }
 }
 
-static dbk_status exchange_compressed(dbk_dist *d, double *payload_bytes) {
-    const uint64_t seed = ((uint64_t)dbk_hash_u32((uint32_t)d->opt.seed, (uint32_t)(d->opt.seed >> 32),
-                                                  (uint32_t)d->step, (uint32_t)d->rank) << 32) | (uint32_t)d->step;
-    double t0 = dbk_time_now();
-    const size_t bytes = dbk_compressor_encode(d->compressor, d->packed, seed, d->send);
-    d->summary.codec_seconds += dbk_time_now() - t0;
+/* Every rank's payload of this step (this rank's: send, bytes) into recv, counts, displs. */
+static dbk_status gather_payloads(dbk_dist *d, size_t bytes, double *payload_bytes) {
     const int mine = (int)bytes;
     if (dbk_compress_is_sparse(d->opt.compress.method)) {
         DBK_TRY(dbk_dist_allgather(d, &mine, (int)sizeof mine, d->counts, "payload sizes"));
@@ -96,15 +99,64 @@ static dbk_status exchange_compressed(dbk_dist *d, double *payload_bytes) {
             d->displs[r] = r * mine;
         }
     }
+    for (int r = 0; r < d->size; r++) payload_bytes[r] = d->counts[r];
+    d->summary.bytes_sent += (double)bytes;
+    return DBK_OK;
+}
+
+/* The draws' seed of this rank's step (random-k, TernGrad, QSGD). */
+static uint64_t step_seed(const dbk_dist *d) {
+    return ((uint64_t)dbk_hash_u32((uint32_t)d->opt.seed, (uint32_t)(d->opt.seed >> 32), (uint32_t)d->step,
+                                   (uint32_t)d->rank) << 32) | (uint32_t)d->step;
+}
+
+static dbk_status exchange_compressed(dbk_dist *d, double *payload_bytes) {
+    double t0 = dbk_time_now();
+    const size_t bytes = dbk_compressor_encode(d->compressor, d->packed, step_seed(d), d->send);
+    d->summary.codec_seconds += dbk_time_now() - t0;
+    DBK_TRY(gather_payloads(d, bytes, payload_bytes));
     t0 = dbk_time_now();
     memset(d->mean, 0, d->packed_count * sizeof *d->mean);
     const float alpha = 1.0f / (float)d->size;
-    for (int r = 0; r < d->size; r++) {
-        payload_bytes[r] = d->counts[r];
+    for (int r = 0; r < d->size; r++)
         DBK_TRY(dbk_compressor_decode_add(d->compressor, d->recv + d->displs[r], (size_t)d->counts[r], alpha, d->mean));
-    }
-    d->summary.bytes_sent += (double)bytes;
     d->summary.codec_seconds += dbk_time_now() - t0;
+    return DBK_OK;
+}
+
+/* Copies the trainable tensors between the gradient buffer and the device vector
+ * (to_vector: pack, else unpack). */
+static dbk_status copy_segments(dbk_dist *d, dbk_buffer *grads, bool to_vector) {
+    const dbk_tensor v = dbk_device_compressor_vector(d->device);
+    size_t at = 0;
+    for (int i = 0; i < d->segment_count; i++) {
+        const int64_t n = (int64_t)d->segments[i].count;
+        const dbk_tensor g = dbk_tensor_make(grads, d->segments[i].offset * sizeof(float), DBK_DTYPE_F32, 1, n, 1, 1, 1);
+        const dbk_tensor p = dbk_tensor_make(v.buf, v.offset + at * sizeof(float), DBK_DTYPE_F32, 1, n, 1, 1, 1);
+        const dbk_op_desc op = {.op = DBK_OP_COPY, .src = {to_vector ? g : p}, .dst = {to_vector ? p : g},
+                                .label = to_vector ? "compress.pack" : "compress.unpack"};
+        DBK_TRY(dbk_backend_run(dbk_session_backend(d->session), &op));
+        at += (size_t)n;
+    }
+    return DBK_OK;
+}
+
+/* The step's exchange with compression on the device. */
+static dbk_status exchange_on_device(dbk_dist *d, dbk_buffer *grads) {
+    double t0 = dbk_time_now();
+    size_t bytes;
+    DBK_TRY(copy_segments(d, grads, true));
+    DBK_TRY(dbk_device_compressor_encode(d->device, step_seed(d), d->send, &bytes));
+    d->summary.codec_seconds += dbk_time_now() - t0;
+    DBK_TRY(gather_payloads(d, bytes, d->payload));
+    t0 = dbk_time_now();
+    DBK_TRY(dbk_device_compressor_decode_mean(d->device, d->recv, d->counts, d->displs));
+    DBK_TRY(copy_segments(d, grads, false));
+    DBK_TRY(dbk_backend_sync(dbk_session_backend(d->session)));
+    d->summary.codec_seconds += dbk_time_now() - t0;
+    model_step(d, d->payload);
+    d->step++;
+    d->summary.steps++;
     return DBK_OK;
 }
 
@@ -132,9 +184,13 @@ dbk_status dbk_dist_exchange_host(dbk_dist *d, float *flat) {
 static dbk_status exchange(void *ctx, dbk_buffer *grads) {
     dbk_dist *d = ctx;
     const double start = dbk_time_now();
-    DBK_TRY(dbk_buffer_read(grads, 0, d->flat, d->flat_count * sizeof *d->flat));
-    DBK_TRY(dbk_dist_exchange_host(d, d->flat));
-    DBK_TRY(dbk_buffer_write(grads, 0, d->flat, d->flat_count * sizeof *d->flat));
+    if (d->device) {
+        DBK_TRY(exchange_on_device(d, grads));
+    } else {
+        DBK_TRY(dbk_buffer_read(grads, 0, d->flat, d->flat_count * sizeof *d->flat));
+        DBK_TRY(dbk_dist_exchange_host(d, d->flat));
+        DBK_TRY(dbk_buffer_write(grads, 0, d->flat, d->flat_count * sizeof *d->flat));
+    }
     d->summary.exchange_seconds += dbk_time_now() - start;
     return DBK_OK;
 }
@@ -219,9 +275,19 @@ dbk_status dbk_dist_attach(void *ctx, dbk_session *s, const dbk_device_info *dev
     dbk_dist *d = ctx;
     d->session = s;
     DBK_TRY(size_exchange(d, s));
+    if (dbk_device_compress_supported(&d->opt.compress))
+        DBK_TRY(dbk_device_compressor_create(dbk_session_backend(s), d->compressor, d->size, &d->device));
+    d->summary.compression_on_device = d->device != NULL;
     DBK_TRY(gather_devices(d, device));
     dbk_session_set_exchange(s, exchange, d);
     return DBK_OK;
+}
+
+void dbk_dist_detach(void *ctx) {
+    dbk_dist *d = ctx;
+    dbk_device_compressor_destroy(d->device);
+    d->device = NULL;
+    d->session = NULL;
 }
 
 dbk_status dbk_dist_before_eval(void *ctx, dbk_session *s) {
@@ -282,6 +348,9 @@ void dbk_dist_peers(dbk_dist *d, dbk_peers *out) {
                        .rank = d->rank,
                        .size = d->size,
                        .attach = dbk_dist_attach,
+                       .detach = dbk_dist_detach,
+                       .save_state = dbk_dist_save_state,
+                       .restore_state = dbk_dist_restore_state,
                        .reduce = peers_reduce,
                        .before_eval = dbk_dist_before_eval,
                        .summarise = dbk_dist_summarise};

@@ -6,6 +6,7 @@
 #ifndef DBK_DIST_IMPL_H
 #define DBK_DIST_IMPL_H
 
+#include "dist/compress_device.h"
 #include "dist/dist.h"
 
 struct dbk_dist {
@@ -15,6 +16,7 @@ struct dbk_dist {
     /* the exchange, sized by attach */
     struct dbk_session *session;
     dbk_compressor  *compressor;
+    dbk_device_compressor *device; /* top-k, threshold: compression on the training device */
     dbk_segment     *segments;    /* (segment_count) trainable tensors in the flat buffer */
     int              segment_count;
     size_t           flat_count;  /* floats of the flat gradient buffer */
@@ -43,6 +45,10 @@ dbk_status dbk_dist_allgatherv(dbk_dist *d, const void *send, int bytes, void *r
 
 /* dist_exchange.c: the peers table's functions. */
 dbk_status dbk_dist_attach(void *ctx, struct dbk_session *s, const dbk_device_info *device);
+void       dbk_dist_detach(void *ctx);
+/* dist_state.c: the exchange's part of resume.ckpt (train/peers.h save_state, restore_state). */
+dbk_status dbk_dist_save_state(void *ctx, char **meta_json, float **residuals, int64_t shape[2]);
+dbk_status dbk_dist_restore_state(void *ctx, const struct dbk_checkpoint *ckpt, const char *path);
 dbk_status dbk_dist_before_eval(void *ctx, struct dbk_session *s);
 dbk_status dbk_dist_summarise(void *ctx, dbk_peers_summary *out);
 void       dbk_dist_release_exchange(dbk_dist *d);

@@ -19,6 +19,7 @@
 #include "core/status.h"
 
 struct dbk_session;
+struct dbk_checkpoint;
 
 typedef enum dbk_peers_op {
     DBK_PEERS_SUM,        /* every rank gets the sum */
@@ -35,11 +36,12 @@ typedef struct dbk_peers_summary {
     char   devices[DBK_PEERS_MAX_LISTED][160];   /* per rank: its device name */
     char   compress[48];                         /* "none", "topk:0.01", ... */
     bool   layerwise, error_feedback, sync_statistics;
+    bool   compression_on_device;                /* top-k, threshold: selection and decoding on the device */
     long   steps;                                /* gradient exchanges so far */
     double gradient_floats;                      /* trainable gradient values exchanged per step */
     double bytes_sent;                           /* payload bytes, all ranks together, whole run */
     double exchange_seconds;                     /* per rank (mean over ranks), whole run */
-    double codec_seconds;                        /* of which encoding and decoding on the host */
+    double codec_seconds;                        /* of which encoding and decoding (host or device) */
     int    link_count;                           /* modelled links */
     double link_gbps[DBK_PEERS_MAX_LINKS];
     double link_latency_us[DBK_PEERS_MAX_LINKS];
@@ -52,6 +54,9 @@ typedef struct dbk_peers {
     /* After the session is built (with shard_count = size, separate_update): sizes the
      * exchange from its trainable tensors and installs it as the session's exchange. */
     dbk_status (*attach)(void *ctx, struct dbk_session *s, const dbk_device_info *device);
+    /* Before the session and its backend are destroyed: releases what attach created on the
+     * device (not collective; the summary stays). */
+    void (*detach)(void *ctx);
     /* v[0..n) combined over the ranks in place; what names the values in a timeout message. */
     dbk_status (*reduce)(void *ctx, double *v, int n, dbk_peers_op op, const char *what);
     /* Before rank 0 evaluates: the batch-norm running statistics averaged over the ranks when
@@ -59,6 +64,14 @@ typedef struct dbk_peers {
     dbk_status (*before_eval)(void *ctx, struct dbk_session *s);
     /* The summary so far (collective: sums the ranks' counts). */
     dbk_status (*summarise)(void *ctx, dbk_peers_summary *out);
+    /* For resume.ckpt (collective): *meta_json (owned by the caller, dbk_free) the object
+     * "distributed" of its metadata (ranks, exchanges done, the counts of the summary), and on
+     * rank 0, with error feedback, *residuals (owned, dbk_free) every rank's residual, (ranks,
+     * n) floats in rank order (else NULL, shape untouched). */
+    dbk_status (*save_state)(void *ctx, char **meta_json, float **residuals, int64_t shape[2]);
+    /* From a loaded resume.ckpt (every rank): the exchange's counts and this rank's residual.
+     * DBK_ERR_INVALID_ARG when the job's ranks or exchange differ from the saved run's. */
+    dbk_status (*restore_state)(void *ctx, const struct dbk_checkpoint *ckpt, const char *path);
 } dbk_peers;
 
 /* --- the trainer's uses (peers.c); with p NULL each is what one process does -------------- */

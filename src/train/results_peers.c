@@ -28,7 +28,7 @@ void dbk_results_add_distributed(void *json_root, const dbk_train_options *opt, 
     cJSON_AddStringToObject(d, "scope", p->layerwise ? "layerwise" : "model");
     cJSON_AddBoolToObject(d, "error_feedback", p->error_feedback);
     cJSON_AddBoolToObject(d, "sync_bn_stats", p->sync_statistics);
-    cJSON_AddStringToObject(d, "compression_on", "host");
+    cJSON_AddStringToObject(d, "compression_on", p->compression_on_device ? "device" : "host");
     const double steps = (double)p->steps, per = steps > 0 ? 1.0 / steps : 0.0;
     cJSON_AddNumberToObject(d, "steps", steps);
     cJSON_AddNumberToObject(d, "gradient_values", p->gradient_floats);

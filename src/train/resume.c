@@ -19,7 +19,7 @@
 static void resume_path(const char *dir, char *out, size_t cap) { snprintf(out, cap, "%s/%s", dir, DBK_RESUME_FILE); }
 
 dbk_status dbk_resume_save(dbk_session *s, const char *dir, const dbk_train_options *opt, const dbk_train_report *rep,
-                           const char *started_at, double clock) {
+                           const char *started_at, double clock, const dbk_resume_peers *peers) {
     cJSON *m = cJSON_CreateObject();
     if (!m) return DBK_ERR_OUT_OF_HOST_MEMORY;
     char seed[32];
@@ -43,12 +43,13 @@ dbk_status dbk_resume_save(dbk_session *s, const char *dir, const dbk_train_opti
     cJSON_AddNumberToObject(m, "seconds_to_target", rep->seconds_to_target);
     cJSON *eps = cJSON_AddArrayToObject(m, "epochs");
     for (int i = 0; i < rep->epochs_run; i++) cJSON_AddItemToArray(eps, dbk_results_epoch_json(&rep->epochs[i]));
+    if (peers) cJSON_AddItemToObject(m, "distributed", cJSON_Parse(peers->meta_json));
     char *text = cJSON_PrintUnformatted(m);
     cJSON_Delete(m);
     if (!text) return DBK_ERR_OUT_OF_HOST_MEMORY;
     char path[4200];
     resume_path(dir, path, sizeof path);
-    dbk_status st = dbk_session_save_state(s, path, text);
+    dbk_status st = dbk_session_save_state_extra(s, path, text, peers ? peers->residuals : NULL);
     cJSON_free(text);
     return st;
 }

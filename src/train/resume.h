@@ -10,7 +10,9 @@
  *   decimal string: u64), "epochs_done",
  *   "clock_seconds" (the clock at the end of epoch epochs_done), "preprocess_seconds",
  *   "resumed" and "resume_seconds" (earlier resumes), "epochs_to_target",
- *   "seconds_to_target", and "epochs" (the per-epoch records, as in result.json).
+ *   "seconds_to_target", and "epochs" (the per-epoch records, as in result.json); a
+ *   distributed run adds "distributed" (src/dist: ranks, exchanges done, the exchange's
+ *   counts) and, with error feedback, the tensor "distributed.residuals" (ranks, n).
  * Shuffling and augmentation are drawn from the seed and the epoch number alone, so the seed
  * and epochs_done are the whole random-number and data-order state.
  */
@@ -36,9 +38,17 @@ typedef struct dbk_resume_header {
     char    *argv[DBK_RESUME_MAX_ARGS];   /* owned; dbk_resume_header_deinit */
 } dbk_resume_header;
 
-/* Writes dir/resume.ckpt for the run after rep->epochs_run epochs, at clock seconds. */
+/* What a distributed run adds (train/peers.h save_state): the metadata object
+ * "distributed" (JSON text) and the tensor of every rank's residual (NULL: none). */
+typedef struct dbk_resume_peers {
+    const char            *meta_json;
+    const dbk_ckpt_tensor *residuals;
+} dbk_resume_peers;
+
+/* Writes dir/resume.ckpt for the run after rep->epochs_run epochs, at clock seconds; peers
+ * NULL for one process. */
 dbk_status dbk_resume_save(dbk_session *s, const char *dir, const dbk_train_options *opt, const dbk_train_report *rep,
-                           const char *started_at, double clock);
+                           const char *started_at, double clock, const dbk_resume_peers *peers);
 
 /* Reads dir/resume.ckpt: the header, and when rep is not NULL the epoch records and totals
  * (epochs_run, epochs[], epochs_to_target, seconds_to_target, preprocess_seconds, resumed,

@@ -137,8 +137,6 @@ dbk_status dbk_session_create(dbk_backend *be, const dbk_session_config *cfg, db
     if (cfg->streamed && cfg->train_count < 1)
         return dbk_set_error(DBK_ERR_INVALID_ARG, "a streamed session trains (its training set may not be empty)");
     const int shards = cfg->shard_count > 1 ? cfg->shard_count : 1;
-    if (cfg->streamed && shards > 1)
-        return dbk_set_error(DBK_ERR_INVALID_ARG, "distributed training of a streamed (image-folder) dataset is not supported yet");
     if (cfg->train_count > 0 && cfg->train_count / shards < cfg->batch)
         return dbk_set_error(DBK_ERR_INVALID_ARG, "batch size %d%s is larger than the training set (%d images)",
                              cfg->batch * shards, shards > 1 ? " (all ranks)" : "", cfg->train_count);

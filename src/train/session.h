@@ -156,6 +156,8 @@ void       dbk_session_set_exchange(dbk_session *s, dbk_session_exchange_fn fn, 
  * the flat gradient buffer, at most cap of them; returns how many there are (NULL, NULL, 0
  * to count). */
 int        dbk_session_trainable_tensors(const dbk_session *s, size_t *offsets, size_t *counts, int cap);
+/* The backend the session runs on. */
+dbk_backend *dbk_session_backend(const dbk_session *s);
 /* The flat buffer of batch-norm running statistics and its floats. */
 dbk_buffer *dbk_session_statistics(dbk_session *s, size_t *count);
 
@@ -170,7 +172,12 @@ dbk_status dbk_session_load(dbk_session *s, const char *path);
  * meta_json. dbk_session_load_state restores them from a loaded checkpoint of the same
  * recipe and model (every tensor present, every size the same; path is for messages). */
 struct dbk_checkpoint;
+struct dbk_ckpt_tensor;
 dbk_status dbk_session_save_state(dbk_session *s, const char *path, const char *meta_json);
+/* The same with one more tensor in the checkpoint (NULL: none): a distributed run's error-
+ * feedback residuals (train/peers.h). */
+dbk_status dbk_session_save_state_extra(dbk_session *s, const char *path, const char *meta_json,
+                                        const struct dbk_ckpt_tensor *extra);
 dbk_status dbk_session_load_state(dbk_session *s, const struct dbk_checkpoint *c, const char *path);
 
 #endif

@@ -115,9 +115,14 @@ static void state_buffers(const dbk_session *s, state_buffer out[STATE_BUFFERS])
 }
 
 dbk_status dbk_session_save_state(dbk_session *s, const char *path, const char *meta_json) {
+    return dbk_session_save_state_extra(s, path, meta_json, NULL);
+}
+
+dbk_status dbk_session_save_state_extra(dbk_session *s, const char *path, const char *meta_json,
+                                        const dbk_ckpt_tensor *extra) {
     state_buffer b[STATE_BUFFERS];
     state_buffers(s, b);
-    dbk_ckpt_tensor t[STATE_BUFFERS];
+    dbk_ckpt_tensor t[STATE_BUFFERS + 1];
     float *host[STATE_BUFFERS] = {0};
     int n = 0;
     dbk_status st = dbk_backend_sync(s->be);
@@ -128,8 +133,10 @@ dbk_status dbk_session_save_state(dbk_session *s, const char *path, const char *
         t[n] = (dbk_ckpt_tensor){.name = b[i].name, .ndim = 1, .shape = {(int64_t)b[i].count}, .data = host[n]};
         n++;
     }
+    const int buffers = n;
+    if (extra) t[n++] = *extra;
     if (st == DBK_OK) st = dbk_checkpoint_save(path, s->cfg.model->name, meta_json, t, n);
-    for (int i = 0; i < n; i++) dbk_free(host[i]);
+    for (int i = 0; i < buffers; i++) dbk_free(host[i]);
     return st;
 }
 

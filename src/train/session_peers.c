@@ -41,3 +41,5 @@ dbk_buffer *dbk_session_statistics(dbk_session *s, size_t *count) {
     *count = dbk_graph_state_count(s->eval.graph);
     return s->state;
 }
+
+dbk_backend *dbk_session_backend(const dbk_session *s) { return s->be; }

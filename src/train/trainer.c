@@ -98,7 +98,9 @@ static dbk_status open_loader(run *r, const dbk_train_options *opt, dbk_train_re
                                   .train = true,
                                   .min_scale = rc->min_scale,
                                   .threads = opt->loader_threads,
-                                  .seed = opt->seed};
+                                  .seed = opt->seed,
+                                  .shard_count = opt->peers ? opt->peers->size : 1,
+                                  .shard_index = opt->peers ? opt->peers->rank : 0};
     DBK_TRY(dbk_loader_create(&lc, &r->loader));
     dbk_loader_stats stats;
     dbk_loader_get_stats(r->loader, &stats);
@@ -185,8 +187,8 @@ static dbk_status check_fresh(run *r, const dbk_train_options *opt) {
 /* A resumed run: resume.ckpt read (records into rep, the state kept for prepare), and one
  * line saying how the run it continues ended. */
 static dbk_status open_resume(run *r, const dbk_train_options *opt, dbk_train_report *rep) {
-    char previous[32];
-    DBK_TRY(dbk_resume_previous_status(opt->out_dir, previous, sizeof previous));
+    char previous[32] = "running";
+    if (dbk_peers_writes_files(opt->peers)) DBK_TRY(dbk_resume_previous_status(opt->out_dir, previous, sizeof previous));
     dbk_resume_header h;
     DBK_TRY(dbk_resume_read(opt->out_dir, &h, rep, &r->resume_ckpt));
     dbk_status st = DBK_OK;
@@ -194,7 +196,7 @@ static dbk_status open_resume(run *r, const dbk_train_options *opt, dbk_train_re
         st = dbk_set_error(DBK_ERR_INVALID_ARG, "%s/%s was written by daybreak %s; this is daybreak %s", opt->out_dir,
                            DBK_RESUME_FILE, h.daybreak_version, DBK_VERSION);
     else if (h.seed != opt->seed || strcmp(h.backend, dbk_backend_kind_name(opt->backend)) != 0 ||
-             h.device != opt->device)
+             (h.device != opt->device && !opt->peers)) /* ranks may each have their own device */
         st = dbk_set_error(DBK_ERR_INVALID_ARG, "%s was run with seed %llu on %s:%d; resume it with the same",
                            opt->out_dir, (unsigned long long)h.seed, h.backend, h.device);
     /* Still "running" (or no result.json yet) while we hold the lock: that run is dead, killed. */
@@ -202,7 +204,7 @@ static dbk_status open_resume(run *r, const dbk_train_options *opt, dbk_train_re
     if (st == DBK_OK && !killed && strcmp(previous, "interrupted") && strcmp(previous, "failed"))
         st = dbk_set_error(DBK_ERR_INVALID_ARG, "%s: the run has finished (status %s); nothing to resume", opt->out_dir,
                            previous);
-    if (st == DBK_OK) st = dbk_mlperf_log_load(&r->mlperf, r->mlperf_path, h.epochs_done);
+    if (st == DBK_OK && dbk_peers_writes_files(opt->peers)) st = dbk_mlperf_log_load(&r->mlperf, r->mlperf_path, h.epochs_done);
     if (st == DBK_OK) {
         r->mlperf_continued = !dbk_mlperf_log_is_empty(&r->mlperf);
         snprintf(r->started_at, sizeof r->started_at, "%s", h.started_at);
@@ -287,6 +289,25 @@ static dbk_status final_evaluation(run *r, const dbk_train_options *opt, dbk_tra
     return DBK_OK;
 }
 
+/* resume.ckpt, written by rank 0; in a distributed run every rank takes part (collective):
+ * the exchange's counts and every rank's error-feedback residual go into it. */
+static dbk_status save_resume(run *r, const dbk_train_options *opt, const dbk_train_report *rep, double clock) {
+    if (!opt->peers) return dbk_resume_save(r->session, opt->out_dir, opt, rep, r->started_at, clock, NULL);
+    char *meta = NULL;
+    float *residuals = NULL;
+    int64_t shape[2] = {0, 0};
+    dbk_status st = opt->peers->save_state(opt->peers->ctx, &meta, &residuals, shape);
+    if (st == DBK_OK && dbk_peers_writes_files(opt->peers)) {
+        const dbk_ckpt_tensor t = {.name = "distributed.residuals", .ndim = 2, .shape = {shape[0], shape[1]},
+                                   .data = residuals};
+        const dbk_resume_peers p = {meta, residuals ? &t : NULL};
+        st = dbk_resume_save(r->session, opt->out_dir, opt, rep, r->started_at, clock, &p);
+    }
+    dbk_free(meta);
+    dbk_free(residuals);
+    return st;
+}
+
 /* Preprocessing, on the clock: the dataset to the device and the model's initial state; or,
  * resuming, the state of resume.ckpt, its time added to the saved clock. A fresh run then
  * saves resume.ckpt for epoch 0 (off the clock), so it can be resumed from its first step. */
@@ -300,6 +321,7 @@ static dbk_status prepare(run *r, const dbk_train_options *opt, dbk_train_report
     DBK_TRY(dbk_session_upload_data(s, &r->train, &r->test));
     if (opt->resume) {
         DBK_TRY(dbk_session_load_state(s, r->resume_ckpt, DBK_RESUME_FILE)); /* synchronises the device */
+        if (opt->peers) DBK_TRY(opt->peers->restore_state(opt->peers->ctx, r->resume_ckpt, DBK_RESUME_FILE));
         dbk_checkpoint_destroy(r->resume_ckpt); /* its host copy of the state is no longer needed */
         r->resume_ckpt = NULL;
         const double restore = dbk_time_now() - t0;
@@ -314,7 +336,7 @@ static dbk_status prepare(run *r, const dbk_train_options *opt, dbk_train_report
     *clock = rep->preprocess_seconds = dbk_time_now() - t0;
     DBK_TRY(dbk_peers_slowest(opt->peers, clock, "preprocessing time"));
     rep->preprocess_seconds = *clock;
-    if (dbk_peers_writes_files(opt->peers)) DBK_TRY(dbk_resume_save(s, opt->out_dir, opt, rep, r->started_at, *clock));
+    DBK_TRY(save_resume(r, opt, rep, *clock));
     return write_files(r, opt, rep);
 }
 
@@ -462,8 +484,7 @@ static dbk_status train_loop(run *r, const dbk_train_options *opt, dbk_train_rep
             return finish(r, opt, rep);
         }
         /* resume.ckpt first: whatever the other files say, it holds this epoch or the last. */
-        if (dbk_peers_writes_files(opt->peers))
-            DBK_TRY(dbk_resume_save(r->session, opt->out_dir, opt, rep, r->started_at, clock));
+        DBK_TRY(save_resume(r, opt, rep, clock));
         DBK_TRY(write_files(r, opt, rep));
     }
     return DBK_OK;
@@ -482,8 +503,8 @@ dbk_status dbk_train_run(const dbk_train_options *opt, dbk_train_report *rep) {
     bool created = false;
     dbk_status st = lock_folder(&r, opt->out_dir, opt->peers, &created);
     if (st != DBK_OK) return st; /* another run's folder: touch nothing */
-    if (!dbk_peers_writes_files(opt->peers)) st = DBK_OK;
-    else st = opt->resume ? open_resume(&r, opt, rep) : check_fresh(&r, opt);
+    if (opt->resume) st = open_resume(&r, opt, rep); /* every rank of a distributed job reads resume.ckpt */
+    else st = dbk_peers_writes_files(opt->peers) ? check_fresh(&r, opt) : DBK_OK;
     if (st == DBK_OK) st = setup(&r, opt, rep);
     if (st != DBK_OK && !opt->resume && dbk_peers_writes_files(opt->peers)) {
         /* A run that cannot start (data, device, memory) leaves no folder behind. */
@@ -503,6 +524,7 @@ dbk_status dbk_train_run(const dbk_train_options *opt, dbk_train_report *rep) {
             dbk_set_error(st, "%s", reason);
         }
     }
+    if (opt->peers) opt->peers->detach(opt->peers->ctx); /* its device buffers, before the backend goes */
     run_release(&r);
     if (dbk_peers_writes_files(opt->peers)) dbk_run_lock_release(&r.lock);
     return st;

@@ -1,0 +1,154 @@
+/*
+ * compress.cl — the gradient-compression ops of data-parallel training, as the CPU reference
+ * (src/backends/cpu/compress.c; contracts in op_list.h):
+ *
+ * SPARSE_SELECT runs as a chain of kernels over the segment table seg (S,3) {offset, count,
+ * k} and the chunk table ch (C,3) {offset, count, segment}, with its state in work (258S +
+ * 2C ints: per segment {threshold bits, ties}, per chunk {first pair, ties left}, then S x 256
+ * histogram bins):
+ *   select_init     per segment: top-k: prefix 0 and k still to find; threshold: the bits of
+ *                   V and unlimited ties; histograms zeroed
+ *   select_hist     per chunk (top-k, 4 passes, shift 24, 16, 8, 0): counts the magnitudes
+ *                   whose higher bits equal the prefix found so far, by their next 8 bits
+ *   select_pick     per segment: the bin holding the k-th largest, from the top; adds it to
+ *                   the prefix and keeps the rank within it; clears the bins. After the last
+ *                   pass the prefix is the k-th largest magnitude t and the rank is the
+ *                   number of elements equal to t to take (a radix select).
+ *   select_count    per chunk: elements above t and equal to t, into the chunk's two ints
+ *   select_scan     one work-item: in chunk order, each chunk's first pair and the ties left
+ *                   in its segment at its start; the total into count
+ *   select_scatter  per chunk: its pairs, in index order
+ * Magnitudes are the bits of |x| (as_uint(x) & 0x7fffffff). Every chunk is walked by one
+ * work-item in index order, so the output order and the ties taken are the CPU's.
+ *
+ * SPARSE_ADD: acc[index] += alpha * value per pair, one work-item per pair (indices distinct
+ * within a call); contraction off, so the multiply and the add round as the CPU's do.
+ */
+#pragma OPENCL FP_CONTRACT OFF
+
+#define SEL_WORK_CHUNK(S, c) (2 * (S) + 2 * (c))
+#define SEL_WORK_HIST(S, C, s) (2 * (S) + 2 * (C) + 256 * (s))
+
+__kernel void select_init(__global const int *seg, const uint seg_off, __global int *work, const uint w_off,
+                          const int S, const int C, const int topk, const uint thr_bits) {
+    const int s = get_global_id(0);
+    if (s >= S) return;
+    work[w_off + 2 * s] = topk ? 0 : (int)thr_bits;
+    work[w_off + 2 * s + 1] = topk ? seg[seg_off + 3 * s + 2] : INT_MAX;
+    __global int *h = work + w_off + SEL_WORK_HIST(S, C, s);
+    for (int b = 0; b < 256; b++) h[b] = 0;
+}
+
+__kernel void select_hist(__global const float *x, const uint x_off, __global const int *ch, const uint ch_off,
+                          __global int *work, const uint w_off, const int S, const int C, const int shift) {
+    const int c = get_global_id(0);
+    if (c >= C) return;
+    const int off = ch[ch_off + 3 * c], cnt = ch[ch_off + 3 * c + 1], s = ch[ch_off + 3 * c + 2];
+    const uint prefix = (uint)work[w_off + 2 * s];
+    volatile __global int *h = work + w_off + SEL_WORK_HIST(S, C, s);
+    for (int i = 0; i < cnt; i++) {
+        const uint m = as_uint(x[x_off + off + i]) & 0x7fffffffu;
+        if (shift == 24 || (m >> (shift + 8)) == (prefix >> (shift + 8))) atomic_inc(&h[(m >> shift) & 255u]);
+    }
+}
+
+__kernel void select_pick(__global int *work, const uint w_off, const int S, const int C, const int shift) {
+    const int s = get_global_id(0);
+    if (s >= S) return;
+    __global int *h = work + w_off + SEL_WORK_HIST(S, C, s);
+    uint prefix = (uint)work[w_off + 2 * s];
+    int rank = work[w_off + 2 * s + 1], above = 0, found = 0;
+    for (int b = 255; b >= 0; b--) {
+        if (!found && above + h[b] >= rank) {
+            prefix |= (uint)b << shift;
+            rank -= above;
+            found = 1;
+        }
+        above += h[b];
+        h[b] = 0;
+    }
+    work[w_off + 2 * s] = (int)prefix;
+    work[w_off + 2 * s + 1] = rank;
+}
+
+__kernel void select_count(__global const float *x, const uint x_off, __global const int *ch, const uint ch_off,
+                           __global int *work, const uint w_off, const int S, const int C) {
+    const int c = get_global_id(0);
+    if (c >= C) return;
+    const int off = ch[ch_off + 3 * c], cnt = ch[ch_off + 3 * c + 1], s = ch[ch_off + 3 * c + 2];
+    const uint t = (uint)work[w_off + 2 * s];
+    int above = 0, equal = 0;
+    for (int i = 0; i < cnt; i++) {
+        const uint m = as_uint(x[x_off + off + i]) & 0x7fffffffu;
+        above += m > t;
+        equal += m == t;
+    }
+    work[w_off + SEL_WORK_CHUNK(S, c)] = above;
+    work[w_off + SEL_WORK_CHUNK(S, c) + 1] = equal;
+}
+
+__kernel void select_scan(__global const int *ch, const uint ch_off, __global int *work, const uint w_off,
+                          __global int *count, const uint count_off, const int S, const int C) {
+    if (get_global_id(0) != 0) return;
+    int total = 0, left = 0, prev = -1;
+    for (int c = 0; c < C; c++) {
+        const int s = ch[ch_off + 3 * c + 2];
+        if (s != prev) left = work[w_off + 2 * s + 1];
+        prev = s;
+        const int above = work[w_off + SEL_WORK_CHUNK(S, c)], equal = work[w_off + SEL_WORK_CHUNK(S, c) + 1];
+        const int ties = equal < left ? equal : left;
+        work[w_off + SEL_WORK_CHUNK(S, c)] = total;
+        work[w_off + SEL_WORK_CHUNK(S, c) + 1] = left;
+        total += above + ties;
+        left -= ties;
+    }
+    count[count_off] = total;
+}
+
+__kernel void select_scatter(__global const float *x, const uint x_off, __global const int *ch, const uint ch_off,
+                             __global const int *work, const uint w_off, __global int *pairs, const uint p_off,
+                             const int cap, const int S, const int C) {
+    const int c = get_global_id(0);
+    if (c >= C) return;
+    const int off = ch[ch_off + 3 * c], cnt = ch[ch_off + 3 * c + 1], s = ch[ch_off + 3 * c + 2];
+    const uint t = (uint)work[w_off + 2 * s];
+    int out = work[w_off + SEL_WORK_CHUNK(S, c)], left = work[w_off + SEL_WORK_CHUNK(S, c) + 1];
+    for (int i = 0; i < cnt; i++) {
+        const uint bits = as_uint(x[x_off + off + i]), m = bits & 0x7fffffffu;
+        if (!(m > t || (m == t && left > 0))) continue;
+        if (m == t) left--;
+        if (out < cap) {
+            pairs[p_off + 2 * out] = off + i;
+            pairs[p_off + 2 * out + 1] = (int)bits;
+        }
+        out++;
+    }
+}
+
+__kernel void sparse_add(__global const int *pairs, const uint p_off, __global float *acc, const uint a_off,
+                         const float alpha, const int k, const uint n) {
+    const int j = get_global_id(0);
+    if (j >= k) return;
+    const uint i = (uint)pairs[p_off + 2 * j];
+    if (i >= n) return;
+    const float v = alpha * as_float(pairs[p_off + 2 * j + 1]);
+    acc[a_off + i] = acc[a_off + i] + v;
+}
+
+/* SPARSE_GATHER: pair j = {indices[j], x[indices[j]] * the scale of its segment}, the segment
+ * found by a binary search of the first pairs. global (k) */
+__kernel void sparse_gather(__global const float *x, const uint x_off, __global const int *indices, const uint i_off,
+                            __global const int *scales, const uint s_off, __global int *pairs, const uint p_off,
+                            const int k, const int S) {
+    const int j = get_global_id(0);
+    if (j >= k) return;
+    int lo = 0, hi = S - 1;
+    while (lo < hi) { /* the last segment whose first pair is <= j */
+        const int mid = (lo + hi + 1) / 2;
+        if (scales[s_off + 2 * mid] <= j) lo = mid;
+        else hi = mid - 1;
+    }
+    const int i = indices[i_off + j];
+    pairs[p_off + 2 * j] = i;
+    pairs[p_off + 2 * j + 1] = as_int(x[x_off + i] * as_float(scales[s_off + 2 * lo + 1]));
+}
