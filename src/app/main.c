@@ -54,6 +54,7 @@ static void help_main(void) {
            "  platforms  list the hardware profiles (peak FLOP/s, bandwidth, price)\n"
            "  check      check a device against the CPU reference (ops, training curve)\n"
            "  pack-data  pack a dataset folder into one compressed file for --data\n"
+           "  tune       search a device's kernel parameters and write its profile\n"
            "  help CMD   the options of a command (also: daybreak CMD --help)\n\n"
            "environment:\n"
            "  DAYBREAK_DATA   folder holding cifar-10-batches-bin/, or a dataset pack (default for --data)\n"
@@ -563,6 +564,7 @@ int main(int argc, char **argv) {
         else if (!strcmp(topic, "platforms")) dbk_help_platforms();
         else if (!strcmp(topic, "check")) dbk_help_check();
         else if (!strcmp(topic, "pack-data")) dbk_help_pack_data();
+        else if (!strcmp(topic, "tune")) dbk_help_tune();
         else help_main();
         return DBK_EXIT_OK;
     }
@@ -576,7 +578,8 @@ int main(int argc, char **argv) {
     if (!strcmp(cmd, "platforms")) return dbk_cmd_platforms(&a);
     if (!strcmp(cmd, "check")) return dbk_cmd_check(&a);
     if (!strcmp(cmd, "pack-data")) return dbk_cmd_pack_data(&a);
+    if (!strcmp(cmd, "tune")) return dbk_cmd_tune(&a);
     fprintf(stderr, "daybreak: unknown command '%s' (commands: train, eval, devices, recipes, bench, infer, report, "
-                    "platforms, check)\nrun 'daybreak --help' for usage\n", cmd);
+                    "platforms, check, pack-data, tune)\nrun 'daybreak --help' for usage\n", cmd);
     return DBK_EXIT_USAGE;
 }
