@@ -379,12 +379,17 @@ static dbk_status write_profile(tune_run *r, const char *out) {
     char date[32];
     time_t now = time(NULL);
     strftime(date, sizeof date, "%Y-%m-%d %H:%M UTC", gmtime(&now));
-    if (r->sum->add_gbs > 0) {
+    if (r->sum->add_gbs > 0 && r->sum->copy_gbs > 0) {
+        /* The roof is what memory delivers to the faster kernel: on lavapipe the add shader is
+         * bound by its own instructions (0.1 GB/s) while the copy is the driver's memcpy. */
+        const bool add_faster = r->sum->add_gbs >= r->sum->copy_gbs;
+        const double roof = add_faster ? r->sum->add_gbs : r->sum->copy_gbs;
         cJSON_DeleteItemFromObjectCaseSensitive(p, "mem_bandwidth_gbs");
-        cJSON_AddNumberToObject(p, "mem_bandwidth_gbs", round(r->sum->add_gbs * 10.0) / 10.0);
+        cJSON_AddNumberToObject(p, "mem_bandwidth_gbs", round(roof * 10.0) / 10.0);
         char src[256];
-        snprintf(src, sizeof src, "measured by daybreak tune on %s: add (two reads, one write) %.1f GB/s, copy %.1f GB/s",
-                 date, r->sum->add_gbs, r->sum->copy_gbs);
+        snprintf(src, sizeof src,
+                 "measured by daybreak tune on %s: add (two reads, one write) %.1f GB/s, copy %.1f GB/s; the %s is "
+                 "the roof", date, r->sum->add_gbs, r->sum->copy_gbs, add_faster ? "add" : "copy");
         cJSON_DeleteItemFromObjectCaseSensitive(p, "mem_bandwidth_source");
         cJSON_AddStringToObject(p, "mem_bandwidth_source", src);
     }
