@@ -23,6 +23,7 @@
  * Measured 2026-11-23 on the shared 2-core machine (load ~9): see tests/CMakeLists.txt.
  */
 #define _POSIX_C_SOURCE 200809L
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -82,13 +83,24 @@ static int profile_should_choose_every_layer(cJSON *p) {
     return 0;
 }
 
-static int tune_should_write_a_checked_profile_and_cache_it(void) {
-    const char *dir = dbk_test_tmpdir("tune-profile");
-    DBK_CHECK(dir != NULL);
+/* A fresh folder for one case: its cache folder, its profile path and the --out argument. */
+typedef struct case_paths {
     char cache[4200], path[4300], args[4400];
-    snprintf(cache, sizeof cache, "%s/cache", dir);
-    snprintf(path, sizeof path, "%s/profile.json", dir);
-    snprintf(args, sizeof args, "--out '%s'", path);
+} case_paths;
+
+static bool case_paths_init(case_paths *c, const char *name) {
+    const char *dir = dbk_test_tmpdir(name);
+    if (!dir) return false;
+    snprintf(c->cache, sizeof c->cache, "%s/cache", dir);
+    snprintf(c->path, sizeof c->path, "%s/profile.json", dir);
+    snprintf(c->args, sizeof c->args, "--out '%s'", c->path);
+    return true;
+}
+
+static int tune_should_write_a_checked_profile_and_cache_it(void) {
+    case_paths c;
+    DBK_CHECK(case_paths_init(&c, "tune-profile"));
+    const char *cache = c.cache, *path = c.path, *args = c.args;
     int rc = tune("", cache, args);
     DBK_CHECK_MSG(rc == 0, "exit %d:\n%s", rc, out);
     DBK_CHECK_MSG(strstr(out, "[1] im2col") && strstr(out, "[2] winograd"), "candidates missing:\n%s", out);
@@ -160,18 +172,14 @@ static int tuned_profile_should_be_found_by_device_name(void) {
 }
 
 static int corrupted_candidate_should_be_rejected(void) {
-    const char *dir = dbk_test_tmpdir("tune-corrupt");
-    DBK_CHECK(dir != NULL);
-    char cache[4200], path[4300], args[4400];
-    snprintf(cache, sizeof cache, "%s/cache", dir);
-    snprintf(path, sizeof path, "%s/profile.json", dir);
-    snprintf(args, sizeof args, "--out '%s'", path);
-    const int rc = tune("DBK_TUNE_CORRUPT=2", cache, args);
+    case_paths c;
+    DBK_CHECK(case_paths_init(&c, "tune-corrupt"));
+    const int rc = tune("DBK_TUNE_CORRUPT=2", c.cache, c.args);
     DBK_CHECK_MSG(rc == 0, "exit %d:\n%s", rc, out);
     const char *line = strstr(out, "[2] winograd");
     DBK_CHECK_MSG(line && strstr(line, "rejected") && strstr(line, "NMSE"), "the corrupted candidate passed:\n%s", out);
     DBK_CHECK_MSG(strstr(out, "1 rejected"), "summary:\n%s", out);
-    cJSON *p = read_json(path);
+    cJSON *p = read_json(c.path);
     DBK_CHECK(p != NULL);
     DBK_CHECK_MSG(!cJSON_GetObjectItem(cJSON_GetObjectItem(p, "opencl"), "conv_by_shape"),
                   "a choice was made from a rejected candidate");

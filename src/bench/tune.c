@@ -271,9 +271,14 @@ static void run_search(tune_run *r, const dbk_tune_search *sp, int index, int se
     for (int i = 0; i < s.count; i++) {
         const int number = ++r->numbered;
         oc[i].seconds = dbk_calloc((size_t)r->w.count, sizeof(double));
-        char key[800];
-        snprintf(key, sizeof key, "%s|%s|%016llx", s.name, s.patches[i], (unsigned long long)r->w.hash);
         cJSON *tree = patched(r->profile, s.patches[i]);
+        /* Keyed by the whole candidate profile, not the patch: the same patch on a profile the
+         * earlier searches changed is another candidate. */
+        char *text = tree ? cJSON_PrintUnformatted(tree) : NULL;
+        char key[160];
+        snprintf(key, sizeof key, "%s|%016llx|%016llx", s.name,
+                 (unsigned long long)(text ? dbk_fnv1a64(text, strlen(text)) : 0), (unsigned long long)r->w.hash);
+        cJSON_free(text);
         const cJSON *hit = cache_usable(r) ? cJSON_GetObjectItemCaseSensitive(cache_entries(r), key) : NULL;
         const char *state;
         double cost = 0.0;
