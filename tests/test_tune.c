@@ -15,6 +15,8 @@
  *    and takes under 5 s, and writes the same choices;
  *  - the profile written to the default place is the one dbk_profile_for_device returns for
  *    the device (and a profile tuned for another device in that place is not);
+ *  - --budget 1 (given after the default 120): the first candidate runs, the second is "not
+ *    tried: budget", and the profile gets no per-layer choice from half the measurements;
  *  - DBK_TUNE_CORRUPT=2 corrupts the Winograd candidate's results: it is "rejected" with its
  *    NMSE, and the profile gets no per-shape choice;
  *  - errors: unknown backend, --backend cpu, no --backend, --budget 0 and -5, --out in a
@@ -171,6 +173,25 @@ static int tuned_profile_should_be_found_by_device_name(void) {
     return 0;
 }
 
+/* --budget 1: the first candidate runs (its cost is unknown), the second does not fit. */
+static int tiny_budget_should_leave_candidates_untried(void) {
+    case_paths c;
+    DBK_CHECK(case_paths_init(&c, "tune-budget"));
+    char args[4500];
+    snprintf(args, sizeof args, "%s --budget 1", c.args);
+    const int rc = tune("", c.cache, args);
+    DBK_CHECK_MSG(rc == 0, "exit %d:\n%s", rc, out);
+    const char *line = strstr(out, "[2] winograd");
+    DBK_CHECK_MSG(strstr(out, "[1] im2col") && line && strstr(line, "not tried: budget"), "budget not kept:\n%s", out);
+    DBK_CHECK_MSG(strstr(out, "1 not tried for lack of budget"), "summary:\n%s", out);
+    cJSON *p = read_json(c.path);
+    DBK_CHECK_MSG(p != NULL, "no profile written");
+    DBK_CHECK_MSG(!cJSON_GetObjectItem(cJSON_GetObjectItem(p, "opencl"), "conv_by_shape"),
+                  "a per-layer choice without both measurements");
+    cJSON_Delete(p);
+    return 0;
+}
+
 static int corrupted_candidate_should_be_rejected(void) {
     case_paths c;
     DBK_CHECK(case_paths_init(&c, "tune-corrupt"));
@@ -229,5 +250,6 @@ int main(int argc, char **argv) {
     DBK_RUN(tune_should_write_a_checked_profile_and_cache_it);
     DBK_RUN(tuned_profile_should_be_found_by_device_name);
     DBK_RUN(corrupted_candidate_should_be_rejected);
+    DBK_RUN(tiny_budget_should_leave_candidates_untried);
     return dbk_test_finish();
 }
