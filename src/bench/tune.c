@@ -6,7 +6,8 @@
  * Budget. What a candidate costs on a CPU OpenCL driver is mostly compiling: PoCL builds our
  * program in seconds and each kernel's code for its work-group size on first use, CLBlast's
  * in 6-50 s. So the budget is spent in wall-clock seconds, not candidates: every search gets
- * an equal share of what is left when it starts, and a candidate starts only when its
+ * a share of what is left when it starts, in proportion to its number of candidates among
+ * those of the searches still to run, and a candidate starts only when its
  * estimated cost (the most any candidate of this run has cost so far: creating the backend,
  * compiling, checking and timing every case) fits in what is left of that share. The first
  * candidate of a run has no estimate and always runs, so the budget can be exceeded by at most
@@ -246,7 +247,8 @@ static void choose_per_shape(tune_run *r, const dbk_tune_search *s, outcome *oc,
     cJSON_AddItemToObject(rep, "chosen", choice);
 }
 
-static void run_search(tune_run *r, const dbk_tune_search *sp, int index, int searches) {
+/* weight: this search's candidates; weight_left: those of this and the later searches. */
+static void run_search(tune_run *r, const dbk_tune_search *sp, int weight, int weight_left) {
     const dbk_tune_search s = *sp;
     cJSON *rep = cJSON_AddObjectToObject(r->report, s.name);
     if (s.skip) {
@@ -262,7 +264,7 @@ static void run_search(tune_run *r, const dbk_tune_search *sp, int index, int se
         return;
     }
     const double start = dbk_time_now();
-    const double share = (r->o->budget_s - (start - r->t0)) / (double)(searches - index);
+    const double share = (r->o->budget_s - (start - r->t0)) * weight / (weight_left > 0 ? weight_left : 1);
     say(r, "%s: %d candidates on %d cases, %.0f s of the budget\n", s.name, s.count, cases, share > 0 ? share : 0.0);
     cJSON *list = cJSON_AddArrayToObject(rep, "candidates");
     outcome oc[DBK_TUNE_MAX_CANDIDATES];
@@ -501,9 +503,20 @@ dbk_status dbk_tune_run(const dbk_tune_options *o, dbk_tune_summary *sum) {
         load_cache(&r);
         r.report = cJSON_CreateObject();
         bandwidth(&r);
+        /* Each search's share of the budget is in proportion to its candidates, counted on the
+         * starting profile (a skipped search counts none). */
         const int n = dbk_tune_search_count(o->kind);
-        const int runs = o->only ? 1 : n;
-        for (int i = 0, done = 0; i < n; i++) {
+        int weights[8] = {0}, weight_left = 0;
+        for (int i = 0; i < n && i < 8 && st == DBK_OK; i++) {
+            dbk_profile *now = NULL;
+            st = profile_of(r.profile, &now);
+            dbk_tune_search s;
+            if (st == DBK_OK) dbk_tune_search_make(o->kind, i, now, &s);
+            dbk_profile_destroy(now);
+            if (st == DBK_OK && !s.skip && (!o->only || !strcmp(o->only, s.name))) weights[i] = s.count;
+            weight_left += weights[i];
+        }
+        for (int i = 0; i < n && i < 8 && st == DBK_OK; i++) {
             dbk_profile *now = NULL;
             st = profile_of(r.profile, &now);
             if (st != DBK_OK) break;
@@ -511,7 +524,8 @@ dbk_status dbk_tune_run(const dbk_tune_options *o, dbk_tune_summary *sum) {
             dbk_tune_search_make(o->kind, i, now, &s);
             dbk_profile_destroy(now);
             if (o->only && strcmp(o->only, s.name)) continue;
-            run_search(&r, &s, done++, runs);
+            run_search(&r, &s, weights[i], weight_left);
+            weight_left -= weights[i];
         }
         if (st == DBK_OK && sum->measured == 0 && sum->untried == 0 && !r.bandwidth_measured)
             say(&r, "nothing to tune: every candidate's result is in the cache %s\n", r.cache_path);
