@@ -16,9 +16,10 @@
  *  - the profile written to the default place is the one dbk_profile_for_device returns for
  *    the device (and a profile tuned for another device in that place is not);
  *  - --budget 1 (given after the default 120): the first candidate runs, the second is "not
- *    tried: budget", and the profile gets no per-layer choice from half the measurements;
+ *    tried: budget", and the profile keeps the built-in per-layer choices (none is made from
+ *    half the measurements);
  *  - DBK_TUNE_CORRUPT=2 corrupts the Winograd candidate's results: it is "rejected" with its
- *    NMSE, and the profile gets no per-shape choice;
+ *    NMSE, and the profile keeps the built-in per-layer choices;
  *  - errors: unknown backend, --backend cpu, no --backend, --budget 0 and -5, --out in a
  *    missing folder or naming a folder, --only naming no search: exit 1 or 2 and one line
  *    naming the cause (a usage error, exit 2, adds the usual "run 'daybreak tune --help'").
@@ -173,6 +174,38 @@ static int tuned_profile_should_be_found_by_device_name(void) {
     return 0;
 }
 
+/* The built-in PoCL profile's opencl.conv_by_shape as unformatted JSON ("null" when it has
+ * none): what a run that makes no per-layer choice leaves in the profile it writes. */
+static char *builtin_conv_by_shape(void) {
+    dbk_device_info info;
+    dbk_profile *p = NULL;
+    if (dbk_backend_device_info(DBK_BACKEND_KIND_OPENCL, 0, &info) != DBK_OK ||
+        dbk_profile_builtin_for_device("opencl", info.name, &p) != DBK_OK)
+        return NULL;
+    char *text = dbk_profile_print(p);
+    dbk_profile_destroy(p);
+    cJSON *j = text ? cJSON_Parse(text) : NULL;
+    free(text);
+    char *choice = cJSON_PrintUnformatted(cJSON_GetObjectItem(cJSON_GetObjectItem(j, "opencl"), "conv_by_shape"));
+    cJSON_Delete(j);
+    return choice ? choice : strdup("null");
+}
+
+/* The profile at path has the built-in profile's per-layer choices, unchanged. */
+static int per_layer_choice_should_be_unchanged(const char *path) {
+    cJSON *p = read_json(path);
+    DBK_CHECK_MSG(p != NULL, "no profile written at %s", path);
+    char *got = cJSON_PrintUnformatted(cJSON_GetObjectItem(cJSON_GetObjectItem(p, "opencl"), "conv_by_shape"));
+    char *want = builtin_conv_by_shape();
+    cJSON_Delete(p);
+    const bool same = want && !strcmp(got ? got : "null", want);
+    DBK_CHECK_MSG(same, "per-layer choices changed without both measurements: %s (built-in: %s)", got ? got : "null",
+                  want ? want : "?");
+    free(got);
+    free(want);
+    return 0;
+}
+
 /* --budget 1: the first candidate runs (its cost is unknown), the second does not fit. */
 static int tiny_budget_should_leave_candidates_untried(void) {
     case_paths c;
@@ -184,12 +217,7 @@ static int tiny_budget_should_leave_candidates_untried(void) {
     const char *line = strstr(out, "[2] winograd");
     DBK_CHECK_MSG(strstr(out, "[1] im2col") && line && strstr(line, "not tried: budget"), "budget not kept:\n%s", out);
     DBK_CHECK_MSG(strstr(out, "1 not tried for lack of budget"), "summary:\n%s", out);
-    cJSON *p = read_json(c.path);
-    DBK_CHECK_MSG(p != NULL, "no profile written");
-    DBK_CHECK_MSG(!cJSON_GetObjectItem(cJSON_GetObjectItem(p, "opencl"), "conv_by_shape"),
-                  "a per-layer choice without both measurements");
-    cJSON_Delete(p);
-    return 0;
+    return per_layer_choice_should_be_unchanged(c.path);
 }
 
 static int corrupted_candidate_should_be_rejected(void) {
@@ -200,12 +228,7 @@ static int corrupted_candidate_should_be_rejected(void) {
     const char *line = strstr(out, "[2] winograd");
     DBK_CHECK_MSG(line && strstr(line, "rejected") && strstr(line, "NMSE"), "the corrupted candidate passed:\n%s", out);
     DBK_CHECK_MSG(strstr(out, "1 rejected"), "summary:\n%s", out);
-    cJSON *p = read_json(c.path);
-    DBK_CHECK(p != NULL);
-    DBK_CHECK_MSG(!cJSON_GetObjectItem(cJSON_GetObjectItem(p, "opencl"), "conv_by_shape"),
-                  "a choice was made from a rejected candidate");
-    cJSON_Delete(p);
-    return 0;
+    return per_layer_choice_should_be_unchanged(c.path);
 }
 
 static int usage_errors_should_be_one_line(void) {
