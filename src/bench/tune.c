@@ -400,6 +400,18 @@ static dbk_status write_profile(tune_run *r, const char *out) {
         cJSON_DeleteItemFromObjectCaseSensitive(p, "mem_bandwidth_source");
         cJSON_AddStringToObject(p, "mem_bandwidth_source", src);
     }
+    /* The hand-written "source" may describe values a search replaced: say so, once. */
+    const char *note = " [daybreak tune: the values of the searches in \"tuned\" replace those this text describes.]";
+    const cJSON *src = cJSON_GetObjectItemCaseSensitive(p, "source");
+    if (cJSON_IsString(src) && !strstr(src->valuestring, note)) {
+        char *text = dbk_malloc(strlen(src->valuestring) + strlen(note) + 1);
+        if (text) {
+            strcpy(text, src->valuestring);
+            strcat(text, note);
+            cJSON_ReplaceItemInObjectCaseSensitive(p, "source", cJSON_CreateString(text));
+            dbk_free(text);
+        }
+    }
     cJSON_DeleteItemFromObjectCaseSensitive(p, "tuned");
     cJSON *t = cJSON_AddObjectToObject(p, "tuned");
     cJSON_AddStringToObject(t, "backend", r->o->kind == DBK_BACKEND_KIND_OPENCL ? "opencl" : "vulkan");
