@@ -270,6 +270,7 @@ static void run_search(tune_run *r, const dbk_tune_search *sp, int weight, int w
     outcome oc[DBK_TUNE_MAX_CANDIDATES];
     memset(oc, 0, sizeof oc);
     int best = -1;
+    uint64_t hashes[DBK_TUNE_MAX_CANDIDATES];
     for (int i = 0; i < s.count; i++) {
         const int number = ++r->numbered;
         oc[i].seconds = dbk_calloc((size_t)r->w.count, sizeof(double));
@@ -277,17 +278,21 @@ static void run_search(tune_run *r, const dbk_tune_search *sp, int weight, int w
         /* Keyed by the whole candidate profile, not the patch: the same patch on a profile the
          * earlier searches changed is another candidate. */
         char *text = tree ? cJSON_PrintUnformatted(tree) : NULL;
-        char key[160];
-        snprintf(key, sizeof key, "%s|%016llx|%016llx", s.name,
-                 (unsigned long long)(text ? dbk_fnv1a64(text, strlen(text)) : 0), (unsigned long long)r->w.hash);
+        hashes[i] = text ? dbk_fnv1a64(text, strlen(text)) : 0;
         cJSON_free(text);
+        char key[160];
+        snprintf(key, sizeof key, "%s|%016llx|%016llx", s.name, (unsigned long long)hashes[i],
+                 (unsigned long long)r->w.hash);
+        int same = -1;   /* an earlier candidate of this search with the same profile */
+        for (int j = 0; j < i && same < 0; j++)
+            if (hashes[j] == hashes[i]) same = j;
         const cJSON *hit = cache_usable(r) ? cJSON_GetObjectItemCaseSensitive(cache_entries(r), key) : NULL;
         const char *state;
         double cost = 0.0;
         if (!oc[i].seconds || !tree) {
             state = "failed: out of host memory";
-        } else if (i > 0 && cJSON_Compare(tree, r->profile, true)) {
-            state = "same as the profile: not measured again";
+        } else if (same >= 0) {
+            state = "the same profile as an earlier candidate: not measured again";
         } else if (hit) {
             outcome_from_json(hit, r, &oc[i]);
             state = oc[i].ok ? "ok (cached)" : "rejected (cached)";
