@@ -100,11 +100,13 @@ int dbk_cmd_report(dbk_cli_args *a);
 int dbk_cmd_platforms(dbk_cli_args *a);
 int dbk_cmd_check(dbk_cli_args *a);
 int dbk_cmd_pack_data(dbk_cli_args *a);
+int dbk_cmd_tune(dbk_cli_args *a);
 void dbk_help_bench(void);
 void dbk_help_infer(void);
 void dbk_help_report(void);
 void dbk_help_platforms(void);
 void dbk_help_check(void);
 void dbk_help_pack_data(void);
+void dbk_help_tune(void);
 
 #endif

@@ -54,6 +54,7 @@ static void help_main(void) {
            "  platforms  list the hardware profiles (peak FLOP/s, bandwidth, price)\n"
            "  check      check a device against the CPU reference (ops, training curve)\n"
            "  pack-data  pack a dataset folder into one compressed file for --data\n"
+           "  tune       search a device's kernel parameters and write its profile\n"
            "  help CMD   the options of a command (also: daybreak CMD --help)\n\n"
            "environment:\n"
            "  DAYBREAK_DATA   folder holding cifar-10-batches-bin/, or a dataset pack (default for --data)\n"
@@ -61,7 +62,7 @@ static void help_main(void) {
            "  DBK_LOG         log level: debug, info, warn (default), error\n"
            "  DBK_PLATFORMS_DIR  hardware profiles from this folder instead of the built-in ones\n"
            "  DBK_KERNEL_DIR  OpenCL kernel sources from this folder instead of the built-in ones\n"
-           "  DBK_CACHE_DIR   compiled-kernel cache folder (off: no cache)\n"
+           "  DBK_CACHE_DIR   compiled-kernel cache, tune measurements and tuned profiles (off: none)\n"
            "  DBK_VK_VALIDATION  1: Vulkan under the validation layer, validation errors fail\n\n"
            "exit codes: 0 success, 1 error, 2 usage error, 3 target not reached, 4 diverged,\n"
            "            130/143 train stopped by SIGINT/SIGTERM (continue it with train --resume DIR)\n",
@@ -572,6 +573,7 @@ int main(int argc, char **argv) {
         else if (!strcmp(topic, "platforms")) dbk_help_platforms();
         else if (!strcmp(topic, "check")) dbk_help_check();
         else if (!strcmp(topic, "pack-data")) dbk_help_pack_data();
+        else if (!strcmp(topic, "tune")) dbk_help_tune();
         else help_main();
         return DBK_EXIT_OK;
     }
@@ -585,7 +587,8 @@ int main(int argc, char **argv) {
     if (!strcmp(cmd, "platforms")) return dbk_cmd_platforms(&a);
     if (!strcmp(cmd, "check")) return dbk_cmd_check(&a);
     if (!strcmp(cmd, "pack-data")) return dbk_cmd_pack_data(&a);
+    if (!strcmp(cmd, "tune")) return dbk_cmd_tune(&a);
     fprintf(stderr, "daybreak: unknown command '%s' (commands: train, eval, devices, recipes, bench, infer, report, "
-                    "platforms, check)\nrun 'daybreak --help' for usage\n", cmd);
+                    "platforms, check, pack-data, tune)\nrun 'daybreak --help' for usage\n", cmd);
     return DBK_EXIT_USAGE;
 }

@@ -21,6 +21,8 @@
 #include "core/status.h"
 #include "core/tensor.h"
 
+struct dbk_profile;   /* core/profile.h */
+
 typedef struct dbk_backend dbk_backend;
 
 typedef enum dbk_backend_kind {
@@ -70,6 +72,11 @@ void dbk_backend_default(dbk_backend_kind *kind, int *index);
 
 /* Creates a backend on a device. Release with dbk_backend_destroy. */
 dbk_status dbk_backend_create(dbk_backend_kind kind, int index, dbk_backend **out);
+/* The same with the kernel choices and tunables of `profile` (core/profile.h; borrowed during
+ * the call only) instead of the profile matched by the device's name: how `daybreak tune` tries
+ * a candidate. NULL: as dbk_backend_create. */
+dbk_status dbk_backend_create_profiled(dbk_backend_kind kind, int index, const struct dbk_profile *profile,
+                                       dbk_backend **out);
 void       dbk_backend_destroy(dbk_backend *be);              /* accepts NULL */
 
 dbk_backend_kind       dbk_backend_get_kind(const dbk_backend *be);

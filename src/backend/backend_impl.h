@@ -59,6 +59,9 @@ struct dbk_backend {
     dbk_backend_kind          kind;
     dbk_device_info           info;
     void                     *impl;   /* backend-private state */
+    /* Set during create only: the profile to use instead of the one matched by the device's
+     * name (dbk_backend_create_profiled); NULL otherwise. Borrowed. */
+    const struct dbk_profile *profile;
 };
 
 /* Registry entry points a backend provides (declared here, defined in the backend). */

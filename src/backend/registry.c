@@ -123,6 +123,11 @@ void dbk_backend_default(dbk_backend_kind *kind, int *index) {
 }
 
 dbk_status dbk_backend_create(dbk_backend_kind kind, int index, dbk_backend **out) {
+    return dbk_backend_create_profiled(kind, index, NULL, out);
+}
+
+dbk_status dbk_backend_create_profiled(dbk_backend_kind kind, int index, const struct dbk_profile *profile,
+                                       dbk_backend **out) {
     *out = NULL;
     const dbk_backend_entry *e = entry_for(kind);
     if (!e)
@@ -135,7 +140,9 @@ dbk_status dbk_backend_create(dbk_backend_kind kind, int index, dbk_backend **ou
     dbk_backend *be = calloc(1, sizeof *be);
     if (!be) return dbk_set_error(DBK_ERR_OUT_OF_HOST_MEMORY, "out of host memory creating a backend");
     be->kind = kind;
+    be->profile = profile;
     dbk_status s = e->create(index, be);
+    be->profile = NULL;
     if (s != DBK_OK) {
         free(be);
         return s;

@@ -369,7 +369,8 @@ static dbk_status chart_roofline(const dbk_run *r, const dbk_run_group *g, int i
         dbk_strbuf_appendf(&sb, "%.1f,%.1f %.1f,%.1f %.1f,%.1f\"/>\n", tx(&p, xa), ty(&p, fmin(ya, p.y1)), tx(&p, xb),
                            ty(&p, fmin(yb, p.y1)), tx(&p, p.x1), ty(&p, fmin(peak, p.y1)));
         char t[128];
-        snprintf(t, sizeof t, "peak %.0f GFLOP/s, %.0f GB/s", peak, bw);
+        snprintf(t, sizeof t, "peak %.0f GFLOP/s, %.1f GB/s (%s)", peak, bw,
+                 strncmp(r->bandwidth_source, "measured", 8) ? "estimate" : "measured");
         svg_text(&sb, p.left + p.width - 4, ty(&p, fmin(peak, p.y1)) - 6, "end", NULL, t);
     } else {
         svg_text(&sb, p.left + p.width / 2.0, p.top + 16, "middle", NULL,
@@ -384,7 +385,8 @@ static dbk_status chart_roofline(const dbk_run *r, const dbk_run_group *g, int i
             double in = op->flops / op->bytes, gf = op->flops / op->seconds * 1e-9;
             dbk_strbuf_appendf(&sb, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"4\"><title>", tx(&p, in), ty(&p, gf));
             char tip[160];
-            label_printf(tip, sizeof tip, "%s (%s): %.2f FLOP/byte, %.1f GFLOP/s", op->label, op->op, in, gf);
+            label_printf(tip, sizeof tip, "%s (%s%s%s): %.2f FLOP/byte, %.1f GFLOP/s", op->label, op->op,
+                         op->algorithm[0] ? " as " : "", op->algorithm, in, gf);
             xml_text(&sb, tip);
             dbk_strbuf_appendf(&sb, "</title></circle>\n");
         }
@@ -432,6 +434,40 @@ static void md_group_id(dbk_strbuf *sb, const dbk_run_group *g, int index) {
     dbk_strbuf_appendf(sb, " | %s | ", g->first->backend);
     md_cell(sb, g->first->driver);
     dbk_strbuf_appendf(sb, " | %s | ", g->first->recipe);
+}
+
+/* What a roofline's reader needs to trust it: where the memory roof comes from, which ops ran an
+ * algorithm whose FLOPs are counted as the direct convolution's (so they may sit above the FMA
+ * peak), and how much of a step was spent outside the ops. */
+static void roofline_notes(dbk_strbuf *sb, const dbk_run_set *set, const dbk_run_group *g) {
+    const dbk_run *r = NULL;
+    for (int m = 0; m < g->count && !r; m++)
+        if (set->runs[g->members[m]].op_count > 0) r = &set->runs[g->members[m]];
+    if (!r) return;
+    if (r->bandwidth_gbs > 0)
+        dbk_strbuf_appendf(sb, "- Memory roof %.1f GB/s: %s.\n", r->bandwidth_gbs,
+                           strncmp(r->bandwidth_source, "measured", 8)
+                               ? "an estimate in the device profile, not a measurement (`daybreak tune` measures it)"
+                               : r->bandwidth_source);
+    int other = 0;
+    const char *algo = NULL;
+    double ops = 0.0;
+    for (int i = 0; i < r->op_count; i++) {
+        ops += r->ops[i].seconds;
+        if (r->ops[i].algorithm[0]) {
+            other++;
+            algo = r->ops[i].algorithm;
+        }
+    }
+    if (other)
+        dbk_strbuf_appendf(sb, "- %d op%s ran as %s: their GFLOP are the direct convolution's (2*N*K*C*R*S*P*Q), and "
+                               "Winograd does 2.25x fewer multiply-adds, so they can sit above the FMA peak.\n",
+                           other, other == 1 ? "" : "s", algo);
+    if (r->profiled_step_seconds > 0)
+        dbk_strbuf_appendf(sb, "- Time outside the ops: %.3f ms of a %.3f ms step (%.1f%%).\n",
+                           1e3 * (r->profiled_step_seconds - ops), 1e3 * r->profiled_step_seconds,
+                           100.0 * (r->profiled_step_seconds - ops) / r->profiled_step_seconds);
+    dbk_strbuf_appendf(sb, "\n");
 }
 
 static void write_markdown(dbk_strbuf *sb, const dbk_run_set *set, const dbk_run_group *groups, int ng,
@@ -556,6 +592,7 @@ static void write_markdown(dbk_strbuf *sb, const dbk_run_set *set, const dbk_run
     for (int g = 0; g < ng; g++)
         if (roofline[g]) {
             dbk_strbuf_appendf(sb, "![Roofline of group %d](roofline-%d.svg)\n\n", g + 1, g + 1);
+            roofline_notes(sb, set, &groups[g]);
             any_roof = true;
         }
     if (!any_roof)

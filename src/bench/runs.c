@@ -67,6 +67,8 @@ dbk_status dbk_run_load(const char *dir, dbk_run *r) {
         r->price_per_hour = num(pl, "price_per_hour", 0.0);
         r->peak_gflops = num(pl, "peak_fp32_gflops", 0.0);
         r->bandwidth_gbs = num(pl, "mem_bandwidth_gbs", 0.0);
+        copy_str(r->bandwidth_source, sizeof r->bandwidth_source, pl, "mem_bandwidth_source");
+        if (r->bandwidth_gbs > 0 && !r->bandwidth_source[0]) snprintf(r->bandwidth_source, sizeof r->bandwidth_source, "estimate");
     }
     r->seed = (uint64_t)num(root, "seed", 0.0);
     r->train_images = (int)num(root, "train_images", 0.0);
@@ -112,11 +114,13 @@ dbk_status dbk_run_load(const char *dir, dbk_run *r) {
             dbk_run_op *op = &r->ops[i];
             copy_str(op->label, sizeof op->label, o, "label");
             copy_str(op->op, sizeof op->op, o, "op");
+            copy_str(op->algorithm, sizeof op->algorithm, o, "algorithm");
             op->flops = num(o, "flops", 0.0);
             op->bytes = num(o, "bytes", 0.0);
             op->seconds = num(o, "seconds", 0.0);
         }
         if (st == DBK_OK) r->op_count = nops;
+        r->profiled_step_seconds = num(prof, "step_seconds", 0.0);
     }
     cJSON_Delete(root);
     if (st != DBK_OK) dbk_run_deinit(r);

@@ -21,6 +21,7 @@
 
 typedef struct dbk_run_op {
     char   label[48], op[24];
+    char   algorithm[40];           /* "" for the op's plain algorithm, else e.g. "winograd F(2x2,3x3)" */
     double flops, bytes, seconds;   /* per call; seconds = mean per profiled step */
 } dbk_run_op;
 
@@ -31,6 +32,7 @@ typedef struct dbk_run {
     char     backend[16], device[256], driver[128];
     char     platform_id[64], platform_name[160], instance[160];
     double   price_per_hour, peak_gflops, bandwidth_gbs;   /* 0 = unknown */
+    char     bandwidth_source[256];  /* platform.mem_bandwidth_source; "estimate" when a run predates it */
     uint64_t seed;
     int      train_images, test_images;
     bool     subset;                 /* fewer images than the dataset holds (--train/--test-subset) */
@@ -44,6 +46,7 @@ typedef struct dbk_run {
     int      ranks;                  /* 0: one process; else the ranks of a distributed run */
     char     exchange[80];           /* a distributed run's "compress/scope[+ef]", "" otherwise */
     int      op_count;               /* 0 unless the run was profiled */
+    double   profiled_step_seconds;  /* wall time of a profiled step (ops plus the time outside them) */
     dbk_run_op *ops;
 } dbk_run;
 

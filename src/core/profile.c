@@ -198,7 +198,63 @@ static int match_score(const dbk_profile *p, const char *backend, const char *de
     return best;
 }
 
+void dbk_profile_tuned_path(const char *backend, const char *device_name, char *out, size_t cap) {
+    char dir[4096];
+    dbk_env_cache_dir(dir, sizeof dir);
+    if (!*dir) {
+        snprintf(out, cap, "%s", "");
+        return;
+    }
+    /* The device name as a file name: letters and digits kept, runs of anything else one '-'. */
+    char slug[128];
+    size_t n = 0;
+    for (const char *c = device_name; *c && n + 1 < sizeof slug; c++) {
+        if (isalnum((unsigned char)*c)) slug[n++] = (char)tolower((unsigned char)*c);
+        else if (n && slug[n - 1] != '-') slug[n++] = '-';
+    }
+    while (n && slug[n - 1] == '-') n--;
+    slug[n] = '\0';
+    snprintf(out, cap, "%s/profiles/%s-%s.json", dir, backend, n ? slug : "device");
+}
+
+/* The profile `daybreak tune` wrote for exactly this device and backend, if there is one: its
+ * "tuned" block names both, so a file copied or renamed for another device is not taken. */
+static dbk_status tuned_profile(const char *backend, const char *device_name, dbk_profile **out) {
+    *out = NULL;
+    if (platforms_dir()) return DBK_OK;   /* DBK_PLATFORMS_DIR replaces every profile source */
+    char path[4400];
+    dbk_profile_tuned_path(backend, device_name, path, sizeof path);
+    if (!*path) return DBK_OK;
+    const dbk_file_spec spec = {.what = "tuned profile", .max_bytes = DBK_PROFILE_MAX_BYTES};
+    void *text;
+    size_t n;
+    dbk_status st = dbk_file_read_spec(path, &spec, &text, &n);
+    if (st == DBK_ERR_NOT_FOUND) return DBK_OK;
+    DBK_TRY(st);
+    st = dbk_profile_parse(text, n, path, out);
+    dbk_free(text);
+    DBK_TRY(st);
+    if (strcmp(dbk_profile_string(*out, "tuned.device", ""), device_name) ||
+        strcmp(dbk_profile_string(*out, "tuned.backend", ""), backend)) {
+        dbk_log(DBK_LOG_LEVEL_WARN, "%s: tuned for another device or backend; not used", path);
+        dbk_profile_destroy(*out);
+        *out = NULL;
+    }
+    return DBK_OK;
+}
+
 dbk_status dbk_profile_for_device(const char *backend, const char *device_name, dbk_profile **out) {
+    *out = NULL;
+    DBK_TRY(tuned_profile(backend, device_name, out));
+    if (*out) {
+        dbk_log(DBK_LOG_LEVEL_INFO, "profile %s for %s device '%s', tuned by daybreak tune", (*out)->id, backend,
+                device_name);
+        return DBK_OK;
+    }
+    return dbk_profile_builtin_for_device(backend, device_name, out);
+}
+
+dbk_status dbk_profile_builtin_for_device(const char *backend, const char *device_name, dbk_profile **out) {
     *out = NULL;
     profile_set set;
     DBK_TRY(load_profiles(&set));
@@ -247,6 +303,8 @@ void dbk_profile_destroy(dbk_profile *p) {
 
 const char *dbk_profile_id(const dbk_profile *p) { return p->id; }
 
+char *dbk_profile_print(const dbk_profile *p) { return cJSON_Print(p->root); }
+
 /* The item at a dotted path, or NULL. */
 static const cJSON *lookup(const dbk_profile *p, const char *path) {
     const cJSON *node = p->root;
@@ -274,6 +332,16 @@ const char *dbk_profile_string(const dbk_profile *p, const char *dotted_path, co
 }
 
 bool dbk_profile_has(const dbk_profile *p, const char *dotted_path) { return lookup(p, dotted_path) != NULL; }
+
+const char *dbk_profile_member(const dbk_profile *p, const char *dotted_path, int index, char *key, size_t cap) {
+    const cJSON *obj = lookup(p, dotted_path);
+    if (!cJSON_IsObject(obj)) return NULL;
+    const cJSON *m = obj->child;
+    for (int i = 0; m && i < index; i++) m = m->next;
+    if (!m) return NULL;
+    snprintf(key, cap, "%s", m->string ? m->string : "");
+    return cJSON_IsString(m) ? m->valuestring : "";
+}
 
 int dbk_profile_count(void) {
     profile_set set;
@@ -336,4 +404,17 @@ const char *dbk_env_force_conv(void) {
     if (!v || !*v) return NULL;
     dbk_log(DBK_LOG_LEVEL_INFO, "DBK_FORCE_CONV=%s: overrides the profile's convolution algorithm", v);
     return v;
+}
+
+long dbk_env_tune_corrupt(void) {
+    const char *v = getenv("DBK_TUNE_CORRUPT");
+    if (!v || !*v) return 0;
+    char *end;
+    long n = strtol(v, &end, 10);
+    if (*end || n < 1) {
+        dbk_log(DBK_LOG_LEVEL_WARN, "DBK_TUNE_CORRUPT=%s is not a candidate number (1, 2, ...); ignored", v);
+        return 0;
+    }
+    dbk_log(DBK_LOG_LEVEL_INFO, "DBK_TUNE_CORRUPT=%ld: tune corrupts that candidate's results (a test hook)", n);
+    return n;
 }

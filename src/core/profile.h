@@ -34,6 +34,16 @@ typedef struct dbk_profile dbk_profile;   /* one parsed profile; owned by the ca
  * matches. Errors: a malformed profile file (named), out of memory. */
 dbk_status dbk_profile_for_device(const char *backend, const char *device_name, dbk_profile **out);
 
+/* dbk_profile_for_device first takes the profile `daybreak tune` wrote for exactly this device
+ * and backend (dbk_profile_tuned_path; not while DBK_PLATFORMS_DIR is set); this is the lookup
+ * among the built-in profiles (or DBK_PLATFORMS_DIR's) alone, the base a tuning run starts from. */
+dbk_status dbk_profile_builtin_for_device(const char *backend, const char *device_name, dbk_profile **out);
+
+/* Where `daybreak tune` writes a device's tuned profile by default and where the lookup above
+ * finds it: <cache dir>/profiles/<backend>-<device name as a file name>.json; "" when caching
+ * is off (DBK_CACHE_DIR=off). */
+void dbk_profile_tuned_path(const char *backend, const char *device_name, char *out, size_t cap);
+
 /* The profile with this id; DBK_ERR_NOT_FOUND lists the known ids. */
 dbk_status dbk_profile_by_id(const char *id, dbk_profile **out);
 
@@ -47,6 +57,9 @@ dbk_status dbk_profile_parse(const char *text, size_t n, const char *where, dbk_
 
 void dbk_profile_destroy(dbk_profile *p);                     /* accepts NULL */
 
+/* The profile as indented JSON text (caller frees with free()); NULL when out of memory. */
+char *dbk_profile_print(const dbk_profile *p);
+
 const char *dbk_profile_id(const dbk_profile *p);
 
 /* A number or string at a dotted path ("peak_fp32_gflops", "cloud.price_per_hour",
@@ -54,6 +67,9 @@ const char *dbk_profile_id(const dbk_profile *p);
 double      dbk_profile_number(const dbk_profile *p, const char *dotted_path, double fallback);
 const char *dbk_profile_string(const dbk_profile *p, const char *dotted_path, const char *fallback);
 bool        dbk_profile_has(const dbk_profile *p, const char *dotted_path);
+/* The index-th member of the object at a dotted path: its name into key (cap bytes) and its
+ * string value ("" when not a string); NULL past the last member or when no object is there. */
+const char *dbk_profile_member(const dbk_profile *p, const char *dotted_path, int index, char *key, size_t cap);
 
 /* Ids of every available profile, for listings (index 0 .. count-1). */
 int         dbk_profile_count(void);
@@ -78,5 +94,10 @@ bool dbk_env_vk_validation(void);
  * stride-1 layers, overriding the profile's "opencl.conv_algorithm" (winograd: every such
  * layer, whatever its width). NULL when unset or empty. */
 const char *dbk_env_force_conv(void);
+
+/* DBK_TUNE_CORRUPT=N: `daybreak tune` perturbs the device results of its N-th candidate
+ * (1-based, in the order it prints them), so a test can show that a wrong candidate is
+ * rejected; 0 when unset or not a positive number. Never set outside tests. */
+long dbk_env_tune_corrupt(void);
 
 #endif

@@ -24,6 +24,8 @@ dbk_status dbk_platform_resolve(const char *platform_id, const char *backend, co
     out->peak_fp32_gflops = dbk_profile_number(p, "peak_fp32_gflops", 0.0);
     out->peak_fp16_gflops = dbk_profile_number(p, "peak_fp16_gflops", 0.0);
     out->mem_bandwidth_gbs = dbk_profile_number(p, "mem_bandwidth_gbs", 0.0);
+    snprintf(out->mem_bandwidth_source, sizeof out->mem_bandwidth_source, "%s",
+             out->mem_bandwidth_gbs > 0 ? dbk_profile_string(p, "mem_bandwidth_source", "estimate") : "");
     dbk_profile_destroy(p);
     return DBK_OK;
 }

@@ -24,6 +24,10 @@ typedef struct dbk_platform_info {
     double peak_fp32_gflops;       /* 0 = unknown */
     double peak_fp16_gflops;       /* 0 = unknown */
     double mem_bandwidth_gbs;      /* 0 = unknown */
+    /* Where mem_bandwidth_gbs comes from: the profile's "mem_bandwidth_source" (daybreak tune
+     * writes "measured by daybreak tune on <date>: ..."), else "estimate" (a figure from a
+     * datasheet or a guess, written by hand). "" when there is no bandwidth. */
+    char   mem_bandwidth_source[256];
     bool   chosen;                 /* named with --platform (not matched by device name) */
 } dbk_platform_info;
 

@@ -241,6 +241,7 @@ static void add_platform_and_flops(cJSON *root, const dbk_train_report *r) {
     add_number_or_null(p, "peak_fp32_gflops", pl->peak_fp32_gflops, pl->peak_fp32_gflops > 0);
     add_number_or_null(p, "peak_fp16_gflops", pl->peak_fp16_gflops, pl->peak_fp16_gflops > 0);
     add_number_or_null(p, "mem_bandwidth_gbs", pl->mem_bandwidth_gbs, pl->mem_bandwidth_gbs > 0);
+    if (pl->mem_bandwidth_gbs > 0) cJSON_AddStringToObject(p, "mem_bandwidth_source", pl->mem_bandwidth_source);
     bool hit = r->epochs_to_target > 0, priced = pl->price_per_hour > 0;
     add_number_or_null(root, "cost_to_target", r->seconds_to_target / 3600.0 * pl->price_per_hour, hit && priced);
 

@@ -223,6 +223,34 @@ static dbk_status choose_tiles(dbk_backend *be, const dbk_profile *p) {
     return DBK_OK;
 }
 
+/* "opencl.conv_by_shape": {"CxKxHxW": "winograd" | "im2col", ...}, at most
+ * DBK_OCL_CONV_SHAPES_MAX entries; a malformed entry fails backend creation with its name. */
+static dbk_status read_conv_by_shape(dbk_ocl_ctx *c, const dbk_profile *p) {
+    c->conv_by_shape_count = 0;
+    for (int i = 0;; i++) {
+        char key[64];
+        const char *algo = dbk_profile_member(p, "opencl.conv_by_shape", i, key, sizeof key);
+        if (!algo) return DBK_OK;
+        int ch, k, h, w;
+        char end;
+        const bool wino = !strcmp(algo, "winograd");
+        if (sscanf(key, "%dx%dx%dx%d%c", &ch, &k, &h, &w, &end) != 4 || ch < 1 || k < 1 || h < 1 || w < 1 ||
+            (!wino && strcmp(algo, "im2col")))
+            return dbk_set_error(DBK_ERR_FORMAT,
+                                 "profile %s: opencl.conv_by_shape entry \"%s\": \"%s\" (expected \"CxKxHxW\": "
+                                 "\"winograd\" or \"im2col\")", dbk_profile_id(p), key, algo);
+        if (i >= DBK_OCL_CONV_SHAPES_MAX)
+            return dbk_set_error(DBK_ERR_FORMAT, "profile %s: opencl.conv_by_shape has more than %d entries",
+                                 dbk_profile_id(p), DBK_OCL_CONV_SHAPES_MAX);
+        c->conv_by_shape[i].c = ch;
+        c->conv_by_shape[i].k = k;
+        c->conv_by_shape[i].h = h;
+        c->conv_by_shape[i].w = w;
+        c->conv_by_shape[i].winograd = wino;
+        c->conv_by_shape_count = i + 1;
+    }
+}
+
 /* "opencl.conv_algorithm" ("im2col" | "winograd", DBK_FORCE_CONV overriding it),
  * "opencl.winograd_min_channels" and "opencl.winograd_workspace_mb" (ocl_ops_conv_winograd.c). */
 static dbk_status choose_conv_algorithm(dbk_backend *be, const dbk_profile *p) {
@@ -237,6 +265,7 @@ static dbk_status choose_conv_algorithm(dbk_backend *be, const dbk_profile *p) {
                              dbk_profile_id(p), algo);
     double ch = dbk_profile_number(p, "opencl.winograd_min_channels", 16.0);
     c->winograd_min_channels = ch >= 1.0 && ch <= 65536.0 ? (int)ch : 16;
+    DBK_TRY(read_conv_by_shape(c, p));
     double mb = dbk_profile_number(p, "opencl.winograd_workspace_mb", 32.0);
     if (!(mb >= 1.0 && mb <= 65536.0)) mb = 32.0;
     c->winograd_budget = (size_t)(mb * 1048576.0);
@@ -259,8 +288,9 @@ static dbk_status setup(dbk_backend *be, int index) {
     c->max_alloc = dev_ulong(c->device, CL_DEVICE_MAX_MEM_ALLOC_SIZE);
     if (c->max_wg < 1) c->max_wg = 1;
 
-    dbk_profile *p = NULL;
-    DBK_TRY(dbk_profile_for_device("opencl", be->info.name, &p));
+    dbk_profile *owned = NULL;
+    if (!be->profile) DBK_TRY(dbk_profile_for_device("opencl", be->info.name, &owned));
+    const dbk_profile *p = be->profile ? be->profile : owned;
     snprintf(c->profile_id, sizeof c->profile_id, "%s", dbk_profile_id(p));
     const char *gemm = dbk_profile_string(p, "opencl.gemm", "clblast");
     dbk_status st = DBK_OK;
@@ -275,7 +305,7 @@ static dbk_status setup(dbk_backend *be, int index) {
     if (c->max_alloc && c->conv_budget > c->max_alloc / 2) c->conv_budget = (size_t)(c->max_alloc / 2);
     if (st == DBK_OK) st = choose_conv_algorithm(be, p);
     if (st == DBK_OK) st = dbk_ocl_blas_setup(be, p);
-    dbk_profile_destroy(p);
+    dbk_profile_destroy(owned);
     DBK_TRY(st);
 
     /* Tunables are -D options; IEEE division and sqrt keep augmentation bit-exact with the CPU. */

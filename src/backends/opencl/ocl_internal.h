@@ -48,6 +48,8 @@ typedef enum dbk_ocl_gemm_path {
 } dbk_ocl_gemm_path;
 
 /* Which convolution algorithm 3x3 stride-1 pad-1 layers get (ocl_ops_conv_winograd.c). */
+#define DBK_OCL_CONV_SHAPES_MAX 64   /* entries of "opencl.conv_by_shape" read */
+
 typedef enum dbk_ocl_conv_algorithm {
     DBK_OCL_CONV_IM2COL,          /* every layer im2col + GEMM */
     DBK_OCL_CONV_WINOGRAD,        /* Winograd where min(C, K) >= winograd_min_channels */
@@ -97,6 +99,10 @@ typedef struct dbk_ocl_ctx {
     size_t             conv_budget;      /* bytes of im2col workspace a conv aims for */
     dbk_ocl_conv_algorithm conv_algorithm;
     int                winograd_min_channels;
+    /* "opencl.conv_by_shape": per-layer choices that override the rule above (daybreak tune
+     * measures them): layers with C, K, H, W of an entry use Winograd when `winograd` is set. */
+    struct { int c, k, h, w; bool winograd; } conv_by_shape[DBK_OCL_CONV_SHAPES_MAX];
+    int                conv_by_shape_count;
     size_t             winograd_budget;  /* bytes of transformed planes per Winograd chunk */
     cl_mem             workspace;        /* im2col / gathered matrices, sized by prepare */
     size_t             workspace_bytes;

@@ -11,6 +11,8 @@
  *   "winograd"  every eligible layer with min(C, K) >= "opencl.winograd_min_channels" (default
  *               16: narrower GEMMs do not pay for the transforms);
  *   DBK_FORCE_CONV=winograd  every eligible layer (the ops tests cover both paths with it).
+ * With "winograd", "opencl.conv_by_shape" ({"CxKxHxW": "winograd" | "im2col"}, written by
+ * `daybreak tune` from measurements) decides the layers it lists, before the width rule.
  *
  * Per chunk of nb images (T = nb * ceil(P/2) * ceil(Q/2) tiles, tpad = T rounded up to RB_W),
  * with the workspace in regions laid out by wino_plan:
@@ -41,6 +43,10 @@ bool dbk_ocl_conv_winograd_chosen(const dbk_backend *be, const dbk_op_desc *op) 
     if (g.R != 3 || g.S != 3 || g.stride_h != 1 || g.stride_w != 1 || g.pad_h != 1 || g.pad_w != 1) return false;
     if (g.N == 0 || g.C == 0 || g.K == 0 || g.H == 0 || g.W == 0) return false;
     if (c->conv_algorithm == DBK_OCL_CONV_WINOGRAD_ALL) return true;
+    for (int i = 0; i < c->conv_by_shape_count; i++)
+        if (c->conv_by_shape[i].c == g.C && c->conv_by_shape[i].k == g.K && c->conv_by_shape[i].h == g.H &&
+            c->conv_by_shape[i].w == g.W)
+            return c->conv_by_shape[i].winograd;
     return g.C >= c->winograd_min_channels && g.K >= c->winograd_min_channels;
 }
 

@@ -83,11 +83,12 @@ static void read_tiles(dbk_vk_state *vk, const dbk_profile *p, const char *key, 
 
 void dbk_vk_pipeline_init(dbk_backend *be) {
     dbk_vk_state *vk = dbk_vk(be);
-    dbk_profile *p = NULL;
-    if (dbk_profile_for_device("vulkan", be->info.name, &p) != DBK_OK) {
+    dbk_profile *owned = NULL;
+    if (!be->profile && dbk_profile_for_device("vulkan", be->info.name, &owned) != DBK_OK) {
         dbk_log(DBK_LOG_LEVEL_WARN, "no profile for '%s' (%s); using defaults", be->info.name, dbk_last_error());
-        p = NULL;
+        owned = NULL;
     }
+    const dbk_profile *p = be->profile ? be->profile : owned;
     read_tiles(vk, p, "gemm", &vk->gemm_tiles);
     read_tiles(vk, p, "conv", &vk->conv_tiles);
     const uint32_t derived_wg = derived_tiles(vk).wg;
@@ -103,7 +104,7 @@ void dbk_vk_pipeline_init(dbk_backend *be) {
             be->info.name, p ? dbk_profile_id(p) : "none", vk->gemm_tiles.bm, vk->gemm_tiles.bn, vk->gemm_tiles.bk,
             vk->gemm_tiles.tm, vk->gemm_tiles.tn, vk->conv_tiles.bm, vk->conv_tiles.bn, vk->conv_tiles.bk,
             vk->conv_tiles.tm, vk->conv_tiles.tn, vk->wg);
-    dbk_profile_destroy(p);
+    dbk_profile_destroy(owned);
 }
 
 /* ---------------------------------------------------------------------------------- */

@@ -1,0 +1,125 @@
+/*
+ * cmd_tune.c — `daybreak tune`: the tunables of our kernels on one device, searched within a
+ * time budget and written as a device profile (bench/tune.h; docs/tuning.md).
+ */
+#define _XOPEN_SOURCE 700
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "app/cli.h"
+#include "bench/tune.h"
+#include "core/alloc.h"
+#include "core/fileio.h"
+
+void dbk_help_tune(void) {
+    printf("usage: daybreak tune --backend B [options]\n\n"
+           "Searches the tunables of daybreak's kernels on one OpenCL or Vulkan device within a time\n"
+           "budget: the OpenCL GEMM tiles and work-groups, Winograd or im2col per convolution shape,\n"
+           "CLBlast's Xgemm parameters where the profile uses CLBlast, the Vulkan GEMM and convolution\n"
+           "tiles. Every candidate's results are checked against the CPU reference (a wrong candidate\n"
+           "is rejected); the memory bandwidth is measured (copy and add kernels). Writes a device\n"
+           "profile that later runs on this device use; measurements are cached, so running it again\n"
+           "measures nothing new.\n\n"
+           "options:\n"
+           "  --backend B     opencl[:N] or vulkan[:N] (required)\n"
+           "  --device N      device index within the backend (overrides :N)\n"
+           "  --budget S      seconds to spend on the searches (default 600; > 0)\n"
+           "  --out FILE      profile to write (default: the tuned-profile cache that train, bench,\n"
+           "                  eval and check read: <cache dir>/profiles/<backend>-<device>.json)\n"
+           "  --recipe NAME   tune on the layers of this recipe's model (default: every CIFAR-10 recipe)\n"
+           "  --batch N       images per tuning convolution (default 16)\n"
+           "  --only SEARCH   run only this search: opencl.gemm_rb, opencl.conv_by_shape,\n"
+           "                  opencl.clblast_xgemm, vulkan.conv or vulkan.gemm\n");
+}
+
+/* The folder that will hold path must exist and be writable, and path must not be a folder:
+ * checked before any measuring so that a long run never ends in an unwritable file. */
+static int check_writable(const char *path) {
+    struct stat st;
+    if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
+        fprintf(stderr, "daybreak: error: --out %s is a folder; give a file name\n", path);
+        return DBK_EXIT_ERROR;
+    }
+    char dir[PATH_MAX];
+    snprintf(dir, sizeof dir, "%s", path);
+    char *slash = strrchr(dir, '/');
+    if (!slash) snprintf(dir, sizeof dir, ".");
+    else if (slash == dir) dir[1] = '\0';
+    else *slash = '\0';
+    if (access(dir, W_OK) != 0) {
+        fprintf(stderr, "daybreak: error: --out %s: cannot write into %s: %s\n", path, dir, strerror(errno));
+        return DBK_EXIT_ERROR;
+    }
+    return DBK_EXIT_OK;
+}
+
+/* FNV-1a-64 of this executable's bytes: the cache is tied to the build that measured it. */
+static uint64_t build_id(void) {
+    void *data;
+    size_t n;
+    if (dbk_file_read_spec("/proc/self/exe", &(dbk_file_spec){.what = "daybreak executable", .max_bytes = (size_t)1 << 30},
+                           &data, &n) != DBK_OK)
+        return 0;
+    uint64_t h = dbk_fnv1a64(data, n);
+    dbk_free(data);
+    return h;
+}
+
+int dbk_cmd_tune(dbk_cli_args *a) {
+    const char *backend = NULL, *out = NULL, *recipe = NULL, *only = NULL, *v;
+    long device = -1, batch = 16;
+    double budget = 600.0;
+    for (a->i = 2; a->i < a->argc; a->i++) {
+        int m;
+        if (!strcmp(a->argv[a->i], "--help") || !strcmp(a->argv[a->i], "-h")) {
+            dbk_help_tune();
+            return DBK_EXIT_OK;
+        }
+        if ((m = dbk_cli_match(a, "--backend", true, &v))) {
+            if (m < 0) return dbk_cli_usage_error("tune", "--backend needs opencl[:N] or vulkan[:N]");
+            backend = v;
+        } else if ((m = dbk_cli_match(a, "--device", true, &v))) {
+            if (m < 0 || !dbk_cli_parse_long(v, 0, 1000, &device))
+                return dbk_cli_usage_error("tune", "--device needs an index 0..1000");
+        } else if ((m = dbk_cli_match(a, "--budget", true, &v))) {
+            if (m < 0 || !dbk_cli_parse_double(v, 1e-3, 1e7, &budget))
+                return dbk_cli_usage_error("tune", "--budget needs seconds > 0 (e.g. 600), got '%s'", m < 0 ? "" : v);
+        } else if ((m = dbk_cli_match(a, "--out", true, &v))) {
+            if (m < 0 || !*v) return dbk_cli_usage_error("tune", "--out needs a file name");
+            out = v;
+        } else if ((m = dbk_cli_match(a, "--recipe", true, &v))) {
+            if (m < 0) return dbk_cli_usage_error("tune", "--recipe needs a name ('daybreak recipes' lists them)");
+            recipe = v;
+        } else if ((m = dbk_cli_match(a, "--only", true, &v))) {
+            if (m < 0) return dbk_cli_usage_error("tune", "--only needs a search name (e.g. opencl.gemm_rb)");
+            only = v;
+        } else if ((m = dbk_cli_match(a, "--batch", true, &v))) {
+            if (m < 0 || !dbk_cli_parse_long(v, 1, 4096, &batch))
+                return dbk_cli_usage_error("tune", "--batch needs a number of images 1..4096");
+        } else {
+            return dbk_cli_usage_error("tune", "unknown option '%s'", a->argv[a->i]);
+        }
+    }
+    if (!backend) return dbk_cli_usage_error("tune", "--backend is required (opencl[:N] or vulkan[:N])");
+    dbk_tune_options o = {.budget_s = budget, .out = out, .recipe = recipe, .batch = (int)batch, .only = only,
+                         .print = stdout};
+    if (dbk_backend_resolve(backend, (int)device, &o.kind, &o.index) != DBK_OK) return dbk_cli_fail("--backend");
+    if (o.kind == DBK_BACKEND_KIND_CPU)
+        return dbk_cli_usage_error("tune", "--backend cpu: the CPU reference has nothing to tune (opencl or vulkan)");
+    if (out && check_writable(out) != DBK_EXIT_OK) return DBK_EXIT_ERROR;
+    char command[2048];
+    dbk_cli_join(a->argc, a->argv, command, sizeof command);
+    o.command = command;
+    o.build_id = build_id();
+    dbk_tune_summary s;
+    if (dbk_tune_run(&o, &s) != DBK_OK) return dbk_cli_fail("tune");
+    printf("tuned in %.1f s: %d candidates (%d measured now, %d rejected, %d not tried for lack of budget)\n",
+           s.seconds, s.candidates, s.measured, s.rejected, s.untried);
+    printf("profile written to %s\n", s.out);
+    return DBK_EXIT_OK;
+}

@@ -1,0 +1,279 @@
+/*
+ * test_tune.c — `daybreak tune` on PoCL with a tiny workload: the profile it writes, its cache,
+ * a wrong candidate rejected, the tuned profile picked up by device name, and the usage errors.
+ *
+ * usage: test_tune <path to daybreak>
+ *
+ * The runs search only Winograd-or-im2col per layer (--only opencl.conv_by_shape: both
+ * candidates use the profile's kernel build, so nothing is compiled twice) on the quick
+ * recipe's layers at batch 2, with DBK_CACHE_DIR in the test's own folder.
+ * Cases:
+ *  - a first run writes a profile: exit 0, both candidates "ok", the profile is the device's
+ *    (id pocl-cpu, "tuned" names the device and backend), every Winograd-eligible layer of the
+ *    quick model has a choice in opencl.conv_by_shape, and mem_bandwidth_gbs is a measurement
+ *    (mem_bandwidth_source says so); a second run prints "nothing to tune", measures nothing
+ *    and takes under 5 s, and writes the same choices;
+ *  - the profile written to the default place is the one dbk_profile_for_device returns for
+ *    the device (and a profile tuned for another device in that place is not);
+ *  - --budget 1 (given after the default 120): the first candidate runs, the second is "not
+ *    tried: budget", and the profile keeps the built-in per-layer choices (none is made from
+ *    half the measurements);
+ *  - DBK_TUNE_CORRUPT=2 corrupts the Winograd candidate's results: it is "rejected" with its
+ *    NMSE, and the profile keeps the built-in per-layer choices;
+ *  - errors: unknown backend, --backend cpu, no --backend, --budget 0 and -5, --out in a
+ *    missing folder or naming a folder, --only naming no search: exit 1 or 2 and one line
+ *    naming the cause (a usage error, exit 2, adds the usual "run 'daybreak tune --help'").
+ * Measured 2026-11-23 on the shared 2-core machine (load ~9): see tests/CMakeLists.txt.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+
+#include "backend/backend.h"
+#include "core/alloc.h"
+#include "core/fileio.h"
+#include "core/profile.h"
+#include "core/timer.h"
+#include "test_util.h"
+
+static const char *exe;
+static char out[1 << 16];
+
+static int count_lines(const char *s) {
+    int n = 0;
+    for (; *s; s++) n += *s == '\n';
+    return n;
+}
+
+static cJSON *read_json(const char *path) {
+    void *text;
+    size_t n;
+    if (dbk_file_read_all(path, &text, &n) != DBK_OK) return NULL;
+    cJSON *j = cJSON_ParseWithLength(text, n);
+    dbk_free(text);
+    return j;
+}
+
+/* `daybreak tune` of the tiny workload with DBK_CACHE_DIR=cache and extra environment/args. */
+static int tune(const char *env, const char *cache, const char *args) {
+    char cmd[16384];
+    snprintf(cmd, sizeof cmd,
+             "%s DBK_CACHE_DIR='%s' '%s' tune --backend opencl --only opencl.conv_by_shape --recipe quick --batch 2 "
+             "--budget 120 %s",
+             env, cache, exe, args);
+    return dbk_test_run_command(cmd, out, sizeof out);
+}
+
+/* The quick model's 3x3 stride-1 layers, as opencl.conv_by_shape keys. */
+static const char *const kQuickShapes[] = {"3x16x32x32", "16x32x32x32", "32x32x16x16", "32x64x16x16", "64x128x8x8",
+                                           "128x128x4x4"};
+
+static int profile_should_choose_every_layer(cJSON *p) {
+    const cJSON *choice = cJSON_GetObjectItem(cJSON_GetObjectItem(p, "opencl"), "conv_by_shape");
+    DBK_CHECK_MSG(cJSON_IsObject(choice), "the profile has no opencl.conv_by_shape");
+    for (size_t i = 0; i < sizeof kQuickShapes / sizeof kQuickShapes[0]; i++) {
+        const char *v = cJSON_GetStringValue(cJSON_GetObjectItem(choice, kQuickShapes[i]));
+        DBK_CHECK_MSG(v && (!strcmp(v, "winograd") || !strcmp(v, "im2col")), "no choice for layer %s", kQuickShapes[i]);
+    }
+    DBK_CHECK_MSG(cJSON_GetArraySize(choice) == (int)(sizeof kQuickShapes / sizeof kQuickShapes[0]),
+                  "%d choices, expected one per quick layer", cJSON_GetArraySize(choice));
+    DBK_CHECK(!strcmp(cJSON_GetStringValue(cJSON_GetObjectItem(cJSON_GetObjectItem(p, "opencl"), "conv_algorithm")),
+                      "winograd"));
+    return 0;
+}
+
+/* A fresh folder for one case: its cache folder, its profile path and the --out argument. */
+typedef struct case_paths {
+    char cache[4200], path[4300], args[4400];
+} case_paths;
+
+static bool case_paths_init(case_paths *c, const char *name) {
+    const char *dir = dbk_test_tmpdir(name);
+    if (!dir) return false;
+    snprintf(c->cache, sizeof c->cache, "%s/cache", dir);
+    snprintf(c->path, sizeof c->path, "%s/profile.json", dir);
+    snprintf(c->args, sizeof c->args, "--out '%s'", c->path);
+    return true;
+}
+
+static int tune_should_write_a_checked_profile_and_cache_it(void) {
+    case_paths c;
+    DBK_CHECK(case_paths_init(&c, "tune-profile"));
+    const char *cache = c.cache, *path = c.path, *args = c.args;
+    int rc = tune("", cache, args);
+    DBK_CHECK_MSG(rc == 0, "exit %d:\n%s", rc, out);
+    DBK_CHECK_MSG(strstr(out, "[1] im2col") && strstr(out, "[2] winograd"), "candidates missing:\n%s", out);
+    DBK_CHECK_MSG(!strstr(out, "rejected:"), "a correct candidate was rejected:\n%s", out);
+    cJSON *p = read_json(path);
+    DBK_CHECK_MSG(p != NULL, "%s is not JSON", path);
+    DBK_CHECK(!strcmp(cJSON_GetStringValue(cJSON_GetObjectItem(p, "id")), "pocl-cpu"));
+    const cJSON *t = cJSON_GetObjectItem(p, "tuned");
+    DBK_CHECK(!strcmp(cJSON_GetStringValue(cJSON_GetObjectItem(t, "backend")), "opencl"));
+    DBK_CHECK(strlen(cJSON_GetStringValue(cJSON_GetObjectItem(t, "device"))) > 0);
+    if (profile_should_choose_every_layer(p)) return 1;
+    DBK_CHECK(cJSON_GetNumberValue(cJSON_GetObjectItem(p, "mem_bandwidth_gbs")) > 0.0);
+    DBK_CHECK(strstr(cJSON_GetStringValue(cJSON_GetObjectItem(p, "mem_bandwidth_source")), "measured by daybreak tune"));
+    char *first = cJSON_PrintUnformatted(cJSON_GetObjectItem(cJSON_GetObjectItem(p, "opencl"), "conv_by_shape"));
+    cJSON_Delete(p);
+
+    const double t0 = dbk_time_now();
+    rc = tune("", cache, args);
+    const double wall = dbk_time_now() - t0;
+    printf("  second run: %.2f s\n", wall);
+    DBK_CHECK_MSG(rc == 0, "second run: exit %d:\n%s", rc, out);
+    DBK_CHECK_MSG(strstr(out, "nothing to tune"), "second run tuned again:\n%s", out);
+    DBK_CHECK_MSG(strstr(out, "0 measured now"), "second run measured:\n%s", out);
+    DBK_CHECK_MSG(wall < 5.0, "second run took %.1f s", wall);
+    p = read_json(path);
+    char *second = cJSON_PrintUnformatted(cJSON_GetObjectItem(cJSON_GetObjectItem(p, "opencl"), "conv_by_shape"));
+    DBK_CHECK_MSG(first && second && !strcmp(first, second), "the cached run chose differently: %s vs %s", first,
+                  second);
+    free(first);
+    free(second);
+    cJSON_Delete(p);
+    return 0;
+}
+
+static int tuned_profile_should_be_found_by_device_name(void) {
+    const char *dir = dbk_test_tmpdir("tune-default");
+    DBK_CHECK(dir != NULL);
+    char cache[4200];
+    snprintf(cache, sizeof cache, "%s/cache", dir);
+    int rc = tune("", cache, "");
+    DBK_CHECK_MSG(rc == 0, "exit %d:\n%s", rc, out);
+    setenv("DBK_CACHE_DIR", cache, 1);
+    dbk_device_info info;
+    DBK_CHECK_OK(dbk_backend_device_info(DBK_BACKEND_KIND_OPENCL, 0, &info));
+    char path[4400];
+    dbk_profile_tuned_path("opencl", info.name, path, sizeof path);
+    DBK_CHECK_MSG(strstr(out, path) != NULL, "the profile was not written to %s:\n%s", path, out);
+    dbk_profile *p = NULL;
+    DBK_CHECK_OK(dbk_profile_for_device("opencl", info.name, &p));
+    DBK_CHECK(!strcmp(dbk_profile_string(p, "tuned.device", ""), info.name));
+    DBK_CHECK(dbk_profile_has(p, "opencl.conv_by_shape"));
+    dbk_profile_destroy(p);
+    /* The same file claiming another device is not taken: the built-in profile is. */
+    void *text;
+    size_t n;
+    DBK_CHECK_OK(dbk_file_read_all(path, &text, &n));
+    cJSON *j = cJSON_ParseWithLength(text, n);
+    dbk_free(text);
+    cJSON_ReplaceItemInObject(cJSON_GetObjectItem(j, "tuned"), "device", cJSON_CreateString("another device"));
+    char *other = cJSON_Print(j);
+    cJSON_Delete(j);
+    DBK_CHECK_OK(dbk_file_write_atomic(path, other, strlen(other)));
+    free(other);
+    DBK_CHECK_OK(dbk_profile_for_device("opencl", info.name, &p));
+    DBK_CHECK_MSG(strcmp(dbk_profile_string(p, "tuned.device", ""), "another device"),
+                  "a profile tuned for another device was used");
+    dbk_profile_destroy(p);
+    unsetenv("DBK_CACHE_DIR");
+    return 0;
+}
+
+/* The built-in PoCL profile's opencl.conv_by_shape as unformatted JSON ("null" when it has
+ * none): what a run that makes no per-layer choice leaves in the profile it writes. */
+static char *builtin_conv_by_shape(void) {
+    dbk_device_info info;
+    dbk_profile *p = NULL;
+    if (dbk_backend_device_info(DBK_BACKEND_KIND_OPENCL, 0, &info) != DBK_OK ||
+        dbk_profile_builtin_for_device("opencl", info.name, &p) != DBK_OK)
+        return NULL;
+    char *text = dbk_profile_print(p);
+    dbk_profile_destroy(p);
+    cJSON *j = text ? cJSON_Parse(text) : NULL;
+    free(text);
+    char *choice = cJSON_PrintUnformatted(cJSON_GetObjectItem(cJSON_GetObjectItem(j, "opencl"), "conv_by_shape"));
+    cJSON_Delete(j);
+    return choice ? choice : strdup("null");
+}
+
+/* The profile at path has the built-in profile's per-layer choices, unchanged. */
+static int per_layer_choice_should_be_unchanged(const char *path) {
+    cJSON *p = read_json(path);
+    DBK_CHECK_MSG(p != NULL, "no profile written at %s", path);
+    char *got = cJSON_PrintUnformatted(cJSON_GetObjectItem(cJSON_GetObjectItem(p, "opencl"), "conv_by_shape"));
+    char *want = builtin_conv_by_shape();
+    cJSON_Delete(p);
+    const bool same = want && !strcmp(got ? got : "null", want);
+    DBK_CHECK_MSG(same, "per-layer choices changed without both measurements: %s (built-in: %s)", got ? got : "null",
+                  want ? want : "?");
+    free(got);
+    free(want);
+    return 0;
+}
+
+/* --budget 1: the first candidate runs (its cost is unknown), the second does not fit. */
+static int tiny_budget_should_leave_candidates_untried(void) {
+    case_paths c;
+    DBK_CHECK(case_paths_init(&c, "tune-budget"));
+    char args[4500];
+    snprintf(args, sizeof args, "%s --budget 1", c.args);
+    const int rc = tune("", c.cache, args);
+    DBK_CHECK_MSG(rc == 0, "exit %d:\n%s", rc, out);
+    const char *line = strstr(out, "[2] winograd");
+    DBK_CHECK_MSG(strstr(out, "[1] im2col") && line && strstr(line, "not tried: budget"), "budget not kept:\n%s", out);
+    DBK_CHECK_MSG(strstr(out, "1 not tried for lack of budget"), "summary:\n%s", out);
+    return per_layer_choice_should_be_unchanged(c.path);
+}
+
+static int corrupted_candidate_should_be_rejected(void) {
+    case_paths c;
+    DBK_CHECK(case_paths_init(&c, "tune-corrupt"));
+    const int rc = tune("DBK_TUNE_CORRUPT=2", c.cache, c.args);
+    DBK_CHECK_MSG(rc == 0, "exit %d:\n%s", rc, out);
+    const char *line = strstr(out, "[2] winograd");
+    DBK_CHECK_MSG(line && strstr(line, "rejected") && strstr(line, "NMSE"), "the corrupted candidate passed:\n%s", out);
+    DBK_CHECK_MSG(strstr(out, "1 rejected"), "summary:\n%s", out);
+    return per_layer_choice_should_be_unchanged(c.path);
+}
+
+static int usage_errors_should_be_one_line(void) {
+    const char *dir = dbk_test_tmpdir("tune-usage");
+    DBK_CHECK(dir != NULL);
+    char missing[4300], folder[4300];
+    snprintf(missing, sizeof missing, "--backend opencl --out '%s/no/such/folder/p.json'", dir);
+    snprintf(folder, sizeof folder, "--backend opencl --out '%s'", dir);
+    const char *cases[][2] = {
+        {"--backend nope", "nope"},         {"--backend cpu", "cpu"},       {"--budget 10", "--backend"},
+        {"--backend opencl --budget 0", "--budget"}, {"--backend opencl --budget -5", "--budget"},
+        {missing, "cannot write"},          {folder, "folder"},
+        {"--backend opencl --only nope --out /dev/null", "no such search"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char args[4400];
+        snprintf(args, sizeof args, "tune %s", cases[i][0]);
+        const int rc = dbk_test_run_daybreak(exe, args, out, sizeof out);
+        DBK_CHECK_MSG(rc == 1 || rc == 2, "daybreak %s: exit %d", args, rc);
+        /* The cause on one line; a usage error (exit 2) adds the house's pointer to --help. */
+        const char *pointer = strstr(out, "\nrun 'daybreak tune --help' for usage\n");
+        const int lines = count_lines(out) - (rc == 2 && pointer ? 1 : 0);
+        DBK_CHECK_MSG(lines == 1, "daybreak %s: %d lines:\n%s", args, count_lines(out), out);
+        const char *nl = strchr(out, '\n');
+        DBK_CHECK_MSG(strstr(out, cases[i][1]) && strstr(out, cases[i][1]) < nl, "daybreak %s: '%s' not named:\n%s",
+                      args, cases[i][1], out);
+    }
+    return 0;
+}
+
+int main(int argc, char **argv) {
+    if (argc != 2) {
+        fprintf(stderr, "usage: test_tune <path to daybreak>\n");
+        return 2;
+    }
+    exe = argv[1];
+    dbk_backend_kind kind;
+    int index;
+    const int missing = dbk_test_resolve_backend("opencl", &kind, &index);
+    if (missing) return missing;
+    DBK_RUN(usage_errors_should_be_one_line);
+    DBK_RUN(tune_should_write_a_checked_profile_and_cache_it);
+    DBK_RUN(tuned_profile_should_be_found_by_device_name);
+    DBK_RUN(corrupted_candidate_should_be_rejected);
+    DBK_RUN(tiny_budget_should_leave_candidates_untried);
+    return dbk_test_finish();
+}
