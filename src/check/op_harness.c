@@ -279,6 +279,12 @@ static void report_case(dbk_op_checker *ck, const tcase *c, double worst, bool p
     ck->notes[0] = '\0';
 }
 
+static bool has_f16_slot(const tcase *c) {
+    for (int s = 0; s < NSLOT; s++)
+        if (c->slots[s].role != ROLE_NONE && c->slots[s].dtype == DBK_DTYPE_F16) return true;
+    return false;
+}
+
 void dbk_op_check_case(tcase *c) {
     dbk_op_checker *ck = c->ck;
     dbk_backend *const ref_be = ck->cfg->ref, *const dev_be = ck->cfg->dev;
@@ -292,6 +298,18 @@ void dbk_op_check_case(tcase *c) {
 
     dbk_op_desc probe;
     dbk_status st = place(dev_be, c, &pd, &probe);
+    const char *fp16_missing = dbk_backend_get_info(dev_be)->fp16_missing;
+    if (st == DBK_OK && fp16_missing[0] && has_f16_slot(c)) {
+        /* A device without the fp16 path must refuse the case (--precision fp16 relies on it) */
+        const bool refused = !dbk_backend_supports(dev_be, &probe);
+        placed_free(&pd);
+        if (refused) snprintf(why, sizeof why, "f16: refused as it must be (%s lacks %s)", dev_name, fp16_missing);
+        else snprintf(why, sizeof why, "%s accepted an f16 case although it lacks %s", dev_name, fp16_missing);
+        report_case(ck, c, 0.0, refused, why);
+        case_free(c);
+        ck->failed += !refused;
+        return;
+    }
     if (st != DBK_OK)
         snprintf(why, sizeof why, "cannot create the tensors on %s: %s", dev_name, dbk_last_error());
     else if (!dbk_backend_supports(dev_be, &probe))
