@@ -64,7 +64,11 @@ static dbk_status run_loss_scaled(dbk_session *s) {
     DBK_TRY(s->profiling ? dbk_session_run_profiled(s) : dbk_program_run(s->train.recorded));
     float flag = 0.0f;
     DBK_TRY(dbk_buffer_read(s->train_steps, found->offset, &flag, sizeof flag));
-    if (dbk_loss_scaler_step(&s->scaler, flag != 0.0f)) return dbk_program_run(s->update);
+    if (dbk_loss_scaler_step(&s->scaler, flag != 0.0f)) {
+        if (!s->profiling) return dbk_program_run(s->update);
+        /* the update's ops are the last update_count of the profile's table */
+        return dbk_program_run_timed(s->update, s->op_seconds + s->train.count - s->train.update_count);
+    }
     static const float zero = 0.0f;
     return dbk_buffer_write(s->train_steps, found->offset, &zero, sizeof zero);
 }
