@@ -64,17 +64,19 @@ __kernel void softmax_xent_bwd(__global const float *probs, const uint p_off, __
 }
 
 /* global = local = (ls) */
+/* top-k: the label's rank = logits larger, plus equal ones at a lower index (op_list.h) */
 __kernel void accuracy(__global const float *z, const uint z_off, __global const int *labels, const uint l_off,
-                       __global float *correct, const uint c_off, const int N, const int K, __local float *scratch) {
+                       __global float *correct, const uint c_off, const int N, const int K, const int top,
+                       __local float *scratch) {
     float count = 0.0f;
     for (int i = get_local_id(0); i < N; i += get_local_size(0)) {
         const int label = labels[l_off + i];
         if (K == 0 || label < 0 || label >= K) continue;
         __global const float *zi = z + z_off + i * K;
-        int best = 0;
-        for (int j = 1; j < K; j++)
-            if (zi[j] > zi[best]) best = j;
-        if (best == label) count += 1.0f;
+        const float zy = zi[label];
+        int rank = 0;
+        for (int j = 0; j < K; j++) rank += zi[j] > zy || (j < label && zi[j] == zy);
+        if (rank < top) count += 1.0f;
     }
     const float t = xent_wg_sum(count, scratch);
     if (get_local_id(0) == 0) correct[c_off] += t;

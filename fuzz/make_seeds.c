@@ -7,7 +7,9 @@
  * OUT_DIR/cifar10/     the first records of CIFAR_DIR/data_batch_1.bin and batches.meta.txt
  *                      (never committed: made from the dataset on each run)
  * OUT_DIR/pack/        dataset packs written by dbk_pack_write_dir: of the checkpoint folder
- *                      above, and of the cifar10 folder (records: byte-delta filter, meta: none)
+ *                      above, of the cifar10 folder (records: zstd after the byte delta, meta:
+ *                      zstd), and of OUT_DIR/imagefolder when it exists (tools/fuzz.sh puts
+ *                      two real Imagenette JPEGs there in the ImageNet layout: stored entries)
  * The profile corpus is the platforms/ folder itself (tools/fuzz.sh copies its JSON files).
  */
 #include <stdio.h>
@@ -105,5 +107,8 @@ int main(int argc, char **argv) {
     if (argc == 3 && cifar_seeds(argv[1], argv[2]) != DBK_OK) return fail();
     if (pack_seed(argv[1], "checkpoint") != DBK_OK) return fail();
     if (argc == 3 && pack_seed(argv[1], "cifar10") != DBK_OK) return fail();
+    char imagefolder[4096];
+    snprintf(imagefolder, sizeof imagefolder, "%s/imagefolder", argv[1]);
+    if (access(imagefolder, F_OK) == 0 && pack_seed(argv[1], "imagefolder") != DBK_OK) return fail();
     return 0;
 }

@@ -1,7 +1,8 @@
 #version 450
 /*
- * accuracy.comp — correct += number of rows whose first maximum is the label (DBK_OP_ACCURACY);
- * rows with a label outside [0,K) count as wrong. One work group; the count is summed in
+ * accuracy.comp — correct += number of rows whose label ranks below `top` (DBK_OP_ACCURACY,
+ * top-k): rank = logits larger than the label's, plus equal ones at a lower index, so top-1 is
+ * the first maximum; rows with a label outside [0,K) count as wrong. One work group; the count is summed in
  * shared memory (exact: integers below 2^24 in float) and added once. Grid: 1.
  */
 #include "common/reduce.glsl"
@@ -9,6 +10,7 @@
 layout(push_constant) uniform Push {
     uint N, K;
     uint r0, r1, r2;   /* element offsets of bindings 0..2 */
+    uint top;          /* k of top-k, >= 1 */
 } pc;
 
 layout(binding = 0) readonly buffer BufZ { float z[]; };      /* (N,K) logits */
@@ -22,10 +24,11 @@ void main() {
         const int label = labels[pc.r1 + i];
         if (pc.K == 0 || label < 0 || uint(label) >= pc.K) continue;
         const uint row = pc.r0 + i * pc.K;
-        uint best = 0;
-        for (uint k = 1; k < pc.K; k++)
-            if (z[row + k] > z[row + best]) best = k;
-        if (best == uint(label)) count += 1.0;
+        const float zy = z[row + uint(label)];
+        uint rank = 0;
+        for (uint k = 0; k < pc.K; k++)
+            if (z[row + k] > zy || (k < uint(label) && z[row + k] == zy)) rank++;
+        if (rank < pc.top) count += 1.0;
     }
     const float batch = block_sum(count);
     if (lid == 0) correct[pc.r2] += batch;

@@ -3,7 +3,8 @@
  * --recipe imagenette-resnet18` (ResNet-18, streamed through the decode threads) on a subset of
  * the Imagenette data in $DAYBREAK_DATA clears accuracy bars measured over seeds, and writes
  * the ImageNet-format logs.tsv (top1Accuracy and top5Accuracy), result.json (top-5, loader
- * wait) and dawnbench.json; plus the top-5 count itself (dbk_topk_hits) on planted logits.
+ * wait) and dawnbench.json. (The top-5 count itself, DBK_OP_ACCURACY with k 5, is tested on
+ * planted logits in test_ops_cpu and against the CPU on every device in the ops tests.)
  *
  * usage: test_imagenette <daybreak executable> [backend, default cpu]
  *
@@ -32,28 +33,6 @@
 static const char *exe, *backend = "cpu";
 static char dir[4096];
 static char out[65536];
-
-static int top5_should_count_labels_among_the_five_largest_logits(void) {
-    /* 7 classes: row 0's label has the largest logit, row 1's the 5th largest, row 2's the 6th,
-     * row 3's ties the 5th (4 strictly larger: a hit), row 4's label is out of range */
-    const float logits[5][7] = {{9, 1, 2, 3, 4, 5, 6},
-                                {1, 2, 3, 4, 5, 6, 7},
-                                {1, 2, 3, 4, 5, 6, 7},
-                                {7, 6, 5, 4, 3, 3, 1},
-                                {1, 2, 3, 4, 5, 6, 7}};
-    const int32_t labels[5] = {0, 2, 1, 5, 7};
-    DBK_CHECK(dbk_topk_hits(&logits[0][0], labels, 1, 7, 5) == 1);
-    DBK_CHECK(dbk_topk_hits(&logits[1][0], labels + 1, 1, 7, 5) == 1);
-    DBK_CHECK(dbk_topk_hits(&logits[2][0], labels + 2, 1, 7, 5) == 0);
-    DBK_CHECK(dbk_topk_hits(&logits[3][0], labels + 3, 1, 7, 5) == 1);
-    DBK_CHECK(dbk_topk_hits(&logits[0][0], labels, 5, 7, 5) == 3);
-    DBK_CHECK(dbk_topk_hits(&logits[0][0], labels, 5, 7, 1) == 1);
-    /* five classes or fewer: every row is a top-5 hit */
-    const float few[2][3] = {{1, 2, 3}, {3, 2, 1}};
-    const int32_t few_labels[2] = {0, 2};
-    DBK_CHECK(dbk_topk_hits(&few[0][0], few_labels, 2, 3, 5) == 2);
-    return 0;
-}
 
 static int training_should_clear_the_bars(void) {
     char args[8192];
@@ -98,27 +77,14 @@ static int training_should_clear_the_bars(void) {
 }
 
 static int logs_should_carry_the_top5_column(void) {
+    dbk_test_log_row rows[3];
+    int epochs = 0;
+    if (dbk_test_read_logs_tsv(dir, true, rows, 3, &epochs)) return 1;
+    DBK_CHECK_MSG(epochs == 2, "%d rows, expected 2", epochs);
+
     char path[4200];
-    snprintf(path, sizeof path, "%s/logs.tsv", dir);
     void *data;
     size_t n;
-    DBK_CHECK_OK(dbk_file_read_all(path, &data, &n));
-    char *text = dbk_test_skip_subset_marker(data);
-    DBK_CHECK_MSG(text != NULL, "a subset run's logs.tsv lacks its marker:\n%s", (char *)data);
-    const char *header = "epoch\thours\ttop1Accuracy\ttop5Accuracy\n";
-    DBK_CHECK_MSG(!strncmp(text, header, strlen(header)), "header:\n%s", text);
-    char *line = text + strlen(header);
-    for (int epoch = 1; epoch <= 2; epoch++) {
-        int e, used = 0;
-        double h, a1, a5;
-        DBK_CHECK_MSG(sscanf(line, "%d\t%lf\t%lf\t%lf\n%n", &e, &h, &a1, &a5, &used) == 4 && e == epoch && used > 0,
-                      "row %d: '%s'", epoch, line);
-        DBK_CHECK(h > 0 && a1 >= 0 && a5 >= a1 && a5 <= 100);
-        line += used;
-    }
-    DBK_CHECK_MSG(*line == '\0', "more rows than epochs: '%s'", line);
-    dbk_free(data);
-
     snprintf(path, sizeof path, "%s/dawnbench.json", dir);
     DBK_CHECK_OK(dbk_file_read_all(path, &data, &n));
     cJSON *e = cJSON_Parse(data);
@@ -141,7 +107,6 @@ int main(int argc, char **argv) {
     }
     exe = argv[1];
     if (argc > 2) backend = argv[2];
-    DBK_RUN(top5_should_count_labels_among_the_five_largest_logits);
     const char *root = getenv("DAYBREAK_DATA");
     char subset[4096];
     snprintf(subset, sizeof subset, "%s/imagenette2-224-mini/train", root ? root : "");

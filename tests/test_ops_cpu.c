@@ -703,6 +703,41 @@ static int accuracy_should_count_first_max_and_accumulate(void) {
     return rc;
 }
 
+/* Top-k with the tie rule of op_list.h: rank = larger logits + equal ones at a lower index. */
+static int accuracy_should_count_labels_among_the_k_largest_logits(void) {
+    enum { N = 6, K = 7 };
+    const float hz[N * K] = {
+        9, 1, 2, 3, 4, 5, 6,     /* label 0 is the largest: top-1 and top-5 */
+        1, 2, 3, 4, 5, 6, 7,     /* label 2 is 5th largest: top-5 only */
+        1, 2, 3, 4, 5, 6, 7,     /* label 1 is 6th: neither */
+        7, 6, 5, 4, 3, 3, 1,     /* label 5 ties class 4 at 5th place: the lower index wins, rank 5 */
+        7, 6, 5, 4, 3, 3, 1,     /* label 4, that lower index: rank 4, a top-5 hit */
+        1, 2, 3, 4, 5, 6, 7,     /* label K: never */
+    };
+    const int32_t hl[N] = {0, 2, 1, 5, 4, K};
+    static const struct { int32_t k; float hits; } want[] = {{0, 1}, {1, 1}, {5, 3}, {6, 5}, {7, 5}, {100, 5}};
+    dbk_tensor z = gf(2, N, K, 1, 1), labels = gt(DBK_DTYPE_I32, 1, N, 1, 1, 1), correct = gf(1, 1, 1, 1, 1);
+    DBK_CHECK_OK(dbk_tensor_write(&z, hz));
+    DBK_CHECK_OK(dbk_tensor_write(&labels, hl));
+    for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
+        const float zero = 0.0f;
+        DBK_CHECK_OK(dbk_tensor_write(&correct, &zero));
+        dbk_op_desc a = {.op = DBK_OP_ACCURACY, .p.accuracy.k = want[i].k};
+        a.src[0] = z; a.src[1] = labels; a.dst[0] = correct;
+        DBK_CHECK_OK(dbk_backend_run(be, &a));
+        float got;
+        DBK_CHECK_OK(dbk_tensor_read(&correct, &got));
+        DBK_CHECK_MSG(got == want[i].hits, "k %d: correct = %g, expected %g", (int)want[i].k, (double)got,
+                      (double)want[i].hits);
+    }
+    dbk_op_desc bad = {.op = DBK_OP_ACCURACY, .p.accuracy.k = -1};
+    bad.src[0] = z; bad.src[1] = labels; bad.dst[0] = correct;
+    DBK_CHECK(dbk_backend_run(be, &bad) == DBK_ERR_INVALID_ARG);
+    int rc = guards_intact();
+    free_all();
+    return rc;
+}
+
 /* ---------------------------------------------------------------------------------- */
 /* SGD                                                                                */
 
@@ -1743,6 +1778,7 @@ int main(void) {
     RUN(maxpool_should_match_naive_with_first_max_ties);
     RUN(softmax_xent_should_match_direct_formula_with_and_without_smoothing);
     RUN(accuracy_should_count_first_max_and_accumulate);
+    RUN(accuracy_should_count_labels_among_the_k_largest_logits);
     RUN(sgd_should_match_hand_computation_with_and_without_nesterov);
     RUN(adamw_should_match_hand_computation_over_three_steps);
     RUN(adamw_without_gradient_should_only_decay);

@@ -1,9 +1,10 @@
 /*
  * test_pack.c — dataset packs (data/pack.h, data/pack_write.h, data/source.h) on real bytes:
- * the first CIFAR-10 records and class names, packed and read back byte for byte through
- * the source layer the CIFAR-10 reader uses; then damaged copies (a flipped data byte, a
- * flipped index byte, a truncated file, another magic or version) and non-regular files,
- * each refused with a one-line error naming the file.
+ * the first CIFAR-10 records and class names (compressed) and a file named as a JPEG (stored
+ * as it is, with its checksum), packed and read back byte for byte through the source layer
+ * the CIFAR-10 reader uses; then damaged copies (a flipped byte in the stored entry and in a
+ * compressed one, a flipped index byte, a truncated file, another magic or version) and
+ * non-regular files, each refused with a one-line error naming the file.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <stdio.h>
@@ -21,13 +22,15 @@
 #include "test_util.h"
 
 #define RECORDS 5
+#define JPEG_BYTES 3072   /* "img/a.JPEG": the first record's bytes (stored: images are, by name) */
 
 static char src_dir[4200], pack_path[4200];
 static unsigned char records[RECORDS * DBK_CIFAR10_RECORD_BYTES];
 static void *meta;
 static size_t meta_n;
 
-/* tmp/src/{records.bin, sub/batches.meta.txt} from the real data, packed as "cifar/...". */
+/* tmp/src/{img/a.JPEG, records.bin, sub/batches.meta.txt} from the real data, packed as
+ * "cifar/...": the entries lie in that (name) order, a.JPEG first at the header's end. */
 static int setup(const char *cifar, const char *tmp) {
     char path[4400];
     snprintf(path, sizeof path, "%s/data_batch_1.bin", cifar);
@@ -43,10 +46,15 @@ static int setup(const char *cifar, const char *tmp) {
     DBK_CHECK_OK(dbk_file_write_atomic(path, records, sizeof records));
     snprintf(path, sizeof path, "%s/sub/batches.meta.txt", src_dir);
     DBK_CHECK_OK(dbk_file_write_atomic(path, meta, meta_n));
+    snprintf(path, sizeof path, "%s/src/img", tmp);
+    DBK_CHECK_OK(dbk_mkdir_p(path));
+    snprintf(path, sizeof path, "%s/img/a.JPEG", src_dir);
+    DBK_CHECK_OK(dbk_file_write_atomic(path, records, JPEG_BYTES));
     snprintf(pack_path, sizeof pack_path, "%s/test.dbkpack", tmp);
     dbk_pack_write_stats stats;
     DBK_CHECK_OK(dbk_pack_write_dir(src_dir, "cifar", pack_path, 3, &stats));
-    DBK_CHECK(stats.entries == 2 && stats.raw_bytes == sizeof records + meta_n);
+    DBK_CHECK(stats.entries == 3 && stats.stored_entries == 1 &&
+              stats.raw_bytes == sizeof records + meta_n + JPEG_BYTES);
     return 0;
 }
 
@@ -76,6 +84,11 @@ static int entries_should_read_back_byte_for_byte(void) {
     DBK_CHECK_OK(dbk_cifar10_parse_meta(data, n, path, names));
     DBK_CHECK(!strcmp(names[0], "airplane") && !strcmp(names[9], "truck"));
     dbk_free(data);
+    snprintf(path, sizeof path, "%s/cifar/img/a.JPEG", pack_path);
+    DBK_CHECK(dbk_source_stat(path, &size) == DBK_SOURCE_FILE && size == JPEG_BYTES);
+    DBK_CHECK_OK(dbk_source_read(path, "image", JPEG_BYTES, &data, &n));
+    DBK_CHECK(n == JPEG_BYTES && !memcmp(data, records, n));
+    dbk_free(data);
     snprintf(path, sizeof path, "%s/cifar/missing.bin", pack_path);
     DBK_CHECK(dbk_source_stat(path, &size) == DBK_SOURCE_NONE);
     DBK_CHECK(dbk_source_read(path, "x", 10, &data, &n) == DBK_ERR_NOT_FOUND);
@@ -99,23 +112,33 @@ static size_t file_size(const char *p) {
     return stat(p, &st) == 0 ? (size_t)st.st_size : 0;
 }
 
-static int damage_should_be_refused_with_the_file_named(void) {
-    char bad[4400];
-    snprintf(bad, sizeof bad, "%s.bad", pack_path);
+/* A copy with a byte of entry data changed at `at`: the index is fine, exactly that entry
+ * fails its check, with the pack and the entry named. */
+static int damaged_entry_should_be_named(const char *bad, size_t at, const char *entry) {
     dbk_pack *p = NULL;
-    /* A byte in the first entry's data: the index is fine, the entry fails its check. */
-    DBK_CHECK(!damaged_copy(bad, DBK_PACK_HEADER_BYTES + 20, 0, 0x5a));
+    DBK_CHECK(!damaged_copy(bad, at, 0, 0x5a));
     DBK_CHECK_OK(dbk_pack_open(bad, &p));
     void *buf = dbk_malloc(sizeof records);
     int bad_entries = 0;
     for (int i = 0; i < dbk_pack_count(p); i++)
         if (dbk_pack_read(p, i, buf, sizeof records) == DBK_ERR_FORMAT) {
             bad_entries++;
-            DBK_CHECK_MSG(strstr(dbk_last_error(), bad) != NULL, "%s", dbk_last_error());
+            DBK_CHECK_MSG(strstr(dbk_last_error(), bad) && strstr(dbk_last_error(), entry), "%s", dbk_last_error());
         }
     dbk_free(buf);
     dbk_pack_close(p);
     DBK_CHECK(bad_entries == 1);
+    return 0;
+}
+
+static int damage_should_be_refused_with_the_file_named(void) {
+    char bad[4400];
+    snprintf(bad, sizeof bad, "%s.bad", pack_path);
+    dbk_pack *p = NULL;
+    /* The stored entry (its bytes, then its checksum), then the compressed one after it. */
+    if (damaged_entry_should_be_named(bad, DBK_PACK_HEADER_BYTES + 20, "cifar/img/a.JPEG")) return 1;
+    if (damaged_entry_should_be_named(bad, DBK_PACK_HEADER_BYTES + JPEG_BYTES + 3, "cifar/img/a.JPEG")) return 1;
+    if (damaged_entry_should_be_named(bad, DBK_PACK_HEADER_BYTES + JPEG_BYTES + 8 + 20, "cifar/records.bin")) return 1;
     /* A byte of the index (the file's last byte): the index checksum. */
     DBK_CHECK(!damaged_copy(bad, file_size(pack_path) - 1, 0, 0xff));
     DBK_CHECK(dbk_pack_open(bad, &p) == DBK_ERR_FORMAT && strstr(dbk_last_error(), "checksum"));
@@ -125,8 +148,8 @@ static int damage_should_be_refused_with_the_file_named(void) {
     DBK_CHECK(!damaged_copy(bad, 0, 0, 'X'));
     DBK_CHECK(!dbk_pack_is_pack(bad));
     DBK_CHECK(dbk_pack_open(bad, &p) == DBK_ERR_FORMAT && strstr(dbk_last_error(), "magic"));
-    DBK_CHECK(!damaged_copy(bad, 8, 0, 2));
-    DBK_CHECK(dbk_pack_open(bad, &p) == DBK_ERR_FORMAT && strstr(dbk_last_error(), "version 2"));
+    DBK_CHECK(!damaged_copy(bad, 8, 0, 3));
+    DBK_CHECK(dbk_pack_open(bad, &p) == DBK_ERR_FORMAT && strstr(dbk_last_error(), "version 3"));
     return 0;
 }
 

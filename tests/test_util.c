@@ -4,6 +4,8 @@
 #include "check/curve.h"
 #include "check/op_check.h"
 
+#include "core/alloc.h"
+#include "core/fileio.h"
 #include "core/rng.h"
 #include "models/models.h"
 #include "train/recipe.h"
@@ -203,4 +205,61 @@ char *dbk_test_skip_subset_marker(char *logs_tsv) {
     char *nl = strchr(logs_tsv, '\n');
     if (strncmp(logs_tsv, marker, strlen(marker)) != 0 || !nl) return NULL;
     return nl + 1;
+}
+
+/* Whether field (up to a tab or the end) has exactly `decimals` digits after its point. */
+static bool has_decimals(const char *field, int decimals) {
+    const char *dot = strchr(field, '.'), *end = field + strcspn(field, "\t");
+    return dot && dot < end && end - dot - 1 == decimals;
+}
+
+/* One row's format and values; the line is NUL-terminated. */
+static int check_log_row(const char *line, bool top5, dbk_test_log_row *row) {
+    int used = 0;
+    const int fields = top5 ? 4 : 3;
+    const int got = top5 ? sscanf(line, "%d\t%lf\t%lf\t%lf%n", &row->epoch, &row->hours, &row->top1, &row->top5, &used)
+                         : sscanf(line, "%d\t%lf\t%lf%n", &row->epoch, &row->hours, &row->top1, &used);
+    DBK_CHECK_MSG(got == fields && line[used] == '\0', "bad row '%s'", line);
+    const char *hours = strchr(line, '\t') + 1, *top1 = strchr(hours, '\t') + 1;
+    DBK_CHECK_MSG(has_decimals(hours, 8), "hours need 8 decimals: '%s'", line);
+    DBK_CHECK_MSG(has_decimals(top1, 2), "accuracy needs 2 decimals: '%s'", line);
+    if (top5) DBK_CHECK_MSG(has_decimals(strchr(top1, '\t') + 1, 2), "top-5 needs 2 decimals: '%s'", line);
+    DBK_CHECK_MSG(row->top1 >= 0 && row->top1 <= 100 && (!top5 || (row->top5 >= row->top1 && row->top5 <= 100)),
+                  "accuracies out of order or range: '%s'", line);
+    return 0;
+}
+
+/* The checks of dbk_test_read_logs_tsv on the file's text (modified: rows are cut at '\n'). */
+static int parse_logs(char *text, const char *path, bool top5, dbk_test_log_row *rows, int cap, int *epochs) {
+    char *line = dbk_test_skip_subset_marker(text);
+    DBK_CHECK_MSG(line != NULL, "%s of a subset run lacks the marker line:\n%s", path, text);
+    const char *header = top5 ? "epoch\thours\ttop1Accuracy\ttop5Accuracy\n" : "epoch\thours\ttop1Accuracy\n";
+    DBK_CHECK_MSG(!strncmp(line, header, strlen(header)), "bad header in %s:\n%s", path, line);
+    line += strlen(header);
+    while (*line) {
+        char *nl = strchr(line, '\n');
+        DBK_CHECK_MSG(nl != NULL, "last line of %s is not terminated", path);
+        DBK_CHECK_MSG(*epochs + 1 < cap, "%s has more rows than the %d expected", path, cap - 1);
+        *nl = '\0';
+        dbk_test_log_row *row = &rows[*epochs + 1];
+        if (check_log_row(line, top5, row)) return 1;
+        DBK_CHECK_MSG(row->epoch == *epochs + 1 && row->hours > rows[*epochs].hours,
+                      "epochs must count from 1 and hours increase: '%s'", line);
+        (*epochs)++;
+        line = nl + 1;
+    }
+    return 0;
+}
+
+int dbk_test_read_logs_tsv(const char *run_dir, bool top5, dbk_test_log_row *rows, int cap, int *epochs) {
+    char path[4200];
+    snprintf(path, sizeof path, "%s/logs.tsv", run_dir);
+    memset(rows, 0, (size_t)cap * sizeof *rows);
+    *epochs = 0;
+    void *data;
+    size_t n;
+    DBK_CHECK_OK(dbk_file_read_all(path, &data, &n));
+    const int bad = parse_logs(data, path, top5, rows, cap, epochs);
+    dbk_free(data);
+    return bad;
 }

@@ -97,6 +97,19 @@ dbk_status dbk_test_recipe_session(const char *recipe, dbk_backend_kind kind, in
  * (results.h); NULL when the marker is missing. */
 char *dbk_test_skip_subset_marker(char *logs_tsv);
 
+/* One row of a DAWNBench logs.tsv. */
+typedef struct dbk_test_log_row {
+    int    epoch;
+    double hours, top1, top5;   /* top5: 0 in a log without the top5Accuracy column */
+} dbk_test_log_row;
+
+/* Reads run_dir/logs.tsv of a subset run and checks its format: the subset marker line, then
+ * DAWNBench's header (with top5Accuracy when top5), then rows epoch 1, 2, ... with hours to
+ * 8 decimals and increasing, accuracies to 2 decimals, top-1 <= top-5 <= 100. Fills rows[1..]
+ * (rows[0] is zero, so rows[e] is epoch e; cap entries in all) and *epochs. Returns 0, or 1
+ * with the failure counted (DBK_CHECK). */
+int dbk_test_read_logs_tsv(const char *run_dir, bool top5, dbk_test_log_row *rows, int cap, int *epochs);
+
 /* $DAYBREAK_DATA/cifar-10-batches-bin, or NULL (and a printed reason) when it is missing. */
 const char *dbk_test_cifar_dir(void);
 /* The reason to give when dbk_test_cifar_dir returned NULL. */

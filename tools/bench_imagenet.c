@@ -3,11 +3,14 @@
  * (data/loader.h: read, decode, random-resized crop, flip) and how fast a device trains
  * ResNet-18 and ResNet-50 on those batches, with the share of each training step spent
  * waiting for the loader. Real images: the Imagenette subset (imagenette2-224-mini) or any
- * image-folder dataset given with --data.
+ * image-folder dataset given with --data, as a folder or a dataset pack (`daybreak pack-data`).
  *
- * usage: bench_imagenet [--data DIR] [--backend SPEC]... [--model NAME]... [--size N] [--batch N]
- *                       [--steps N] [--threads N] [--decode-batches N]
- *   --data DIR           an image-folder dataset (default: $DAYBREAK_DATA/imagenette2-224-mini)
+ * usage: bench_imagenet [--data DIR]... [--backend SPEC]... [--model NAME]... [--size N] [--batch N]
+ *                       [--steps N] [--threads N] [--decode-batches N] [--decode-only]
+ *   --data DIR           an image-folder dataset or a pack of one (default:
+ *                        $DAYBREAK_DATA/imagenette2-224-mini); repeatable: one decode line per
+ *                        source, measured in turn (a folder and its pack side by side), and
+ *                        training fed from the first
  *   --backend SPEC       cpu, opencl[:N], vulkan[:N]; repeatable (default: cpu)
  *   --model NAME         resnet18 or resnet50; repeatable (default: both)
  *   --size N             crop side (default 224)
@@ -15,12 +18,14 @@
  *   --steps N            timed training steps after one warm-up step (default 2)
  *   --threads N          decode threads (default: the online cores)
  *   --decode-batches N   batches of the decode-only measurement (default 8)
+ *   --decode-only        no training lines
  *
  * Output: one "decode" line (images/s in all and per thread, thread-time per image), then per
  * backend and model one line: images/s, ms per step, and the loader wait per step (time the
  * step waited for its batch; 0 when decoding keeps up).
  */
 #define _POSIX_C_SOURCE 200809L
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,8 +41,9 @@
 #define MAX_LIST 8
 
 typedef struct bench_args {
-    const char *data, *backends[MAX_LIST], *models[MAX_LIST];
-    int nbackends, nmodels, size, batch, steps, threads, decode_batches;
+    const char *data[MAX_LIST], *backends[MAX_LIST], *models[MAX_LIST];
+    int ndata, nbackends, nmodels, size, batch, steps, threads, decode_batches;
+    bool decode_only;
 } bench_args;
 
 static dbk_status make_loader(const dbk_imagefolder_list *list, const bench_args *a, dbk_loader **out) {
@@ -47,7 +53,7 @@ static dbk_status make_loader(const dbk_imagefolder_list *list, const bench_args
 }
 
 /* Decoding alone: decode_batches batches as fast as the threads go. */
-static dbk_status bench_decode(const dbk_imagefolder_list *list, const bench_args *a) {
+static dbk_status bench_decode(const dbk_imagefolder_list *list, const bench_args *a, const char *source) {
     dbk_loader *l;
     DBK_TRY(make_loader(list, a, &l));
     dbk_status st = dbk_loader_begin_epoch(l, 1);
@@ -66,8 +72,8 @@ static dbk_status bench_decode(const dbk_imagefolder_list *list, const bench_arg
     DBK_TRY(st);
     const double per_image = s.decode_seconds / (double)s.images;
     printf("decode   %d threads, %d images at %dx%d: %8.1f img/s in all, %7.1f img/s per thread (%.1f ms thread "
-           "time per image)\n", s.threads, images, a->size, a->size, images / seconds, 1.0 / per_image,
-           1000.0 * per_image);
+           "time per image)  %s\n", s.threads, images, a->size, a->size, images / seconds, 1.0 / per_image,
+           1000.0 * per_image, source);
     return DBK_OK;
 }
 
@@ -126,7 +132,7 @@ static dbk_status bench_train(const dbk_imagefolder_list *list, const bench_args
 
 static int usage(const char *msg) {
     fprintf(stderr, "bench_imagenet: %s\nusage: bench_imagenet [--data DIR] [--backend SPEC]... [--model NAME]... "
-            "[--size N] [--batch N] [--steps N] [--threads N] [--decode-batches N]\n", msg);
+            "[--size N] [--batch N] [--steps N] [--threads N] [--decode-batches N] [--decode-only]\n", msg);
     return 2;
 }
 
@@ -134,6 +140,10 @@ int main(int argc, char **argv) {
     bench_args a = {.size = 224, .batch = 8, .steps = 2, .decode_batches = 8};
     for (int i = 1; i < argc; i++) {
         const char *opt = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (!strcmp(opt, "--decode-only")) {
+            a.decode_only = true;
+            continue;
+        }
         if (!v) return usage("an option without its value");
         i++;
         int *num = !strcmp(opt, "--size") ? &a.size : !strcmp(opt, "--batch") ? &a.batch
@@ -144,8 +154,8 @@ int main(int argc, char **argv) {
             long n = strtol(v, &end, 10);
             if (*end || n < (num == &a.threads ? 0 : 1) || n > 100000) return usage("a bad number");
             *num = (int)n;
-        } else if (!strcmp(opt, "--data")) {
-            a.data = v;
+        } else if (!strcmp(opt, "--data") && a.ndata < MAX_LIST) {
+            a.data[a.ndata++] = v;
         } else if (!strcmp(opt, "--backend") && a.nbackends < MAX_LIST) {
             a.backends[a.nbackends++] = v;
         } else if (!strcmp(opt, "--model") && a.nmodels < MAX_LIST) {
@@ -159,28 +169,32 @@ int main(int argc, char **argv) {
         a.models[a.nmodels++] = "resnet18";
         a.models[a.nmodels++] = "resnet50";
     }
+    if (!a.ndata) a.data[a.ndata++] = NULL;
     const dbk_dataset_kind *kind;
     char dir[DBK_DATASET_PATH_BYTES];
-    dbk_imagefolder_list list;
-    if (dbk_dataset_kind_find("imagenette", &kind) != DBK_OK ||
-        dbk_dataset_resolve(kind, a.data, dir, sizeof dir) != DBK_OK ||
-        dbk_imagefolder_scan(dir, DBK_DATASET_SPLIT_TRAIN, &list) != DBK_OK) {
-        fprintf(stderr, "bench_imagenet: %s\n", dbk_last_error());
-        return 1;
-    }
+    dbk_imagefolder_list lists[MAX_LIST] = {{0}};
     int rc = 0;
-    if (bench_decode(&list, &a) != DBK_OK) {
-        fprintf(stderr, "bench_imagenet: decode: %s\n", dbk_last_error());
-        rc = 1;
+    for (int d = 0; d < a.ndata && !rc; d++) {
+        if (dbk_dataset_kind_find("imagenette", &kind) != DBK_OK ||
+            dbk_dataset_resolve(kind, a.data[d], dir, sizeof dir) != DBK_OK ||
+            dbk_imagefolder_scan(dir, DBK_DATASET_SPLIT_TRAIN, &lists[d]) != DBK_OK) {
+            fprintf(stderr, "bench_imagenet: %s\n", dbk_last_error());
+            rc = 1;
+        } else if (bench_decode(&lists[d], &a, dir) != DBK_OK) {
+            fprintf(stderr, "bench_imagenet: decode: %s\n", dbk_last_error());
+            rc = 1;
+        }
+        fflush(stdout);
     }
-    for (int b = 0; b < a.nbackends; b++) {
+    const dbk_imagefolder_list *list = &lists[0];
+    for (int b = 0; !rc && !a.decode_only && b < a.nbackends; b++) {
         for (int m = 0; m < a.nmodels; m++) {
-            if (bench_train(&list, &a, a.backends[b], a.models[m]) == DBK_OK) continue;
+            if (bench_train(list, &a, a.backends[b], a.models[m]) == DBK_OK) continue;
             printf("train    %-8s %-9s error: %s\n", a.backends[b], a.models[m], dbk_last_error());
             rc = 1;
         }
         fflush(stdout);
     }
-    dbk_imagefolder_list_deinit(&list);
+    for (int d = 0; d < a.ndata; d++) dbk_imagefolder_list_deinit(&lists[d]);
     return rc;
 }

@@ -3,7 +3,8 @@
 # a bounded time on a seed corpus made from real files at run time (a small checkpoint and a
 # kernel cache written by daybreak's own writers, platforms/*.json, the first records of the
 # CIFAR-10 data, dataset packs of those files made by the pack writer, and a few Imagenette
-# JPEGs, colour and grayscale, with its classes.txt, when DAYBREAK_DATA is set). Fails on any
+# JPEGs, colour and grayscale, with its classes.txt, and a pack of two of them in the ImageNet
+# folder layout, when DAYBREAK_DATA is set). Fails on any
 # crash, sanitizer report or leak; the
 # crashing input is left in build-fuzz/artifacts/.
 #   tools/fuzz.sh [seconds per target, default 25]
@@ -29,7 +30,6 @@ elif [ "${CI:-}" = true ]; then
   echo "fuzz: DAYBREAK_DATA has no cifar-10-batches-bin/ (needed for the CIFAR-10 seeds in CI)" >&2
   exit 1
 fi
-"$build/fuzz/fuzz_seeds" "$seeds" "${cifar[@]}"
 mkdir -p "$seeds/profile"
 cp "$root"/platforms/*.json "$seeds/profile/"
 mkdir -p "$seeds/image"
@@ -37,10 +37,16 @@ imagenette=${DAYBREAK_DATA:-}/imagenette2-224-mini
 if [ -n "${DAYBREAK_DATA:-}" ] && [ -d "$imagenette/train" ]; then
   cp "$imagenette/classes.txt" "$imagenette/train/n02102040/n02102040_725.JPEG" "$seeds/image/"
   find "$imagenette/train/n01440764" -name '*.JPEG' | sort | head -3 | xargs -I{} cp {} "$seeds/image/"
+  # an image folder of two real JPEGs, which fuzz_seeds packs for fuzz_pack (stored entries)
+  mkdir -p "$seeds/imagefolder/train/n02102040" "$seeds/imagefolder/val/n02102040"
+  cp "$imagenette/train/n02102040/n02102040_725.JPEG" "$seeds/imagefolder/train/n02102040/"
+  find "$imagenette/val/n02102040" -name '*.JPEG' | sort | head -1 | xargs -I{} cp {} "$seeds/imagefolder/val/n02102040/"
+  echo n02102040 > "$seeds/imagefolder/classes.txt"
 elif [ "${CI:-}" = true ]; then
   echo "fuzz: DAYBREAK_DATA has no imagenette2-224-mini/ (needed for the image seeds in CI)" >&2
   exit 1
 fi
+"$build/fuzz/fuzz_seeds" "$seeds" "${cifar[@]}"
 
 export ASAN_OPTIONS=halt_on_error=1:detect_leaks=1
 export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1

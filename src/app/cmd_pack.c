@@ -19,11 +19,12 @@
 
 void dbk_help_pack_data(void) {
     printf("usage: daybreak pack-data --out FILE [options]\n\n"
-           "Packs a dataset's folder into FILE: one zstd-compressed file with a checksum per entry,\n"
-           "which --data (and DAYBREAK_DATA) accept in place of the data folder, recognised by its\n"
-           "content. The folder is checked first as training would check it; the pack is then read\n"
-           "back, every entry decompressed and verified, and checked the same way. Prints the\n"
-           "sizes and times. FILE is written whole or not at all.\n\n"
+           "Packs a dataset's folder into FILE: one file with a checksum per entry, each entry\n"
+           "zstd-compressed or, when zstd does not shrink it (JPEG, PNG), stored as it is; --data\n"
+           "(and DAYBREAK_DATA) accept FILE in place of the data folder, recognised by its content,\n"
+           "and image folders are decoded straight from it. The folder is checked first as\n"
+           "training would check it; the pack is then read back, every entry verified, and checked\n"
+           "the same way. Prints the sizes and times. FILE is written whole or not at all.\n\n"
            "options:\n"
            "  --out FILE      the pack to write (required; replaced if it exists; not inside the\n"
            "                  dataset folder)\n"
@@ -116,9 +117,9 @@ int dbk_cmd_pack_data(dbk_cli_args *a) {
     snprintf(inner, sizeof inner, "%s/%s", out, kind->folder);
     if (dbk_dataset_open_dir(kind, inner, &info) != DBK_OK) return dbk_cli_fail("checking the pack as a dataset");
     dbk_dataset_info_deinit(&info);
-    printf("packed %s from %s: %d files, %llu bytes -> %s: %llu bytes (%.1f%%), zstd level %ld, %.1f s; "
-           "read back and verified in %.1f s\n", kind->name, dir, stats.entries, (unsigned long long)stats.raw_bytes, out,
-           (unsigned long long)stats.pack_bytes, 100.0 * (double)stats.pack_bytes / (double)stats.raw_bytes, level,
-           t1 - t0, t2 - t1);
+    printf("packed %s from %s: %d files (%d stored as they are), %llu bytes -> %s: %llu bytes (%.1f%%), zstd level "
+           "%ld, %.1f s; read back and verified in %.1f s\n", kind->name, dir, stats.entries, stats.stored_entries,
+           (unsigned long long)stats.raw_bytes, out, (unsigned long long)stats.pack_bytes,
+           100.0 * (double)stats.pack_bytes / (double)stats.raw_bytes, level, t1 - t0, t2 - t1);
     return DBK_EXIT_OK;
 }

@@ -137,9 +137,12 @@
     X(SOFTMAX_XENT_BWD, softmax_xent_bwd, loss, "probs labels", "dlogits", xent,              \
       check_softmax_xent_bwd, 5.0 * n_src(d, 0), all_bytes(d), BWD, OWN, ALL)                 \
                                                                                               \
-    /* Top-1 correct count.  src0 logits (N,K)  src1 labels i32 (N)                           \
-     * dst0 correct f32 (1): += number of rows whose argmax (first max) equals the label. */  \
-    X(ACCURACY, accuracy, loss, "logits labels", "correct", none, check_accuracy,             \
+    /* Top-k correct count.  src0 logits (N,K)  src1 labels i32 (N)                           \
+     * dst0 correct f32 (1): += number of rows whose label ranks below k (k = max(p.k, 1)),   \
+     * rank = #{j : z_j > z_label} + #{j < label : z_j == z_label}: logits ordered by value,  \
+     * ties by index, so top-1 is the first maximum (torch.argmax) and a tie at the k-th      \
+     * place goes to the lower class index. Labels outside [0, K) count as wrong. */          \
+    X(ACCURACY, accuracy, loss, "logits labels", "correct", accuracy, check_accuracy,         \
       0.0, all_bytes(d), NONE, OWN, ALL)                                                      \
                                                                                               \
     /* SGD with momentum and weight decay over flat buffers, PyTorch's torch.optim.SGD:       \

@@ -292,6 +292,7 @@ static dbk_status check_softmax_xent_bwd(const dbk_op_desc *d) {
 
 static dbk_status check_accuracy(const dbk_op_desc *d) {
     DBK_TRY(check_logits_labels(d, &d->src[0], &d->src[1]));
+    if (d->p.accuracy.k < 0) FAIL("%s: k = %d, must be >= 0 (0 means top-1)", dbk_op_name(d->op), (int)d->p.accuracy.k);
     return check_scalar(d, &d->dst[0], "correct", DBK_DTYPE_F32, 1);
 }
 

@@ -83,6 +83,12 @@ typedef struct dbk_xent_params {
     float grad_scale;       /* BWD only: 1 for a loss summed over the batch, 1/N for a mean */
 } dbk_xent_params;
 
+/* DBK_OP_ACCURACY. */
+typedef struct dbk_accuracy_params {
+    int32_t k;              /* top-k: a row counts when its label ranks among the k largest
+                               logits; 0 (a zeroed descriptor) means 1 */
+} dbk_accuracy_params;
+
 typedef struct dbk_sgd_params {
     float momentum;
     float weight_decay;
@@ -142,6 +148,7 @@ typedef struct dbk_op_desc {
         dbk_pool_params    pool;
         dbk_scale_params   scale;
         dbk_xent_params    xent;
+        dbk_accuracy_params accuracy;
         dbk_sgd_params     sgd;
         dbk_adamw_params   adamw;
         dbk_leaky_params   leaky;

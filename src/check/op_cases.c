@@ -653,20 +653,25 @@ static void softmax_xent_bwd_cases(dbk_op_checker *ck) {
 OP_TEST(softmax_xent_bwd, 1e-9);
 
 static void accuracy_cases(dbk_op_checker *ck) {
-    for (size_t i = 0; i < XENT_SHAPE_COUNT; i++) {
-        const xent_shape *v = &xent_shapes[i];
-        const bool ties = i % 2 == 0;
-        tcase *c = case_new(ck, DBK_OP_ACCURACY, "N%d K%d %s%s, correct += from 5", v->n, v->k, v->note,
-                            ties ? ", tied maxima" : "");
-        /* logits (N,K), labels (N) -> correct (1) accumulated */
-        if (ties)
-            set_levels(c, SRC(0), 3, 2, v->n, v->k, 1, 1);
-        else
-            set_uniform(c, SRC(0), ROLE_IN, -4.0f, 4.0f, 2, v->n, v->k, 1, 1);
-        set_labels(c, SRC(1), v->n, v->k, v->out_of_range);
-        set_scalar(c, DST(0), ROLE_INOUT, 5.0f);
-        dbk_op_check_case(c);
-    }
+    /* k 0 (a zeroed descriptor: top-1), 1 and 5 (ImageNet's top-5), each with tied logits
+     * (three levels: ties at the k-th place are decided by class index) and without */
+    static const int32_t ks[] = {0, 1, 5};
+    for (size_t t = 0; t < sizeof ks / sizeof ks[0]; t++)
+        for (size_t i = 0; i < XENT_SHAPE_COUNT; i++) {
+            const xent_shape *v = &xent_shapes[i];
+            const bool ties = (i + t) % 2 == 0;
+            tcase *c = case_new(ck, DBK_OP_ACCURACY, "N%d K%d k %d %s%s, correct += from 5", v->n, v->k, (int)ks[t],
+                                v->note, ties ? ", tied logits" : "");
+            c->desc.p.accuracy.k = ks[t];
+            /* logits (N,K), labels (N) -> correct (1) accumulated */
+            if (ties)
+                set_levels(c, SRC(0), 3, 2, v->n, v->k, 1, 1);
+            else
+                set_uniform(c, SRC(0), ROLE_IN, -4.0f, 4.0f, 2, v->n, v->k, 1, 1);
+            set_labels(c, SRC(1), v->n, v->k, v->out_of_range);
+            set_scalar(c, DST(0), ROLE_INOUT, 5.0f);
+            dbk_op_check_case(c);
+        }
 }
 OP_TEST(accuracy, 0.0);
 

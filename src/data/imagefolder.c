@@ -6,8 +6,6 @@
 #define _POSIX_C_SOURCE 200809L
 #include "data/imagefolder.h"
 
-#include <dirent.h>
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,9 +13,9 @@
 #include <unistd.h>
 
 #include "core/alloc.h"
-#include "core/fileio.h"
 #include "data/image.h"
 #include "data/loader.h"
+#include "data/source.h"
 
 #define CLASSES_FILE "classes.txt"
 
@@ -59,35 +57,30 @@ static dbk_status name_list_add(name_list *l, const char *name) {
 
 static int compare_names(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
 
-static bool is_dir(const char *path) {
-    struct stat st;
-    return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+static bool is_dir(const dbk_source_root *root, const char *path) {
+    uint64_t size;
+    return dbk_source_root_stat(root, path, &size) == DBK_SOURCE_DIR;
+}
+
+typedef struct list_ctx {
+    const char *dir;
+    bool        want_dirs;
+    name_list  *out;
+} list_ctx;
+
+/* Keeps folders, or image files, whose names do not start with '.'. */
+static dbk_status keep_name(void *arg, const char *name) {
+    list_ctx *c = arg;
+    if (name[0] == '.' || (!c->want_dirs && !dbk_image_is_image_name(name))) return DBK_OK;
+    if (!c->want_dirs && c->out->count >= DBK_IMAGEFOLDER_MAX_IMAGES)
+        return dbk_set_error(DBK_ERR_FORMAT, "%s: more than %d images", c->dir, DBK_IMAGEFOLDER_MAX_IMAGES);
+    return name_list_add(c->out, name);
 }
 
 /* The entries of dir (sorted), folders only when want_dirs, else image files only. */
-static dbk_status list_dir(const char *dir, bool want_dirs, name_list *out) {
-    DIR *d = opendir(dir);
-    if (!d) {
-        int e = errno;
-        return dbk_set_error(e == ENOENT ? DBK_ERR_NOT_FOUND : DBK_ERR_IO, "cannot open folder %s: %s", dir,
-                             strerror(e));
-    }
-    dbk_status st = DBK_OK;
-    struct dirent *ent;
-    char path[DBK_DATASET_PATH_BYTES];
-    while (st == DBK_OK && (ent = readdir(d)) != NULL) {
-        if (ent->d_name[0] == '.') continue;
-        if (want_dirs) {
-            int n = snprintf(path, sizeof path, "%s/%s", dir, ent->d_name);
-            if (n < 0 || (size_t)n >= sizeof path) st = dbk_set_error(DBK_ERR_INVALID_ARG, "path too long: %s/%s", dir, ent->d_name);
-            else if (is_dir(path)) st = name_list_add(out, ent->d_name);
-        } else if (dbk_image_is_image_name(ent->d_name)) {
-            if (out->count >= DBK_IMAGEFOLDER_MAX_IMAGES)
-                st = dbk_set_error(DBK_ERR_FORMAT, "%s: more than %d images", dir, DBK_IMAGEFOLDER_MAX_IMAGES);
-            else st = name_list_add(out, ent->d_name);
-        }
-    }
-    closedir(d);
+static dbk_status list_dir(const dbk_source_root *root, const char *dir, bool want_dirs, name_list *out) {
+    list_ctx ctx = {.dir = dir, .want_dirs = want_dirs, .out = out};
+    dbk_status st = dbk_source_root_list(root, dir, want_dirs, keep_name, &ctx);
     if (st == DBK_OK && out->count > 1) qsort(out->items, (size_t)out->count, sizeof *out->items, compare_names);
     return st;
 }
@@ -146,13 +139,12 @@ dbk_status dbk_imagefolder_parse_classes(const char *text, size_t n, const char 
 }
 
 /* The classes: classes.txt when present, else the sorted folders of train/. */
-static dbk_status read_classes(const char *dir, dbk_class_name **names, int32_t *count) {
+static dbk_status read_classes(const dbk_source_root *root, const char *dir, dbk_class_name **names, int32_t *count) {
     char path[DBK_DATASET_PATH_BYTES];
     snprintf(path, sizeof path, "%s/%s", dir, CLASSES_FILE);
-    const dbk_file_spec spec = {.what = "class list", .max_bytes = DBK_IMAGEFOLDER_CLASSES_MAX_BYTES};
     void *data = NULL;
     size_t n = 0;
-    dbk_status st = dbk_file_read_spec(path, &spec, &data, &n);
+    dbk_status st = dbk_source_root_read(root, path, "class list", DBK_IMAGEFOLDER_CLASSES_MAX_BYTES, &data, &n);
     if (st == DBK_OK) {
         st = dbk_imagefolder_parse_classes(data, n, path, names, count);
         dbk_free(data);
@@ -162,7 +154,7 @@ static dbk_status read_classes(const char *dir, dbk_class_name **names, int32_t 
 
     snprintf(path, sizeof path, "%s/train", dir);
     name_list folders = {0};
-    st = list_dir(path, true, &folders);
+    st = list_dir(root, path, true, &folders);
     if (st == DBK_OK && folders.count == 0)
         st = dbk_set_error(DBK_ERR_FORMAT, "%s holds no class folders; expected %s", path, DBK_IMAGEFOLDER_DIR_CONTENTS);
     if (st == DBK_OK && folders.count > DBK_IMAGEFOLDER_MAX_CLASSES)
@@ -187,9 +179,10 @@ static dbk_status read_classes(const char *dir, dbk_class_name **names, int32_t 
 /* scanning a split                                                                   */
 
 /* Every folder of the split must be a class. */
-static dbk_status check_no_stray_folders(const char *split_dir, const dbk_class_name *names, int32_t count) {
+static dbk_status check_no_stray_folders(const dbk_source_root *root, const char *split_dir,
+                                         const dbk_class_name *names, int32_t count) {
     name_list folders = {0};
-    dbk_status st = list_dir(split_dir, true, &folders);
+    dbk_status st = list_dir(root, split_dir, true, &folders);
     for (int32_t i = 0; st == DBK_OK && i < folders.count; i++) {
         bool known = false;
         for (int32_t c = 0; c < count && !known; c++) known = !strcmp(folders.items[i], names[c]);
@@ -208,6 +201,7 @@ void dbk_imagefolder_list_deinit(dbk_imagefolder_list *l) {
     dbk_free(l->labels);
     dbk_free(l->class_counts);
     dbk_free(l->class_names);
+    dbk_source_root_close(l->root);
     memset(l, 0, sizeof *l);
 }
 
@@ -215,7 +209,7 @@ void dbk_imagefolder_list_deinit(dbk_imagefolder_list *l) {
 static dbk_status add_class(dbk_imagefolder_list *l, const char *class_dir, int32_t label, size_t *paths_len,
                             size_t *paths_cap, int32_t *cap) {
     name_list files = {0};
-    dbk_status st = list_dir(class_dir, false, &files);
+    dbk_status st = list_dir(l->root, class_dir, false, &files);
     if (st == DBK_ERR_NOT_FOUND)
         st = dbk_set_error(DBK_ERR_NOT_FOUND, "class folder %s is missing (every class needs a folder in train/ and "
                            "val/)", class_dir);
@@ -272,11 +266,13 @@ dbk_status dbk_imagefolder_scan(const char *dir, dbk_dataset_split split, dbk_im
     char split_dir[DBK_DATASET_PATH_BYTES], class_dir[DBK_DATASET_PATH_BYTES];
     int n = snprintf(split_dir, sizeof split_dir, "%s/%s", dir, split_folder(split));
     if (n < 0 || (size_t)n >= sizeof split_dir) return dbk_set_error(DBK_ERR_INVALID_ARG, "path too long: %s", dir);
-    if (!is_dir(split_dir))
-        return dbk_set_error(DBK_ERR_NOT_FOUND, "%s is not a folder; an image-folder dataset holds %s", split_dir,
-                             DBK_IMAGEFOLDER_DIR_CONTENTS);
-    dbk_status st = read_classes(dir, &out->class_names, &out->num_classes);
-    if (st == DBK_OK) st = check_no_stray_folders(split_dir, out->class_names, out->num_classes);
+    DBK_TRY(dbk_source_root_open(dir, &out->root));
+    dbk_status st = DBK_OK;
+    if (!is_dir(out->root, split_dir))
+        st = dbk_set_error(DBK_ERR_NOT_FOUND, "%s is not a folder; an image-folder dataset holds %s", split_dir,
+                           DBK_IMAGEFOLDER_DIR_CONTENTS);
+    if (st == DBK_OK) st = read_classes(out->root, dir, &out->class_names, &out->num_classes);
+    if (st == DBK_OK) st = check_no_stray_folders(out->root, split_dir, out->class_names, out->num_classes);
     if (st == DBK_OK && !(out->class_counts = dbk_calloc((size_t)out->num_classes, sizeof *out->class_counts)))
         st = DBK_ERR_OUT_OF_HOST_MEMORY;
     size_t paths_len = 0, paths_cap = 0;
@@ -288,6 +284,17 @@ dbk_status dbk_imagefolder_scan(const char *dir, dbk_dataset_split split, dbk_im
         else st = add_class(out, class_dir, c, &paths_len, &paths_cap, &cap);
     }
     if (st != DBK_OK) dbk_imagefolder_list_deinit(out);
+    return st;
+}
+
+dbk_status dbk_imagefolder_load_image(const dbk_imagefolder_list *l, int32_t i, dbk_rgb_image *out) {
+    memset(out, 0, sizeof *out);
+    const char *path = dbk_imagefolder_path(l, i);
+    void *bytes = NULL;
+    size_t n = 0;
+    DBK_TRY(dbk_source_root_read(l->root, path, "image", DBK_IMAGE_MAX_FILE_BYTES, &bytes, &n));
+    dbk_status st = dbk_image_decode(bytes, n, path, out);
+    dbk_free(bytes);
     return st;
 }
 

@@ -13,6 +13,9 @@
  * files in a class folder are ignored; symbolic links to images are followed (each image is
  * then opened as a regular file only, core/fileio.h).
  *
+ * The folder may lie inside a dataset pack (data/pack.h, `daybreak pack-data`): a split's
+ * list then holds the pack opened once, and its images are read from it (data/source.h).
+ *
  * A split's list holds full paths and labels in class order, files sorted by name within a
  * class. Labels are int32: ImageNet has 1,000 classes.
  */
@@ -23,6 +26,8 @@
 
 #include "core/status.h"
 #include "data/dataset.h"
+#include "data/image.h"
+#include "data/source.h"
 
 #define DBK_IMAGEFOLDER_DIR_CONTENTS \
     "train/<class>/*.JPEG and val/<class>/*.JPEG (the ImageNet folder layout), optionally classes.txt"
@@ -38,6 +43,7 @@ typedef struct dbk_imagefolder_list {
     int32_t        *labels;         /* (count), in [0, num_classes) (owned) */
     int32_t        *class_counts;   /* (num_classes): images per class (owned) */
     dbk_class_name *class_names;    /* (num_classes): the class folder names (owned) */
+    dbk_source_root *root;          /* where the files are read from: disk or a pack (owned) */
 } dbk_imagefolder_list;
 
 /* Parses classes.txt text (n bytes; where names it in errors): the first word of each
@@ -53,6 +59,9 @@ void       dbk_imagefolder_list_deinit(dbk_imagefolder_list *list);     /* accep
 static inline const char *dbk_imagefolder_path(const dbk_imagefolder_list *l, int32_t i) {
     return l->paths + l->offsets[i];
 }
+
+/* Reads and decodes image i of the list (image.h's checks and errors; thread-safe). */
+dbk_status dbk_imagefolder_load_image(const dbk_imagefolder_list *l, int32_t i, dbk_rgb_image *out);
 
 /* The first `limit` images of a list when it is cut to a subset: limit images spread evenly
  * over the sorted list (index i * count / limit), so that every class keeps its share.

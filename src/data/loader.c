@@ -73,7 +73,7 @@ static dbk_status produce(dbk_loader *l, int64_t item) {
     ring_slot *slot = &l->slots[b % l->cfg.ring];
     const int32_t image = l->subset[l->order[item]];
     dbk_rgb_image img;
-    DBK_TRY(dbk_image_load(dbk_imagefolder_path(l->cfg.list, image), &img));
+    DBK_TRY(dbk_imagefolder_load_image(l->cfg.list, image, &img));
     dbk_crop_rect rect;
     bool flip = false;
     if (l->cfg.train) {

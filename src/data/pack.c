@@ -16,7 +16,7 @@
 
 typedef struct pack_entry {
     const char *name;
-    int         filter;   /* dbk_pack_filter */
+    int         encoding;   /* dbk_pack_encoding */
     uint64_t    offset, stored, raw;
 } pack_entry;
 
@@ -24,6 +24,7 @@ struct dbk_pack {
     int                  fd;        /* -1 for a pack in memory */
     const unsigned char *mem;
     uint64_t             size;
+    uint32_t             version;
     char                 where[512];
     int                  count;
     pack_entry          *entries;
@@ -98,9 +99,11 @@ static dbk_status parse_index(dbk_pack *p, const unsigned char *ix, size_t n, ui
         at += len;
         pack_entry *e = &p->entries[i];
         e->name = copy;
-        e->filter = ix[at++];
-        if (e->filter != DBK_PACK_FILTER_NONE && e->filter != DBK_PACK_FILTER_DELTA)
-            return dbk_set_error(DBK_ERR_FORMAT, "%s: entry '%s': unknown filter %d", p->where, copy, e->filter);
+        e->encoding = ix[at++];
+        const int last_encoding = p->version >= 2 ? DBK_PACK_STORED : DBK_PACK_ZSTD_DELTA;
+        if (e->encoding > last_encoding)
+            return dbk_set_error(DBK_ERR_FORMAT, "%s: entry '%s': unknown encoding %d in a version %u pack", p->where,
+                                 copy, e->encoding, p->version);
         e->offset = get_u64(ix + at);
         e->stored = get_u64(ix + at + 8);
         e->raw = get_u64(ix + at + 16);
@@ -111,6 +114,9 @@ static dbk_status parse_index(dbk_pack *p, const unsigned char *ix, size_t n, ui
         if (e->raw > DBK_PACK_MAX_ENTRY_BYTES)
             return dbk_set_error(DBK_ERR_FORMAT, "%s: entry '%s': %llu bytes, at most %llu allowed", p->where, copy,
                                  (unsigned long long)e->raw, (unsigned long long)DBK_PACK_MAX_ENTRY_BYTES);
+        if (e->encoding == DBK_PACK_STORED && e->stored != e->raw + 8)
+            return dbk_set_error(DBK_ERR_FORMAT, "%s: entry '%s': stored entry of %llu bytes holds %llu", p->where,
+                                 copy, (unsigned long long)e->raw, (unsigned long long)e->stored);
         if (i > 0 && strcmp(p->entries[i - 1].name, copy) >= 0)
             return dbk_set_error(DBK_ERR_FORMAT, "%s: entry '%s': names are not sorted and unique", p->where, copy);
     }
@@ -129,9 +135,10 @@ static dbk_status load(dbk_pack *p) {
         return dbk_set_error(DBK_ERR_FORMAT, "%s: not a dataset pack (no DBKPACK magic)", p->where);
     uint32_t version = get_u32(h + 8), count = get_u32(h + 12);
     uint64_t ix_off = get_u64(h + 16), ix_bytes = get_u64(h + 24), ix_hash = get_u64(h + 32);
-    if (version != DBK_PACK_VERSION)
-        return dbk_set_error(DBK_ERR_FORMAT, "%s: pack version %u, this daybreak reads version %u", p->where, version,
-                             DBK_PACK_VERSION);
+    if (version < 1 || version > DBK_PACK_VERSION)
+        return dbk_set_error(DBK_ERR_FORMAT, "%s: pack version %u, this daybreak reads versions 1 to %u", p->where,
+                             version, DBK_PACK_VERSION);
+    p->version = version;
     if (count > DBK_PACK_MAX_ENTRIES)
         return dbk_set_error(DBK_ERR_FORMAT, "%s: %u entries, at most %u allowed", p->where, count,
                              DBK_PACK_MAX_ENTRIES);
@@ -231,13 +238,25 @@ int dbk_pack_find(const dbk_pack *p, const char *name) {
     return i < p->count && !strcmp(p->entries[i].name, name) ? i : -1;
 }
 
-bool dbk_pack_has_dir(const dbk_pack *p, const char *dir) {
-    if (!dir[0]) return p->count > 0;
+
+void dbk_pack_dir_range(const dbk_pack *p, const char *dir, int *first, int *end) {
+    *first = *end = 0;
+    if (!dir[0]) {
+        *end = p->count;
+        return;
+    }
     char key[DBK_PACK_MAX_NAME + 2];
     int n = snprintf(key, sizeof key, "%s/", dir);
-    if (n < 0 || (size_t)n >= sizeof key) return false;
-    int i = lower_bound(p, key);
-    return i < p->count && !strncmp(p->entries[i].name, key, (size_t)n);
+    if (n < 0 || (size_t)n >= sizeof key) return;
+    int i = *first = lower_bound(p, key);
+    while (i < p->count && !strncmp(p->entries[i].name, key, (size_t)n)) i++;
+    *end = i;
+}
+
+bool dbk_pack_has_dir(const dbk_pack *p, const char *dir) {
+    int first, end;
+    dbk_pack_dir_range(p, dir, &first, &end);
+    return first < end;
 }
 
 /* A zstd frame (not a skippable one) whose header sets Content_Checksum_flag (RFC 8878,
@@ -246,11 +265,22 @@ static bool checksummed_frame(const unsigned char *f, size_t n) {
     return n >= 5 && get_u32(f) == 0xFD2FB528u && (f[4] & 0x04);
 }
 
+/* Encoding 2: the bytes straight into buf, then the checksum that follows them. */
+static dbk_status read_stored(const dbk_pack *p, const pack_entry *e, void *buf) {
+    unsigned char sum[8];
+    DBK_TRY(read_at(p, e->offset, buf, (size_t)e->raw));
+    DBK_TRY(read_at(p, e->offset + e->raw, sum, sizeof sum));
+    if (dbk_fnv1a64(buf, (size_t)e->raw) != get_u64(sum))
+        return dbk_set_error(DBK_ERR_FORMAT, "%s: entry '%s': checksum mismatch (damaged file)", p->where, e->name);
+    return DBK_OK;
+}
+
 dbk_status dbk_pack_read(const dbk_pack *p, int i, void *buf, size_t cap) {
     DBK_ASSERT(i >= 0 && i < p->count);
     const pack_entry *e = &p->entries[i];
     if (e->raw > cap) return dbk_set_error(DBK_ERR_INVALID_ARG, "%s: entry '%s' has %llu bytes, buffer %zu", p->where,
                                            e->name, (unsigned long long)e->raw, cap);
+    if (e->encoding == DBK_PACK_STORED) return read_stored(p, e, buf);
     unsigned char *src = dbk_malloc((size_t)e->stored);
     if (!src) return DBK_ERR_OUT_OF_HOST_MEMORY;
     dbk_status st = read_at(p, e->offset, src, (size_t)e->stored);
@@ -265,7 +295,7 @@ dbk_status dbk_pack_read(const dbk_pack *p, int i, void *buf, size_t cap) {
             st = dbk_set_error(DBK_ERR_FORMAT, "%s: entry '%s': %s", p->where, e->name,
                                ZSTD_isError(got) ? ZSTD_getErrorName(got) : "decoded size differs");
     }
-    if (st == DBK_OK && e->filter == DBK_PACK_FILTER_DELTA) {
+    if (st == DBK_OK && e->encoding == DBK_PACK_ZSTD_DELTA) {
         unsigned char *b = buf;
         for (uint64_t k = 1; k < e->raw; k++) b[k] = (unsigned char)(b[k] + b[k - 1]);
     }

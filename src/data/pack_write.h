@@ -12,13 +12,15 @@
 
 typedef struct dbk_pack_write_stats {
     int      entries;
+    int      stored_entries;  /* of them, stored as they are (zstd did not shrink them) */
     uint64_t raw_bytes;       /* the files' bytes */
     uint64_t pack_bytes;      /* the pack file's size */
 } dbk_pack_write_stats;
 
 /* Packs every regular file under dir (recursively, in name order) as entries named
  * prefix + "/" + path relative to dir, compressed with zstd at `level` (1..19; all CPU
- * cores), into out_path: written to "<out_path>.tmp.<pid>", fsynced, then renamed, so out_path
+ * cores) or stored as it is (images by their name, other files that zstd does not shrink),
+ * into out_path: written to "<out_path>.tmp.<pid>", fsynced, then renamed, so out_path
  * is either complete or untouched. Symbolic links to regular files are followed; any other
  * kind of file (device, FIFO, socket, a link to one) is refused, as is a file larger than
  * DBK_PACK_MAX_ENTRY_BYTES. Errors name the file: DBK_ERR_NOT_FOUND, DBK_ERR_IO,

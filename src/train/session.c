@@ -69,11 +69,6 @@ static dbk_status build(dbk_session *s) {
     DBK_TRY(dbk_session_alloc(s, (size_t)cfg->test_count * image_bytes, "test images", &s->test_images));
     DBK_TRY(dbk_session_alloc(s, (size_t)cfg->test_count, "test labels", &s->test_labels));
     if (!(s->eval_host = dbk_calloc(1, dbk_graph_step_bytes(eg) + 1))) return DBK_ERR_OUT_OF_HOST_MEMORY;
-    if (cfg->top5) {
-        s->eval_logits = dbk_malloc((size_t)eval_batch * (size_t)cfg->num_classes * sizeof *s->eval_logits);
-        s->eval_labels = dbk_malloc((size_t)eval_batch * sizeof *s->eval_labels);
-        if (!s->eval_logits || !s->eval_labels) return DBK_ERR_OUT_OF_HOST_MEMORY;
-    }
     if (train) {
         const size_t step_bytes = dbk_graph_step_bytes(s->train.graph);
         DBK_TRY(dbk_session_alloc(s, n_params * 4, "gradients", &s->grads));
@@ -193,8 +188,6 @@ void dbk_session_destroy(dbk_session *s) {
     dbk_free(s->eval_host);
     dbk_free(s->lookahead_host);
     dbk_free(s->perm);
-    dbk_free(s->eval_logits);
-    dbk_free(s->eval_labels);
     dbk_free(s->op_seconds);
     dbk_free(s);
 }

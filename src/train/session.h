@@ -37,8 +37,8 @@ typedef struct dbk_session_config {
                                           (dbk_session_upload_batch, data/loader.h), already
                                           cropped and flipped; the device holds one batch, not
                                           the training set */
-    bool                  top5;        /* evaluation also counts top-5 hits (reads the logits
-                                          back after each batch; off the clock) */
+    bool                  top5;        /* evaluation also counts top-5 hits, on the device
+                                          (DBK_OP_ACCURACY with k 5; ties as op_list.h says) */
     int32_t               test_count;  /* images in the test set */
     size_t                max_activation_buffer; /* bytes; 0 = the device's largest allocation */
     /* Data-parallel training (train/peers.h): rank shard_index of shard_count trains on rows
@@ -83,11 +83,6 @@ dbk_status dbk_session_upload_data(dbk_session *s, const dbk_dataset *train, con
  * and their labels, each in [0, num_classes). Written before the step that trains on it; the
  * writes are ordered with the device's work, so the previous step is not disturbed. */
 dbk_status dbk_session_upload_batch(dbk_session *s, const uint8_t *images, const int32_t *labels);
-
-/* Top-5 hits of n rows of logits (n, classes) against labels: rows whose label's logit is
- * among the 5 largest (ties counted in the label's favour only when fewer than 5 logits are
- * strictly larger), all rows when classes <= 5. */
-int64_t dbk_topk_hits(const float *logits, const int32_t *labels, int64_t n, int64_t classes, int k);
 
 /* Initialises parameters (PyTorch defaults: kaiming-uniform conv/linear, BN 1/0), running
  * statistics and momentum from the seed. */

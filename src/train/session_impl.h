@@ -61,8 +61,6 @@ struct dbk_session {
     int                  arena_chunks;
     dbk_buffer          *train_images, *train_labels, *indices, *test_images, *test_labels;
     dbk_buffer          *batch_labels;             /* streamed: the step's labels, i32 (batch) */
-    float               *eval_logits;              /* top5: one evaluation batch of logits, host */
-    int32_t             *eval_labels;              /*   and its labels */
     int32_t             *perm;                     /* host permutation buffer */
     uint32_t             epoch_seed;               /* augmentation seed of the current epoch */
     uint32_t             run_seed;                 /* per-image draws fixed for the run (begin_epoch) */

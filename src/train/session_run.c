@@ -101,38 +101,6 @@ dbk_status dbk_session_end_epoch(dbk_session *s, dbk_epoch_counters *out) {
 
 void dbk_session_set_eval_sync(dbk_session *s, bool on) { s->eval_sync = on; }
 
-int64_t dbk_topk_hits(const float *logits, const int32_t *labels, int64_t n, int64_t classes, int k) {
-    int64_t hits = 0;
-    for (int64_t i = 0; i < n; i++) {
-        const float *z = logits + i * classes;
-        const int32_t y = labels[i];
-        if (y < 0 || y >= classes) continue;
-        int64_t larger = 0;
-        for (int64_t j = 0; j < classes; j++) larger += z[j] > z[y];
-        hits += larger < k;
-    }
-    return hits;
-}
-
-/* The logits and labels the program's accuracy op reads (as the memory plan placed them). */
-static const dbk_op_desc *accuracy_op(const dbk_session_program *p) {
-    for (int i = 0; i < p->count; i++)
-        if (p->ops[i].op == DBK_OP_ACCURACY) return &p->ops[i];
-    return NULL;
-}
-
-/* Top-5 hits of the batch the program just ran: waits for it and reads its logits back. */
-static dbk_status top5_of_batch(dbk_session *s, const dbk_session_program *p, double *hits) {
-    const dbk_op_desc *acc = accuracy_op(p);
-    DBK_ASSERT(acc && acc->src[0].dtype == DBK_DTYPE_F32 && acc->src[1].dtype == DBK_DTYPE_I32);
-    const int64_t n = acc->src[0].shape[0], classes = acc->src[0].shape[1];
-    DBK_TRY(dbk_backend_sync(s->be));
-    DBK_TRY(dbk_buffer_read(acc->src[0].buf, acc->src[0].offset, s->eval_logits, (size_t)(n * classes) * 4));
-    DBK_TRY(dbk_buffer_read(acc->src[1].buf, acc->src[1].offset, s->eval_labels, (size_t)n * 4));
-    *hits += (double)dbk_topk_hits(s->eval_logits, s->eval_labels, n, classes, 5);
-    return DBK_OK;
-}
-
 /* The whole test set through prog, and tail for the last partial batch. Every evaluation
  * program has the same per-step layout as the plain one, so they share its buffers. */
 static dbk_status evaluate_with(dbk_session *s, const dbk_session_program *prog, const dbk_session_program *tail,
@@ -140,18 +108,18 @@ static dbk_status evaluate_with(dbk_session *s, const dbk_session_program *prog,
     const dbk_graph *g = s->eval.graph;
     DBK_TRY(zero_counters(s->eval_steps, g));
     const int eb = s->cfg.eval_batch;
-    out->correct5 = 0;
     for (int32_t first = 0; first < s->cfg.test_count; first += eb) {
         const dbk_step_ctx ctx = {.epoch = s->epoch > 0 ? s->epoch - 1 : 0, .step = first / eb, .first = first};
         dbk_graph_fill_step(g, &ctx, s->eval_host);
         DBK_TRY(dbk_buffer_write(s->eval_steps, 0, s->eval_host, dbk_graph_step_host_bytes(g)));
         bool last = s->cfg.test_count - first < eb;
         DBK_TRY(dbk_program_run(last ? tail->recorded : prog->recorded));
-        if (s->cfg.top5) DBK_TRY(top5_of_batch(s, last ? tail : prog, &out->correct5));
         if (s->eval_sync) DBK_TRY(dbk_backend_sync(s->be));
     }
     out->images = s->cfg.test_count;
-    return read_counters(s, s->eval_steps, g, out);
+    DBK_TRY(read_counters(s, s->eval_steps, g, out));
+    out->correct5 = 0;
+    return s->cfg.top5 ? read_counter(s->eval_steps, g, "correct5", &out->correct5) : DBK_OK;
 }
 
 dbk_status dbk_session_evaluate(dbk_session *s, dbk_epoch_counters *out) {

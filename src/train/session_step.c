@@ -109,14 +109,17 @@ static void add_augment(dbk_session *s, dbk_graph *g, bool training, dbk_tensor 
     dbk_graph_forward(g, &aug, "augment");
 }
 
-/* Loss and accuracy into the graph's counters; in training also the loss backward, which
- * is pushed last and so runs first in the backward list. */
+/* Loss and accuracy into the graph's counters (an evaluation with config top5 also counts
+ * top-5 hits on the device); in training also the loss backward, which is pushed last and so
+ * runs first in the backward list. */
 static void add_loss(dbk_session *s, dbk_graph *g, int batch, dbk_value logits, dbk_tensor labels) {
     const dbk_recipe *r = s->cfg.recipe;
     const int64_t classes = logits.data.shape[1];
     dbk_tensor probs = dbk_graph_tensor(g, DBK_DTYPE_F32, 2, batch, classes, 1, 1);
     dbk_tensor loss_sum = dbk_graph_counter(g, "loss_sum");
     dbk_tensor correct = dbk_graph_counter(g, "correct");
+    const bool top5 = s->cfg.top5 && !dbk_graph_is_training(g);
+    dbk_tensor correct5 = top5 ? dbk_graph_counter(g, "correct5") : correct;
     const double none[4] = {0};
     dbk_tensor loss_scale = {0};
     if (s->cfg.fp16 && dbk_graph_is_training(g))
@@ -136,6 +139,13 @@ static void add_loss(dbk_session *s, dbk_graph *g, int batch, dbk_value logits, 
     acc.src[1] = labels;
     acc.dst[0] = correct;
     dbk_graph_forward(g, &acc, "accuracy");
+    if (top5) {
+        dbk_op_desc acc5 = {.op = DBK_OP_ACCURACY, .p.accuracy.k = 5};
+        acc5.src[0] = z;
+        acc5.src[1] = labels;
+        acc5.dst[0] = correct5;
+        dbk_graph_forward(g, &acc5, "accuracy top-5");
+    }
     if (!dbk_graph_is_training(g)) return;
 
     dz.ndim = 2;

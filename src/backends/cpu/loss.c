@@ -89,15 +89,17 @@ dbk_status dbk_cpu_accuracy(dbk_backend *be, const dbk_op_desc *op) {
     const float *z = dbk_cpu_f32(&op->src[0]);          /* (N, K) logits */
     const int32_t *labels = dbk_cpu_i32(&op->src[1]);   /* (N) */
     float *correct = dbk_cpu_f32(&op->dst[0]);          /* (1) accumulated */
+    const int64_t top = op->p.accuracy.k > 1 ? op->p.accuracy.k : 1;
 
     int64_t count = 0;
     for (int64_t i = 0; i < n; i++) {
         if (k == 0 || !label_ok(labels[i], k)) continue;
         const float *zi = z + i * k;
-        int64_t best = 0;
-        for (int64_t j = 1; j < k; j++)
-            if (zi[j] > zi[best]) best = j;   /* strict: the first maximum wins ties */
-        if (best == (int64_t)labels[i]) count++;
+        const int64_t y = labels[i];
+        /* the label's place when logits are ordered by value, ties by index (op_list.h) */
+        int64_t rank = 0;
+        for (int64_t j = 0; j < k; j++) rank += zi[j] > zi[y] || (j < y && zi[j] == zi[y]);
+        if (rank < top) count++;
     }
     *correct += (float)count;
     return DBK_OK;

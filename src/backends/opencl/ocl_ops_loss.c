@@ -49,5 +49,6 @@ dbk_status dbk_ocl_record_accuracy(dbk_backend *be, const dbk_op_desc *op, dbk_o
     dbk_ocl_arg_tensor(&a, &op->dst[0]);
     dbk_ocl_arg_int(&a, (int)op->src[0].shape[0]);
     dbk_ocl_arg_int(&a, (int)op->src[0].shape[1]);
+    dbk_ocl_arg_int(&a, op->p.accuracy.k > 1 ? (int)op->p.accuracy.k : 1);
     return single_group(&a);
 }

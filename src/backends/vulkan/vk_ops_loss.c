@@ -50,7 +50,8 @@ dbk_status dbk_vk_record_accuracy(dbk_backend *be, dbk_vk_rec *rec, const dbk_op
     DBK_TRY(dbk_vk_window(vk, &op->src[0], 0, -1, false, &d.bind[0], &rem[0]));
     DBK_TRY(dbk_vk_window(vk, &op->src[1], 0, -1, false, &d.bind[1], &rem[1]));
     DBK_TRY(dbk_vk_window(vk, &op->dst[0], 0, -1, true, &d.bind[2], &rem[2]));
-    const uint32_t pc[5] = {N, K, rem[0], rem[1], rem[2]};
+    const uint32_t top = op->p.accuracy.k > 1 ? (uint32_t)op->p.accuracy.k : 1u;
+    const uint32_t pc[6] = {N, K, rem[0], rem[1], rem[2], top};
     memcpy(d.push, pc, sizeof pc);
     d.groups[0] = 1;
     return dbk_vk_emit(be, rec, &d);
