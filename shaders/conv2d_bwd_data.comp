@@ -5,11 +5,13 @@
  *   dx (C, N*H*W) = w^T (C, K*R*S) . g (K*R*S, N*H*W)
  *   g[(k*R + r)*S + s][(n*H + h)*W + w] = dy[n][k][p][q] where h = p*sh - ph + r and
  *   w = q*sw - pw + s for integer p in [0,P), q in [0,Q); 0 otherwise.
+ * Variant conv2d_bwd_data_f16 (DBK_F16, common/operand.glsl): dy and w are f16.
  */
+#include "common/operand.glsl"
 #include "common/conv_head.glsl"
 
-layout(binding = 0) readonly buffer BufDY { float dy[]; };  /* (N,K,P,Q) */
-layout(binding = 1) readonly buffer BufW { float w[]; };    /* (K,C,R,S) */
+layout(binding = 0) readonly buffer BufDY { OPERAND dy[]; };  /* (N,K,P,Q) */
+layout(binding = 1) readonly buffer BufW { OPERAND w[]; };    /* (K,C,R,S) */
 layout(binding = 2) writeonly buffer BufDX { float dx[]; }; /* (N,C,H,W) */
 
 #define GEMM_M pc.C
@@ -22,7 +24,7 @@ float load_a(uint c, uint kd) {
     if (c >= GEMM_M || kd >= GEMM_K) return 0.0;
     const uint rs = pc.R * pc.S;
     const uint k = conv_div(kd, rs);
-    return w[pc.r1 + (k * pc.C + c) * rs + kd - k * rs];
+    return float(w[pc.r1 + (k * pc.C + c) * rs + kd - k * rs]);
 }
 
 float load_b(uint kd, uint col) {
@@ -35,7 +37,7 @@ float load_b(uint kd, uint col) {
     if (uint(ty) % pc.sh != 0 || uint(tx) % pc.sw != 0) return 0.0;
     const uint p = uint(ty) / pc.sh, q = uint(tx) / pc.sw;
     if (p >= pc.P || q >= pc.Q) return 0.0;
-    return dy[pc.r0 + ((n * pc.K + k) * pc.P + p) * pc.Q + q];
+    return float(dy[pc.r0 + ((n * pc.K + k) * pc.P + p) * pc.Q + q]);
 }
 
 void store_c(uint c, uint col, float v) {

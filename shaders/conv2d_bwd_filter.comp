@@ -8,12 +8,14 @@
  * Split K: work group z reduces N*P*Q values [z*kchunk, (z+1)*kchunk) into partial sums
  * part[z] (binding 3); splitk_reduce.comp adds the parts in order. With one part the result
  * goes to dw directly.
+ * Variant conv2d_bwd_filter_f16 (DBK_F16, common/operand.glsl): x and dy are f16.
  */
+#include "common/operand.glsl"
 #include "common/conv_head.glsl"
 #include "common/window.glsl"
 
-WINDOWED_F32(0, x_at)                                       /* (N,C,H,W) */
-WINDOWED_F32(1, dy_at)                                      /* (N,K,P,Q) */
+WINDOWED_OPERAND(0, x_at)                                       /* (N,C,H,W) */
+WINDOWED_OPERAND(1, dy_at)                                      /* (N,K,P,Q) */
 layout(binding = 2) writeonly buffer BufDW { float dw[]; }; /* (K,C,R,S) */
 layout(binding = 3) writeonly buffer BufPart { float part[]; }; /* (splits, K, C*R*S) */
 

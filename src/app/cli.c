@@ -172,6 +172,7 @@ bool dbk_cli_train_option(dbk_cli_args *a, const char *cmd, dbk_cli_train_args *
     else if (VALUE("--author")) t->author = v;
     else if (VALUE("--author-email")) t->author_email = v;
     else if (VALUE("--clock")) bad = m > 0 && dbk_cli_parse_clock(v, &t->clock) != 0;
+    else if (VALUE("--precision")) bad = m > 0 && !dbk_precision_parse(v, &t->precision);
     else if (VALUE("--device")) bad = m > 0 && !dbk_cli_parse_long(v, 0, 1000, &t->device);
     else if (VALUE("--epochs")) bad = m > 0 && !dbk_cli_parse_long(v, 1, DBK_MAX_EPOCHS, &t->epochs);
     else if (VALUE("--batch")) bad = m > 0 && !dbk_cli_parse_long(v, 1, 65536, &t->batch);
@@ -192,6 +193,7 @@ bool dbk_cli_train_option(dbk_cli_args *a, const char *cmd, dbk_cli_train_args *
         /* The accepted range, for the message. */
         const char *range = "";
         if (!strncmp(arg, "--clock", 7)) range = " (dawnbench or mlperf)";
+        else if (!strncmp(arg, "--precision", 11)) range = " (fp32, fp16 or auto)";
         else if (!strncmp(arg, "--epochs", 8)) range = " (1..1000)";
         else if (!strncmp(arg, "--target", 8)) range = " (a percentage, 0..100, at most two decimals)";
         else if (!strncmp(arg, "--train-subset", 14) || !strncmp(arg, "--test-subset", 13))
@@ -236,6 +238,7 @@ int dbk_cli_train_setup(const dbk_cli_train_args *t, dbk_train_options *opt) {
     opt->quiet = t->quiet;
     opt->profile = t->profile;
     opt->clock = t->clock;
+    opt->precision = t->precision;
     opt->platform = t->platform;
     opt->author = t->author;
     opt->author_email = t->author_email;

@@ -66,6 +66,7 @@ int dbk_cli_resolve_device(const char *backend, long device, dbk_backend_kind *k
 typedef struct dbk_cli_train_args {
     const char    *recipe, *backend, *data, *out, *platform, *author, *author_email;
     dbk_clock_mode clock;
+    dbk_precision  precision;
     long           device, epochs, batch, train_subset, test_subset;   /* -1 / 0 = not given */
     long           loader_threads;                                     /* 0 = online cores */
     long           image_size;                                         /* 0 = the recipe's */

@@ -33,6 +33,7 @@ void dbk_help_bench(void) {
            "  --out DIR           output folder (default: runs/bench-<recipe>-<backend>-<UTC time>);\n"
            "                      refused if it already holds a summary.json or run-01\n"
            "  --clock MODE        dawnbench (default) or mlperf (evaluation on the clock)\n"
+           "  --precision P       fp32 (default), fp16 or auto (as train)\n"
            "  --recipe, --backend, --device, --data, --epochs, --batch, --target, --all-epochs,\n"
            "  --train-subset, --test-subset, --quiet, --profile, --no-progress, --platform,\n"
            "  --author, --author-email   as for 'daybreak train'\n\n"

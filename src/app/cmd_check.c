@@ -2,8 +2,8 @@
  * cmd_check.c — `daybreak check`: a conformance check of a device for a user's CI. Every op
  * against the CPU reference with the cases and tolerances of tests/test_ops_backend
  * (src/check/op_cases.c), the first steps of a real-data training curve against the CPU's
- * (src/check/curve.c, as tests/test_curve), and fp16 (not in this build: said so, never
- * passed). A table on stdout, or --json (schema: docs/check.md). Exit 0 when every
+ * (src/check/curve.c, as tests/test_curve), and an fp16 line (not a check of its own: the
+ * ops' f16 cases run with the ops; said so, never passed). A table on stdout, or --json (schema: docs/check.md). Exit 0 when every
  * check passes, 1 when one fails, 2 for a usage error or no device.
  */
 #include <math.h>
@@ -18,14 +18,14 @@
 #include "check/op_check.h"
 
 #define CHECK_CURVE_RECIPE "quick"
-#define FP16_NOTE "not available in this build (daybreak computes in fp32 only)"
+#define FP16_NOTE "not a separate check: the f16 cases of conv2d_*, gemm and the casts run with the ops above"
 
 void dbk_help_check(void) {
     printf("usage: daybreak check [options]\n\n"
            "Checks a device against the CPU reference: every op with the cases and tolerances of the\n"
            "test suite (NMSE per output, guard bytes, one-op programs), then the first %d steps of a\n"
-           "real-data training curve (recipe %s) against the CPU's, and fp16 (not available in this\n"
-           "build). Prints one line per check with its error and tolerance.\n\n"
+           "real-data training curve (recipe %s) against the CPU's (fp16: the ops' f16 cases, which\n"
+           "a device without fp16 must refuse). Prints one line per check with its error and tolerance.\n\n"
            "options:\n"
            "  --backend SPEC   cpu, opencl[:N], vulkan[:N], or all: every OpenCL and Vulkan device\n"
            "                   found (default: $DBK_BACKEND, else the default device)\n"

@@ -113,6 +113,8 @@ static void help_train(void) {
            "                      so the run is slower) and print a per-op table at the end\n"
            "  --no-progress       no live progress bar (it is shown only on a terminal anyway)\n"
            "  --clock MODE        dawnbench (default: evaluation off the clock) or mlperf (on it)\n"
+           "  --precision P       fp32 (default), fp16 (mixed precision; refused where the device lacks it)\n"
+           "                      or auto (fp16 where the device has it, else fp32)\n"
            "  --platform ID       hardware profile for cost and peak FLOP/s (default: matched by\n"
            "                      device name; see 'daybreak platforms')\n"
            "  --author NAME       author of the DAWNBench entry dawnbench.json (default daybreak)\n"

@@ -116,8 +116,17 @@ const char *dbk_backend_op_algorithm(const dbk_backend *be, const dbk_op_desc *o
     return be->vt->op_algorithm(be, op);
 }
 
+static bool has_f16_tensor(const dbk_op_desc *op) {
+    for (int i = 0; i < DBK_OP_MAX_SRC; i++)
+        if (op->src[i].ndim && op->src[i].dtype == DBK_DTYPE_F16) return true;
+    for (int i = 0; i < DBK_OP_MAX_DST; i++)
+        if (op->dst[i].ndim && op->dst[i].dtype == DBK_DTYPE_F16) return true;
+    return false;
+}
+
 bool dbk_backend_supports(const dbk_backend *be, const dbk_op_desc *op) {
     if ((unsigned)op->op >= DBK_OP_COUNT) return false;
+    if (be->info.fp16_missing[0] && has_f16_tensor(op)) return false;
     return be->vt->op_supported ? be->vt->op_supported(be, op) : true;
 }
 

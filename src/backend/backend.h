@@ -48,7 +48,9 @@ typedef struct dbk_device_info {
     uint64_t        global_mem_bytes;
     uint64_t        max_alloc_bytes;      /* largest single buffer the device accepts */
     uint64_t        local_mem_bytes;      /* work-group shared memory, 0 if not applicable */
-    bool            fp16;
+    bool            fp16;                 /* the device's fp16 capability (arithmetic + 16-bit storage) */
+    char            fp16_missing[160];    /* why --precision fp16 cannot run here, naming the missing
+                                             feature ("the OpenCL extension cl_khr_fp16"); "" when it can */
     char            details[1024];        /* backend-specific lines for `daybreak devices` */
 } dbk_device_info;
 
@@ -103,7 +105,8 @@ dbk_status dbk_tensor_read(const dbk_tensor *t, void *dst);
 
 /* Whether the backend has the op at all: op_list.h's where column (the CPU has every op). */
 bool dbk_backend_has_op(const dbk_backend *be, dbk_op op);
-/* Whether the backend can run this descriptor (has the op, and its dtype/shape limits allow). */
+/* Whether the backend can run this descriptor (has the op, and its dtype/shape limits allow;
+ * an op with an f16 tensor needs fp16_missing to be empty). */
 bool dbk_backend_supports(const dbk_backend *be, const dbk_op_desc *op);
 
 /* The algorithm the backend runs this descriptor with when it is not the op's plain one

@@ -25,7 +25,7 @@
  *           backward op) or SELF (linear: its backward is the op itself, e.g. GEMM with
  *           transposes); BWD and SELF ops must have a finite-difference check in test_grad
  *   launch  OWN: each device backend has its own recorder dbk_<b>_record_<name>;
- *           EW: elementwise over numel(dst0) f32 values, launched generically: the OpenCL
+ *           EW: elementwise over numel(dst0) values, launched generically: the OpenCL
  *           kernel <name> of cl/ and the shader shaders/<name>.comp (see "elementwise
  *           kernels" below); no host code in the device backends
  *   where   the device backends that have the op: ALL, NO_VK, NO_OCL or CPU_ONLY (the CPU
@@ -36,7 +36,9 @@
  * count n as int, and runs one work-item per element (n rounded up: check bounds). The
  * shader binds src slots then dst slots at bindings 0, 1, ... and reads the push constants
  * of shaders/common/eltwise_head.glsl (n, element offsets, params), grid-stride over n.
- * An EW op's params struct holds floats only.
+ * An EW op's params struct holds floats only. A slot of one element in an op whose dst0 has
+ * more is a scalar: bound whole (never split into chunks) and read or written at its own
+ * element offset (LOSS_SCALE's s, GRAD_UNSCALE's inv and found).
  *
  * Slot conventions and contract rules common to all ops are in ops.h.
  */
@@ -291,7 +293,26 @@
      *   pair of the segment, bits of its fp32 scale}, first pairs increasing from 0          \
      * dst0 pairs i32 (2k). The host guarantees valid tables (the CPU checks them). */        \
     X(SPARSE_GATHER, sparse_gather, compress, "x indices scales", "pairs", none,              \
-      check_sparse_gather, n_src(d, 1), all_bytes(d), NONE, OWN, ALL)
+      check_sparse_gather, n_src(d, 1), all_bytes(d), NONE, OWN, ALL)                         \
+    /* Mixed precision (--precision fp16, docs/precision.md). The casts are NO_OCL: the       \
+     * OpenCL backend has no fp16 path; fp16 there is refused by capability (cl_khr_fp16).    \
+     * y = fp16(x), round to nearest even (core/half.h).  src0 x f32  dst0 y f16, same count */\
+    X(CAST_F32_F16, cast_f32_f16, amp, "x", "y", none, check_cast,                            \
+      n_dst(d, 0), all_bytes(d), NONE, EW, NO_OCL)                                            \
+    /* y = x widened to f32 (exact).    src0 x f16  dst0 y f32, same count */                 \
+    X(CAST_F16_F32, cast_f16_f32, amp, "x", "y", none, check_cast,                            \
+      0.0, all_bytes(d), NONE, EW, NO_OCL)                                                    \
+    /* Dynamic loss scaling, the loss side: y = x * s[0], s the step's loss scale S.          \
+     * src0 x f32 (any)  src1 s f32 (1), written by the host each step  dst0 y (may alias x) */\
+    X(LOSS_SCALE, loss_scale, amp, "x s", "y", none, check_loss_scale,                        \
+      n_dst(d, 0), all_bytes(d), NONE, EW, ALL)                                               \
+    /* Dynamic loss scaling, the gradient side (torch's _amp_foreach_non_finite_check_and_    \
+     * unscale_): found = 1 when any g is inf or NaN (judged before scaling; never cleared    \
+     * here: the host zeroes it), and g = g * inv[0] (inv = 1/S).                             \
+     * src0 inv f32 (1), written by the host each step  dst0 g f32 (n) in place               \
+     * dst1 found f32 (1) in place */                                                         \
+    X(GRAD_UNSCALE, grad_unscale, amp, "inv", "g found", none, check_grad_unscale,            \
+      n_dst(d, 0), all_bytes(d), NONE, EW, ALL)
 /* clang-format on */
 
 /* DBK_OP_ON(OCL|VK, where, f): f when the backend has the op (the where column), else NULL;

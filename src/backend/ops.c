@@ -47,15 +47,29 @@ static dbk_status want_dim(const dbk_op_desc *d, const char *what, int64_t got, 
     return DBK_OK;
 }
 
+/* The operands of a convolution or GEMM (src0, src1) are both f32, or both f16 (mixed
+ * precision: products of fp16 values, exact in fp32, summed in fp32); the result dst0 is f32. */
+static dbk_status want_operands(const dbk_op_desc *d) {
+    const dbk_tensor *a = &d->src[0], *b = &d->src[1], *c = &d->dst[0];
+    if (a->ndim == 0 || b->ndim == 0 || c->ndim == 0) FAIL("%s: a tensor is missing", dbk_op_name(d->op));
+    if (a->dtype != b->dtype || (a->dtype != DBK_DTYPE_F32 && a->dtype != DBK_DTYPE_F16))
+        FAIL("%s: operands are %s and %s, expected both f32 or both f16", dbk_op_name(d->op), dbk_dtype_name(a->dtype),
+             dbk_dtype_name(b->dtype));
+    if (c->dtype != DBK_DTYPE_F32)
+        FAIL("%s: the result is %s, expected f32", dbk_op_name(d->op), dbk_dtype_name(c->dtype));
+    return DBK_OK;
+}
+
 /* x (N,C,H,W), w (K,C,R,S), y (N,K,P,Q) agree with conv params, in any of the three
  * directions (dbk_conv2d_geom_of says which slot holds which). */
 static dbk_status check_conv2d(const dbk_op_desc *d) {
     const dbk_conv2d_geom g = dbk_conv2d_geom_of(d);
     const dbk_tensor *x = g.x, *w = g.w, *y = g.y;
     const dbk_conv2d_params *p = &d->p.conv;
-    DBK_TRY(want(d, x, "x", DBK_DTYPE_F32, 4));
-    DBK_TRY(want(d, w, "w", DBK_DTYPE_F32, 4));
-    DBK_TRY(want(d, y, "y", DBK_DTYPE_F32, 4));
+    DBK_TRY(want_operands(d));
+    DBK_TRY(want(d, x, "x", x->dtype, 4));
+    DBK_TRY(want(d, w, "w", w->dtype, 4));
+    DBK_TRY(want(d, y, "y", y->dtype, 4));
     if (p->stride_h < 1 || p->stride_w < 1 || p->pad_h < 0 || p->pad_w < 0)
         FAIL("%s: stride must be >= 1 and padding >= 0", dbk_op_name(d->op));
     if (x->shape[2] + 2 * p->pad_h < w->shape[2] || x->shape[3] + 2 * p->pad_w < w->shape[3])
@@ -95,8 +109,9 @@ static dbk_status check_logits_labels(const dbk_op_desc *d, const dbk_tensor *z,
 
 static dbk_status check_gemm(const dbk_op_desc *d) {
     const dbk_tensor *s = d->src, *o = d->dst;
-    DBK_TRY(want(d, &s[0], "A", DBK_DTYPE_F32, 2));
-    DBK_TRY(want(d, &s[1], "B", DBK_DTYPE_F32, 2));
+    DBK_TRY(want_operands(d));
+    DBK_TRY(want(d, &s[0], "A", s[0].dtype, 2));
+    DBK_TRY(want(d, &s[1], "B", s[1].dtype, 2));
     DBK_TRY(want(d, &o[0], "C", DBK_DTYPE_F32, 2));
     int64_t m = d->p.gemm.trans_a ? s[0].shape[1] : s[0].shape[0];
     int64_t ka = d->p.gemm.trans_a ? s[0].shape[0] : s[0].shape[1];
@@ -404,6 +419,28 @@ int dbk_select_chunks(const int32_t *segments, int segment_count, int chunk, int
                 chunks[3 * c + 2] = s;
             }
     return c;
+}
+
+static dbk_status check_cast(const dbk_op_desc *d) {
+    const bool narrow = d->op == DBK_OP_CAST_F32_F16;
+    DBK_TRY(want(d, &d->src[0], "x", narrow ? DBK_DTYPE_F32 : DBK_DTYPE_F16, 0));
+    DBK_TRY(want(d, &d->dst[0], "y", narrow ? DBK_DTYPE_F16 : DBK_DTYPE_F32, 0));
+    if (dbk_tensor_numel(&d->src[0]) != dbk_tensor_numel(&d->dst[0]))
+        FAIL("%s: x and y differ in element count", dbk_op_name(d->op));
+    return DBK_OK;
+}
+
+static dbk_status check_loss_scale(const dbk_op_desc *d) {
+    DBK_TRY(want(d, &d->src[0], "x", DBK_DTYPE_F32, 0));
+    DBK_TRY(want(d, &d->dst[0], "y", DBK_DTYPE_F32, 0));
+    DBK_TRY(want_same(d, &d->src[0], "x", &d->dst[0], "y"));
+    return check_scalar(d, &d->src[1], "s", DBK_DTYPE_F32, 1);
+}
+
+static dbk_status check_grad_unscale(const dbk_op_desc *d) {
+    DBK_TRY(check_scalar(d, &d->src[0], "inv", DBK_DTYPE_F32, 1));
+    DBK_TRY(want(d, &d->dst[0], "g", DBK_DTYPE_F32, 0));
+    return check_scalar(d, &d->dst[1], "found", DBK_DTYPE_F32, 1);
 }
 
 /* x (N,C,H,W) and y of the same shape, b (C). */

@@ -45,6 +45,13 @@
  *  - sparse_select, sparse_add, sparse_gather: bit-exact (the selection is integer comparisons
  *    of magnitude bits and copies; the gathering one multiply per pair; the decoding one
  *    unfused multiply and add per pair, contraction off).
+ *  - f16 operands of conv fwd / bwd_data / bwd_filter and GEMM (mixed precision): the same
+ *    1e-7. Both sides multiply fp16 values, whose products are exact in fp32, and sum in
+ *    fp32 (the CPU widens the operands, backends/cpu/amp.c), so only the summation order
+ *    differs, as in the f32 cases. On a device without the fp16 path these cases must be
+ *    refused (op_harness.c).
+ *  - cast_f32_f16, cast_f16_f32: bit-exact (round to nearest even; widening is exact).
+ *  - loss_scale, grad_unscale: bit-exact (multiplications by powers of two; found is 0 or 1).
  */
 #include <math.h>
 #include <stdarg.h>
@@ -53,6 +60,7 @@
 #include <string.h>
 
 #include "check/op_check_impl.h"
+#include "core/half.h"
 
 /* ---------------------------------------------------------------------------------- */
 /* the table                                                                           */
@@ -114,6 +122,13 @@ static float *set_uniform(tcase *c, int s, role r, float lo, float hi, int ndim,
     return uniform_into(&c->ck->rng, h, slot_numel(&c->slots[s]), lo, hi);
 }
 
+/* An f16 slot of uniform values in [lo, hi), rounded to fp16 (core/half.h). */
+static void set_uniform_f16(tcase *c, int s, float lo, float hi, int ndim, int64_t d0, int64_t d1, int64_t d2,
+                            int64_t d3) {
+    uint16_t *h = set_slot(c, s, ROLE_IN, DBK_DTYPE_F16, ndim, d0, d1, d2, d3);
+    for (int64_t i = 0; i < slot_numel(&c->slots[s]); i++) h[i] = dbk_f32_to_f16(lo + (hi - lo) * dbk_rng_uniform(&c->ck->rng));
+}
+
 /* An f32 slot of small integers 0..levels-1, so maxima tie often (tie-breaking rules). */
 static void set_levels(tcase *c, int s, int levels, int ndim, int64_t d0, int64_t d1, int64_t d2, int64_t d3) {
     float *h = set_slot(c, s, ROLE_IN, DBK_DTYPE_F32, ndim, d0, d1, d2, d3);
@@ -173,25 +188,37 @@ static const conv_shape conv_shapes[] = {
     {3, 512, 1, 1, 10, 1, 1, 1, 1, 0, 0, "ResNet fc as a 1x1 convolution on the pooled features"},
 };
 
+/* An operand of a GEMM-shaped case: f32, or f16 in the mixed-precision cases. */
+static void set_operand(tcase *c, int s, bool f16, int ndim, int64_t d0, int64_t d1, int64_t d2, int64_t d3) {
+    if (f16) set_uniform_f16(c, s, -1.0f, 1.0f, ndim, d0, d1, d2, d3);
+    else set_uniform(c, s, ROLE_IN, -1.0f, 1.0f, ndim, d0, d1, d2, d3);
+}
+
+/* The shapes that also run with f16 operands: the small ones and one ResNet9 layer (the
+ * f16 shader variants share their indexing with the f32 ones, checked on every shape). */
+static bool conv_f16_shape(size_t i) { return i < 10 || i == 12; }
+
 static void conv_cases(dbk_op_checker *ck, dbk_op op) {
+    for (int f16 = 0; f16 < 2; f16++)
     for (size_t i = 0; i < sizeof conv_shapes / sizeof conv_shapes[0]; i++) {
+        if (f16 && !conv_f16_shape(i)) continue;
         const conv_shape *v = &conv_shapes[i];
         const int64_t P = (v->h + 2 * v->ph - v->r) / v->sh + 1, Q = (v->w + 2 * v->pw - v->s) / v->sw + 1;
-        tcase *c = case_new(ck, op, "N%d C%d %dx%d K%d %dx%d s%dx%d p%dx%d %s", v->n, v->c, v->h, v->w, v->k, v->r, v->s,
-                            v->sh, v->sw, v->ph, v->pw, v->note);
+        tcase *c = case_new(ck, op, "%sN%d C%d %dx%d K%d %dx%d s%dx%d p%dx%d %s", f16 ? "f16 " : "", v->n, v->c, v->h,
+                            v->w, v->k, v->r, v->s, v->sh, v->sw, v->ph, v->pw, v->note);
         c->desc.p.conv = (dbk_conv2d_params){v->sh, v->sw, v->ph, v->pw};
         /* x (N,C,H,W), w (K,C,R,S), y and dy (N,K,P,Q) */
         if (op == DBK_OP_CONV2D_FWD) {
-            set_uniform(c, SRC(0), ROLE_IN, -1.0f, 1.0f, 4, v->n, v->c, v->h, v->w);
-            set_uniform(c, SRC(1), ROLE_IN, -1.0f, 1.0f, 4, v->k, v->c, v->r, v->s);
+            set_operand(c, SRC(0), f16, 4, v->n, v->c, v->h, v->w);
+            set_operand(c, SRC(1), f16, 4, v->k, v->c, v->r, v->s);
             set_slot(c, DST(0), ROLE_OUT, DBK_DTYPE_F32, 4, v->n, v->k, P, Q);
         } else if (op == DBK_OP_CONV2D_BWD_DATA) {
-            set_uniform(c, SRC(0), ROLE_IN, -1.0f, 1.0f, 4, v->n, v->k, P, Q);
-            set_uniform(c, SRC(1), ROLE_IN, -1.0f, 1.0f, 4, v->k, v->c, v->r, v->s);
+            set_operand(c, SRC(0), f16, 4, v->n, v->k, P, Q);
+            set_operand(c, SRC(1), f16, 4, v->k, v->c, v->r, v->s);
             set_slot(c, DST(0), ROLE_OUT, DBK_DTYPE_F32, 4, v->n, v->c, v->h, v->w);
         } else {
-            set_uniform(c, SRC(0), ROLE_IN, -1.0f, 1.0f, 4, v->n, v->c, v->h, v->w);
-            set_uniform(c, SRC(1), ROLE_IN, -1.0f, 1.0f, 4, v->n, v->k, P, Q);
+            set_operand(c, SRC(0), f16, 4, v->n, v->c, v->h, v->w);
+            set_operand(c, SRC(1), f16, 4, v->n, v->k, P, Q);
             set_slot(c, DST(0), ROLE_OUT, DBK_DTYPE_F32, 4, v->k, v->c, v->r, v->s);
         }
         dbk_op_check_case(c);
@@ -213,18 +240,21 @@ static void gemm_cases(dbk_op_checker *ck) {
      * the data gradient). */
     static const int sizes[][3] = {{1, 1, 1},      {1, 17, 65},   {17, 1, 100},  {65, 100, 17},
                                    {100, 129, 65}, {129, 65, 129}, {256, 10, 512}, {256, 512, 10}};
+    /* f16 operands (mixed precision) on sizes 0, 3, 6: one element, odd sizes, the classifier */
+    for (int f16 = 0; f16 < 2; f16++)
     for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++)
         for (int t = 0; t < 4; t++)
             for (int b = 0; b < 2; b++) {
+                if (f16 && i % 3) continue;
                 const int m = sizes[i][0], n = sizes[i][1], k = sizes[i][2];
                 const bool ta = t & 1, tb = t & 2;
                 const float alpha = b ? 0.5f : 1.0f, beta = b ? 0.75f : 0.0f;
-                tcase *c = case_new(ck, DBK_OP_GEMM, "M%d N%d K%d %s %s alpha %.2g beta %.2g", m, n, k, ta ? "A^T" : "A",
-                                    tb ? "B^T" : "B", (double)alpha, (double)beta);
+                tcase *c = case_new(ck, DBK_OP_GEMM, "%sM%d N%d K%d %s %s alpha %.2g beta %.2g", f16 ? "f16 " : "", m, n,
+                                    k, ta ? "A^T" : "A", tb ? "B^T" : "B", (double)alpha, (double)beta);
                 c->desc.p.gemm = (dbk_gemm_params){ta, tb, alpha, beta};
                 /* A (M,K) or (K,M), B (K,N) or (N,K), C (M,N): not read when beta = 0 */
-                set_uniform(c, SRC(0), ROLE_IN, -1.0f, 1.0f, 2, ta ? k : m, ta ? m : k, 1, 1);
-                set_uniform(c, SRC(1), ROLE_IN, -1.0f, 1.0f, 2, tb ? n : k, tb ? k : n, 1, 1);
+                set_operand(c, SRC(0), f16, 2, ta ? k : m, ta ? m : k, 1, 1);
+                set_operand(c, SRC(1), f16, 2, tb ? n : k, tb ? k : n, 1, 1);
                 if (b)
                     set_uniform(c, DST(0), ROLE_INOUT, -1.0f, 1.0f, 2, m, n, 1, 1);
                 else
@@ -1028,3 +1058,78 @@ static void sparse_gather_cases(dbk_op_checker *ck) {
     }
 }
 OP_TEST(sparse_gather, 0.0);
+
+/* mixed precision: casts and dynamic loss scaling                                      */
+
+/* f32 values that probe the rounding: ordinary ones, exact ties between two fp16 values
+ * (1 + 2^-11 rounds down to even, 1 + 3*2^-11 up), the largest finite fp16 and values that
+ * overflow to inf (65520 is the first), subnormals and values that underflow to 0, signed
+ * zeros and infinities. NaN is left out: its payload after conversion is the device's choice. */
+static void cast_f32_f16_cases(dbk_op_checker *ck) {
+    static const float special[] = {1.0f + 0x1p-11f, 1.0f + 3 * 0x1p-11f, -(1.0f + 0x1p-11f), 65504.0f, 65519.0f,
+                                    65520.0f, -1e6f, 0x1p-24f, 0x1p-25f, 0x1.8p-25f, 3e-8f, 1e-6f, 6.1e-5f, 0.0f,
+                                    -0.0f, INFINITY, -INFINITY, 0.1f, 1.0f / 3.0f, 2048.5f};
+    static const int64_t counts[] = {1, 1001, 4099 * 3};
+    for (int i = 0; i < 3; i++) {
+        tcase *c = case_new(ck, DBK_OP_CAST_F32_F16, "(%lld)%s", (long long)counts[i], i ? " with special values" : "");
+        float *x = set_uniform(c, SRC(0), ROLE_IN, -4.0f, 4.0f, 1, counts[i], 1, 1, 1);
+        if (i)
+            for (int64_t k = 0; k < counts[i]; k += 7) x[k] = special[(k / 7) % (int64_t)(sizeof special / sizeof special[0])];
+        if (i == 2)   /* a wide range of magnitudes: 2^-30 .. 2^20 */
+            for (int64_t k = 1; k < counts[i]; k += 7) x[k] = ldexpf(x[k], (int)(k % 51) - 30);
+        set_slot(c, DST(0), ROLE_OUT, DBK_DTYPE_F16, 1, counts[i], 1, 1, 1);
+        dbk_op_check_case(c);
+    }
+}
+OP_TEST(cast_f32_f16, 0.0);
+
+/* Every fp16 bit pattern but the NaNs (their payload is the device's choice): 63490 values. */
+static void cast_f16_f32_cases(dbk_op_checker *ck) {
+    tcase *c = case_new(ck, DBK_OP_CAST_F16_F32, "every non-NaN f16 (63490)");
+    uint16_t *x = set_slot(c, SRC(0), ROLE_IN, DBK_DTYPE_F16, 1, 63490, 1, 1, 1);
+    int64_t n = 0;
+    for (uint32_t h = 0; h < 65536u; h++)
+        if ((h & 0x7c00u) != 0x7c00u || !(h & 0x3ffu)) x[n++] = (uint16_t)h;
+    DBK_ASSERT(n == 63490);
+    set_slot(c, DST(0), ROLE_OUT, DBK_DTYPE_F32, 1, 63490, 1, 1, 1);
+    dbk_op_check_case(c);
+    c = case_new(ck, DBK_OP_CAST_F16_F32, "(2,3,5,7)");
+    set_uniform_f16(c, SRC(0), -3.0f, 3.0f, 4, 2, 3, 5, 7);
+    set_slot(c, DST(0), ROLE_OUT, DBK_DTYPE_F32, 4, 2, 3, 5, 7);
+    dbk_op_check_case(c);
+}
+OP_TEST(cast_f16_f32, 0.0);
+
+static void loss_scale_cases(dbk_op_checker *ck) {
+    char sh[64];
+    for (int in_place = 0; in_place < 2; in_place++)
+        for (int i = 0; i < (int)EW_SHAPE_COUNT; i++) {
+            const float s = in_place ? 0.5f : 65536.0f;
+            tcase *c = case_new(ck, DBK_OP_LOSS_SCALE, "%s s %g%s", ew_summary(i, sh, sizeof sh), (double)s,
+                                in_place ? " in place" : "");
+            set_uniform(c, SRC(0), ROLE_IN, -1.0f, 1.0f, EW(i));
+            set_scalar(c, SRC(1), ROLE_IN, s);
+            set_ew_output(c, i, in_place ? SRC(0) : -1);
+            dbk_op_check_case(c);
+        }
+}
+OP_TEST(loss_scale, 0.0);
+
+/* found starts at 0 or 1 (it is never cleared by the op); g holds an inf in some cases. */
+static void grad_unscale_cases(dbk_op_checker *ck) {
+    static const int64_t counts[] = {1, 1001, 70001};
+    for (int i = 0; i < 3; i++)
+        for (int v = 0; v < 3; v++) {
+            static const char *what[] = {"finite", "+inf and -inf", "finite, found already 1"};
+            tcase *c = case_new(ck, DBK_OP_GRAD_UNSCALE, "(%lld) %s", (long long)counts[i], what[v]);
+            set_scalar(c, SRC(0), ROLE_IN, 0x1p-16f);
+            float *g = set_uniform(c, DST(0), ROLE_INOUT, -70000.0f, 70000.0f, 1, counts[i], 1, 1, 1);
+            if (v == 1) {
+                g[0] = INFINITY;   /* not the last element: the harness plants its fault there */
+                g[counts[i] / 2] = -INFINITY;
+            }
+            set_scalar(c, DST(1), ROLE_INOUT, v == 2 ? 1.0f : 0.0f);
+            dbk_op_check_case(c);
+        }
+}
+OP_TEST(grad_unscale, 0.0);

@@ -63,7 +63,9 @@ double dbk_op_check_tolerance(dbk_op op);
 
 /* Runs every case of op on cfg->dev and cfg->ref and reports each. Returns the number of
  * cases that failed, or -1 when op has no cases. The caller first checks that the device
- * has the op (dbk_backend_has_op): a case the device refuses is a failure. */
+ * has the op (dbk_backend_has_op): a case the device refuses is a failure, except a case
+ * with f16 tensors on a device without the fp16 path (dbk_device_info.fp16_missing), which
+ * must be refused. */
 int dbk_op_check_run(const dbk_op_check_config *cfg, dbk_op op);
 
 /* Normalised mean squared error sum((ref-got)^2) / sum(ref^2); INFINITY when ref is all zero

@@ -173,7 +173,10 @@ static int compare_output(const tcase *c, int s, const unsigned char *ref, const
     }
     const size_t esz = dbk_dtype_size(sl->dtype), nb = (size_t)n * esz;
     const size_t at = first_diff(ref, got, 0, nb);
-    if (at == nb) return 0;
+    if (at == nb) {
+        *nmse = 0.0;   /* bit-exact (the NMSE of equal infinities is not a number) */
+        return 0;
+    }
     int64_t bad = 0;
     for (int64_t i = 0; i < n; i++) bad += memcmp(ref + (size_t)i * esz, got + (size_t)i * esz, esz) != 0;
     const int64_t i = (int64_t)(at / esz);
@@ -181,6 +184,9 @@ static int compare_output(const tcase *c, int s, const unsigned char *ref, const
         note(c->ck, "    %s: %lld of %lld values not bit-exact; first at %lld: got %.9g, want %.9g\n", slot_name(s),
                (long long)bad, (long long)n, (long long)i, (double)((const float *)got)[i],
                (double)((const float *)ref)[i]);
+    else if (sl->dtype == DBK_DTYPE_F16)
+        note(c->ck, "    %s: %lld of %lld f16 values differ; first at %lld: got 0x%04x, want 0x%04x\n", slot_name(s),
+               (long long)bad, (long long)n, (long long)i, ((const uint16_t *)got)[i], ((const uint16_t *)ref)[i]);
     else if (sl->dtype == DBK_DTYPE_I32)
         note(c->ck, "    %s: %lld of %lld values differ; first at %lld: got %d, want %d\n", slot_name(s), (long long)bad,
                (long long)n, (long long)i, ((const int32_t *)got)[i], ((const int32_t *)ref)[i]);
@@ -279,6 +285,12 @@ static void report_case(dbk_op_checker *ck, const tcase *c, double worst, bool p
     ck->notes[0] = '\0';
 }
 
+static bool has_f16_slot(const tcase *c) {
+    for (int s = 0; s < NSLOT; s++)
+        if (c->slots[s].role != ROLE_NONE && c->slots[s].dtype == DBK_DTYPE_F16) return true;
+    return false;
+}
+
 void dbk_op_check_case(tcase *c) {
     dbk_op_checker *ck = c->ck;
     dbk_backend *const ref_be = ck->cfg->ref, *const dev_be = ck->cfg->dev;
@@ -292,6 +304,18 @@ void dbk_op_check_case(tcase *c) {
 
     dbk_op_desc probe;
     dbk_status st = place(dev_be, c, &pd, &probe);
+    const char *fp16_missing = dbk_backend_get_info(dev_be)->fp16_missing;
+    if (st == DBK_OK && fp16_missing[0] && has_f16_slot(c)) {
+        /* A device without the fp16 path must refuse the case (--precision fp16 relies on it) */
+        const bool refused = !dbk_backend_supports(dev_be, &probe);
+        placed_free(&pd);
+        if (refused) snprintf(why, sizeof why, "f16: refused as it must be (%s lacks %s)", dev_name, fp16_missing);
+        else snprintf(why, sizeof why, "%s accepted an f16 case although it lacks %s", dev_name, fp16_missing);
+        report_case(ck, c, 0.0, refused, why);
+        case_free(c);
+        ck->failed += !refused;
+        return;
+    }
     if (st != DBK_OK)
         snprintf(why, sizeof why, "cannot create the tensors on %s: %s", dev_name, dbk_last_error());
     else if (!dbk_backend_supports(dev_be, &probe))

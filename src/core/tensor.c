@@ -10,6 +10,7 @@ size_t dbk_dtype_size(dbk_dtype t) {
     case DBK_DTYPE_F32: return 4;
     case DBK_DTYPE_I32: return 4;
     case DBK_DTYPE_U8:  return 1;
+    case DBK_DTYPE_F16: return 2;
     case DBK_DTYPE_COUNT: break;
     }
     DBK_ASSERT(!"unknown dtype");
@@ -21,6 +22,7 @@ const char *dbk_dtype_name(dbk_dtype t) {
     case DBK_DTYPE_F32: return "f32";
     case DBK_DTYPE_I32: return "i32";
     case DBK_DTYPE_U8:  return "u8";
+    case DBK_DTYPE_F16: return "f16";
     case DBK_DTYPE_COUNT: break;
     }
     return "?";

@@ -18,6 +18,7 @@ typedef enum dbk_dtype {
     DBK_DTYPE_F32,
     DBK_DTYPE_I32,
     DBK_DTYPE_U8,
+    DBK_DTYPE_F16,      /* IEEE 754 binary16, storage only: ops widen it to f32 (core/half.h) */
     DBK_DTYPE_COUNT,
 } dbk_dtype;
 

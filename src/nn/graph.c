@@ -431,6 +431,28 @@ static void backward_bias(dbk_graph *g, dbk_value y, dbk_tensor dbias, const cha
     dbk_graph_backward(g, &bb, label_of(lb, sizeof lb, name, "bias.bwd"));
 }
 
+/* Mixed precision (cfg.fp16): an f16 copy of t in the arena, made by a cast appended to the
+ * forward list. Convolutions and GEMMs read these copies; the copy of their input is what
+ * they keep for the backward pass. */
+static dbk_tensor f16_copy(dbk_graph *g, dbk_tensor t, const char *name, const char *what) {
+    char lb[96];
+    dbk_tensor h = dbk_graph_tensor(g, DBK_DTYPE_F16, t.ndim, t.shape[0], t.shape[1], t.shape[2], t.shape[3]);
+    dbk_op_desc op = {.op = DBK_OP_CAST_F32_F16};
+    op.src[0] = t;
+    op.dst[0] = h;
+    dbk_graph_forward(g, &op, label_of(lb, sizeof lb, name, what));
+    return h;
+}
+
+/* The backward cast of a gradient into its f16 tensor (declared before the ops that read it,
+ * pushed after them so that it runs first). */
+static void cast_into(dbk_graph *g, dbk_tensor grad, dbk_tensor h, const char *label) {
+    dbk_op_desc op = {.op = DBK_OP_CAST_F32_F16};
+    op.src[0] = grad;
+    op.dst[0] = h;
+    dbk_graph_backward(g, &op, label);
+}
+
 dbk_value dbk_nn_conv_ex(dbk_graph *g, dbk_value x, int64_t k, const dbk_conv_options *o, const char *name) {
     char lb[96];
     const int r = o->r, stride = o->stride, pad = o->pad;
@@ -447,30 +469,37 @@ dbk_value dbk_nn_conv_ex(dbk_graph *g, dbk_value x, int64_t k, const dbk_conv_op
         add_param_in(g, o->bias_group, name, "bias", DBK_PARAM_INIT_ZEROS, 0, 1, bshape, &bias, &dbias);
     }
 
+    /* the operands: f32, or their f16 copies in mixed precision */
+    const bool half = g->cfg.fp16;
+    const dbk_tensor xo = half ? f16_copy(g, x.data, name, "x.f16") : x.data;
+    const dbk_tensor wo = half ? f16_copy(g, wt, name, "weight.f16") : wt;
     dbk_op_desc op = {.op = DBK_OP_CONV2D_FWD, .p.conv = {stride, stride, pad, pad}};
-    op.src[0] = x.data;  /* (N,C,H,W) */
-    op.src[1] = wt;      /* (K,C,R,S) */
+    op.src[0] = xo;      /* (N,C,H,W) */
+    op.src[1] = wo;      /* (K,C,R,S) */
     op.dst[0] = y.data;  /* (N,K,P,Q) */
     dbk_graph_forward(g, &op, name);
     if (o->bias) forward_bias(g, y, bias, name);
     if (!g->cfg.training) return y;
 
-    /* Backward runs the bias gradient, then bwd_filter, then bwd_data: pushed in reverse.
-     * A frozen weight or bias gets no gradient op. */
+    /* Backward runs the bias gradient, (the f16 copy of dy,) then bwd_filter, then bwd_data:
+     * pushed in reverse. A frozen weight or bias gets no gradient op. */
+    dbk_tensor dyo = y.grad;
+    if (half) dyo = dbk_graph_tensor(g, DBK_DTYPE_F16, 4, n, k, p, q);
     if (x.grad.ndim) {
         dbk_op_desc bd = {.op = DBK_OP_CONV2D_BWD_DATA, .p.conv = op.p.conv};
-        bd.src[0] = y.grad;
-        bd.src[1] = wt;
+        bd.src[0] = dyo;
+        bd.src[1] = wo;
         bd.dst[0] = x.grad;
         dbk_graph_backward(g, &bd, label_of(lb, sizeof lb, name, "bwd_data"));
     }
     if (dw.ndim) { /* not a frozen weight */
         dbk_op_desc bf = {.op = DBK_OP_CONV2D_BWD_FILTER, .p.conv = op.p.conv};
-        bf.src[0] = x.data;
-        bf.src[1] = y.grad;
+        bf.src[0] = xo;
+        bf.src[1] = dyo;
         bf.dst[0] = dw;
         dbk_graph_backward(g, &bf, label_of(lb, sizeof lb, name, "bwd_filter"));
     }
+    if (half) cast_into(g, y.grad, dyo, label_of(lb, sizeof lb, name, "dy.f16"));
     backward_bias(g, y, dbias, name);
     return y;
 }
@@ -694,28 +723,35 @@ dbk_value dbk_nn_linear(dbk_graph *g, dbk_value x, int64_t k, const char *name) 
         dy2.shape[1] = k;
     }
 
+    /* the operands: f32, or their f16 copies in mixed precision */
+    const bool half = g->cfg.fp16;
+    const dbk_tensor xo = half ? f16_copy(g, x2, name, "x.f16") : x2;
+    const dbk_tensor wo = half ? f16_copy(g, wt, name, "weight.f16") : wt;
     /* y (N,K) = x (N,C) * W^T (C,K) */
     dbk_op_desc op = {.op = DBK_OP_GEMM, .p.gemm = {false, true, 1.0f, 0.0f}};
-    op.src[0] = x2;
-    op.src[1] = wt;
+    op.src[0] = xo;
+    op.src[1] = wo;
     op.dst[0] = y2;
     dbk_graph_forward(g, &op, name);
     if (!g->cfg.training) return y;
 
+    dbk_tensor dyo = dy2;
+    if (half) dyo = dbk_graph_tensor(g, DBK_DTYPE_F16, 2, n, k, 1, 1);
     if (x.grad.ndim) { /* dx (N,C) = dy (N,K) * W (K,C) */
         dbk_op_desc bd = {.op = DBK_OP_GEMM, .p.gemm = {false, false, 1.0f, 0.0f}};
-        bd.src[0] = dy2;
-        bd.src[1] = wt;
+        bd.src[0] = dyo;
+        bd.src[1] = wo;
         bd.dst[0] = dx2;
         dbk_graph_backward(g, &bd, label_of(lb, sizeof lb, name, "bwd_data"));
     }
-    if (!dw.ndim) return y; /* a frozen weight */
-    /* dW (K,C) = dy^T (K,N) * x (N,C) */
-    dbk_op_desc bw = {.op = DBK_OP_GEMM, .p.gemm = {true, false, 1.0f, 0.0f}};
-    bw.src[0] = dy2;
-    bw.src[1] = x2;
-    bw.dst[0] = dw;
-    dbk_graph_backward(g, &bw, label_of(lb, sizeof lb, name, "bwd_filter"));
+    if (dw.ndim) { /* not a frozen weight: dW (K,C) = dy^T (K,N) * x (N,C) */
+        dbk_op_desc bw = {.op = DBK_OP_GEMM, .p.gemm = {true, false, 1.0f, 0.0f}};
+        bw.src[0] = dyo;
+        bw.src[1] = xo;
+        bw.dst[0] = dw;
+        dbk_graph_backward(g, &bw, label_of(lb, sizeof lb, name, "bwd_filter"));
+    }
+    if (half) cast_into(g, dy2, dyo, label_of(lb, sizeof lb, name, "dy.f16"));
     return y;
 }
 

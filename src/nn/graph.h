@@ -81,6 +81,10 @@ typedef struct dbk_graph dbk_graph;
 typedef struct dbk_graph_config {
     bool          training;         /* false: batch norm uses running stats, no gradients */
     dbk_bn_params bn;               /* eps, momentum of every batch norm */
+    /* Mixed precision (--precision fp16): convolutions and linear layers read f16 copies of
+     * their input, weight and output gradient (DBK_OP_CAST_F32_F16) and produce f32; batch
+     * norm, activations, loss, parameters and optimizer state stay f32. */
+    bool          fp16;
 } dbk_graph_config;
 
 /* Creates an empty graph in planning mode. */
@@ -159,6 +163,7 @@ typedef struct dbk_step_ctx {
     double   lr;                    /* the schedule's learning rate at this step */
     long     run_step;              /* training steps done in the whole run */
     long     run_steps;             /* the run's length in steps */
+    float    loss_scale;            /* mixed precision: the dynamic loss scale S (train/loss_scaler.h) */
 } dbk_step_ctx;
 
 /* Computes one per-step value into dst (count elements of the declared dtype) from the

@@ -321,6 +321,16 @@ dbk_status dbk_results_write_json(const char *path, const dbk_train_options *opt
     cJSON_AddStringToObject(dev, "driver", r->device.driver);
     cJSON_AddStringToObject(dev, "api", r->device.api_version);
 
+    cJSON *prec = cJSON_AddObjectToObject(root, "precision");
+    cJSON_AddStringToObject(prec, "requested", dbk_precision_name(opt->precision));
+    cJSON_AddStringToObject(prec, "used", r->fp16 ? "fp16" : "fp32");
+    cJSON_AddStringToObject(prec, "note", r->precision_note);
+    if (r->fp16) {
+        cJSON_AddNumberToObject(prec, "skipped_steps", (double)r->skipped_steps);
+        cJSON_AddNumberToObject(prec, "loss_scale", r->loss_scale);
+    }
+    cJSON_AddNumberToObject(root, "activation_bytes", (double)r->activation_bytes);
+
     cJSON_AddStringToObject(root, "clock", dbk_clock_mode_name(opt->clock));
     cJSON_AddNumberToObject(root, "preprocess_seconds", r->preprocess_seconds);
     cJSON_AddNumberToObject(root, "resumed", r->resumed);

@@ -12,7 +12,7 @@
 
 static dbk_status graph_for(const dbk_session_config *cfg, dbk_session_program_kind kind, int batch,
                             dbk_session_program *p) {
-    dbk_graph_config gc = {.training = kind == DBK_SESSION_PROGRAM_TRAIN, .bn = cfg->recipe->bn};
+    dbk_graph_config gc = {.training = kind == DBK_SESSION_PROGRAM_TRAIN, .bn = cfg->recipe->bn, .fp16 = cfg->fp16};
     p->kind = kind;
     p->batch = batch;
     return dbk_graph_create(&gc, &p->graph);
@@ -123,7 +123,9 @@ static dbk_status build(dbk_session *s) {
     for (int i = 0; i < nprogs; i++) {
         dbk_session_program *p = progs[i];
         if (!p->graph) continue;
-        const int apart = p->kind == DBK_SESSION_PROGRAM_TRAIN && cfg->separate_update ? p->update_count : 0;
+        /* the update apart: for the exchange (distributed), or to skip it (loss scaling) */
+        const bool separate = cfg->separate_update || cfg->fp16;
+        const int apart = p->kind == DBK_SESSION_PROGRAM_TRAIN && separate ? p->update_count : 0;
         DBK_TRY(dbk_program_create(be, p->ops, p->count - apart, &p->recorded));
         if (apart) DBK_TRY(dbk_program_create(be, p->ops + p->count - apart, apart, &s->update));
     }
@@ -143,8 +145,15 @@ dbk_status dbk_session_create(dbk_backend *be, const dbk_session_config *cfg, db
     if (cfg->input.channels < 1 || cfg->input.height < 1 || cfg->input.width < 1 || cfg->num_classes < 1)
         return dbk_set_error(DBK_ERR_INVALID_ARG, "session needs the dataset's image shape and classes (got %dx%dx%d, "
                              "%d classes)", cfg->input.channels, cfg->input.height, cfg->input.width, cfg->num_classes);
+    const dbk_device_info *dev = dbk_backend_get_info(be);
+    if (cfg->fp16 && dev->fp16_missing[0])
+        return dbk_set_error(DBK_ERR_UNSUPPORTED, "--precision fp16: %s %s lacks %s",
+                             dbk_backend_kind_name(dbk_backend_get_kind(be)), dev->name, dev->fp16_missing);
+    if (cfg->fp16 && cfg->separate_update)
+        return dbk_set_error(DBK_ERR_INVALID_ARG, "--precision fp16 with distributed training is not supported yet");
     dbk_session *s = dbk_calloc(1, sizeof *s);
     if (!s) return DBK_ERR_OUT_OF_HOST_MEMORY;
+    dbk_loss_scaler_init(&s->scaler, DBK_LOSS_SCALE_INIT, DBK_LOSS_SCALE_INTERVAL);
     s->be = be;
     s->cfg = *cfg;
     if (cfg->test_count < cfg->eval_batch) s->cfg.eval_batch = cfg->test_count > 0 ? cfg->test_count : 1;
@@ -183,6 +192,7 @@ void dbk_session_destroy(dbk_session *s) {
 
 uint64_t dbk_session_device_bytes(const dbk_session *s) { return s->device_bytes; }
 int dbk_session_activation_buffers(const dbk_session *s) { return s->arena_chunks; }
+size_t dbk_session_activation_bytes(const dbk_session *s) { return s->memplan ? dbk_memplan_total_bytes(s->memplan) : 0; }
 size_t dbk_session_param_count(const dbk_session *s) { return dbk_graph_param_count(s->eval.graph); }
 
 static bool same_shape(const dbk_session *s, const dbk_dataset *d) {

@@ -47,6 +47,10 @@ typedef struct dbk_session_config {
     int                   shard_count;  /* 0 or 1: one process */
     int                   shard_index;
     bool                  separate_update;
+    /* Mixed precision (--precision fp16): the graphs' fp16 mode (nn/graph.h) with dynamic loss
+     * scaling (train/loss_scaler.h): each step waits for its gradients' inf/NaN check and runs
+     * the update only when they are clean. Needs the device's fp16 path (fp16_missing ""). */
+    bool                  fp16;
 } dbk_session_config;
 
 typedef struct dbk_epoch_counters {
@@ -65,8 +69,11 @@ uint64_t dbk_session_device_bytes(const dbk_session *s);
 /* Buffers the activations were placed in (nn/memplan.h: at most the device's largest
  * allocation, or the config's max_activation_buffer, each). */
 int      dbk_session_activation_buffers(const dbk_session *s);
+size_t   dbk_session_activation_bytes(const dbk_session *s);   /* their bytes, all together */
 size_t   dbk_session_param_count(const dbk_session *s);
 int      dbk_session_steps_per_epoch(const dbk_session *s);    /* full batches only (drop_last) */
+/* Mixed precision (config fp16): the dynamic loss scale and the steps it skipped; NULL in fp32. */
+const struct dbk_loss_scaler *dbk_session_loss_scaler(const dbk_session *s);
 
 /* Copies the u8 datasets to the device (preprocessing; on the DAWNBench clock). Their image
  * shape and counts must be the config's. */
@@ -91,7 +98,9 @@ dbk_status dbk_session_init_from_data(dbk_session *s, const dbk_dataset *train);
 dbk_status dbk_session_begin_epoch(dbk_session *s, int epoch, uint64_t seed);   /* epoch: 1, 2, ... */
 
 /* Enqueues one training step (step < steps_per_epoch) with learning rate lr (per-sample
- * scale as in the recipe; the session applies loss_summed). Reads nothing back. */
+ * scale as in the recipe; the session applies loss_summed). Reads nothing back, except in
+ * mixed precision (config fp16): the step then waits for its gradients' inf/NaN flag and
+ * skips the update on overflow (dbk_session_loss_scaler). */
 dbk_status dbk_session_train_step(dbk_session *s, int step, float lr);
 
 /* Waits for the device and reads the epoch's counters (images: those of the steps run, which

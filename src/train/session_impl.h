@@ -18,6 +18,7 @@
 
 #include "nn/graph.h"
 #include "nn/memplan.h"
+#include "train/loss_scaler.h"
 #include "train/session.h"
 
 typedef enum dbk_session_program_kind {
@@ -71,6 +72,7 @@ struct dbk_session {
     double               step_seconds;             /* whole profiled steps */
     long                 profiled_steps;
     uint64_t             device_bytes;
+    dbk_loss_scaler      scaler;                   /* mixed precision (cfg.fp16) */
 };
 
 /* session_step.c: lays out one program on its graph (planning or build pass, as the graph

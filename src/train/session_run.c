@@ -55,6 +55,26 @@ dbk_status dbk_session_begin_epoch(dbk_session *s, int epoch, uint64_t seed) {
     return zero_counters(s->train_steps, s->train.graph);
 }
 
+/* Mixed precision: the step without its update, then the update only when the device found
+ * no inf/NaN gradient (DBK_OP_GRAD_UNSCALE's flag, read back: one 4-byte read per step);
+ * on overflow the flag is cleared for the next step and the update skipped. */
+static dbk_status run_loss_scaled(dbk_session *s) {
+    const dbk_step_value_info *found = dbk_graph_step_value_find(s->train.graph, "amp.found");
+    DBK_ASSERT(found && s->update);
+    DBK_TRY(s->profiling ? dbk_session_run_profiled(s) : dbk_program_run(s->train.recorded));
+    float flag = 0.0f;
+    DBK_TRY(dbk_buffer_read(s->train_steps, found->offset, &flag, sizeof flag));
+    if (dbk_loss_scaler_step(&s->scaler, flag != 0.0f)) {
+        if (!s->profiling) return dbk_program_run(s->update);
+        /* the update's ops are the last update_count of the profile's table */
+        return dbk_program_run_timed(s->update, s->op_seconds + s->train.count - s->train.update_count);
+    }
+    static const float zero = 0.0f;
+    return dbk_buffer_write(s->train_steps, found->offset, &zero, sizeof zero);
+}
+
+const dbk_loss_scaler *dbk_session_loss_scaler(const dbk_session *s) { return s->cfg.fp16 ? &s->scaler : NULL; }
+
 dbk_status dbk_session_train_step(dbk_session *s, int step, float lr) {
     const dbk_step_ctx ctx = {.epoch = s->epoch > 0 ? s->epoch - 1 : 0, /* 0-based for the rules */
                               .step = step,
@@ -62,11 +82,13 @@ dbk_status dbk_session_train_step(dbk_session *s, int step, float lr) {
                               .first = s->cfg.streamed ? 0 : (step * shards(s) + s->cfg.shard_index) * s->cfg.batch,
                               .seed = s->epoch_seed,
                               .run_seed = s->run_seed,
-                              .lr = lr};
+                              .lr = lr,
+                              .loss_scale = s->scaler.scale};
     const dbk_graph *g = s->train.graph;
     dbk_graph_fill_step(g, &ctx, s->train_host);
     DBK_TRY(dbk_buffer_write(s->train_steps, 0, s->train_host, dbk_graph_step_host_bytes(g)));
     s->epoch_steps++;
+    if (s->cfg.fp16) return run_loss_scaled(s);
     if (s->update) return dbk_session_run_exchanged(s);
     if (s->profiling) return dbk_session_run_profiled(s);
     return dbk_program_run(s->train.recorded);

@@ -51,6 +51,12 @@ static void adamw_step_rule(const dbk_step_ctx *ctx, const double k[4], void *ds
     memcpy(dst, v, sizeof v);
 }
 
+/* Mixed precision: the dynamic loss scale S (k[0] = 1), or its inverse (k[0] = -1). */
+static void loss_scale_rule(const dbk_step_ctx *ctx, const double k[4], void *dst) {
+    const float v = k[0] < 0 ? 1.0f / ctx->loss_scale : ctx->loss_scale;
+    memcpy(dst, &v, sizeof v);
+}
+
 /* The recipe's rule for a parameter group, or the defaults (scale 1, until the end). */
 static dbk_recipe_group group_rule(const dbk_recipe *r, const char *group) {
     for (int i = 0; i < r->group_count; i++)
@@ -114,6 +120,10 @@ static void add_loss(dbk_session *s, dbk_graph *g, int batch, dbk_value logits, 
     dbk_tensor correct = dbk_graph_counter(g, "correct");
     const bool top5 = s->cfg.top5 && !dbk_graph_is_training(g);
     dbk_tensor correct5 = top5 ? dbk_graph_counter(g, "correct5") : correct;
+    const double none[4] = {0};
+    dbk_tensor loss_scale = {0};
+    if (s->cfg.fp16 && dbk_graph_is_training(g))
+        loss_scale = dbk_graph_step_value(g, "amp.scale", DBK_DTYPE_F32, 1, loss_scale_rule, none);
     if (dbk_graph_is_planning(g)) return;
     dbk_tensor z = logits.data, dz = logits.grad;
     z.ndim = 2;
@@ -139,6 +149,13 @@ static void add_loss(dbk_session *s, dbk_graph *g, int batch, dbk_value logits, 
     if (!dbk_graph_is_training(g)) return;
 
     dz.ndim = 2;
+    if (s->cfg.fp16) { /* runs after loss.bwd (pushed before it): dlogits *= S */
+        dbk_op_desc ls = {.op = DBK_OP_LOSS_SCALE};
+        ls.src[0] = dz;
+        ls.src[1] = loss_scale;
+        ls.dst[0] = dz;
+        dbk_graph_backward(g, &ls, "amp.loss_scale");
+    }
     dbk_op_desc lb = {.op = DBK_OP_SOFTMAX_XENT_BWD, .p.xent.label_smoothing = r->label_smoothing};
     lb.p.xent.grad_scale = r->loss_summed ? 1.0f : 1.0f / (float)batch;
     lb.src[0] = probs;
@@ -171,6 +188,25 @@ static void add_adamw(dbk_session *s, dbk_graph *g, int i, const dbk_recipe_grou
     dbk_graph_update(g, &op, label);
 }
 
+/* Mixed precision: every trained group's gradients divided by S and checked for inf/NaN into
+ * the counter amp.found, before the optimizer (these ops stay in the training program; the
+ * update after them is recorded apart and skipped on overflow, session_run.c). */
+static void add_grad_unscale(dbk_session *s, dbk_graph *g) {
+    (void)s;
+    const double inverse[4] = {-1.0, 0, 0, 0};
+    dbk_tensor inv = dbk_graph_step_value(g, "amp.inv_scale", DBK_DTYPE_F32, 1, loss_scale_rule, inverse);
+    dbk_tensor found = dbk_graph_counter(g, "amp.found");
+    if (dbk_graph_is_planning(g)) return;
+    for (int i = 0; i < dbk_graph_group_count(g); i++) {
+        if (dbk_graph_group_frozen(g, i)) continue;
+        dbk_op_desc op = {.op = DBK_OP_GRAD_UNSCALE};
+        op.src[0] = inv;
+        op.dst[0] = dbk_graph_group_grads(g, i);
+        op.dst[1] = found;
+        dbk_graph_update(g, &op, "amp.grad_unscale");
+    }
+}
+
 /* One optimizer update per parameter group (none for the frozen group): SGD with its learning
  * rate as a per-step value, or AdamW. */
 static void add_optimizer(dbk_session *s, dbk_session_program *p) {
@@ -178,6 +214,7 @@ static void add_optimizer(dbk_session *s, dbk_session_program *p) {
     const int batch = p->batch;
     const dbk_recipe *r = s->cfg.recipe;
     p->update_count = 0;
+    if (s->cfg.fp16) add_grad_unscale(s, g);
     for (int i = 0; i < dbk_graph_group_count(g); i++) {
         if (dbk_graph_group_frozen(g, i)) continue;
         const char *group = dbk_graph_group_name(g, i);

@@ -19,6 +19,7 @@
 #include "data/dataset.h"
 #include "data/imagefolder.h"
 #include "data/loader.h"
+#include "train/loss_scaler.h"
 #include "train/mlperf_log.h"
 #include "train/results.h"
 #include "train/resume.h"
@@ -109,8 +110,44 @@ static dbk_status open_loader(run *r, const dbk_train_options *opt, dbk_train_re
     return DBK_OK;
 }
 
+const char *dbk_precision_name(dbk_precision p) {
+    return p == DBK_PRECISION_FP16 ? "fp16" : p == DBK_PRECISION_AUTO ? "auto" : "fp32";
+}
+
+bool dbk_precision_parse(const char *s, dbk_precision *out) {
+    for (int p = DBK_PRECISION_FP32; p <= DBK_PRECISION_AUTO; p++)
+        if (!strcmp(s, dbk_precision_name((dbk_precision)p))) {
+            *out = (dbk_precision)p;
+            return true;
+        }
+    return false;
+}
+
+/* --precision against the device's fp16 path, before anything is loaded: fp16 is refused
+ * naming the missing feature; auto falls back to fp32 and says why (log and result.json). */
+static dbk_status resolve_precision(const dbk_train_options *opt, dbk_train_report *rep) {
+    rep->fp16 = false;
+    rep->precision_note[0] = '\0';
+    if (opt->precision == DBK_PRECISION_FP32) return DBK_OK;
+    dbk_device_info info;
+    DBK_TRY(dbk_backend_device_info(opt->backend, opt->device, &info));
+    const char *backend = dbk_backend_kind_name(opt->backend);
+    if (!info.fp16_missing[0]) {
+        rep->fp16 = true;
+        return DBK_OK;
+    }
+    if (opt->precision == DBK_PRECISION_FP16)
+        return dbk_set_error(DBK_ERR_UNSUPPORTED, "--precision fp16: %s device %d (%s) lacks %s; use --precision fp32 "
+                             "or auto", backend, opt->device, info.name, info.fp16_missing);
+    snprintf(rep->precision_note, sizeof rep->precision_note, "--precision auto: training in fp32: %s device %d lacks %s",
+             backend, opt->device, info.fp16_missing);
+    dbk_log(DBK_LOG_LEVEL_WARN, "%s", rep->precision_note);
+    return DBK_OK;
+}
+
 static dbk_status setup(run *r, const dbk_train_options *opt, dbk_train_report *rep) {
     const dbk_recipe *rc = &opt->recipe;
+    DBK_TRY(resolve_precision(opt, rep));
     /* Reading the files is "downloading the data", off the clock as in DAWNBench. */
     const dbk_dataset_kind *kind;
     DBK_TRY(dbk_dataset_kind_find(rc->dataset, &kind));
@@ -155,6 +192,7 @@ static dbk_status setup(run *r, const dbk_train_options *opt, dbk_train_report *
         .shard_count = opt->peers ? opt->peers->size : 1,
         .shard_index = opt->peers ? opt->peers->rank : 0,
         .separate_update = opt->peers != NULL,
+        .fp16 = rep->fp16,
     };
     DBK_TRY(dbk_session_create(r->be, &cfg, &r->session));
     if (opt->peers) { /* the summary from the start: result.json says it is distributed mid-run too */
@@ -165,6 +203,7 @@ static dbk_status setup(run *r, const dbk_train_options *opt, dbk_train_report *
     rep->param_count = dbk_session_param_count(r->session);
     rep->step_flops = dbk_session_step_flops(r->session);
     rep->steps_per_epoch = dbk_session_steps_per_epoch(r->session);
+    rep->activation_bytes = dbk_session_activation_bytes(r->session);
     return DBK_OK;
 }
 
@@ -233,6 +272,17 @@ static dbk_status lock_folder(run *r, const char *dir, const dbk_peers *peers, b
     *created = stat(dir, &sb) != 0;
     DBK_TRY(dbk_mkdir_p(dir));
     return dbk_run_lock_acquire(dir, &r->lock);
+}
+
+/* The loss scaler's state after an epoch (mixed precision), into the report and the log. */
+static void collect_loss_scale(const dbk_session *s, dbk_train_report *rep, int epoch) {
+    const dbk_loss_scaler *ls = dbk_session_loss_scaler(s);
+    if (!ls) return;
+    if (ls->skipped_steps > rep->skipped_steps || epoch == 1)
+        dbk_log(DBK_LOG_LEVEL_INFO, "fp16: epoch %d: loss scale %g, %ld step%s skipped for inf/NaN gradients so far",
+                epoch, (double)ls->scale, ls->skipped_steps, ls->skipped_steps == 1 ? "" : "s");
+    rep->skipped_steps = ls->skipped_steps;
+    rep->loss_scale = ls->scale;
 }
 
 /* Copies the per-op profile into the report (result.json "profile"). */
@@ -452,6 +502,7 @@ static dbk_status train_loop(run *r, const dbk_train_options *opt, dbk_train_rep
         if (opt->peers) DBK_TRY(opt->peers->summarise(opt->peers->ctx, &rep->peers));
         rep->epochs_run = epoch;
         if (opt->profile) collect_profile(r->session, rep);
+        collect_loss_scale(r->session, rep, epoch);
         if (!opt->quiet) print_epoch(e, epochs, rep);
 
         if (!isfinite(e->train_loss) || !isfinite(e->test_loss)) {

@@ -46,6 +46,18 @@ typedef enum dbk_clock_mode {
 
 const char *dbk_clock_mode_name(dbk_clock_mode m);   /* "dawnbench", "mlperf" */
 
+/* --precision: fp32; fp16 (mixed precision, docs/precision.md: refused where the device lacks
+ * the fp16 path); auto (fp16 where the device has it, else fp32, saying why). */
+typedef enum dbk_precision {
+    DBK_PRECISION_FP32,
+    DBK_PRECISION_FP16,
+    DBK_PRECISION_AUTO,
+} dbk_precision;
+
+const char *dbk_precision_name(dbk_precision p);                 /* "fp32", "fp16", "auto" */
+/* Parses "fp32", "fp16" or "auto"; false for anything else. */
+bool        dbk_precision_parse(const char *s, dbk_precision *out);
+
 typedef struct dbk_train_options {
     dbk_recipe       recipe;        /* a copy, with command-line overrides applied */
     dbk_backend_kind backend;
@@ -60,6 +72,7 @@ typedef struct dbk_train_options {
     bool             progress;      /* live progress bar (stdout is a terminal) */
     bool             quiet;         /* no per-epoch console lines */
     bool             profile;       /* time every op of the training steps and print a table */
+    dbk_precision    precision;     /* DBK_PRECISION_FP32 unless set */
     const char      *command_line;  /* recorded in result.json */
     dbk_clock_mode   clock;         /* DBK_CLOCK_DAWNBENCH unless set */
     const char      *platform;      /* profile id (--platform), NULL = match the device name */
@@ -140,6 +153,11 @@ typedef struct dbk_train_report {
     double           resume_seconds;       /* on the clock: restoring the state, all resumes */
     int              stop_signal;          /* the signal that interrupted the run, 0 if none */
     dbk_peers_summary peers;               /* ranks 0: one process */
+    bool             fp16;                 /* trained in mixed precision (options.precision resolved) */
+    char             precision_note[224];  /* auto that fell back to fp32: why; else "" */
+    long             skipped_steps;        /* fp16: steps skipped for an inf/NaN gradient */
+    double           loss_scale;           /* fp16: the dynamic loss scale at the end */
+    uint64_t         activation_bytes;     /* the memory plan's activation buffers, all together */
 } dbk_train_report;
 
 /* Runs the whole training. Returns DBK_OK when the run completed (reached or not: see

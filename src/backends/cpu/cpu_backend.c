@@ -55,7 +55,8 @@ static dbk_status cpu_device_info(int index, dbk_device_info *out) {
     out->global_mem_bytes = pages > 0 && page > 0 ? (uint64_t)pages * (uint64_t)page : 0;
     out->max_alloc_bytes = 0; /* bounded by host memory only */
     out->local_mem_bytes = 0;
-    out->fp16 = false;
+    out->fp16 = true;   /* f16 storage, widened to f32 in plain C (core/half.h) */
+    out->fp16_missing[0] = '\0';
     snprintf(out->details, sizeof out->details, "threads: %d", out->compute_units);
     return DBK_OK;
 }
@@ -66,6 +67,7 @@ static void cpu_destroy(dbk_backend *be) {
     dbk_cpu_state *st = be->impl;
     if (!st) return;
     free(st->workspace);
+    free(st->half_scratch);
     dbk_free(st);
 }
 
@@ -120,7 +122,19 @@ dbk_status dbk_cpu_workspace(dbk_backend *be, size_t nbytes, float **out) {
     return DBK_OK;
 }
 
+dbk_status dbk_cpu_half_scratch(dbk_backend *be, size_t nbytes) {
+    dbk_cpu_state *st = be->impl;
+    if (nbytes <= st->half_scratch_bytes) return DBK_OK;
+    float *p = aligned_alloc(64, (nbytes + 63) & ~(size_t)63);
+    if (!p) return dbk_set_error(DBK_ERR_OUT_OF_HOST_MEMORY, "cpu backend: cannot allocate %zu bytes for f16 operands", nbytes);
+    free(st->half_scratch);
+    st->half_scratch = p;
+    st->half_scratch_bytes = nbytes;
+    return DBK_OK;
+}
+
 static dbk_status cpu_prepare(dbk_backend *be, const dbk_op_desc *op) {
+    DBK_TRY(dbk_cpu_half_scratch(be, dbk_cpu_widened_bytes(op)));
     return grow_workspace(be->impl, dbk_cpu_conv_workspace_bytes(op));
 }
 
@@ -129,7 +143,12 @@ static dbk_status cpu_prepare(dbk_backend *be, const dbk_op_desc *op) {
 static const dbk_op_fn cpu_ops[DBK_OP_COUNT] = {DBK_OP_LIST(CPU_ENTRY_)};
 #undef CPU_ENTRY_
 
-static dbk_status cpu_run_op(dbk_backend *be, const dbk_op_desc *op) { return cpu_ops[op->op](be, op); }
+static dbk_status cpu_run_op(dbk_backend *be, const dbk_op_desc *op) {
+    const bool operands = op->op == DBK_OP_GEMM || op->op == DBK_OP_CONV2D_FWD || op->op == DBK_OP_CONV2D_BWD_DATA ||
+                          op->op == DBK_OP_CONV2D_BWD_FILTER;
+    if (operands && dbk_cpu_has_f16_operands(op)) return dbk_cpu_run_widened(be, op, cpu_ops[op->op]);
+    return cpu_ops[op->op](be, op);
+}
 
 static const dbk_backend_vtable cpu_vtable = {
     .name         = "cpu",

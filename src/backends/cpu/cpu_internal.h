@@ -18,6 +18,8 @@
 typedef struct dbk_cpu_state {
     float *workspace;          /* scratch for im2col and friends, grown by prepare */
     size_t workspace_bytes;
+    float *half_scratch;       /* f16 operands widened to f32 (amp.c), grown by prepare */
+    size_t half_scratch_bytes;
 } dbk_cpu_state;
 
 /* Host pointer of a tensor's first element. */
@@ -32,6 +34,13 @@ dbk_status dbk_cpu_workspace(dbk_backend *be, size_t nbytes, float **out);
 
 /* Workspace bytes an op needs (0 for most ops); used by prepare. */
 size_t dbk_cpu_conv_workspace_bytes(const dbk_op_desc *op);
+
+/* f16 operands (amp.c): a convolution or GEMM whose src0/src1 are f16 runs as the f32 op on
+ * operands widened into half_scratch (at least nbytes: dbk_cpu_half_scratch grows it). */
+bool       dbk_cpu_has_f16_operands(const dbk_op_desc *op);
+size_t     dbk_cpu_widened_bytes(const dbk_op_desc *op);
+dbk_status dbk_cpu_half_scratch(dbk_backend *be, size_t nbytes);
+dbk_status dbk_cpu_run_widened(dbk_backend *be, const dbk_op_desc *op, dbk_op_fn run);
 
 /* dbk_cpu_<name> of every op of op_list.h, defined in <family>.c (conv.c, gemm.c, bn.c,
  * eltwise.c, pool.c, loss.c, optim.c, augment.c, bias.c). */

@@ -107,6 +107,9 @@ static void describe(cl_platform_id p, cl_device_id d, dbk_device_info *out) {
     out->max_alloc_bytes = dev_ulong(d, CL_DEVICE_MAX_MEM_ALLOC_SIZE);
     out->local_mem_bytes = dev_ulong(d, CL_DEVICE_LOCAL_MEM_SIZE);
     out->fp16 = strstr(ext, "cl_khr_fp16") != NULL;
+    snprintf(out->fp16_missing, sizeof out->fp16_missing, "%s",
+             out->fp16 ? "fp16 kernels, which daybreak's OpenCL backend does not have yet (the device has cl_khr_fp16)"
+                       : "the OpenCL extension cl_khr_fp16");
     size_t max_wg = 0;
     clGetDeviceInfo(d, CL_DEVICE_MAX_WORK_GROUP_SIZE, sizeof max_wg, &max_wg, NULL);
     snprintf(out->details, sizeof out->details,

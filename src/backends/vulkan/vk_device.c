@@ -200,6 +200,10 @@ static void describe(VkPhysicalDevice pd, dbk_device_info *out) {
     out->max_alloc_bytes = m3.maxMemoryAllocationSize;
     out->local_mem_bytes = l->maxComputeSharedMemorySize;
     out->fp16 = f12.shaderFloat16 && f11.storageBuffer16BitAccess;
+    snprintf(out->fp16_missing, sizeof out->fp16_missing, "%s%s%s",
+             f12.shaderFloat16 ? "" : "the Vulkan feature shaderFloat16",
+             !f12.shaderFloat16 && !f11.storageBuffer16BitAccess ? " and " : "",
+             f11.storageBuffer16BitAccess ? "" : "the Vulkan feature storageBuffer16BitAccess");
     snprintf(out->details, sizeof out->details,
              /* continuation lines indented like the first, which `daybreak devices` indents */
              "device type: %s, driver version 0x%x, driver id %d\n"
@@ -333,7 +337,14 @@ static dbk_status create_device(dbk_vk_state *vk, int index, dbk_device_info *in
                                          .queueCount = 1,
                                          .pQueuePriorities = &prio};
     static const char *const exts[] = {VK_KHR_PUSH_DESCRIPTOR_EXTENSION_NAME};
+    /* fp16 (the *_f16 shader variants, --precision fp16): enabled only when the device has
+     * both features, so a device without them is still created (fp16 is then refused). */
+    VkPhysicalDeviceVulkan12Features f12 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES,
+                                            .shaderFloat16 = info->fp16};
+    VkPhysicalDeviceVulkan11Features f11 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_FEATURES,
+                                            .pNext = &f12, .storageBuffer16BitAccess = info->fp16};
     const VkDeviceCreateInfo dci = {.sType = VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO,
+                                    .pNext = info->fp16 ? &f11 : NULL,
                                     .queueCreateInfoCount = 1,
                                     .pQueueCreateInfos = &qci,
                                     .enabledExtensionCount = 1,

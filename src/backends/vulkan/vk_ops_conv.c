@@ -8,13 +8,15 @@
  *   conv2d_bwd_data    dx (C, N*H*W) = w^T (C, K*R*S) . g   (K*R*S, N*H*W)
  *   conv2d_bwd_filter  dw (K, C*R*S) = dy (K, N*P*Q)  . col^T (N*P*Q, C*R*S)
  * Tiles (BM, BN, BK, TM, TN) are specialization constants from the profile
- * (vulkan.conv.*, vulkan.gemm.*; vk_pipeline.c).
+ * (vulkan.conv.*, vulkan.gemm.*; vk_pipeline.c). f16 operands (mixed precision) run the
+ * shaders' <name>_f16 variants (shaders/common/operand.glsl).
  *
  * Binding limit: when x/y (forward) or dy/dx (backward data) exceed one storage-buffer
  * binding (maxStorageBufferRange), the batch is split into chunks that fit, one dispatch
  * each (images are independent). Backward filter reduces over the batch, so it binds x and
  * dy as arrays of windows instead (shaders/common/window.glsl).
  */
+#include <stdio.h>
 #include <string.h>
 
 #include "backends/vulkan/vk_internal.h"
@@ -127,6 +129,14 @@ void dbk_vk_workspace_destroy(dbk_backend *be) {
 /* ---------------------------------------------------------------------------------- */
 /* dispatch                                                                             */
 
+/* The shader for op's operands: name, or its variant name_f16 when they are f16
+ * (shaders/common/operand.glsl; written into buf). */
+static const char *operand_variant(const char *name, const dbk_op_desc *op, char buf[DBK_VK_SHADER_NAME]) {
+    if (op->src[0].dtype != DBK_DTYPE_F16) return name;
+    snprintf(buf, DBK_VK_SHADER_NAME, "%s_f16", name);
+    return buf;
+}
+
 /* One conv dispatch over the given (possibly batch-sliced) tensors. */
 static dbk_status conv_dispatch(dbk_backend *be, dbk_vk_rec *rec, const dbk_op_desc *op, const dbk_tensor *s0,
                                 const dbk_tensor *s1, const dbk_tensor *d0) {
@@ -149,7 +159,8 @@ static dbk_status conv_dispatch(dbk_backend *be, dbk_vk_rec *rec, const dbk_op_d
     }
     if (m == 0 || n == 0) return DBK_OK;
     dbk_vk_dispatch d = {0};
-    d.shader = dbk_op_name(op->op);   /* shaders/conv2d_fwd.comp, conv2d_bwd_data.comp, ... */
+    char shader[DBK_VK_SHADER_NAME];
+    d.shader = operand_variant(dbk_op_name(op->op), op, shader);   /* shaders/conv2d_fwd.comp, ... */
     tile_spec(vk, &vk->conv_tiles, m, n, &d);
     d.nbind = 3;
     uint32_t rem[4] = {0, 0, 0, 0}, step[2] = {0, 0}, splits = 1;
@@ -227,7 +238,8 @@ dbk_status dbk_vk_record_gemm(dbk_backend *be, dbk_vk_rec *rec, const dbk_op_des
     const uint32_t K = (uint32_t)(p->trans_a ? a->shape[0] : a->shape[1]);
     if (M == 0 || N == 0) return DBK_OK;
     dbk_vk_dispatch d = {0};
-    d.shader = "gemm_tiled";
+    char shader[DBK_VK_SHADER_NAME];
+    d.shader = operand_variant("gemm_tiled", op, shader);
     tile_spec(vk, &vk->gemm_tiles, M, N, &d);
     d.nbind = 3;
     uint32_t rem[3];

@@ -6,7 +6,8 @@
  *
  * Flat tensors larger than one storage-buffer binding are processed in chunks of at most
  * maxStorageBufferRange bytes, one dispatch per chunk (elements are independent), so a
- * 150 MB activation or parameter buffer works on lavapipe's 128 MiB bindings.
+ * 150 MB activation or parameter buffer works on lavapipe's 128 MiB bindings. A scalar slot
+ * (one element, op_list.h) is bound whole in every chunk.
  */
 #include <string.h>
 
@@ -46,7 +47,9 @@ dbk_status dbk_vk_record_eltwise(dbk_backend *be, dbk_vk_rec *rec, const dbk_op_
         for (int b = 0; b < nsrc + ndst; b++) {
             const bool out = b >= nsrc;
             const dbk_tensor *t = out ? &op->dst[b - nsrc] : &op->src[b];
-            DBK_TRY(dbk_vk_window(vk, t, e0, cnt, out, &d.bind[b], &pc[PUSH_OFFSETS + b]));
+            /* a scalar slot (op_list.h) is bound whole in every chunk */
+            const bool scalar = dbk_tensor_numel(t) == 1 && n > 1;
+            DBK_TRY(dbk_vk_window(vk, t, scalar ? 0 : e0, scalar ? 1 : cnt, out, &d.bind[b], &pc[PUSH_OFFSETS + b]));
         }
         memcpy(&pc[PUSH_PARAMS], &op->p, in->param_bytes);
         d.groups[0] = dbk_vk_groups_1d(vk, cnt, vk->wg);
