@@ -9,7 +9,7 @@
  *
  * Three sizes (see the table below): "full" (the default; by hand, 150 s on the CPU backend) and
  * "small" (e2e_cpu in CI), each with its own accuracy bar, and "smoke" for the device backends
- * in CI (e2e_opencl, e2e_vulkan), which checks everything but an accuracy bar and compares its
+ * (e2e_opencl in CI; lavapipe by hand), which checks everything but an accuracy bar and compares its
  * training loss with the CPU's instead: PoCL's accuracy on real data is airbench_opencl's bar,
  * and both devices' learning is the curve tests' job. A backend that is not compiled in or has
  * no device is skipped, or fails when CI=true.
