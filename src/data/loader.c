@@ -128,6 +128,18 @@ static int online_cores(void) {
     return n < 1 ? 1 : n > MAX_THREADS ? MAX_THREADS : (int)n;
 }
 
+dbk_loader_config dbk_loader_eval_config(const dbk_imagefolder_list *list, int32_t count, int batch, int height,
+                                         int width, int threads) {
+    return (dbk_loader_config){.list = list,
+                               .count = count,
+                               .batch = batch,
+                               .height = height,
+                               .width = width,
+                               .train = false,
+                               .resize = dbk_imagefolder_eval_resize(height > width ? height : width),
+                               .threads = threads};
+}
+
 dbk_status dbk_loader_create(const dbk_loader_config *cfg, dbk_loader **out) {
     *out = NULL;
     const int32_t available = cfg->list ? cfg->list->count : 0;

@@ -55,6 +55,12 @@ typedef struct dbk_loader_stats {
     int     threads;
 } dbk_loader_stats;
 
+/* The evaluation view of count images of list (0: all), in batches of batch: the short side
+ * resized to dbk_imagefolder_eval_resize of the larger crop side, then the central
+ * height x width crop; threads 0 = the online cores. */
+dbk_loader_config dbk_loader_eval_config(const dbk_imagefolder_list *list, int32_t count, int batch, int height,
+                                         int width, int threads);
+
 /* Starts the threads (idle until dbk_loader_begin_epoch). DBK_ERR_INVALID_ARG for a bad
  * config; the thread-creation error otherwise. */
 dbk_status dbk_loader_create(const dbk_loader_config *cfg, dbk_loader **out);
