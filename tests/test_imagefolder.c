@@ -247,7 +247,7 @@ static int folder_errors_should_name_the_folder(void) {
 }
 
 /* 257 classes (a 1x1 PNG each) open, and loading their validation split into memory (u8 labels:
- * `eval`, `infer`; training streams it) is refused with the reason. */
+ * `infer`; `train` and `eval` stream it) is refused with the reason. */
 static int more_than_256_classes_should_be_refused_for_loading_into_memory(void) {
     const char *dir = dbk_test_tmpdir("imagefolder_classes");
     DBK_CHECK(dir != NULL);

@@ -12,12 +12,13 @@
  *
  * What it proves: (1) the scan and the evaluation loader deliver 512 classes with labels up to
  * 511 as int32, in order; (2) `daybreak train` on it (one step, then the evaluation of all 512
- * validation images, streamed in batches) runs where the resident validation split refused
- * more than 256 classes; (3) the labels that reach the device's accuracy op are all 512
+ * validation images, streamed in batches) and `daybreak eval` of its checkpoint run where the
+ * resident validation split refused more than 256 classes; (3) the labels that reach the device's accuracy op are all 512
  * different ones: every validation image is the same photograph, so the model gives each the
  * same logits, and with labels 0..511 exactly one image is a top-1 hit (the label of the
  * largest logit) and exactly five are top-5 hits. Had the labels been cut to u8 (mod 256),
- * every logit would be claimed by two images or none, and both counts would be even.
+ * every logit would be claimed by two images or none, and both counts would be even. `eval`
+ * (batches of 100, the last one of 12) must find the same single top-1 hit.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <cjson/cJSON.h>
@@ -121,6 +122,19 @@ static int training_should_evaluate_every_label(void) {
     return 0;
 }
 
+/* `daybreak eval` of the run's checkpoint streams the 512 validation images as well: again
+ * exactly one top-1 hit, 0.20% (labels cut to u8 would give 0.00% or 0.39%). */
+static int eval_should_stream_every_label(void) {
+    char args[16384];
+    snprintf(args, sizeof args, "eval --checkpoint '%s/model.ckpt' --data '%s' --backend %s --batch 100", out_dir,
+             fixture, backend);
+    const int rc = dbk_test_run_daybreak(exe, args, out, sizeof out);
+    printf("%s", out);
+    DBK_CHECK_MSG(rc == 0, "daybreak eval exited %d", rc);
+    DBK_CHECK_MSG(strstr(out, "test accuracy 0.20% (512 images)"), "expected 'test accuracy 0.20%% (512 images)'");
+    return 0;
+}
+
 int main(int argc, char **argv) {
     if (argc < 2) {
         fprintf(stderr, "usage: test_imagenet_classes <daybreak> [backend]\n");
@@ -140,5 +154,6 @@ int main(int argc, char **argv) {
     if (build_fixture()) return 1;
     DBK_RUN(scan_and_eval_loader_should_deliver_labels_above_255);
     DBK_RUN(training_should_evaluate_every_label);
+    DBK_RUN(eval_should_stream_every_label);
     return dbk_test_finish();
 }

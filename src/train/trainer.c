@@ -111,15 +111,8 @@ static dbk_status open_loader(run *r, const dbk_train_options *opt, dbk_train_re
 
     /* The validation split through decode threads of its own, in evaluation batches (the
      * session's eval_batch: the recipe's batch, or the whole split when smaller). */
-    DBK_TRY(dbk_imagefolder_scan(r->data.dir, DBK_DATASET_SPLIT_TEST, &r->test_list));
-    const int32_t m = r->test_list.count;
-    const int32_t test_count = opt->test_limit > 0 && opt->test_limit < m ? opt->test_limit : m;
-    const dbk_loader_config ec = dbk_loader_eval_config(&r->test_list, test_count, test_count < rc->batch ? test_count
-                                                        : rc->batch, r->data.shape.height, r->data.shape.width,
-                                                        opt->loader_threads);
-    DBK_TRY(dbk_loader_create(&ec, &r->eval_loader));
-    rep->test_images = test_count;
-    return DBK_OK;
+    return dbk_loader_open_eval(&r->data, opt->test_limit, rc->batch, opt->loader_threads, &r->test_list,
+                                &rep->test_images, &r->eval_loader);
 }
 
 static dbk_status setup(run *r, const dbk_train_options *opt, dbk_train_report *rep) {
