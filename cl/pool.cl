@@ -1,6 +1,6 @@
 /*
  * pool.cl — max pooling forward (with argmax) and backward. Semantics as the CPU reference
- * (src/backends/cpu/pool.c, torch.nn.MaxPool2d without padding): x, dx (N,C,H,W); y, dy,
+ * (src/backends/cpu/pool.c, torch.nn.MaxPool2d, -inf padding): x, dx (N,C,H,W); y, dy,
  * argmax (N,C,P,Q); argmax holds h*W + w inside the (n, c) plane. Taps are visited in
  * row-major window order with a strict '>', so the first maximum wins ties, and the first
  * NaN wins over numbers (NaN propagates).
@@ -68,19 +68,24 @@ __kernel void maxpool_fwd_2x2_rows(__global const float *x, const uint x_off, __
     }
 }
 
-/* global (Q, N*C*P) */
+/* Any window, stride and padding (ph, pw): taps outside x are skipped (-inf never wins); the
+ * running maximum starts at -inf on the first tap inside x, as the CPU reference.
+ * global (Q, N*C*P) */
 __kernel void maxpool_fwd(__global const float *x, const uint x_off, __global float *y, const uint y_off,
                           __global int *arg, const uint arg_off, const int NCP, const int H, const int W,
-                          const int P, const int Q, const int R, const int S, const int sh, const int sw) {
+                          const int P, const int Q, const int R, const int S, const int sh, const int sw,
+                          const int ph, const int pw) {
     const int q = get_global_id(0), row = get_global_id(1);
     if (q >= Q || row >= NCP) return;
     const int p = row % P, plane = row / P;
     __global const float *xp = x + x_off + plane * H * W;
-    int best_i = p * sh * W + q * sw;
-    float best = xp[best_i];
-    for (int r = 0; r < R; r++)
-        for (int s = 0; s < S; s++) {
-            const int i = (p * sh + r) * W + q * sw + s;
+    const int h0 = p * sh - ph, w0 = q * sw - pw;
+    const int r_lo = max(0, -h0), r_hi = min(R, H - h0), s_lo = max(0, -w0), s_hi = min(S, W - w0);
+    int best_i = (h0 + r_lo) * W + w0 + s_lo;
+    float best = -INFINITY;
+    for (int r = r_lo; r < r_hi; r++)
+        for (int s = s_lo; s < s_hi; s++) {
+            const int i = (h0 + r) * W + w0 + s;
             const float v = xp[i];
             if (v > best || (isnan(v) && !isnan(best))) {
                 best = v;

@@ -9,7 +9,7 @@
 layout(local_size_x_id = 0) in;
 
 layout(push_constant) uniform Push {
-    uint planes, H, W, P, Q, R, S, sh, sw;
+    uint planes, H, W, P, Q, R, S, sh, sw, ph, pw;
     uint r0, r1, r2;   /* element offsets of bindings 0..2 */
 } pc;
 
@@ -23,8 +23,8 @@ void main() {
     const uint stride = gl_NumWorkGroups.x * gl_WorkGroupSize.x;
     for (uint i = gl_GlobalInvocationID.x; i < total; i += stride) {
         const uint pl = i / hw, at = i % hw;
-        const int h = int(at / pc.W), w = int(at % pc.W);
-        /* windows p with p*sh <= h < p*sh + R */
+        /* h, w in padded coordinates: windows p with p*sh <= h < p*sh + R */
+        const int h = int(at / pc.W) + int(pc.ph), w = int(at % pc.W) + int(pc.pw);
         const int p_lo = max(0, (h - int(pc.R) + int(pc.sh)) / int(pc.sh));
         const int p_hi = min(int(pc.P) - 1, h / int(pc.sh));
         const int q_lo = max(0, (w - int(pc.S) + int(pc.sw)) / int(pc.sw));

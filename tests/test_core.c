@@ -322,7 +322,7 @@ static int op_validate_should_reject_gemm_inner_dim_mismatch(void) {
     return 0;
 }
 
-static int op_validate_should_reject_pool_window_larger_than_input(void) {
+static int op_validate_should_reject_pool_window_larger_than_input_or_pad_over_half(void) {
     dbk_op_desc d = {.op = DBK_OP_MAXPOOL_FWD};
     d.p.pool = (dbk_pool_params){.size_h = 2, .size_w = 2, .stride_h = 2, .stride_w = 2};
     d.src[0] = f32(4, 1, 4, 6, 6);
@@ -335,6 +335,14 @@ static int op_validate_should_reject_pool_window_larger_than_input(void) {
     DBK_CHECK(dbk_op_validate(&d) == DBK_ERR_INVALID_ARG);
     DBK_CHECK_MSG(strstr(dbk_last_error(), "maxpool_fwd") && strstr(dbk_last_error(), "window"), "'%s'",
                   dbk_last_error());
+    /* 3x3 stride 2 pad 1 (ResNet's stem): 6x6 -> 3x3; a pad over half the window is refused */
+    d.p.pool = (dbk_pool_params){.size_h = 3, .size_w = 3, .stride_h = 2, .stride_w = 2, .pad_h = 1, .pad_w = 1};
+    d.dst[0] = f32(4, 1, 4, 3, 3);
+    d.dst[1] = dbk_tensor_make(NULL, 0, DBK_DTYPE_I32, 4, 1, 4, 3, 3);
+    DBK_CHECK_OK(dbk_op_validate(&d));
+    d.p.pool.pad_w = 2;
+    DBK_CHECK(dbk_op_validate(&d) == DBK_ERR_INVALID_ARG);
+    DBK_CHECK_MSG(strstr(dbk_last_error(), "at most half the window"), "'%s'", dbk_last_error());
     return 0;
 }
 
@@ -658,7 +666,7 @@ int main(void) {
     DBK_RUN(alloc_should_count_live_allocations);
     DBK_RUN(op_validate_should_reject_conv_shape_mismatches);
     DBK_RUN(op_validate_should_reject_gemm_inner_dim_mismatch);
-    DBK_RUN(op_validate_should_reject_pool_window_larger_than_input);
+    DBK_RUN(op_validate_should_reject_pool_window_larger_than_input_or_pad_over_half);
     DBK_RUN(file_write_atomic_should_round_trip_and_replace);
     DBK_RUN(reading_a_device_or_fifo_should_fail_at_once);
     DBK_RUN(read_spec_should_bound_the_size_and_check_the_header_first);

@@ -410,8 +410,8 @@ int add_should_match_finite_differences(void) {
 /* ---------------------------------------------------------------------------------- */
 /* max pool                                                                           */
 
-static int maxpool_case_grads(int n, int c, int h, int w, int r, int s, int stride) {
-    const int p = (h - r) / stride + 1, q = (w - s) / stride + 1;
+static int maxpool_case_grads(int n, int c, int h, int w, int r, int s, int stride, int pad) {
+    const int p = (h + 2 * pad - r) / stride + 1, q = (w + 2 * pad - s) / stride + 1;
     dbk_tensor x = new_f32(4, n, c, h, w), dx = new_f32(4, n, c, h, w);
     dbk_tensor y = new_f32(4, n, c, p, q), dy = new_f32(4, n, c, p, q);
     dbk_tensor arg = new_tensor(DBK_DTYPE_I32, 4, n, c, p, q);
@@ -426,7 +426,7 @@ static int maxpool_case_grads(int n, int c, int h, int w, int r, int s, int stri
     float *g = dbk_test_uniform(dbk_tensor_numel(&y), -1.0f, 1.0f, 62);
     DBK_CHECK_OK(dbk_tensor_write(&x, hx));
     DBK_CHECK_OK(dbk_tensor_write(&dy, g));
-    dbk_op_desc f = {.op = DBK_OP_MAXPOOL_FWD, .p.pool = {r, s, stride, stride}}, b = f;
+    dbk_op_desc f = {.op = DBK_OP_MAXPOOL_FWD, .p.pool = {r, s, stride, stride, pad, pad}}, b = f;
     b.op = DBK_OP_MAXPOOL_BWD;
     f.src[0] = x; f.dst[0] = y; f.dst[1] = arg;
     b.src[0] = dy; b.src[1] = arg; b.dst[0] = dx;
@@ -435,7 +435,7 @@ static int maxpool_case_grads(int n, int c, int h, int w, int r, int s, int stri
     float *adx = (float *)dbk_test_read(&dx);
     const loss_def d = {&f, 1, &y, g, NULL};
     char what[96];
-    snprintf(what, sizeof what, "maxpool (%d,%d,%d,%d) %dx%d s%d dx", n, c, h, w, r, s, stride);
+    snprintf(what, sizeof what, "maxpool (%d,%d,%d,%d) %dx%d s%d p%d dx", n, c, h, w, r, s, stride, pad);
     int rc = fd_check(what, &d, &x, hx, adx, SMOOTH);
     free(perm); free(hx); free(g); free(adx);
     free_all();
@@ -443,9 +443,10 @@ static int maxpool_case_grads(int n, int c, int h, int w, int r, int s, int stri
 }
 
 int maxpool_bwd_should_match_finite_differences(void) {
-    if (maxpool_case_grads(2, 3, 6, 6, 2, 2, 2)) return 1;   /* ResNet9's 2x2 */
-    if (maxpool_case_grads(2, 2, 7, 7, 3, 3, 2)) return 1;   /* overlapping windows */
-    return maxpool_case_grads(3, 4, 4, 5, 4, 5, 1);          /* global */
+    if (maxpool_case_grads(2, 3, 6, 6, 2, 2, 2, 0)) return 1;   /* ResNet9's 2x2 */
+    if (maxpool_case_grads(2, 2, 7, 7, 3, 3, 2, 0)) return 1;   /* overlapping windows */
+    if (maxpool_case_grads(2, 2, 8, 7, 3, 3, 2, 1)) return 1;   /* the ResNet stem's 3x3/2 pad 1 */
+    return maxpool_case_grads(3, 4, 4, 5, 4, 5, 1, 0);          /* global */
 }
 
 /* ---------------------------------------------------------------------------------- */

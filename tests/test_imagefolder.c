@@ -246,8 +246,9 @@ static int folder_errors_should_name_the_folder(void) {
     return 0;
 }
 
-/* 257 classes (a 1x1 PNG each) open, and their validation split is refused with the reason. */
-static int more_than_256_classes_should_be_refused_for_evaluation(void) {
+/* 257 classes (a 1x1 PNG each) open, and loading their validation split into memory (u8 labels:
+ * `infer`; `train` and `eval` stream it) is refused with the reason. */
+static int more_than_256_classes_should_be_refused_for_loading_into_memory(void) {
     const char *dir = dbk_test_tmpdir("imagefolder_classes");
     DBK_CHECK(dir != NULL);
     char path[4096], rel[64];
@@ -422,7 +423,7 @@ int main(void) {
     DBK_RUN(grayscale_jpeg_should_decode_to_three_equal_channels);
     DBK_RUN(bad_files_should_each_be_refused_with_their_error);
     DBK_RUN(folder_errors_should_name_the_folder);
-    DBK_RUN(more_than_256_classes_should_be_refused_for_evaluation);
+    DBK_RUN(more_than_256_classes_should_be_refused_for_loading_into_memory);
     DBK_RUN(loader_should_give_the_same_batches_at_any_thread_count);
     DBK_RUN(shards_should_split_each_global_batch);
     DBK_RUN(evaluation_view_should_be_the_centre_crop);

@@ -9,12 +9,12 @@
  * usage: test_imagenette <daybreak executable> [backend, default cpu]
  *
  * The run: the recipe's own 2-epoch schedule on 640 training images (64 per class), evaluated on
- * 300 validation images (30 per class), seed 1. Measured on the CPU backend, seeds 0, 1, 2
- * (docs/imagenet.md, 2026-11-23): final top-1 15.33, 11.33, 14.00%; top-5 62.00, 64.33, 57.33%;
- * the second epoch's training loss 0.77, 0.73, 0.73 of the first's. So little training is
- * barely above chance on top-1 (10%), so the learning checks are top-5 (chance 50%, bar 55%,
- * below the lowest seed) and the training loss falling by at least 15%; top-1 must not be below
- * chance.
+ * 300 validation images (30 per class), seed 1. Measured on the CPU backend with the torchvision
+ * stem (3x3/2 max-pool, padding 1), seeds 0, 1, 2 (docs/imagenet.md, 2026-11-23): final top-1
+ * 12.67, 11.33, 15.67%; top-5 54.00, 57.00, 54.67%; the second epoch's training loss 0.64, 0.78,
+ * 0.71 of the first's. So little training is barely above chance on top-1 (10%) and top-5 (50%),
+ * so the main learning check is the training loss falling by at least 15%; top-5 must clear 52%
+ * (below the lowest seed) and top-1 must not be below chance.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <cjson/cJSON.h>
@@ -27,7 +27,7 @@
 #include "test_util.h"
 
 #define TOP1_BAR 10.0          /* chance: a sanity bound, not a learning check */
-#define TOP5_BAR 55.0
+#define TOP5_BAR 52.0
 #define LOSS_RATIO_BAR 0.85    /* epoch 2's training loss over epoch 1's, at most */
 
 static const char *exe, *backend = "cpu";

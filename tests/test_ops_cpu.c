@@ -550,14 +550,15 @@ static int copy_should_copy_every_dtype_exactly(void) {
 /* ---------------------------------------------------------------------------------- */
 /* max pool                                                                           */
 
-static int maxpool_case_check(int n, int c, int h, int w, int r, int s, int sh, int sw) {
-    const int p = (h - r) / sh + 1, q = (w - s) / sw + 1;
+static int maxpool_case_check(int n, int c, int h, int w, int r, int s, int sh, int sw, int pad) {
+    const int p = (h + 2 * pad - r) / sh + 1, q = (w + 2 * pad - s) / sw + 1;
     const int64_t nx = (int64_t)n * c * h * w, ny = (int64_t)n * c * p * q;
     dbk_tensor x = gf(4, n, c, h, w), y = gf(4, n, c, p, q), arg = gt(DBK_DTYPE_I32, 4, n, c, p, q);
     dbk_tensor dy = gf(4, n, c, p, q), dx = gf(4, n, c, h, w);
     /* Small integers: many ties, which must go to the first element in row-major order. */
     float *hx = dbk_test_uniform(nx, 0.0f, 4.0f, 17), *hdy = dbk_test_uniform(ny, -1.0f, 1.0f, 18);
-    for (int64_t i = 0; i < nx; i++) hx[i] = floorf(hx[i]);
+    /* With padding, all below zero: a border of zeros instead of -inf would win. */
+    for (int64_t i = 0; i < nx; i++) hx[i] = floorf(hx[i]) - (pad ? 5.0f : 0.0f);
     float *ry = malloc((size_t)ny * sizeof(float)), *rdx = calloc((size_t)nx, sizeof(float));
     int32_t *ra = malloc((size_t)ny * sizeof(int32_t));
     for (int plane = 0; plane < n * c; plane++) {
@@ -567,7 +568,9 @@ static int maxpool_case_check(int n, int c, int h, int w, int r, int s, int sh, 
                 int best = -1;
                 for (int u = 0; u < r; u++)
                     for (int v = 0; v < s; v++) {
-                        const int idx = (i * sh + u) * w + (j * sw + v);
+                        const int row = i * sh - pad + u, col = j * sw - pad + v;
+                        if (row < 0 || row >= h || col < 0 || col >= w) continue; /* -inf padding */
+                        const int idx = row * w + col;
                         if (best < 0 || xp[idx] > xp[best]) best = idx;
                     }
                 const int64_t o = ((int64_t)plane * p + i) * q + j;
@@ -578,7 +581,7 @@ static int maxpool_case_check(int n, int c, int h, int w, int r, int s, int sh, 
     }
     DBK_CHECK_OK(dbk_tensor_write(&x, hx));
     DBK_CHECK_OK(dbk_tensor_write(&dy, hdy));
-    dbk_op_desc f = {.op = DBK_OP_MAXPOOL_FWD, .p.pool = {r, s, sh, sw}}, b = f;
+    dbk_op_desc f = {.op = DBK_OP_MAXPOOL_FWD, .p.pool = {r, s, sh, sw, pad, pad}}, b = f;
     b.op = DBK_OP_MAXPOOL_BWD;
     f.src[0] = x; f.dst[0] = y; f.dst[1] = arg;
     b.src[0] = dy; b.src[1] = arg; b.dst[0] = dx;
@@ -587,7 +590,7 @@ static int maxpool_case_check(int n, int c, int h, int w, int r, int s, int sh, 
     float *gy = dbk_test_read(&y), *gdx = dbk_test_read(&dx);
     int32_t *ga = dbk_test_read(&arg);
     char what[96];
-    snprintf(what, sizeof what, "maxpool (%d,%d,%d,%d) %dx%d stride %dx%d", n, c, h, w, r, s, sh, sw);
+    snprintf(what, sizeof what, "maxpool (%d,%d,%d,%d) %dx%d stride %dx%d pad %d", n, c, h, w, r, s, sh, sw, pad);
     int rc = close_nmse(what, ry, gy, ny, 0.0);
     rc |= equal_bytes("maxpool argmax (first max wins ties)", ra, ga, (size_t)ny * sizeof(int32_t));
     rc |= close_nmse("maxpool bwd", rdx, gdx, nx, 1e-14);
@@ -598,11 +601,14 @@ static int maxpool_case_check(int n, int c, int h, int w, int r, int s, int sh, 
 }
 
 static int maxpool_should_match_naive_with_first_max_ties(void) {
-    int rc = maxpool_case_check(2, 3, 6, 6, 2, 2, 2, 2);   /* ResNet9's 2x2 */
-    rc |= maxpool_case_check(2, 2, 7, 7, 3, 3, 2, 2);      /* overlapping windows accumulate in bwd */
-    rc |= maxpool_case_check(1, 4, 5, 7, 2, 2, 2, 2);      /* odd sizes: last row/column dropped */
-    rc |= maxpool_case_check(3, 5, 4, 4, 4, 4, 1, 1);      /* global */
-    rc |= maxpool_case_check(2, 2, 6, 5, 2, 3, 1, 2);      /* non-square window and strides */
+    int rc = maxpool_case_check(2, 3, 6, 6, 2, 2, 2, 2, 0);   /* ResNet9's 2x2 */
+    rc |= maxpool_case_check(2, 2, 7, 7, 3, 3, 2, 2, 0);      /* overlapping windows accumulate in bwd */
+    rc |= maxpool_case_check(1, 4, 5, 7, 2, 2, 2, 2, 0);      /* odd sizes: last row/column dropped */
+    rc |= maxpool_case_check(3, 5, 4, 4, 4, 4, 1, 1, 0);      /* global */
+    rc |= maxpool_case_check(2, 2, 6, 5, 2, 3, 1, 2, 0);      /* non-square window and strides */
+    rc |= maxpool_case_check(2, 3, 8, 8, 3, 3, 2, 2, 1);      /* the ResNet stem: 3x3/2 pad 1, -inf border */
+    rc |= maxpool_case_check(1, 2, 7, 6, 3, 3, 2, 2, 1);      /* pad 1 on odd sizes */
+    rc |= maxpool_case_check(1, 2, 5, 5, 4, 4, 1, 1, 2);      /* pad 2, stride 1: overlapping borders */
     return rc;
 }
 

@@ -27,6 +27,7 @@
 #include "core/alloc.h"
 #include "core/log.h"
 #include "data/dataset.h"
+#include "data/loader.h"
 #include "models/models.h"
 #include "train/recipe.h"
 #include "train/resume.h"
@@ -512,18 +513,29 @@ static int cmd_eval(dbk_cli_args *a) {
     if (rc != DBK_EXIT_OK) return rc;
     if (recipe->image_size > 0) dbk_dataset_set_image_size(&info, recipe->image_size); /* as trained */
 
+    /* An image folder's validation split is streamed through decode threads, as in training. */
+    const bool streamed = info.kind->residency == DBK_DATASET_STREAMED;
     dbk_dataset test;
     memset(&test, 0, sizeof test);
+    dbk_imagefolder_list test_list;
+    memset(&test_list, 0, sizeof test_list);
+    dbk_loader *loader = NULL;
     dbk_backend *be = NULL;
     dbk_session *s = NULL;
     dbk_epoch_counters ec;
     int code = DBK_EXIT_ERROR;
-    if (dbk_dataset_load(&info, DBK_DATASET_SPLIT_TEST, (int32_t)test_subset, &test) != DBK_OK) goto done;
+    if (streamed) {
+        if (dbk_loader_open_eval(&info, (int32_t)test_subset, (int)batch, 0, &test_list, &test.count, &loader) != DBK_OK)
+            goto done;
+    } else if (dbk_dataset_load(&info, DBK_DATASET_SPLIT_TEST, (int32_t)test_subset, &test) != DBK_OK) {
+        goto done;
+    }
     if (dbk_backend_create(kind, index, &be) != DBK_OK) goto done;
     dbk_session_config cfg = {.recipe = recipe, .model = model, .input = info.shape, .num_classes = info.num_classes,
                               .batch = (int)batch, .eval_batch = (int)batch, .train_count = 0,
-                              .test_count = test.count};
+                              .streamed_eval = streamed, .test_count = test.count};
     if (dbk_session_create(be, &cfg, &s) != DBK_OK) goto done;
+    if (streamed) dbk_session_set_eval_loader(s, loader);
     if (dbk_session_upload_data(s, NULL, &test) != DBK_OK) goto done;
     if (dbk_session_load(s, ckpt) != DBK_OK) goto done;
     if (dbk_session_evaluate(s, &ec) != DBK_OK) goto done;
@@ -542,6 +554,8 @@ done:
     if (code != DBK_EXIT_OK) dbk_cli_fail(NULL);
     dbk_session_destroy(s);
     dbk_backend_destroy(be);
+    dbk_loader_destroy(loader);
+    dbk_imagefolder_list_deinit(&test_list);
     dbk_dataset_deinit(&test);
     dbk_dataset_info_deinit(&info);
     return code;

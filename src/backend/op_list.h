@@ -97,8 +97,9 @@
     X(LEAKY_RELU_BWD, leaky_relu_bwd, eltwise, "y dy", "dx", leaky, check_leaky_relu,         \
       n_dst(d, 0), all_bytes(d), BWD, EW, ALL)                                                \
                                                                                               \
-    /* Max pool with window R x S (params.pool), no padding.   torch.nn.MaxPool2d             \
-     * Global max pool is R = H, S = W.                                                       \
+    /* Max pool with window R x S, stride, padding pad_h, pad_w <= R/2, S/2 (params.pool):   \
+     * torch.nn.MaxPool2d; the padding is -inf (it never wins). Global: R = H, S = W.         \
+     * P = (H + 2 pad_h - R) / stride_h + 1, Q likewise.                                      \
      * src0 x (N,C,H,W)  dst0 y (N,C,P,Q)  dst1 argmax i32 (N,C,P,Q): index h*W+w of the      \
      * winner inside its (n,c) plane; ties go to the first in row-major window order. */      \
     X(MAXPOOL_FWD, maxpool_fwd, pool, "x", "y argmax", pool, check_maxpool,                   \

@@ -224,13 +224,17 @@ static dbk_status check_maxpool(const dbk_op_desc *d) {
     DBK_TRY(want_same(d, y, "y", arg, "argmax"));
     if (p->size_h < 1 || p->size_w < 1 || p->stride_h < 1 || p->stride_w < 1)
         FAIL("%s: window and stride must be >= 1", dbk_op_name(d->op));
-    if (p->size_h > x->shape[2] || p->size_w > x->shape[3])
-        FAIL("%s: window %dx%d larger than the input %lldx%lld", dbk_op_name(d->op), p->size_h, p->size_w,
-             (long long)x->shape[2], (long long)x->shape[3]);
+    /* torch's rule: every window then holds at least one element of x */
+    if (p->pad_h < 0 || p->pad_w < 0 || 2 * p->pad_h > p->size_h || 2 * p->pad_w > p->size_w)
+        FAIL("%s: padding %dx%d must be >= 0 and at most half the window %dx%d", dbk_op_name(d->op), p->pad_h,
+             p->pad_w, p->size_h, p->size_w);
+    if (p->size_h > x->shape[2] + 2 * p->pad_h || p->size_w > x->shape[3] + 2 * p->pad_w)
+        FAIL("%s: window %dx%d larger than the padded input %lldx%lld", dbk_op_name(d->op), p->size_h, p->size_w,
+             (long long)x->shape[2] + 2 * p->pad_h, (long long)x->shape[3] + 2 * p->pad_w);
     DBK_TRY(want_dim(d, "y batch N", y->shape[0], x->shape[0]));
     DBK_TRY(want_dim(d, "y channels C", y->shape[1], x->shape[1]));
-    DBK_TRY(want_dim(d, "y height P", y->shape[2], dbk_conv_out_len(x->shape[2], p->size_h, p->stride_h, 0)));
-    return want_dim(d, "y width Q", y->shape[3], dbk_conv_out_len(x->shape[3], p->size_w, p->stride_w, 0));
+    DBK_TRY(want_dim(d, "y height P", y->shape[2], dbk_conv_out_len(x->shape[2], p->size_h, p->stride_h, p->pad_h)));
+    return want_dim(d, "y width Q", y->shape[3], dbk_conv_out_len(x->shape[3], p->size_w, p->stride_w, p->pad_w));
 }
 
 /* x (N,C,H,W) and y (N,C,1,1), in either direction (backward: dx and dy). */

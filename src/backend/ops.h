@@ -72,6 +72,7 @@ typedef struct dbk_bn_params {
 typedef struct dbk_pool_params {
     int size_h, size_w;     /* window R x S */
     int stride_h, stride_w;
+    int pad_h, pad_w;       /* implicit -inf border, at most half the window (as torch) */
 } dbk_pool_params;
 
 typedef struct dbk_scale_params {

@@ -513,35 +513,43 @@ typedef struct pool_shape {
     int n, c, h, w, r, s, sh, sw;
     int levels;          /* > 0: inputs are integers 0..levels-1, so maxima tie */
     const char *note;
+    int ph, pw;          /* padding (-inf) */
+    bool negative;       /* inputs in [-2, -1): a zero border would win */
 } pool_shape;
 
 static const pool_shape pool_shapes[] = {
-    {2, 3, 8, 8, 2, 2, 2, 2, 0, "2x2 stride 2"},
-    {1, 5, 13, 13, 2, 2, 2, 2, 0, "2x2 stride 2, odd size"},
-    {2, 4, 13, 13, 3, 3, 2, 2, 0, "3x3 stride 2, overlapping"},
-    {2, 10, 4, 4, 4, 4, 1, 1, 0, "global 4x4"},
-    {3, 7, 7, 5, 7, 5, 1, 1, 0, "global 7x5"},
-    {2, 32, 32, 32, 2, 2, 2, 2, 0, "ResNet9-quarter layer1"},
-    {4, 128, 4, 4, 4, 4, 4, 4, 0, "ResNet9-quarter global"},
-    {2, 6, 8, 8, 2, 2, 2, 2, 3, "2x2 stride 2, ties"},
-    {1, 3, 9, 9, 3, 3, 2, 2, 2, "3x3 stride 2, overlapping, ties"},
-    {2, 5, 6, 6, 6, 6, 1, 1, 2, "global 6x6, ties"},
+    {2, 3, 8, 8, 2, 2, 2, 2, 0, "2x2 stride 2", 0, 0, false},
+    {1, 5, 13, 13, 2, 2, 2, 2, 0, "2x2 stride 2, odd size", 0, 0, false},
+    {2, 4, 13, 13, 3, 3, 2, 2, 0, "3x3 stride 2, overlapping", 0, 0, false},
+    {2, 10, 4, 4, 4, 4, 1, 1, 0, "global 4x4", 0, 0, false},
+    {3, 7, 7, 5, 7, 5, 1, 1, 0, "global 7x5", 0, 0, false},
+    {2, 32, 32, 32, 2, 2, 2, 2, 0, "ResNet9-quarter layer1", 0, 0, false},
+    {4, 128, 4, 4, 4, 4, 4, 4, 0, "ResNet9-quarter global", 0, 0, false},
+    {2, 6, 8, 8, 2, 2, 2, 2, 3, "2x2 stride 2, ties", 0, 0, false},
+    {1, 3, 9, 9, 3, 3, 2, 2, 2, "3x3 stride 2, overlapping, ties", 0, 0, false},
+    {2, 5, 6, 6, 6, 6, 1, 1, 2, "global 6x6, ties", 0, 0, false},
+    {2, 3, 12, 12, 3, 3, 2, 2, 0, "3x3 stride 2 pad 1 (ResNet stem)", 1, 1, false},
+    {1, 4, 13, 11, 3, 3, 2, 2, 0, "3x3 stride 2 pad 1, odd sizes, negative inputs", 1, 1, true},
+    {2, 3, 7, 7, 3, 3, 2, 2, 2, "3x3 stride 2 pad 1, ties", 1, 1, false},
+    {1, 2, 6, 9, 2, 4, 1, 3, 0, "2x4 stride 1x3 pad 1x2, negative inputs", 1, 2, true},
+    {2, 8, 56, 56, 3, 3, 2, 2, 0, "3x3 stride 2 pad 1, 56x56 (the ResNet stem at 112 px)", 1, 1, false},
 };
 
 static void maxpool_cases(dbk_op_checker *ck, dbk_op op) {
     for (size_t i = 0; i < sizeof pool_shapes / sizeof pool_shapes[0]; i++) {
         const pool_shape *v = &pool_shapes[i];
         if (op == DBK_OP_MAXPOOL_BWD && v->levels) continue;   /* ties matter to the forward only */
-        const int P = (v->h - v->r) / v->sh + 1, Q = (v->w - v->s) / v->sw + 1;
-        tcase *c = case_new(ck, op, "N%d C%d %dx%d window %dx%d stride %dx%d %s", v->n, v->c, v->h, v->w, v->r, v->s,
-                            v->sh, v->sw, v->note);
-        c->desc.p.pool = (dbk_pool_params){v->r, v->s, v->sh, v->sw};
+        const int P = (v->h + 2 * v->ph - v->r) / v->sh + 1, Q = (v->w + 2 * v->pw - v->s) / v->sw + 1;
+        tcase *c = case_new(ck, op, "N%d C%d %dx%d window %dx%d stride %dx%d pad %dx%d %s", v->n, v->c, v->h, v->w,
+                            v->r, v->s, v->sh, v->sw, v->ph, v->pw, v->note);
+        c->desc.p.pool = (dbk_pool_params){v->r, v->s, v->sh, v->sw, v->ph, v->pw};
         if (op == DBK_OP_MAXPOOL_FWD) {
             /* x (N,C,H,W) -> y, argmax (N,C,P,Q) */
             if (v->levels)
                 set_levels(c, SRC(0), v->levels, 4, v->n, v->c, v->h, v->w);
             else
-                set_uniform(c, SRC(0), ROLE_IN, -1.0f, 1.0f, 4, v->n, v->c, v->h, v->w);
+                set_uniform(c, SRC(0), ROLE_IN, v->negative ? -2.0f : -1.0f, v->negative ? -1.0f : 1.0f, 4, v->n,
+                            v->c, v->h, v->w);
             set_slot(c, DST(0), ROLE_OUT, DBK_DTYPE_F32, 4, v->n, v->c, P, Q);
             set_slot(c, DST(1), ROLE_OUT, DBK_DTYPE_I32, 4, v->n, v->c, P, Q);
         } else {
@@ -551,8 +559,12 @@ static void maxpool_cases(dbk_op_checker *ck, dbk_op op) {
             for (int64_t plane = 0; plane < (int64_t)v->n * v->c; plane++)
                 for (int p = 0; p < P; p++)
                     for (int q = 0; q < Q; q++) {
-                        const int y = p * v->sh + (int)dbk_rng_below(&c->ck->rng, (uint32_t)v->r);
-                        const int x = q * v->sw + (int)dbk_rng_below(&c->ck->rng, (uint32_t)v->s);
+                        /* a random cell of the window inside x (the padding never wins) */
+                        const int y0 = p * v->sh - v->ph, x0 = q * v->sw - v->pw;
+                        const int y_lo = y0 < 0 ? 0 : y0, y_hi = y0 + v->r > v->h ? v->h : y0 + v->r;
+                        const int x_lo = x0 < 0 ? 0 : x0, x_hi = x0 + v->s > v->w ? v->w : x0 + v->s;
+                        const int y = y_lo + (int)dbk_rng_below(&c->ck->rng, (uint32_t)(y_hi - y_lo));
+                        const int x = x_lo + (int)dbk_rng_below(&c->ck->rng, (uint32_t)(x_hi - x_lo));
                         arg[(plane * P + p) * Q + q] = y * v->w + x;
                     }
             set_slot(c, DST(0), ROLE_OUT, DBK_DTYPE_F32, 4, v->n, v->c, v->h, v->w);

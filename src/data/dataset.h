@@ -11,8 +11,8 @@
  *   streamed  host threads decode and augment every step's batch (ImageNet-style image
  *             folders, data/imagefolder.h and data/loader.h); the device holds one batch
  *             at a time. Such a kind may still have a load, which decodes a whole split into
- *             host memory with its evaluation view (the trainer keeps the validation split
- *             resident that way).
+ *             host memory with its evaluation view (`daybreak infer` holds the validation
+ *             split that way; `train` and `eval` stream it through the decode threads).
  * Counts and class names come from an *opened* dataset (dbk_dataset_info), not from the kind:
  * an image folder knows them only after scanning its directory.
  *

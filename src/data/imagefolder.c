@@ -328,23 +328,16 @@ dbk_status dbk_imagefolder_load_split(const dbk_dataset_info *info, dbk_dataset_
                                       dbk_dataset *out) {
     memset(out, 0, sizeof *out);
     if (info->num_classes > 256)
-        return dbk_set_error(DBK_ERR_UNSUPPORTED, "%s: %d classes; the validation split is held on the device with u8 "
-                             "labels (at most 256 classes), and evaluating through the decode threads is not "
-                             "supported yet", info->dir, info->num_classes);
+        return dbk_set_error(DBK_ERR_UNSUPPORTED, "%s: %d classes; a split loaded into memory has u8 labels (at most "
+                             "256 classes): `daybreak train` and `eval` stream such a dataset's validation split through "
+                             "the decode threads, `infer` holds the split and cannot", info->dir, info->num_classes);
     dbk_imagefolder_list list;
     DBK_TRY(dbk_imagefolder_scan(info->dir, split, &list));
     const int32_t count = limit > 0 && limit < list.count ? limit : list.count;
     const dbk_image_shape *shape = &info->shape;
     const size_t image_bytes = dbk_image_shape_bytes(shape);
-    const dbk_loader_config lc = {.list = &list,
-                                  .count = count,
-                                  .batch = count < 64 ? count : 64,
-                                  .height = shape->height,
-                                  .width = shape->width,
-                                  .train = false,
-                                  .resize = dbk_imagefolder_eval_resize(shape->height > shape->width ? shape->height
-                                                                                                     : shape->width),
-                                  .threads = 0};
+    const dbk_loader_config lc =
+        dbk_loader_eval_config(&list, count, count < 64 ? count : 64, shape->height, shape->width, 0);
     dbk_loader *loader = NULL;
     out->images = dbk_malloc((size_t)count * image_bytes);
     out->labels = dbk_malloc((size_t)count);

@@ -131,6 +131,28 @@ static int online_cores(void) {
     return n < 1 ? 1 : n > MAX_THREADS ? MAX_THREADS : (int)n;
 }
 
+dbk_loader_config dbk_loader_eval_config(const dbk_imagefolder_list *list, int32_t count, int batch, int height,
+                                         int width, int threads) {
+    return (dbk_loader_config){.list = list,
+                               .count = count,
+                               .batch = batch,
+                               .height = height,
+                               .width = width,
+                               .train = false,
+                               .resize = dbk_imagefolder_eval_resize(height > width ? height : width),
+                               .threads = threads};
+}
+
+dbk_status dbk_loader_open_eval(const dbk_dataset_info *info, int32_t limit, int batch, int threads,
+                                dbk_imagefolder_list *list, int32_t *count, dbk_loader **out) {
+    *out = NULL;
+    DBK_TRY(dbk_imagefolder_scan(info->dir, DBK_DATASET_SPLIT_TEST, list));
+    *count = limit > 0 && limit < list->count ? limit : list->count;
+    const dbk_loader_config ec = dbk_loader_eval_config(list, *count, *count < batch ? *count : batch,
+                                                        info->shape.height, info->shape.width, threads);
+    return dbk_loader_create(&ec, out);
+}
+
 dbk_status dbk_loader_create(const dbk_loader_config *cfg, dbk_loader **out) {
     *out = NULL;
     const int32_t available = cfg->list ? cfg->list->count : 0;

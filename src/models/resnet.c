@@ -47,7 +47,7 @@ dbk_value dbk_resnet_forward(dbk_graph *g, const void *config, dbk_value x, int 
     const dbk_resnet_config *cfg = config;
     dbk_value y = dbk_nn_conv(g, x, cfg->width, 7, 2, 3, "conv1");
     y = dbk_nn_relu(g, dbk_nn_batchnorm(g, y, "bn1"));
-    y = dbk_nn_maxpool(g, y, 2, 2, "maxpool");
+    y = dbk_nn_maxpool_padded(g, y, 3, 2, 1, "maxpool");   /* torchvision: MaxPool2d(3, 2, padding=1) */
     for (int layer = 0; layer < 4; layer++) {
         const int64_t width = cfg->width << layer;
         for (int i = 0; i < cfg->blocks[layer]; i++)

@@ -594,13 +594,13 @@ dbk_value dbk_nn_gelu(dbk_graph *g, dbk_value x, const char *name) {
     return y;
 }
 
-static dbk_value maxpool(dbk_graph *g, dbk_value x, int sh, int sw, int sth, int stw, const char *name) {
+static dbk_value maxpool(dbk_graph *g, dbk_value x, int sh, int sw, int sth, int stw, int pad, const char *name) {
     char lb[96];
     int64_t n = x.data.shape[0], c = x.data.shape[1];
-    int64_t p = (x.data.shape[2] - sh) / sth + 1, q = (x.data.shape[3] - sw) / stw + 1;
+    int64_t p = dbk_conv_out_len(x.data.shape[2], sh, sth, pad), q = dbk_conv_out_len(x.data.shape[3], sw, stw, pad);
     dbk_value y = dbk_graph_value(g, x.grad.ndim != 0, n, c, p, q);
     dbk_tensor arg = dbk_graph_tensor(g, DBK_DTYPE_I32, 4, n, c, p, q);
-    dbk_op_desc op = {.op = DBK_OP_MAXPOOL_FWD, .p.pool = {sh, sw, sth, stw}};
+    dbk_op_desc op = {.op = DBK_OP_MAXPOOL_FWD, .p.pool = {sh, sw, sth, stw, pad, pad}};
     op.src[0] = x.data;
     op.dst[0] = y.data;
     op.dst[1] = arg;
@@ -616,12 +616,16 @@ static dbk_value maxpool(dbk_graph *g, dbk_value x, int sh, int sw, int sth, int
 }
 
 dbk_value dbk_nn_maxpool(dbk_graph *g, dbk_value x, int size, int stride, const char *name) {
-    return maxpool(g, x, size, size, stride, stride, name);
+    return maxpool(g, x, size, size, stride, stride, 0, name);
+}
+
+dbk_value dbk_nn_maxpool_padded(dbk_graph *g, dbk_value x, int size, int stride, int pad, const char *name) {
+    return maxpool(g, x, size, size, stride, stride, pad, name);
 }
 
 dbk_value dbk_nn_global_maxpool(dbk_graph *g, dbk_value x, const char *name) {
     int h = (int)x.data.shape[2], w = (int)x.data.shape[3];
-    return maxpool(g, x, h, w, h, w, name);
+    return maxpool(g, x, h, w, h, w, 0, name);
 }
 
 dbk_value dbk_nn_global_avgpool(dbk_graph *g, dbk_value x, const char *name) {

@@ -294,6 +294,7 @@ cJSON *dbk_results_epoch_json(const dbk_epoch_record *e) {
     cJSON_AddNumberToObject(o, "test_top5_accuracy", e->test_top5);
     cJSON_AddNumberToObject(o, "loader_wait_seconds", e->loader_wait_seconds);
     cJSON_AddNumberToObject(o, "decode_seconds", e->decode_seconds);
+    cJSON_AddNumberToObject(o, "eval_wait_seconds", e->eval_wait_seconds);
     return o;
 }
 
@@ -340,12 +341,14 @@ dbk_status dbk_results_write_json(const char *path, const dbk_train_options *opt
     if (r->streamed) {
         cJSON *ld = cJSON_AddObjectToObject(root, "loader");
         cJSON_AddNumberToObject(ld, "threads", r->loader_threads);
-        double wait = 0, decode = 0;
+        double wait = 0, decode = 0, eval_wait = 0;
         for (int i = 0; i < r->epochs_run; i++) {
             wait += r->epochs[i].loader_wait_seconds;
             decode += r->epochs[i].decode_seconds;
+            eval_wait += r->epochs[i].eval_wait_seconds;
         }
         cJSON_AddNumberToObject(ld, "wait_seconds", wait);
+        cJSON_AddNumberToObject(ld, "eval_wait_seconds", eval_wait);
         cJSON_AddNumberToObject(ld, "decode_seconds", decode);
     }
     cJSON_AddBoolToObject(root, "target_reached", r->epochs_to_target > 0);

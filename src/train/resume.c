@@ -87,6 +87,7 @@ static void read_epochs(const cJSON *eps, dbk_train_report *rep, const char **ba
         r->test_top5 = number(e, "test_top5_accuracy", bad);
         r->loader_wait_seconds = number(e, "loader_wait_seconds", bad);
         r->decode_seconds = number(e, "decode_seconds", bad);
+        r->eval_wait_seconds = number(e, "eval_wait_seconds", bad);
         if (r->epoch != rep->epochs_run && !*bad) *bad = "epochs (not numbered 1, 2, ...)";
     }
 }

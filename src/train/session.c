@@ -30,6 +30,17 @@ static dbk_buffer *steps_of(dbk_session *s, const dbk_session_program *p) {
     return s->eval_steps;
 }
 
+/* A buffer of n zero bytes: the u8 labels DBK_OP_AUGMENT reads for a batch the host
+ * delivers, whose real labels (i32, any number of classes) the loss reads instead. */
+static dbk_status alloc_zeros(dbk_session *s, size_t n, const char *what, dbk_buffer **out) {
+    DBK_TRY(dbk_session_alloc(s, n, what, out));
+    uint8_t *zeros = dbk_calloc(n, 1);
+    if (!zeros) return DBK_ERR_OUT_OF_HOST_MEMORY;
+    dbk_status st = dbk_buffer_write(*out, 0, zeros, n);
+    dbk_free(zeros);
+    return st;
+}
+
 /* Plans every program, allocates parameters, optimizer state, statistics, per-step values
  * and the datasets, builds the programs against a virtual arena, places the activations and
  * records the programs on the backend. */
@@ -66,8 +77,14 @@ static dbk_status build(dbk_session *s) {
     DBK_TRY(dbk_session_alloc(s, n_params * 4, "parameters", &s->params));
     DBK_TRY(dbk_session_alloc(s, n_state * 4, "batch-norm statistics", &s->state));
     DBK_TRY(dbk_session_alloc(s, dbk_graph_step_bytes(eg), "evaluation per-step values", &s->eval_steps));
-    DBK_TRY(dbk_session_alloc(s, (size_t)cfg->test_count * image_bytes, "test images", &s->test_images));
-    DBK_TRY(dbk_session_alloc(s, (size_t)cfg->test_count, "test labels", &s->test_labels));
+    if (cfg->streamed_eval) {
+        DBK_TRY(dbk_session_alloc(s, (size_t)eval_batch * image_bytes, "evaluation batch", &s->eval_images));
+        DBK_TRY(alloc_zeros(s, (size_t)eval_batch, "evaluation batch zeros", &s->eval_zeros));
+        DBK_TRY(dbk_session_alloc(s, (size_t)eval_batch * 4, "evaluation batch labels", &s->eval_batch_labels));
+    } else {
+        DBK_TRY(dbk_session_alloc(s, (size_t)cfg->test_count * image_bytes, "test images", &s->test_images));
+        DBK_TRY(dbk_session_alloc(s, (size_t)cfg->test_count, "test labels", &s->test_labels));
+    }
     if (!(s->eval_host = dbk_calloc(1, dbk_graph_step_bytes(eg) + 1))) return DBK_ERR_OUT_OF_HOST_MEMORY;
     if (train) {
         const size_t step_bytes = dbk_graph_step_bytes(s->train.graph);
@@ -82,13 +99,8 @@ static dbk_status build(dbk_session *s) {
             /* One batch: its images, and its labels as i32 (DBK_OP_AUGMENT's u8 labels hold at
              * most 256 classes; its own label output is unused here, fed zeros). */
             DBK_TRY(dbk_session_alloc(s, (size_t)cfg->batch * image_bytes, "training batch", &s->train_images));
-            DBK_TRY(dbk_session_alloc(s, (size_t)cfg->batch, "training batch zeros", &s->train_labels));
+            DBK_TRY(alloc_zeros(s, (size_t)cfg->batch, "training batch zeros", &s->train_labels));
             DBK_TRY(dbk_session_alloc(s, (size_t)cfg->batch * 4, "training batch labels", &s->batch_labels));
-            uint8_t *zeros = dbk_calloc((size_t)cfg->batch, 1);
-            if (!zeros) return DBK_ERR_OUT_OF_HOST_MEMORY;
-            dbk_status st = dbk_buffer_write(s->train_labels, 0, zeros, (size_t)cfg->batch);
-            dbk_free(zeros);
-            DBK_TRY(st);
         } else {
             DBK_TRY(dbk_session_alloc(s, (size_t)cfg->train_count * image_bytes, "training images", &s->train_images));
             DBK_TRY(dbk_session_alloc(s, (size_t)cfg->train_count, "training labels", &s->train_labels));
@@ -180,7 +192,8 @@ void dbk_session_destroy(dbk_session *s) {
     dbk_buffer *bufs[] = {s->params,       s->grads,           s->momentum,    s->state,
                           s->ema_params,   s->ema_state,       s->train_steps, s->eval_steps,
                           s->lookahead_steps, s->train_images, s->train_labels, s->indices,
-                          s->test_images,  s->test_labels,  s->exp_avg_sq, s->batch_labels};
+                          s->test_images,  s->test_labels,  s->exp_avg_sq, s->batch_labels,
+                          s->eval_images,  s->eval_zeros,   s->eval_batch_labels};
     for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++) dbk_buffer_destroy(bufs[i]);
     dbk_free(s->train_host);
     dbk_free(s->eval_host);
@@ -208,18 +221,34 @@ dbk_status dbk_session_upload_data(dbk_session *s, const dbk_dataset *train, con
         DBK_TRY(dbk_buffer_write(s->train_images, 0, train->images, (size_t)train->count * image_bytes));
         DBK_TRY(dbk_buffer_write(s->train_labels, 0, train->labels, (size_t)train->count));
     }
+    if (s->cfg.streamed_eval) return DBK_OK; /* evaluation batches come from the eval loader */
     DBK_ASSERT(test->count == s->cfg.test_count && same_shape(s, test));
     DBK_TRY(dbk_buffer_write(s->test_images, 0, test->images, (size_t)test->count * image_bytes));
     return dbk_buffer_write(s->test_labels, 0, test->labels, (size_t)test->count);
 }
 
-dbk_status dbk_session_upload_batch(dbk_session *s, const uint8_t *images, const int32_t *labels) {
-    DBK_ASSERT(s->cfg.streamed);
-    const size_t n = (size_t)s->cfg.batch;
+/* n host rows into a one-batch image buffer and its i32 label buffer, labels checked. */
+static dbk_status write_batch(dbk_session *s, const char *what, dbk_buffer *images_buf, dbk_buffer *labels_buf,
+                              const uint8_t *images, const int32_t *labels, size_t n) {
     for (size_t i = 0; i < n; i++)
         if (labels[i] < 0 || labels[i] >= s->cfg.num_classes)
-            return dbk_set_error(DBK_ERR_INVALID_ARG, "training batch row %zu has label %d, expected 0..%d", i,
+            return dbk_set_error(DBK_ERR_INVALID_ARG, "%s batch row %zu has label %d, expected 0..%d", what, i,
                                  (int)labels[i], s->cfg.num_classes - 1);
-    DBK_TRY(dbk_buffer_write(s->train_images, 0, images, n * dbk_image_shape_bytes(&s->cfg.input)));
-    return dbk_buffer_write(s->batch_labels, 0, labels, n * sizeof *labels);
+    DBK_TRY(dbk_buffer_write(images_buf, 0, images, n * dbk_image_shape_bytes(&s->cfg.input)));
+    return dbk_buffer_write(labels_buf, 0, labels, n * sizeof *labels);
+}
+
+dbk_status dbk_session_upload_batch(dbk_session *s, const uint8_t *images, const int32_t *labels) {
+    DBK_ASSERT(s->cfg.streamed);
+    return write_batch(s, "training", s->train_images, s->batch_labels, images, labels, (size_t)s->cfg.batch);
+}
+
+dbk_status dbk_session_upload_eval_batch(dbk_session *s, const uint8_t *images, const int32_t *labels, int rows) {
+    DBK_ASSERT(s->cfg.streamed_eval && rows >= 1 && rows <= s->cfg.eval_batch);
+    return write_batch(s, "evaluation", s->eval_images, s->eval_batch_labels, images, labels, (size_t)rows);
+}
+
+void dbk_session_set_eval_loader(dbk_session *s, dbk_loader *loader) {
+    DBK_ASSERT(s->cfg.streamed_eval);
+    s->eval_loader = loader;
 }

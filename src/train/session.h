@@ -20,6 +20,7 @@
 
 #include "backend/backend.h"
 #include "data/dataset.h"
+#include "data/loader.h"
 #include "models/models.h"
 #include "train/recipe.h"
 
@@ -37,6 +38,10 @@ typedef struct dbk_session_config {
                                           (dbk_session_upload_batch, data/loader.h), already
                                           cropped and flipped; the device holds one batch, not
                                           the training set */
+    bool                  streamed_eval; /* the test set comes from the host batch by batch
+                                          (dbk_session_set_eval_loader: the decode threads'
+                                          evaluation view, labels i32); the device holds one
+                                          evaluation batch, not the test set */
     bool                  top5;        /* evaluation also counts top-5 hits, on the device
                                           (DBK_OP_ACCURACY with k 5; ties as op_list.h says) */
     int32_t               test_count;  /* images in the test set */
@@ -76,7 +81,7 @@ int      dbk_session_steps_per_epoch(const dbk_session *s);    /* full batches o
 const struct dbk_loss_scaler *dbk_session_loss_scaler(const dbk_session *s);
 
 /* Copies the u8 datasets to the device (preprocessing; on the DAWNBench clock). Their image
- * shape and counts must be the config's. */
+ * shape and counts must be the config's. test is not read with config streamed_eval. */
 dbk_status dbk_session_upload_data(dbk_session *s, const dbk_dataset *train, const dbk_dataset *test);
 
 /* A streamed session's next training batch (config streamed): batch images u8 (batch, C, H, W)
@@ -106,6 +111,12 @@ dbk_status dbk_session_train_step(dbk_session *s, int step, float lr);
 /* Waits for the device and reads the epoch's counters (images: those of the steps run, which
  * the last epoch of a fractional budget may cut short). */
 dbk_status dbk_session_end_epoch(dbk_session *s, dbk_epoch_counters *out);
+
+/* With config streamed_eval: the evaluation loader (borrowed; it must outlive the session's
+ * evaluations), whose batches of eval_batch rows (the last one shorter) are the test set.
+ * Each evaluation starts a new pass of it (dbk_loader_begin_epoch), so its statistics after
+ * an evaluation are that evaluation's (the loader wait of the evaluation). */
+void dbk_session_set_eval_loader(dbk_session *s, dbk_loader *loader);
 
 /* Evaluates the whole test set; returns correct count and summed loss. */
 dbk_status dbk_session_evaluate(dbk_session *s, dbk_epoch_counters *out);

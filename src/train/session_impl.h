@@ -61,6 +61,9 @@ struct dbk_session {
     int                  arena_chunks;
     dbk_buffer          *train_images, *train_labels, *indices, *test_images, *test_labels;
     dbk_buffer          *batch_labels;             /* streamed: the step's labels, i32 (batch) */
+    dbk_buffer          *eval_images, *eval_zeros, *eval_batch_labels; /* streamed_eval: one batch,
+                                                      its u8 zeros for the augment op, its labels i32 */
+    dbk_loader          *eval_loader;              /* streamed_eval: borrowed */
     int32_t             *perm;                     /* host permutation buffer */
     uint32_t             epoch_seed;               /* augmentation seed of the current epoch */
     uint32_t             run_seed;                 /* per-image draws fixed for the run (begin_epoch) */
@@ -82,6 +85,9 @@ dbk_status dbk_session_lay_out(dbk_session *s, dbk_session_program *p);
 /* session_memory.c */
 dbk_status dbk_session_alloc(dbk_session *s, size_t nbytes, const char *what, dbk_buffer **out);
 dbk_status dbk_session_place_activations(dbk_session *s);
+
+/* session.c: an evaluation batch of rows (<= eval_batch) from the host (streamed_eval). */
+dbk_status dbk_session_upload_eval_batch(dbk_session *s, const uint8_t *images, const int32_t *labels, int rows);
 
 /* session_peers.c: one training step as forward and backward, the exchange, the update. */
 dbk_status dbk_session_run_exchanged(dbk_session *s);

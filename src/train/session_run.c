@@ -101,6 +101,16 @@ dbk_status dbk_session_end_epoch(dbk_session *s, dbk_epoch_counters *out) {
 
 void dbk_session_set_eval_sync(dbk_session *s, bool on) { s->eval_sync = on; }
 
+/* The evaluation loader's next batch, which must hold `rows` rows, onto the device. */
+static dbk_status next_eval_batch(dbk_session *s, int rows) {
+    dbk_loader_batch b;
+    DBK_TRY(dbk_loader_next(s->eval_loader, &b));
+    if (b.count != rows)
+        return dbk_set_error(DBK_ERR_INVALID_ARG, "evaluation loader gave a batch of %d images where the session "
+                             "expects %d (its batch size or image count differs from the session's)", b.count, rows);
+    return dbk_session_upload_eval_batch(s, b.images, b.labels, rows);
+}
+
 /* The whole test set through prog, and tail for the last partial batch. Every evaluation
  * program has the same per-step layout as the plain one, so they share its buffers. */
 static dbk_status evaluate_with(dbk_session *s, const dbk_session_program *prog, const dbk_session_program *tail,
@@ -108,11 +118,21 @@ static dbk_status evaluate_with(dbk_session *s, const dbk_session_program *prog,
     const dbk_graph *g = s->eval.graph;
     DBK_TRY(zero_counters(s->eval_steps, g));
     const int eb = s->cfg.eval_batch;
-    for (int32_t first = 0; first < s->cfg.test_count; first += eb) {
-        const dbk_step_ctx ctx = {.epoch = s->epoch > 0 ? s->epoch - 1 : 0, .step = first / eb, .first = first};
+    const bool streamed = s->cfg.streamed_eval;
+    if (streamed) {
+        DBK_ASSERT(s->eval_loader);
+        DBK_TRY(dbk_loader_begin_epoch(s->eval_loader, 1));
+    }
+    int32_t first = 0;
+    for (int rows; first < s->cfg.test_count; first += rows) {
+        rows = s->cfg.test_count - first < eb ? s->cfg.test_count - first : eb;
+        if (streamed) DBK_TRY(next_eval_batch(s, rows));
+        /* A streamed batch sits at row 0 of its own buffer; a resident one at row `first`. */
+        const dbk_step_ctx ctx = {.epoch = s->epoch > 0 ? s->epoch - 1 : 0, .step = first / eb,
+                                  .first = streamed ? 0 : first};
         dbk_graph_fill_step(g, &ctx, s->eval_host);
         DBK_TRY(dbk_buffer_write(s->eval_steps, 0, s->eval_host, dbk_graph_step_host_bytes(g)));
-        bool last = s->cfg.test_count - first < eb;
+        const bool last = rows < eb;
         DBK_TRY(dbk_program_run(last ? tail->recorded : prog->recorded));
         if (s->eval_sync) DBK_TRY(dbk_backend_sync(s->be));
     }

@@ -100,8 +100,13 @@ static void add_augment(dbk_session *s, dbk_graph *g, bool training, dbk_tensor 
             aug.p.augment.view_dx = view->dx;
             aug.p.augment.view_flip = view->flip;
         }
-        aug.src[0] = dbk_tensor_make(s->test_images, 0, DBK_DTYPE_U8, 4, c->test_count, ch, h, w);
-        aug.src[1] = flat(s->test_labels, DBK_DTYPE_U8, c->test_count);
+        if (c->streamed_eval) { /* the host decoded the batch: its rows from 0 */
+            aug.src[0] = dbk_tensor_make(s->eval_images, 0, DBK_DTYPE_U8, 4, x.shape[0], ch, h, w);
+            aug.src[1] = flat(s->eval_zeros, DBK_DTYPE_U8, x.shape[0]);
+        } else {
+            aug.src[0] = dbk_tensor_make(s->test_images, 0, DBK_DTYPE_U8, 4, c->test_count, ch, h, w);
+            aug.src[1] = flat(s->test_labels, DBK_DTYPE_U8, c->test_count);
+        }
     }
     aug.src[3] = state;
     aug.dst[0] = x;
@@ -314,6 +319,7 @@ dbk_status dbk_session_lay_out(dbk_session *s, dbk_session_program *p) {
         /* Streamed: the augment op's labels are zeros; the host wrote the real ones. */
         if (training && c->streamed) labels = flat(s->batch_labels, DBK_DTYPE_I32, p->batch);
     }
+    if (!training && c->streamed_eval) labels = flat(s->eval_batch_labels, DBK_DTYPE_I32, p->batch);
     add_loss(s, g, p->batch, logits, labels);
     if (training) add_optimizer(s, p);
     DBK_TRY(dbk_graph_status(g));

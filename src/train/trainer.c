@@ -32,6 +32,8 @@ typedef struct run {
     dbk_dataset  train, test;
     dbk_imagefolder_list train_list; /* streamed: the training images, decoded by loader */
     dbk_loader  *loader;
+    dbk_imagefolder_list test_list;  /* streamed: the validation images, decoded by eval_loader */
+    dbk_loader  *eval_loader;
     dbk_backend *be;
     dbk_session *session;
     char         logs_path[4096], json_path[4096], ckpt_path[4096], entry_path[4096], mlperf_path[4096];
@@ -50,6 +52,8 @@ static void run_release(run *r) {
     dbk_backend_destroy(r->be);
     dbk_loader_destroy(r->loader);
     dbk_imagefolder_list_deinit(&r->train_list);
+    dbk_loader_destroy(r->eval_loader);
+    dbk_imagefolder_list_deinit(&r->test_list);
     dbk_dataset_deinit(&r->train);
     dbk_dataset_deinit(&r->test);
     dbk_dataset_info_deinit(&r->data);
@@ -107,7 +111,11 @@ static dbk_status open_loader(run *r, const dbk_train_options *opt, dbk_train_re
     dbk_loader_get_stats(r->loader, &stats);
     rep->loader_threads = stats.threads;
     rep->train_images = lc.count;
-    return DBK_OK;
+
+    /* The validation split through decode threads of its own, in evaluation batches (the
+     * session's eval_batch: the recipe's batch, or the whole split when smaller). */
+    return dbk_loader_open_eval(&r->data, opt->test_limit, rc->batch, opt->loader_threads, &r->test_list,
+                                &rep->test_images, &r->eval_loader);
 }
 
 const char *dbk_precision_name(dbk_precision p) {
@@ -159,15 +167,17 @@ static dbk_status setup(run *r, const dbk_train_options *opt, dbk_train_report *
                              r->data.shape.width);
     if (streamed) DBK_TRY(open_loader(r, opt, rep));
     else DBK_TRY(dbk_dataset_load(&r->data, DBK_DATASET_SPLIT_TRAIN, opt->train_limit, &r->train));
-    DBK_TRY(dbk_dataset_load(&r->data, DBK_DATASET_SPLIT_TEST, opt->test_limit, &r->test));
+    if (!streamed) {
+        DBK_TRY(dbk_dataset_load(&r->data, DBK_DATASET_SPLIT_TEST, opt->test_limit, &r->test));
+        rep->train_images = r->train.count;
+        rep->test_images = r->test.count;
+    }
     rep->streamed = streamed;
     rep->top5 = streamed || rc->target_top5;
-    if (!streamed) rep->train_images = r->train.count;
-    rep->test_images = r->test.count;
     rep->train_split_images = r->data.split_count[DBK_DATASET_SPLIT_TRAIN];
     rep->test_split_images = r->data.split_count[DBK_DATASET_SPLIT_TEST];
     rep->subset = rep->train_images < r->data.split_count[DBK_DATASET_SPLIT_TRAIN] ||
-                  r->test.count < r->data.split_count[DBK_DATASET_SPLIT_TEST];
+                  rep->test_images < r->data.split_count[DBK_DATASET_SPLIT_TEST];
 
     DBK_TRY(dbk_backend_create(opt->backend, opt->device, &r->be));
     rep->device = *dbk_backend_get_info(r->be);
@@ -187,14 +197,16 @@ static dbk_status setup(run *r, const dbk_train_options *opt, dbk_train_report *
         .eval_batch = rc->batch,
         .train_count = rep->train_images,
         .streamed = streamed,
+        .streamed_eval = streamed,
         .top5 = rep->top5,
-        .test_count = r->test.count,
+        .test_count = rep->test_images,
         .shard_count = opt->peers ? opt->peers->size : 1,
         .shard_index = opt->peers ? opt->peers->rank : 0,
         .separate_update = opt->peers != NULL,
         .fp16 = rep->fp16,
     };
     DBK_TRY(dbk_session_create(r->be, &cfg, &r->session));
+    if (streamed) dbk_session_set_eval_loader(r->session, r->eval_loader);
     if (opt->peers) { /* the summary from the start: result.json says it is distributed mid-run too */
         DBK_TRY(opt->peers->attach(opt->peers->ctx, r->session, &rep->device));
         DBK_TRY(opt->peers->summarise(opt->peers->ctx, &rep->peers));
@@ -303,7 +315,7 @@ static void print_epoch(const dbk_epoch_record *e, int max_epochs, const dbk_tra
     if (rep->top5) printf("  top-5 %6.2f%%", e->test_top5);
     printf("  time %7.2fs  clock %8.2fs  %8.1f img/s", e->epoch_seconds, e->clock_seconds, e->images_per_second);
     /* How long the device waited for decoded batches: the host is the bottleneck when large. */
-    if (rep->streamed) printf("  loader wait %.2fs", e->loader_wait_seconds);
+    if (rep->streamed) printf("  loader wait %.2fs  eval wait %.2fs", e->loader_wait_seconds, e->eval_wait_seconds);
     printf("\n");
     fflush(stdout);
 }
@@ -446,6 +458,12 @@ static dbk_status evaluate_epoch(run *r, const dbk_train_options *opt, dbk_epoch
     if (opt->peers) DBK_TRY(opt->peers->before_eval(opt->peers->ctx, r->session));
     if (dbk_peers_evaluates(opt->peers)) DBK_TRY(dbk_session_evaluate(r->session, &ec));
     e->eval_seconds = dbk_time_now() - eval_start;
+    if (r->eval_loader) {
+        dbk_loader_stats ls;
+        dbk_loader_get_stats(r->eval_loader, &ls);
+        e->eval_wait_seconds = ls.wait_seconds;
+        e->decode_seconds += ls.decode_seconds;
+    }
     DBK_TRY(dbk_peers_share_eval(opt->peers, &ec, &e->eval_seconds));
     e->test_loss = ec.loss_sum / (double)ec.images;
     e->test_accuracy = 100.0 * ec.correct / (double)ec.images;

@@ -95,7 +95,8 @@ typedef struct dbk_epoch_record {
     double test_accuracy;           /* percent */
     double test_top5;               /* percent; evaluated for streamed datasets and top-5 targets */
     double loader_wait_seconds;     /* streamed: training time spent waiting for decoded batches */
-    double decode_seconds;          /* streamed: decode-thread time, all threads */
+    double decode_seconds;          /* streamed: decode-thread time, all threads (training and evaluation) */
+    double eval_wait_seconds;       /* streamed: evaluation time spent waiting for decoded batches */
     double epoch_seconds;           /* on the clock */
     double clock_seconds;           /* cumulative clock at the end of the epoch */
     double eval_seconds;            /* off the clock */

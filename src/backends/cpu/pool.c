@@ -1,11 +1,12 @@
 /*
  * pool.c — max pooling for the CPU reference backend (forward with argmax, backward).
  *
- * Semantics: torch.nn.MaxPool2d without padding or dilation,
+ * Semantics: torch.nn.MaxPool2d with padding, without dilation,
  * https://pytorch.org/docs/stable/generated/torch.nn.MaxPool2d.html
- *   y[n][c][p][q] = max over r < R, s < S of x[n][c][p*sh + r][q*sw + s],
- *   P = (H - R) / sh + 1, Q = (W - S) / sw + 1 (floor: trailing rows/columns that do not fill
- *   a window are ignored, like ceil_mode=False). Global max pool is R = H, S = W.
+ *   y[n][c][p][q] = max over r < R, s < S of x[n][c][p*sh - ph + r][q*sw - pw + s], the
+ *   taps outside x being -inf (ph <= R/2, pw <= S/2, so every window holds an element of x),
+ *   P = (H + 2ph - R) / sh + 1, Q = (W + 2pw - S) / sw + 1 (floor: trailing rows/columns that
+ *   do not fill a window are ignored, like ceil_mode=False). Global max pool is R = H, S = W.
  *
  * Layout: x, dx (N,C,H,W); y, dy, argmax (N,C,P,Q). argmax is i32 and holds h*W + w, the
  * winner's index inside its own (n, c) plane (PyTorch's return_indices convention), so the
@@ -26,6 +27,7 @@
  *   backward  dx[n][c][h][w] = dy[n][c] / (H*W) (overwrites dx).
  * y and dy are (N, C, 1, 1), the shape a linear layer takes.
  */
+#include <math.h>
 #include <string.h>
 
 #include "backends/cpu/cpu_internal.h"
@@ -40,6 +42,7 @@ dbk_status dbk_cpu_maxpool_fwd(dbk_backend *be, const dbk_op_desc *op) {
     const int64_t H = tx->shape[2], W = tx->shape[3], P = ty->shape[2], Q = ty->shape[3];
     const int64_t R = op->p.pool.size_h, S = op->p.pool.size_w;
     const int64_t sh = op->p.pool.stride_h, sw = op->p.pool.stride_w;
+    const int64_t ph = op->p.pool.pad_h, pw = op->p.pool.pad_w;
 
 #pragma omp parallel for schedule(static)
     for (int64_t pl = 0; pl < planes; pl++) {
@@ -51,17 +54,27 @@ dbk_status dbk_cpu_maxpool_fwd(dbk_backend *be, const dbk_op_desc *op) {
              * iterations are independent, and with the non-short-circuit test below the
              * compiler emits selects instead of branches, which mispredict on real
              * activations (3x faster on a 2x2 pool). Taps are still visited in row-major
-             * window order with a strict '>', so the first maximum wins. */
+             * window order with a strict '>', so the first maximum wins. Padding taps are
+             * skipped: as -inf they never win. Starting from -inf at the first tap inside x
+             * is the same as starting from that tap's value (-inf or a NaN there is taken
+             * or kept just as well). */
             float *restrict yrow = yp + p * Q;           /* (Q) running maximum */
             int32_t *restrict arow = ap + p * Q;         /* (Q) its index */
+            const int64_t h0 = p * sh - ph;              /* the window's first row, maybe < 0 */
+            const int64_t r_lo = h0 < 0 ? -h0 : 0, r_hi = h0 + R > H ? H - h0 : R;
             for (int64_t q = 0; q < Q; q++) {
-                yrow[q] = xp[p * sh * W + q * sw];
-                arow[q] = (int32_t)(p * sh * W + q * sw);
+                const int64_t w0 = q * sw - pw;
+                yrow[q] = -INFINITY;
+                arow[q] = (int32_t)((h0 + r_lo) * W + (w0 < 0 ? 0 : w0));
             }
-            for (int64_t r = 0; r < R; r++) {
+            for (int64_t r = r_lo; r < r_hi; r++) {
                 for (int64_t s = 0; s < S; s++) {
-                    const int64_t base = (p * sh + r) * W + s;
-                    for (int64_t q = 0; q < Q; q++) {
+                    /* the outputs q whose tap s lands inside the row: 0 <= q*sw - pw + s < W */
+                    const int64_t q_lo = pw - s > 0 ? (pw - s + sw - 1) / sw : 0;
+                    int64_t q_hi = W - 1 + pw - s < 0 ? 0 : (W - 1 + pw - s) / sw + 1;
+                    if (q_hi > Q) q_hi = Q;
+                    const int64_t base = (h0 + r) * W + s - pw;
+                    for (int64_t q = q_lo; q < q_hi; q++) {
                         const float v = xp[base + q * sw], best = yrow[q];
                         /* v > best, or v is the first NaN (x != x is isnan(x)) */
                         const bool take = (v > best) | ((v != v) & (best == best));

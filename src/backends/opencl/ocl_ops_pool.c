@@ -12,7 +12,8 @@ dbk_status dbk_ocl_record_maxpool_fwd(dbk_backend *be, const dbk_op_desc *op, db
     dbk_ocl_args a;
     /* 2x2 windows at stride 2 have a vectorised kernel: 8 outputs per work-item. */
     /* Other widths of those: one output row per work-item (odd planes, airbench94). */
-    const bool is2x2 = p->size_h == 2 && p->size_w == 2 && p->stride_h == 2 && p->stride_w == 2;
+    const bool is2x2 = p->size_h == 2 && p->size_w == 2 && p->stride_h == 2 && p->stride_w == 2 && !p->pad_h &&
+                       !p->pad_w;
     const bool vec2x2 = is2x2 && q % 8 == 0, rows2x2 = is2x2 && !vec2x2;
     DBK_TRY(dbk_ocl_kernel(be, out, vec2x2 ? "maxpool_fwd_2x2" : rows2x2 ? "maxpool_fwd_2x2_rows" : "maxpool_fwd", &a));
     dbk_ocl_arg_tensor(&a, x);
@@ -29,6 +30,8 @@ dbk_status dbk_ocl_record_maxpool_fwd(dbk_backend *be, const dbk_op_desc *op, db
     dbk_ocl_arg_int(&a, p->size_w);
     dbk_ocl_arg_int(&a, p->stride_h);
     dbk_ocl_arg_int(&a, p->stride_w);
+    dbk_ocl_arg_int(&a, p->pad_h);
+    dbk_ocl_arg_int(&a, p->pad_w);
     return dbk_ocl_range2(&a, (size_t)q, (size_t)ncp);
 }
 

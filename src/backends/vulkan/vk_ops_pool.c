@@ -31,8 +31,8 @@ static dbk_status pool_dispatch(dbk_backend *be, dbk_vk_rec *rec, const dbk_op_d
         DBK_TRY(dbk_vk_window(vk, d0, 0, -1, true, &d.bind[2], &rem[2]));
     }
     const dbk_pool_params *p = &op->p.pool;
-    const uint32_t pc[12] = {planes, H, W, P, Q, (uint32_t)p->size_h, (uint32_t)p->size_w, (uint32_t)p->stride_h,
-                             (uint32_t)p->stride_w, rem[0], rem[1], rem[2]};
+    const uint32_t pc[14] = {planes, H, W, P, Q, (uint32_t)p->size_h, (uint32_t)p->size_w, (uint32_t)p->stride_h,
+                             (uint32_t)p->stride_w, (uint32_t)p->pad_h, (uint32_t)p->pad_w, rem[0], rem[1], rem[2]};
     memcpy(d.push, pc, sizeof pc);
     d.groups[0] = dbk_vk_groups_1d(vk, total, vk->wg);
     return dbk_vk_emit(be, rec, &d);
