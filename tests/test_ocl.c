@@ -30,8 +30,8 @@
 #include "core/kcache.h"
 #include "test_util.h"
 
-#ifndef DBK_SOURCE_DIR
-#error "DBK_SOURCE_DIR must name the source tree (tests/CMakeLists.txt)"
+#ifndef DBK_TEST_SOURCE_TREE
+#error "DBK_TEST_SOURCE_TREE must name the source tree (tests/CMakeLists.txt)"
 #endif
 
 static dbk_status create(dbk_backend **be) { return dbk_backend_create(DBK_BACKEND_KIND_OPENCL, 0, be); }
@@ -460,7 +460,7 @@ static int copy_kernels(const char *dir, const char *broken) {
     for (int i = 0; i < dbk_ocl_kernels_count; i++) {
         const char *const name = dbk_ocl_kernels[i].name;
         char src[1024], dst[1024];
-        snprintf(src, sizeof src, "%s/cl/%s", DBK_SOURCE_DIR, name);
+        snprintf(src, sizeof src, "%s/cl/%s", DBK_TEST_SOURCE_TREE, name);
         snprintf(dst, sizeof dst, "%s/%s", dir, name);
         void *data;
         size_t n;
