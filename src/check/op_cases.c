@@ -1023,6 +1023,7 @@ static void sparse_add_cases(dbk_op_checker *ck) {
                 pairs[2 * j] = perm[j];
                 memcpy(&pairs[2 * j + 1], &v, sizeof v);
             }
+            free(perm);
             if (outside) pairs[2 * (k / 2)] = (int32_t)n;
             set_uniform(c, DST(0), ROLE_INOUT, -1.0f, 1.0f, 1, n, 1, 1, 1);
             dbk_op_check_case(c);
@@ -1062,6 +1063,7 @@ static void sparse_gather_cases(dbk_op_checker *ck) {
             const float scale = (float)((double)count / (double)kk);
             scales[2 * s] = first;
             memcpy(&scales[2 * s + 1], &scale, sizeof scale);
+            free(perm);
             off += count;
             first += kk;
         }
