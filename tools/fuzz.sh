@@ -36,11 +36,15 @@ mkdir -p "$seeds/image"
 imagenette=${DAYBREAK_DATA:-}/imagenette2-224-mini
 if [ -n "${DAYBREAK_DATA:-}" ] && [ -d "$imagenette/train" ]; then
   cp "$imagenette/classes.txt" "$imagenette/train/n02102040/n02102040_725.JPEG" "$seeds/image/"
-  find "$imagenette/train/n01440764" -name '*.JPEG' | sort | head -3 | xargs -I{} cp {} "$seeds/image/"
+  # The first files by name, without `| head` (under pipefail, sort killed by SIGPIPE when head
+  # exits first would end the script with 141).
+  mapfile -t jpegs < <(find "$imagenette/train/n01440764" -name '*.JPEG' | sort)
+  cp "${jpegs[@]:0:3}" "$seeds/image/"
   # an image folder of two real JPEGs, which fuzz_seeds packs for fuzz_pack (stored entries)
   mkdir -p "$seeds/imagefolder/train/n02102040" "$seeds/imagefolder/val/n02102040"
   cp "$imagenette/train/n02102040/n02102040_725.JPEG" "$seeds/imagefolder/train/n02102040/"
-  find "$imagenette/val/n02102040" -name '*.JPEG' | sort | head -1 | xargs -I{} cp {} "$seeds/imagefolder/val/n02102040/"
+  mapfile -t jpegs < <(find "$imagenette/val/n02102040" -name '*.JPEG' | sort)
+  cp "${jpegs[0]}" "$seeds/imagefolder/val/n02102040/"
   echo n02102040 > "$seeds/imagefolder/classes.txt"
 elif [ "${CI:-}" = true ]; then
   echo "fuzz: DAYBREAK_DATA has no imagenette2-224-mini/ (needed for the image seeds in CI)" >&2
