@@ -43,6 +43,7 @@
 #include "core/alloc.h"
 #include "core/timer.h"
 #include "train/checkpoint.h"
+#include "train/results.h"
 #include "test_util.h"
 
 #define LOSS_TOL    0.05
@@ -66,14 +67,10 @@ static int train(int ranks, const char *name, const char *args, char *out, size_
 }
 
 static cJSON *result_of(const char *name) {
-    char path[1024];
-    snprintf(path, sizeof path, "%s/%s/result.json", tmp, name);
-    void *data;
-    size_t n;
-    if (dbk_file_read_all(path, &data, &n) != DBK_OK) return NULL;
-    cJSON *root = cJSON_ParseWithLength(data, n);
-    dbk_free(data);
-    return root;
+    char dir[1024];
+    snprintf(dir, sizeof dir, "%s/%s", tmp, name);
+    cJSON *root;
+    return dbk_results_read_json(dir, &root) == DBK_OK ? root : NULL;
 }
 
 static double train_loss(const cJSON *root, int epoch) {
@@ -169,6 +166,36 @@ static int topk_with_error_feedback_should_learn_with_a_fiftieth_of_the_bytes(vo
     }
     cJSON_Delete(dense);
     cJSON_Delete(topk);
+    return 0;
+}
+
+/* `daybreak report` over the 2-rank run and its one-process baseline: the distributed section
+ * with the row of the 2-rank run and a scaling efficiency against the baseline (not n/a). */
+static int report_should_show_the_scaling_efficiency_against_one_process(void) {
+    char cmd[4096];
+    snprintf(cmd, sizeof cmd, "%s report %s/single %s/dense --out %s/report", exe, tmp, tmp, tmp);
+    int rc = dbk_test_run_command(cmd, out, sizeof out);
+    DBK_CHECK_MSG(rc == 0, "daybreak report: exit %d\n%s", rc, out);
+    char path[1024];
+    snprintf(path, sizeof path, "%s/report/report.md", tmp);
+    void *data;
+    size_t n;
+    DBK_CHECK_MSG(dbk_file_read_all(path, &data, &n) == DBK_OK, "no %s", path);
+    char *md = dbk_malloc(n + 1);
+    memcpy(md, data, n);
+    md[n] = '\0';
+    dbk_free(data);
+    char row[1200], versus[1200];
+    snprintf(row, sizeof row, "| `%s/dense` | 2: ", tmp);
+    snprintf(versus, sizeof versus, "%% (vs `%s/single`, batch 32) |", tmp);
+    const char *section = strstr(md, "## Distributed runs"), *r = section ? strstr(section, row) : NULL;
+    const char *eol = r ? strchr(r, '\n') : NULL, *v = r ? strstr(r, versus) : NULL;
+    const bool ok = section && r && v && (!eol || v < eol);
+    if (!ok) fprintf(stderr, "%s\n", section ? section : md);
+    dbk_free(md);
+    DBK_CHECK_MSG(section, "report.md has no \"Distributed runs\" section");
+    DBK_CHECK_MSG(r, "the distributed section has no row for the 2-rank run");
+    DBK_CHECK_MSG(v && (!eol || v < eol), "the 2-rank row gives no scaling efficiency against the one-process run");
     return 0;
 }
 
@@ -454,6 +481,7 @@ int main(int argc, char **argv) {
     DBK_RUN(failing_rank_should_end_every_rank_naming_it);
     if (quick) return dbk_test_finish();
     DBK_RUN(two_ranks_at_b_should_match_one_process_at_2b);
+    DBK_RUN(report_should_show_the_scaling_efficiency_against_one_process);
     DBK_RUN(killed_rank_should_end_the_job_with_an_error);
     DBK_RUN(stopped_rank_should_time_out_the_job);
     DBK_RUN(killed_job_should_resume_to_the_uninterrupted_result);

@@ -14,7 +14,7 @@
 
 #include <cjson/cJSON.h>
 
-#include "core/alloc.h"
+#include "train/results.h"
 
 static const cJSON *get(const cJSON *o, const char *key) { return cJSON_GetObjectItemCaseSensitive(o, key); }
 
@@ -23,15 +23,10 @@ static double num(const cJSON *o, const char *key) {
     return cJSON_IsNumber(v) ? v->valuedouble : 0.0;
 }
 
-static cJSON *load(const char *dir) {
-    char path[1100];
-    snprintf(path, sizeof path, "%s/result.json", dir);
-    void *data;
-    size_t n;
-    if (dbk_file_read_all(path, &data, &n) != DBK_OK) return NULL;
-    cJSON *root = cJSON_ParseWithLength(data, n);
-    dbk_free(data);
-    return root;
+/* The baseline's result.json, or NULL (its row then says n/a); the run set has read it once already. */
+static cJSON *load_baseline(const char *dir) {
+    cJSON *root;
+    return dbk_results_read_json(dir, &root) == DBK_OK ? root : NULL;
 }
 
 /* Mean training images per second over the run's epochs (0 when none). */
@@ -69,7 +64,7 @@ static void row(dbk_strbuf *sb, const dbk_run_set *set, const dbk_run *r, const 
         dbk_strbuf_appendf(sb, "%s %g Gb/s %g us: %.3f (%.4f)", i++ ? ";" : "", num(link, "gbps"), num(link, "latency_us"),
                            num(link, "seconds_per_step"), num(link, "exchange_seconds_per_step"));
     const dbk_run *b = baseline_of(set, r);
-    cJSON *broot = b ? load(b->dir) : NULL;
+    cJSON *broot = b ? load_baseline(b->dir) : NULL;
     const double tn = mean_throughput(root), t1 = broot ? mean_throughput(broot) : 0.0;
     if (t1 > 0.0 && tn > 0.0)
         dbk_strbuf_appendf(sb, " | %.0f%% (vs `%s`, batch %.0f) |\n", 100.0 * tn / (r->ranks * t1), b->dir,
@@ -90,7 +85,9 @@ dbk_status dbk_report_distributed(dbk_strbuf *sb, const dbk_run_set *set) {
     for (int i = 0; i < set->count; i++) {
         const dbk_run *r = &set->runs[i];
         if (!r->ranks) continue;
-        cJSON *root = load(r->dir);
+        cJSON *root;
+        dbk_status st = dbk_results_read_json(r->dir, &root);
+        if (st != DBK_OK) return st;
         if (!cJSON_IsObject(get(root, "distributed"))) {
             cJSON_Delete(root);
             return dbk_set_error(DBK_ERR_FORMAT, "%s/result.json: its \"distributed\" object cannot be read", r->dir);
