@@ -390,10 +390,9 @@ static int killed_job_should_resume_to_the_uninterrupted_result(void) {
  * images train 64 / 16 = 4 steps, and the epoch's counters cover all 64 images. Skipped (failed
  * under CI=true) without the image folder. */
 static int streamed_dataset_should_train_sharded(void) {
-    char dir[1024];
-    snprintf(dir, sizeof dir, "%s/imagenette2-224-mini", getenv("DAYBREAK_DATA") ? getenv("DAYBREAK_DATA") : "");
-    if (access(dir, F_OK) != 0) {
-        dbk_test_note_missing("the image-folder run", "no imagenette2-224-mini/ under $DAYBREAK_DATA");
+    const char *dir = dbk_test_imagenette_dir();
+    if (!dir) {
+        dbk_test_note_missing("the image-folder run", DBK_TEST_NO_IMAGENETTE);
         return 0;
     }
     char cmd[2048];

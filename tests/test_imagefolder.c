@@ -21,7 +21,6 @@
 #include "data/loader.h"
 #include "test_util.h"
 
-#define SUBSET "imagenette2-224-mini"
 #define GRAY_FILE "train/n02102040/n02102040_725.JPEG"
 #define COLOR_FILE "train/n01440764/ILSVRC2012_val_00017699.JPEG"
 
@@ -414,11 +413,8 @@ static int evaluation_view_should_be_the_centre_crop(void) {
 }
 
 int main(void) {
-    const char *root = getenv("DAYBREAK_DATA");
-    struct stat st;
-    if (root) snprintf(subset_dir, sizeof subset_dir, "%s/%s", root, SUBSET);
-    if (!root || stat(subset_dir, &st) != 0)
-        return dbk_test_skip_or_fail_in_ci("no " SUBSET "/ under $DAYBREAK_DATA (shared/data/README.md)");
+    if (!dbk_test_imagenette_dir()) return dbk_test_skip_or_fail_in_ci(DBK_TEST_NO_IMAGENETTE);
+    snprintf(subset_dir, sizeof subset_dir, "%s", dbk_test_imagenette_dir());
     DBK_RUN(subset_should_scan_with_its_counts_per_class);
     DBK_RUN(grayscale_jpeg_should_decode_to_three_equal_channels);
     DBK_RUN(bad_files_should_each_be_refused_with_their_error);

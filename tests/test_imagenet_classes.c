@@ -35,7 +35,6 @@
 #include "data/loader.h"
 #include "test_util.h"
 
-#define SUBSET "imagenette2-224-mini"
 #define CLASSES 512
 #define VAL_FILE "val/n03394916/n03394916_1091.JPEG"
 
@@ -142,11 +141,8 @@ int main(int argc, char **argv) {
     }
     exe = argv[1];
     if (argc > 2) backend = argv[2];
-    const char *root = getenv("DAYBREAK_DATA");
-    struct stat st;
-    if (root) snprintf(subset_dir, sizeof subset_dir, "%s/%s", root, SUBSET);
-    if (!root || stat(subset_dir, &st) != 0)
-        return dbk_test_skip_or_fail_in_ci("no " SUBSET "/ under $DAYBREAK_DATA (shared/data/README.md)");
+    if (!dbk_test_imagenette_dir()) return dbk_test_skip_or_fail_in_ci(DBK_TEST_NO_IMAGENETTE);
+    snprintf(subset_dir, sizeof subset_dir, "%s", dbk_test_imagenette_dir());
     const char *d = dbk_test_tmpdir("imagenet_classes");
     DBK_CHECK(d != NULL);
     snprintf(fixture, sizeof fixture, "%s/data", d);

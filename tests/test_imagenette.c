@@ -107,15 +107,10 @@ int main(int argc, char **argv) {
     }
     exe = argv[1];
     if (argc > 2) backend = argv[2];
-    const char *root = getenv("DAYBREAK_DATA");
-    char subset[4096];
-    snprintf(subset, sizeof subset, "%s/imagenette2-224-mini/train", root ? root : "");
-    FILE *probe = root ? fopen(subset, "r") : NULL;
-    if (!probe) {
-        dbk_test_note_missing("training on Imagenette", "no imagenette2-224-mini/ under $DAYBREAK_DATA");
+    if (!dbk_test_imagenette_dir()) {
+        dbk_test_note_missing("training on Imagenette", DBK_TEST_NO_IMAGENETTE);
         return dbk_test_finish();
     }
-    fclose(probe);
     const char *d = dbk_test_backend_tmpdir("imagenette", backend, NULL);
     if (!d) return 1;
     snprintf(dir, sizeof dir, "%s/run", d);

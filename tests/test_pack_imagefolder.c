@@ -154,10 +154,7 @@ int main(int argc, char **argv) {
     }
     exe = argv[1];
     data_root = getenv("DAYBREAK_DATA");
-    char probe[4200];
-    snprintf(probe, sizeof probe, "%s/" SUBSET "/classes.txt", data_root ? data_root : "");
-    if (!data_root || access(probe, R_OK) != 0)
-        return dbk_test_skip_or_fail_in_ci("no " SUBSET "/ under $DAYBREAK_DATA (shared/data/README.md)");
+    if (!dbk_test_imagenette_dir()) return dbk_test_skip_or_fail_in_ci(DBK_TEST_NO_IMAGENETTE);
     const char *d = dbk_test_tmpdir("pack-imagefolder");
     if (!d) return 1;
     snprintf(tmp, sizeof tmp, "%s", d);

@@ -91,20 +91,30 @@ double dbk_test_max_abs_diff(const float *a, const float *b, size_t n) {
     return m;
 }
 
-const char *dbk_test_cifar_dir(void) {
-    static char path[4096];
+/* $DAYBREAK_DATA/<folder> when it is a folder, else NULL with the reason printed. */
+static const char *data_folder(const char *folder, char *path, size_t cap) {
     const char *root = getenv("DAYBREAK_DATA");
     if (!root || !*root) {
         printf("DAYBREAK_DATA is not set\n");
         return NULL;
     }
-    snprintf(path, sizeof path, "%s/cifar-10-batches-bin", root);
+    snprintf(path, cap, "%s/%s", root, folder);
     struct stat st;
     if (stat(path, &st) != 0 || !S_ISDIR(st.st_mode)) {
         printf("%s does not exist\n", path);
         return NULL;
     }
     return path;
+}
+
+const char *dbk_test_cifar_dir(void) {
+    static char path[4096];
+    return data_folder("cifar-10-batches-bin", path, sizeof path);
+}
+
+const char *dbk_test_imagenette_dir(void) {
+    static char path[4096];
+    return data_folder("imagenette2-224-mini", path, sizeof path);
 }
 
 const char *dbk_test_tmpdir(const char *name) {

@@ -114,6 +114,10 @@ int dbk_test_read_logs_tsv(const char *run_dir, bool top5, dbk_test_log_row *row
 const char *dbk_test_cifar_dir(void);
 /* The reason to give when dbk_test_cifar_dir returned NULL. */
 #define DBK_TEST_NO_CIFAR "CIFAR-10 not found: set DAYBREAK_DATA to a folder holding cifar-10-batches-bin/"
+/* $DAYBREAK_DATA/imagenette2-224-mini (the real Imagenette subset), or NULL (and a printed
+ * reason) when it is missing. */
+const char *dbk_test_imagenette_dir(void);
+#define DBK_TEST_NO_IMAGENETTE "no imagenette2-224-mini/ under $DAYBREAK_DATA (shared/data/README.md)"
 
 /* Host array of n uniform values in [lo, hi) from a seeded stream (caller frees with free). */
 float *dbk_test_uniform(int64_t n, float lo, float hi, uint64_t seed);
