@@ -1151,7 +1151,8 @@ static void quant_add_cases(dbk_op_checker *ck) {
                 const float scale = 0.5f + 1.5f * dbk_rng_uniform(&ck->rng);
                 memcpy(p, &scale, 4);
                 size_t pos = 0;
-                for (int32_t i = 0; i < seg[3 * s + 1]; i++) dbk_quant_put_bits(p + 4, &pos, dbk_rng_below(&ck->rng, 1u << bits), bits);
+                for (int32_t i = 0; i < seg[3 * s + 1]; i++)
+                    dbk_quant_put_bits(p + 4, &pos, dbk_rng_below(&ck->rng, 1u << bits), bits);
             }
             memcpy(set_slot(c, SRC(1), ROLE_IN, DBK_DTYPE_I32, 2, S, 3, 1, 1), seg, (size_t)(3 * S) * sizeof *seg);
             set_uniform(c, DST(0), ROLE_INOUT, -1.0f, 1.0f, 1, n, 1, 1, 1);

@@ -179,7 +179,8 @@ static dbk_status check_quant_segments(const char *op, const int32_t *seg, int64
     }
     if (next != n || byte > 4 * words || byte > (int64_t)1 << 29) /* device bit positions are 32-bit */
         return dbk_set_error(DBK_ERR_INVALID_ARG, "%s: the segments cover %lld of %lld values in %lld payload bytes "
-                             "(%lld words; at most 512 MiB)", op, (long long)next, (long long)n, (long long)byte, (long long)words);
+                             "(%lld words; at most 512 MiB)", op, (long long)next, (long long)n, (long long)byte,
+                             (long long)words);
     return DBK_OK;
 }
 
