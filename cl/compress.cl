@@ -158,8 +158,8 @@ __kernel void sparse_gather(__global const float *x, const uint x_off, __global 
  * little-endian words; a segment's bytes start anywhere in a word.
  *   quant_partial  per chunk: its max |x| (TernGrad) or its sum of squares in index order
  *   quant_scale    per segment: its chunks' max or sum in order (sqrt for QSGD), into work[C + s]
- *   quant_pack     per payload word: its 4 bytes, each the scale's byte or the codes' bits
- *                  (an element's code is computed by every work-item whose bytes it touches)
+ *   quant_pack     per payload word: per segment its bytes fall in, the scale's bytes and
+ *                  the codes that touch them (a code across two words is computed by both)
  *   quant_add      per element: its code, decoded and added (zero codes add nothing) */
 static int quant_code_bits(const int levels) {
     if (levels == 0) return 2;
@@ -216,43 +216,45 @@ __kernel void quant_scale(__global const int *ch, const uint ch_off, __global fl
     work[w_off + C + s] = levels == 0 ? a : sqrt(a);
 }
 
-/* Byte b of the payload (b below its end). */
-static uint quant_byte(__global const float *x, const uint x_off, __global const int *seg, const uint seg_off,
-                       __global const float *work, const uint w_off, const int S, const int C, const int levels,
-                       const uint seed_lo, const uint seed_hi, const uint b) {
-    int lo = 0, hi = S - 1;
-    while (lo < hi) { /* the last segment starting at or before byte b */
-        const int mid = (lo + hi + 1) / 2;
-        if ((uint)seg[seg_off + 3 * mid + 2] <= b) lo = mid;
-        else hi = mid - 1;
-    }
-    const uint off = (uint)seg[seg_off + 3 * lo], count = (uint)seg[seg_off + 3 * lo + 1];
-    const uint o = b - (uint)seg[seg_off + 3 * lo + 2];
-    const float scale = work[w_off + C + lo];
-    if (o < 4) return as_uint(scale) >> (8 * o) & 0xffu;
-    const uint bits = (uint)quant_code_bits(levels), bit0 = (o - 4) * 8;
-    const uint end = min((bit0 + 7) / bits + 1, count);
-    uint v = 0;
-    for (uint e = bit0 / bits; e < end; e++) {
-        const uint code = quant_code(x[x_off + off + e], scale, seed_lo, seed_hi, off + e, levels);
-        const int sh = (int)(e * bits) - (int)bit0;
-        v |= sh >= 0 ? code << sh : code >> -sh;
-    }
-    return v & 0xffu;
-}
-
+/* Word w of the payload, whose bytes end at `bytes`: per segment the word's bytes fall in,
+ * the scale's bytes, then each code that touches the word's code bits, computed once. */
 __kernel void quant_pack(__global const float *x, const uint x_off, __global const int *seg, const uint seg_off,
                          __global const float *work, const uint w_off, __global uint *payload, const uint p_off,
                          const int S, const int C, const int levels, const uint seed_lo, const uint seed_hi,
                          const uint words) {
     const uint w = get_global_id(0);
     if (w >= words) return;
+    const uint bits = (uint)quant_code_bits(levels);
     const uint last = (uint)seg[seg_off + 3 * (S - 1) + 1];
-    const uint bytes = (uint)seg[seg_off + 3 * (S - 1) + 2] + 4 + (last * (uint)quant_code_bits(levels) + 7) / 8;
-    if (4 * w >= bytes) return;
+    const uint bytes = (uint)seg[seg_off + 3 * (S - 1) + 2] + 4 + (last * bits + 7) / 8;
+    uint b = 4 * w;
+    if (b >= bytes) return;
+    const uint end = min(b + 4, bytes);
+    int lo = 0, hi = S - 1;
+    while (lo < hi) { /* the last segment starting at or before byte b */
+        const int mid = (lo + hi + 1) / 2;
+        if ((uint)seg[seg_off + 3 * mid + 2] <= b) lo = mid;
+        else hi = mid - 1;
+    }
     uint word = 0;
-    for (uint j = 0; j < 4 && 4 * w + j < bytes; j++)
-        word |= quant_byte(x, x_off, seg, seg_off, work, w_off, S, C, levels, seed_lo, seed_hi, 4 * w + j) << (8 * j);
+    for (int s = lo; b < end; s++) {
+        const uint off = (uint)seg[seg_off + 3 * s], count = (uint)seg[seg_off + 3 * s + 1];
+        const uint start = (uint)seg[seg_off + 3 * s + 2];
+        const uint stop = min(end, s + 1 < S ? (uint)seg[seg_off + 3 * (s + 1) + 2] : bytes);
+        const float scale = work[w_off + C + s];
+        for (; b < stop && b < start + 4; b++)
+            word |= (as_uint(scale) >> (8 * (b - start)) & 0xffu) << (8 * (b - 4 * w));
+        if (b < stop) { /* code bits [bit0, bit1) of the segment, at bit 8 (b - 4w) of the word */
+            const uint bit0 = (b - start - 4) * 8, bit1 = (stop - start - 4) * 8;
+            const uint e_end = min((bit1 - 1) / bits + 1, count);
+            for (uint e = bit0 / bits; e < e_end; e++) {
+                const uint code = quant_code(x[x_off + off + e], scale, seed_lo, seed_hi, off + e, levels);
+                const int rel = (int)(e * bits) - (int)bit0 + 8 * (int)(b - 4 * w);
+                word |= rel >= 0 ? code << rel : code >> -rel;
+            }
+            b = stop;
+        }
+    }
     payload[p_off + w] = word;
 }
 

@@ -2,7 +2,8 @@
 /*
  * quant_encode.comp — DBK_OP_QUANT_ENCODE (TernGrad, QSGD), one kernel of the chain of
  * cl/compress.cl per value of the specialization constant PHASE (the same names and steps,
- * described there): 0 partial (per chunk), 1 scale (per segment), 2 pack (per payload word).
+ * described there): 0 partial (per chunk), 1 scale (per segment), 2 pack (per payload word:
+ * each code that touches the word computed once).
  * The coding is src/core/quant.h's (keep in sync); `precise` keeps every multiply and add
  * apart (no fused multiply-add), so they round as the CPU's. Grid-stride loops.
  */
@@ -46,27 +47,37 @@ uint quant_code(float v, float scale, uint i) {
     return sign | level << 1;
 }
 
-/* Byte b of the payload (b below its end). */
-uint quant_byte(uint b) {
+/* Word w of the payload, whose bytes end at `bytes` (cl/compress.cl's quant_pack). */
+uint quant_word(uint w, uint bytes) {
+    const uint bits = code_bits();
+    uint b = 4u * w;
+    const uint end = min(b + 4u, bytes);
     int lo = 0, hi = pc.S - 1;
     while (lo < hi) { /* the last segment starting at or before byte b */
         const int mid = (lo + hi + 1) / 2;
         if (uint(seg[pc.r1 + uint(3 * mid + 2)]) <= b) lo = mid;
         else hi = mid - 1;
     }
-    const uint off = uint(seg[pc.r1 + uint(3 * lo)]), count = uint(seg[pc.r1 + uint(3 * lo + 1)]);
-    const uint o = b - uint(seg[pc.r1 + uint(3 * lo + 2)]);
-    const float scale = work[pc.r4 + uint(pc.C + lo)];
-    if (o < 4u) return floatBitsToUint(scale) >> (8u * o) & 0xffu;
-    const uint bits = code_bits(), bit0 = (o - 4u) * 8u;
-    const uint end = min((bit0 + 7u) / bits + 1u, count);
-    uint v = 0u;
-    for (uint e = bit0 / bits; e < end; e++) {
-        const uint code = quant_code(x[pc.r0 + off + e], scale, off + e);
-        const int sh = int(e * bits) - int(bit0);
-        v |= sh >= 0 ? code << uint(sh) : code >> uint(-sh);
+    uint word = 0u;
+    for (int s = lo; b < end; s++) {
+        const uint off = uint(seg[pc.r1 + uint(3 * s)]), count = uint(seg[pc.r1 + uint(3 * s + 1)]);
+        const uint start = uint(seg[pc.r1 + uint(3 * s + 2)]);
+        const uint stop = min(end, s + 1 < pc.S ? uint(seg[pc.r1 + uint(3 * (s + 1) + 2)]) : bytes);
+        const float scale = work[pc.r4 + uint(pc.C + s)];
+        for (; b < stop && b < start + 4u; b++)
+            word |= (floatBitsToUint(scale) >> (8u * (b - start)) & 0xffu) << (8u * (b - 4u * w));
+        if (b < stop) { /* code bits [bit0, bit1) of the segment, at bit 8 (b - 4w) of the word */
+            const uint bit0 = (b - start - 4u) * 8u, bit1 = (stop - start - 4u) * 8u;
+            const uint e_end = min((bit1 - 1u) / bits + 1u, count);
+            for (uint e = bit0 / bits; e < e_end; e++) {
+                const uint code = quant_code(x[pc.r0 + off + e], scale, off + e);
+                const int rel = int(e * bits) - int(bit0) + 8 * int(b - 4u * w);
+                word |= rel >= 0 ? code << uint(rel) : code >> uint(-rel);
+            }
+            b = stop;
+        }
     }
-    return v & 0xffu;
+    return word;
 }
 
 void main() {
@@ -102,10 +113,7 @@ void main() {
     } else {                                             /* pack: per payload word */
         const uint last = uint(seg[pc.r1 + uint(3 * (pc.S - 1) + 1)]);
         const uint bytes = uint(seg[pc.r1 + uint(3 * (pc.S - 1) + 2)]) + 4u + (last * code_bits() + 7u) / 8u;
-        for (uint w = gl_GlobalInvocationID.x; w < pc.words && 4u * w < bytes; w += stride) {
-            uint word = 0u;
-            for (uint j = 0u; j < 4u && 4u * w + j < bytes; j++) word |= quant_byte(4u * w + j) << (8u * j);
-            payload[pc.r3 + w] = word;
-        }
+        for (uint w = gl_GlobalInvocationID.x; w < pc.words && 4u * w < bytes; w += stride)
+            payload[pc.r3 + w] = quant_word(w, bytes);
     }
 }
