@@ -75,64 +75,43 @@ static dbk_status write_scales(dbk_device_compressor *dc) {
     return st;
 }
 
-/* The segment table (S,3) {offset, count, k} then the chunk table (C,3), into tables. */
-static dbk_status write_tables(dbk_device_compressor *dc) {
-    const dbk_segment *segs;
-    const int S = dbk_compressor_segments(dc->host, &segs);
-    int32_t *seg = dbk_malloc((size_t)S * 3 * sizeof *seg);
-    if (!seg) return DBK_ERR_OUT_OF_HOST_MEMORY;
-    for (int s = 0; s < S; s++) {
-        seg[3 * s] = (int32_t)segs[s].offset;
-        seg[3 * s + 1] = (int32_t)segs[s].count;
-        seg[3 * s + 2] = (int32_t)dbk_compressor_kept(dc->host, segs[s].count);
-    }
-    const int C = dbk_select_chunks(seg, S, SELECT_CHUNK, NULL);
+/* The segment table seg (S,3) then its chunk table (C,3) of pieces of `chunk`, into tables. */
+static dbk_status upload_tables(dbk_device_compressor *dc, const int32_t *seg, int S, int chunk) {
+    const int C = dbk_select_chunks(seg, S, chunk, NULL);
     int32_t *tab = dbk_malloc((size_t)(S + C) * 3 * sizeof *tab);
-    dbk_status st = DBK_ERR_OUT_OF_HOST_MEMORY;
-    if (tab) {
-        memcpy(tab, seg, (size_t)S * 3 * sizeof *tab);
-        dbk_select_chunks(seg, S, SELECT_CHUNK, tab + 3 * S);
-        dc->segment_count = S;
-        dc->chunk_count = C;
-        st = create_buffer(dc->be, (size_t)(S + C) * 3 * sizeof *tab, &dc->tables);
-        if (st == DBK_OK) st = dbk_buffer_write(dc->tables, 0, tab, (size_t)(S + C) * 3 * sizeof *tab);
-    }
-    dbk_free(seg);
+    if (!tab) return DBK_ERR_OUT_OF_HOST_MEMORY;
+    memcpy(tab, seg, (size_t)S * 3 * sizeof *tab);
+    dbk_select_chunks(seg, S, chunk, tab + 3 * S);
+    dc->segment_count = S;
+    dc->chunk_count = C;
+    dbk_status st = create_buffer(dc->be, (size_t)(S + C) * 3 * sizeof *tab, &dc->tables);
+    if (st == DBK_OK) st = dbk_buffer_write(dc->tables, 0, tab, (size_t)(S + C) * 3 * sizeof *tab);
     dbk_free(tab);
     return st;
 }
 
-/* TernGrad, QSGD: the segment table (S,3) {offset, count, payload byte} then the chunk
- * table (C,3) of DBK_QUANT_CHUNK pieces, into tables; the work buffer (C + S floats). */
-static dbk_status write_quant_tables(dbk_device_compressor *dc) {
+/* The segment table (S,3) {offset, count, third} per the host's segments: top-k's k, or
+ * (quantised) the byte of the segment's payload; then the chunk table, into tables. */
+static dbk_status write_tables(dbk_device_compressor *dc) {
     const dbk_segment *segs;
     const int S = dbk_compressor_segments(dc->host, &segs);
-    const size_t bits = (size_t)dbk_quant_code_bits(quant_levels(dc));
+    const bool quantised = is_quantised(dc);
+    const size_t bits = quantised ? (size_t)dbk_quant_code_bits(quant_levels(dc)) : 0;
     int32_t *seg = dbk_malloc((size_t)S * 3 * sizeof *seg);
     if (!seg) return DBK_ERR_OUT_OF_HOST_MEMORY;
     size_t byte = 0;
     for (int s = 0; s < S; s++) {
         seg[3 * s] = (int32_t)segs[s].offset;
         seg[3 * s + 1] = (int32_t)segs[s].count;
-        seg[3 * s + 2] = (int32_t)byte;
+        seg[3 * s + 2] = quantised ? (int32_t)byte : (int32_t)dbk_compressor_kept(dc->host, segs[s].count);
         byte += 4 + (segs[s].count * bits + 7) / 8;
     }
-    DBK_ASSERT(byte == dc->max_payload);
-    const int C = dbk_select_chunks(seg, S, DBK_QUANT_CHUNK, NULL);
-    int32_t *tab = dbk_malloc((size_t)(S + C) * 3 * sizeof *tab);
-    dbk_status st = DBK_ERR_OUT_OF_HOST_MEMORY;
-    if (tab) {
-        memcpy(tab, seg, (size_t)S * 3 * sizeof *tab);
-        dbk_select_chunks(seg, S, DBK_QUANT_CHUNK, tab + 3 * S);
-        dc->segment_count = S;
-        dc->chunk_count = C;
-        st = create_buffer(dc->be, (size_t)(S + C) * 3 * sizeof *tab, &dc->tables);
-        if (st == DBK_OK) st = dbk_buffer_write(dc->tables, 0, tab, (size_t)(S + C) * 3 * sizeof *tab);
-        if (st == DBK_OK) st = create_buffer(dc->be, (size_t)(S + C) * sizeof(float), &dc->work);
-    }
+    DBK_ASSERT(!quantised || byte == dc->max_payload);
+    dbk_status st = upload_tables(dc, seg, S, quantised ? DBK_QUANT_CHUNK : SELECT_CHUNK);
     dbk_free(seg);
-    dbk_free(tab);
-    return st;
+    const size_t work = quantised ? (size_t)(dc->chunk_count + S) * sizeof(float)
+                                  : (size_t)(258 * S + 2 * dc->chunk_count) * sizeof(int32_t);
+    return st == DBK_OK ? create_buffer(dc->be, work, &dc->work) : st;
 }
 
 dbk_tensor dbk_device_compressor_vector(const dbk_device_compressor *dc) {
@@ -162,15 +141,11 @@ dbk_status dbk_device_compressor_create(dbk_backend *be, dbk_compressor *host, i
                              "averages the dense gradient)");
     }
     dc->stride = is_quantised(dc) ? (dc->max_payload + 3) / 4 * 4 : dc->max_payload;
-    dbk_status st = is_quantised(dc)                        ? write_quant_tables(dc)
-                    : dc->spec.method == DBK_COMPRESS_RANDOMK ? write_scales(dc)
-                                                              : write_tables(dc);
+    dbk_status st = dc->spec.method == DBK_COMPRESS_RANDOMK ? write_scales(dc) : write_tables(dc);
     if (st == DBK_OK) st = create_buffer(be, dc->n * sizeof(float), &dc->vector);
     if (st == DBK_OK) st = create_buffer(be, dc->n * sizeof(float), &dc->residual);
     if (st == DBK_OK) st = create_buffer(be, dc->stride, &dc->pairs);
     if (st == DBK_OK) st = create_buffer(be, sizeof(int32_t), &dc->count);
-    if (st == DBK_OK && (dc->spec.method == DBK_COMPRESS_TOPK || dc->spec.method == DBK_COMPRESS_THRESHOLD))
-        st = create_buffer(be, (size_t)(258 * dc->segment_count + 2 * dc->chunk_count) * sizeof(int32_t), &dc->work);
     if (st == DBK_OK) st = create_buffer(be, dc->stride * (size_t)ranks, &dc->recv);
     if (st == DBK_OK && dc->n) {
         const dbk_op_desc clear = {.op = DBK_OP_FILL,
