@@ -1,11 +1,14 @@
 /*
- * test_compress_device.c — top-k, threshold and random-k compression on a device
- * (dist/compress_device.h) against the host compressors (dist/compress.h), so the properties
- * test_compress asserts of the host path hold for the device path: on the same gradients and
- * seeds, over several steps with and without error feedback, layer-wise and model-wide, the
- * payloads are byte for byte the host's (top-k: exactly the k largest magnitudes, ties in
- * index order; random-k: the same draws, in draw order, scaled by n/k), the residual is the
- * host's, and the decoded mean of two ranks' payloads is the host's bit for bit. Usage: test_compress_device BACKEND (cpu, opencl, vulkan[:N]).
+ * test_compress_device.c — top-k, threshold, random-k, TernGrad and QSGD compression on a
+ * device (dist/compress_device.h) against the host compressors (dist/compress.h), so the
+ * properties test_compress asserts of the host path hold for the device path: on the same
+ * gradients and seeds, over several steps with and without error feedback, layer-wise and
+ * model-wide, the payloads are byte for byte the host's (top-k: exactly the k largest
+ * magnitudes, ties in index order; random-k: the same draws, in draw order, scaled by n/k;
+ * TernGrad and QSGD: the same scales, draws and packed codes, including 17-bit codes across
+ * words), the residual is the host's, and the decoded mean of two ranks' payloads is the
+ * host's bit for bit; a bad payload is refused before decoding. Usage: test_compress_device
+ * BACKEND (cpu, opencl, vulkan[:N]).
  */
 #include <math.h>
 #include <stdio.h>
@@ -74,13 +77,7 @@ static int check_method(const char *text, bool layerwise, bool error_feedback) {
         }
         if (error_feedback) { /* the residual: x less what the payload sent */
             memcpy(residual, x, N * sizeof *x);
-            for (size_t j = 0; j < bytes / 8; j++) {
-                uint32_t i;
-                float value;
-                memcpy(&i, mine + 8 * j, 4);
-                memcpy(&value, mine + 8 * j + 4, 4);
-                residual[i] += -1.0f * value;
-            }
+            DBK_CHECK_OK(dbk_compressor_decode_add(host[0], mine, bytes, -1.0f, residual));
             DBK_CHECK_OK(dbk_device_compressor_read_residual(dev, got));
             if (memcmp(got, residual, N * sizeof *got) != 0) {
                 fprintf(stderr, "  %s step %d: device residual differs from the host's\n", text, step);
@@ -99,14 +96,20 @@ static int check_method(const char *text, bool layerwise, bool error_feedback) {
             failures++;
         }
     }
-    /* a payload with an index outside the vector is refused before anything is decoded */
+    /* a bad payload is refused before anything is decoded: a sparse index outside the
+     * vector, TernGrad's code 3, QSGD's level above q (qsgd:4, 3 level bits) or a size short
+     * of the fixed one (q = 2^b - 1: every level valid) */
+    const bool sparse = dbk_compress_is_sparse(spec.method);
+    const bool all_valid = spec.method == DBK_COMPRESS_QSGD && (spec.levels & (spec.levels + 1)) == 0;
     const uint32_t bad = N;
-    memcpy(recv, &bad, 4);
-    counts[0] = 8;
-    counts[1] = 0;
-    displs[0] = displs[1] = 0;
+    if (sparse) memcpy(recv, &bad, 4);
+    else memset(recv + 4, 0xff, 1);
+    counts[0] = sparse ? 8 : (all_valid ? (int)cap - 1 : (int)cap);
+    counts[1] = sparse ? 0 : (int)cap;
+    displs[0] = 0;
+    displs[1] = sparse ? 0 : (int)cap;
     if (dbk_device_compressor_decode_mean(dev, recv, counts, displs) != DBK_ERR_FORMAT) {
-        fprintf(stderr, "  %s: a payload index outside the vector was not refused\n", text);
+        fprintf(stderr, "  %s: a bad payload was not refused\n", text);
         failures++;
     }
     dbk_device_compressor_destroy(dev);
@@ -132,9 +135,18 @@ static int randomk_matches_host(void) {
     return check_method("randomk:10%", true, true) | check_method("randomk:1%", false, false);
 }
 
-static int other_methods_are_refused(void) {
+static int terngrad_matches_host(void) {
+    return check_method("terngrad", true, true) | check_method("terngrad", false, false);
+}
+
+static int qsgd_matches_host(void) {
+    return check_method("qsgd:255", true, true) | check_method("qsgd:4", false, true) |
+           check_method("qsgd:65535", true, false);
+}
+
+static int none_is_refused(void) {
     dbk_compress_spec spec = {.layerwise = true};
-    DBK_CHECK_OK(dbk_compress_parse("qsgd:255", &spec));
+    DBK_CHECK_OK(dbk_compress_parse("none", &spec));
     dbk_compressor *c;
     DBK_CHECK_OK(dbk_compressor_create(&spec, segments, SEGMENTS, N, &c));
     dbk_device_compressor *dev;
@@ -161,7 +173,9 @@ int main(int argc, char **argv) {
     DBK_RUN(topk_model_matches_host);
     DBK_RUN(threshold_matches_host);
     DBK_RUN(randomk_matches_host);
-    DBK_RUN(other_methods_are_refused);
+    DBK_RUN(terngrad_matches_host);
+    DBK_RUN(qsgd_matches_host);
+    DBK_RUN(none_is_refused);
     dbk_backend_destroy(g_be);
     return dbk_test_finish();
 }

@@ -295,6 +295,28 @@
      * dst0 pairs i32 (2k). The host guarantees valid tables (the CPU checks them). */        \
     X(SPARSE_GATHER, sparse_gather, compress, "x indices scales", "pairs", none,              \
       check_sparse_gather, n_src(d, 1), all_bytes(d), NONE, OWN, ALL)                         \
+    /* TernGrad's and QSGD's encoding (params.quant.levels: 0 TernGrad, q QSGD), the payload   \
+     * of src/dist/compress.c byte for byte: per segment its fp32 scale (TernGrad max |x|;     \
+     * QSGD the L2 norm: fp32 squares summed in index order per chunk, the chunks' sums in    \
+     * order, sqrt) then one code per element drawn with hash(params.quant.seed, index), as    \
+     * core/quant.h; x finite.                                                                \
+     * src0 x f32 (n)  src1 segments i32 (S,3) {offset, count, payload byte of its scale}:    \
+     *   ranges of x in order, each segment's bytes right after the previous one's           \
+     *   src2 chunks i32 (C,3) {offset, count, segment}: dbk_select_chunks's rows for         \
+     *   DBK_QUANT_CHUNK                                                                      \
+     * dst0 payload i32 (W): the payload's bytes, little-endian, the last word's tail zero;   \
+     *   words past the payload untouched                                                     \
+     * dst1 work f32 (C + S) afterwards: per chunk its max |x| or sum of squares, per segment \
+     *   its scale. The host guarantees valid tables (the CPU checks them). */                \
+    X(QUANT_ENCODE, quant_encode, compress, "x segments chunks", "payload work", quant,       \
+      check_quant_encode, 2.0 * n_src(d, 0), all_bytes(d), NONE, OWN, ALL)                    \
+    /* Decoding of a TernGrad or QSGD payload (as QUANT_ENCODE writes it): acc += alpha *      \
+     * value for every element whose code is not zero (params.quant.alpha; codes out of       \
+     * range add nothing: the host validates payloads first).                                 \
+     * src0 payload i32 (W)  src1 segments i32 (S,3) as QUANT_ENCODE's                        \
+     * dst0 acc f32 (n) in place, n = the segments' total */                                  \
+    X(QUANT_ADD, quant_add, compress, "payload segments", "acc", quant, check_quant_add,      \
+      3.0 * n_dst(d, 0), all_bytes(d), NONE, OWN, ALL)                                        \
     /* Mixed precision (--precision fp16, docs/precision.md). The casts are NO_OCL: the       \
      * OpenCL backend has no fp16 path; fp16 there is refused by capability (cl_khr_fp16).    \
      * y = fp16(x), round to nearest even (core/half.h).  src0 x f32  dst0 y f16, same count */\

@@ -412,6 +412,33 @@ static dbk_status check_sparse_gather(const dbk_op_desc *d) {
     return want_dim(d, "pairs values (2 per index)", dbk_tensor_numel(&o[0]), 2 * dbk_tensor_numel(&s[1]));
 }
 
+/* QSGD's levels in [1, 65535] or TernGrad's 0; segments i32 (S,3). */
+static dbk_status check_quant_common(const dbk_op_desc *d, const dbk_tensor *segments) {
+    if (d->p.quant.levels < 0 || d->p.quant.levels > 65535)
+        FAIL("%s: levels %d outside 0 (TernGrad) .. 65535", dbk_op_name(d->op), (int)d->p.quant.levels);
+    DBK_TRY(want(d, segments, "segments", DBK_DTYPE_I32, 2));
+    return want_dim(d, "segments columns", segments->shape[1], 3);
+}
+
+/* x f32 (n); segments (S,3) and chunks (C,3) i32; payload i32; work f32 (C + S). */
+static dbk_status check_quant_encode(const dbk_op_desc *d) {
+    const dbk_tensor *s = d->src, *o = d->dst;
+    DBK_TRY(want(d, &s[0], "x", DBK_DTYPE_F32, 0));
+    DBK_TRY(check_quant_common(d, &s[1]));
+    DBK_TRY(want(d, &s[2], "chunks", DBK_DTYPE_I32, 2));
+    DBK_TRY(want_dim(d, "chunks columns", s[2].shape[1], 3));
+    DBK_TRY(want(d, &o[0], "payload", DBK_DTYPE_I32, 0));
+    DBK_TRY(want(d, &o[1], "work", DBK_DTYPE_F32, 0));
+    return want_dim(d, "work elements (chunks + segments)", dbk_tensor_numel(&o[1]), s[2].shape[0] + s[1].shape[0]);
+}
+
+/* payload i32; segments i32 (S,3); acc f32. */
+static dbk_status check_quant_add(const dbk_op_desc *d) {
+    DBK_TRY(want(d, &d->src[0], "payload", DBK_DTYPE_I32, 0));
+    DBK_TRY(check_quant_common(d, &d->src[1]));
+    return want(d, &d->dst[0], "acc", DBK_DTYPE_F32, 0);
+}
+
 int dbk_select_chunks(const int32_t *segments, int segment_count, int chunk, int32_t *chunks) {
     int c = 0;
     for (int s = 0; s < segment_count; s++)

@@ -141,6 +141,14 @@ typedef struct dbk_select_params {
     float threshold;        /* threshold: magnitudes >= this are kept, > 0 */
 } dbk_select_params;
 
+/* DBK_OP_QUANT_ENCODE / QUANT_ADD (gradient compression: TernGrad, QSGD; core/quant.h). */
+typedef struct dbk_quant_params {
+    int32_t  levels;        /* 0: TernGrad; QSGD's levels q in [1, 65535] */
+    uint32_t seed_lo;       /* ENCODE: the draws' 64-bit seed */
+    uint32_t seed_hi;
+    float    alpha;         /* ADD: acc += alpha * decoded */
+} dbk_quant_params;
+
 /* Rows of DBK_OP_SPARSE_SELECT's chunk table for segments (S,3) {offset, count, k}: each
  * segment cut into pieces of at most chunk elements. Writes (C,3) rows into chunks when it
  * is not NULL; returns C. */
@@ -168,6 +176,7 @@ typedef struct dbk_op_desc {
         dbk_augment_params augment;
         dbk_fill_params    fill;
         dbk_select_params  select;
+        dbk_quant_params   quant;
     } p;
     const char *label;      /* optional, for logs and profiles, e.g. "layer1.conv" (borrowed) */
 } dbk_op_desc;

@@ -45,6 +45,8 @@
  *  - sparse_select, sparse_add, sparse_gather: bit-exact (the selection is integer comparisons
  *    of magnitude bits and copies; the gathering one multiply per pair; the decoding one
  *    unfused multiply and add per pair, contraction off).
+ *  - quant_encode, quant_add: bit-exact (core/quant.h: max or fp32 sums in a fixed order,
+ *    correctly rounded division and sqrt, a hash draw, unfused multiplies and adds).
  *  - f16 operands of conv fwd / bwd_data / bwd_filter and GEMM (mixed precision): the same
  *    1e-7. Both sides multiply fp16 values, whose products are exact in fp32, and sum in
  *    fp32 (the CPU widens the operands, backends/cpu/amp.c), so only the summation order
@@ -61,6 +63,7 @@
 
 #include "check/op_check_impl.h"
 #include "core/half.h"
+#include "core/quant.h"
 
 /* ---------------------------------------------------------------------------------- */
 /* the table                                                                           */
@@ -1072,6 +1075,91 @@ static void sparse_gather_cases(dbk_op_checker *ck) {
     }
 }
 OP_TEST(sparse_gather, 0.0);
+
+/* TernGrad and QSGD: segment layouts of odd sizes (one of a single value, some over a chunk
+ * of DBK_QUANT_CHUNK), levels 0 (TernGrad), 1, 4 (level values past q exist in 3 bits), 255
+ * and 65535 (17-bit codes across words); the table {offset, count, payload byte} of a layout
+ * into seg, returning the payload's words. */
+static const struct {
+    int     segments;
+    int32_t count[4];
+} quant_layouts[] = {
+    {1, {1000}},
+    {3, {3, 513, 1}},
+    {4, {517, 1, 2049, 260}},
+};
+static const int quant_levels[] = {0, 1, 4, 255, 65535};
+
+static int64_t quant_table(size_t l, int levels, int32_t *seg, int32_t *n) {
+    const int bits = dbk_quant_code_bits(levels);
+    int64_t byte = 0;
+    *n = 0;
+    for (int s = 0; s < quant_layouts[l].segments; s++) {
+        const int32_t count = quant_layouts[l].count[s];
+        seg[3 * s] = *n;
+        seg[3 * s + 1] = count;
+        seg[3 * s + 2] = (int32_t)byte;
+        *n += count;
+        byte += 4 + ((int64_t)count * bits + 7) / 8;
+    }
+    return (byte + 3) / 4;
+}
+
+/* Gradients in [-1, 1), a zero segment (scale 0) in one layout and a coarse grid in another
+ * (values equal to the scale: QSGD's level q exactly). Payload and scales compared exactly. */
+static void quant_encode_cases(dbk_op_checker *ck) {
+    for (size_t l = 0; l < sizeof quant_layouts / sizeof quant_layouts[0]; l++)
+        for (size_t q = 0; q < sizeof quant_levels / sizeof quant_levels[0]; q++) {
+            const int S = quant_layouts[l].segments, levels = quant_levels[q];
+            int32_t seg[3 * 4], n;
+            const int64_t words = quant_table(l, levels, seg, &n);
+            const int C = dbk_select_chunks(seg, S, DBK_QUANT_CHUNK, NULL);
+            tcase *c = case_new(ck, DBK_OP_QUANT_ENCODE, "n %d segments %d chunks %d levels %d%s", n, S, C, levels,
+                                l == 1 ? " zero segment" : l == 2 ? " grid" : "");
+            c->desc.p.quant = (dbk_quant_params){.levels = levels, .seed_lo = 7u + (uint32_t)q, .seed_hi = 0x9u};
+            /* x (n), segments (S,3), chunks (C,3) -> payload (W), work (C + S) */
+            float *x = set_uniform(c, SRC(0), ROLE_IN, -1.0f, 1.0f, 1, n, 1, 1, 1);
+            if (l == 1) memset(x + seg[3], 0, (size_t)seg[4] * sizeof *x);
+            for (int i = 0; l == 2 && i < n; i++) x[i] = roundf(x[i] * 4.0f) / 4.0f;
+            memcpy(set_slot(c, SRC(1), ROLE_IN, DBK_DTYPE_I32, 2, S, 3, 1, 1), seg, (size_t)(3 * S) * sizeof *seg);
+            dbk_select_chunks(seg, S, DBK_QUANT_CHUNK, set_slot(c, SRC(2), ROLE_IN, DBK_DTYPE_I32, 2, C, 3, 1, 1));
+            set_slot(c, DST(0), ROLE_OUT, DBK_DTYPE_I32, 1, words, 1, 1, 1);
+            set_slot(c, DST(1), ROLE_OUT, DBK_DTYPE_F32, 1, C + S, 1, 1, 1);
+            dbk_op_check_case(c);
+        }
+}
+OP_TEST(quant_encode, 0.0);
+
+/* Payloads of random codes (some out of range: TernGrad's 3, QSGD's levels past q, which add
+ * nothing) under scales in [0.5, 2), alpha 1/3 (an unfused multiply and add) and -1. */
+static void quant_add_cases(dbk_op_checker *ck) {
+    static const float alphas[] = {1.0f / 3.0f, -1.0f};
+    for (size_t l = 0; l < sizeof quant_layouts / sizeof quant_layouts[0]; l++)
+        for (size_t q = 0; q < sizeof quant_levels / sizeof quant_levels[0]; q++) {
+            const int S = quant_layouts[l].segments, levels = quant_levels[q], bits = dbk_quant_code_bits(levels);
+            const float alpha = alphas[(l + q) % 2];
+            int32_t seg[3 * 4], n;
+            const int64_t words = quant_table(l, levels, seg, &n);
+            tcase *c = case_new(ck, DBK_OP_QUANT_ADD, "n %d segments %d levels %d alpha %.6g", n, S, levels,
+                                (double)alpha);
+            c->desc.p.quant = (dbk_quant_params){.levels = levels, .alpha = alpha};
+            /* payload (W), segments (S,3) -> acc (n) in place */
+            uint8_t *payload = set_slot(c, SRC(0), ROLE_IN, DBK_DTYPE_I32, 1, words, 1, 1, 1);
+            memset(payload, 0, (size_t)words * 4);
+            for (int s = 0; s < S; s++) {
+                uint8_t *p = payload + seg[3 * s + 2];
+                const float scale = 0.5f + 1.5f * dbk_rng_uniform(&ck->rng);
+                memcpy(p, &scale, 4);
+                size_t pos = 0;
+                for (int32_t i = 0; i < seg[3 * s + 1]; i++)
+                    dbk_quant_put_bits(p + 4, &pos, dbk_rng_below(&ck->rng, 1u << bits), bits);
+            }
+            memcpy(set_slot(c, SRC(1), ROLE_IN, DBK_DTYPE_I32, 2, S, 3, 1, 1), seg, (size_t)(3 * S) * sizeof *seg);
+            set_uniform(c, DST(0), ROLE_INOUT, -1.0f, 1.0f, 1, n, 1, 1, 1);
+            dbk_op_check_case(c);
+        }
+}
+OP_TEST(quant_add, 0.0);
 
 /* mixed precision: casts and dynamic loss scaling                                      */
 

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "core/alloc.h"
+#include "core/quant.h"
 #include "core/rng.h"
 
 struct dbk_compressor {
@@ -18,7 +19,7 @@ struct dbk_compressor {
     int               segment_count;
     size_t            n;
     size_t            max_payload;
-    int               level_bits;  /* qsgd: bits of a level */
+    int               code_bits;   /* terngrad, qsgd: bits of an element's code */
     float            *work;        /* (n) the gradient plus the residual */
     float            *residual;    /* (n) with error feedback */
     float            *magnitude;   /* (n) top-k's selection scratch */
@@ -111,8 +112,12 @@ size_t dbk_compressor_kept(const dbk_compressor *c, size_t count) {
 }
 
 static size_t segment_code_bytes(const dbk_compressor *c, size_t count) {
-    const size_t bits = c->spec.method == DBK_COMPRESS_TERNGRAD ? 2 : (size_t)(1 + c->level_bits);
-    return 4 + (count * bits + 7) / 8;
+    return 4 + (count * (size_t)c->code_bits + 7) / 8;
+}
+
+/* The levels argument of core/quant.h: 0 for TernGrad. */
+static int quant_levels(const dbk_compressor *c) {
+    return c->spec.method == DBK_COMPRESS_TERNGRAD ? 0 : c->spec.levels;
 }
 
 static size_t max_payload(const dbk_compressor *c) {
@@ -162,7 +167,7 @@ dbk_status dbk_compressor_create(const dbk_compress_spec *spec, const dbk_segmen
         return DBK_ERR_OUT_OF_HOST_MEMORY;
     }
     memcpy(c->segments, segments, (size_t)segment_count * sizeof *c->segments);
-    while ((1L << c->level_bits) < (long)spec->levels + 1) c->level_bits++;
+    c->code_bits = dbk_quant_code_bits(quant_levels(c));
     c->max_payload = max_payload(c);
     *out = c;
     return DBK_OK;
@@ -288,42 +293,34 @@ static uint8_t *encode_threshold(const dbk_compressor *c, const float *g, size_t
     return p;
 }
 
-/* Appends `bits` bits of value at bit position *pos of p (LSB first). */
-static void put_bits(uint8_t *p, size_t *pos, uint32_t value, int bits) {
-    for (int b = 0; b < bits; b++, (*pos)++)
-        if (value >> b & 1u) p[*pos >> 3] |= (uint8_t)(1u << (*pos & 7));
+/* A segment's scale: max |g| (TernGrad) or the L2 norm in DBK_QUANT_CHUNK pieces (QSGD). */
+static float segment_scale(const dbk_compressor *c, const float *g, size_t count) {
+    if (c->spec.method == DBK_COMPRESS_TERNGRAD) {
+        float m = 0.0f;
+        for (size_t i = 0; i < count; i++) m = fmaxf(m, fabsf(g[i]));
+        return m;
+    }
+    float sum = 0.0f;
+    for (size_t at = 0; at < count; at += DBK_QUANT_CHUNK) {
+        const size_t end = count - at < DBK_QUANT_CHUNK ? count : at + DBK_QUANT_CHUNK;
+        float piece = 0.0f;
+        for (size_t i = at; i < end; i++) piece += g[i] * g[i];
+        sum += piece;
+    }
+    return sqrtf(sum);
 }
 
-static uint32_t get_bits(const uint8_t *p, size_t *pos, int bits) {
-    uint32_t v = 0;
-    for (int b = 0; b < bits; b++, (*pos)++) v |= (uint32_t)(p[*pos >> 3] >> (*pos & 7) & 1u) << b;
-    return v;
-}
-
-static uint8_t *encode_codes(const dbk_compressor *c, const float *g, size_t count, dbk_rng *rng, uint8_t *p) {
-    const bool tern = c->spec.method == DBK_COMPRESS_TERNGRAD;
-    double s = 0.0;
-    for (size_t i = 0; i < count; i++) s = tern ? fmax(s, fabs((double)g[i])) : s + (double)g[i] * (double)g[i];
-    const float scale = (float)(tern ? s : sqrt(s));
+static uint8_t *encode_codes(const dbk_compressor *c, const float *g, size_t count, size_t base, uint64_t seed,
+                             uint8_t *p) {
+    const float scale = segment_scale(c, g, count);
     memcpy(p, &scale, 4);
     uint8_t *codes = p + 4;
     const size_t bytes = segment_code_bytes(c, count) - 4;
     memset(codes, 0, bytes);
     size_t pos = 0;
-    const int q = c->spec.levels;
     for (size_t i = 0; i < count; i++) {
-        const float m = fabsf(g[i]);
-        const float u = dbk_rng_uniform(rng);
-        const uint32_t sign = g[i] < 0.0f;
-        if (tern) {
-            const bool on = scale > 0.0f && u < m / scale;
-            put_bits(codes, &pos, on ? 1u + sign : 0u, 2);
-        } else {
-            uint32_t level = scale > 0.0f ? (uint32_t)floorf(m / scale * (float)q + u) : 0u;
-            if (level > (uint32_t)q) level = (uint32_t)q; /* fp32 rounding at |g| = norm */
-            put_bits(codes, &pos, sign, 1);
-            put_bits(codes, &pos, level, c->level_bits);
-        }
+        const float u = dbk_quant_uniform(seed, (uint32_t)(base + i));
+        dbk_quant_put_bits(codes, &pos, dbk_quant_code(g[i], scale, u, quant_levels(c)), c->code_bits);
     }
     return codes + bytes;
 }
@@ -348,7 +345,7 @@ size_t dbk_compressor_encode(dbk_compressor *c, const float *g, uint64_t seed, u
         case DBK_COMPRESS_RANDOMK:   p = encode_randomk(c, x + off, count, off, &rng, p); break;
         case DBK_COMPRESS_THRESHOLD: p = encode_threshold(c, x + off, count, off, p); break;
         case DBK_COMPRESS_TERNGRAD:
-        case DBK_COMPRESS_QSGD:      p = encode_codes(c, x + off, count, &rng, p); break;
+        case DBK_COMPRESS_QSGD:      p = encode_codes(c, x + off, count, off, seed, p); break;
         }
     }
     const size_t bytes = (size_t)(p - payload);
@@ -364,65 +361,75 @@ size_t dbk_compressor_encode(dbk_compressor *c, const float *g, uint64_t seed, u
 /* ---------------------------------------------------------------------------------- */
 /* decoding                                                                           */
 
-static dbk_status decode_codes(const dbk_compressor *c, const uint8_t *p, float alpha, float *acc) {
-    const bool tern = c->spec.method == DBK_COMPRESS_TERNGRAD;
-    const int q = c->spec.levels;
+static void decode_codes(const dbk_compressor *c, const uint8_t *p, float alpha, float *acc) {
     for (int s = 0; s < c->segment_count; s++) {
         const size_t off = c->segments[s].offset, count = c->segments[s].count;
-        float scale;
+        float scale, v;
         memcpy(&scale, p, 4);
-        const uint8_t *codes = p + 4;
         size_t pos = 0;
         for (size_t i = 0; i < count; i++) {
-            float v;
-            if (tern) {
-                const uint32_t code = get_bits(codes, &pos, 2);
-                if (code > 2) return dbk_set_error(DBK_ERR_FORMAT, "terngrad payload: code %u is not 0, 1 or 2", code);
-                v = code == 0 ? 0.0f : (code == 1 ? scale : -scale);
-            } else {
-                const uint32_t sign = get_bits(codes, &pos, 1), level = get_bits(codes, &pos, c->level_bits);
-                if (level > (uint32_t)q) return dbk_set_error(DBK_ERR_FORMAT, "qsgd payload: level %u > %d", level, q);
-                v = scale * (float)level / (float)q;
-                if (sign) v = -v;
-            }
-            acc[off + i] += alpha * v;
+            const uint32_t code = dbk_quant_get_bits(p + 4, &pos, c->code_bits);
+            if (dbk_quant_value(code, scale, quant_levels(c), &v)) acc[off + i] += alpha * v;
         }
         p += segment_code_bytes(c, count);
     }
-    return DBK_OK;
 }
 
 dbk_status dbk_compressor_decode_add(const dbk_compressor *c, const uint8_t *payload, size_t bytes, float alpha,
                                      float *acc) {
-    const dbk_compress_method m = c->spec.method;
-    if (m == DBK_COMPRESS_NONE || m == DBK_COMPRESS_TERNGRAD || m == DBK_COMPRESS_QSGD) {
-        if (bytes != c->max_payload)
-            return dbk_set_error(DBK_ERR_FORMAT, "gradient payload of %zu bytes; this compression sends %zu", bytes,
-                                 c->max_payload);
-        if (m != DBK_COMPRESS_NONE) return decode_codes(c, payload, alpha, acc);
+    DBK_TRY(dbk_compressor_check_payload(c, payload, bytes));
+    switch (c->spec.method) {
+    case DBK_COMPRESS_NONE:
         for (size_t i = 0; i < c->n; i++) {
             float v;
             memcpy(&v, payload + 4 * i, 4);
             acc[i] += alpha * v;
         }
-        return DBK_OK;
+        break;
+    case DBK_COMPRESS_TERNGRAD:
+    case DBK_COMPRESS_QSGD: decode_codes(c, payload, alpha, acc); break;
+    case DBK_COMPRESS_RANDOMK:
+    case DBK_COMPRESS_TOPK:
+    case DBK_COMPRESS_THRESHOLD:
+        for (size_t k = 0; k < bytes / PAIR_BYTES; k++) {
+            uint32_t i;
+            float v;
+            memcpy(&i, payload + k * PAIR_BYTES, 4);
+            memcpy(&v, payload + k * PAIR_BYTES + 4, 4);
+            acc[i] += alpha * v;
+        }
     }
-    DBK_TRY(dbk_compressor_check_payload(c, payload, bytes));
-    for (size_t k = 0; k < bytes / PAIR_BYTES; k++) {
-        uint32_t i;
-        float v;
-        memcpy(&i, payload + k * PAIR_BYTES, 4);
-        memcpy(&v, payload + k * PAIR_BYTES + 4, 4);
-        acc[i] += alpha * v;
+    return DBK_OK;
+}
+
+/* TernGrad's codes are 0, 1 or 2; QSGD's levels at most q (checked only where b bits hold more). */
+static dbk_status check_codes(const dbk_compressor *c, const uint8_t *p) {
+    const int q = quant_levels(c);
+    for (int s = 0; s < c->segment_count; s++) {
+        const size_t count = c->segments[s].count, bytes = segment_code_bytes(c, count) - 4;
+        if (q == 0) {
+            for (size_t b = 0; b < bytes; b++)
+                if (p[4 + b] & p[4 + b] >> 1 & 0x55u)
+                    return dbk_set_error(DBK_ERR_FORMAT, "terngrad payload: code 3 is not 0, 1 or 2");
+        } else if ((1L << (c->code_bits - 1)) != (long)q + 1) {
+            size_t pos = 0;
+            for (size_t i = 0; i < count; i++) {
+                const uint32_t level = dbk_quant_get_bits(p + 4, &pos, c->code_bits) >> 1;
+                if (level > (uint32_t)q) return dbk_set_error(DBK_ERR_FORMAT, "qsgd payload: level %u > %d", level, q);
+            }
+        }
+        p += 4 + bytes;
     }
     return DBK_OK;
 }
 
 dbk_status dbk_compressor_check_payload(const dbk_compressor *c, const uint8_t *payload, size_t bytes) {
-    if (!dbk_compress_is_sparse(c->spec.method))
-        return bytes == c->max_payload ? DBK_OK
-                                       : dbk_set_error(DBK_ERR_FORMAT, "gradient payload of %zu bytes; this compression "
-                                                       "sends %zu", bytes, c->max_payload);
+    if (!dbk_compress_is_sparse(c->spec.method)) {
+        if (bytes != c->max_payload)
+            return dbk_set_error(DBK_ERR_FORMAT, "gradient payload of %zu bytes; this compression sends %zu", bytes,
+                                 c->max_payload);
+        return c->spec.method == DBK_COMPRESS_NONE ? DBK_OK : check_codes(c, payload);
+    }
     if (bytes % PAIR_BYTES || bytes > c->max_payload)
         return dbk_set_error(DBK_ERR_FORMAT, "sparse gradient payload of %zu bytes: not whole index/value pairs "
                              "within %zu bytes", bytes, c->max_payload);

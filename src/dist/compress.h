@@ -14,6 +14,8 @@
  *   terngrad     s = max|g|; each element becomes s*sign(g)*b, b ~ Bernoulli(|g|/s)
  *   qsgd:Q       ("random dithering"; the study's default Q = 255) r = ||g||_2; each element
  *                becomes r*sign(g)*l/Q, l = floor(Q*|g|/r + u), u ~ U[0,1)
+ * (TernGrad's and QSGD's draws are counter-based, per element index, and their arithmetic
+ * and the norm's summation order are fixed by core/quant.h, so a device reproduces them.)
  *
  * K is a fraction in (0, 1] ("0.01") or a percentage ("1%"). Payloads are what goes on the
  * wire, little-endian as the host lays them out:
@@ -27,7 +29,7 @@
  * and adds it to the next gradient before encoding (Seide et al. 2014; Karimireddy et al.
  * 2019).
  *
- * This is the host path. Top-k, threshold and random-k also run on the training device
+ * This is the host path. Every method but none also runs on the training device
  * (dist/compress_device.h), with byte-identical payloads; see docs/distributed.md.
  */
 #ifndef DBK_COMPRESS_H
@@ -96,11 +98,12 @@ float *dbk_compressor_residual(dbk_compressor *c);
 int    dbk_compressor_segments(const dbk_compressor *c, const dbk_segment **out);
 /* Elements random-k and top-k keep of a segment of count elements. */
 size_t dbk_compressor_kept(const dbk_compressor *c, size_t count);
-/* DBK_ERR_FORMAT, as dbk_compressor_decode_add, when a payload does not fit this compressor;
- * decodes nothing (the device decoding cannot report a bad index). */
+/* DBK_ERR_FORMAT, as dbk_compressor_decode_add, when a payload does not fit this compressor
+ * (size, index, a TernGrad code 3, a QSGD level > Q); decodes nothing (the device decoding
+ * cannot report a bad payload). */
 dbk_status dbk_compressor_check_payload(const dbk_compressor *c, const uint8_t *payload, size_t bytes);
 /* acc += alpha * the gradient a payload of `bytes` bytes encodes (n floats).
- * DBK_ERR_FORMAT when the payload does not fit this compressor (size, index). */
+ * DBK_ERR_FORMAT when the payload does not fit this compressor (as check_payload). */
 dbk_status dbk_compressor_decode_add(const dbk_compressor *c, const uint8_t *payload, size_t bytes, float alpha,
                                      float *acc);
 

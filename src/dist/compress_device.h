@@ -1,16 +1,18 @@
 /*
- * compress_device.h — the sparse compressors that run on the training device: top-k and
- * threshold selection (op SPARSE_SELECT), random-k's packing of the indices the host draws
- * (SPARSE_GATHER: only the draws, 4 bytes per kept value, go to the device), error feedback
- * (ADD, COPY, SPARSE_ADD) and the decoding and averaging of every rank's payload (FILL,
- * SPARSE_ADD), so that per step only the payload crosses to the host (for MPI) and the
- * received payloads cross back.
+ * compress_device.h — the compressors that run on the training device: top-k and threshold
+ * selection (op SPARSE_SELECT), random-k's packing of the indices the host draws
+ * (SPARSE_GATHER: only the draws, 4 bytes per kept value, go to the device), TernGrad's and
+ * QSGD's scales, stochastic rounding and bit packing (QUANT_ENCODE), error feedback (ADD,
+ * COPY, SPARSE_ADD or QUANT_ADD) and the decoding and averaging of every rank's payload
+ * (FILL, SPARSE_ADD or QUANT_ADD), so that per step only the payload crosses to the host (for
+ * MPI) and the received payloads cross back.
  *
  * It works on a packed vector of n floats on the device, cut into the host compressor's
  * segments (dbk_compressor_segments); its payloads are byte for byte those of
- * dbk_compressor_encode (pairs {uint32 index, float value} in index order per segment), its
- * residual and its decoded mean those of the host path, so the two paths train identically.
- * Every call enqueues ops on the backend and waits where it reads back.
+ * dbk_compressor_encode (pairs {uint32 index, float value} in index order per segment, or
+ * per segment a scale and packed codes), its residual and its decoded mean those of the host
+ * path, so the two paths train identically. Every call enqueues ops on the backend; only the
+ * reads back wait (a blocking read waits for the ops before it).
  */
 #ifndef DBK_COMPRESS_DEVICE_H
 #define DBK_COMPRESS_DEVICE_H
@@ -24,7 +26,7 @@
 
 typedef struct dbk_device_compressor dbk_device_compressor;
 
-/* Whether the method runs on the device (top-k, threshold, random-k; the others on the host). */
+/* Whether the method runs on the device (all but none, which is an allreduce). */
 bool       dbk_device_compress_supported(const dbk_compress_spec *spec);
 /* Device buffers for host's vector and segments (host must outlive it; random-k draws with
  * it) and for the payloads of `ranks` ranks. DBK_ERR_INVALID_ARG for a method not supported

@@ -36,7 +36,7 @@ typedef struct dbk_peers_summary {
     char   devices[DBK_PEERS_MAX_LISTED][160];   /* per rank: its device name */
     char   compress[48];                         /* "none", "topk:0.01", ... */
     bool   layerwise, error_feedback, sync_statistics;
-    bool   compression_on_device;                /* top-k, threshold: selection and decoding on the device */
+    bool   compression_on_device;                /* every compressor: encoding and decoding on the device */
     long   steps;                                /* gradient exchanges so far */
     double gradient_floats;                      /* trainable gradient values exchanged per step */
     double bytes_sent;                           /* payload bytes, all ranks together, whole run */

@@ -1,6 +1,7 @@
 /*
  * compress.c — the gradient-compression ops of data-parallel training (op_list.h:
- * SPARSE_SELECT, SPARSE_ADD) for the CPU reference backend.
+ * SPARSE_SELECT, SPARSE_ADD, SPARSE_GATHER, QUANT_ENCODE, QUANT_ADD) for the CPU reference
+ * backend. QUANT_ENCODE and QUANT_ADD are core/quant.h's coding of TernGrad and QSGD.
  *
  * SPARSE_SELECT keeps, per segment of x and in index order, the k elements of largest
  * magnitude (top-k) or every element with |x| >= V (threshold), as {index, value bits} pairs:
@@ -18,6 +19,7 @@
 
 #include "backends/cpu/cpu_internal.h"
 #include "core/alloc.h"
+#include "core/quant.h"
 
 static uint32_t magnitude_bits(float v) {
     uint32_t b;
@@ -157,6 +159,98 @@ dbk_status dbk_cpu_sparse_gather(dbk_backend *be, const dbk_op_desc *op) {
         const float v = x[i] * scale;
         pairs[2 * j] = i;
         memcpy(&pairs[2 * j + 1], &v, sizeof v);
+    }
+    return DBK_OK;
+}
+
+/* QUANT_ENCODE / QUANT_ADD: the segments cover [0, n) in order, each one's payload (its scale
+ * and its codes, bits per element) right after the previous one's, within `words` words. */
+static dbk_status check_quant_segments(const char *op, const int32_t *seg, int64_t S, int64_t n, int bits,
+                                       int64_t words) {
+    int64_t next = 0, byte = 0;
+    for (int64_t s = 0; s < S; s++) {
+        const int64_t count = seg[3 * s + 1];
+        if (seg[3 * s] != next || count < 1 || seg[3 * s + 2] != byte || count * bits >= (int64_t)1 << 32)
+            return dbk_set_error(DBK_ERR_INVALID_ARG, "%s: segment %lld {%lld, %lld, byte %lld} does not follow the "
+                                 "previous one (offset %lld, byte %lld)", op, (long long)s, (long long)seg[3 * s],
+                                 (long long)count, (long long)seg[3 * s + 2], (long long)next, (long long)byte);
+        next += count;
+        byte += 4 + (count * bits + 7) / 8;
+    }
+    if (next != n || byte > 4 * words || byte > (int64_t)1 << 29) /* device bit positions are 32-bit */
+        return dbk_set_error(DBK_ERR_INVALID_ARG, "%s: the segments cover %lld of %lld values in %lld payload bytes "
+                             "(%lld words; at most 512 MiB)", op, (long long)next, (long long)n, (long long)byte,
+                             (long long)words);
+    return DBK_OK;
+}
+
+dbk_status dbk_cpu_quant_encode(dbk_backend *be, const dbk_op_desc *op) {
+    (void)be;
+    const float *x = dbk_cpu_f32(&op->src[0]);            /* (n) */
+    const int32_t *seg = dbk_cpu_i32(&op->src[1]);        /* (S,3) {offset, count, payload byte} */
+    const int32_t *ch = dbk_cpu_i32(&op->src[2]);         /* (C,3) {offset, count, segment} */
+    uint8_t *payload = (uint8_t *)dbk_cpu_i32(&op->dst[0]);
+    float *work = dbk_cpu_f32(&op->dst[1]);               /* (C + S) */
+    const int64_t n = dbk_tensor_numel(&op->src[0]), S = op->src[1].shape[0], C = op->src[2].shape[0];
+    const int levels = op->p.quant.levels, bits = dbk_quant_code_bits(levels);
+    const uint64_t seed = (uint64_t)op->p.quant.seed_hi << 32 | op->p.quant.seed_lo;
+    DBK_TRY(check_quant_segments("quant_encode", seg, S, n, bits, dbk_tensor_numel(&op->dst[0])));
+    if (dbk_select_chunks(seg, (int)S, DBK_QUANT_CHUNK, NULL) != C)
+        return dbk_set_error(DBK_ERR_INVALID_ARG, "quant_encode: %lld chunks; the segments make %d", (long long)C,
+                             dbk_select_chunks(seg, (int)S, DBK_QUANT_CHUNK, NULL));
+    int32_t *want = dbk_malloc((size_t)(C ? C : 1) * 3 * sizeof *want);
+    if (!want) return DBK_ERR_OUT_OF_HOST_MEMORY;
+    dbk_select_chunks(seg, (int)S, DBK_QUANT_CHUNK, want);
+    const bool same = !memcmp(want, ch, (size_t)C * 3 * sizeof *want);
+    dbk_free(want);
+    if (!same) return dbk_set_error(DBK_ERR_INVALID_ARG, "quant_encode: the chunks are not the segments' pieces "
+                                    "of %d", DBK_QUANT_CHUNK);
+    for (int64_t c = 0; c < C; c++) { /* the chunks' max |x| or sums of squares */
+        const float *xc = x + ch[3 * c];
+        float p = 0.0f;
+        for (int32_t i = 0; i < ch[3 * c + 1]; i++) p = levels == 0 ? fmaxf(p, fabsf(xc[i])) : p + xc[i] * xc[i];
+        work[c] = p;
+    }
+    for (int64_t s = 0, c = 0; s < S; s++) { /* the segments' scales, their chunks in order */
+        float a = 0.0f;
+        for (; c < C && ch[3 * c + 2] == s; c++) a = levels == 0 ? fmaxf(a, work[c]) : a + work[c];
+        work[C + s] = levels == 0 ? a : sqrtf(a);
+    }
+    const int64_t last = S - 1;
+    const size_t bytes = (size_t)seg[3 * last + 2] + 4 + ((size_t)seg[3 * last + 1] * (size_t)bits + 7) / 8;
+    memset(payload, 0, (bytes + 3) / 4 * 4);
+    for (int64_t s = 0; s < S; s++) {
+        const int32_t off = seg[3 * s], count = seg[3 * s + 1];
+        const float scale = work[C + s];
+        uint8_t *p = payload + seg[3 * s + 2];
+        memcpy(p, &scale, 4);
+        size_t pos = 0;
+        for (int32_t i = 0; i < count; i++) {
+            const float u = dbk_quant_uniform(seed, (uint32_t)(off + i));
+            dbk_quant_put_bits(p + 4, &pos, dbk_quant_code(x[off + i], scale, u, levels), bits);
+        }
+    }
+    return DBK_OK;
+}
+
+dbk_status dbk_cpu_quant_add(dbk_backend *be, const dbk_op_desc *op) {
+    (void)be;
+    const uint8_t *payload = (const uint8_t *)dbk_cpu_i32(&op->src[0]);
+    const int32_t *seg = dbk_cpu_i32(&op->src[1]);        /* (S,3) {offset, count, payload byte} */
+    float *acc = dbk_cpu_f32(&op->dst[0]);                /* (n) */
+    const int64_t S = op->src[1].shape[0];
+    const int levels = op->p.quant.levels, bits = dbk_quant_code_bits(levels);
+    const float alpha = op->p.quant.alpha;
+    DBK_TRY(check_quant_segments("quant_add", seg, S, dbk_tensor_numel(&op->dst[0]), bits,
+                                 dbk_tensor_numel(&op->src[0])));
+    for (int64_t s = 0; s < S; s++) {
+        const uint8_t *p = payload + seg[3 * s + 2];
+        float scale, v;
+        memcpy(&scale, p, 4);
+        size_t pos = 0;
+        for (int32_t i = 0; i < seg[3 * s + 1]; i++)
+            if (dbk_quant_value(dbk_quant_get_bits(p + 4, &pos, bits), scale, levels, &v))
+                acc[seg[3 * s] + i] += alpha * v;
     }
     return DBK_OK;
 }

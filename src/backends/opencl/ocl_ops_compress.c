@@ -1,5 +1,6 @@
 /*
- * ocl_ops_compress.c — the gradient-compression ops (SPARSE_SELECT, SPARSE_ADD) on the OpenCL
+ * ocl_ops_compress.c — the gradient-compression ops (SPARSE_SELECT, SPARSE_ADD, SPARSE_GATHER,
+ * QUANT_ENCODE, QUANT_ADD) on the OpenCL
  * backend, lowered to cl/compress.cl (which describes the kernel chain). Semantics are the
  * CPU reference's (src/backends/cpu/compress.c).
  */
@@ -86,4 +87,46 @@ dbk_status dbk_ocl_record_sparse_gather(dbk_backend *be, const dbk_op_desc *op, 
     dbk_ocl_arg_int(&a, k);
     dbk_ocl_arg_int(&a, (int)op->src[2].shape[0]);
     return dbk_ocl_range1(&a, (size_t)k);
+}
+
+dbk_status dbk_ocl_record_quant_encode(dbk_backend *be, const dbk_op_desc *op, dbk_ocl_launches *out) {
+    const dbk_tensor *x = &op->src[0], *seg = &op->src[1], *ch = &op->src[2], *payload = &op->dst[0],
+                     *work = &op->dst[1];
+    const int S = (int)seg->shape[0], C = (int)ch->shape[0], levels = op->p.quant.levels;
+    if (S == 0) return DBK_OK;
+    dbk_ocl_args a;
+    const dbk_tensor *partial_t[] = {x, ch, work};
+    DBK_TRY(select_kernel(be, out, "quant_partial", partial_t, 3, &a));
+    dbk_ocl_arg_int(&a, C);
+    dbk_ocl_arg_int(&a, levels);
+    DBK_TRY(dbk_ocl_range1(&a, (size_t)C));
+    const dbk_tensor *scale_t[] = {ch, work};
+    DBK_TRY(select_kernel(be, out, "quant_scale", scale_t, 2, &a));
+    dbk_ocl_arg_int(&a, S);
+    dbk_ocl_arg_int(&a, C);
+    dbk_ocl_arg_int(&a, levels);
+    DBK_TRY(dbk_ocl_range1(&a, (size_t)S));
+    const dbk_tensor *pack_t[] = {x, seg, work, payload};
+    DBK_TRY(select_kernel(be, out, "quant_pack", pack_t, 4, &a));
+    dbk_ocl_arg_int(&a, S);
+    dbk_ocl_arg_int(&a, C);
+    dbk_ocl_arg_int(&a, levels);
+    dbk_ocl_arg_uint(&a, op->p.quant.seed_lo);
+    dbk_ocl_arg_uint(&a, op->p.quant.seed_hi);
+    dbk_ocl_arg_uint(&a, (cl_uint)dbk_tensor_numel(payload));
+    return dbk_ocl_range1(&a, (size_t)dbk_tensor_numel(payload));
+}
+
+dbk_status dbk_ocl_record_quant_add(dbk_backend *be, const dbk_op_desc *op, dbk_ocl_launches *out) {
+    const int S = (int)op->src[1].shape[0];
+    const int64_t n = dbk_tensor_numel(&op->dst[0]);
+    if (S == 0 || n == 0) return DBK_OK;
+    dbk_ocl_args a;
+    const dbk_tensor *t[] = {&op->src[0], &op->src[1], &op->dst[0]};
+    DBK_TRY(select_kernel(be, out, "quant_add", t, 3, &a));
+    dbk_ocl_arg_int(&a, S);
+    dbk_ocl_arg_uint(&a, (cl_uint)n);
+    dbk_ocl_arg_int(&a, op->p.quant.levels);
+    dbk_ocl_arg_float(&a, op->p.quant.alpha);
+    return dbk_ocl_range1(&a, (size_t)n);
 }
