@@ -212,6 +212,11 @@ static int cmd_recipes(dbk_cli_args *a) {
         printf("  %-18s %s%s\n", r->name, r->description, strcmp(r->name, dbk_recipe_default_name()) ? "" : " [default]");
         printf("  %-18s model %s, batch %d, %d epochs, target %.1f%% (%s)\n", "", r->model, r->batch, r->epochs,
                (double)r->target, r->target_note);
+        if (r->size_phase_count > 0) { /* progressive resizing: first epoch (0-based) and size */
+            char sizes[128];
+            dbk_recipe_format_size_phases(r, sizes, sizeof sizes);
+            printf("  %-18s image sizes %s (from epoch:size, 0-based)\n", "", sizes);
+        }
     }
     printf("\nmodels:\n");
     for (int i = 0; i < dbk_model_count(); i++) {
