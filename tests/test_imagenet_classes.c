@@ -144,7 +144,12 @@ static int infer_should_stream_every_label(void) {
     snprintf(entry, sizeof entry, "%s/inference.json", out_dir);
     snprintf(args, sizeof args, "infer --checkpoint '%s/model.ckpt' --data '%s' --backend %s --out '%s'", out_dir,
              fixture, backend, entry);
+    /* One OpenMP thread: at batch 1 the CPU backend's ops are too small to share, and on a
+     * loaded 2-core host two threads spent most of the time in OpenMP barriers (720 ms per
+     * image against 30 ms with one, measured on 2026-11-23 at load 13). */
+    setenv("OMP_NUM_THREADS", "1", 1);
     const int rc = dbk_test_run_daybreak(exe, args, out, sizeof out);
+    unsetenv("OMP_NUM_THREADS");
     printf("%s", out);
     DBK_CHECK_MSG(rc == 0, "daybreak infer exited %d", rc);
     DBK_CHECK_MSG(strstr(out, "(512 images one at a time, ") && strstr(out, "not counted), top-1 accuracy 0.20%"),

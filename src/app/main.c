@@ -109,6 +109,8 @@ static void help_train(void) {
            "  --loader-threads N  image-folder datasets: decode threads (default: the online cores)\n"
            "  --image-size N      image-folder datasets: train and evaluate on N x N crops\n"
            "                      (default: the recipe's; ResNets need at least 32)\n"
+           "  --image-sizes E:S,..  image-folder datasets: progressive resizing, S x S crops from the\n"
+           "                      0-based epoch E on, e.g. 0:128,14:224 (default: the recipe's phases)\n"
            "  --quiet             no per-epoch lines\n"
            "  --profile           time every op of every training step (synchronising after each,\n"
            "                      so the run is slower) and print a per-op table at the end\n"
