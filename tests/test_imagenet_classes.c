@@ -154,11 +154,8 @@ static int infer_should_stream_every_label(void) {
     DBK_CHECK_MSG(rc == 0, "daybreak infer exited %d", rc);
     DBK_CHECK_MSG(strstr(out, "(512 images one at a time, ") && strstr(out, "not counted), top-1 accuracy 0.20%"),
                   "expected 512 images, the loader wait and 'top-1 accuracy 0.20%%'");
-    void *data = NULL;
-    size_t n;
-    DBK_CHECK_OK(dbk_file_read_all(entry, &data, &n));
-    cJSON *j = cJSON_ParseWithLength(data, n);
-    dbk_free(data);
+    cJSON *j = dbk_test_read_json(entry);
+    DBK_CHECK_MSG(j != NULL, "%s is missing or not JSON", entry);
     const cJSON *top1 = cJSON_GetObjectItemCaseSensitive(j, "top1Accuracy");
     const cJSON *wait = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(j, "misc"), "loaderWaitSeconds");
     const bool one_hit = cJSON_IsNumber(top1) && fabs(top1->valuedouble - 100.0 / CLASSES) < 1e-9;

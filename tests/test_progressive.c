@@ -58,12 +58,7 @@ static int train(const char *name, const char *extra) {
 static cJSON *load_json(const char *name, const char *file) {
     char p[4400];
     snprintf(p, sizeof p, "%s/%s/%s", base, name, file);
-    void *data = NULL;
-    size_t n;
-    if (dbk_file_read_all(p, &data, &n) != DBK_OK) return NULL;
-    cJSON *j = cJSON_ParseWithLength(data, n);
-    dbk_free(data);
-    return j;
+    return dbk_test_read_json(p);
 }
 
 static const char *const fields[] = {"train_loss", "train_accuracy", "test_loss", "test_accuracy",

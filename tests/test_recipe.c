@@ -102,6 +102,25 @@ static int imagenet_resnet50_should_follow_the_fastai_sizes(void) {
     return 0;
 }
 
+/* --epochs moves the phases with the run: imagenet-resnet50 at 56 epochs changes size at 22 and
+ * 52; at 2 epochs 11/28 and 26/28 of the run round to epochs 1 and 2 (int(x + 0.5)); at 1 epoch
+ * to 0 and 1, so 224 replaces 128 at epoch 0. */
+static int set_epochs_should_move_the_size_phases(void) {
+    const dbk_recipe *r;
+    DBK_CHECK_OK(dbk_recipe_find("imagenet-resnet50", &r));
+    const int epochs[] = {56, 2, 1};
+    const char *expect[] = {"0:128,22:224,52:288", "0:128,1:224,2:288", "0:224,1:288"};
+    for (int i = 0; i < 3; i++) {
+        dbk_recipe c = *r;
+        dbk_recipe_set_epochs(&c, epochs[i]);
+        char text[64];
+        dbk_recipe_format_size_phases(&c, text, sizeof text);
+        DBK_CHECK_MSG(!strcmp(text, expect[i]), "%d epochs: '%s', expected '%s'", epochs[i], text, expect[i]);
+        DBK_CHECK(c.epochs == epochs[i] && c.lr_epochs[c.lr_knots - 1] == (float)epochs[i]);
+    }
+    return 0;
+}
+
 /* A ResNet's global average pool takes any size; AlexNet's flatten before its linear layers
  * does not, nor airbench94's fixed 3x3 pool (the same 1x1 output at 32 and 48 after its valid
  * 2x2 whitening convolution: 47, 23, 11, 5, 1; at 64 it is 2x2). */
@@ -131,6 +150,7 @@ int main(void) {
     DBK_RUN(lr_knots_in_epochs_should_match_the_epoch_schedule);
     DBK_RUN(size_phases_should_parse_and_name_the_phase_of_each_epoch);
     DBK_RUN(imagenet_resnet50_should_follow_the_fastai_sizes);
+    DBK_RUN(set_epochs_should_move_the_size_phases);
     DBK_RUN(models_with_size_dependent_parameters_should_be_refused);
     return dbk_test_finish();
 }

@@ -215,34 +215,12 @@ bool dbk_cli_train_option(dbk_cli_args *a, const char *cmd, dbk_cli_train_args *
     return true;
 }
 
-/* Rescales the run to `epochs`: a fractional budget keeps its ratio to the whole epochs, and
- * knots in epochs are stretched so the last lands on the new end (knots placed as fractions
- * of the run already follow it). */
-static void stretch_schedule(dbk_recipe *r, int epochs) {
-    if (epochs == r->epochs) return;
-    if (r->train_epochs > 0.0f) r->train_epochs *= (float)epochs / (float)r->epochs;
-    float last = r->lr_epochs[r->lr_knots - 1];
-    if (!r->lr_knots_in_run && last > 0.0f)
-        for (int i = 0; i < r->lr_knots; i++) r->lr_epochs[i] *= (float)epochs / last;
-    /* Size phases start at the same fractions of the run, rounded as fast.ai's int(E*f+0.5);
-     * a phase rounded onto the previous one's start replaces it. */
-    int n = 0;
-    for (int i = 0; i < r->size_phase_count; i++) {
-        dbk_size_phase p = r->size_phases[i];
-        p.first_epoch = (int)((double)p.first_epoch * epochs / r->epochs + 0.5);
-        if (n > 0 && p.first_epoch <= r->size_phases[n - 1].first_epoch) n--;
-        r->size_phases[n++] = p;
-    }
-    r->size_phase_count = n;
-    r->epochs = epochs;
-}
-
 int dbk_cli_train_setup(const dbk_cli_train_args *t, dbk_train_options *opt) {
     memset(opt, 0, sizeof *opt);
     const dbk_recipe *recipe;
     if (dbk_recipe_find(t->recipe, &recipe) != DBK_OK) return dbk_cli_fail(NULL);
     opt->recipe = *recipe;
-    if (t->epochs > 0) stretch_schedule(&opt->recipe, (int)t->epochs);
+    if (t->epochs > 0) dbk_recipe_set_epochs(&opt->recipe, (int)t->epochs);
     if (t->batch > 0) opt->recipe.batch = (int)t->batch;
     if (t->target >= 0.0) opt->recipe.target = (float)t->target;
     if (t->image_size > 0 && t->image_sizes) {

@@ -307,6 +307,24 @@ dbk_status dbk_recipe_find(const char *name, const dbk_recipe **out) {
     return dbk_set_error(DBK_ERR_NOT_FOUND, "unknown recipe '%s' (known: %s)", name, known);
 }
 
+/* Knots placed as fractions of the run (lr_knots_in_run) already follow it. */
+void dbk_recipe_set_epochs(dbk_recipe *r, int epochs) {
+    if (epochs == r->epochs) return;
+    if (r->train_epochs > 0.0f) r->train_epochs *= (float)epochs / (float)r->epochs;
+    float last = r->lr_epochs[r->lr_knots - 1];
+    if (!r->lr_knots_in_run && last > 0.0f)
+        for (int i = 0; i < r->lr_knots; i++) r->lr_epochs[i] *= (float)epochs / last;
+    int n = 0;
+    for (int i = 0; i < r->size_phase_count; i++) {
+        dbk_size_phase p = r->size_phases[i];
+        p.first_epoch = (int)((double)p.first_epoch * epochs / r->epochs + 0.5);
+        if (n > 0 && p.first_epoch <= r->size_phases[n - 1].first_epoch) n--;
+        r->size_phases[n++] = p;
+    }
+    r->size_phase_count = n;
+    r->epochs = epochs;
+}
+
 float dbk_recipe_lr(const dbk_recipe *r, double epoch) {
     const int n = r->lr_knots;
     if (n <= 0) return 0.0f;

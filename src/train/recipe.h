@@ -114,6 +114,12 @@ int               dbk_recipe_count(void);
 const dbk_recipe *dbk_recipe_at(int i);
 const char       *dbk_recipe_default_name(void);                           /* "quick" */
 
+/* Rescales r to a run of `epochs` (--epochs): a fractional budget keeps its ratio to the whole
+ * epochs, knots in epochs are stretched so the last lands on the new end, and size phases start
+ * at the same fractions of the run (int(first * epochs / r->epochs + 0.5), as fast.ai placed
+ * them); a phase rounded onto the previous one's start replaces it. */
+void dbk_recipe_set_epochs(dbk_recipe *r, int epochs);
+
 /* Learning rate at a fractional epoch (np.interp: clamped to the end knots). */
 float dbk_recipe_lr(const dbk_recipe *r, double epoch);
 
