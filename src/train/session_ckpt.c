@@ -2,6 +2,8 @@
  * session_ckpt.c — a session's weights and batch-norm statistics to and from a checkpoint
  * (train/checkpoint.h). Tensors are matched by name, so the file does not depend on how the
  * parameters are laid out in the flat buffers.
+ * The training state also travels through host memory from one session to the next when
+ * progressive resizing rebuilds the session at another image size (dbk_session_state_*).
  */
 #include <string.h>
 
