@@ -245,8 +245,8 @@ static int folder_errors_should_name_the_folder(void) {
     return 0;
 }
 
-/* 257 classes (a 1x1 PNG each) open, and loading their validation split into memory (u8 labels:
- * `infer`; `train` and `eval` stream it) is refused with the reason. */
+/* 257 classes (a 1x1 PNG each) open, and loading their validation split into memory (u8 labels;
+ * `train`, `eval` and `infer` stream it) is refused with the reason. */
 static int more_than_256_classes_should_be_refused_for_loading_into_memory(void) {
     const char *dir = dbk_test_tmpdir("imagefolder_classes");
     DBK_CHECK(dir != NULL);

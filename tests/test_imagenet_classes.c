@@ -18,7 +18,8 @@
  * same logits, and with labels 0..511 exactly one image is a top-1 hit (the label of the
  * largest logit) and exactly five are top-5 hits. Had the labels been cut to u8 (mod 256),
  * every logit would be claimed by two images or none, and both counts would be even. `eval`
- * (batches of 100, the last one of 12) must find the same single top-1 hit.
+ * (batches of 100, the last one of 12) and `infer` (one image at a time) must find the same
+ * single top-1 hit.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <cjson/cJSON.h>
@@ -134,6 +135,36 @@ static int eval_should_stream_every_label(void) {
     return 0;
 }
 
+/* `daybreak infer` of the checkpoint classifies the 512 validation images one at a time,
+ * streamed through the decode threads (until 2026-11-23 it loaded the split with u8 labels and
+ * refused more than 256 classes): again exactly one top-1 hit, 0.20%, in the entry too. */
+static int infer_should_stream_every_label(void) {
+    char args[16384], entry[4300];
+    snprintf(entry, sizeof entry, "%s/inference.json", out_dir);
+    snprintf(args, sizeof args, "infer --checkpoint '%s/model.ckpt' --data '%s' --backend %s --out '%s'", out_dir,
+             fixture, backend, entry);
+    /* One OpenMP thread: at batch 1 the CPU backend's ops are too small to share, and on a
+     * loaded 2-core host two threads spent most of the time in OpenMP barriers (720 ms per
+     * image against 30 ms with one, measured on 2026-11-23 at load 13). */
+    setenv("OMP_NUM_THREADS", "1", 1);
+    const int rc = dbk_test_run_daybreak(exe, args, out, sizeof out);
+    unsetenv("OMP_NUM_THREADS");
+    printf("%s", out);
+    DBK_CHECK_MSG(rc == 0, "daybreak infer exited %d", rc);
+    DBK_CHECK_MSG(strstr(out, "(512 images one at a time, ") && strstr(out, "not counted), top-1 accuracy 0.20%"),
+                  "expected 512 images, the loader wait and 'top-1 accuracy 0.20%%'");
+    cJSON *j = dbk_test_read_json(entry);
+    DBK_CHECK_MSG(j != NULL, "%s is missing or not JSON", entry);
+    const cJSON *top1 = cJSON_GetObjectItemCaseSensitive(j, "top1Accuracy");
+    const cJSON *wait = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(j, "misc"), "loaderWaitSeconds");
+    const bool one_hit = cJSON_IsNumber(top1) && fabs(top1->valuedouble - 100.0 / CLASSES) < 1e-9;
+    const bool has_wait = cJSON_IsNumber(wait) && wait->valuedouble >= 0;
+    cJSON_Delete(j);
+    DBK_CHECK_MSG(one_hit, "the entry's top1Accuracy should be 100/512 (one hit)");
+    DBK_CHECK_MSG(has_wait, "the entry's misc should hold loaderWaitSeconds");
+    return 0;
+}
+
 int main(int argc, char **argv) {
     if (argc < 2) {
         fprintf(stderr, "usage: test_imagenet_classes <daybreak> [backend]\n");
@@ -151,5 +182,6 @@ int main(int argc, char **argv) {
     DBK_RUN(scan_and_eval_loader_should_deliver_labels_above_255);
     DBK_RUN(training_should_evaluate_every_label);
     DBK_RUN(eval_should_stream_every_label);
+    DBK_RUN(infer_should_stream_every_label);
     return dbk_test_finish();
 }

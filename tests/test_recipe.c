@@ -1,10 +1,14 @@
 /*
  * test_recipe.c — the run length and learning-rate schedule of recipes (train/recipe.h):
  * fractional epoch budgets and knots placed as fractions of the run's steps, checked against
- * airbench94's get_lr arithmetic written out independently here.
+ * airbench94's get_lr arithmetic written out independently here; progressive resizing's size
+ * schedules (parsing, the phase of an epoch, imagenet-resnet50's) and the check that a model's
+ * parameters do not depend on the image size.
  */
 #include <math.h>
+#include <string.h>
 
+#include "models/models.h"
 #include "test_util.h"
 #include "train/recipe.h"
 
@@ -55,9 +59,98 @@ static int lr_knots_in_epochs_should_match_the_epoch_schedule(void) {
     return 0;
 }
 
+static int size_phases_should_parse_and_name_the_phase_of_each_epoch(void) {
+    dbk_recipe r = {.name = "t", .image_size = 32};
+    DBK_CHECK(dbk_recipe_size_phase_at(&r, 5) == -1 && dbk_recipe_image_size_at(&r, 5) == 32);
+    DBK_CHECK_OK(dbk_recipe_parse_size_phases("0:128,14:224,29:288", &r));
+    DBK_CHECK(r.size_phase_count == 3 && r.image_size == 288); /* eval and infer: the last size */
+    const int expect[][2] = {{0, 128}, {13, 128}, {14, 224}, {28, 224}, {29, 288}, {100, 288}};
+    for (size_t i = 0; i < sizeof expect / sizeof expect[0]; i++)
+        DBK_CHECK_MSG(dbk_recipe_image_size_at(&r, expect[i][0]) == expect[i][1], "epoch %d: size %d, expected %d",
+                      expect[i][0], dbk_recipe_image_size_at(&r, expect[i][0]), expect[i][1]);
+    char text[64];
+    dbk_recipe_format_size_phases(&r, text, sizeof text);
+    DBK_CHECK_MSG(!strcmp(text, "0:128,14:224,29:288"), "formatted '%s'", text);
+    static const char *const bad[][2] = {
+        {"", "no phase"},
+        {"1:128", "must start at epoch 0"},
+        {"0:128,0:224", "not after the previous"},
+        {"0:128,5:4", "not 8..1024"},
+        {"0:128,5:2000", "not 8..1024"},
+        {"0:128,", "ends with ','"},
+        {"0-128", "not EPOCH:SIZE"},
+        {"0:128,5:224,6:228,7:232,8:236,9:240,10:244,11:248,12:252", "more than 8 phases"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        DBK_CHECK_MSG(dbk_recipe_parse_size_phases(bad[i][0], &r) == DBK_ERR_INVALID_ARG, "'%s' accepted", bad[i][0]);
+        DBK_CHECK_MSG(strstr(dbk_last_error(), bad[i][1]) != NULL, "'%s': %s", bad[i][0], dbk_last_error());
+        DBK_CHECK(r.size_phase_count == 3); /* unchanged */
+    }
+    return 0;
+}
+
+/* imagenet_nv/main.py (fastai/imagenet-fast 71682e3) with --small and 28 epochs: 128, then
+ * 224 from int(28 * 0.4 + 0.5) = 11, 288 from int(28 * 0.92 + 0.5) = 26. */
+static int imagenet_resnet50_should_follow_the_fastai_sizes(void) {
+    const dbk_recipe *r;
+    DBK_CHECK_OK(dbk_recipe_find("imagenet-resnet50", &r));
+    char text[64];
+    dbk_recipe_format_size_phases(r, text, sizeof text);
+    DBK_CHECK_MSG(!strcmp(text, "0:128,11:224,26:288"), "imagenet-resnet50 sizes '%s'", text);
+    DBK_CHECK((int)(28 * 0.4 + 0.5) == 11 && (int)(28 * 0.92 + 0.5) == 26 && r->epochs == 28);
+    DBK_CHECK(r->image_size == 288);
+    return 0;
+}
+
+/* --epochs moves the phases with the run: imagenet-resnet50 at 56 epochs changes size at 22 and
+ * 52; at 2 epochs 11/28 and 26/28 of the run round to epochs 1 and 2 (int(x + 0.5)); at 1 epoch
+ * to 0 and 1, so 224 replaces 128 at epoch 0. */
+static int set_epochs_should_move_the_size_phases(void) {
+    const dbk_recipe *r;
+    DBK_CHECK_OK(dbk_recipe_find("imagenet-resnet50", &r));
+    const int epochs[] = {56, 2, 1};
+    const char *expect[] = {"0:128,22:224,52:288", "0:128,1:224,2:288", "0:224,1:288"};
+    for (int i = 0; i < 3; i++) {
+        dbk_recipe c = *r;
+        dbk_recipe_set_epochs(&c, epochs[i]);
+        char text[64];
+        dbk_recipe_format_size_phases(&c, text, sizeof text);
+        DBK_CHECK_MSG(!strcmp(text, expect[i]), "%d epochs: '%s', expected '%s'", epochs[i], text, expect[i]);
+        DBK_CHECK(c.epochs == epochs[i] && c.lr_epochs[c.lr_knots - 1] == (float)epochs[i]);
+    }
+    return 0;
+}
+
+/* A ResNet's global average pool takes any size; AlexNet's flatten before its linear layers
+ * does not, nor airbench94's fixed 3x3 pool (the same 1x1 output at 32 and 48 after its valid
+ * 2x2 whitening convolution: 47, 23, 11, 5, 1; at 64 it is 2x2). */
+static int models_with_size_dependent_parameters_should_be_refused(void) {
+    const int sizes[] = {32, 48, 64};
+    const char *ok[] = {"resnet18", "resnet50", "darknet-cifar"}, *refused[][3] = {
+        {"alexnet-cifar", "classifier.1.weight", "32x32 and 48x48"}, {"airbench94", "linear.weight", "32x32 and 64x64"}};
+    for (int i = 0; i < 3; i++) {
+        const dbk_model_def *m;
+        DBK_CHECK_OK(dbk_model_find(ok[i], &m));
+        DBK_CHECK_OK(dbk_model_check_sizes(m, 3, sizes, 3, 10));
+    }
+    for (int i = 0; i < 2; i++) {
+        const dbk_model_def *m;
+        DBK_CHECK_OK(dbk_model_find(refused[i][0], &m));
+        DBK_CHECK_MSG(dbk_model_check_sizes(m, 3, sizes, 3, 10) == DBK_ERR_INVALID_ARG, "%s accepted", refused[i][0]);
+        printf("  %s: %s\n", refused[i][0], dbk_last_error());
+        DBK_CHECK(strstr(dbk_last_error(), "cannot change image size") && strstr(dbk_last_error(), refused[i][1]) &&
+                  strstr(dbk_last_error(), refused[i][2]));
+    }
+    return 0;
+}
+
 int main(void) {
     DBK_RUN(total_steps_should_round_a_fractional_budget_up);
     DBK_RUN(lr_knots_in_run_should_follow_airbench_get_lr);
     DBK_RUN(lr_knots_in_epochs_should_match_the_epoch_schedule);
+    DBK_RUN(size_phases_should_parse_and_name_the_phase_of_each_epoch);
+    DBK_RUN(imagenet_resnet50_should_follow_the_fastai_sizes);
+    DBK_RUN(set_epochs_should_move_the_size_phases);
+    DBK_RUN(models_with_size_dependent_parameters_should_be_refused);
     return dbk_test_finish();
 }

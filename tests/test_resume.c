@@ -106,12 +106,7 @@ static bool wait_for_epoch(pid_t pid, const char *dir, int epoch) {
 static cJSON *load_json(const char *dir, const char *file) {
     char p[4400];
     path_in(p, sizeof p, dir, file);
-    void *data = NULL;
-    size_t n;
-    if (dbk_file_read_all(p, &data, &n) != DBK_OK) return NULL;
-    cJSON *j = cJSON_ParseWithLength(data, n);
-    dbk_free(data);
-    return j;
+    return dbk_test_read_json(p);
 }
 
 /* The output of a background run into out (and printed). */

@@ -10,6 +10,7 @@
 #include "models/models.h"
 #include "train/recipe.h"
 
+#include <cjson/cJSON.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -144,6 +145,15 @@ const char *dbk_test_backend_tmpdir(const char *what, const char *backend, const
     for (char *c = name; *c; c++)
         if (*c == ':' || *c == '/') *c = '-';
     return dbk_test_tmpdir(name);
+}
+
+cJSON *dbk_test_read_json(const char *path) {
+    void *data = NULL;
+    size_t n;
+    if (dbk_file_read_all(path, &data, &n) != DBK_OK) return NULL;
+    cJSON *j = cJSON_ParseWithLength(data, n);
+    dbk_free(data);
+    return j;
 }
 
 int dbk_test_run_daybreak(const char *exe, const char *args, char *out, size_t cap) {

@@ -134,6 +134,8 @@ const char *dbk_test_tmpdir(const char *name);
 /* dbk_test_tmpdir("<what>-<backend>[-<size>]") with ':' and '/' of the backend spec replaced:
  * one folder per backend and size, since ctest -j may run several at once. */
 const char *dbk_test_backend_tmpdir(const char *what, const char *backend, const char *size);
+/* The JSON file at path parsed (free with cJSON_Delete), or NULL when it cannot be read or parsed. */
+struct cJSON *dbk_test_read_json(const char *path);
 /* Runs the daybreak executable exe with args (shell words), as dbk_test_run_command. */
 int dbk_test_run_daybreak(const char *exe, const char *args, char *out, size_t cap);
 /* A test case body: `daybreak eval` of run_dir/model.ckpt on the first test_images test

@@ -181,7 +181,15 @@ bool dbk_cli_train_option(dbk_cli_args *a, const char *cmd, dbk_cli_train_args *
     else if (VALUE("--test-subset")) bad = m > 0 && !dbk_cli_parse_long(v, 1, DBK_CLI_MAX_SUBSET, &t->test_subset);
     else if (VALUE("--loader-threads")) bad = m > 0 && !dbk_cli_parse_long(v, 1, 256, &t->loader_threads);
     else if (VALUE("--image-size")) bad = m > 0 && !dbk_cli_parse_long(v, 8, 1024, &t->image_size);
-    else if (FLAG("--all-epochs")) t->all_epochs = true;
+    else if (VALUE("--image-sizes")) {
+        dbk_recipe scratch; /* the syntax now, for a usage error; dbk_cli_train_setup applies it */
+        if (m > 0 && dbk_recipe_parse_size_phases(v, &scratch) != DBK_OK) {
+            *exit_code = dbk_cli_usage_error(cmd, "bad --image-sizes: %s (EPOCH:SIZE,... e.g. 0:128,14:224)",
+                                             dbk_last_error());
+            return true;
+        }
+        t->image_sizes = v;
+    } else if (FLAG("--all-epochs")) t->all_epochs = true;
     else if (FLAG("--quiet")) t->quiet = true;
     else if (FLAG("--profile")) t->profile = true;
     else if (FLAG("--no-progress")) t->no_progress = true;
@@ -207,27 +215,24 @@ bool dbk_cli_train_option(dbk_cli_args *a, const char *cmd, dbk_cli_train_args *
     return true;
 }
 
-/* Rescales the run to `epochs`: a fractional budget keeps its ratio to the whole epochs, and
- * knots in epochs are stretched so the last lands on the new end (knots placed as fractions
- * of the run already follow it). */
-static void stretch_schedule(dbk_recipe *r, int epochs) {
-    if (epochs == r->epochs) return;
-    if (r->train_epochs > 0.0f) r->train_epochs *= (float)epochs / (float)r->epochs;
-    float last = r->lr_epochs[r->lr_knots - 1];
-    if (!r->lr_knots_in_run && last > 0.0f)
-        for (int i = 0; i < r->lr_knots; i++) r->lr_epochs[i] *= (float)epochs / last;
-    r->epochs = epochs;
-}
-
 int dbk_cli_train_setup(const dbk_cli_train_args *t, dbk_train_options *opt) {
     memset(opt, 0, sizeof *opt);
     const dbk_recipe *recipe;
     if (dbk_recipe_find(t->recipe, &recipe) != DBK_OK) return dbk_cli_fail(NULL);
     opt->recipe = *recipe;
-    if (t->epochs > 0) stretch_schedule(&opt->recipe, (int)t->epochs);
+    if (t->epochs > 0) dbk_recipe_set_epochs(&opt->recipe, (int)t->epochs);
     if (t->batch > 0) opt->recipe.batch = (int)t->batch;
     if (t->target >= 0.0) opt->recipe.target = (float)t->target;
-    if (t->image_size > 0) opt->recipe.image_size = (int)t->image_size;
+    if (t->image_size > 0 && t->image_sizes) {
+        fprintf(stderr, "daybreak: error: --image-size and --image-sizes: give one (a fixed size, or phases)\n");
+        return DBK_EXIT_USAGE;
+    }
+    if (t->image_size > 0) { /* a fixed size replaces the recipe's phases */
+        opt->recipe.image_size = (int)t->image_size;
+        opt->recipe.size_phase_count = 0;
+    }
+    if (t->image_sizes && dbk_recipe_parse_size_phases(t->image_sizes, &opt->recipe) != DBK_OK)
+        return dbk_cli_fail("--image-sizes");
     int rc = dbk_cli_resolve_device(t->backend, t->device, &opt->backend, &opt->device);
     if (rc != DBK_EXIT_OK) return rc;
     opt->all_epochs = t->all_epochs;

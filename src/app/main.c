@@ -109,6 +109,8 @@ static void help_train(void) {
            "  --loader-threads N  image-folder datasets: decode threads (default: the online cores)\n"
            "  --image-size N      image-folder datasets: train and evaluate on N x N crops\n"
            "                      (default: the recipe's; ResNets need at least 32)\n"
+           "  --image-sizes E:S,..  image-folder datasets: progressive resizing, S x S crops from the\n"
+           "                      0-based epoch E on, e.g. 0:128,14:224 (default: the recipe's phases)\n"
            "  --quiet             no per-epoch lines\n"
            "  --profile           time every op of every training step (synchronising after each,\n"
            "                      so the run is slower) and print a per-op table at the end\n"
@@ -212,6 +214,11 @@ static int cmd_recipes(dbk_cli_args *a) {
         printf("  %-18s %s%s\n", r->name, r->description, strcmp(r->name, dbk_recipe_default_name()) ? "" : " [default]");
         printf("  %-18s model %s, batch %d, %d epochs, target %.1f%% (%s)\n", "", r->model, r->batch, r->epochs,
                (double)r->target, r->target_note);
+        if (r->size_phase_count > 0) { /* progressive resizing: first epoch (0-based) and size */
+            char sizes[128];
+            dbk_recipe_format_size_phases(r, sizes, sizeof sizes);
+            printf("  %-18s image sizes %s (from epoch:size, 0-based)\n", "", sizes);
+        }
     }
     printf("\nmodels:\n");
     for (int i = 0; i < dbk_model_count(); i++) {

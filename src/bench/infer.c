@@ -9,6 +9,7 @@
 #include <cjson/cJSON.h>
 
 #include "core/timer.h"
+#include "data/loader.h"
 #include "models/models.h"
 #include "train/checkpoint.h"
 #include "train/recipe.h"
@@ -53,21 +54,29 @@ dbk_status dbk_infer_run(dbk_backend_kind kind, int index, const char *checkpoin
 
     dbk_dataset test;
     memset(&test, 0, sizeof test);
+    dbk_imagefolder_list test_list;
+    memset(&test_list, 0, sizeof test_list);
+    dbk_loader *loader = NULL;
     dbk_backend *be = NULL;
     dbk_session *s = NULL;
     dbk_epoch_counters ec;
     /* At the size the recipe trained on (a shallow copy: it shares data's class names). */
     dbk_dataset_info sized = *data;
     if (recipe->image_size > 0) dbk_dataset_set_image_size(&sized, recipe->image_size);
-    dbk_status st = dbk_dataset_load(&sized, DBK_DATASET_SPLIT_TEST, test_limit, &test);
+    /* An image folder streams through decode threads, one image per batch, as evaluation does
+     * in training (int32 labels: any number of classes). */
+    out->streamed = data->kind->residency == DBK_DATASET_STREAMED;
+    dbk_status st = out->streamed ? dbk_loader_open_eval(&sized, test_limit, 1, 0, &test_list, &test.count, &loader)
+                                  : dbk_dataset_load(&sized, DBK_DATASET_SPLIT_TEST, test_limit, &test);
     if (st == DBK_OK) st = dbk_backend_create(kind, index, &be);
     if (st == DBK_OK) {
         out->device = *dbk_backend_get_info(be);
         dbk_session_config cfg = {.recipe = recipe, .model = model, .input = sized.shape,
                                   .num_classes = data->num_classes, .batch = 1, .eval_batch = 1,
-                                  .train_count = 0, .test_count = test.count};
+                                  .train_count = 0, .streamed_eval = out->streamed, .test_count = test.count};
         st = dbk_session_create(be, &cfg, &s);
     }
+    if (st == DBK_OK && loader) dbk_session_set_eval_loader(s, loader);
     if (st == DBK_OK) st = dbk_session_upload_data(s, NULL, &test);
     if (st == DBK_OK) st = dbk_session_load(s, checkpoint);
     if (st == DBK_OK) st = dbk_backend_sync(be);
@@ -77,6 +86,12 @@ dbk_status dbk_infer_run(dbk_backend_kind kind, int index, const char *checkpoin
         st = dbk_session_evaluate(s, &ec);
         out->seconds = dbk_time_now() - t0;
     }
+    if (st == DBK_OK && loader) {
+        dbk_loader_stats ls;
+        dbk_loader_get_stats(loader, &ls);
+        out->loader_wait_seconds = ls.wait_seconds;
+        out->seconds -= ls.wait_seconds;
+    }
     if (st == DBK_OK) {
         out->images = (int)ec.images;
         out->accuracy = 100.0 * ec.correct / (double)ec.images;
@@ -84,6 +99,8 @@ dbk_status dbk_infer_run(dbk_backend_kind kind, int index, const char *checkpoin
     }
     dbk_session_destroy(s);
     dbk_backend_destroy(be);
+    dbk_loader_destroy(loader);
+    dbk_imagefolder_list_deinit(&test_list);
     dbk_dataset_deinit(&test);
     return st;
 }
@@ -129,6 +146,7 @@ dbk_status dbk_infer_write_entry(const char *path, const char *checkpoint, const
     cJSON_AddNumberToObject(misc, "images", r->images);
     cJSON_AddNumberToObject(misc, "batch", 1);
     cJSON_AddNumberToObject(misc, "totalSeconds", r->seconds);
+    if (r->streamed) cJSON_AddNumberToObject(misc, "loaderWaitSeconds", r->loader_wait_seconds);
     if (pl->price_per_hour > 0) cJSON_AddNumberToObject(misc, "costPerHour", pl->price_per_hour);
     return dbk_results_write_cjson(path, root);
 }

@@ -329,8 +329,8 @@ dbk_status dbk_imagefolder_load_split(const dbk_dataset_info *info, dbk_dataset_
     memset(out, 0, sizeof *out);
     if (info->num_classes > 256)
         return dbk_set_error(DBK_ERR_UNSUPPORTED, "%s: %d classes; a split loaded into memory has u8 labels (at most "
-                             "256 classes): `daybreak train` and `eval` stream such a dataset's validation split through "
-                             "the decode threads, `infer` holds the split and cannot", info->dir, info->num_classes);
+                             "256 classes); stream such a dataset's split through the decode threads instead (data/loader.h), "
+                             "as `daybreak train`, `eval` and `infer` do", info->dir, info->num_classes);
     dbk_imagefolder_list list;
     DBK_TRY(dbk_imagefolder_scan(info->dir, split, &list));
     const int32_t count = limit > 0 && limit < list.count ? limit : list.count;

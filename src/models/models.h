@@ -34,4 +34,12 @@ const dbk_model_def *dbk_model_at(int i);
 /* def->forward(g, def->config, x, num_classes). */
 dbk_value dbk_model_forward(dbk_graph *g, const dbk_model_def *def, dbk_value x, int num_classes);
 
+/* Whether the model's parameters (their names and shapes) are the same for channels x size x
+ * size inputs at every size of sizes[0..n) (progressive resizing trains one set of parameters
+ * at several sizes: a ResNet's global average pool takes any size, a flatten before a linear
+ * layer does not). Plans only; allocates no device memory. DBK_ERR_INVALID_ARG names the model,
+ * the sizes and the first parameter that differs; a size the model cannot take at all gives its
+ * layer's error. */
+dbk_status dbk_model_check_sizes(const dbk_model_def *def, int channels, const int *sizes, int n, int num_classes);
+
 #endif

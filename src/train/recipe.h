@@ -11,11 +11,21 @@
 #define DBK_RECIPE_H
 
 #include <stdbool.h>
+#include <stddef.h>
 
 #include "backend/ops.h"
 
 #define DBK_RECIPE_MAX_KNOTS 6
 #define DBK_RECIPE_MAX_GROUPS 4
+#define DBK_RECIPE_MAX_SIZE_PHASES 8
+
+/* One phase of progressive resizing (fast.ai's DAWNBench ImageNet trick: small crops early,
+ * full size late): from epoch first_epoch (0-based) on, streamed datasets are trained and
+ * evaluated on size x size crops, with the same parameters, statistics and optimizer state. */
+typedef struct dbk_size_phase {
+    int first_epoch;                 /* 0-based; the first phase's is 0 */
+    int size;                        /* crop side in pixels, 8..1024 */
+} dbk_size_phase;
 
 /* How the optimizer treats one parameter group a model declares (nn/graph.h,
  * dbk_graph_set_group). Groups a recipe does not list train with scale 1 to the end. */
@@ -74,6 +84,9 @@ typedef struct dbk_recipe {
     int         image_size;          /* streamed datasets: the side of the square crops trained and
                                         evaluated on (0 = the dataset's shape); evaluation resizes
                                         the short side to 8/7 of it first (256 for 224) */
+    int         size_phase_count;    /* streamed: progressive resizing, 0 = image_size throughout;
+                                        with phases, image_size is the last phase's */
+    dbk_size_phase size_phases[DBK_RECIPE_MAX_SIZE_PHASES]; /* first epochs increasing, from 0 */
     float       min_scale;           /* streamed: smallest area fraction of the random-resized crop
                                         (0 = torchvision's 0.08) */
     bool        target_top5;         /* the target is top-5 accuracy (ImageNet's DAWNBench rule); the
@@ -101,6 +114,12 @@ int               dbk_recipe_count(void);
 const dbk_recipe *dbk_recipe_at(int i);
 const char       *dbk_recipe_default_name(void);                           /* "quick" */
 
+/* Rescales r to a run of `epochs` (--epochs): a fractional budget keeps its ratio to the whole
+ * epochs, knots in epochs are stretched so the last lands on the new end, and size phases start
+ * at the same fractions of the run (int(first * epochs / r->epochs + 0.5), as fast.ai placed
+ * them); a phase rounded onto the previous one's start replaces it. */
+void dbk_recipe_set_epochs(dbk_recipe *r, int epochs);
+
 /* Learning rate at a fractional epoch (np.interp: clamped to the end knots). */
 float dbk_recipe_lr(const dbk_recipe *r, double epoch);
 
@@ -111,6 +130,19 @@ long dbk_recipe_total_steps(const dbk_recipe *r, int steps_per_epoch);
  * linear over the knots, placed in epochs or, with lr_knots_in_run, at steps
  * floor(fraction * total_steps) (airbench's int(total * 0.23)). */
 float dbk_recipe_lr_at_step(const dbk_recipe *r, long step, int steps_per_epoch, long total_steps);
+
+/* Progressive resizing: the index of the size phase that 0-based epoch `epoch0` trains in
+ * (-1 without phases), and its crop side (image_size without phases). */
+int dbk_recipe_size_phase_at(const dbk_recipe *r, int epoch0);
+int dbk_recipe_image_size_at(const dbk_recipe *r, int epoch0);
+
+/* Parses a size schedule "E:S[,E:S]..." (first epochs 0-based, the first 0, increasing; sides
+ * 8..1024) into r's size phases, and image_size to the last phase's (the size a finished
+ * model is evaluated at). DBK_ERR_INVALID_ARG names the bad part; r is unchanged then. */
+dbk_status dbk_recipe_parse_size_phases(const char *text, dbk_recipe *r);
+
+/* The size schedule as text, "0:128,11:224,26:288" ("" without phases). */
+void dbk_recipe_format_size_phases(const dbk_recipe *r, char *out, size_t cap);
 
 /* Lookahead decay after run_step of run_steps training steps: base * (run_step / run_steps)^power
  * (airbench94's alpha_schedule[step] with base 0.95^5, power 3); 1 when run_steps is 0. */

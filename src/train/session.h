@@ -200,4 +200,15 @@ dbk_status dbk_session_save_state_extra(dbk_session *s, const char *path, const 
                                         const struct dbk_ckpt_tensor *extra);
 dbk_status dbk_session_load_state(dbk_session *s, const struct dbk_checkpoint *c, const char *path);
 
+/* The training state held on the host between two sessions of one run (progressive resizing:
+ * the session of one image size is destroyed, freeing its activations, before the next is
+ * created): the buffers dbk_session_save_state writes and the loss scaler. */
+typedef struct dbk_session_state dbk_session_state;
+/* Reads s's state to the host (synchronises the device). */
+dbk_status dbk_session_state_take(dbk_session *s, dbk_session_state **out);
+/* Writes it into s, a session of the same model and recipe: every buffer must have the same
+ * size, else DBK_ERR_INVALID_ARG (a model whose parameters depend on the image size). */
+dbk_status dbk_session_state_put(dbk_session *s, const dbk_session_state *st);
+void       dbk_session_state_destroy(dbk_session_state *st);                 /* accepts NULL */
+
 #endif

@@ -2,6 +2,8 @@
  * session_ckpt.c — a session's weights and batch-norm statistics to and from a checkpoint
  * (train/checkpoint.h). Tensors are matched by name, so the file does not depend on how the
  * parameters are laid out in the flat buffers.
+ * The training state also travels through host memory from one session to the next when
+ * progressive resizing rebuilds the session at another image size (dbk_session_state_*).
  */
 #include <string.h>
 
@@ -155,5 +157,58 @@ dbk_status dbk_session_load_state(dbk_session *s, const dbk_checkpoint *c, const
                                  (long long)t->shape[0], b[i].count);
         DBK_TRY(dbk_buffer_write(b[i].buf, 0, t->data, b[i].count * 4));
     }
+    return dbk_backend_sync(s->be);
+}
+
+/* ---------------------------------------------------------------------------------- */
+/* the training state between two sessions of one run (progressive resizing)         */
+
+struct dbk_session_state {
+    float          *host[STATE_BUFFERS];   /* NULL where the session has no such buffer */
+    size_t          count[STATE_BUFFERS];
+    dbk_loss_scaler scaler;
+};
+
+void dbk_session_state_destroy(dbk_session_state *st) {
+    if (!st) return;
+    for (int i = 0; i < STATE_BUFFERS; i++) dbk_free(st->host[i]);
+    dbk_free(st);
+}
+
+dbk_status dbk_session_state_take(dbk_session *s, dbk_session_state **out) {
+    *out = NULL;
+    dbk_session_state *st = dbk_calloc(1, sizeof *st);
+    if (!st) return DBK_ERR_OUT_OF_HOST_MEMORY;
+    state_buffer b[STATE_BUFFERS];
+    state_buffers(s, b);
+    dbk_status rc = dbk_backend_sync(s->be);
+    for (int i = 0; i < STATE_BUFFERS && rc == DBK_OK; i++) {
+        if (!b[i].buf) continue;
+        st->count[i] = b[i].count;
+        if (!(st->host[i] = dbk_malloc(b[i].count * 4 + 4))) rc = DBK_ERR_OUT_OF_HOST_MEMORY;
+        else rc = dbk_buffer_read(b[i].buf, 0, st->host[i], b[i].count * 4);
+    }
+    st->scaler = s->scaler;
+    if (rc != DBK_OK) {
+        dbk_session_state_destroy(st);
+        return rc;
+    }
+    *out = st;
+    return DBK_OK;
+}
+
+dbk_status dbk_session_state_put(dbk_session *s, const dbk_session_state *st) {
+    state_buffer b[STATE_BUFFERS];
+    state_buffers(s, b);
+    for (int i = 0; i < STATE_BUFFERS; i++) {
+        if (!b[i].buf && !st->host[i]) continue;
+        if (!b[i].buf || !st->host[i] || b[i].count != st->count[i])
+            return dbk_set_error(DBK_ERR_INVALID_ARG, "model %s: '%s' holds %zu values at %dx%d, %zu before; its "
+                                 "parameters depend on the image size", s->cfg.model->name, b[i].name, b[i].count,
+                                 s->cfg.input.height, s->cfg.input.width, st->count[i]);
+    }
+    for (int i = 0; i < STATE_BUFFERS; i++)
+        if (b[i].buf) DBK_TRY(dbk_buffer_write(b[i].buf, 0, st->host[i], b[i].count * 4));
+    s->scaler = st->scaler;
     return dbk_backend_sync(s->be);
 }

@@ -9,7 +9,8 @@
  *   session_init.c     initialising parameters, statistics and optimizer state
  *   session_run.c      the device side of the epoch loop: epochs, steps, evaluation
  *   session_profile.c  per-op timing of training steps
- *   session_ckpt.c     checkpoints, and the whole training state for --resume
+ *   session_ckpt.c     checkpoints, and the whole training state for --resume and for
+ *                      the next session of progressive resizing
  *   session_peers.c    what data-parallel training needs: the exchange between backward
  *                      and update, the trainable tensors, the statistics buffer
  */

@@ -43,6 +43,7 @@ typedef struct run {
     dbk_run_lock lock;
     dbk_checkpoint *resume_ckpt;    /* with opt->resume: resume.ckpt, until the state is restored */
     double       resume_clock;      /* with opt->resume: the saved clock */
+    int          size_phase;        /* progressive resizing: the phase the session is built for */
 } run;
 
 static void run_release(run *r) {
@@ -90,13 +91,13 @@ static dbk_status checkpoint_meta(const dbk_train_options *opt, const dbk_train_
     return DBK_OK;
 }
 
-/* A streamed dataset: the training list and the decode threads (data/loader.h). */
-static dbk_status open_loader(run *r, const dbk_train_options *opt, dbk_train_report *rep) {
+/* A streamed dataset's decode threads (data/loader.h) at the current image shape: the
+ * training loader and the validation split's, in evaluation batches (the session's
+ * eval_batch: the recipe's batch, or the whole split when smaller). */
+static dbk_status create_loaders(run *r, const dbk_train_options *opt, const dbk_train_report *rep) {
     const dbk_recipe *rc = &opt->recipe;
-    DBK_TRY(dbk_imagefolder_scan(r->data.dir, DBK_DATASET_SPLIT_TRAIN, &r->train_list));
-    const int32_t n = r->train_list.count;
     const dbk_loader_config lc = {.list = &r->train_list,
-                                  .count = opt->train_limit > 0 && opt->train_limit < n ? opt->train_limit : n,
+                                  .count = rep->train_images,
                                   .batch = rc->batch,
                                   .height = r->data.shape.height,
                                   .width = r->data.shape.width,
@@ -107,15 +108,25 @@ static dbk_status open_loader(run *r, const dbk_train_options *opt, dbk_train_re
                                   .shard_count = opt->peers ? opt->peers->size : 1,
                                   .shard_index = opt->peers ? opt->peers->rank : 0};
     DBK_TRY(dbk_loader_create(&lc, &r->loader));
+    const int32_t n = rep->test_images;
+    const dbk_loader_config ec = dbk_loader_eval_config(&r->test_list, n, n < rc->batch ? n : rc->batch,
+                                                        r->data.shape.height, r->data.shape.width, opt->loader_threads);
+    return dbk_loader_create(&ec, &r->eval_loader);
+}
+
+/* A streamed dataset: the training and validation lists, and their decode threads. */
+static dbk_status open_loader(run *r, const dbk_train_options *opt, dbk_train_report *rep) {
+    DBK_TRY(dbk_imagefolder_scan(r->data.dir, DBK_DATASET_SPLIT_TRAIN, &r->train_list));
+    const int32_t n = r->train_list.count;
+    rep->train_images = opt->train_limit > 0 && opt->train_limit < n ? opt->train_limit : n;
+    DBK_TRY(dbk_imagefolder_scan(r->data.dir, DBK_DATASET_SPLIT_TEST, &r->test_list));
+    const int32_t m = r->test_list.count;
+    rep->test_images = opt->test_limit > 0 && opt->test_limit < m ? opt->test_limit : m;
+    DBK_TRY(create_loaders(r, opt, rep));
     dbk_loader_stats stats;
     dbk_loader_get_stats(r->loader, &stats);
     rep->loader_threads = stats.threads;
-    rep->train_images = lc.count;
-
-    /* The validation split through decode threads of its own, in evaluation batches (the
-     * session's eval_batch: the recipe's batch, or the whole split when smaller). */
-    return dbk_loader_open_eval(&r->data, opt->test_limit, rc->batch, opt->loader_threads, &r->test_list,
-                                &rep->test_images, &r->eval_loader);
+    return DBK_OK;
 }
 
 const char *dbk_precision_name(dbk_precision p) {
@@ -153,39 +164,10 @@ static dbk_status resolve_precision(const dbk_train_options *opt, dbk_train_repo
     return DBK_OK;
 }
 
-static dbk_status setup(run *r, const dbk_train_options *opt, dbk_train_report *rep) {
+/* The session at the current image shape, and what the report takes from it. */
+static dbk_status create_session(run *r, const dbk_train_options *opt, dbk_train_report *rep) {
     const dbk_recipe *rc = &opt->recipe;
-    DBK_TRY(resolve_precision(opt, rep));
-    /* Reading the files is "downloading the data", off the clock as in DAWNBench. */
-    const dbk_dataset_kind *kind;
-    DBK_TRY(dbk_dataset_kind_find(rc->dataset, &kind));
-    DBK_TRY(dbk_dataset_open_dir(kind, opt->data_dir, &r->data));
-    const bool streamed = kind->residency == DBK_DATASET_STREAMED;
-    if (rc->image_size > 0 && !dbk_dataset_set_image_size(&r->data, rc->image_size))
-        return dbk_set_error(DBK_ERR_INVALID_ARG, "image size %d: dataset %s has fixed %dx%d images (the size is a "
-                             "choice for image-folder datasets only)", rc->image_size, kind->name, r->data.shape.height,
-                             r->data.shape.width);
-    if (streamed) DBK_TRY(open_loader(r, opt, rep));
-    else DBK_TRY(dbk_dataset_load(&r->data, DBK_DATASET_SPLIT_TRAIN, opt->train_limit, &r->train));
-    if (!streamed) {
-        DBK_TRY(dbk_dataset_load(&r->data, DBK_DATASET_SPLIT_TEST, opt->test_limit, &r->test));
-        rep->train_images = r->train.count;
-        rep->test_images = r->test.count;
-    }
-    rep->streamed = streamed;
-    rep->top5 = streamed || rc->target_top5;
-    rep->train_split_images = r->data.split_count[DBK_DATASET_SPLIT_TRAIN];
-    rep->test_split_images = r->data.split_count[DBK_DATASET_SPLIT_TEST];
-    rep->subset = rep->train_images < r->data.split_count[DBK_DATASET_SPLIT_TRAIN] ||
-                  rep->test_images < r->data.split_count[DBK_DATASET_SPLIT_TEST];
-
-    DBK_TRY(dbk_backend_create(opt->backend, opt->device, &r->be));
-    rep->device = *dbk_backend_get_info(r->be);
-    DBK_TRY(dbk_platform_resolve(opt->platform, dbk_backend_kind_name(opt->backend), rep->device.name, &rep->platform));
-    if (!r->mlperf_continued) dbk_mlperf_log_init_start(&r->mlperf, opt, rep);
-    dbk_log(DBK_LOG_LEVEL_INFO, "device: %s %d: %s (%s)", dbk_backend_kind_name(opt->backend), opt->device,
-            rep->device.name, rep->device.driver);
-
+    const bool streamed = rep->streamed;
     const dbk_model_def *model;
     DBK_TRY(dbk_model_find(rc->model, &model));
     dbk_session_config cfg = {
@@ -217,6 +199,110 @@ static dbk_status setup(run *r, const dbk_train_options *opt, dbk_train_report *
     rep->steps_per_epoch = dbk_session_steps_per_epoch(r->session);
     rep->activation_bytes = dbk_session_activation_bytes(r->session);
     return DBK_OK;
+}
+
+/* Progressive resizing (recipe size phases): only for image folders, one process, and a model
+ * whose parameters do not depend on the image size, refused before anything is allocated. */
+static dbk_status check_size_phases(const dbk_train_options *opt, const dbk_dataset_kind *kind) {
+    const dbk_recipe *rc = &opt->recipe;
+    if (rc->size_phase_count == 0) return DBK_OK;
+    if (kind->residency != DBK_DATASET_STREAMED)
+        return dbk_set_error(DBK_ERR_INVALID_ARG, "image sizes: dataset %s has fixed images (progressive resizing is "
+                             "for image-folder datasets only)", kind->name);
+    if (opt->peers)
+        return dbk_set_error(DBK_ERR_UNSUPPORTED, "image sizes: progressive resizing with --distributed is not "
+                             "supported yet");
+    const dbk_model_def *model;
+    DBK_TRY(dbk_model_find(rc->model, &model));
+    int sizes[DBK_RECIPE_MAX_SIZE_PHASES];
+    for (int i = 0; i < rc->size_phase_count; i++) sizes[i] = rc->size_phases[i].size;
+    /* Checked before the dataset is read: the classes shape only the last layer, alike at every size. */
+    return dbk_model_check_sizes(model, 3, sizes, rc->size_phase_count, 10);
+}
+
+/* Says which size the run trains at from the epoch (0-based) epoch0 on. */
+static void print_size_phase(const dbk_recipe *rc, int phase, int epoch0, const char *how) {
+    char schedule[128];
+    dbk_recipe_format_size_phases(rc, schedule, sizeof schedule);
+    printf("image size %dx%d from epoch %d (phase %d of %d of %s)%s\n", rc->size_phases[phase].size,
+           rc->size_phases[phase].size, epoch0 + 1, phase + 1, rc->size_phase_count, schedule, how);
+    fflush(stdout);
+}
+
+/* At the first epoch of a size phase: the session and the decode threads rebuilt at the
+ * phase's size, with the same parameters, statistics and optimizer state. The old session is
+ * destroyed (its activations freed) before the new one allocates. On the clock: it is part of
+ * the training. Runs at every phase boundary, even one that keeps the size. */
+static dbk_status enter_size_phase(run *r, const dbk_train_options *opt, dbk_train_report *rep, int epoch0,
+                                   double *clock) {
+    const dbk_recipe *rc = &opt->recipe;
+    const int phase = dbk_recipe_size_phase_at(rc, epoch0);
+    if (phase == r->size_phase) return DBK_OK;
+    const double t0 = dbk_time_now();
+    dbk_session_state *state;
+    DBK_TRY(dbk_session_state_take(r->session, &state));
+    dbk_session_destroy(r->session);
+    r->session = NULL;
+    dbk_loader_destroy(r->loader);
+    dbk_loader_destroy(r->eval_loader);
+    r->loader = r->eval_loader = NULL;
+    const bool resized = dbk_dataset_set_image_size(&r->data, rc->size_phases[phase].size);
+    DBK_ASSERT(resized); /* check_size_phases: an image-folder dataset */
+    dbk_status st = create_loaders(r, opt, rep);
+    if (st == DBK_OK) st = create_session(r, opt, rep);
+    if (st == DBK_OK) st = dbk_session_state_put(r->session, state);
+    dbk_session_state_destroy(state);
+    DBK_TRY(st);
+    r->size_phase = phase;
+    const double seconds = dbk_time_now() - t0;
+    *clock += seconds;
+    if (!opt->quiet) {
+        char how[64];
+        snprintf(how, sizeof how, ": rebuilt in %.2f s on the clock", seconds);
+        print_size_phase(rc, phase, epoch0, how);
+    }
+    return DBK_OK;
+}
+
+static dbk_status setup(run *r, const dbk_train_options *opt, dbk_train_report *rep) {
+    const dbk_recipe *rc = &opt->recipe;
+    DBK_TRY(resolve_precision(opt, rep));
+    /* Reading the files is "downloading the data", off the clock as in DAWNBench. */
+    const dbk_dataset_kind *kind;
+    DBK_TRY(dbk_dataset_kind_find(rc->dataset, &kind));
+    DBK_TRY(check_size_phases(opt, kind));
+    DBK_TRY(dbk_dataset_open_dir(kind, opt->data_dir, &r->data));
+    const bool streamed = kind->residency == DBK_DATASET_STREAMED;
+    /* A resumed run starts in the phase of its next epoch. */
+    const int first_epoch0 = rep->epochs_run, size = dbk_recipe_image_size_at(rc, first_epoch0);
+    r->size_phase = dbk_recipe_size_phase_at(rc, first_epoch0);
+    if (size > 0 && !dbk_dataset_set_image_size(&r->data, size))
+        return dbk_set_error(DBK_ERR_INVALID_ARG, "image size %d: dataset %s has fixed %dx%d images (the size is a "
+                             "choice for image-folder datasets only)", size, kind->name, r->data.shape.height,
+                             r->data.shape.width);
+    if (r->size_phase >= 0 && !opt->quiet) print_size_phase(rc, r->size_phase, first_epoch0, "");
+    if (streamed) DBK_TRY(open_loader(r, opt, rep));
+    else DBK_TRY(dbk_dataset_load(&r->data, DBK_DATASET_SPLIT_TRAIN, opt->train_limit, &r->train));
+    if (!streamed) {
+        DBK_TRY(dbk_dataset_load(&r->data, DBK_DATASET_SPLIT_TEST, opt->test_limit, &r->test));
+        rep->train_images = r->train.count;
+        rep->test_images = r->test.count;
+    }
+    rep->streamed = streamed;
+    rep->top5 = streamed || rc->target_top5;
+    rep->train_split_images = r->data.split_count[DBK_DATASET_SPLIT_TRAIN];
+    rep->test_split_images = r->data.split_count[DBK_DATASET_SPLIT_TEST];
+    rep->subset = rep->train_images < r->data.split_count[DBK_DATASET_SPLIT_TRAIN] ||
+                  rep->test_images < r->data.split_count[DBK_DATASET_SPLIT_TEST];
+
+    DBK_TRY(dbk_backend_create(opt->backend, opt->device, &r->be));
+    rep->device = *dbk_backend_get_info(r->be);
+    DBK_TRY(dbk_platform_resolve(opt->platform, dbk_backend_kind_name(opt->backend), rep->device.name, &rep->platform));
+    if (!r->mlperf_continued) dbk_mlperf_log_init_start(&r->mlperf, opt, rep);
+    dbk_log(DBK_LOG_LEVEL_INFO, "device: %s %d: %s (%s)", dbk_backend_kind_name(opt->backend), opt->device,
+            rep->device.name, rep->device.driver);
+
+    return create_session(r, opt, rep);
 }
 
 /* A fresh run: the folder must hold no earlier run. */
@@ -510,6 +596,7 @@ static dbk_status train_loop(run *r, const dbk_train_options *opt, dbk_train_rep
         dbk_epoch_record *e = &rep->epochs[epoch - 1];
         memset(e, 0, sizeof *e);
         e->epoch = epoch;
+        DBK_TRY(enter_size_phase(r, opt, rep, epoch - 1, &clock));
         DBK_TRY(train_epoch(r, opt, e, total_steps, &clock, &rep->stop_signal));
         if (rep->stop_signal) { /* the epoch in progress is dropped; resume.ckpt holds the last one */
             rep->status = DBK_RUN_INTERRUPTED;
