@@ -200,13 +200,7 @@ int main(int argc, char **argv) {
     int index;
     int code = dbk_test_resolve_backend(backend, &kind, &index);
     if (code) return code;
-    const char *data = getenv("DAYBREAK_DATA");
-    char probe[4096];
-    snprintf(probe, sizeof probe, "%s/imagenette2-224-mini/train", data ? data : "");
-    struct stat sb;
-    if (!data || stat(probe, &sb) != 0)
-        return dbk_test_skip_or_fail_in_ci("the Imagenette subset not found: set DAYBREAK_DATA to a folder holding "
-                                           "imagenette2-224-mini/");
+    if (!dbk_test_imagenette_dir()) return dbk_test_skip_or_fail_in_ci(DBK_TEST_NO_IMAGENETTE);
     if (!(base = dbk_test_backend_tmpdir("progressive", backend, NULL))) return 1;
     DBK_RUN(fixed_size_reference);
     DBK_RUN(resized_run_changes_size_after_epoch_1);
