@@ -7,7 +7,8 @@
  * Flat tensors larger than one storage-buffer binding are processed in chunks of at most
  * maxStorageBufferRange bytes, one dispatch per chunk (elements are independent), so a
  * 150 MB activation or parameter buffer works on lavapipe's 128 MiB bindings. A scalar slot
- * (one element, op_list.h) is bound whole in every chunk.
+ * (one element, op_list.h) is bound whole in every chunk. An op whose src0 is f16 (relu_bwd's
+ * saved output in mixed precision) runs the shader's _f16 variant (shaders/common/operand.glsl).
  */
 #include <string.h>
 
