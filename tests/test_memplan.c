@@ -257,8 +257,8 @@ static int planned_bytes(int n, bool fp16, size_t *out) {
 
 /* Mixed precision keeps f16 copies, not f32 tensors, from the forward to the backward pass
  * (batch norm's input, ReLU's output, the convolutions' inputs): the plan must shrink by far
- * more than noise. quick at batch 256 plans 0.58x (2026-11-24); without the f16 saved inputs
- * it planned 1.006x. */
+ * more than noise. quick at batch 256 plans 0.583x here (2026-11-24); before the f16 saved
+ * inputs a training session of the same size planned 1.006x (docs/precision.md). */
 static int fp16_should_plan_clearly_fewer_activation_bytes(void) {
     size_t f32 = 0, f16 = 0;
     if (planned_bytes(256, false, &f32) || planned_bytes(256, true, &f16)) return 1;
