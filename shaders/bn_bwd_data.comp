@@ -3,7 +3,10 @@
  * bn_bwd_data.comp — dx = gamma_c * invstd_c * (dy - dbeta_c / M - xhat * dgamma_c / M),
  * the elementwise half of DBK_OP_BATCHNORM_BWD (sums from bn_bwd_reduce.comp), M = N*H*W.
  * Grid-stride over all elements.
+ * Variant bn_bwd_data_f16 (DBK_F16, common/operand.glsl): x is the f16 copy of the forward
+ * input (mixed precision), widened; everything else stays f32.
  */
+#include "common/operand.glsl"
 #include "common/chan_step.glsl"
 
 layout(local_size_x_id = 0) in;
@@ -15,7 +18,7 @@ layout(push_constant) uniform Push {
                                               split the batch into several dispatches) */
 } pc;
 
-layout(binding = 0) readonly buffer BufX { float x[]; };        /* (N,C,H,W) */
+layout(binding = 0) readonly buffer BufX { OPERAND x[]; };      /* (N,C,H,W) */
 layout(binding = 1) readonly buffer BufDY { float dy[]; };      /* (N,C,H,W) */
 layout(binding = 2) readonly buffer BufG { float gamma[]; };    /* (C) */
 layout(binding = 3) readonly buffer BufM { float mean[]; };     /* (C) */
@@ -35,7 +38,7 @@ void main() {
         const float mu = mean[pc.r3 + c], is = invstd[pc.r4 + c];
         const float k = gamma[pc.r2 + c] * is;
         const float a = dbeta[pc.r6 + c] / m, b = dgamma[pc.r5 + c] / m;
-        dx[pc.r7 + i] = k * (dy[pc.r1 + i] - a - (x[pc.r0 + i] - mu) * is * b);
+        dx[pc.r7 + i] = k * (dy[pc.r1 + i] - a - (float(x[pc.r0 + i]) - mu) * is * b);
         CHAN_STEP_NEXT(pc.HW, pc.C);
     }
 }

@@ -4,7 +4,10 @@
  *   dbeta_c = sum dy,  dgamma_c = sum dy * xhat,  xhat = (x - mean_c) * invstd_c
  * One work group per channel; bn_bwd_data.comp then forms dx. x and dy are windowed
  * (common/window.glsl): a batch's activations may exceed one binding. Grid: x = C.
+ * Variant bn_bwd_reduce_f16 (DBK_F16, common/operand.glsl): x is the f16 copy of the
+ * forward input (mixed precision), widened; the sums stay f32.
  */
+#include "common/operand.glsl"
 #include "common/chan_step.glsl"
 #include "common/reduce.glsl"
 #include "common/window.glsl"
@@ -15,7 +18,7 @@ layout(push_constant) uniform Push {
     uint step0, step1;             /* bytes per window of bindings 0 and 1 */
 } pc;
 
-WINDOWED_F32(0, x_at)                                           /* (N,C,H,W) */
+WINDOWED_OPERAND(0, x_at)                                       /* (N,C,H,W) */
 WINDOWED_F32(1, dy_at)                                          /* (N,C,H,W) */
 layout(binding = 2) readonly buffer BufM { float mean[]; };     /* (C) */
 layout(binding = 3) readonly buffer BufI { float invstd[]; };   /* (C) */

@@ -28,6 +28,7 @@
 #include <string.h>
 
 #include "backend/backend.h"
+#include "core/half.h"
 #include "core/rng.h"
 #include "test_util.h"
 
@@ -65,6 +66,27 @@ static dbk_tensor new_tensor(dbk_dtype dt, int ndim, int64_t d0, int64_t d1, int
 
 static dbk_tensor new_f32(int ndim, int64_t d0, int64_t d1, int64_t d2, int64_t d3) {
     return new_tensor(DBK_DTYPE_F32, ndim, d0, d1, d2, d3);
+}
+
+/* Mixed precision's saved inputs: host values rounded to fp16, so the f32 tensor the forward
+ * differentiates and the f16 copy the backward reads hold the same numbers; then the f16
+ * backward must match the f32 forward's differences exactly as the f32 one does. */
+static void round_to_f16(float *h, int64_t n) {
+    for (int64_t i = 0; i < n; i++) h[i] = dbk_f16_to_f32(dbk_f32_to_f16(h[i]));
+}
+
+static dbk_tensor f16_copy_of(const float *h, int ndim, int64_t d0, int64_t d1, int64_t d2, int64_t d3) {
+    dbk_tensor t = new_tensor(DBK_DTYPE_F16, ndim, d0, d1, d2, d3);
+    const int64_t n = dbk_tensor_numel(&t);
+    uint16_t *b = malloc((size_t)n * sizeof *b);
+    DBK_ASSERT(b);
+    for (int64_t i = 0; i < n; i++) b[i] = dbk_f32_to_f16(h[i]);
+    if (dbk_tensor_write(&t, b) != DBK_OK) {
+        fprintf(stderr, "test_grad: cannot write an f16 tensor: %s\n", dbk_last_error());
+        abort();
+    }
+    free(b);
+    return t;
 }
 
 static void free_all(void) {
@@ -290,7 +312,8 @@ int gemm_should_match_finite_differences(void) {
 /* ---------------------------------------------------------------------------------- */
 /* batch norm                                                                         */
 
-static int batchnorm_case_grads(int n, int c, int h, int w) {
+/* f16: the backward reads x from its f16 copy (mixed precision). */
+static int batchnorm_case_grads(int n, int c, int h, int w, bool f16) {
     dbk_tensor x = new_f32(4, n, c, h, w), y = new_f32(4, n, c, h, w), dy = new_f32(4, n, c, h, w);
     dbk_tensor dx = new_f32(4, n, c, h, w);
     dbk_tensor gamma = new_f32(1, c, 1, 1, 1), beta = new_f32(1, c, 1, 1, 1);
@@ -302,6 +325,7 @@ static int batchnorm_case_grads(int n, int c, int h, int w) {
     float *hx = dbk_test_uniform(nx, 1.0f, 3.0f, 21), *hg = dbk_test_uniform(c, 0.5f, 1.5f, 22);
     float *hb = dbk_test_uniform(c, -0.5f, 0.5f, 23), *g = dbk_test_uniform(nx, -1.0f, 1.0f, 24);
     float *ones = dbk_test_uniform(c, 1.0f, 1.0f, 0);
+    if (f16) round_to_f16(hx, nx);
     DBK_CHECK_OK(dbk_tensor_write(&x, hx));
     DBK_CHECK_OK(dbk_tensor_write(&gamma, hg));
     DBK_CHECK_OK(dbk_tensor_write(&beta, hb));
@@ -319,7 +343,8 @@ static int batchnorm_case_grads(int n, int c, int h, int w) {
     memset(&b, 0, sizeof b);
     b.op = DBK_OP_BATCHNORM_BWD;
     b.p.bn = f.p.bn;
-    b.src[0] = x; b.src[1] = dy; b.src[2] = gamma; b.src[3] = mean; b.src[4] = invstd;
+    b.src[0] = f16 ? f16_copy_of(hx, 4, n, c, h, w) : x;
+    b.src[1] = dy; b.src[2] = gamma; b.src[3] = mean; b.src[4] = invstd;
     b.dst[0] = dx; b.dst[1] = dgamma; b.dst[2] = dbeta;
     DBK_CHECK_OK(dbk_backend_run(be, &f));
     DBK_CHECK_OK(dbk_backend_run(be, &b));
@@ -327,11 +352,12 @@ static int batchnorm_case_grads(int n, int c, int h, int w) {
 
     const loss_def d = {&f, 1, &y, g, NULL};
     char what[96];
-    snprintf(what, sizeof what, "batchnorm (%d,%d,%d,%d) dx", n, c, h, w);
+    const char *x16 = f16 ? ", f16 x" : "";
+    snprintf(what, sizeof what, "batchnorm (%d,%d,%d,%d)%s dx", n, c, h, w, x16);
     int rc = fd_check(what, &d, &x, hx, adx, SMOOTH);
-    snprintf(what, sizeof what, "batchnorm (%d,%d,%d,%d) dgamma", n, c, h, w);
+    snprintf(what, sizeof what, "batchnorm (%d,%d,%d,%d)%s dgamma", n, c, h, w, x16);
     if (rc == 0) rc = fd_check(what, &d, &gamma, hg, adg, SMOOTH);
-    snprintf(what, sizeof what, "batchnorm (%d,%d,%d,%d) dbeta", n, c, h, w);
+    snprintf(what, sizeof what, "batchnorm (%d,%d,%d,%d)%s dbeta", n, c, h, w, x16);
     if (rc == 0) rc = fd_check(what, &d, &beta, hb, adb, SMOOTH);
     free(hx); free(hg); free(hb); free(g); free(ones); free(adx); free(adg); free(adb);
     free_all();
@@ -339,35 +365,44 @@ static int batchnorm_case_grads(int n, int c, int h, int w) {
 }
 
 int batchnorm_bwd_should_match_finite_differences(void) {
-    if (batchnorm_case_grads(3, 2, 4, 4)) return 1;
-    if (batchnorm_case_grads(1, 3, 3, 5)) return 1;   /* batch 1: statistics over H*W only */
-    return batchnorm_case_grads(5, 4, 1, 1);          /* 1x1 maps: statistics over N only */
+    for (int f16 = 0; f16 < 2; f16++) {
+        if (batchnorm_case_grads(3, 2, 4, 4, f16)) return 1;
+        if (batchnorm_case_grads(1, 3, 3, 5, f16)) return 1;   /* batch 1: statistics over H*W only */
+        if (batchnorm_case_grads(5, 4, 1, 1, f16)) return 1;   /* 1x1 maps: statistics over N only */
+    }
+    return 0;
 }
 
 /* ---------------------------------------------------------------------------------- */
 /* relu, scale, add                                                                   */
 
-int relu_bwd_should_match_finite_differences(void) {
+/* f16: the backward reads y from its f16 copy (mixed precision). */
+static int relu_case_grads(bool f16) {
     const int64_t n = 120;
     dbk_tensor x = new_f32(2, 10, 12, 1, 1), y = new_f32(2, 10, 12, 1, 1);
     dbk_tensor dy = new_f32(2, 10, 12, 1, 1), dx = new_f32(2, 10, 12, 1, 1);
     float *hx = dbk_test_uniform(n, -1.0f, 1.0f, 31), *g = dbk_test_uniform(n, -1.0f, 1.0f, 32);
+    if (f16) round_to_f16(hx, n);
     DBK_CHECK_OK(dbk_tensor_write(&x, hx));
     DBK_CHECK_OK(dbk_tensor_write(&dy, g));
     dbk_op_desc f = {.op = DBK_OP_RELU_FWD}, b = {.op = DBK_OP_RELU_BWD};
     f.src[0] = x; f.dst[0] = y;
     b.src[0] = y; b.src[1] = dy; b.dst[0] = dx;
     DBK_CHECK_OK(dbk_backend_run(be, &f));
+    float *hy = (float *)dbk_test_read(&y);
+    if (f16) b.src[0] = f16_copy_of(hy, 2, 10, 12, 1, 1);
     DBK_CHECK_OK(dbk_backend_run(be, &b));
     float *adx = (float *)dbk_test_read(&dx);
     const loss_def d = {&f, 1, &y, g, NULL};
     fd_opts o = SMOOTH;
     o.kink = 2.0 * o.eps;
-    int rc = fd_check("relu dx", &d, &x, hx, adx, o);
-    free(hx); free(g); free(adx);
+    int rc = fd_check(f16 ? "relu, f16 y, dx" : "relu dx", &d, &x, hx, adx, o);
+    free(hx); free(hy); free(g); free(adx);
     free_all();
     return rc;
 }
+
+int relu_bwd_should_match_finite_differences(void) { return relu_case_grads(false) || relu_case_grads(true); }
 
 /* SCALE is its own backward (dx = alpha dy); the model uses it that way. */
 int scale_should_match_finite_differences(void) {

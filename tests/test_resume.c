@@ -1,6 +1,7 @@
 /*
  * test_resume.c — a run survives being stopped: SIGTERM, SIGINT and SIGKILL, each followed by
- * `daybreak train --resume`, and two runs started into one --out.
+ * `daybreak train --resume`, and two runs started into one --out; in mixed precision the
+ * resumed run goes on with the loss scale it had (CPU only: PoCL has no fp16).
  *
  * usage: test_resume <path to daybreak> [backend]
  *
@@ -14,6 +15,7 @@
  */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
+#include <math.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,6 +29,7 @@
 
 #include "core/alloc.h"
 #include "core/fileio.h"
+#include "train/checkpoint.h"
 #include "test_util.h"
 
 /* 16 training steps per epoch, so that the second epoch's training lasts long enough (about
@@ -36,10 +39,17 @@
 #define RUN_OPTIONS                                                                                      \
     "--recipe quick --train-subset 256 --test-subset 50 --epochs 2 --batch 16 --all-epochs --seed 1 --no-progress"
 #define EPOCHS 2 /* the --epochs of RUN_OPTIONS */
+/* Mixed precision, smaller (fp16 on the CPU widens every f16 tensor: about 2x the time of
+ * fp32), with the loss scale moving within an epoch: it doubles after every 3 clean steps
+ * and halves on an overflow, so after epoch 1 it is not the initial 2^16, and a resumed run
+ * that started again at 2^16 would end with another scale than the uninterrupted one. */
+#define FP16_OPTIONS                                                                                     \
+    "--recipe quick --train-subset 64 --test-subset 50 --epochs 2 --batch 8 --all-epochs --seed 1 "      \
+    "--no-progress --precision fp16 --loss-scale-interval 3"
 #define WAIT_SECONDS 600
 
 static const char *exe, *backend = "cpu";
-static char base[4096], reference[4200];
+static char base[4096], reference[4200], reference_fp16[4200];
 static char out[65536];
 
 static void path_in(char *dst, size_t cap, const char *dir, const char *file) {
@@ -56,11 +66,11 @@ static bool file_exists(const char *dir, const char *file) {
 /* A fresh run folder name under the test's folder (not created). */
 static void run_dir(char *dst, size_t cap, const char *name) { snprintf(dst, cap, "%s/%s", base, name); }
 
-/* `daybreak train RUN_OPTIONS --out dir` in the background, its output in dir.log_suffix
+/* `daybreak train options --out dir` in the background, its output in dir.log_suffix
  * ("log", or "log2" for a second run into dir). */
-static pid_t start_run(const char *dir, const char *log_suffix) {
+static pid_t start_run_with(const char *dir, const char *log_suffix, const char *options) {
     char cmd[12000];
-    snprintf(cmd, sizeof cmd, "exec '%s' train " RUN_OPTIONS " --backend %s --out '%s' > '%s.%s' 2>&1", exe, backend, dir,
+    snprintf(cmd, sizeof cmd, "exec '%s' train %s --backend %s --out '%s' > '%s.%s' 2>&1", exe, options, backend, dir,
              dir, log_suffix);
     pid_t pid = fork();
     if (pid == 0) {
@@ -69,6 +79,8 @@ static pid_t start_run(const char *dir, const char *log_suffix) {
     }
     return pid;
 }
+
+static pid_t start_run(const char *dir, const char *log_suffix) { return start_run_with(dir, log_suffix, RUN_OPTIONS); }
 
 /* The exit code of a child, or 128 + signal when a signal ended it. */
 static int wait_exit(pid_t pid) {
@@ -146,14 +158,14 @@ static int accuracy_column(const char *dir, char *dst, size_t cap) {
     return 0;
 }
 
-/* The run in dir has every loss and accuracy of the reference, exactly, in result.json and
- * the accuracy column of logs.tsv, and says it was resumed once. */
-static int expect_same_numbers_as_reference(const char *dir) {
+/* The run in dir has every loss and accuracy of the reference run ref, exactly, in
+ * result.json and the accuracy column of logs.tsv, and says it was resumed once. */
+static int expect_same_numbers_as(const char *dir, const char *ref) {
     char mine[1024], theirs[1024];
-    if (accuracy_column(dir, mine, sizeof mine) || accuracy_column(reference, theirs, sizeof theirs)) return 1;
+    if (accuracy_column(dir, mine, sizeof mine) || accuracy_column(ref, theirs, sizeof theirs)) return 1;
     printf("  logs.tsv accuracies: %s | reference %s\n", mine, theirs);
     DBK_CHECK_MSG(!strcmp(mine, theirs), "logs.tsv accuracies differ from the uninterrupted run");
-    cJSON *a = load_json(dir, "result.json"), *b = load_json(reference, "result.json");
+    cJSON *a = load_json(dir, "result.json"), *b = load_json(ref, "result.json");
     const cJSON *ea = cJSON_GetObjectItemCaseSensitive(a, "epochs");
     const cJSON *eb = cJSON_GetObjectItemCaseSensitive(b, "epochs");
     const cJSON *resumed = cJSON_GetObjectItemCaseSensitive(a, "resumed");
@@ -176,6 +188,8 @@ static int expect_same_numbers_as_reference(const char *dir) {
     DBK_CHECK_MSG(file_exists(dir, "model.ckpt"), "a finished resumed run writes model.ckpt");
     return 0;
 }
+
+static int expect_same_numbers_as_reference(const char *dir) { return expect_same_numbers_as(dir, reference); }
 
 static int resume_to_the_end(const char *dir) {
     char args[4400];
@@ -247,6 +261,63 @@ static int killed_run_should_be_reported_killed_and_resume(void) {
     return expect_same_numbers_as_reference(dir);
 }
 
+/* A number of the object "key" of result.json in dir (NaN when missing). */
+static double result_number(const char *dir, const char *object, const char *key) {
+    cJSON *j = load_json(dir, "result.json");
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(j, object), key);
+    const double d = cJSON_IsNumber(v) ? v->valuedouble : (double)NAN;
+    cJSON_Delete(j);
+    return d;
+}
+
+/* The loss scaler's state in dir/resume.ckpt's metadata. */
+static int saved_loss_scaler(const char *dir, double *scale, double *clean, double *skipped) {
+    char p[4400];
+    path_in(p, sizeof p, dir, "resume.ckpt");
+    dbk_checkpoint *c;
+    DBK_CHECK_OK(dbk_checkpoint_load(p, &c));
+    cJSON *m = cJSON_Parse(dbk_checkpoint_meta(c));
+    dbk_checkpoint_destroy(c);
+    const cJSON *ls = cJSON_GetObjectItemCaseSensitive(m, "loss_scaler");
+    const cJSON *s = cJSON_GetObjectItemCaseSensitive(ls, "scale"), *k = cJSON_GetObjectItemCaseSensitive(ls, "clean_steps");
+    const cJSON *n = cJSON_GetObjectItemCaseSensitive(ls, "skipped_steps");
+    const bool ok = cJSON_IsNumber(s) && cJSON_IsNumber(k) && cJSON_IsNumber(n);
+    *scale = ok ? s->valuedouble : 0.0;
+    *clean = ok ? k->valuedouble : 0.0;
+    *skipped = ok ? n->valuedouble : 0.0;
+    cJSON_Delete(m);
+    DBK_CHECK_MSG(ok, "%s/resume.ckpt of an fp16 run has no loss_scaler {scale, clean_steps, skipped_steps}", dir);
+    return 0;
+}
+
+static int fp16_resume_should_keep_the_loss_scale(void) {
+    run_dir(reference_fp16, sizeof reference_fp16, "fp16-reference");
+    int rc = wait_exit(start_run_with(reference_fp16, "log", FP16_OPTIONS));
+    DBK_CHECK_MSG(rc == 3, "the fp16 reference run exited %d, expected 3 (target not reached)", rc);
+    char dir[4200];
+    run_dir(dir, sizeof dir, "fp16-sigterm");
+    pid_t pid = start_run_with(dir, "log", FP16_OPTIONS);
+    DBK_CHECK_MSG(wait_for_epoch(pid, dir, 1), "the fp16 run ended before epoch 1 was written");
+    kill(pid, SIGTERM);
+    rc = wait_exit(pid);
+    DBK_CHECK_MSG(rc == 143, "SIGTERM: daybreak exited %d, expected 143", rc);
+    double scale, clean, skipped;
+    if (saved_loss_scaler(dir, &scale, &clean, &skipped)) return 1;
+    printf("  saved after epoch 1: loss scale %g, %g clean steps, %g skipped\n", scale, clean, skipped);
+    DBK_CHECK_MSG(scale != 65536.0 || clean != 0.0, "the loss scaler did not move in epoch 1: the test shows nothing");
+    if (resume_to_the_end(dir) || expect_same_numbers_as(dir, reference_fp16)) return 1;
+    const double ref_scale = result_number(reference_fp16, "precision", "loss_scale");
+    const double ref_skipped = result_number(reference_fp16, "precision", "skipped_steps");
+    const double my_scale = result_number(dir, "precision", "loss_scale");
+    const double my_skipped = result_number(dir, "precision", "skipped_steps");
+    printf("  at the end: loss scale %g, %g skipped; uninterrupted: %g, %g\n", my_scale, my_skipped, ref_scale,
+           ref_skipped);
+    DBK_CHECK_MSG(my_scale == ref_scale && my_skipped == ref_skipped,
+                  "the resumed run ends with loss scale %g and %g skipped steps, the uninterrupted one with %g and %g",
+                  my_scale, my_skipped, ref_scale, ref_skipped);
+    return 0;
+}
+
 static int concurrent_runs_should_lock_out_one(void) {
     char dir[4200];
     run_dir(dir, sizeof dir, "concurrent");
@@ -296,5 +367,6 @@ int main(int argc, char **argv) {
     DBK_RUN(sigint_should_leave_interrupted_status_and_resume_checkpoint);
     DBK_RUN(killed_run_should_be_reported_killed_and_resume);
     DBK_RUN(concurrent_runs_should_lock_out_one);
+    DBK_RUN(fp16_resume_should_keep_the_loss_scale);
     return dbk_test_finish();
 }

@@ -4,36 +4,41 @@
  * compiled in, one line each.
  *
  * usage: bench_train [--steps N] [--warmup N] [--data DIR] [--backend SPEC] [--recipe NAME] [--batch N]
+ *                    [--precision fp32|fp16]
  * --batch replaces every recipe's own batch (tools/bench_vs_pytorch.sh runs ResNet9 at 128 and 512).
+ * --precision fp16 times mixed precision (docs/precision.md); a device without the fp16 path
+ * gets an error line naming what it lacks. The precision is a column of the table.
  * Needs the recipes' dataset, CIFAR-10 (the batches are real images), via --data or DAYBREAK_DATA.
  */
 #define _POSIX_C_SOURCE 200809L
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "bench/throughput.h"
 
-static int run_one(dbk_backend_kind kind, int index, const char *recipe_name, int batch, int steps, int warmup,
-                   const dbk_dataset *train, const dbk_dataset *test) {
+static int run_one(dbk_backend_kind kind, int index, const char *recipe_name, int batch, bool fp16, int steps,
+                   int warmup, const dbk_dataset *train, const dbk_dataset *test) {
+    const char *precision = fp16 ? "fp16" : "fp32";
     const dbk_recipe *recipe;
     if (dbk_recipe_find(recipe_name, &recipe) != DBK_OK) return 1;
     dbk_backend *be;
     if (dbk_backend_create(kind, index, &be) != DBK_OK) {
-        printf("%-8s %-2d %-40.40s %-16s error: %s\n", dbk_backend_kind_name(kind), index, "?", recipe_name,
-               dbk_last_error());
+        printf("%-8s %-2d %-40.40s %-16s %-4s error: %s\n", dbk_backend_kind_name(kind), index, "?", recipe_name,
+               precision, dbk_last_error());
         return 1;
     }
     dbk_throughput t;
     if (batch <= 0) batch = recipe->batch;
-    dbk_status st = dbk_bench_throughput(be, recipe, batch, warmup, steps, train, test, &t);
+    dbk_status st = dbk_bench_throughput(be, recipe, batch, fp16, warmup, steps, train, test, &t);
     if (st == DBK_OK)
-        printf("%-8s %-2d %-40.40s %-16s %5d %9.1f %10.1f\n", dbk_backend_kind_name(kind), index,
-               dbk_backend_get_info(be)->name, recipe_name, batch, t.images_per_second,
+        printf("%-8s %-2d %-40.40s %-16s %-4s %5d %9.1f %10.1f\n", dbk_backend_kind_name(kind), index,
+               dbk_backend_get_info(be)->name, recipe_name, precision, batch, t.images_per_second,
                1000.0 * t.seconds_per_step);
     else
-        printf("%-8s %-2d %-40.40s %-16s error: %s\n", dbk_backend_kind_name(kind), index,
-               dbk_backend_get_info(be)->name, recipe_name, dbk_last_error());
+        printf("%-8s %-2d %-40.40s %-16s %-4s error: %s\n", dbk_backend_kind_name(kind), index,
+               dbk_backend_get_info(be)->name, recipe_name, precision, dbk_last_error());
     fflush(stdout);
     dbk_backend_destroy(be);
     return st == DBK_OK ? 0 : 1;
@@ -41,6 +46,7 @@ static int run_one(dbk_backend_kind kind, int index, const char *recipe_name, in
 
 int main(int argc, char **argv) {
     int steps = 5, warmup = 1, batch = 0;
+    bool fp16 = false;
     const char *data = NULL, *only = NULL, *only_recipe = NULL;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--steps") && i + 1 < argc) steps = atoi(argv[++i]);
@@ -49,9 +55,11 @@ int main(int argc, char **argv) {
         else if (!strcmp(argv[i], "--backend") && i + 1 < argc) only = argv[++i];
         else if (!strcmp(argv[i], "--recipe") && i + 1 < argc) only_recipe = argv[++i];
         else if (!strcmp(argv[i], "--batch") && i + 1 < argc) batch = atoi(argv[++i]) >= 1 ? atoi(argv[i]) : -1;
+        else if (!strcmp(argv[i], "--precision") && i + 1 < argc && !strcmp(argv[i + 1], "fp32")) fp16 = false, i++;
+        else if (!strcmp(argv[i], "--precision") && i + 1 < argc && !strcmp(argv[i + 1], "fp16")) fp16 = true, i++;
         else {
             fprintf(stderr, "usage: bench_train [--steps N] [--warmup N] [--data DIR] [--backend SPEC] [--recipe NAME] "
-                            "[--batch N]\n");
+                            "[--batch N] [--precision fp32|fp16]\n");
             return 2;
         }
     }
@@ -78,7 +86,8 @@ int main(int argc, char **argv) {
         return 1;
     }
     dbk_dataset_info_deinit(&info);
-    printf("%-8s %-2s %-40s %-16s %5s %9s %10s\n", "backend", "#", "device", "recipe", "batch", "img/s", "ms/step");
+    printf("%-8s %-2s %-40s %-16s %-4s %5s %9s %10s\n", "backend", "#", "device", "recipe", "prec", "batch", "img/s",
+           "ms/step");
     int failures = 0;
     for (int k = 0; k < DBK_BACKEND_KIND_COUNT; k++) {
         int n = dbk_backend_device_count((dbk_backend_kind)k);
@@ -94,7 +103,7 @@ int main(int argc, char **argv) {
             }
             for (size_t r = 0; r < sizeof recipes / sizeof recipes[0]; r++)
                 if (!only_recipe || !strcmp(only_recipe, recipes[r]))
-                    failures += run_one((dbk_backend_kind)k, i, recipes[r], batch, steps, warmup, &train, &test);
+                    failures += run_one((dbk_backend_kind)k, i, recipes[r], batch, fp16, steps, warmup, &train, &test);
         }
     }
     dbk_dataset_deinit(&train);

@@ -189,7 +189,8 @@ bool dbk_cli_train_option(dbk_cli_args *a, const char *cmd, dbk_cli_train_args *
             return true;
         }
         t->image_sizes = v;
-    } else if (FLAG("--all-epochs")) t->all_epochs = true;
+    } else if (VALUE("--loss-scale-interval")) bad = m > 0 && !dbk_cli_parse_long(v, 1, 1000000, &t->loss_scale_interval);
+    else if (FLAG("--all-epochs")) t->all_epochs = true;
     else if (FLAG("--quiet")) t->quiet = true;
     else if (FLAG("--profile")) t->profile = true;
     else if (FLAG("--no-progress")) t->no_progress = true;
@@ -208,6 +209,7 @@ bool dbk_cli_train_option(dbk_cli_args *a, const char *cmd, dbk_cli_train_args *
             range = " (a number of images, at least 1)";
         else if (!strncmp(arg, "--loader-threads", 16)) range = " (1..256)";
         else if (!strncmp(arg, "--image-size", 12)) range = " (8..1024 pixels)";
+        else if (!strncmp(arg, "--loss-scale-interval", 21)) range = " (1..1000000 steps)";
         char name[64];
         snprintf(name, sizeof name, "%.*s", (int)strcspn(arg, "="), arg);
         *exit_code = dbk_cli_usage_error(cmd, "bad %s '%s'%s", name, v, range);
@@ -244,6 +246,7 @@ int dbk_cli_train_setup(const dbk_cli_train_args *t, dbk_train_options *opt) {
     opt->profile = t->profile;
     opt->clock = t->clock;
     opt->precision = t->precision;
+    opt->loss_scale_interval = (int)t->loss_scale_interval;
     opt->platform = t->platform;
     opt->author = t->author;
     opt->author_email = t->author_email;

@@ -71,6 +71,7 @@ typedef struct dbk_cli_train_args {
     long           loader_threads;                                     /* 0 = online cores */
     long           image_size;                                         /* 0 = the recipe's */
     const char    *image_sizes;                                        /* NULL = the recipe's phases */
+    long           loss_scale_interval;                                /* 0 = the default */
     double         target;                                             /* -1 = the recipe's */
     bool           all_epochs, quiet, no_progress, profile;
 } dbk_cli_train_args;

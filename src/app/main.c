@@ -118,6 +118,7 @@ static void help_train(void) {
            "  --clock MODE        dawnbench (default: evaluation off the clock) or mlperf (on it)\n"
            "  --precision P       fp32 (default), fp16 (mixed precision; refused where the device lacks it)\n"
            "                      or auto (fp16 where the device has it, else fp32)\n"
+           "  --loss-scale-interval N  fp16: clean steps before the loss scale doubles (default 2000)\n"
            "  --platform ID       hardware profile for cost and peak FLOP/s (default: matched by\n"
            "                      device name; see 'daybreak platforms')\n"
            "  --author NAME       author of the DAWNBench entry dawnbench.json (default daybreak)\n"

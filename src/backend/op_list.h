@@ -78,15 +78,17 @@
     X(BATCHNORM_FWD_INFER, batchnorm_fwd_infer, bn, "x gamma beta running_mean running_var",  \
       "y", bn, check_bn_fwd_infer, 2.0 * n_src(d, 0), all_bytes(d), NONE, OWN, ALL)          \
     /* src0 x  src1 dy  src2 gamma  src3 mean  src4 invstd (dst1/dst2 of FWD_TRAIN)           \
-     * dst0 dx (N,C,H,W)  dst1 dgamma (C)  dst2 dbeta (C) */                                  \
+     * dst0 dx (N,C,H,W)  dst1 dgamma (C)  dst2 dbeta (C). x may be f16 (mixed precision:    \
+     * the f16 copy of the forward input), read widened to f32; all else is f32. */           \
     X(BATCHNORM_BWD, batchnorm_bwd, bn, "x dy gamma mean invstd", "dx dgamma dbeta", bn,      \
       check_bn_bwd, 10.0 * n_src(d, 0), all_bytes(d), BWD, OWN, ALL)                          \
                                                                                               \
     /* y = max(x, 0).       src0 x  dst0 y (any shape; y may alias x: in place allowed) */    \
     X(RELU_FWD, relu_fwd, eltwise, "x", "y", none, check_eltwise,                             \
       n_dst(d, 0), all_bytes(d), FWD, EW, ALL)                                                \
-    /* dx = dy * (y > 0).   src0 y (the forward output)  src1 dy  dst0 dx (dx may alias dy) */\
-    X(RELU_BWD, relu_bwd, eltwise, "y dy", "dx", none, check_eltwise,                         \
+    /* dx = dy * (y > 0).   src0 y (the forward output)  src1 dy  dst0 dx (dx may alias dy)   \
+     * y may be f16 (mixed precision: the f16 copy of the output); dy, dx are f32. */         \
+    X(RELU_BWD, relu_bwd, eltwise, "y dy", "dx", none, check_relu_bwd,                        \
       n_dst(d, 0), all_bytes(d), BWD, EW, ALL)                                                \
     /* y = x > 0 ? x : slope * x.      torch.nn.LeakyReLU(negative_slope=slope)              \
      * src0 x  dst0 y (any shape; y may alias x: in place allowed) */                         \

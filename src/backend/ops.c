@@ -148,9 +148,17 @@ static dbk_status check_bn_fwd_infer(const dbk_op_desc *d) {
     return check_channel_vec(d, &s[4], "running_var", c);
 }
 
+/* A tensor a backward op reads from the forward pass: f32, or f16 in mixed precision (the
+ * f16 copy the graph keeps instead of the f32 activation). */
+static dbk_status want_saved(const dbk_op_desc *d, const dbk_tensor *t, const char *name, int ndim) {
+    return want(d, t, name, t->dtype == DBK_DTYPE_F16 ? DBK_DTYPE_F16 : DBK_DTYPE_F32, ndim);
+}
+
 static dbk_status check_bn_bwd(const dbk_op_desc *d) {
     const dbk_tensor *s = d->src, *o = d->dst;
-    DBK_TRY(want(d, &s[0], "x", DBK_DTYPE_F32, 4));
+    DBK_TRY(want_saved(d, &s[0], "x", 4));
+    DBK_TRY(want(d, &s[1], "dy", DBK_DTYPE_F32, 4));
+    DBK_TRY(want(d, &o[0], "dx", DBK_DTYPE_F32, 4));
     DBK_TRY(want_same(d, &s[0], "x", &s[1], "dy"));
     DBK_TRY(want_same(d, &s[0], "x", &o[0], "dx"));
     int64_t c = s[0].shape[1];
@@ -211,6 +219,15 @@ static dbk_status check_eltwise(const dbk_op_desc *d) {
         }
     }
     return DBK_OK;
+}
+
+/* y f32 or f16 (want_saved), dy and dx f32, one shape. */
+static dbk_status check_relu_bwd(const dbk_op_desc *d) {
+    DBK_TRY(want_saved(d, &d->src[0], "y", 0));
+    DBK_TRY(want(d, &d->src[1], "dy", DBK_DTYPE_F32, 0));
+    DBK_TRY(want(d, &d->dst[0], "dx", DBK_DTYPE_F32, 0));
+    DBK_TRY(want_same(d, &d->src[0], "y", &d->src[1], "dy"));
+    return want_same(d, &d->src[0], "y", &d->dst[0], "dx");
 }
 
 static dbk_status check_maxpool(const dbk_op_desc *d) {

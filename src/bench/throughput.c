@@ -5,14 +5,14 @@
 #include "models/models.h"
 #include "train/session.h"
 
-dbk_status dbk_bench_throughput(dbk_backend *be, const dbk_recipe *recipe, int batch, int warmup, int steps,
+dbk_status dbk_bench_throughput(dbk_backend *be, const dbk_recipe *recipe, int batch, bool fp16, int warmup, int steps,
                                 const dbk_dataset *train, const dbk_dataset *test, dbk_throughput *out) {
     const dbk_model_def *model;
     DBK_TRY(dbk_model_find(recipe->model, &model));
     dbk_session_config cfg = {.recipe = recipe, .model = model, .batch = batch, .eval_batch = batch,
                               .input = {train->channels, train->height, train->width},
                               .num_classes = train->num_classes,
-                              .train_count = train->count, .test_count = test->count};
+                              .train_count = train->count, .test_count = test->count, .fp16 = fp16};
     dbk_session *s;
     DBK_TRY(dbk_session_create(be, &cfg, &s));
     dbk_status st = dbk_session_upload_data(s, train, test);

@@ -20,8 +20,10 @@ typedef struct dbk_throughput {
 } dbk_throughput;
 
 /* train must hold at least batch * (warmup + steps) images (or it wraps within one epoch).
- * The image shape and classes are train's. */
-dbk_status dbk_bench_throughput(dbk_backend *be, const dbk_recipe *recipe, int batch, int warmup, int steps,
+ * The image shape and classes are train's. fp16: mixed precision (docs/precision.md), with
+ * its per-step read-back of the loss scaler's flag; refused (DBK_ERR_UNSUPPORTED, naming the
+ * missing feature) on a device without the fp16 path. */
+dbk_status dbk_bench_throughput(dbk_backend *be, const dbk_recipe *recipe, int batch, bool fp16, int warmup, int steps,
                                 const dbk_dataset *train, const dbk_dataset *test, dbk_throughput *out);
 
 #endif

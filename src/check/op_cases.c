@@ -52,6 +52,8 @@
  *    fp32 (the CPU widens the operands, backends/cpu/amp.c), so only the summation order
  *    differs, as in the f32 cases. On a device without the fp16 path these cases must be
  *    refused (op_harness.c).
+ *  - f16 saved inputs (mixed precision): batchnorm_bwd's x, relu_bwd's y; the same tolerances
+ *    as in f32 (both sides widen the f16 values exactly); refused where fp16 is missing.
  *  - cast_f32_f16, cast_f16_f32: bit-exact (round to nearest even; widening is exact).
  *  - loss_scale, grad_unscale: bit-exact (multiplications by powers of two; found is 0 or 1).
  */
@@ -130,6 +132,17 @@ static void set_uniform_f16(tcase *c, int s, float lo, float hi, int ndim, int64
                             int64_t d3) {
     uint16_t *h = set_slot(c, s, ROLE_IN, DBK_DTYPE_F16, ndim, d0, d1, d2, d3);
     for (int64_t i = 0; i < slot_numel(&c->slots[s]); i++) h[i] = dbk_f32_to_f16(lo + (hi - lo) * dbk_rng_uniform(&c->ck->rng));
+}
+
+/* Rounds an f32 input slot to f16 in place (mixed precision's saved copies): element i is
+ * written at bytes [2i, 2i+2), inside f32 element i/2, which was read already; the buffer
+ * keeps its f32 size. */
+static void narrow_to_f16(tcase *c, int s) {
+    slot *sl = &c->slots[s];
+    const float *x = (const float *)(void *)sl->init;
+    uint16_t *h = (uint16_t *)(void *)sl->init;
+    for (int64_t i = 0; i < slot_numel(sl); i++) h[i] = dbk_f32_to_f16(x[i]);
+    sl->dtype = DBK_DTYPE_F16;
 }
 
 /* An f32 slot of small integers 0..levels-1, so maxima tie often (tie-breaking rules). */
@@ -320,11 +333,14 @@ static void batchnorm_fwd_infer_cases(dbk_op_checker *ck) {
 }
 OP_TEST(batchnorm_fwd_infer, 1e-9);
 
+/* f16: x is the f16 copy of the forward input (mixed precision); mean and invstd stay those
+ * of the f32 input, as the forward pass saved them. */
 static void batchnorm_bwd_cases(dbk_op_checker *ck) {
+    for (int f16 = 0; f16 < 2; f16++)
     for (size_t i = 0; i < BN_SHAPE_COUNT; i++) {
         const int *d = bn_shapes[i];
-        tcase *c = case_new(ck, DBK_OP_BATCHNORM_BWD, "N%d C%d %dx%d (N*H*W %d)", d[0], d[1], d[2], d[3],
-                            d[0] * d[2] * d[3]);
+        tcase *c = case_new(ck, DBK_OP_BATCHNORM_BWD, "%sN%d C%d %dx%d (N*H*W %d)", f16 ? "f16 x " : "", d[0], d[1],
+                            d[2], d[3], d[0] * d[2] * d[3]);
         c->desc.p.bn = (dbk_bn_params){1e-5f, 0.1f};
         const float *x = set_bn_input(c, SRC(0), d);
         set_uniform(c, SRC(1), ROLE_IN, -1.0f, 1.0f, 4, d[0], d[1], d[2], d[3]);
@@ -346,6 +362,7 @@ static void batchnorm_bwd_cases(dbk_op_checker *ck) {
             mean[ch] = (float)mu;
             invstd[ch] = (float)(1.0 / sqrt(s2 / (double)m + 1e-5));
         }
+        if (f16) narrow_to_f16(c, SRC(0));
         set_slot(c, DST(0), ROLE_OUT, DBK_DTYPE_F32, 4, d[0], d[1], d[2], d[3]);
         set_slot(c, DST(1), ROLE_OUT, DBK_DTYPE_F32, 1, d[1], 1, 1, 1);
         set_slot(c, DST(2), ROLE_OUT, DBK_DTYPE_F32, 1, d[1], 1, 1, 1);
@@ -393,14 +410,20 @@ static void relu_fwd_cases(dbk_op_checker *ck) {
 }
 OP_TEST(relu_fwd, 1e-10);
 
+/* f16: y is the f16 copy of the forward output (mixed precision). */
 static void relu_bwd_cases(dbk_op_checker *ck) {
     char sh[64];
+    for (int f16 = 0; f16 < 2; f16++)
     for (int in_place = 0; in_place < 2; in_place++)
         for (int i = 0; i < (int)EW_SHAPE_COUNT; i++) {
-            tcase *c = case_new(ck, DBK_OP_RELU_BWD, "%s%s", ew_summary(i, sh, sizeof sh), in_place ? " in place (dx = dy)" : "");
-            /* y is a forward output: half of it exactly zero */
+            tcase *c = case_new(ck, DBK_OP_RELU_BWD, "%s%s%s", f16 ? "f16 y " : "", ew_summary(i, sh, sizeof sh),
+                                in_place ? " in place (dx = dy)" : "");
+            /* y is a forward output: half of it exactly zero; some of the f16 copy's positive
+             * values are subnormal (the mask must follow them, not flush them) */
             float *y = set_uniform(c, SRC(0), ROLE_IN, -1.0f, 1.0f, EW(i));
-            for (int64_t k = 0; k < slot_numel(&c->slots[SRC(0)]); k++) y[k] = y[k] > 0.0f ? y[k] : 0.0f;
+            for (int64_t k = 0; k < slot_numel(&c->slots[SRC(0)]); k++)
+                y[k] = y[k] > 0.0f ? (k % 7 == 3 ? y[k] * 0x1p-16f : y[k]) : 0.0f;
+            if (f16) narrow_to_f16(c, SRC(0));
             set_uniform(c, SRC(1), ROLE_IN, -1.0f, 1.0f, EW(i));
             set_ew_output(c, i, in_place ? SRC(1) : -1);
             dbk_op_check_case(c);

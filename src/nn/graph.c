@@ -433,7 +433,8 @@ static void backward_bias(dbk_graph *g, dbk_value y, dbk_tensor dbias, const cha
 
 /* Mixed precision (cfg.fp16): an f16 copy of t in the arena, made by a cast appended to the
  * forward list. Convolutions and GEMMs read these copies; the copy of their input is what
- * they keep for the backward pass. */
+ * they keep for the backward pass, as batch norm keeps one of its input and ReLU of its
+ * output. */
 static dbk_tensor f16_copy(dbk_graph *g, dbk_tensor t, const char *name, const char *what) {
     char lb[96];
     dbk_tensor h = dbk_graph_tensor(g, DBK_DTYPE_F16, t.ndim, t.shape[0], t.shape[1], t.shape[2], t.shape[3]);
@@ -469,9 +470,9 @@ dbk_value dbk_nn_conv_ex(dbk_graph *g, dbk_value x, int64_t k, const dbk_conv_op
         add_param_in(g, o->bias_group, name, "bias", DBK_PARAM_INIT_ZEROS, 0, 1, bshape, &bias, &dbias);
     }
 
-    /* the operands: f32, or their f16 copies in mixed precision */
+    /* the operands: f32, or their f16 copies in mixed precision (x's own when it has one) */
     const bool half = g->cfg.fp16;
-    const dbk_tensor xo = half ? f16_copy(g, x.data, name, "x.f16") : x.data;
+    const dbk_tensor xo = !half ? x.data : x.half.ndim ? x.half : f16_copy(g, x.data, name, "x.f16");
     const dbk_tensor wo = half ? f16_copy(g, wt, name, "weight.f16") : wt;
     dbk_op_desc op = {.op = DBK_OP_CONV2D_FWD, .p.conv = {stride, stride, pad, pad}};
     op.src[0] = xo;      /* (N,C,H,W) */
@@ -545,11 +546,15 @@ dbk_value dbk_nn_batchnorm_ex(dbk_graph *g, dbk_value x, const dbk_batchnorm_opt
     dbk_graph_forward(g, &op, name);
 
     DBK_ASSERT(x.grad.ndim);
+    /* Mixed precision: the backward pass reads x from an f16 copy, so the f32 x (the
+     * convolution's result) lives only through the forward pass. */
+    dbk_tensor xs = x.data;
+    if (g->cfg.fp16) xs = x.half.ndim ? x.half : f16_copy(g, x.data, name, "x.f16");
     /* The op always writes both parameter gradients; a frozen one goes to scratch. */
     if (!dgamma.ndim) dgamma = dbk_graph_tensor(g, DBK_DTYPE_F32, 1, c, 1, 1, 1);
     if (!dbeta.ndim) dbeta = dbk_graph_tensor(g, DBK_DTYPE_F32, 1, c, 1, 1, 1);
     dbk_op_desc b = {.op = DBK_OP_BATCHNORM_BWD, .p.bn = g->cfg.bn};
-    b.src[0] = x.data;
+    b.src[0] = xs;
     b.src[1] = y.grad;
     b.src[2] = gamma;
     b.src[3] = mean;
@@ -566,9 +571,13 @@ dbk_value dbk_nn_relu(dbk_graph *g, dbk_value x) {
     op.src[0] = x.data;
     op.dst[0] = x.data;
     dbk_graph_forward(g, &op, "relu");
+    x.half = (dbk_tensor){0};   /* data changed in place */
     if (g->cfg.training && x.grad.ndim) {
+        /* Mixed precision: the backward pass reads the sign of an f16 copy of the output,
+         * the copy the next convolution takes too. */
+        if (g->cfg.fp16) x.half = f16_copy(g, x.data, "relu", "y.f16");
         dbk_op_desc b = {.op = DBK_OP_RELU_BWD};
-        b.src[0] = x.data; /* the forward output, computed in place */
+        b.src[0] = g->cfg.fp16 ? x.half : x.data; /* the forward output, computed in place */
         b.src[1] = x.grad;
         b.dst[0] = x.grad;
         dbk_graph_backward(g, &b, "relu.bwd");
@@ -649,6 +658,7 @@ dbk_value dbk_nn_leaky_relu(dbk_graph *g, dbk_value x, float slope) {
     op.src[0] = x.data;
     op.dst[0] = x.data;
     dbk_graph_forward(g, &op, "leaky_relu");
+    x.half = (dbk_tensor){0};   /* data changed in place */
     if (g->cfg.training && x.grad.ndim) {
         dbk_op_desc b = {.op = DBK_OP_LEAKY_RELU_BWD, .p.leaky.slope = slope};
         b.src[0] = x.data; /* the forward output, computed in place */
@@ -727,9 +737,16 @@ dbk_value dbk_nn_linear(dbk_graph *g, dbk_value x, int64_t k, const char *name) 
         dy2.shape[1] = k;
     }
 
-    /* the operands: f32, or their f16 copies in mixed precision */
+    /* the operands: f32, or their f16 copies in mixed precision (x's own when it has one) */
     const bool half = g->cfg.fp16;
-    const dbk_tensor xo = half ? f16_copy(g, x2, name, "x.f16") : x2;
+    dbk_tensor xo = x2;
+    if (half && x.half.ndim) {
+        xo = x.half;
+        xo.ndim = 2;
+        xo.shape[1] = c;
+    } else if (half) {
+        xo = f16_copy(g, x2, name, "x.f16");
+    }
     const dbk_tensor wo = half ? f16_copy(g, wt, name, "weight.f16") : wt;
     /* y (N,K) = x (N,C) * W^T (C,K) */
     dbk_op_desc op = {.op = DBK_OP_GEMM, .p.gemm = {false, true, 1.0f, 0.0f}};
@@ -765,6 +782,7 @@ dbk_value dbk_nn_scale(dbk_graph *g, dbk_value x, float alpha, const char *name)
     op.src[0] = x.data;
     op.dst[0] = x.data;
     dbk_graph_forward(g, &op, name);
+    x.half = (dbk_tensor){0};   /* data changed in place */
     if (g->cfg.training && x.grad.ndim) {
         dbk_op_desc b = op;
         b.src[0] = x.grad;
@@ -776,7 +794,7 @@ dbk_value dbk_nn_scale(dbk_graph *g, dbk_value x, float alpha, const char *name)
 
 dbk_value dbk_nn_fork(dbk_graph *g, dbk_value x, const char *name) {
     char lb[96];
-    dbk_value y = {.data = x.data};
+    dbk_value y = {.data = x.data, .half = x.half};
     if (!g->cfg.training || !x.grad.ndim) return y;
     y.grad = dbk_graph_tensor(g, DBK_DTYPE_F32, x.grad.ndim, x.grad.shape[0], x.grad.shape[1], x.grad.shape[2],
                               x.grad.shape[3]);

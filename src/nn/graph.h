@@ -41,10 +41,15 @@
 #include "backend/backend.h"
 
 /* An activation and its gradient. grad.ndim == 0 when no gradient flows into it (the input
- * images, or anything in an evaluation graph). */
+ * images, or anything in an evaluation graph). In mixed precision a layer may also keep half,
+ * an f16 copy of data that its backward pass reads (ReLU); the next convolution or linear
+ * layer then reads that copy instead of making its own, so the copy is the only activation
+ * kept for the backward pass and the f32 data dies in the forward pass. half.ndim == 0 when
+ * there is none; a layer that changes data in place drops it. */
 typedef struct dbk_value {
     dbk_tensor data;
     dbk_tensor grad;
+    dbk_tensor half;
 } dbk_value;
 
 typedef enum dbk_param_init {
@@ -83,7 +88,10 @@ typedef struct dbk_graph_config {
     dbk_bn_params bn;               /* eps, momentum of every batch norm */
     /* Mixed precision (--precision fp16): convolutions and linear layers read f16 copies of
      * their input, weight and output gradient (DBK_OP_CAST_F32_F16) and produce f32; batch
-     * norm, activations, loss, parameters and optimizer state stay f32. */
+     * norm and ReLU compute in f32 but keep f16 copies for their backward pass (batch norm of
+     * its input, ReLU of its output: dbk_value.half), so what lives from the forward to the
+     * backward pass is f16; batch-norm statistics, the loss, parameters and optimizer state
+     * stay f32. */
     bool          fp16;
 } dbk_graph_config;
 

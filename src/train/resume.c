@@ -7,6 +7,8 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <limits.h>
+#include <math.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -44,6 +46,14 @@ dbk_status dbk_resume_save(dbk_session *s, const char *dir, const dbk_train_opti
     cJSON *eps = cJSON_AddArrayToObject(m, "epochs");
     for (int i = 0; i < rep->epochs_run; i++) cJSON_AddItemToArray(eps, dbk_results_epoch_json(&rep->epochs[i]));
     if (peers) cJSON_AddItemToObject(m, "distributed", cJSON_Parse(peers->meta_json));
+    const dbk_loss_scaler *ls = dbk_session_loss_scaler(s);
+    if (ls) {
+        cJSON *o = cJSON_AddObjectToObject(m, "loss_scaler");
+        cJSON_AddNumberToObject(o, "scale", ls->scale);
+        cJSON_AddNumberToObject(o, "clean_steps", ls->clean_steps);
+        cJSON_AddNumberToObject(o, "skipped_steps", (double)ls->skipped_steps);
+        cJSON_AddNumberToObject(o, "growths", (double)ls->growths);
+    }
     char *text = cJSON_PrintUnformatted(m);
     cJSON_Delete(m);
     if (!text) return DBK_ERR_OUT_OF_HOST_MEMORY;
@@ -125,6 +135,28 @@ static void read_header(const cJSON *m, dbk_resume_header *h, const char **bad) 
     }
 }
 
+/* "loss_scaler", when present: S a power of two in [1, 2^64] (what dbk_loss_scaler_step
+ * keeps it to), the counts whole and not negative. */
+static void read_loss_scaler(const cJSON *m, dbk_resume_header *h, const char **bad) {
+    const cJSON *o = cJSON_GetObjectItemCaseSensitive(m, "loss_scaler");
+    if (!o) return;
+    const char *inner = NULL;
+    const double scale = number(o, "scale", &inner), clean = number(o, "clean_steps", &inner);
+    const double skipped = number(o, "skipped_steps", &inner), growths = number(o, "growths", &inner);
+    int exp2 = 0;
+    const bool power_of_two = frexp(scale, &exp2) == 0.5 && exp2 >= 1 && exp2 <= 65;
+    const bool counts = clean >= 0 && clean <= INT_MAX && clean == floor(clean) && skipped >= 0 &&
+                        skipped == floor(skipped) && skipped <= LONG_MAX && growths >= 0 && growths == floor(growths) &&
+                        growths <= LONG_MAX;
+    if (inner || !power_of_two || !counts) {
+        if (!*bad) *bad = "loss_scaler";
+        return;
+    }
+    h->has_loss_scaler = true;
+    h->loss_scaler = (dbk_loss_scaler){.scale = (float)scale, .clean_steps = (int)clean, .skipped_steps = (long)skipped,
+                                       .growths = (long)growths};
+}
+
 static void read_totals(const cJSON *m, dbk_train_report *rep, const char **bad) {
     const cJSON *eps = cJSON_GetObjectItemCaseSensitive(m, "epochs");
     if (!cJSON_IsArray(eps)) {
@@ -154,6 +186,7 @@ dbk_status dbk_resume_read(const char *dir, dbk_resume_header *h, dbk_train_repo
     if (!cJSON_IsObject(m)) bad = "metadata (not a JSON object)";
     else {
         read_header(m, h, &bad);
+        if (!bad) read_loss_scaler(m, h, &bad);
         if (rep && !bad) read_totals(m, rep, &bad);
         if (rep && !bad && rep->epochs_run != h->epochs_done) bad = "epochs (not epochs_done of them)";
     }

@@ -12,7 +12,10 @@
  *   "resumed" and "resume_seconds" (earlier resumes), "epochs_to_target",
  *   "seconds_to_target", and "epochs" (the per-epoch records, as in result.json); a
  *   distributed run adds "distributed" (src/dist: ranks, exchanges done, the exchange's
- *   counts) and, with error feedback, the tensor "distributed.residuals" (ranks, n).
+ *   counts) and, with error feedback, the tensor "distributed.residuals" (ranks, n); a run in
+ *   mixed precision adds "loss_scaler": {"scale" S, "clean_steps" since S last changed,
+ *   "skipped_steps", "growths"} (train/loss_scaler.h), so a resumed run goes on with the scale
+ *   it had instead of starting again at 2^16.
  * Shuffling and augmentation are drawn from the seed and the epoch number alone, so the seed
  * and epochs_done are the whole random-number and data-order state.
  */
@@ -20,6 +23,7 @@
 #define DBK_RESUME_H
 
 #include "train/checkpoint.h"
+#include "train/loss_scaler.h"
 #include "train/trainer.h"
 
 #define DBK_RESUME_FILE     "resume.ckpt"
@@ -36,6 +40,8 @@ typedef struct dbk_resume_header {
     double   clock_seconds;
     int      argc;                        /* -1: not recorded (a run of `daybreak bench`) */
     char    *argv[DBK_RESUME_MAX_ARGS];   /* owned; dbk_resume_header_deinit */
+    bool     has_loss_scaler;             /* saved by a run in mixed precision */
+    dbk_loss_scaler loss_scaler;          /* then its state (growth_interval not saved: 0) */
 } dbk_resume_header;
 
 /* What a distributed run adds (train/peers.h save_state): the metadata object

@@ -165,7 +165,8 @@ dbk_status dbk_session_create(dbk_backend *be, const dbk_session_config *cfg, db
         return dbk_set_error(DBK_ERR_INVALID_ARG, "--precision fp16 with distributed training is not supported yet");
     dbk_session *s = dbk_calloc(1, sizeof *s);
     if (!s) return DBK_ERR_OUT_OF_HOST_MEMORY;
-    dbk_loss_scaler_init(&s->scaler, DBK_LOSS_SCALE_INIT, DBK_LOSS_SCALE_INTERVAL);
+    dbk_loss_scaler_init(&s->scaler, DBK_LOSS_SCALE_INIT,
+                         cfg->loss_scale_interval > 0 ? cfg->loss_scale_interval : DBK_LOSS_SCALE_INTERVAL);
     s->be = be;
     s->cfg = *cfg;
     if (cfg->test_count < cfg->eval_batch) s->cfg.eval_batch = cfg->test_count > 0 ? cfg->test_count : 1;

@@ -56,6 +56,7 @@ typedef struct dbk_session_config {
      * scaling (train/loss_scaler.h): each step waits for its gradients' inf/NaN check and runs
      * the update only when they are clean. Needs the device's fp16 path (fp16_missing ""). */
     bool                  fp16;
+    int                   loss_scale_interval;   /* clean steps before S doubles; 0: the default */
 } dbk_session_config;
 
 typedef struct dbk_epoch_counters {
@@ -79,6 +80,9 @@ size_t   dbk_session_param_count(const dbk_session *s);
 int      dbk_session_steps_per_epoch(const dbk_session *s);    /* full batches only (drop_last) */
 /* Mixed precision (config fp16): the dynamic loss scale and the steps it skipped; NULL in fp32. */
 const struct dbk_loss_scaler *dbk_session_loss_scaler(const dbk_session *s);
+/* Resuming in mixed precision: S, the clean steps since it last changed, the skipped steps
+ * and growths as saved (resume.ckpt); the growth interval stays the session's. */
+void dbk_session_restore_loss_scaler(dbk_session *s, const struct dbk_loss_scaler *saved);
 
 /* Copies the u8 datasets to the device (preprocessing; on the DAWNBench clock). Their image
  * shape and counts must be the config's. test is not read with config streamed_eval. */

@@ -75,6 +75,12 @@ static dbk_status run_loss_scaled(dbk_session *s) {
 
 const dbk_loss_scaler *dbk_session_loss_scaler(const dbk_session *s) { return s->cfg.fp16 ? &s->scaler : NULL; }
 
+void dbk_session_restore_loss_scaler(dbk_session *s, const dbk_loss_scaler *saved) {
+    const int interval = s->scaler.growth_interval;
+    s->scaler = *saved;
+    s->scaler.growth_interval = interval;
+}
+
 dbk_status dbk_session_train_step(dbk_session *s, int step, float lr) {
     const dbk_step_ctx ctx = {.epoch = s->epoch > 0 ? s->epoch - 1 : 0, /* 0-based for the rules */
                               .step = step,

@@ -44,6 +44,8 @@ typedef struct run {
     dbk_checkpoint *resume_ckpt;    /* with opt->resume: resume.ckpt, until the state is restored */
     double       resume_clock;      /* with opt->resume: the saved clock */
     int          size_phase;        /* progressive resizing: the phase the session is built for */
+    bool         resume_has_scaler; /* with opt->resume: resume.ckpt holds the loss scaler's state */
+    dbk_loss_scaler resume_scaler;  /* then that state */
 } run;
 
 static void run_release(run *r) {
@@ -186,6 +188,7 @@ static dbk_status create_session(run *r, const dbk_train_options *opt, dbk_train
         .shard_index = opt->peers ? opt->peers->rank : 0,
         .separate_update = opt->peers != NULL,
         .fp16 = rep->fp16,
+        .loss_scale_interval = opt->loss_scale_interval,
     };
     DBK_TRY(dbk_session_create(r->be, &cfg, &r->session));
     if (streamed) dbk_session_set_eval_loader(r->session, r->eval_loader);
@@ -346,6 +349,8 @@ static dbk_status open_resume(run *r, const dbk_train_options *opt, dbk_train_re
         r->mlperf_continued = !dbk_mlperf_log_is_empty(&r->mlperf);
         snprintf(r->started_at, sizeof r->started_at, "%s", h.started_at);
         r->resume_clock = h.clock_seconds;
+        r->resume_has_scaler = h.has_loss_scaler;
+        r->resume_scaler = h.loss_scaler;
         printf("resuming %s after epoch %d (clock %.2f s): the run was %s\n", opt->out_dir, h.epochs_done,
                h.clock_seconds, killed ? "killed" : previous);
         fflush(stdout);
@@ -472,6 +477,10 @@ static dbk_status prepare(run *r, const dbk_train_options *opt, dbk_train_report
         if (opt->peers) DBK_TRY(opt->peers->restore_state(opt->peers->ctx, r->resume_ckpt, DBK_RESUME_FILE));
         dbk_checkpoint_destroy(r->resume_ckpt); /* its host copy of the state is no longer needed */
         r->resume_ckpt = NULL;
+        if (dbk_session_loss_scaler(s) && r->resume_has_scaler) dbk_session_restore_loss_scaler(s, &r->resume_scaler);
+        else if (dbk_session_loss_scaler(s))
+            dbk_log(DBK_LOG_LEVEL_WARN, "%s holds no loss scale (the run it continues trained in fp32): fp16 starts "
+                    "at the initial scale %g", DBK_RESUME_FILE, (double)DBK_LOSS_SCALE_INIT);
         const double restore = dbk_time_now() - t0;
         rep->resumed++;
         rep->resume_seconds += restore;

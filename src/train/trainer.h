@@ -73,6 +73,7 @@ typedef struct dbk_train_options {
     bool             quiet;         /* no per-epoch console lines */
     bool             profile;       /* time every op of the training steps and print a table */
     dbk_precision    precision;     /* DBK_PRECISION_FP32 unless set */
+    int              loss_scale_interval; /* fp16: clean steps before S doubles (0: DBK_LOSS_SCALE_INTERVAL) */
     const char      *command_line;  /* recorded in result.json */
     dbk_clock_mode   clock;         /* DBK_CLOCK_DAWNBENCH unless set */
     const char      *platform;      /* profile id (--platform), NULL = match the device name */

@@ -1,7 +1,7 @@
 /*
  * amp.c — mixed precision in the CPU reference backend (automatic mixed precision, "amp"):
- * the casts between f32 and f16, the two halves of dynamic loss scaling, and the f16 operands
- * of convolutions and GEMM.
+ * the casts between f32 and f16, the two halves of dynamic loss scaling, and the f16 inputs
+ * of other ops (the operands of convolutions and GEMM, saved inputs of backward ops).
  *
  * Semantics (op_list.h):
  *   cast_f32_f16  y = fp16(x), round to nearest even      torch.Tensor.half()
@@ -10,11 +10,11 @@
  *   grad_unscale  found = 1 if any g is inf/NaN; g *= inv[0]
  *                 torch._amp_foreach_non_finite_check_and_unscale_
  *
- * f16 operands (conv2d_*, gemm with src0/src1 f16): the reference widens both operands to
- * f32 (exact) into its own scratch and runs the f32 op on them. A product of two fp16
- * values (11-bit significands) is exact in fp32 (24 bits), so this is fp16 multiplication
- * with fp32 accumulation, the arithmetic of GPUs' fp16 paths, with only the summation order
- * left to differ between backends.
+ * f16 inputs (conv2d_*, gemm with src0/src1 f16; relu_bwd, batchnorm_bwd with the saved
+ * src0 f16): the reference widens them to f32 (exact) into its own scratch and runs the f32
+ * op on them. A product of two fp16 values (11-bit significands) is exact in fp32 (24 bits),
+ * so this is fp16 multiplication with fp32 accumulation, the arithmetic of GPUs' fp16 paths,
+ * with only the summation order left to differ between backends.
  */
 #include <math.h>
 
@@ -67,17 +67,27 @@ dbk_status dbk_cpu_grad_unscale(dbk_backend *be, const dbk_op_desc *op) {
 }
 
 /* ---------------------------------------------------------------------------------- */
-/* f16 operands of convolutions and GEMM                                               */
+/* f16 inputs: operands of convolutions and GEMM, saved inputs of backward ops          */
 
-bool dbk_cpu_has_f16_operands(const dbk_op_desc *op) {
-    return op->src[0].ndim && op->src[0].dtype == DBK_DTYPE_F16;   /* ops.c: both or neither */
+static bool is_f16(const dbk_tensor *t) { return t->ndim && t->dtype == DBK_DTYPE_F16; }
+
+bool dbk_cpu_widens(const dbk_op_desc *op) {
+    if (op->op == DBK_OP_CAST_F16_F32) return false;   /* the one op that reads f16 itself */
+    for (int i = 0; i < DBK_OP_MAX_SRC; i++)
+        if (is_f16(&op->src[i])) return true;
+    return false;
 }
 
-/* Bytes of the widened operands (64-byte aligned each); 0 for an op without f16 operands. */
+static size_t widened_slot_bytes(const dbk_tensor *t) {
+    return ((size_t)dbk_tensor_numel(t) * sizeof(float) + 63) & ~(size_t)63;
+}
+
+/* Bytes of the widened inputs (64-byte aligned each); 0 for an op that widens nothing. */
 size_t dbk_cpu_widened_bytes(const dbk_op_desc *op) {
-    if (!dbk_cpu_has_f16_operands(op)) return 0;
+    if (!dbk_cpu_widens(op)) return 0;
     size_t n = 0;
-    for (int i = 0; i < 2; i++) n += ((size_t)dbk_tensor_numel(&op->src[i]) * sizeof(float) + 63) & ~(size_t)63;
+    for (int i = 0; i < DBK_OP_MAX_SRC; i++)
+        if (is_f16(&op->src[i])) n += widened_slot_bytes(&op->src[i]);
     return n;
 }
 
@@ -89,8 +99,9 @@ dbk_status dbk_cpu_run_widened(dbk_backend *be, const dbk_op_desc *op, dbk_op_fn
     dbk_buffer scratch = {.be = be, .nbytes = need, .impl = st->half_scratch};
     dbk_op_desc wide = *op;
     size_t at = 0;
-    for (int i = 0; i < 2; i++) {
+    for (int i = 0; i < DBK_OP_MAX_SRC; i++) {
         const dbk_tensor *t = &op->src[i];
+        if (!is_f16(t)) continue;
         const int64_t n = dbk_tensor_numel(t);
         const uint16_t *h = (const uint16_t *)dbk_cpu_ptr(t);
         float *f = (float *)((char *)st->half_scratch + at);
@@ -99,7 +110,7 @@ dbk_status dbk_cpu_run_widened(dbk_backend *be, const dbk_op_desc *op, dbk_op_fn
         wide.src[i].dtype = DBK_DTYPE_F32;
         wide.src[i].buf = &scratch;
         wide.src[i].offset = at;
-        at += ((size_t)n * sizeof(float) + 63) & ~(size_t)63;
+        at += widened_slot_bytes(t);
     }
     return run(be, &wide);
 }

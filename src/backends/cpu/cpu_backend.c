@@ -144,9 +144,7 @@ static const dbk_op_fn cpu_ops[DBK_OP_COUNT] = {DBK_OP_LIST(CPU_ENTRY_)};
 #undef CPU_ENTRY_
 
 static dbk_status cpu_run_op(dbk_backend *be, const dbk_op_desc *op) {
-    const bool operands = op->op == DBK_OP_GEMM || op->op == DBK_OP_CONV2D_FWD || op->op == DBK_OP_CONV2D_BWD_DATA ||
-                          op->op == DBK_OP_CONV2D_BWD_FILTER;
-    if (operands && dbk_cpu_has_f16_operands(op)) return dbk_cpu_run_widened(be, op, cpu_ops[op->op]);
+    if (dbk_cpu_widens(op)) return dbk_cpu_run_widened(be, op, cpu_ops[op->op]);
     return cpu_ops[op->op](be, op);
 }
 

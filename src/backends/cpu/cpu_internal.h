@@ -35,9 +35,10 @@ dbk_status dbk_cpu_workspace(dbk_backend *be, size_t nbytes, float **out);
 /* Workspace bytes an op needs (0 for most ops); used by prepare. */
 size_t dbk_cpu_conv_workspace_bytes(const dbk_op_desc *op);
 
-/* f16 operands (amp.c): a convolution or GEMM whose src0/src1 are f16 runs as the f32 op on
- * operands widened into half_scratch (at least nbytes: dbk_cpu_half_scratch grows it). */
-bool       dbk_cpu_has_f16_operands(const dbk_op_desc *op);
+/* f16 inputs (amp.c): an op other than the casts whose src slots include f16 tensors (the
+ * operands of a convolution or GEMM, the saved input of a backward op) runs as the f32 op on
+ * those inputs widened into half_scratch (at least nbytes: dbk_cpu_half_scratch grows it). */
+bool       dbk_cpu_widens(const dbk_op_desc *op);
 size_t     dbk_cpu_widened_bytes(const dbk_op_desc *op);
 dbk_status dbk_cpu_half_scratch(dbk_backend *be, size_t nbytes);
 dbk_status dbk_cpu_run_widened(dbk_backend *be, const dbk_op_desc *op, dbk_op_fn run);

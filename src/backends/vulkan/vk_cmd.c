@@ -100,6 +100,12 @@ int64_t dbk_vk_flat_chunk(const dbk_vk_state *vk) {
     return c > 0 ? c : 1024;
 }
 
+const char *dbk_vk_f16_variant(const char *name, const dbk_op_desc *op, char buf[DBK_VK_SHADER_NAME]) {
+    if (op->src[0].dtype != DBK_DTYPE_F16) return name;
+    snprintf(buf, DBK_VK_SHADER_NAME, "%s_f16", name);
+    return buf;
+}
+
 uint32_t dbk_vk_groups_1d(const dbk_vk_state *vk, int64_t n, uint32_t wg) {
     int64_t g = (n + wg - 1) / wg;
     /* Shaders loop grid-stride; a few thousand groups keep every GPU busy. */

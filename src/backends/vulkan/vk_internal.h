@@ -269,6 +269,11 @@ static inline uint32_t dbk_vk_f32_bits(float f) {
     return u;
 }
 
+/* The shader for op: name, or its variant name_f16 when op's src0 is f16 (the operands of a
+ * convolution or GEMM, the saved input of a backward op: shaders/common/operand.glsl);
+ * written into buf. */
+const char *dbk_vk_f16_variant(const char *name, const dbk_op_desc *op, char buf[DBK_VK_SHADER_NAME]);
+
 /* Groups for `n` work items at `wg` per group, capped (shaders loop grid-stride). */
 uint32_t   dbk_vk_groups_1d(const dbk_vk_state *vk, int64_t n, uint32_t wg);
 

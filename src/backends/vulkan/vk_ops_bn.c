@@ -4,7 +4,8 @@
  *   training forward  bn_stats (one work group per channel: mean, invstd, running stats),
  *                     then bn_apply (elementwise)
  *   inference forward bn_apply with the running statistics
- *   backward          bn_bwd_reduce (per channel: dbeta, dgamma), then bn_bwd_data
+ *   backward          bn_bwd_reduce (per channel: dbeta, dgamma), then bn_bwd_data (their
+ *                     _f16 variants when x is the f16 copy of mixed precision)
  * The second dispatch reads what the first wrote; the recorder's hazard tracking places
  * the barrier between them. Reductions sum in fp32 in a fixed order (per-invocation strided
  * partial sums, then a shared-memory tree), so results are deterministic.
@@ -34,7 +35,8 @@ static dbk_status elementwise(dbk_backend *be, dbk_vk_rec *rec, const dbk_op_des
         /* x, dy, gamma, mean, invstd, dgamma, dbeta -> dx */
         const dbk_tensor xs = dbk_vk_batch_slice(&op->src[0], n0, nb), dys = dbk_vk_batch_slice(&op->src[1], n0, nb),
                          dxs = dbk_vk_batch_slice(&op->dst[0], n0, nb);
-        dbk_vk_dispatch a = {.shader = "bn_bwd_data", .nspec = 1, .spec = {vk->wg}};
+        char variant[DBK_VK_SHADER_NAME];   /* bn_bwd_data_f16 for an f16 x */
+        dbk_vk_dispatch a = {.shader = dbk_vk_f16_variant("bn_bwd_data", op, variant), .nspec = 1, .spec = {vk->wg}};
         const dbk_tensor *at[8] = {&xs, &dys, &op->src[2], &op->src[3], &op->src[4], &op->dst[1], &op->dst[2], &dxs};
         const bool aw[8] = {false, false, false, false, false, false, false, true};
         DBK_TRY(bind_all(vk, &a, at, aw, 8, rem));
@@ -68,7 +70,9 @@ static dbk_status bn_op(dbk_backend *be, dbk_vk_rec *rec, const dbk_op_desc *op)
 
     if (op->op == DBK_OP_BATCHNORM_BWD) {
         /* bindings: x (windowed), dy (windowed), mean, invstd, dgamma, dbeta */
-        dbk_vk_dispatch r = {.shader = "bn_bwd_reduce", .nspec = 1, .spec = {vk->wg}, .nbind = 6};
+        char variant[DBK_VK_SHADER_NAME];   /* bn_bwd_reduce_f16 for an f16 x */
+        dbk_vk_dispatch r = {.shader = dbk_vk_f16_variant("bn_bwd_reduce", op, variant), .nspec = 1,
+                             .spec = {vk->wg}, .nbind = 6};
         DBK_TRY(dbk_vk_windows(vk, &op->src[0], false, &r.bind[0], &step[0], &rem[0]));
         DBK_TRY(dbk_vk_windows(vk, &op->src[1], false, &r.bind[DBK_VK_WINDOWS], &step[1], &rem[1]));
         const dbk_tensor *rt[4] = {&op->src[3], &op->src[4], &op->dst[1], &op->dst[2]};

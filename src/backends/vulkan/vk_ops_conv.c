@@ -129,14 +129,6 @@ void dbk_vk_workspace_destroy(dbk_backend *be) {
 /* ---------------------------------------------------------------------------------- */
 /* dispatch                                                                             */
 
-/* The shader for op's operands: name, or its variant name_f16 when they are f16
- * (shaders/common/operand.glsl; written into buf). */
-static const char *operand_variant(const char *name, const dbk_op_desc *op, char buf[DBK_VK_SHADER_NAME]) {
-    if (op->src[0].dtype != DBK_DTYPE_F16) return name;
-    snprintf(buf, DBK_VK_SHADER_NAME, "%s_f16", name);
-    return buf;
-}
-
 /* One conv dispatch over the given (possibly batch-sliced) tensors. */
 static dbk_status conv_dispatch(dbk_backend *be, dbk_vk_rec *rec, const dbk_op_desc *op, const dbk_tensor *s0,
                                 const dbk_tensor *s1, const dbk_tensor *d0) {
@@ -160,7 +152,7 @@ static dbk_status conv_dispatch(dbk_backend *be, dbk_vk_rec *rec, const dbk_op_d
     if (m == 0 || n == 0) return DBK_OK;
     dbk_vk_dispatch d = {0};
     char shader[DBK_VK_SHADER_NAME];
-    d.shader = operand_variant(dbk_op_name(op->op), op, shader);   /* shaders/conv2d_fwd.comp, ... */
+    d.shader = dbk_vk_f16_variant(dbk_op_name(op->op), op, shader);   /* shaders/conv2d_fwd.comp, ... */
     tile_spec(vk, &vk->conv_tiles, m, n, &d);
     d.nbind = 3;
     uint32_t rem[4] = {0, 0, 0, 0}, step[2] = {0, 0}, splits = 1;
@@ -239,7 +231,7 @@ dbk_status dbk_vk_record_gemm(dbk_backend *be, dbk_vk_rec *rec, const dbk_op_des
     if (M == 0 || N == 0) return DBK_OK;
     dbk_vk_dispatch d = {0};
     char shader[DBK_VK_SHADER_NAME];
-    d.shader = operand_variant("gemm_tiled", op, shader);
+    d.shader = dbk_vk_f16_variant("gemm_tiled", op, shader);
     tile_spec(vk, &vk->gemm_tiles, M, N, &d);
     d.nbind = 3;
     uint32_t rem[3];

@@ -7,7 +7,8 @@
  * Flat tensors larger than one storage-buffer binding are processed in chunks of at most
  * maxStorageBufferRange bytes, one dispatch per chunk (elements are independent), so a
  * 150 MB activation or parameter buffer works on lavapipe's 128 MiB bindings. A scalar slot
- * (one element, op_list.h) is bound whole in every chunk.
+ * (one element, op_list.h) is bound whole in every chunk. An op whose src0 is f16 (relu_bwd's
+ * saved output in mixed precision) runs the shader's _f16 variant (shaders/common/operand.glsl).
  */
 #include <string.h>
 
@@ -39,9 +40,14 @@ dbk_status dbk_vk_record_eltwise(dbk_backend *be, dbk_vk_rec *rec, const dbk_op_
                in->param_bytes % sizeof(float) == 0);
     const int64_t n = dbk_tensor_numel(&op->dst[0]);
     const int64_t step = dbk_vk_flat_chunk(vk);
+    /* an f16 src0 (relu_bwd's saved output) runs the shader's _f16 variant; the casts are
+     * shaders of their own, for their fixed dtypes */
+    char variant[DBK_VK_SHADER_NAME];
+    const bool cast = op->op == DBK_OP_CAST_F16_F32 || op->op == DBK_OP_CAST_F32_F16;
+    const char *shader = cast ? in->name : dbk_vk_f16_variant(in->name, op, variant);
     for (int64_t e0 = 0; e0 < n; e0 += step) {
         const int64_t cnt = n - e0 < step ? n - e0 : step;
-        dbk_vk_dispatch d = {.shader = in->name, .nspec = 1, .spec = {vk->wg}, .nbind = nsrc + ndst};
+        dbk_vk_dispatch d = {.shader = shader, .nspec = 1, .spec = {vk->wg}, .nbind = nsrc + ndst};
         uint32_t *pc = d.push;
         pc[0] = (uint32_t)cnt;
         for (int b = 0; b < nsrc + ndst; b++) {
