@@ -85,6 +85,9 @@ typedef struct dbk_graph_config {
      * their input, weight and output gradient (DBK_OP_CAST_F32_F16) and produce f32; batch
      * norm, activations, loss, parameters and optimizer state stay f32. */
     bool          fp16;
+    /* Fusion off (DBK_FUSE=0, docs/fusion.md): a ReLU after a training batch norm stays two
+     * ops each way instead of DBK_OP_BATCHNORM_RELU_FWD_TRAIN / _BWD. */
+    bool          no_fusion;
 } dbk_graph_config;
 
 /* Creates an empty graph in planning mode. */
