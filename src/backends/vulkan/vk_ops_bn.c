@@ -51,8 +51,9 @@ static dbk_status elementwise(dbk_backend *be, dbk_vk_rec *rec, const dbk_op_des
                                    &op->dst[1], &op->dst[2], &dxs,       &ys};
         const bool aw[9] = {false, false, false, false, false, false, false, true, false};
         DBK_TRY(bind_all(vk, &a, at, aw, 9, rem));
-        const uint32_t ap[14] = {(uint32_t)nb, C,      HW, rem[0], rem[1], rem[2], rem[3],
-                                 rem[4],       rem[5], rem[6], rem[7], m, rem[8], op->op == DBK_OP_BATCHNORM_RELU_BWD};
+        const uint32_t relu = op->op == DBK_OP_BATCHNORM_RELU_BWD;
+        const uint32_t ap[14] = {(uint32_t)nb, C,      HW,     rem[0], rem[1], rem[2], rem[3],
+                                 rem[4],       rem[5], rem[6], rem[7], m,      rem[8], relu};
         memcpy(a.push, ap, sizeof ap);
         a.groups[0] = dbk_vk_groups_1d(vk, total, vk->wg);
         return dbk_vk_emit(be, rec, &a);
@@ -90,8 +91,9 @@ static dbk_status bn_op(dbk_backend *be, dbk_vk_rec *rec, const dbk_op_desc *op)
         const dbk_tensor *rt[4] = {&op->src[3], &op->src[4], &op->dst[1], &op->dst[2]};
         for (int i = 0; i < 4; i++)
             DBK_TRY(dbk_vk_window(vk, rt[i], 0, -1, i >= 2, &r.bind[3 * DBK_VK_WINDOWS + i], &rem[3 + i]));
-        const uint32_t rp[14] = {N,      C,      HW,      rem[0],  rem[1],  rem[2], rem[3],
-                                 rem[4], rem[5], rem[6], step[0], step[1], step[2], op->op == DBK_OP_BATCHNORM_RELU_BWD};
+        const uint32_t relu = op->op == DBK_OP_BATCHNORM_RELU_BWD;
+        const uint32_t rp[14] = {N,      C,      HW,     rem[0],  rem[1],  rem[2],  rem[3],
+                                 rem[4], rem[5], rem[6], step[0], step[1], step[2], relu};
         memcpy(r.push, rp, sizeof rp);
         r.groups[0] = C;
         DBK_TRY(dbk_vk_emit(be, rec, &r));
