@@ -120,7 +120,8 @@ static int batchnorm_then_relu_should_fuse_unless_turned_off(void) {
         DBK_CHECK(ops != NULL);
         const int fused_fwd = count_ops(ops, n, DBK_OP_BATCHNORM_RELU_FWD_TRAIN, &f);
         const int fused_bwd = count_ops(ops, n, DBK_OP_BATCHNORM_RELU_BWD, &bw);
-        const int relu_fwd = count_ops(ops, n, DBK_OP_RELU_FWD, &any), relu_bwd = count_ops(ops, n, DBK_OP_RELU_BWD, &any);
+        const int relu_fwd = count_ops(ops, n, DBK_OP_RELU_FWD, &any);
+        const int relu_bwd = count_ops(ops, n, DBK_OP_RELU_BWD, &any);
         const int bn_fwd = count_ops(ops, n, DBK_OP_BATCHNORM_FWD_TRAIN, &any);
         const int bn_bwd = count_ops(ops, n, DBK_OP_BATCHNORM_BWD, &any);
         printf("  %s: fused %d + %d, relu %d + %d, batchnorm %d + %d\n", off ? "no_fusion" : "fusion on", fused_fwd,
