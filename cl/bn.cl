@@ -11,6 +11,11 @@
  * reduction in local memory combines the work-items. Eight interleaved partials per
  * work-item keep the float rounding well below the tolerances against the CPU's double sums.
  * Mean and variance take two passes (mean first), as on the CPU.
+ *
+ * Fusion with ReLU (DBK_OP_BATCHNORM_RELU_*, docs/fusion.md): bn_apply's relu flag clamps
+ * the output (y = x < 0 ? 0 : x, NaN kept, as relu_fwd); the backward kernels' relu flag reads
+ * dy as relu_bwd's y > 0 ? dy : 0 with y the fused forward's output, so the masked gradient is
+ * never written to memory. With the flag off, y is not read.
  */
 
 /* Sum of v over the work-group (every work-item gets it). scratch: local_size floats. */
@@ -77,7 +82,7 @@ __kernel void bn_apply(__global const float *x, const uint x_off, __global float
                        const int NC, const int C, const int HW,
                        __global const float *s0, const uint s0_off, __global const float *s1, const uint s1_off,
                        __global const float *gamma, const uint g_off, __global const float *beta, const uint b_off,
-                       const float eps, const int infer) {
+                       const float eps, const int infer, const int relu) {
     const int j0 = get_global_id(0) * 8, row = get_global_id(1);
     if (j0 >= HW || row >= NC) return;
     const int c = row % C;
@@ -85,14 +90,29 @@ __kernel void bn_apply(__global const float *x, const uint x_off, __global float
     const float scale = infer ? g / sqrt(s1[s1_off + c] + eps) : s1[s1_off + c] * g;
     const int i = row * HW + j0;
     if (j0 + 8 <= HW) {
-        vstore8((vload8(0, x + x_off + i) - m) * scale + b, 0, y + y_off + i);
+        const float8 v = (vload8(0, x + x_off + i) - m) * scale + b;
+        vstore8(relu ? select(v, (float8)(0.0f), v < 0.0f) : v, 0, y + y_off + i);
         return;
     }
-    for (int j = 0; j < HW - j0; j++) y[y_off + i + j] = (x[x_off + i + j] - m) * scale + b;
+    for (int j = 0; j < HW - j0; j++) {
+        const float v = (x[x_off + i + j] - m) * scale + b;
+        y[y_off + i + j] = relu && v < 0.0f ? 0.0f : v;
+    }
+}
+
+/* dy, or relu_bwd's y > 0 ? dy : 0 (8 values, then one) */
+static float8 bn_grad8(__global const float *dy, __global const float *y, const int i, const int relu) {
+    const float8 g = vload8(0, dy + i);
+    return relu ? select((float8)(0.0f), g, vload8(0, y + i) > 0.0f) : g;
+}
+
+static float bn_grad1(__global const float *dy, __global const float *y, const int i, const int relu) {
+    return relu && !(y[i] > 0.0f) ? 0.0f : dy[i];
 }
 
 /* One work-group per channel: dbeta = sum dy, dgamma = sum dy * xhat.  global (C * ls) */
 __kernel void bn_bwd_reduce(__global const float *x, const uint x_off, __global const float *dy, const uint dy_off,
+                            __global const float *y, const uint y_off, const int relu,
                             const int N, const int C, const int HW,
                             __global const float *mean, const uint mean_off, __global const float *invstd,
                             const uint invstd_off, __global float *dgamma, const uint dg_off,
@@ -105,12 +125,12 @@ __kernel void bn_bwd_reduce(__global const float *x, const uint x_off, __global 
         const int base = (n * C + c) * HW;
         int j = 0;
         for (; j + 8 <= HW; j += 8) {
-            const float8 g = vload8(0, dy + dy_off + base + j);
+            const float8 g = bn_grad8(dy + dy_off, y + y_off, base + j, relu);
             a8 += g;
             b8 += g * ((vload8(0, x + x_off + base + j) - mu) * is);
         }
         for (; j < HW; j++) {
-            const float g = dy[dy_off + base + j];
+            const float g = bn_grad1(dy + dy_off, y + y_off, base + j, relu);
             a1 += g;
             b1 += g * ((x[x_off + base + j] - mu) * is);
         }
@@ -128,6 +148,7 @@ __kernel void bn_bwd_reduce(__global const float *x, const uint x_off, __global 
 /* dx = gamma*invstd * (dy - dbeta/M - xhat * dgamma/M), 8 values per work-item.
  * global (ceil(HW / 8), N*C) */
 __kernel void bn_bwd_data(__global const float *x, const uint x_off, __global const float *dy, const uint dy_off,
+                        __global const float *y, const uint y_off, const int relu,
                         __global float *dx, const uint dx_off, const int NC, const int C, const int HW, const int M,
                         __global const float *gamma, const uint g_off, __global const float *mean, const uint mean_off,
                         __global const float *invstd, const uint invstd_off,
@@ -140,9 +161,10 @@ __kernel void bn_bwd_data(__global const float *x, const uint x_off, __global co
     const float a = dbeta[db_off + c] / (float)M, b = dgamma[dg_off + c] / (float)M;
     const int i = row * HW + j0;
     if (j0 + 8 <= HW) {
-        const float8 g = vload8(0, dy + dy_off + i), v = vload8(0, x + x_off + i);
+        const float8 g = bn_grad8(dy + dy_off, y + y_off, i, relu), v = vload8(0, x + x_off + i);
         vstore8(k * (g - a - (v - mu) * is * b), 0, dx + dx_off + i);
         return;
     }
-    for (int j = i; j < row * HW + HW; j++) dx[dx_off + j] = k * (dy[dy_off + j] - a - (x[x_off + j] - mu) * is * b);
+    for (int j = i; j < row * HW + HW; j++)
+        dx[dx_off + j] = k * (bn_grad1(dy + dy_off, y + y_off, j, relu) - a - (x[x_off + j] - mu) * is * b);
 }

@@ -3,7 +3,10 @@
  * bn_apply.comp — y = (x - mean_c) * scale_c + beta_c, the elementwise half of batch norm:
  *   training  (mode 0): mean and invstd from bn_stats.comp, scale = invstd * gamma
  *   inference (mode 1): running mean and variance, scale = gamma / sqrt(running_var + eps)
- * (DBK_OP_BATCHNORM_FWD_TRAIN / _INFER). Grid-stride over all N*C*H*W elements.
+ *   training fused with ReLU (mode 2): as mode 0, then y = y < 0 ? 0 : y (NaN kept, as
+ *             relu_fwd.comp)
+ * (DBK_OP_BATCHNORM_FWD_TRAIN / _INFER / BATCHNORM_RELU_FWD_TRAIN). Grid-stride over all
+ * N*C*H*W elements.
  */
 #include "common/chan_step.glsl"
 
@@ -29,9 +32,10 @@ void main() {
     if (i >= total) return;
     CHAN_STEP_INIT(i, stride, pc.HW, pc.C);   /* (j, c) of i, stepped without a division */
     for (; i < total; i += stride) {
-        const float scale = pc.mode == 0 ? stat[pc.r4 + c] * gamma[pc.r1 + c]
+        const float scale = pc.mode != 1 ? stat[pc.r4 + c] * gamma[pc.r1 + c]
                                          : gamma[pc.r1 + c] / sqrt(stat[pc.r4 + c] + pc.eps);
-        y[pc.r5 + i] = (x[pc.r0 + i] - mean[pc.r3 + c]) * scale + beta[pc.r2 + c];
+        const float v = (x[pc.r0 + i] - mean[pc.r3 + c]) * scale + beta[pc.r2 + c];
+        y[pc.r5 + i] = pc.mode == 2 && v < 0.0 ? 0.0 : v;
         CHAN_STEP_NEXT(pc.HW, pc.C);
     }
 }

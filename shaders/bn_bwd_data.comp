@@ -2,7 +2,9 @@
 /*
  * bn_bwd_data.comp — dx = gamma_c * invstd_c * (dy - dbeta_c / M - xhat * dgamma_c / M),
  * the elementwise half of DBK_OP_BATCHNORM_BWD (sums from bn_bwd_reduce.comp), M = N*H*W.
- * Grid-stride over all elements.
+ * Grid-stride over all elements. Fused with ReLU (DBK_OP_BATCHNORM_RELU_BWD, relu = 1): dy
+ * is read as relu_bwd's y > 0 ? dy : 0, y the fused forward's output; with relu = 0, y is
+ * not read.
  * Variant bn_bwd_data_f16 (DBK_F16, common/operand.glsl): x is the f16 copy of the forward
  * input (mixed precision), widened; everything else stays f32.
  */
@@ -16,6 +18,7 @@ layout(push_constant) uniform Push {
     uint r0, r1, r2, r3, r4, r5, r6, r7;   /* element offsets of bindings 0..7 */
     uint m;                                /* values per channel of the whole batch (the host may
                                               split the batch into several dispatches) */
+    uint r8, relu;                         /* element offset of binding 8; fused with ReLU */
 } pc;
 
 layout(binding = 0) readonly buffer BufX { OPERAND x[]; };      /* (N,C,H,W) */
@@ -26,6 +29,7 @@ layout(binding = 4) readonly buffer BufI { float invstd[]; };   /* (C) */
 layout(binding = 5) readonly buffer BufDG { float dgamma[]; };  /* (C) */
 layout(binding = 6) readonly buffer BufDB { float dbeta[]; };   /* (C) */
 layout(binding = 7) writeonly buffer BufDX { float dx[]; };     /* (N,C,H,W) */
+layout(binding = 8) readonly buffer BufY { float y[]; };        /* (N,C,H,W) */
 
 void main() {
     const uint total = pc.N * pc.C * pc.HW;
@@ -38,7 +42,8 @@ void main() {
         const float mu = mean[pc.r3 + c], is = invstd[pc.r4 + c];
         const float k = gamma[pc.r2 + c] * is;
         const float a = dbeta[pc.r6 + c] / m, b = dgamma[pc.r5 + c] / m;
-        dx[pc.r7 + i] = k * (dy[pc.r1 + i] - a - (float(x[pc.r0 + i]) - mu) * is * b);
+        const float g = pc.relu != 0u && !(y[pc.r8 + i] > 0.0) ? 0.0 : dy[pc.r1 + i];
+        dx[pc.r7 + i] = k * (g - a - (float(x[pc.r0 + i]) - mu) * is * b);
         CHAN_STEP_NEXT(pc.HW, pc.C);
     }
 }

@@ -6,6 +6,8 @@
  * (common/window.glsl): a batch's activations may exceed one binding. Grid: x = C.
  * Variant bn_bwd_reduce_f16 (DBK_F16, common/operand.glsl): x is the f16 copy of the
  * forward input (mixed precision), widened; the sums stay f32.
+ * Fused with ReLU (DBK_OP_BATCHNORM_RELU_BWD, relu = 1): dy is read as relu_bwd's
+ * y > 0 ? dy : 0, y the fused forward's output; with relu = 0, y is not read.
  */
 #include "common/operand.glsl"
 #include "common/chan_step.glsl"
@@ -14,27 +16,30 @@
 
 layout(push_constant) uniform Push {
     uint N, C, HW;
-    uint r0, r1, r2, r3, r4, r5;   /* element offsets of bindings 0..5 */
-    uint step0, step1;             /* bytes per window of bindings 0 and 1 */
+    uint r0, r1, r2, r3, r4, r5, r6;   /* element offsets of bindings 0..6 */
+    uint step0, step1, step2;          /* bytes per window of bindings 0, 1 and 2 */
+    uint relu;
 } pc;
 
 WINDOWED_OPERAND(0, x_at)                                       /* (N,C,H,W) */
 WINDOWED_F32(1, dy_at)                                          /* (N,C,H,W) */
-layout(binding = 2) readonly buffer BufM { float mean[]; };     /* (C) */
-layout(binding = 3) readonly buffer BufI { float invstd[]; };   /* (C) */
-layout(binding = 4) writeonly buffer BufDG { float dgamma[]; }; /* (C) */
-layout(binding = 5) writeonly buffer BufDB { float dbeta[]; };  /* (C) */
+WINDOWED_F32(2, y_at)                                           /* (N,C,H,W) */
+layout(binding = 3) readonly buffer BufM { float mean[]; };     /* (C) */
+layout(binding = 4) readonly buffer BufI { float invstd[]; };   /* (C) */
+layout(binding = 5) writeonly buffer BufDG { float dgamma[]; }; /* (C) */
+layout(binding = 6) writeonly buffer BufDB { float dbeta[]; };  /* (C) */
 
 void main() {
     const uint c = gl_WorkGroupID.x, lid = gl_LocalInvocationID.x;
     const uint m = pc.N * pc.HW;
-    const float mu = mean[pc.r2 + c], is = invstd[pc.r3 + c];
+    const float mu = mean[pc.r3 + c], is = invstd[pc.r4 + c];
     float a = 0.0, b = 0.0;
     if (m > 0) {
         PLANE_STEP_INIT(lid, WG, pc.HW);   /* (n, j) of i, stepped without a division */
         for (uint i = lid; i < m; i += WG) {
             const uint at = (n * pc.C + c) * pc.HW + j;
-            const float g = dy_at(pc.r1 + at, pc.step1);
+            const bool masked = pc.relu != 0u && !(y_at(pc.r2 + at, pc.step2) > 0.0);
+            const float g = masked ? 0.0 : dy_at(pc.r1 + at, pc.step1);
             a += g;
             b += g * ((x_at(pc.r0 + at, pc.step0) - mu) * is);
             PLANE_STEP_NEXT(pc.HW);
@@ -43,7 +48,7 @@ void main() {
     const float sum_dy = block_sum(a);
     const float sum_dy_xhat = block_sum(b);
     if (lid == 0) {
-        dbeta[pc.r5 + c] = sum_dy;
-        dgamma[pc.r4 + c] = sum_dy_xhat;
+        dbeta[pc.r6 + c] = sum_dy;
+        dgamma[pc.r5 + c] = sum_dy_xhat;
     }
 }

@@ -5,7 +5,13 @@
  * accuracy column of logs.tsv (its hours column is wall time and may differ), and in every
  * value of every tensor of model.ckpt (the trained weights and batch-norm statistics).
  *
- * usage: test_determinism <path to daybreak> <backend>
+ * usage: test_determinism <path to daybreak> <backend> [fusion]
+ *
+ * With `fusion` the second run has DBK_FUSE=0 (docs/fusion.md): the first trains with batch
+ * norm + ReLU fused into DBK_OP_BATCHNORM_RELU_FWD_TRAIN / _BWD, the second with the separate
+ * ops, both with --profile, whose tables must show each path's ops; the comparison stays bit
+ * for bit (the tolerance of the fused path: the fused kernels do the same float operations
+ * as the pair they replace, the clamp and the mask being exact).
  *
  * test_model's same_seed_should_give_the_same_run covers the CPU backend in-process; this
  * test covers the device backends through the command line, so the trainer's shuffling,
@@ -36,17 +42,21 @@
 #define SEED         7
 
 static const char *exe, *backend;
+static bool fusion;   /* the second run unfused (DBK_FUSE=0) */
 static char run_dir[2][4200];
-static char out[65536];
+static char out[2][65536];
 
 static int run_training(int which) {
     char args[8192];
     snprintf(args, sizeof args,
              "train --recipe quick --backend %s --train-subset %d --test-subset %d --batch %d --epochs 1 "
-             "--all-epochs --seed %d --quiet --no-progress --out '%s'",
-             backend, TRAIN_IMAGES, TEST_IMAGES, BATCH, SEED, run_dir[which]);
-    const int rc = dbk_test_run_daybreak(exe, args, out, sizeof out);
-    printf("%s", out);
+             "--all-epochs --seed %d --quiet --no-progress%s --out '%s'",
+             backend, TRAIN_IMAGES, TEST_IMAGES, BATCH, SEED, fusion ? " --profile" : "", run_dir[which]);
+    if (fusion && which) setenv("DBK_FUSE", "0", 1);
+    else if (fusion) unsetenv("DBK_FUSE");
+    const int rc = dbk_test_run_daybreak(exe, args, out[which], sizeof out[which]);
+    if (fusion) unsetenv("DBK_FUSE");
+    printf("%s", out[which]);
     /* Exit 3 is a finished run that did not reach the recipe's target: 2 steps do not. */
     DBK_CHECK_MSG(rc == 3, "daybreak train (run %d) exited %d, expected 3 (target not reached)", which + 1, rc);
     return 0;
@@ -55,6 +65,22 @@ static int run_training(int which) {
 static int two_runs_should_finish(void) {
     if (run_training(0)) return 1;
     return run_training(1);
+}
+
+/* The --profile tables name each op's kind: the fused run has the fused ops and no separate
+ * ReLU (quick's ReLUs all follow a batch norm), the DBK_FUSE=0 run the reverse. */
+static int profiles_should_show_each_path(void) {
+    static const char *const fused[] = {" batchnorm_relu_fwd_train ", " batchnorm_relu_bwd "};
+    static const char *const plain[] = {" relu_fwd ", " relu_bwd ", " batchnorm_fwd_train ", " batchnorm_bwd "};
+    for (int i = 0; i < 2; i++) {
+        DBK_CHECK_MSG(strstr(out[0], fused[i]), "the fused run's profile lacks%s", fused[i]);
+        DBK_CHECK_MSG(!strstr(out[1], fused[i]), "the DBK_FUSE=0 run's profile has%s", fused[i]);
+    }
+    for (int i = 0; i < 4; i++) {
+        DBK_CHECK_MSG(strstr(out[1], plain[i]), "the DBK_FUSE=0 run's profile lacks%s", plain[i]);
+        DBK_CHECK_MSG(!strstr(out[0], plain[i]), "the fused run's profile has%s", plain[i]);
+    }
+    return 0;
 }
 
 static void *read_file(const char *dir, const char *name, size_t *n) {
@@ -172,8 +198,9 @@ static int checkpoint_tensors_should_be_identical(void) {
 }
 
 int main(int argc, char **argv) {
-    if (argc != 3) {
-        fprintf(stderr, "usage: test_determinism <daybreak executable> <backend>\n");
+    fusion = argc == 4 && !strcmp(argv[3], "fusion");
+    if (argc != 3 && !fusion) {
+        fprintf(stderr, "usage: test_determinism <daybreak executable> <backend> [fusion]\n");
         return 2;
     }
     exe = argv[1];
@@ -183,13 +210,14 @@ int main(int argc, char **argv) {
     const int unavailable = dbk_test_resolve_backend(backend, &kind, &index);
     if (unavailable) return unavailable;
     if (!dbk_test_cifar_dir()) return dbk_test_skip_or_fail_in_ci(DBK_TEST_NO_CIFAR);
-    const char *d = dbk_test_backend_tmpdir("determinism", backend, NULL);
+    const char *d = dbk_test_backend_tmpdir(fusion ? "fusion" : "determinism", backend, NULL);
     if (!d) return 1;
     for (int i = 0; i < 2; i++) snprintf(run_dir[i], sizeof run_dir[i], "%s/run%d", d, i + 1);
-    printf("%s: quick recipe, %d real training images at batch %d, %d test images, seed %d, twice\n", backend,
-           TRAIN_IMAGES, BATCH, TEST_IMAGES, SEED);
+    printf("%s: quick recipe, %d real training images at batch %d, %d test images, seed %d, twice%s\n", backend,
+           TRAIN_IMAGES, BATCH, TEST_IMAGES, SEED, fusion ? ": fused, then DBK_FUSE=0" : "");
     DBK_RUN(two_runs_should_finish);
     if (dbk_test_failed_checks) return dbk_test_finish();
+    if (fusion) DBK_RUN(profiles_should_show_each_path);
     DBK_RUN(logs_tsv_accuracies_should_be_identical);
     DBK_RUN(result_json_losses_and_accuracies_should_be_identical);
     DBK_RUN(checkpoint_tensors_should_be_identical);

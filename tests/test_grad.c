@@ -312,8 +312,26 @@ int gemm_should_match_finite_differences(void) {
 /* ---------------------------------------------------------------------------------- */
 /* batch norm                                                                         */
 
-/* f16: the backward reads x from its f16 copy (mixed precision). */
-static int batchnorm_case_grads(int n, int c, int h, int w, bool f16) {
+/* x for the fused batch norm + ReLU: per channel, pairs 2 + u, 2 - u with |u| in [0.4, 1]
+ * (the last value of an odd count exactly 2), so the mean is 2 and every pre-activation
+ * gamma * xhat + beta stays clear of ReLU's kink by far more than a step moves it (beta: see
+ * the caller). */
+static void relu_safe_bn_input(float *x, int n, int c, int hw, uint32_t seed) {
+    const int m = n * hw;
+    float *u = dbk_test_uniform((int64_t)m * c, 0.4f, 1.0f, seed);
+    for (int ch = 0; ch < c; ch++)
+        for (int k = 0; k < m; k++) {
+            const int pair = k / 2, i = k / hw, j = k % hw;
+            const float v = u[(int64_t)ch * m + pair * 2];
+            x[((int64_t)i * c + ch) * hw + j] = k == m - 1 && m % 2 ? 2.0f : (k % 2 ? 2.0f - v : 2.0f + v);
+        }
+    free(u);
+}
+
+/* Batch norm's gradients; with relu, those of the fused batch norm + ReLU
+ * (DBK_OP_BATCHNORM_RELU_*), about half the outputs clamped; with f16, the backward reads x
+ * from its f16 copy (mixed precision). */
+static int batchnorm_case_grads(int n, int c, int h, int w, bool relu, bool f16) {
     dbk_tensor x = new_f32(4, n, c, h, w), y = new_f32(4, n, c, h, w), dy = new_f32(4, n, c, h, w);
     dbk_tensor dx = new_f32(4, n, c, h, w);
     dbk_tensor gamma = new_f32(1, c, 1, 1, 1), beta = new_f32(1, c, 1, 1, 1);
@@ -325,6 +343,13 @@ static int batchnorm_case_grads(int n, int c, int h, int w, bool f16) {
     float *hx = dbk_test_uniform(nx, 1.0f, 3.0f, 21), *hg = dbk_test_uniform(c, 0.5f, 1.5f, 22);
     float *hb = dbk_test_uniform(c, -0.5f, 0.5f, 23), *g = dbk_test_uniform(nx, -1.0f, 1.0f, 24);
     float *ones = dbk_test_uniform(c, 1.0f, 1.0f, 0);
+    if (relu) { /* gamma in [0.8, 1.5], |beta| in [0.05, 0.1]: the kink stays >= 0.05 away */
+        relu_safe_bn_input(hx, n, c, h * w, 25);
+        for (int i = 0; i < c; i++) {
+            hg[i] = 0.8f + 0.7f * (hg[i] - 0.5f);
+            hb[i] = (hb[i] < 0.0f ? -0.05f : 0.05f) + 0.1f * hb[i];
+        }
+    }
     if (f16) round_to_f16(hx, nx);
     DBK_CHECK_OK(dbk_tensor_write(&x, hx));
     DBK_CHECK_OK(dbk_tensor_write(&gamma, hg));
@@ -335,43 +360,58 @@ static int batchnorm_case_grads(int n, int c, int h, int w, bool f16) {
 
     dbk_op_desc f;
     memset(&f, 0, sizeof f);
-    f.op = DBK_OP_BATCHNORM_FWD_TRAIN;
+    f.op = relu ? DBK_OP_BATCHNORM_RELU_FWD_TRAIN : DBK_OP_BATCHNORM_FWD_TRAIN;
     f.p.bn = (dbk_bn_params){1e-5f, 0.1f};
     f.src[0] = x; f.src[1] = gamma; f.src[2] = beta;
     f.dst[0] = y; f.dst[1] = mean; f.dst[2] = invstd; f.dst[3] = rmean; f.dst[4] = rvar;
     dbk_op_desc b;
     memset(&b, 0, sizeof b);
-    b.op = DBK_OP_BATCHNORM_BWD;
+    b.op = relu ? DBK_OP_BATCHNORM_RELU_BWD : DBK_OP_BATCHNORM_BWD;
     b.p.bn = f.p.bn;
     b.src[0] = f16 ? f16_copy_of(hx, 4, n, c, h, w) : x;
     b.src[1] = dy; b.src[2] = gamma; b.src[3] = mean; b.src[4] = invstd;
+    if (relu) b.src[5] = y;
     b.dst[0] = dx; b.dst[1] = dgamma; b.dst[2] = dbeta;
     DBK_CHECK_OK(dbk_backend_run(be, &f));
     DBK_CHECK_OK(dbk_backend_run(be, &b));
     float *adx = (float *)dbk_test_read(&dx), *adg = (float *)dbk_test_read(&dgamma), *adb = (float *)dbk_test_read(&dbeta);
 
+    int clamped = 0;
+    if (relu) {
+        float *hy = (float *)dbk_test_read(&y);
+        for (int64_t i = 0; i < nx; i++) clamped += hy[i] == 0.0f;
+        free(hy);
+        DBK_CHECK_MSG(clamped > 0 && clamped < nx, "batchnorm+relu (%d,%d,%d,%d): %d of %lld outputs clamped, "
+                      "expected some but not all", n, c, h, w, clamped, (long long)nx);
+    }
     const loss_def d = {&f, 1, &y, g, NULL};
+    const char *op = relu ? "batchnorm+relu" : "batchnorm";
     char what[96];
     const char *x16 = f16 ? ", f16 x" : "";
-    snprintf(what, sizeof what, "batchnorm (%d,%d,%d,%d)%s dx", n, c, h, w, x16);
+    snprintf(what, sizeof what, "%s (%d,%d,%d,%d)%s dx", op, n, c, h, w, x16);
     int rc = fd_check(what, &d, &x, hx, adx, SMOOTH);
-    snprintf(what, sizeof what, "batchnorm (%d,%d,%d,%d)%s dgamma", n, c, h, w, x16);
+    snprintf(what, sizeof what, "%s (%d,%d,%d,%d)%s dgamma", op, n, c, h, w, x16);
     if (rc == 0) rc = fd_check(what, &d, &gamma, hg, adg, SMOOTH);
-    snprintf(what, sizeof what, "batchnorm (%d,%d,%d,%d)%s dbeta", n, c, h, w, x16);
+    snprintf(what, sizeof what, "%s (%d,%d,%d,%d)%s dbeta", op, n, c, h, w, x16);
     if (rc == 0) rc = fd_check(what, &d, &beta, hb, adb, SMOOTH);
     free(hx); free(hg); free(hb); free(g); free(ones); free(adx); free(adg); free(adb);
     free_all();
     return rc;
 }
 
-int batchnorm_bwd_should_match_finite_differences(void) {
-    for (int f16 = 0; f16 < 2; f16++) {
-        if (batchnorm_case_grads(3, 2, 4, 4, f16)) return 1;
-        if (batchnorm_case_grads(1, 3, 3, 5, f16)) return 1;   /* batch 1: statistics over H*W only */
-        if (batchnorm_case_grads(5, 4, 1, 1, f16)) return 1;   /* 1x1 maps: statistics over N only */
-    }
-    return 0;
+static int batchnorm_cases_grads(bool relu, bool f16) {
+    if (batchnorm_case_grads(3, 2, 4, 4, relu, f16)) return 1;
+    if (batchnorm_case_grads(1, 3, 3, 5, relu, f16)) return 1;   /* batch 1: statistics over H*W only */
+    return batchnorm_case_grads(5, 4, 1, 1, relu, f16);          /* 1x1 maps: statistics over N only */
 }
+
+int batchnorm_bwd_should_match_finite_differences(void) {
+    return batchnorm_cases_grads(false, false) || batchnorm_cases_grads(false, true);
+}
+
+/* The fused batch norm + ReLU against its own forward's differences, the kink kept away by
+ * the data (relu_safe_bn_input). */
+int batchnorm_relu_bwd_should_match_finite_differences(void) { return batchnorm_cases_grads(true, false); }
 
 /* ---------------------------------------------------------------------------------- */
 /* relu, scale, add                                                                   */

@@ -1,8 +1,10 @@
 /*
  * test_graph.c — the graph builder's layout contracts (nn/graph.h): parameter groups laid
  * out contiguously and identically in both passes, per-step values and counters in their
- * two regions, rules filling the host block, and declaration errors.
+ * two regions, rules filling the host block, declaration errors, and the batch norm + ReLU
+ * fusion and its switch.
  */
+#include <stdio.h>
 #include <string.h>
 
 #include "nn/graph.h"
@@ -21,10 +23,11 @@ static void built_free(built *b) {
     dbk_backend_destroy(b->be);
 }
 
-/* Runs lay_out in the planning pass, allocates what it planned, and runs the build pass. */
-static dbk_status plan_and_build(built *b, dbk_status (*lay_out)(dbk_graph *g)) {
+/* Runs lay_out in the planning pass of a training graph (cfg's fusion switch), allocates what
+ * it planned, and runs the build pass. */
+static dbk_status plan_and_build_with(built *b, dbk_status (*lay_out)(dbk_graph *g), bool no_fusion) {
     memset(b, 0, sizeof *b);
-    dbk_graph_config cfg = {.training = true, .bn = {1e-5f, 0.1f}};
+    dbk_graph_config cfg = {.training = true, .bn = {1e-5f, 0.1f}, .no_fusion = no_fusion};
     DBK_TRY(dbk_backend_create(DBK_BACKEND_KIND_CPU, 0, &b->be));
     DBK_TRY(dbk_graph_create(&cfg, &b->g));
     DBK_TRY(lay_out(b->g));
@@ -36,6 +39,10 @@ static dbk_status plan_and_build(built *b, dbk_status (*lay_out)(dbk_graph *g)) 
     const dbk_graph_buffers bufs = {b->params, b->grads, b->state, b->arena, b->steps};
     dbk_graph_begin_build(b->g, &bufs);
     return lay_out(b->g);
+}
+
+static dbk_status plan_and_build(built *b, dbk_status (*lay_out)(dbk_graph *g)) {
+    return plan_and_build_with(b, lay_out, false);
 }
 
 /* ---------------------------------------------------------------------------------- */
@@ -79,6 +86,58 @@ static int parameter_groups_should_be_contiguous_in_first_use_order(void) {
     const dbk_op_desc *fwd = dbk_graph_forward_ops(g);
     DBK_CHECK(fwd[1].op == DBK_OP_BATCHNORM_FWD_TRAIN && fwd[1].src[1].offset == gw->offset * 4);
     built_free(&b);
+    return 0;
+}
+
+/* ---------------------------------------------------------------------------------- */
+/* fusion (docs/fusion.md)                                                            */
+
+/* conv, batch norm, ReLU (fused), then conv and ReLU (no batch norm before it: not fused). */
+static dbk_status lay_out_bn_relu(dbk_graph *g) {
+    dbk_value x = dbk_graph_value(g, false, 2, 3, 8, 8);
+    dbk_value y = dbk_nn_relu(g, dbk_nn_batchnorm(g, dbk_nn_conv(g, x, 4, 3, 1, 1, "conv"), "bn"));
+    dbk_nn_relu(g, dbk_nn_conv(g, y, 4, 3, 1, 1, "conv2"));
+    return dbk_graph_status(g);
+}
+
+static int count_ops(const dbk_op_desc *ops, int n, dbk_op op, const dbk_op_desc **last) {
+    int k = 0;
+    for (int i = 0; i < n; i++)
+        if (ops[i].op == op) {
+            k++;
+            *last = &ops[i];
+        }
+    return k;
+}
+
+static int batchnorm_then_relu_should_fuse_unless_turned_off(void) {
+    size_t arena[2];
+    for (int off = 0; off < 2; off++) {
+        built b;
+        DBK_CHECK_OK(plan_and_build_with(&b, lay_out_bn_relu, off));
+        int n = 0;
+        const dbk_op_desc *ops = dbk_graph_program(b.g, &n), *f = NULL, *bw = NULL, *any = NULL;
+        DBK_CHECK(ops != NULL);
+        const int fused_fwd = count_ops(ops, n, DBK_OP_BATCHNORM_RELU_FWD_TRAIN, &f);
+        const int fused_bwd = count_ops(ops, n, DBK_OP_BATCHNORM_RELU_BWD, &bw);
+        const int relu_fwd = count_ops(ops, n, DBK_OP_RELU_FWD, &any);
+        const int relu_bwd = count_ops(ops, n, DBK_OP_RELU_BWD, &any);
+        const int bn_fwd = count_ops(ops, n, DBK_OP_BATCHNORM_FWD_TRAIN, &any);
+        const int bn_bwd = count_ops(ops, n, DBK_OP_BATCHNORM_BWD, &any);
+        printf("  %s: fused %d + %d, relu %d + %d, batchnorm %d + %d\n", off ? "no_fusion" : "fusion on", fused_fwd,
+               fused_bwd, relu_fwd, relu_bwd, bn_fwd, bn_bwd);
+        if (off) {
+            DBK_CHECK(fused_fwd == 0 && fused_bwd == 0 && relu_fwd == 2 && relu_bwd == 2 && bn_fwd == 1 && bn_bwd == 1);
+        } else {
+            DBK_CHECK(fused_fwd == 1 && fused_bwd == 1 && relu_fwd == 1 && relu_bwd == 1 && bn_fwd == 0 && bn_bwd == 0);
+            /* the backward masks with the fused forward's output and reads that output's gradient */
+            DBK_CHECK(bw->src[5].buf == f->dst[0].buf && bw->src[5].offset == f->dst[0].offset);
+            DBK_CHECK(strstr(f->label, "+relu") && strstr(bw->label, "+relu"));
+        }
+        arena[off] = dbk_graph_arena_bytes(b.g);
+        built_free(&b);
+    }
+    DBK_CHECK_MSG(arena[0] == arena[1], "the arena differs: %zu fused, %zu unfused", arena[0], arena[1]);
     return 0;
 }
 
@@ -216,6 +275,7 @@ static int reusing_in_a_training_graph_or_with_another_shape_should_be_an_error(
 
 int main(void) {
     DBK_RUN(parameter_groups_should_be_contiguous_in_first_use_order);
+    DBK_RUN(batchnorm_then_relu_should_fuse_unless_turned_off);
     DBK_RUN(step_values_should_precede_counters_and_fill_from_their_rules);
     DBK_RUN(a_duplicate_step_value_should_be_an_error);
     DBK_RUN(reused_parameters_should_be_the_same_views);

@@ -360,6 +360,8 @@ static int a_replayed_program_should_match_op_by_op_runs(void) {
 /* ---------------------------------------------------------------------------------- */
 /* one op on both backends from host inputs                                            */
 
+#define MAX_SLOTS 9   /* slots of one op in run_both (batchnorm_relu_bwd: 6 sources, 3 outputs) */
+
 typedef struct slot {
     bool        dst;            /* an output (compared) or an input */
     int         idx;            /* src[idx] / dst[idx] */
@@ -376,13 +378,13 @@ static int ndims(const slot *s) {
 
 /* Runs `proto` with the slots' tensors on the Vulkan and CPU backends; got[b][i] receive the
  * slots' contents afterwards (b = 0 Vulkan, 1 CPU; caller frees). */
-static dbk_status run_both(const dbk_op_desc *proto, const slot *slots, int n, void *got[2][8]) {
+static dbk_status run_both(const dbk_op_desc *proto, const slot *slots, int n, void *got[2][MAX_SLOTS]) {
     dbk_backend *bes[2];
     DBK_TRY(dbk_backend_create(kind, device, &bes[0]));
     DBK_TRY(dbk_backend_create(DBK_BACKEND_KIND_CPU, 0, &bes[1]));
     for (int b = 0; b < 2; b++) {
         dbk_op_desc d = *proto;
-        dbk_buffer *bufs[8] = {0};
+        dbk_buffer *bufs[MAX_SLOTS] = {0};
         for (int i = 0; i < n; i++) {
             const slot *sl = &slots[i];
             dbk_tensor t = dbk_tensor_make(NULL, 0, sl->dtype, ndims(sl), sl->shape[0], sl->shape[1], sl->shape[2],
@@ -415,7 +417,7 @@ static dbk_status run_both(const dbk_op_desc *proto, const slot *slots, int n, v
 }
 
 /* The worst NMSE over the f32 outputs; integer outputs must match exactly (else 1). */
-static double compare_outputs(const slot *slots, int n, void *got[2][8]) {
+static double compare_outputs(const slot *slots, int n, void *got[2][MAX_SLOTS]) {
     double worst = 0.0;
     for (int i = 0; i < n; i++) {
         if (!slots[i].dst) continue;
@@ -429,13 +431,14 @@ static double compare_outputs(const slot *slots, int n, void *got[2][8]) {
     return worst;
 }
 
-static void free_got(int n, void *got[2][8]) {
+static void free_got(int n, void *got[2][MAX_SLOTS]) {
     for (int b = 0; b < 2; b++)
         for (int i = 0; i < n; i++) free(got[b][i]);
 }
 
-/* Batch norm (training forward, backward) and max pool (forward, backward) on a batch whose
- * activations exceed one binding: reductions read windows, elementwise passes split. */
+/* Batch norm (training forward, backward, backward fused with ReLU) and max pool (forward,
+ * backward) on a batch whose activations exceed one binding: reductions read windows,
+ * elementwise passes split. */
 static int batch_norm_and_pool_over_the_binding_limit_should_match_the_cpu(void) {
     dbk_backend *be;
     DBK_CHECK_OK(dbk_backend_create(kind, device, &be));
@@ -445,7 +448,7 @@ static int batch_norm_and_pool_over_the_binding_limit_should_match_the_cpu(void)
     float *x = dbk_test_uniform(nx, -2.0f, 2.0f, 21), *dy = dbk_test_uniform(nx, -1.0f, 1.0f, 22);
     float *g = dbk_test_uniform(C, 0.5f, 1.5f, 23), *bt = dbk_test_uniform(C, -0.5f, 0.5f, 24);
     float *dyp = dbk_test_uniform(nx / 4, -1.0f, 1.0f, 25);
-    void *got[2][8] = {{0}};
+    void *got[2][MAX_SLOTS] = {{0}};
     double worst = 0.0;
 
     dbk_op_desc bn = {.op = DBK_OP_BATCHNORM_FWD_TRAIN, .p.bn = {1e-5f, 0.1f}};
@@ -466,8 +469,18 @@ static int batch_norm_and_pool_over_the_binding_limit_should_match_the_cpu(void)
                         {false, 4, DBK_DTYPE_F32, {C}, invstd},     {true, 0, DBK_DTYPE_F32, {N, C, H, H}, NULL},
                         {true, 1, DBK_DTYPE_F32, {C}, NULL},        {true, 2, DBK_DTYPE_F32, {C}, NULL}};
     DBK_CHECK_OK(run_both(&bb, bbs, 8, got));
-    const double e_bwd = compare_outputs(bbs, 8, got);
+    double e_bwd = compare_outputs(bbs, 8, got);
     free_got(8, got);
+    /* fused with ReLU: y windowed too (x stands in for it: about half of it <= 0, masked) */
+    dbk_op_desc bbr = {.op = DBK_OP_BATCHNORM_RELU_BWD};
+    slot bbrs[9];
+    memcpy(bbrs, bbs, sizeof bbs);
+    bbrs[8] = (slot){false, 5, DBK_DTYPE_F32, {N, C, H, H}, x};
+    DBK_CHECK_OK(run_both(&bbr, bbrs, 9, got));
+    const double e_bwd_relu = compare_outputs(bbrs, 9, got);
+    free_got(9, got);
+    printf("  nmse bn+relu bwd %.2e\n", e_bwd_relu);
+    e_bwd = fmax(e_bwd, e_bwd_relu);
 
     dbk_op_desc pf = {.op = DBK_OP_MAXPOOL_FWD, .p.pool = {2, 2, 2, 2}};
     const slot pfs[] = {{false, 0, DBK_DTYPE_F32, {N, C, H, H}, x},
@@ -504,7 +517,7 @@ static int a_filter_gradient_over_the_binding_limit_should_match_the_cpu(void) {
     const int64_t N = (int64_t)(max_range(be) / (uint64_t)(C * H * H * 4)) + 3, nx = N * C * H * H;
     dbk_backend_destroy(be);
     float *x = dbk_test_uniform(nx, -1.0f, 1.0f, 31), *dy = dbk_test_uniform(N * K * H * H, -1.0f, 1.0f, 32);
-    void *got[2][8] = {{0}};
+    void *got[2][MAX_SLOTS] = {{0}};
     dbk_op_desc d = {.op = DBK_OP_CONV2D_BWD_FILTER, .p.conv = {1, 1, 0, 0}};
     const slot ss[] = {{false, 0, DBK_DTYPE_F32, {N, C, H, H}, x},
                        {false, 1, DBK_DTYPE_F32, {N, K, H, H}, dy},
@@ -529,7 +542,7 @@ static int bias_add_and_channel_sum_over_the_binding_limit_should_match_the_cpu(
     const int64_t N = (int64_t)(max_range(be) / (uint64_t)(C * H * H * 4)) + 3, nx = N * C * H * H;
     dbk_backend_destroy(be);
     float *x = dbk_test_uniform(nx, -1.0f, 1.0f, 41), *b = dbk_test_uniform(C, -1.0f, 1.0f, 42);
-    void *got[2][8] = {{0}};
+    void *got[2][MAX_SLOTS] = {{0}};
     dbk_op_desc add = {.op = DBK_OP_BIAS_ADD};
     const slot as[] = {{false, 0, DBK_DTYPE_F32, {N, C, H, H}, x}, {false, 1, DBK_DTYPE_F32, {C}, b},
                        {true, 0, DBK_DTYPE_F32, {N, C, H, H}, NULL}};

@@ -82,6 +82,18 @@
      * the f16 copy of the forward input), read widened to f32; all else is f32. */           \
     X(BATCHNORM_BWD, batchnorm_bwd, bn, "x dy gamma mean invstd", "dx dgamma dbeta", bn,      \
       check_bn_bwd, 10.0 * n_src(d, 0), all_bytes(d), BWD, OWN, ALL)                          \
+    /* Fusion (docs/fusion.md; the graph emits these where ReLU follows batch norm in place,  \
+     * fp32 only): BATCHNORM_FWD_TRAIN then RELU_FWD on y, in one op: y = max(bn(x), 0).       \
+     * Slots as BATCHNORM_FWD_TRAIN. */                                                       \
+    X(BATCHNORM_RELU_FWD_TRAIN, batchnorm_relu_fwd_train, bn, "x gamma beta",                 \
+      "y mean invstd running_mean running_var", bn, check_bn_fwd_train,                       \
+      9.0 * n_src(d, 0), all_bytes(d), FWD, OWN, ALL)                                         \
+    /* RELU_BWD then BATCHNORM_BWD in one op: BATCHNORM_BWD with dy replaced by               \
+     * dy * (y > 0), y the fused forward's output; dy itself is not written.                  \
+     * src0 x  src1 dy  src2 gamma  src3 mean  src4 invstd  src5 y (N,C,H,W)                  \
+     * dst0 dx  dst1 dgamma  dst2 dbeta (as BATCHNORM_BWD) */                                 \
+    X(BATCHNORM_RELU_BWD, batchnorm_relu_bwd, bn, "x dy gamma mean invstd y",                 \
+      "dx dgamma dbeta", bn, check_bn_relu_bwd, 11.0 * n_src(d, 0), all_bytes(d), BWD, OWN, ALL)\
                                                                                               \
     /* y = max(x, 0).       src0 x  dst0 y (any shape; y may alias x: in place allowed) */    \
     X(RELU_FWD, relu_fwd, eltwise, "x", "y", none, check_eltwise,                             \

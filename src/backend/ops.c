@@ -169,6 +169,11 @@ static dbk_status check_bn_bwd(const dbk_op_desc *d) {
     return check_channel_vec(d, &o[2], "dbeta", c);
 }
 
+static dbk_status check_bn_relu_bwd(const dbk_op_desc *d) {
+    DBK_TRY(check_bn_bwd(d));
+    return want_same(d, &d->src[0], "x", &d->src[5], "y");
+}
+
 /* The i-th space-separated word of slots into out ("" past the end), without a trailing '?'. */
 static void slot_word(const char *slots, int i, char *out, size_t cap) {
     const char *p = slots;

@@ -23,6 +23,8 @@
  *  - batchnorm bwd: 1e-6 (two reductions, then dy - mean(dy) - xhat*mean(dy*xhat), a
  *    difference of nearly equal terms).
  *  - batchnorm fwd infer: 1e-9 (elementwise; rsqrt may differ by an ulp or two).
+ *  - batchnorm fused with ReLU, fwd train / bwd: as the plain ops (1e-7, 1e-6): the clamp
+ *    and the mask are exact, so only the batch norm's own rounding differs.
  *  - softmax xent fwd: 1e-8 (exp/log may differ by a few ulp; loss_sum sums N rows).
  *  - softmax xent bwd: 1e-9 (elementwise difference probs - target).
  *  - SGD, AdamW: 1e-10 (elementwise; fused multiply-add contraction may move the last bit,
@@ -298,10 +300,11 @@ static float *set_bn_input(tcase *c, int s, const int *d) {
     return x;
 }
 
-static void batchnorm_fwd_train_cases(dbk_op_checker *ck) {
+/* The training forward, plain or fused with ReLU (same slots). */
+static void bn_train_cases(dbk_op_checker *ck, dbk_op op) {
     for (size_t i = 0; i < BN_SHAPE_COUNT; i++) {
         const int *d = bn_shapes[i];
-        tcase *c = case_new(ck, DBK_OP_BATCHNORM_FWD_TRAIN, "N%d C%d %dx%d (N*H*W %d)", d[0], d[1], d[2], d[3],
+        tcase *c = case_new(ck, op, "N%d C%d %dx%d (N*H*W %d)", d[0], d[1], d[2], d[3],
                             d[0] * d[2] * d[3]);
         c->desc.p.bn = (dbk_bn_params){1e-5f, 0.1f};
         set_bn_input(c, SRC(0), d);
@@ -315,7 +318,12 @@ static void batchnorm_fwd_train_cases(dbk_op_checker *ck) {
         dbk_op_check_case(c);
     }
 }
+
+static void batchnorm_fwd_train_cases(dbk_op_checker *ck) { bn_train_cases(ck, DBK_OP_BATCHNORM_FWD_TRAIN); }
 OP_TEST(batchnorm_fwd_train, 1e-7);
+
+static void batchnorm_relu_fwd_train_cases(dbk_op_checker *ck) { bn_train_cases(ck, DBK_OP_BATCHNORM_RELU_FWD_TRAIN); }
+OP_TEST(batchnorm_relu_fwd_train, 1e-7);
 
 static void batchnorm_fwd_infer_cases(dbk_op_checker *ck) {
     for (size_t i = 0; i < BN_SHAPE_COUNT; i++) {
@@ -333,14 +341,17 @@ static void batchnorm_fwd_infer_cases(dbk_op_checker *ck) {
 }
 OP_TEST(batchnorm_fwd_infer, 1e-9);
 
-/* f16: x is the f16 copy of the forward input (mixed precision); mean and invstd stay those
- * of the f32 input, as the forward pass saved them. */
-static void batchnorm_bwd_cases(dbk_op_checker *ck) {
-    for (int f16 = 0; f16 < 2; f16++)
+/* The backward, plain or fused with ReLU (src5 y: the fused forward's output, about half of
+ * it exact zeros, where dy is masked). f16 (the plain op): x is the f16 copy of the forward
+ * input (mixed precision); mean and invstd stay those of the f32 input, as the forward pass
+ * saved them. */
+static void bn_bwd_cases(dbk_op_checker *ck, dbk_op op) {
+    const int f16_variants = op == DBK_OP_BATCHNORM_BWD ? 2 : 1;
+    for (int f16 = 0; f16 < f16_variants; f16++)
     for (size_t i = 0; i < BN_SHAPE_COUNT; i++) {
         const int *d = bn_shapes[i];
-        tcase *c = case_new(ck, DBK_OP_BATCHNORM_BWD, "%sN%d C%d %dx%d (N*H*W %d)", f16 ? "f16 x " : "", d[0], d[1],
-                            d[2], d[3], d[0] * d[2] * d[3]);
+        tcase *c = case_new(ck, op, "%sN%d C%d %dx%d (N*H*W %d)", f16 ? "f16 x " : "", d[0], d[1], d[2], d[3],
+                            d[0] * d[2] * d[3]);
         c->desc.p.bn = (dbk_bn_params){1e-5f, 0.1f};
         const float *x = set_bn_input(c, SRC(0), d);
         set_uniform(c, SRC(1), ROLE_IN, -1.0f, 1.0f, 4, d[0], d[1], d[2], d[3]);
@@ -366,10 +377,19 @@ static void batchnorm_bwd_cases(dbk_op_checker *ck) {
         set_slot(c, DST(0), ROLE_OUT, DBK_DTYPE_F32, 4, d[0], d[1], d[2], d[3]);
         set_slot(c, DST(1), ROLE_OUT, DBK_DTYPE_F32, 1, d[1], 1, 1, 1);
         set_slot(c, DST(2), ROLE_OUT, DBK_DTYPE_F32, 1, d[1], 1, 1, 1);
+        if (op == DBK_OP_BATCHNORM_RELU_BWD) {
+            float *y = set_uniform(c, SRC(5), ROLE_IN, -1.0f, 1.0f, 4, d[0], d[1], d[2], d[3]);
+            for (int64_t e = 0; e < m * d[1]; e++) y[e] = y[e] < 0.0f ? 0.0f : y[e];
+        }
         dbk_op_check_case(c);
     }
 }
+
+static void batchnorm_bwd_cases(dbk_op_checker *ck) { bn_bwd_cases(ck, DBK_OP_BATCHNORM_BWD); }
 OP_TEST(batchnorm_bwd, 1e-6);
+
+static void batchnorm_relu_bwd_cases(dbk_op_checker *ck) { bn_bwd_cases(ck, DBK_OP_BATCHNORM_RELU_BWD); }
+OP_TEST(batchnorm_relu_bwd, 1e-6);
 
 /* ---------------------------------------------------------------------------------- */
 /* elementwise: relu, add, scale, fill, copy                                           */

@@ -406,6 +406,13 @@ const char *dbk_env_force_conv(void) {
     return v;
 }
 
+bool dbk_env_fusion(void) {
+    const char *v = getenv("DBK_FUSE");
+    if (!v || strcmp(v, "0")) return true;
+    dbk_log(DBK_LOG_LEVEL_INFO, "DBK_FUSE=0: batch norm and ReLU run as separate ops (no fusion)");
+    return false;
+}
+
 long dbk_env_tune_corrupt(void) {
     const char *v = getenv("DBK_TUNE_CORRUPT");
     if (!v || !*v) return 0;

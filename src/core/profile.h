@@ -95,6 +95,10 @@ bool dbk_env_vk_validation(void);
  * layer, whatever its width). NULL when unset or empty. */
 const char *dbk_env_force_conv(void);
 
+/* DBK_FUSE=0: training graphs keep batch norm and ReLU as separate ops instead of the fused
+ * DBK_OP_BATCHNORM_RELU_* (docs/fusion.md). true (fusion on) when unset or anything else. */
+bool dbk_env_fusion(void);
+
 /* DBK_TUNE_CORRUPT=N: `daybreak tune` perturbs the device results of its N-th candidate
  * (1-based, in the order it prints them), so a test can show that a wrong candidate is
  * rejected; 0 when unset or not a positive number. Never set outside tests. */

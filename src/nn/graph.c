@@ -566,7 +566,39 @@ dbk_value dbk_nn_batchnorm_ex(dbk_graph *g, dbk_value x, const dbk_batchnorm_opt
     return y;
 }
 
+static bool same_tensor(const dbk_tensor *a, const dbk_tensor *b) {
+    return a->buf == b->buf && a->offset == b->offset && a->dtype == b->dtype && a->ndim == b->ndim &&
+           !memcmp(a->shape, b->shape, sizeof a->shape);
+}
+
+/* Fusion (docs/fusion.md): a ReLU on the output of the training batch norm built just before
+ * turns that batch norm's forward and backward ops into DBK_OP_BATCHNORM_RELU_FWD_TRAIN and
+ * _BWD, which clamp y and mask dy in the batch norm's own passes (y and dy each cross memory
+ * once less each way). f32 only. Returns false, changing nothing, where the pattern is not
+ * there (and in the planning pass, which records no ops: the ReLU allocates nothing, so both
+ * passes plan the same). */
+static bool fuse_batchnorm_relu(dbk_graph *g, dbk_value x) {
+    /* Not in fp16 mode: there the ReLU backward reads the f16 copy of the output (the copy the
+     * next convolution takes), so the f32 output need not live until the backward pass. */
+    if (g->cfg.no_fusion || g->cfg.fp16 || !g->cfg.training || !g->fwd.count || !g->bwd.count ||
+        x.data.dtype != DBK_DTYPE_F32)
+        return false;
+    dbk_op_desc *f = &g->fwd.ops[g->fwd.count - 1], *b = &g->bwd.ops[g->bwd.count - 1];
+    if (f->op != DBK_OP_BATCHNORM_FWD_TRAIN || !same_tensor(&f->dst[0], &x.data)) return false;
+    if (b->op != DBK_OP_BATCHNORM_BWD || !same_tensor(&b->src[1], &x.grad)) return false;
+    f->op = DBK_OP_BATCHNORM_RELU_FWD_TRAIN;
+    b->op = DBK_OP_BATCHNORM_RELU_BWD;
+    b->src[5] = x.data; /* the fused forward's output: ReLU's mask */
+    char *labels[2] = {g->fwd.labels[g->fwd.count - 1], g->bwd.labels[g->bwd.count - 1]};
+    for (int i = 0; i < 2; i++) {
+        const size_t n = strlen(labels[i]);
+        if (n + 5 < sizeof g->fwd.labels[0]) memcpy(labels[i] + n, "+relu", 6);
+    }
+    return true;
+}
+
 dbk_value dbk_nn_relu(dbk_graph *g, dbk_value x) {
+    if (fuse_batchnorm_relu(g, x)) return x;
     dbk_op_desc op = {.op = DBK_OP_RELU_FWD};
     op.src[0] = x.data;
     op.dst[0] = x.data;

@@ -93,6 +93,9 @@ typedef struct dbk_graph_config {
      * backward pass is f16; batch-norm statistics, the loss, parameters and optimizer state
      * stay f32. */
     bool          fp16;
+    /* Fusion off (DBK_FUSE=0, docs/fusion.md): a ReLU after a training batch norm stays two
+     * ops each way instead of DBK_OP_BATCHNORM_RELU_FWD_TRAIN / _BWD. */
+    bool          no_fusion;
 } dbk_graph_config;
 
 /* Creates an empty graph in planning mode. */

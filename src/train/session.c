@@ -8,11 +8,13 @@
 #include <string.h>
 
 #include "core/alloc.h"
+#include "core/profile.h"
 #include "train/session_impl.h"
 
 static dbk_status graph_for(const dbk_session_config *cfg, dbk_session_program_kind kind, int batch,
                             dbk_session_program *p) {
-    dbk_graph_config gc = {.training = kind == DBK_SESSION_PROGRAM_TRAIN, .bn = cfg->recipe->bn, .fp16 = cfg->fp16};
+    dbk_graph_config gc = {.training = kind == DBK_SESSION_PROGRAM_TRAIN, .bn = cfg->recipe->bn, .fp16 = cfg->fp16,
+                           .no_fusion = kind == DBK_SESSION_PROGRAM_TRAIN && !dbk_env_fusion()};
     p->kind = kind;
     p->batch = batch;
     return dbk_graph_create(&gc, &p->graph);

@@ -15,6 +15,10 @@
  *              dbeta_c  = sum dy
  *              dgamma_c = sum dy * xhat
  *              dx       = gamma_c * invstd_c * (dy - dbeta_c / M - xhat * dgamma_c / M)
+ *   fused with ReLU (docs/fusion.md): batchnorm_relu_fwd_train is the training forward then
+ *              y = max(y, 0); batchnorm_relu_bwd is the backward with dy read as
+ *              dy * (y > 0) (relu_bwd), y the fused forward's output. The reference is
+ *              literally that composition.
  *
  * Layout: x, y, dy, dx (N,C,H,W); every per-channel vector (C). A channel's values are N
  * planes of H*W contiguous floats, one plane per image.
@@ -78,19 +82,26 @@ static double plane_sum_sq_dev(const float *x, int64_t n, double mean) {
 
 /* *sum_dy += sum_j dy[j];  *sum_dy_xhat += sum_j dy[j] * xhat[j], xhat = (x - mu) * is in
  * float exactly as the forward normalises. */
-static void plane_sums_bwd(const float *x, const float *dy, int64_t n, float mu, float is, double *sum_dy,
-                           double *sum_dy_xhat) {
+/* dy[j], or relu_bwd's dy[j] * (y[j] > 0) when y (the fused forward's output) is given. */
+static float grad_at(const float *dy, const float *y, int64_t j) {
+    return y && !(y[j] > 0.0f) ? 0.0f : dy[j];
+}
+
+static void plane_sums_bwd(const float *x, const float *dy, const float *y, int64_t n, float mu, float is,
+                           double *sum_dy, double *sum_dy_xhat) {
     double a[4] = {0.0, 0.0, 0.0, 0.0}, b[4] = {0.0, 0.0, 0.0, 0.0};
     int64_t j = 0;
     for (; j + 4 <= n; j += 4) {
         for (int l = 0; l < 4; l++) {
-            a[l] += (double)dy[j + l];
-            b[l] += (double)dy[j + l] * (double)((x[j + l] - mu) * is);
+            const float g = grad_at(dy, y, j + l);
+            a[l] += (double)g;
+            b[l] += (double)g * (double)((x[j + l] - mu) * is);
         }
     }
     for (; j < n; j++) {
-        a[0] += (double)dy[j];
-        b[0] += (double)dy[j] * (double)((x[j] - mu) * is);
+        const float g = grad_at(dy, y, j);
+        a[0] += (double)g;
+        b[0] += (double)g * (double)((x[j] - mu) * is);
     }
     *sum_dy += (a[0] + a[1]) + (a[2] + a[3]);
     *sum_dy_xhat += (b[0] + b[1]) + (b[2] + b[3]);
@@ -166,8 +177,8 @@ dbk_status dbk_cpu_batchnorm_fwd_infer(dbk_backend *be, const dbk_op_desc *op) {
     return DBK_OK;
 }
 
-dbk_status dbk_cpu_batchnorm_bwd(dbk_backend *be, const dbk_op_desc *op) {
-    (void)be;
+/* The backward of batch norm; y (N,C,H,W) the fused forward's output, or NULL. */
+static dbk_status bn_bwd(const dbk_op_desc *op, const float *y) {
     int64_t n, C, hw;
     nchw(&op->src[0], &n, &C, &hw);
     const float *x = dbk_cpu_f32(&op->src[0]);        /* (N, C, H, W) */
@@ -184,8 +195,10 @@ dbk_status dbk_cpu_batchnorm_bwd(dbk_backend *be, const dbk_op_desc *op) {
     for (int64_t c = 0; c < C; c++) {
         const float mu = mean[c], is = invstd[c];
         double sum_dy = 0.0, sum_dy_xhat = 0.0;
-        for (int64_t i = 0; i < n; i++)
-            plane_sums_bwd(x + (i * C + c) * hw, dy + (i * C + c) * hw, hw, mu, is, &sum_dy, &sum_dy_xhat);
+        for (int64_t i = 0; i < n; i++) {
+            const int64_t p = (i * C + c) * hw;
+            plane_sums_bwd(x + p, dy + p, y ? y + p : NULL, hw, mu, is, &sum_dy, &sum_dy_xhat);
+        }
         dbeta[c] = (float)sum_dy;
         dgamma[c] = (float)sum_dy_xhat;
         if (m == 0) continue;
@@ -194,11 +207,28 @@ dbk_status dbk_cpu_batchnorm_bwd(dbk_backend *be, const dbk_op_desc *op) {
         const float k = gamma[c] * is;
         const float a = (float)(sum_dy / (double)m), b = (float)(sum_dy_xhat / (double)m);
         for (int64_t i = 0; i < n; i++) {
-            const float *xp = x + (i * C + c) * hw;
-            const float *gp = dy + (i * C + c) * hw;
-            float *dp = dx + (i * C + c) * hw;
-            for (int64_t j = 0; j < hw; j++) dp[j] = k * (gp[j] - a - (xp[j] - mu) * is * b);
+            const int64_t p = (i * C + c) * hw;
+            for (int64_t j = 0; j < hw; j++)
+                dx[p + j] = k * (grad_at(dy + p, y ? y + p : NULL, j) - a - (x[p + j] - mu) * is * b);
         }
     }
     return DBK_OK;
+}
+
+dbk_status dbk_cpu_batchnorm_bwd(dbk_backend *be, const dbk_op_desc *op) {
+    (void)be;
+    return bn_bwd(op, NULL);
+}
+
+dbk_status dbk_cpu_batchnorm_relu_fwd_train(dbk_backend *be, const dbk_op_desc *op) {
+    DBK_TRY(dbk_cpu_batchnorm_fwd_train(be, op));
+    dbk_op_desc relu = {.op = DBK_OP_RELU_FWD};
+    relu.src[0] = op->dst[0];
+    relu.dst[0] = op->dst[0];
+    return dbk_cpu_relu_fwd(be, &relu);
+}
+
+dbk_status dbk_cpu_batchnorm_relu_bwd(dbk_backend *be, const dbk_op_desc *op) {
+    (void)be;
+    return bn_bwd(op, dbk_cpu_f32(&op->src[5]));
 }

@@ -15,7 +15,7 @@ static size_t reduce_wg(dbk_backend *be, cl_kernel k) {
 
 static dbk_status bn_apply(dbk_backend *be, dbk_ocl_launches *out, const dbk_tensor *x, const dbk_tensor *y,
                            const dbk_tensor *s0, const dbk_tensor *s1, const dbk_tensor *gamma, const dbk_tensor *beta,
-                           float eps, int infer) {
+                           float eps, int infer, int relu) {
     const int n = (int)x->shape[0], c = (int)x->shape[1], hw = (int)(x->shape[2] * x->shape[3]);
     dbk_ocl_args a;
     DBK_TRY(dbk_ocl_kernel(be, out, "bn_apply", &a));
@@ -30,10 +30,12 @@ static dbk_status bn_apply(dbk_backend *be, dbk_ocl_launches *out, const dbk_ten
     dbk_ocl_arg_tensor(&a, beta);
     dbk_ocl_arg_float(&a, eps);
     dbk_ocl_arg_int(&a, infer);
+    dbk_ocl_arg_int(&a, relu);
     return dbk_ocl_range2(&a, ((size_t)hw + 7) / 8, (size_t)(n * c));
 }
 
-dbk_status dbk_ocl_record_batchnorm_fwd_train(dbk_backend *be, const dbk_op_desc *op, dbk_ocl_launches *out) {
+/* Training forward, plain or fused with ReLU (DBK_OP_BATCHNORM_RELU_FWD_TRAIN). */
+static dbk_status fwd_train(dbk_backend *be, const dbk_op_desc *op, dbk_ocl_launches *out, int relu) {
     const dbk_tensor *x = &op->src[0];
     const int n = (int)x->shape[0], c = (int)x->shape[1], hw = (int)(x->shape[2] * x->shape[3]);
     if (n * hw == 0) return DBK_OK;   /* no values: leave everything, as the CPU does */
@@ -50,22 +52,35 @@ dbk_status dbk_ocl_record_batchnorm_fwd_train(dbk_backend *be, const dbk_op_desc
     dbk_ocl_arg_local(&a, ls * sizeof(float));
     const size_t global = ls * (size_t)c;
     DBK_TRY(dbk_ocl_args_done(&a, 1, &global, &ls));
-    return bn_apply(be, out, x, &op->dst[0], &op->dst[1], &op->dst[2], &op->src[1], &op->src[2], op->p.bn.eps, 0);
+    return bn_apply(be, out, x, &op->dst[0], &op->dst[1], &op->dst[2], &op->src[1], &op->src[2], op->p.bn.eps, 0,
+                    relu);
+}
+
+dbk_status dbk_ocl_record_batchnorm_fwd_train(dbk_backend *be, const dbk_op_desc *op, dbk_ocl_launches *out) {
+    return fwd_train(be, op, out, 0);
+}
+
+dbk_status dbk_ocl_record_batchnorm_relu_fwd_train(dbk_backend *be, const dbk_op_desc *op, dbk_ocl_launches *out) {
+    return fwd_train(be, op, out, 1);
 }
 
 dbk_status dbk_ocl_record_batchnorm_fwd_infer(dbk_backend *be, const dbk_op_desc *op, dbk_ocl_launches *out) {
     return bn_apply(be, out, &op->src[0], &op->dst[0], &op->src[3], &op->src[4], &op->src[1], &op->src[2], op->p.bn.eps,
-                    1);
+                    1, 0);
 }
 
-dbk_status dbk_ocl_record_batchnorm_bwd(dbk_backend *be, const dbk_op_desc *op, dbk_ocl_launches *out) {
-    const dbk_tensor *x = &op->src[0];
+/* Backward, plain or fused with ReLU: y (the fused forward's output) masks dy; without
+ * fusion dy stands in for it, unread. */
+static dbk_status bwd(dbk_backend *be, const dbk_op_desc *op, dbk_ocl_launches *out, int relu) {
+    const dbk_tensor *x = &op->src[0], *y = relu ? &op->src[5] : &op->src[1];
     const int n = (int)x->shape[0], c = (int)x->shape[1], hw = (int)(x->shape[2] * x->shape[3]);
     dbk_ocl_args a;
     DBK_TRY(dbk_ocl_kernel(be, out, "bn_bwd_reduce", &a));
     const size_t ls = reduce_wg(be, a.launch->kernel);
     dbk_ocl_arg_tensor(&a, x);
     dbk_ocl_arg_tensor(&a, &op->src[1]);
+    dbk_ocl_arg_tensor(&a, y);
+    dbk_ocl_arg_int(&a, relu);
     dbk_ocl_arg_int(&a, n);
     dbk_ocl_arg_int(&a, c);
     dbk_ocl_arg_int(&a, hw);
@@ -81,6 +96,8 @@ dbk_status dbk_ocl_record_batchnorm_bwd(dbk_backend *be, const dbk_op_desc *op, 
     DBK_TRY(dbk_ocl_kernel(be, out, "bn_bwd_data", &a));
     dbk_ocl_arg_tensor(&a, x);
     dbk_ocl_arg_tensor(&a, &op->src[1]);
+    dbk_ocl_arg_tensor(&a, y);
+    dbk_ocl_arg_int(&a, relu);
     dbk_ocl_arg_tensor(&a, &op->dst[0]);
     dbk_ocl_arg_int(&a, n * c);
     dbk_ocl_arg_int(&a, c);
@@ -92,4 +109,12 @@ dbk_status dbk_ocl_record_batchnorm_bwd(dbk_backend *be, const dbk_op_desc *op, 
     dbk_ocl_arg_tensor(&a, &op->dst[1]);
     dbk_ocl_arg_tensor(&a, &op->dst[2]);
     return dbk_ocl_range2(&a, ((size_t)hw + 7) / 8, (size_t)(n * c));
+}
+
+dbk_status dbk_ocl_record_batchnorm_bwd(dbk_backend *be, const dbk_op_desc *op, dbk_ocl_launches *out) {
+    return bwd(be, op, out, 0);
+}
+
+dbk_status dbk_ocl_record_batchnorm_relu_bwd(dbk_backend *be, const dbk_op_desc *op, dbk_ocl_launches *out) {
+    return bwd(be, op, out, 1);
 }
