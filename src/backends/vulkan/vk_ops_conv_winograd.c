@@ -152,6 +152,9 @@ static void tile_push(const wino_plan *p, uint32_t channels, uint32_t nb, uint32
 /* ---------------------------------------------------------------------------------- */
 /* the three ops                                                                       */
 
+/* Images in the chunk starting at image n0. */
+static uint32_t chunk_images(const wino_plan *p, uint32_t n0) { return p->N - n0 < p->nb ? p->N - n0 : p->nb; }
+
 /* Forward and backward-data: conv of src (ci channels) into dst (co channels). */
 static dbk_status transformed_conv(dbk_backend *be, dbk_vk_rec *rec, const dbk_op_desc *op, dbk_buffer *ws,
                                    const wino_plan *p) {
@@ -161,7 +164,7 @@ static dbk_status transformed_conv(dbk_backend *be, dbk_vk_rec *rec, const dbk_o
     const uint32_t fpc[3] = {(uint32_t)w->shape[0], (uint32_t)w->shape[1], flip};
     DBK_TRY(transform(be, rec, "conv2d_winograd_filter", w, &u, (uint64_t)p->co * p->ci, fpc, 3));
     for (uint32_t n0 = 0; n0 < p->N; n0 += p->nb) {
-        const uint32_t nb = p->N - n0 < p->nb ? p->N - n0 : p->nb, T = nb * p->TH * p->TW;
+        const uint32_t nb = chunk_images(p, n0), T = nb * p->TH * p->TW;
         const dbk_tensor x = dbk_vk_batch_slice(src, n0, nb), y = dbk_vk_batch_slice(dst, n0, nb);
         const dbk_tensor v = region(ws, p->r1, 16 * (size_t)p->ci * T), m = region(ws, p->r2, 16 * (size_t)p->co * T);
         uint32_t pc[6];
@@ -178,7 +181,7 @@ static dbk_status filter_gradient(dbk_backend *be, dbk_vk_rec *rec, const dbk_op
                                   const wino_plan *p) {
     const dbk_tensor *x = &op->src[0], *dy = &op->src[1], *dw = &op->dst[0];
     for (uint32_t n0 = 0; n0 < p->N; n0 += p->nb) {
-        const uint32_t nb = p->N - n0 < p->nb ? p->N - n0 : p->nb, T = nb * p->TH * p->TW;
+        const uint32_t nb = chunk_images(p, n0), T = nb * p->TH * p->TW;
         const dbk_tensor xs = dbk_vk_batch_slice(x, n0, nb), dys = dbk_vk_batch_slice(dy, n0, nb);
         const dbk_tensor v = region(ws, p->r0, 16 * (size_t)p->ci * T), z = region(ws, p->r1, 16 * (size_t)p->co * T);
         uint32_t pc[6];
