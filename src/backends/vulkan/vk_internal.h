@@ -150,7 +150,7 @@ typedef struct dbk_vk_state {
     uint32_t                 wg;           /* work-group size of elementwise and reduction shaders */
     dbk_conv_choice          conv;         /* Winograd or the implicit GEMM per 3x3 layer */
 
-    /* workspace (vk_ops_conv.c): split-K partial sums; grown by prepare, never shrunk; a
+    /* workspace (vk_ops_conv.c): split-K partial sums or Winograd planes; grown by prepare, never shrunk; a
      * replaced workspace is kept until destroy, since recorded programs may still use it */
     dbk_buffer              *ws;
     dbk_buffer              *ws_retired[16];

@@ -83,7 +83,7 @@ void dbk_vk_tile_spec(const dbk_vk_state *vk, const dbk_vk_tiles *tiles, uint64_
 }
 
 /* ---------------------------------------------------------------------------------- */
-/* workspace: split-K                                                                   */
+/* workspace: split-K partial sums, Winograd planes                                     */
 
 /* Parts of the filter gradient's reduction (N*P*Q values) and the workspace they need. */
 static uint32_t bwd_filter_splits(const dbk_op_desc *op) {
@@ -107,7 +107,7 @@ dbk_status dbk_vk_workspace(dbk_backend *be, size_t nbytes, dbk_buffer **out) {
     if (!vk->ws || dbk_buffer_size(vk->ws) < nbytes) {
         if (vk->ws) {
             if (vk->nretired == (int)(sizeof vk->ws_retired / sizeof vk->ws_retired[0]))
-                return dbk_set_error(DBK_ERR_UNSUPPORTED, "Vulkan: the split-K workspace grew too often");
+                return dbk_set_error(DBK_ERR_UNSUPPORTED, "Vulkan: the convolution workspace grew too often");
             vk->ws_retired[vk->nretired++] = vk->ws;
             vk->ws = NULL;
         }
