@@ -2,9 +2,14 @@
  * test_ops_backend.c — every op of op_list.h (all DBK_OP_COUNT of them, forward and backward) on
  * one backend against the CPU reference backend (DESIGN.md decision 1, STYLE.md 3.9).
  *
- * usage: test_ops_backend <backend-spec> [op...]  e.g. cpu, opencl:0, vulkan:0 conv2d_fwd
- * (with op names, only those ops' cases run: ops_opencl_im2col and ops_opencl_winograd run the
- * three convolution ops with DBK_FORCE_CONV set, so both OpenCL algorithms meet every shape)
+ * usage: test_ops_backend <backend-spec> [--only-algorithm NAME] [op...]  e.g. cpu, opencl:0,
+ * vulkan:0 conv2d_fwd (--only-algorithm winograd: only the cases the device runs as Winograd,
+ * which keeps ops_vulkan_winograd short on lavapipe; ops_vulkan runs the rest)
+ * (with op names, only those ops' cases run: ops_opencl_im2col, ops_opencl_winograd and
+ * ops_vulkan_winograd run the three convolution ops with DBK_FORCE_CONV set, so both algorithms
+ * meet every shape; with it set, the run also checks that the backend honoured it: some case
+ * ran as Winograd with "winograd", none with "im2col". A case that ran as another algorithm
+ * than the op's plain one shows it after PASS/FAIL.)
  *
  * The cases, their tolerances and the harness (guard bytes, NaN-filled outputs, planted
  * faults, the one-op program rerun) live in the library, src/check/ (op_check.h, op_cases.c),
@@ -21,6 +26,7 @@
  *  - No such backend or device: "skipped" (exit 77), or exit 1 when CI=true.
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "backend/backend.h"
@@ -29,11 +35,13 @@
 
 static dbk_op_check_config cfg;
 static dbk_op current_op;
+static int winograd_cases;   /* cases the device ran as Winograd */
 
 static void print_case(const dbk_op_case_result *r, void *user) {
     (void)user;
-    printf("%-20s %-64s nmse %9.2e  tol %-7.1g %s\n", dbk_op_name(r->op), r->shape, r->nmse, r->tolerance,
-           r->pass ? "PASS" : "FAIL");
+    printf("%-20s %-64s nmse %9.2e  tol %-7.1g %s%s%s\n", dbk_op_name(r->op), r->shape, r->nmse, r->tolerance,
+           r->pass ? "PASS" : "FAIL", r->algorithm ? "  as " : "", r->algorithm ? r->algorithm : "");
+    if (r->algorithm && strstr(r->algorithm, "winograd")) winograd_cases++;
     printf("%s", r->details);
     fflush(stdout);
 }
@@ -41,15 +49,29 @@ static void print_case(const dbk_op_case_result *r, void *user) {
 /* A test case per op: 0 when every case of current_op passed. */
 static int op_cases_should_pass(void) { return dbk_op_check_run(&cfg, current_op) != 0; }
 
+/* With DBK_FORCE_CONV set: the backend ran some case as Winograd exactly when it says so. */
+static int forced_conv_honoured(void) {
+    const char *forced = getenv("DBK_FORCE_CONV");
+    const bool wino = !strcmp(forced, "winograd");
+    printf("DBK_FORCE_CONV=%s: %d cases ran as Winograd\n", forced, winograd_cases);
+    return wino ? winograd_cases == 0 : winograd_cases != 0;
+}
+
 int main(int argc, char **argv) {
     if (argc < 2) {
         fprintf(stderr, "usage: test_ops_backend <backend-spec> [op...]   (cpu, opencl[:N], vulkan[:N]; ops as in "
                         "src/backend/op_list.h)\n");
         return 2;
     }
+    const char *only_algorithm = NULL;
+    int first_op = 2;
+    if (argc >= 4 && !strcmp(argv[2], "--only-algorithm")) {
+        only_algorithm = argv[3];
+        first_op = 4;
+    }
     bool selected[DBK_OP_COUNT];
-    for (int op = 0; op < DBK_OP_COUNT; op++) selected[op] = argc == 2;
-    for (int i = 2; i < argc; i++) {
+    for (int op = 0; op < DBK_OP_COUNT; op++) selected[op] = argc == first_op;
+    for (int i = first_op; i < argc; i++) {
         dbk_op op;
         if (dbk_op_from_name(argv[i], &op) != DBK_OK) {
             fprintf(stderr, "test_ops_backend: %s\n", dbk_last_error());
@@ -70,7 +92,8 @@ int main(int argc, char **argv) {
         dbk_backend_destroy(ref_be);
         return 1;
     }
-    cfg = (dbk_op_check_config){.ref = ref_be, .dev = dev_be, .dev_name = dev_name, .report = print_case};
+    cfg = (dbk_op_check_config){.ref = ref_be, .dev = dev_be, .dev_name = dev_name, .report = print_case,
+                                .only_algorithm = only_algorithm};
     const dbk_device_info *info = dbk_backend_get_info(dev_be);
     printf("%s: %s (%s, %s) against the CPU reference\n", dev_name, info->name, info->driver, info->api_version);
     char lacking[1024] = "";
@@ -92,6 +115,9 @@ int main(int argc, char **argv) {
         dbk_test_run(name, op_cases_should_pass);
     }
     if (lacking[0]) printf("not supported by %s: %s\n", dev_name, lacking);
+    if (getenv("DBK_FORCE_CONV") && (selected[DBK_OP_CONV2D_FWD] || selected[DBK_OP_CONV2D_BWD_DATA] ||
+                                     selected[DBK_OP_CONV2D_BWD_FILTER]))
+        dbk_test_run("the backend honours DBK_FORCE_CONV", forced_conv_honoured);
     dbk_backend_destroy(dev_be);
     dbk_backend_destroy(ref_be);
     return dbk_test_finish();

@@ -19,12 +19,12 @@
 void dbk_help_tune(void) {
     printf("usage: daybreak tune --backend B [options]\n\n"
            "Searches the tunables of daybreak's kernels on one OpenCL or Vulkan device within a time\n"
-           "budget: the OpenCL GEMM tiles and work-groups, Winograd or im2col per convolution shape,\n"
-           "CLBlast's Xgemm parameters where the profile uses CLBlast, the Vulkan GEMM and convolution\n"
-           "tiles. Every candidate's results are checked against the CPU reference (a wrong candidate\n"
-           "is rejected); the memory bandwidth is measured (copy and add kernels). Writes a device\n"
-           "profile that later runs on this device use; measurements are cached, so running it again\n"
-           "measures nothing new.\n\n"
+           "budget: the OpenCL GEMM tiles and work-groups, Winograd or im2col per convolution shape\n"
+           "(OpenCL and Vulkan), CLBlast's Xgemm parameters where the profile uses CLBlast, the Vulkan\n"
+           "GEMM and convolution tiles. Every candidate's results are checked against the CPU reference\n"
+           "(a wrong candidate is rejected); the memory bandwidth is measured (copy and add kernels).\n"
+           "Writes a device profile that later runs on this device use; measurements are cached, so\n"
+           "running it again measures nothing new.\n\n"
            "options:\n"
            "  --backend B     opencl[:N] or vulkan[:N] (required)\n"
            "  --device N      device index within the backend (overrides :N)\n"
@@ -34,7 +34,7 @@ void dbk_help_tune(void) {
            "  --recipe NAME   tune on the layers of this recipe's model (default: every CIFAR-10 recipe)\n"
            "  --batch N       images per tuning convolution (default 16)\n"
            "  --only SEARCH   run only this search: opencl.gemm_rb, opencl.conv_by_shape,\n"
-           "                  opencl.clblast_xgemm, vulkan.conv or vulkan.gemm\n");
+           "                  opencl.clblast_xgemm, vulkan.conv, vulkan.conv_by_shape or vulkan.gemm\n");
 }
 
 /* The folder that will hold path must exist and be writable, and path must not be a folder:

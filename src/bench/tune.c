@@ -238,12 +238,15 @@ static void choose_per_shape(tune_run *r, const dbk_tune_search *s, outcome *oc,
         say(r, "  %-16s im2col %8.2f ms  winograd %8.2f ms  -> %s\n", c->shape_key, t[0] * 1e3, t[1] * 1e3,
             wino ? "winograd" : "im2col");
     }
-    cJSON *opencl = cJSON_GetObjectItemCaseSensitive(r->profile, "opencl");
-    if (!cJSON_IsObject(opencl)) opencl = cJSON_AddObjectToObject(r->profile, "opencl");
-    cJSON_DeleteItemFromObjectCaseSensitive(opencl, "conv_algorithm");
-    cJSON_AddStringToObject(opencl, "conv_algorithm", "winograd");
-    cJSON_DeleteItemFromObjectCaseSensitive(opencl, "conv_by_shape");
-    cJSON_AddItemToObject(opencl, "conv_by_shape", cJSON_Duplicate(choice, true));
+    /* the search's name is "<section>.conv_by_shape" */
+    char section[16];
+    snprintf(section, sizeof section, "%.*s", (int)strcspn(s->name, "."), s->name);
+    cJSON *sec = cJSON_GetObjectItemCaseSensitive(r->profile, section);
+    if (!cJSON_IsObject(sec)) sec = cJSON_AddObjectToObject(r->profile, section);
+    cJSON_DeleteItemFromObjectCaseSensitive(sec, "conv_algorithm");
+    cJSON_AddStringToObject(sec, "conv_algorithm", "winograd");
+    cJSON_DeleteItemFromObjectCaseSensitive(sec, "conv_by_shape");
+    cJSON_AddItemToObject(sec, "conv_by_shape", cJSON_Duplicate(choice, true));
     cJSON_AddItemToObject(rep, "chosen", choice);
 }
 

@@ -60,19 +60,31 @@ static void opencl_gemm_rb(dbk_tune_search *s, const dbk_profile *base) {
     }
 }
 
-/* Winograd or im2col per layer shape: every eligible layer measured both ways; the choice is
- * made per shape (dbk_tune_search.per_shape) and written as opencl.conv_by_shape. */
-static void opencl_winograd(dbk_tune_search *s, const dbk_profile *base) {
-    s->name = "opencl.conv_by_shape";
+/* Winograd or the direct path per layer shape, on either backend (section "opencl" or
+ * "vulkan"): every eligible layer measured both ways; the choice is made per shape
+ * (dbk_tune_search.per_shape) and written as <section>.conv_by_shape. */
+static void winograd_by_shape(dbk_tune_search *s, const char *section) {
+    snprintf(s->name_buf, sizeof s->name_buf, "%s.conv_by_shape", section);
+    s->name = s->name_buf;
     s->applies = winograd_case;
     s->per_shape = true;
+    char patch[256];
+    snprintf(patch, sizeof patch, "{\"%s\": {\"conv_algorithm\": \"im2col\", \"conv_by_shape\": null}}", section);
+    add(s, "im2col", patch);
+    snprintf(patch, sizeof patch,
+             "{\"%s\": {\"conv_algorithm\": \"winograd\", \"winograd_min_channels\": 1, \"conv_by_shape\": null}}",
+             section);
+    add(s, "winograd", patch);
+}
+
+static void opencl_winograd(dbk_tune_search *s, const dbk_profile *base) {
     if (strcmp(dbk_profile_string(base, "opencl.gemm", "clblast"), "tiled")) {
+        s->name = "opencl.conv_by_shape";
+        s->applies = winograd_case;
         s->skip = "Winograd needs the tiled GEMM (opencl.gemm \"tiled\")";
         return;
     }
-    add(s, "im2col", "{\"opencl\": {\"conv_algorithm\": \"im2col\", \"conv_by_shape\": null}}");
-    add(s, "winograd", "{\"opencl\": {\"conv_algorithm\": \"winograd\", \"winograd_min_channels\": 1, "
-                       "\"conv_by_shape\": null}}");
+    winograd_by_shape(s, "opencl");
 }
 
 /* CLBlast's Xgemm through CLBlastOverrideParameters, where the profile's GEMM is CLBlast:
@@ -142,7 +154,7 @@ static void vulkan_tiles(dbk_tune_search *s, const dbk_profile *base, const char
 /* --- the list --------------------------------------------------------------------- */
 
 int dbk_tune_search_count(dbk_backend_kind kind) {
-    return kind == DBK_BACKEND_KIND_OPENCL ? 3 : kind == DBK_BACKEND_KIND_VULKAN ? 2 : 0;
+    return kind == DBK_BACKEND_KIND_OPENCL || kind == DBK_BACKEND_KIND_VULKAN ? 3 : 0;
 }
 
 void dbk_tune_search_make(dbk_backend_kind kind, int i, const dbk_profile *base, dbk_tune_search *s) {
@@ -151,6 +163,8 @@ void dbk_tune_search_make(dbk_backend_kind kind, int i, const dbk_profile *base,
         if (i == 0) opencl_gemm_rb(s, base);
         else if (i == 1) opencl_winograd(s, base);
         else opencl_clblast(s, base);
+    } else if (i == 1) {
+        winograd_by_shape(s, "vulkan");   /* after the tiles its GEMM shares with the direct path */
     } else {
         vulkan_tiles(s, base, i == 0 ? "conv" : "gemm");
     }

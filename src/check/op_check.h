@@ -44,6 +44,8 @@ typedef struct dbk_op_case_result {
     double      tolerance;   /* the op's NMSE tolerance (0: bit-exact) */
     bool        pass;
     const char *details;     /* why it failed, lines indented by 4 spaces ("" on a pass) */
+    const char *algorithm;   /* the device's algorithm when not the op's plain one, e.g.
+                              * "winograd F(2x2,3x3)" (dbk_backend_op_algorithm), else NULL */
 } dbk_op_case_result;
 
 typedef void (*dbk_op_case_report)(const dbk_op_case_result *r, void *user);
@@ -54,6 +56,9 @@ typedef struct dbk_op_check_config {
     const char        *dev_name;   /* for messages, e.g. "opencl:0" */
     dbk_op_case_report report;     /* called once per case, in order (may be NULL) */
     void              *user;
+    /* when set, only the cases the device runs with an algorithm naming it (e.g. "winograd";
+     * dbk_op_case_result.algorithm) run; the rest are left out, unreported */
+    const char        *only_algorithm;
 } dbk_op_check_config;
 
 /* True when op has cases; every op of op_list.h must (op_cases.c). */

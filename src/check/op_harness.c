@@ -274,12 +274,14 @@ static void case_free(tcase *c) {
     free(c);
 }
 
-/* Reports a judged case: the reason it could not run (why) comes before the notes. */
-static void report_case(dbk_op_checker *ck, const tcase *c, double worst, bool pass, const char *why) {
+/* Reports a judged case: the reason it could not run (why) comes before the notes; algorithm
+ * as dbk_op_case_result's. */
+static void report_case(dbk_op_checker *ck, const tcase *c, double worst, bool pass, const char *why,
+                        const char *algorithm) {
     char details[sizeof ck->notes + 1300];
     snprintf(details, sizeof details, "%s%s%s%s", why[0] ? "    " : "", why, why[0] ? "\n" : "", ck->notes);
     const dbk_op_case_result r = {.op = c->desc.op, .shape = c->shape, .nmse = worst, .tolerance = ck->tolerance,
-                                  .pass = pass, .details = details};
+                                  .pass = pass, .details = details, .algorithm = algorithm};
     if (ck->cfg->report) ck->cfg->report(&r, ck->cfg->user);
     ck->notes_len = 0;
     ck->notes[0] = '\0';
@@ -304,6 +306,12 @@ void dbk_op_check_case(tcase *c) {
 
     dbk_op_desc probe;
     dbk_status st = place(dev_be, c, &pd, &probe);
+    const char *algorithm = st == DBK_OK ? dbk_backend_op_algorithm(dev_be, &probe) : NULL;
+    if (st == DBK_OK && ck->cfg->only_algorithm && !(algorithm && strstr(algorithm, ck->cfg->only_algorithm))) {
+        placed_free(&pd);
+        case_free(c);
+        return;
+    }
     const char *fp16_missing = dbk_backend_get_info(dev_be)->fp16_missing;
     if (st == DBK_OK && fp16_missing[0] && has_f16_slot(c)) {
         /* A device without the fp16 path must refuse the case (--precision fp16 relies on it) */
@@ -311,7 +319,7 @@ void dbk_op_check_case(tcase *c) {
         placed_free(&pd);
         if (refused) snprintf(why, sizeof why, "f16: refused as it must be (%s lacks %s)", dev_name, fp16_missing);
         else snprintf(why, sizeof why, "%s accepted an f16 case although it lacks %s", dev_name, fp16_missing);
-        report_case(ck, c, 0.0, refused, why);
+        report_case(ck, c, 0.0, refused, why, algorithm);
         case_free(c);
         ck->failed += !refused;
         return;
@@ -343,7 +351,7 @@ void dbk_op_check_case(tcase *c) {
         if (worst_program > worst) worst = worst_program;
     }
 
-    report_case(ck, c, worst, !fail, why);
+    report_case(ck, c, worst, !fail, why, algorithm);
     for (int s = 0; s < NSLOT; s++) {
         free(gr[s]);
         free(gd[s]);

@@ -90,9 +90,10 @@ void dbk_env_cache_dir(char *out, size_t cap);
  * synchronisation validation, and any validation error fails the next sync or read. */
 bool dbk_env_vk_validation(void);
 
-/* DBK_FORCE_CONV=im2col|winograd: the convolution algorithm of the OpenCL backend's 3x3
- * stride-1 layers, overriding the profile's "opencl.conv_algorithm" (winograd: every such
- * layer, whatever its width). NULL when unset or empty. */
+/* DBK_FORCE_CONV=im2col|winograd: the convolution algorithm of the OpenCL and Vulkan backends'
+ * 3x3 stride-1 layers, overriding the profile's "opencl.conv_algorithm" / "vulkan.conv_algorithm"
+ * (winograd: every such layer, whatever its width; backend/conv_choice.h). NULL when unset or
+ * empty. */
 const char *dbk_env_force_conv(void);
 
 /* DBK_FUSE=0: training graphs keep batch norm and ReLU as separate ops instead of the fused

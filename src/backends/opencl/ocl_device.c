@@ -226,56 +226,6 @@ static dbk_status choose_tiles(dbk_backend *be, const dbk_profile *p) {
     return DBK_OK;
 }
 
-/* "opencl.conv_by_shape": {"CxKxHxW": "winograd" | "im2col", ...}, at most
- * DBK_OCL_CONV_SHAPES_MAX entries; a malformed entry fails backend creation with its name. */
-static dbk_status read_conv_by_shape(dbk_ocl_ctx *c, const dbk_profile *p) {
-    c->conv_by_shape_count = 0;
-    for (int i = 0;; i++) {
-        char key[64];
-        const char *algo = dbk_profile_member(p, "opencl.conv_by_shape", i, key, sizeof key);
-        if (!algo) return DBK_OK;
-        int ch, k, h, w;
-        char end;
-        const bool wino = !strcmp(algo, "winograd");
-        if (sscanf(key, "%dx%dx%dx%d%c", &ch, &k, &h, &w, &end) != 4 || ch < 1 || k < 1 || h < 1 || w < 1 ||
-            (!wino && strcmp(algo, "im2col")))
-            return dbk_set_error(DBK_ERR_FORMAT,
-                                 "profile %s: opencl.conv_by_shape entry \"%s\": \"%s\" (expected \"CxKxHxW\": "
-                                 "\"winograd\" or \"im2col\")", dbk_profile_id(p), key, algo);
-        if (i >= DBK_OCL_CONV_SHAPES_MAX)
-            return dbk_set_error(DBK_ERR_FORMAT, "profile %s: opencl.conv_by_shape has more than %d entries",
-                                 dbk_profile_id(p), DBK_OCL_CONV_SHAPES_MAX);
-        c->conv_by_shape[i].c = ch;
-        c->conv_by_shape[i].k = k;
-        c->conv_by_shape[i].h = h;
-        c->conv_by_shape[i].w = w;
-        c->conv_by_shape[i].winograd = wino;
-        c->conv_by_shape_count = i + 1;
-    }
-}
-
-/* "opencl.conv_algorithm" ("im2col" | "winograd", DBK_FORCE_CONV overriding it),
- * "opencl.winograd_min_channels" and "opencl.winograd_workspace_mb" (ocl_ops_conv_winograd.c). */
-static dbk_status choose_conv_algorithm(dbk_backend *be, const dbk_profile *p) {
-    dbk_ocl_ctx *c = dbk_ocl(be);
-    const char *forced = dbk_env_force_conv();
-    const char *algo = forced ? forced : dbk_profile_string(p, "opencl.conv_algorithm", "im2col");
-    if (!strcmp(algo, "im2col")) c->conv_algorithm = DBK_OCL_CONV_IM2COL;
-    else if (!strcmp(algo, "winograd")) c->conv_algorithm = forced ? DBK_OCL_CONV_WINOGRAD_ALL : DBK_OCL_CONV_WINOGRAD;
-    else if (forced) return dbk_set_error(DBK_ERR_INVALID_ARG, "DBK_FORCE_CONV is '%s', expected im2col or winograd", algo);
-    else
-        return dbk_set_error(DBK_ERR_FORMAT, "profile %s: opencl.conv_algorithm is '%s', expected \"im2col\" or \"winograd\"",
-                             dbk_profile_id(p), algo);
-    double ch = dbk_profile_number(p, "opencl.winograd_min_channels", 16.0);
-    c->winograd_min_channels = ch >= 1.0 && ch <= 65536.0 ? (int)ch : 16;
-    DBK_TRY(read_conv_by_shape(c, p));
-    double mb = dbk_profile_number(p, "opencl.winograd_workspace_mb", 32.0);
-    if (!(mb >= 1.0 && mb <= 65536.0)) mb = 32.0;
-    c->winograd_budget = (size_t)(mb * 1048576.0);
-    if (c->max_alloc && c->winograd_budget > c->max_alloc / 2) c->winograd_budget = (size_t)(c->max_alloc / 2);
-    return DBK_OK;
-}
-
 static dbk_status setup(dbk_backend *be, int index) {
     dbk_ocl_ctx *c = be->impl;
     DBK_TRY(dbk_ocl_find_device(index, &c->platform, &c->device));
@@ -306,7 +256,7 @@ static dbk_status setup(dbk_backend *be, int index) {
     if (!(mb >= 1.0 && mb <= 65536.0)) mb = 64.0;
     c->conv_budget = (size_t)(mb * 1048576.0);
     if (c->max_alloc && c->conv_budget > c->max_alloc / 2) c->conv_budget = (size_t)(c->max_alloc / 2);
-    if (st == DBK_OK) st = choose_conv_algorithm(be, p);
+    if (st == DBK_OK) st = dbk_conv_choice_read(p, "opencl", (size_t)c->max_alloc, &c->conv);
     if (st == DBK_OK) st = dbk_ocl_blas_setup(be, p);
     dbk_profile_destroy(owned);
     DBK_TRY(st);
@@ -318,10 +268,9 @@ static dbk_status setup(dbk_backend *be, int index) {
              "-DRB_M=%d -DRB_W=%d",
              c->tiles.tsm, c->tiles.tsn, c->tiles.tsk, c->tiles.wptm, c->tiles.wptn, c->tiles.rb_m, c->tiles.rb_w);
     DBK_TRY(dbk_ocl_build_program(be, options));
-    static const char *const algorithms[] = {"im2col", "winograd", "winograd on every 3x3 stride-1 layer"};
     dbk_log(DBK_LOG_LEVEL_INFO, "opencl:%d %s: profile %s, gemm %s (tiles %dx%dx%d, %dx%d per work-item), conv %s",
             index, be->info.name, c->profile_id, c->gemm == DBK_OCL_GEMM_TILED ? "tiled" : "clblast", c->tiles.tsm,
-            c->tiles.tsn, c->tiles.tsk, c->tiles.wptm, c->tiles.wptn, algorithms[c->conv_algorithm]);
+            c->tiles.tsn, c->tiles.tsk, c->tiles.wptm, c->tiles.wptn, dbk_conv_choice_name(&c->conv));
     return DBK_OK;
 }
 

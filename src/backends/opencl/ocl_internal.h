@@ -39,6 +39,7 @@
 #include <stdbool.h>
 
 #include "backend/backend_impl.h"
+#include "backend/conv_choice.h"
 
 /* --- context ------------------------------------------------------------------------ */
 
@@ -46,15 +47,6 @@ typedef enum dbk_ocl_gemm_path {
     DBK_OCL_GEMM_TILED,     /* cl/gemm_tiled.cl with tile sizes from the profile */
     DBK_OCL_GEMM_CLBLAST,   /* CLBlastSgemm (optionally with override parameters) */
 } dbk_ocl_gemm_path;
-
-/* Which convolution algorithm 3x3 stride-1 pad-1 layers get (ocl_ops_conv_winograd.c). */
-#define DBK_OCL_CONV_SHAPES_MAX 64   /* entries of "opencl.conv_by_shape" read */
-
-typedef enum dbk_ocl_conv_algorithm {
-    DBK_OCL_CONV_IM2COL,          /* every layer im2col + GEMM */
-    DBK_OCL_CONV_WINOGRAD,        /* Winograd where min(C, K) >= winograd_min_channels */
-    DBK_OCL_CONV_WINOGRAD_ALL,    /* Winograd on every eligible layer (DBK_FORCE_CONV=winograd) */
-} dbk_ocl_conv_algorithm;
 
 /* Tile parameters of cl/gemm_tiled.cl (each is a -D option of the build). */
 typedef struct dbk_ocl_gemm_tiles {
@@ -97,13 +89,7 @@ typedef struct dbk_ocl_ctx {
     dbk_ocl_gemm_path  gemm;
     dbk_ocl_gemm_tiles tiles;
     size_t             conv_budget;      /* bytes of im2col workspace a conv aims for */
-    dbk_ocl_conv_algorithm conv_algorithm;
-    int                winograd_min_channels;
-    /* "opencl.conv_by_shape": per-layer choices that override the rule above (daybreak tune
-     * measures them): layers with C, K, H, W of an entry use Winograd when `winograd` is set. */
-    struct { int c, k, h, w; bool winograd; } conv_by_shape[DBK_OCL_CONV_SHAPES_MAX];
-    int                conv_by_shape_count;
-    size_t             winograd_budget;  /* bytes of transformed planes per Winograd chunk */
+    dbk_conv_choice    conv;             /* Winograd or im2col per layer (backend/conv_choice.h) */
     cl_mem             workspace;        /* im2col / gathered matrices, sized by prepare */
     size_t             workspace_bytes;
     dbk_ocl_build_stats stats;

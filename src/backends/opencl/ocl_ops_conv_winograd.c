@@ -6,13 +6,9 @@
  * larger rounding error (docs/winograd.md has both, measured). ocl_ops_conv.c asks
  * dbk_ocl_conv_winograd_chosen per op and falls back to im2col otherwise.
  *
- * Which layers (the profile's "opencl.conv_algorithm", DBK_FORCE_CONV overriding it):
- *   "im2col"    never (the default);
- *   "winograd"  every eligible layer with min(C, K) >= "opencl.winograd_min_channels" (default
- *               16: narrower GEMMs do not pay for the transforms);
- *   DBK_FORCE_CONV=winograd  every eligible layer (the ops tests cover both paths with it).
- * With "winograd", "opencl.conv_by_shape" ({"CxKxHxW": "winograd" | "im2col"}, written by
- * `daybreak tune` from measurements) decides the layers it lists, before the width rule.
+ * Which layers: the profile's "opencl.conv_algorithm", "opencl.winograd_min_channels" and
+ * "opencl.conv_by_shape", DBK_FORCE_CONV overriding them (backend/conv_choice.h, shared with
+ * the Vulkan backend's Winograd path).
  *
  * Per chunk of nb images (T = nb * ceil(P/2) * ceil(Q/2) tiles, tpad = T rounded up to RB_W),
  * with the workspace in regions laid out by wino_plan:
@@ -38,16 +34,7 @@ static size_t round_up(size_t v, size_t m) { return (v + m - 1) / m * m; }
 
 bool dbk_ocl_conv_winograd_chosen(const dbk_backend *be, const dbk_op_desc *op) {
     const dbk_ocl_ctx *c = dbk_ocl(be);
-    if (c->conv_algorithm == DBK_OCL_CONV_IM2COL || c->gemm != DBK_OCL_GEMM_TILED) return false;
-    const dbk_conv2d_geom g = dbk_conv2d_geom_of(op);
-    if (g.R != 3 || g.S != 3 || g.stride_h != 1 || g.stride_w != 1 || g.pad_h != 1 || g.pad_w != 1) return false;
-    if (g.N == 0 || g.C == 0 || g.K == 0 || g.H == 0 || g.W == 0) return false;
-    if (c->conv_algorithm == DBK_OCL_CONV_WINOGRAD_ALL) return true;
-    for (int i = 0; i < c->conv_by_shape_count; i++)
-        if (c->conv_by_shape[i].c == g.C && c->conv_by_shape[i].k == g.K && c->conv_by_shape[i].h == g.H &&
-            c->conv_by_shape[i].w == g.W)
-            return c->conv_by_shape[i].winograd;
-    return g.C >= c->winograd_min_channels && g.K >= c->winograd_min_channels;
+    return c->gemm == DBK_OCL_GEMM_TILED && dbk_conv_choice_winograd(&c->conv, op);
 }
 
 const char *dbk_ocl_op_algorithm(const dbk_backend *be, const dbk_op_desc *op) {
@@ -73,7 +60,7 @@ static wino_plan plan_of(const dbk_backend *be, const dbk_op_desc *op) {
      * evened out over the chunks. */
     const size_t tiles = (size_t)p.TH * (size_t)p.TW;
     const size_t per_image = 16 * ((size_t)p.ci + round_up((size_t)p.co, (size_t)p.rb_w)) * tiles * sizeof(float);
-    int nb = (int)(ctx->winograd_budget / per_image);
+    int nb = (int)(ctx->conv.winograd_budget / per_image);
     if (nb < 1) nb = 1;
     if (nb > p.N) nb = p.N;
     const int chunks = (p.N + nb - 1) / nb;

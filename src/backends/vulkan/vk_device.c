@@ -290,6 +290,7 @@ static const dbk_backend_vtable vk_vtable = {
     .buffer_read  = dbk_vk_buffer_read,
     .sync         = dbk_vk_sync,
     .prepare      = dbk_vk_prepare,
+    .op_algorithm = dbk_vk_op_algorithm,
     .run_op            = dbk_vk_run_op,
     .op_supported      = dbk_vk_op_supported,
     .program_record    = dbk_vk_program_record,
@@ -376,7 +377,7 @@ static dbk_status vk_create(int index, dbk_backend *be) {
     if (st == DBK_OK) st = create_device(vk, index, &be->info);
     if (st == DBK_OK) st = dbk_vk_memory_init(vk);
     if (st == DBK_OK) st = dbk_vk_cmd_init(vk);
-    if (st == DBK_OK) dbk_vk_pipeline_init(be);
+    if (st == DBK_OK) st = dbk_vk_pipeline_init(be);
     if (st != DBK_OK) {
         char msg[1024];
         snprintf(msg, sizeof msg, "%s", dbk_last_error());

@@ -43,6 +43,7 @@
 #include <vulkan/vulkan.h>
 
 #include "backend/backend_impl.h"
+#include "backend/conv_choice.h"
 
 #define DBK_VK_MAX_BINDINGS   9      /* bindings per shader (the augment images array is one; bn_bwd_data has 9) */
 #define DBK_VK_WINDOWS        4      /* windows of a windowed binding (shaders/common/window.glsl) */
@@ -147,8 +148,9 @@ typedef struct dbk_vk_state {
     double                   pipe_seconds; /* spent creating them (llvmpipe JIT-compiles each) */
     dbk_vk_tiles             gemm_tiles, conv_tiles;
     uint32_t                 wg;           /* work-group size of elementwise and reduction shaders */
+    dbk_conv_choice          conv;         /* Winograd or the implicit GEMM per 3x3 layer */
 
-    /* workspace (vk_ops_conv.c): split-K partial sums; grown by prepare, never shrunk; a
+    /* workspace (vk_ops_conv.c): split-K partial sums or Winograd planes; grown by prepare, never shrunk; a
      * replaced workspace is kept until destroy, since recorded programs may still use it */
     dbk_buffer              *ws;
     dbk_buffer              *ws_retired[16];
@@ -197,8 +199,9 @@ static inline const dbk_vk_buffer *dbk_vk_buf(const dbk_buffer *b) { return (con
 /* ---------------------------------------------------------------------------------- */
 /* vk_pipeline.c                                                                        */
 
-/* Reads tile sizes and work-group sizes from the profile, clamped to the device limits. */
-void       dbk_vk_pipeline_init(dbk_backend *be);
+/* Reads tile sizes and work-group sizes from the profile, clamped to the device limits, and
+ * the convolution algorithm choice (DBK_ERR_FORMAT for a malformed one). */
+dbk_status dbk_vk_pipeline_init(dbk_backend *be);
 void       dbk_vk_pipeline_destroy(dbk_vk_state *vk);
 /* The pipeline for (shader, spec constants), created on first use; DBK_ERR_COMPILE when no
  * shader of that name is embedded. */
@@ -322,8 +325,22 @@ DBK_OP_LIST(DBK_VK_DECLARE_)
  * bindings 0, 1, ... and the push constants of shaders/common/eltwise_head.glsl. */
 dbk_status dbk_vk_record_eltwise(dbk_backend *be, dbk_vk_rec *rec, const dbk_op_desc *op);
 
-/* vk_ops_conv.c: vtable prepare: sizes the split-K workspace for a filter-gradient op. */
+/* vk_ops_conv.c: vtable prepare: sizes the workspace for a filter-gradient op's split-K
+ * partial sums or a Winograd conv's transformed planes. */
 dbk_status dbk_vk_prepare(dbk_backend *be, const dbk_op_desc *op);
 void       dbk_vk_workspace_destroy(dbk_backend *be);
+/* The workspace, at least nbytes. */
+dbk_status dbk_vk_workspace(dbk_backend *be, size_t nbytes, dbk_buffer **out);
+/* Specialization constants (work-group size, tiles) and grid x, y of the GEMM-shaped shaders
+ * (common/gemm_core.glsl) for an (m x n) output, within the device's limits. */
+void       dbk_vk_tile_spec(const dbk_vk_state *vk, const dbk_vk_tiles *tiles, uint64_t m, uint64_t n,
+                            dbk_vk_dispatch *d);
+
+/* vk_ops_conv_winograd.c: 3x3 stride-1 pad-1 convolutions as Winograd F(2x2,3x3). */
+bool       dbk_vk_conv_winograd_chosen(const dbk_backend *be, const dbk_op_desc *op);
+size_t     dbk_vk_conv_winograd_workspace_bytes(const dbk_backend *be, const dbk_op_desc *op);
+dbk_status dbk_vk_record_conv2d_winograd(dbk_backend *be, dbk_vk_rec *rec, const dbk_op_desc *op);
+/* vtable op_algorithm: "winograd F(2x2,3x3)" for a conv op that runs as Winograd, else NULL. */
+const char *dbk_vk_op_algorithm(const dbk_backend *be, const dbk_op_desc *op);
 
 #endif

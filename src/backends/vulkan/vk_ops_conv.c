@@ -11,6 +11,9 @@
  * (vulkan.conv.*, vulkan.gemm.*; vk_pipeline.c). f16 operands (mixed precision) run the
  * shaders' <name>_f16 variants (shaders/common/operand.glsl).
  *
+ * 3x3 stride-1 pad-1 layers may run as Winograd F(2x2,3x3) instead, per the profile
+ * (vk_ops_conv_winograd.c); its transformed planes share the split-K workspace.
+ *
  * Binding limit: when x/y (forward) or dy/dx (backward data) exceed one storage-buffer
  * binding (maxStorageBufferRange), the batch is split into chunks that fit, one dispatch
  * each (images are independent). Backward filter reduces over the batch, so it binds x and
@@ -35,8 +38,7 @@ static uint32_t tile_smem(const dbk_vk_tiles *t) { return (t->bm + t->bn) * t->b
  * multiply-add cost as much as the multiply-adds at 64x64 on lavapipe, and each BK step pays
  * two barriers (test_vk --bench: a 16-row backward-data layer ran 14% faster at 16x128x32
  * than at 16x1024x4). BK is halved while the tile would overflow shared memory. */
-static void tile_spec(const dbk_vk_state *vk, const dbk_vk_tiles *tiles, uint64_t m, uint64_t n,
-                      dbk_vk_dispatch *d) {
+void dbk_vk_tile_spec(const dbk_vk_state *vk, const dbk_vk_tiles *tiles, uint64_t m, uint64_t n, dbk_vk_dispatch *d) {
     const uint32_t smem = vk->props.limits.maxComputeSharedMemorySize;
     const uint32_t nt_max = (tiles->bm / tiles->tm) * (tiles->bn / tiles->tn);
     const uint32_t nt_min = nt_max < vk->subgroup ? nt_max : vk->subgroup;
@@ -81,7 +83,7 @@ static void tile_spec(const dbk_vk_state *vk, const dbk_vk_tiles *tiles, uint64_
 }
 
 /* ---------------------------------------------------------------------------------- */
-/* split-K workspace                                                                    */
+/* workspace: split-K partial sums, Winograd planes                                     */
 
 /* Parts of the filter gradient's reduction (N*P*Q values) and the workspace they need. */
 static uint32_t bwd_filter_splits(const dbk_op_desc *op) {
@@ -90,19 +92,22 @@ static uint32_t bwd_filter_splits(const dbk_op_desc *op) {
     return (uint32_t)(kd <= DBK_VK_KCHUNK ? 1 : (kd + DBK_VK_KCHUNK - 1) / DBK_VK_KCHUNK);
 }
 
-static size_t workspace_bytes(const dbk_op_desc *op) {
+static size_t workspace_bytes(const dbk_backend *be, const dbk_op_desc *op) {
+    const bool conv = op->op == DBK_OP_CONV2D_FWD || op->op == DBK_OP_CONV2D_BWD_DATA ||
+                      op->op == DBK_OP_CONV2D_BWD_FILTER;
+    if (conv && dbk_vk_conv_winograd_chosen(be, op)) return dbk_vk_conv_winograd_workspace_bytes(be, op);
     if (op->op != DBK_OP_CONV2D_BWD_FILTER) return 0;
     const uint32_t s = bwd_filter_splits(op);
     return s > 1 ? (size_t)s * dbk_tensor_nbytes(&op->dst[0]) : 0;
 }
 
 /* The workspace, at least nbytes (grown here only when prepare did not see the op). */
-static dbk_status workspace(dbk_backend *be, size_t nbytes, dbk_buffer **out) {
+dbk_status dbk_vk_workspace(dbk_backend *be, size_t nbytes, dbk_buffer **out) {
     dbk_vk_state *vk = dbk_vk(be);
     if (!vk->ws || dbk_buffer_size(vk->ws) < nbytes) {
         if (vk->ws) {
             if (vk->nretired == (int)(sizeof vk->ws_retired / sizeof vk->ws_retired[0]))
-                return dbk_set_error(DBK_ERR_UNSUPPORTED, "Vulkan: the split-K workspace grew too often");
+                return dbk_set_error(DBK_ERR_UNSUPPORTED, "Vulkan: the convolution workspace grew too often");
             vk->ws_retired[vk->nretired++] = vk->ws;
             vk->ws = NULL;
         }
@@ -113,9 +118,9 @@ static dbk_status workspace(dbk_backend *be, size_t nbytes, dbk_buffer **out) {
 }
 
 dbk_status dbk_vk_prepare(dbk_backend *be, const dbk_op_desc *op) {
-    const size_t n = workspace_bytes(op);
+    const size_t n = workspace_bytes(be, op);
     dbk_buffer *ws = NULL;
-    return n ? workspace(be, n, &ws) : DBK_OK;
+    return n ? dbk_vk_workspace(be, n, &ws) : DBK_OK;
 }
 
 void dbk_vk_workspace_destroy(dbk_backend *be) {
@@ -153,7 +158,7 @@ static dbk_status conv_dispatch(dbk_backend *be, dbk_vk_rec *rec, const dbk_op_d
     dbk_vk_dispatch d = {0};
     char shader[DBK_VK_SHADER_NAME];
     d.shader = dbk_vk_f16_variant(dbk_op_name(op->op), op, shader);   /* shaders/conv2d_fwd.comp, ... */
-    tile_spec(vk, &vk->conv_tiles, m, n, &d);
+    dbk_vk_tile_spec(vk, &vk->conv_tiles, m, n, &d);
     d.nbind = 3;
     uint32_t rem[4] = {0, 0, 0, 0}, step[2] = {0, 0}, splits = 1;
     dbk_tensor part = {0};
@@ -165,7 +170,7 @@ static dbk_status conv_dispatch(dbk_backend *be, dbk_vk_rec *rec, const dbk_op_d
         splits = bwd_filter_splits(op);
         if (splits > 1) {
             dbk_buffer *ws = NULL;
-            DBK_TRY(workspace(be, workspace_bytes(op), &ws));
+            DBK_TRY(dbk_vk_workspace(be, workspace_bytes(be, op), &ws));
             part = dbk_tensor_make(ws, 0, DBK_DTYPE_F32, 2, splits, (int64_t)(m * n), 0, 0);
             DBK_TRY(dbk_vk_window(vk, &part, 0, -1, true, &d.bind[2 * DBK_VK_WINDOWS + 1], &rem[3]));
         } else {
@@ -196,6 +201,7 @@ static dbk_status conv_dispatch(dbk_backend *be, dbk_vk_rec *rec, const dbk_op_d
 
 static dbk_status conv_op(dbk_backend *be, dbk_vk_rec *rec, const dbk_op_desc *op) {
     dbk_vk_state *vk = dbk_vk(be);
+    if (dbk_vk_conv_winograd_chosen(be, op)) return dbk_vk_record_conv2d_winograd(be, rec, op);
     const dbk_tensor *s0 = &op->src[0], *s1 = &op->src[1], *d0 = &op->dst[0];
     if (op->op == DBK_OP_CONV2D_BWD_FILTER) return conv_dispatch(be, rec, op, s0, s1, d0);
     /* forward: x, y; backward data: dy, dx — split the batch so both slices fit a binding */
@@ -232,7 +238,7 @@ dbk_status dbk_vk_record_gemm(dbk_backend *be, dbk_vk_rec *rec, const dbk_op_des
     dbk_vk_dispatch d = {0};
     char shader[DBK_VK_SHADER_NAME];
     d.shader = dbk_vk_f16_variant("gemm_tiled", op, shader);
-    tile_spec(vk, &vk->gemm_tiles, M, N, &d);
+    dbk_vk_tile_spec(vk, &vk->gemm_tiles, M, N, &d);
     d.nbind = 3;
     uint32_t rem[3];
     DBK_TRY(dbk_vk_window(vk, a, 0, -1, false, &d.bind[0], &rem[0]));

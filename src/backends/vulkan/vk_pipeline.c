@@ -19,6 +19,8 @@
  * and where the profile has no value, from the device's vendor, subgroup size and limits
  * (backend/tiles.h: e.g. 128x128x16/8x8 on NVIDIA and AMD, 64x64x16/4x4 on unknown vendors)
  *   vulkan.block_mib              memory block size (256)
+ *   vulkan.conv_algorithm, winograd_min_channels, conv_by_shape, winograd_workspace_mb
+ *                                 Winograd per 3x3 layer (backend/conv_choice.h)
  * and are checked against the device limits (work-group invocations and size, shared memory)
  * and the shaders' needs (TM and TN multiples of 4, BK a divisor of the split-K chunk);
  * a profile value the device cannot run falls back to the defaults with a warning.
@@ -81,7 +83,7 @@ static void read_tiles(dbk_vk_state *vk, const dbk_profile *p, const char *key, 
     *out = t;
 }
 
-void dbk_vk_pipeline_init(dbk_backend *be) {
+dbk_status dbk_vk_pipeline_init(dbk_backend *be) {
     dbk_vk_state *vk = dbk_vk(be);
     dbk_profile *owned = NULL;
     if (!be->profile && dbk_profile_for_device("vulkan", be->info.name, &owned) != DBK_OK) {
@@ -104,7 +106,10 @@ void dbk_vk_pipeline_init(dbk_backend *be) {
             be->info.name, p ? dbk_profile_id(p) : "none", vk->gemm_tiles.bm, vk->gemm_tiles.bn, vk->gemm_tiles.bk,
             vk->gemm_tiles.tm, vk->gemm_tiles.tn, vk->conv_tiles.bm, vk->conv_tiles.bn, vk->conv_tiles.bk,
             vk->conv_tiles.tm, vk->conv_tiles.tn, vk->wg);
+    const dbk_status st = dbk_conv_choice_read(p, "vulkan", (size_t)vk->max_alloc, &vk->conv);
+    if (st == DBK_OK) dbk_log(DBK_LOG_LEVEL_INFO, "Vulkan conv on '%s': %s", be->info.name, dbk_conv_choice_name(&vk->conv));
     dbk_profile_destroy(owned);
+    return st;
 }
 
 /* ---------------------------------------------------------------------------------- */

@@ -1,0 +1,80 @@
+/*
+ * conv_choice.c — the convolution algorithm per layer from a profile section (conv_choice.h).
+ */
+#include "backend/conv_choice.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "core/status.h"
+
+/* <section>.conv_by_shape: {"CxKxHxW": "winograd" | "im2col", ...}; a malformed entry fails
+ * with its name. */
+static dbk_status read_by_shape(const dbk_profile *p, const char *section, dbk_conv_choice *c) {
+    char path[64];
+    snprintf(path, sizeof path, "%s.conv_by_shape", section);
+    c->by_shape_count = 0;
+    for (int i = 0;; i++) {
+        char key[64];
+        const char *algo = dbk_profile_member(p, path, i, key, sizeof key);
+        if (!algo) return DBK_OK;
+        int ch, k, h, w;
+        char end;
+        const bool wino = !strcmp(algo, "winograd");
+        if (sscanf(key, "%dx%dx%dx%d%c", &ch, &k, &h, &w, &end) != 4 || ch < 1 || k < 1 || h < 1 || w < 1 ||
+            (!wino && strcmp(algo, "im2col")))
+            return dbk_set_error(DBK_ERR_FORMAT,
+                                 "profile %s: %s entry \"%s\": \"%s\" (expected \"CxKxHxW\": \"winograd\" or \"im2col\")",
+                                 dbk_profile_id(p), path, key, algo);
+        if (i >= DBK_CONV_SHAPES_MAX)
+            return dbk_set_error(DBK_ERR_FORMAT, "profile %s: %s has more than %d entries", dbk_profile_id(p), path,
+                                 DBK_CONV_SHAPES_MAX);
+        c->by_shape[i].c = ch;
+        c->by_shape[i].k = k;
+        c->by_shape[i].h = h;
+        c->by_shape[i].w = w;
+        c->by_shape[i].winograd = wino;
+        c->by_shape_count = i + 1;
+    }
+}
+
+dbk_status dbk_conv_choice_read(const dbk_profile *p, const char *section, size_t max_alloc, dbk_conv_choice *out) {
+    memset(out, 0, sizeof *out);
+    char path[64];
+    snprintf(path, sizeof path, "%s.conv_algorithm", section);
+    const char *forced = dbk_env_force_conv();
+    const char *algo = forced ? forced : p ? dbk_profile_string(p, path, "im2col") : "im2col";
+    if (!strcmp(algo, "im2col")) out->algorithm = DBK_CONV_DIRECT;
+    else if (!strcmp(algo, "winograd")) out->algorithm = forced ? DBK_CONV_WINOGRAD_ALL : DBK_CONV_WINOGRAD;
+    else if (forced) return dbk_set_error(DBK_ERR_INVALID_ARG, "DBK_FORCE_CONV is '%s', expected im2col or winograd", algo);
+    else
+        return dbk_set_error(DBK_ERR_FORMAT, "profile %s: %s is '%s', expected \"im2col\" or \"winograd\"",
+                             dbk_profile_id(p), path, algo);
+    snprintf(path, sizeof path, "%s.winograd_min_channels", section);
+    const double ch = p ? dbk_profile_number(p, path, 16.0) : 16.0;
+    out->min_channels = ch >= 1.0 && ch <= 65536.0 ? (int)ch : 16;
+    if (p) DBK_TRY(read_by_shape(p, section, out));
+    snprintf(path, sizeof path, "%s.winograd_workspace_mb", section);
+    double mb = p ? dbk_profile_number(p, path, 32.0) : 32.0;
+    if (!(mb >= 1.0 && mb <= 65536.0)) mb = 32.0;
+    out->winograd_budget = (size_t)(mb * 1048576.0);
+    if (max_alloc && out->winograd_budget > max_alloc / 2) out->winograd_budget = max_alloc / 2;
+    return DBK_OK;
+}
+
+bool dbk_conv_choice_winograd(const dbk_conv_choice *c, const dbk_op_desc *op) {
+    if (c->algorithm == DBK_CONV_DIRECT) return false;
+    const dbk_conv2d_geom g = dbk_conv2d_geom_of(op);
+    if (g.R != 3 || g.S != 3 || g.stride_h != 1 || g.stride_w != 1 || g.pad_h != 1 || g.pad_w != 1) return false;
+    if (g.N == 0 || g.C == 0 || g.K == 0 || g.H == 0 || g.W == 0) return false;
+    if (c->algorithm == DBK_CONV_WINOGRAD_ALL) return true;
+    for (int i = 0; i < c->by_shape_count; i++)
+        if (c->by_shape[i].c == g.C && c->by_shape[i].k == g.K && c->by_shape[i].h == g.H && c->by_shape[i].w == g.W)
+            return c->by_shape[i].winograd;
+    return g.C >= c->min_channels && g.K >= c->min_channels;
+}
+
+const char *dbk_conv_choice_name(const dbk_conv_choice *c) {
+    static const char *const names[] = {"im2col", "winograd", "winograd on every 3x3 stride-1 layer"};
+    return names[c->algorithm];
+}
