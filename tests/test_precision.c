@@ -19,8 +19,7 @@
 
 #include <cjson/cJSON.h>
 
-#include "core/alloc.h"
-#include "core/fileio.h"
+#include "train/results.h"
 #include "test_util.h"
 
 /* The run: the e2e smoke size (test_e2e.c: 160 real training images at batch 16, 10 steps,
@@ -36,16 +35,10 @@ static char out[65536];
 
 static const cJSON *get(const cJSON *o, const char *key) { return cJSON_GetObjectItemCaseSensitive(o, key); }
 
-/* result.json of dir, parsed (caller deletes), or NULL with the check counted. */
+/* result.json of dir, parsed (caller deletes), or NULL. */
 static cJSON *result_of(const char *dir) {
-    char path[4400];
-    snprintf(path, sizeof path, "%s/result.json", dir);
-    void *data;
-    size_t n;
-    if (dbk_file_read_all(path, &data, &n) != DBK_OK) return NULL;
-    cJSON *j = cJSON_ParseWithLength(data, n);
-    dbk_free(data);
-    return j;
+    cJSON *j;
+    return dbk_results_read_json(dir, &j) == DBK_OK ? j : NULL;
 }
 
 static double first_train_loss(const cJSON *j) {
