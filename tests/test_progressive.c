@@ -118,6 +118,14 @@ static int resized_run_changes_size_after_epoch_1(void) {
     DBK_CHECK_MSG(second != NULL, "the log should name the second phase's size");
     DBK_CHECK_MSG(strstr(out, "epoch   1/2") < second && strstr(second, "epoch   2/2"),
                   "the size change comes between epoch 1 and epoch 2");
+    cJSON *j = load_json("resized", "result.json");
+    const cJSON *recipe = cJSON_GetObjectItemCaseSensitive(j, "recipe");
+    const cJSON *sizes = cJSON_GetObjectItemCaseSensitive(recipe, "image_sizes");
+    const cJSON *last = cJSON_GetObjectItemCaseSensitive(recipe, "image_size");
+    const bool recorded = cJSON_IsString(sizes) && !strcmp(sizes->valuestring, "0:32,1:48") && cJSON_IsNumber(last) &&
+                          last->valuedouble == 48.0;
+    cJSON_Delete(j);
+    DBK_CHECK_MSG(recorded, "result.json's recipe should record image_sizes \"0:32,1:48\" and image_size 48");
     for (int e = 1; e <= EPOCHS; e++) {
         double v[FIELDS];
         if (epoch_numbers("resized", e, v)) return 1;

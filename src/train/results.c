@@ -213,6 +213,12 @@ static cJSON *recipe_json(const dbk_recipe *rc) {
     }
     cJSON_AddNumberToObject(o, "tta_level", rc->tta_level);
     cJSON_AddBoolToObject(o, "fixed_budget", rc->fixed_budget);
+    if (rc->image_size > 0) cJSON_AddNumberToObject(o, "image_size", rc->image_size);
+    if (rc->size_phase_count > 0) {
+        char phases[256];
+        dbk_recipe_format_size_phases(rc, phases, sizeof phases);
+        cJSON_AddStringToObject(o, "image_sizes", phases);
+    }
     cJSON_AddNumberToObject(o, "bn_eps", rc->bn.eps);
     cJSON_AddNumberToObject(o, "bn_momentum", rc->bn.momentum);
     cJSON *aug = cJSON_AddObjectToObject(o, "augment");
