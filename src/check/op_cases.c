@@ -210,6 +210,9 @@ static const conv_shape conv_shapes[] = {
     {2, 128, 9, 9, 128, 3, 3, 2, 2, 1, 1, "ResNet50 layer2.0.conv2: v1.5 strided 3x3, odd size"},
     {2, 256, 7, 7, 64, 1, 1, 1, 1, 0, 0, "ResNet50 bottleneck conv1: 1x1 reduction"},
     {3, 512, 1, 1, 10, 1, 1, 1, 1, 0, 0, "ResNet fc as a 1x1 convolution on the pooled features"},
+    /* 3x3 stride-1 pad-1 with H != W and the last Winograd tiles cut short: 2 and 3 of 4
+     * (F(4x4,3x3)), 0 and 1 of 2 (F(2x2,3x3)) */
+    {2, 5, 10, 7, 6, 3, 3, 1, 1, 1, 1, "non-square, partial Winograd tiles"},
 };
 
 /* An operand of a GEMM-shaped case: f32, or f16 in the mixed-precision cases. */
