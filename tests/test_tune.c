@@ -77,7 +77,8 @@ static int profile_should_choose_every_layer(cJSON *p) {
     DBK_CHECK_MSG(cJSON_IsObject(choice), "the profile has no opencl.conv_by_shape");
     for (size_t i = 0; i < sizeof kQuickShapes / sizeof kQuickShapes[0]; i++) {
         const char *v = cJSON_GetStringValue(cJSON_GetObjectItem(choice, kQuickShapes[i]));
-        DBK_CHECK_MSG(v && (!strcmp(v, "winograd") || !strcmp(v, "im2col")), "no choice for layer %s", kQuickShapes[i]);
+        DBK_CHECK_MSG(v && (!strcmp(v, "winograd") || !strcmp(v, "winograd4") || !strcmp(v, "im2col")),
+                      "no choice for layer %s", kQuickShapes[i]);
     }
     DBK_CHECK_MSG(cJSON_GetArraySize(choice) == (int)(sizeof kQuickShapes / sizeof kQuickShapes[0]),
                   "%d choices, expected one per quick layer", cJSON_GetArraySize(choice));
@@ -106,7 +107,8 @@ static int tune_should_write_a_checked_profile_and_cache_it(void) {
     const char *cache = c.cache, *path = c.path, *args = c.args;
     int rc = tune("", cache, args);
     DBK_CHECK_MSG(rc == 0, "exit %d:\n%s", rc, out);
-    DBK_CHECK_MSG(strstr(out, "[1] im2col") && strstr(out, "[2] winograd"), "candidates missing:\n%s", out);
+    DBK_CHECK_MSG(strstr(out, "[1] im2col") && strstr(out, "[2] winograd") && strstr(out, "[3] winograd4"),
+                  "candidates missing:\n%s", out);
     DBK_CHECK_MSG(!strstr(out, "rejected:"), "a correct candidate was rejected:\n%s", out);
     cJSON *p = read_json(path);
     DBK_CHECK_MSG(p != NULL, "%s is not JSON", path);
@@ -207,7 +209,7 @@ static int per_layer_choice_should_be_unchanged(const char *path) {
     return 0;
 }
 
-/* --budget 0.001: the first candidate runs (its cost is unknown), the second does not fit,
+/* --budget 0.001: the first candidate runs (its cost is unknown), the others do not fit,
  * whatever the machine's speed: timing the first alone takes longer than 1 ms (with a budget
  * of 1 s an idle machine tried both, and the test failed in a fresh-clone CI run). */
 static int tiny_budget_should_leave_candidates_untried(void) {
@@ -217,9 +219,11 @@ static int tiny_budget_should_leave_candidates_untried(void) {
     snprintf(args, sizeof args, "%s --budget 0.001", c.args);
     const int rc = tune("", c.cache, args);
     DBK_CHECK_MSG(rc == 0, "exit %d:\n%s", rc, out);
-    const char *line = strstr(out, "[2] winograd");
-    DBK_CHECK_MSG(strstr(out, "[1] im2col") && line && strstr(line, "not tried: budget"), "budget not kept:\n%s", out);
-    DBK_CHECK_MSG(strstr(out, "1 not tried for lack of budget"), "summary:\n%s", out);
+    const char *line = strstr(out, "[2] winograd"), *line4 = strstr(out, "[3] winograd4");
+    DBK_CHECK_MSG(strstr(out, "[1] im2col") && line && strstr(line, "not tried: budget") && line4 &&
+                      strstr(line4, "not tried: budget"),
+                  "budget not kept:\n%s", out);
+    DBK_CHECK_MSG(strstr(out, "2 not tried for lack of budget"), "summary:\n%s", out);
     return per_layer_choice_should_be_unchanged(c.path);
 }
 

@@ -116,6 +116,12 @@ const char *dbk_backend_op_algorithm(const dbk_backend *be, const dbk_op_desc *o
     return be->vt->op_algorithm(be, op);
 }
 
+double dbk_algorithm_multiply_add_saving(const char *algorithm) {
+    if (strstr(algorithm, "F(4x4,3x3)")) return 4.0;   /* 36 multiplies per 4x4 tile instead of 144 */
+    if (strstr(algorithm, "F(2x2,3x3)")) return 2.25;  /* 16 per 2x2 tile instead of 36 */
+    return 1.0;
+}
+
 static bool has_f16_tensor(const dbk_op_desc *op) {
     for (int i = 0; i < DBK_OP_MAX_SRC; i++)
         if (op->src[i].ndim && op->src[i].dtype == DBK_DTYPE_F16) return true;

@@ -113,6 +113,9 @@ bool dbk_backend_supports(const dbk_backend *be, const dbk_op_desc *op);
  * (e.g. "winograd F(2x2,3x3)" for a convolution), else NULL. A static string. FLOP counts
  * (dbk_op_flops) stay the plain algorithm's, so such an op's FLOP/s can exceed the device's peak. */
 const char *dbk_backend_op_algorithm(const dbk_backend *be, const dbk_op_desc *op);
+/* How many times fewer multiply-adds such an algorithm does than the plain one: 2.25 for
+ * "winograd F(2x2,3x3)", 4 for "winograd F(4x4,3x3)", 1 for any other string. */
+double dbk_algorithm_multiply_add_saving(const char *algorithm);
 
 /* Called once per distinct op descriptor before the first run (plan, then allocate): lets
  * the backend size its workspace, build kernels, and reject what it cannot run. */

@@ -8,9 +8,24 @@
 
 #include "core/status.h"
 
-/* <section>.conv_by_shape: {"CxKxHxW": "winograd" | "im2col", ...}; a malformed entry fails
- * with its name. */
-static dbk_status read_by_shape(const dbk_profile *p, const char *section, dbk_conv_choice *c) {
+/* Output tile of a Winograd algorithm name: 2 for "winograd" (F(2x2,3x3)), 4 for "winograd4"
+ * (F(4x4,3x3)), 0 for "im2col", -1 for anything else. */
+static int tile_of_name(const char *algo) {
+    if (!strcmp(algo, "im2col")) return 0;
+    if (!strcmp(algo, "winograd")) return 2;
+    if (!strcmp(algo, "winograd4")) return 4;
+    return -1;
+}
+
+/* The Vulkan backend has F(2x2,3x3) only: asking it for F(4x4,3x3) fails, never substitutes. */
+static dbk_status tile_unsupported(const char *section, const char *where) {
+    return dbk_set_error(DBK_ERR_UNSUPPORTED, "%s asks for winograd4 (F(4x4,3x3)): the %s backend has Winograd F(2x2,3x3) only",
+                         where, section);
+}
+
+/* <section>.conv_by_shape: {"CxKxHxW": "winograd" | "winograd4" | "im2col", ...}; a malformed
+ * entry fails with its name. */
+static dbk_status read_by_shape(const dbk_profile *p, const char *section, int max_tile, dbk_conv_choice *c) {
     char path[64];
     snprintf(path, sizeof path, "%s.conv_by_shape", section);
     c->by_shape_count = 0;
@@ -20,12 +35,17 @@ static dbk_status read_by_shape(const dbk_profile *p, const char *section, dbk_c
         if (!algo) return DBK_OK;
         int ch, k, h, w;
         char end;
-        const bool wino = !strcmp(algo, "winograd");
-        if (sscanf(key, "%dx%dx%dx%d%c", &ch, &k, &h, &w, &end) != 4 || ch < 1 || k < 1 || h < 1 || w < 1 ||
-            (!wino && strcmp(algo, "im2col")))
+        const int tile = tile_of_name(algo);
+        if (sscanf(key, "%dx%dx%dx%d%c", &ch, &k, &h, &w, &end) != 4 || ch < 1 || k < 1 || h < 1 || w < 1 || tile < 0)
             return dbk_set_error(DBK_ERR_FORMAT,
-                                 "profile %s: %s entry \"%s\": \"%s\" (expected \"CxKxHxW\": \"winograd\" or \"im2col\")",
+                                 "profile %s: %s entry \"%s\": \"%s\" (expected \"CxKxHxW\": \"winograd\", "
+                                 "\"winograd4\" or \"im2col\")",
                                  dbk_profile_id(p), path, key, algo);
+        if (tile > max_tile) {
+            char where[192];
+            snprintf(where, sizeof where, "profile %s: %s entry \"%s\"", dbk_profile_id(p), path, key);
+            return tile_unsupported(section, where);
+        }
         if (i >= DBK_CONV_SHAPES_MAX)
             return dbk_set_error(DBK_ERR_FORMAT, "profile %s: %s has more than %d entries", dbk_profile_id(p), path,
                                  DBK_CONV_SHAPES_MAX);
@@ -33,27 +53,36 @@ static dbk_status read_by_shape(const dbk_profile *p, const char *section, dbk_c
         c->by_shape[i].k = k;
         c->by_shape[i].h = h;
         c->by_shape[i].w = w;
-        c->by_shape[i].winograd = wino;
+        c->by_shape[i].tile = tile;
         c->by_shape_count = i + 1;
     }
 }
 
-dbk_status dbk_conv_choice_read(const dbk_profile *p, const char *section, size_t max_alloc, dbk_conv_choice *out) {
+dbk_status dbk_conv_choice_read(const dbk_profile *p, const char *section, size_t max_alloc, int max_tile,
+                                dbk_conv_choice *out) {
     memset(out, 0, sizeof *out);
     char path[64];
     snprintf(path, sizeof path, "%s.conv_algorithm", section);
     const char *forced = dbk_env_force_conv();
     const char *algo = forced ? forced : p ? dbk_profile_string(p, path, "im2col") : "im2col";
-    if (!strcmp(algo, "im2col")) out->algorithm = DBK_CONV_DIRECT;
-    else if (!strcmp(algo, "winograd")) out->algorithm = forced ? DBK_CONV_WINOGRAD_ALL : DBK_CONV_WINOGRAD;
-    else if (forced) return dbk_set_error(DBK_ERR_INVALID_ARG, "DBK_FORCE_CONV is '%s', expected im2col or winograd", algo);
-    else
-        return dbk_set_error(DBK_ERR_FORMAT, "profile %s: %s is '%s', expected \"im2col\" or \"winograd\"",
+    const int tile = tile_of_name(algo);
+    if (tile < 0 && forced)
+        return dbk_set_error(DBK_ERR_INVALID_ARG, "DBK_FORCE_CONV is '%s', expected im2col, winograd or winograd4", algo);
+    if (tile < 0)
+        return dbk_set_error(DBK_ERR_FORMAT, "profile %s: %s is '%s', expected \"im2col\", \"winograd\" or \"winograd4\"",
                              dbk_profile_id(p), path, algo);
+    if (tile > max_tile) {
+        char where[160];
+        if (forced) snprintf(where, sizeof where, "DBK_FORCE_CONV=%s", forced);
+        else snprintf(where, sizeof where, "profile %s: %s", dbk_profile_id(p), path);
+        return tile_unsupported(section, where);
+    }
+    out->tile = tile;
+    out->algorithm = tile == 0 ? DBK_CONV_DIRECT : forced ? DBK_CONV_WINOGRAD_ALL : DBK_CONV_WINOGRAD;
     snprintf(path, sizeof path, "%s.winograd_min_channels", section);
     const double ch = p ? dbk_profile_number(p, path, 16.0) : 16.0;
     out->min_channels = ch >= 1.0 && ch <= 65536.0 ? (int)ch : 16;
-    if (p) DBK_TRY(read_by_shape(p, section, out));
+    if (p) DBK_TRY(read_by_shape(p, section, max_tile, out));
     snprintf(path, sizeof path, "%s.winograd_workspace_mb", section);
     double mb = p ? dbk_profile_number(p, path, 32.0) : 32.0;
     if (!(mb >= 1.0 && mb <= 65536.0)) mb = 32.0;
@@ -62,19 +91,24 @@ dbk_status dbk_conv_choice_read(const dbk_profile *p, const char *section, size_
     return DBK_OK;
 }
 
-bool dbk_conv_choice_winograd(const dbk_conv_choice *c, const dbk_op_desc *op) {
-    if (c->algorithm == DBK_CONV_DIRECT) return false;
+int dbk_conv_choice_winograd_tile(const dbk_conv_choice *c, const dbk_op_desc *op) {
+    if (c->algorithm == DBK_CONV_DIRECT) return 0;
     const dbk_conv2d_geom g = dbk_conv2d_geom_of(op);
-    if (g.R != 3 || g.S != 3 || g.stride_h != 1 || g.stride_w != 1 || g.pad_h != 1 || g.pad_w != 1) return false;
-    if (g.N == 0 || g.C == 0 || g.K == 0 || g.H == 0 || g.W == 0) return false;
-    if (c->algorithm == DBK_CONV_WINOGRAD_ALL) return true;
+    if (g.R != 3 || g.S != 3 || g.stride_h != 1 || g.stride_w != 1 || g.pad_h != 1 || g.pad_w != 1) return 0;
+    if (g.N == 0 || g.C == 0 || g.K == 0 || g.H == 0 || g.W == 0) return 0;
+    if (c->algorithm == DBK_CONV_WINOGRAD_ALL) return c->tile;
     for (int i = 0; i < c->by_shape_count; i++)
         if (c->by_shape[i].c == g.C && c->by_shape[i].k == g.K && c->by_shape[i].h == g.H && c->by_shape[i].w == g.W)
-            return c->by_shape[i].winograd;
-    return g.C >= c->min_channels && g.K >= c->min_channels;
+            return c->by_shape[i].tile;
+    return g.C >= c->min_channels && g.K >= c->min_channels ? c->tile : 0;
+}
+
+bool dbk_conv_choice_winograd(const dbk_conv_choice *c, const dbk_op_desc *op) {
+    return dbk_conv_choice_winograd_tile(c, op) != 0;
 }
 
 const char *dbk_conv_choice_name(const dbk_conv_choice *c) {
-    static const char *const names[] = {"im2col", "winograd", "winograd on every 3x3 stride-1 layer"};
-    return names[c->algorithm];
+    if (c->algorithm == DBK_CONV_DIRECT) return "im2col";
+    if (c->algorithm == DBK_CONV_WINOGRAD) return c->tile == 4 ? "winograd4" : "winograd";
+    return c->tile == 4 ? "winograd4 on every 3x3 stride-1 layer" : "winograd on every 3x3 stride-1 layer";
 }

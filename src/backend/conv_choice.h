@@ -1,18 +1,22 @@
 /*
  * conv_choice.h — which convolution algorithm a device backend gives each 3x3 stride-1 pad-1
- * layer: its direct path (im2col + GEMM on OpenCL, the implicit-GEMM shaders on Vulkan) or
- * Winograd F(2x2, 3x3) (ocl_ops_conv_winograd.c, vk_ops_conv_winograd.c). One reading of the
- * profile for both backends, so the keys mean the same under "opencl" and "vulkan":
- *   <section>.conv_algorithm         "im2col" (the default) | "winograd"
+ * layer: its direct path (im2col + GEMM on OpenCL, the implicit-GEMM shaders on Vulkan),
+ * Winograd F(2x2, 3x3) (ocl_ops_conv_winograd.c, vk_ops_conv_winograd.c) or, OpenCL only,
+ * Winograd F(4x4, 3x3). One reading of the profile for both backends, so the keys mean the
+ * same under "opencl" and "vulkan":
+ *   <section>.conv_algorithm         "im2col" (the default) | "winograd" (F(2x2,3x3)) |
+ *                                    "winograd4" (F(4x4,3x3), the tile of the width rule)
  *   <section>.winograd_min_channels  with "winograd": layers with min(C, K) below it stay
  *                                    direct (default 16: narrower GEMMs do not pay for the
  *                                    transforms)
- *   <section>.conv_by_shape          {"CxKxHxW": "winograd" | "im2col"}, written by
- *                                    `daybreak tune` from measurements; with "winograd" it
- *                                    decides the layers it lists, before the width rule
+ *   <section>.conv_by_shape          {"CxKxHxW": "winograd" | "winograd4" | "im2col"},
+ *                                    written by `daybreak tune` from measurements; with
+ *                                    "winograd"/"winograd4" it decides the layers it lists,
+ *                                    before the width rule
  *   <section>.winograd_workspace_mb  bytes of transformed planes per chunk of images (32)
- * DBK_FORCE_CONV=im2col|winograd (core/profile.h) overrides conv_algorithm; with winograd
- * every eligible layer, whatever its width, runs Winograd (the ops tests force both paths).
+ * DBK_FORCE_CONV=im2col|winograd|winograd4 (core/profile.h) overrides conv_algorithm; with
+ * winograd(4) every eligible layer, whatever its width, runs Winograd (the ops tests force each
+ * path). A backend without F(4x4,3x3) (max_tile 2: Vulkan) refuses "winograd4" anywhere.
  * Value data, no ownership.
  */
 #ifndef DBK_BACKEND_CONV_CHOICE_H
@@ -29,27 +33,34 @@
 typedef enum dbk_conv_algorithm {
     DBK_CONV_DIRECT,          /* every layer on the direct path */
     DBK_CONV_WINOGRAD,        /* Winograd where min(C, K) >= min_channels or conv_by_shape says so */
-    DBK_CONV_WINOGRAD_ALL,    /* Winograd on every eligible layer (DBK_FORCE_CONV=winograd) */
+    DBK_CONV_WINOGRAD_ALL,    /* Winograd on every eligible layer (DBK_FORCE_CONV=winograd|winograd4) */
 } dbk_conv_algorithm;
 
 typedef struct dbk_conv_choice {
     dbk_conv_algorithm algorithm;
+    int                tile;              /* output tile of Winograd F(tile x tile, 3x3): 2 or 4 */
     int                min_channels;
-    struct { int c, k, h, w; bool winograd; } by_shape[DBK_CONV_SHAPES_MAX];
+    struct { int c, k, h, w, tile; } by_shape[DBK_CONV_SHAPES_MAX];   /* tile 0: direct */
     int                by_shape_count;
     size_t             winograd_budget;   /* bytes of transformed planes per chunk */
 } dbk_conv_choice;
 
 /* Reads the keys above from `section` ("opencl" or "vulkan") of p (NULL: defaults), the budget capped at
- * max_alloc / 2 when max_alloc is non-zero. DBK_ERR_FORMAT names a malformed key,
- * DBK_ERR_INVALID_ARG a bad DBK_FORCE_CONV. */
-dbk_status dbk_conv_choice_read(const dbk_profile *p, const char *section, size_t max_alloc, dbk_conv_choice *out);
+ * max_alloc / 2 when max_alloc is non-zero. max_tile: the largest Winograd tile the backend has
+ * (4 on OpenCL, 2 on Vulkan). DBK_ERR_FORMAT names a malformed key, DBK_ERR_INVALID_ARG a bad
+ * DBK_FORCE_CONV, DBK_ERR_UNSUPPORTED a tile above max_tile asked for by either. */
+dbk_status dbk_conv_choice_read(const dbk_profile *p, const char *section, size_t max_alloc, int max_tile,
+                                dbk_conv_choice *out);
+
+/* The Winograd output tile chosen for op (a conv op): 2 (F(2x2,3x3)), 4 (F(4x4,3x3)) or 0 (the
+ * direct path: not 3x3 stride-1 pad-1, empty, or not chosen for its shape). */
+int dbk_conv_choice_winograd_tile(const dbk_conv_choice *c, const dbk_op_desc *op);
 
 /* True when op (a conv op) is 3x3, stride 1, pad 1, non-empty, and the choice picks Winograd
- * for its shape. Backend limits (f16 operands, GEMM path) are the caller's to add. */
+ * (either tile) for its shape. Backend limits (f16 operands, GEMM path) are the caller's to add. */
 bool dbk_conv_choice_winograd(const dbk_conv_choice *c, const dbk_op_desc *op);
 
-/* "im2col", "winograd", or "winograd on every 3x3 stride-1 layer", for logs. */
+/* "im2col", "winograd", "winograd4", or "winograd(4) on every 3x3 stride-1 layer", for logs. */
 const char *dbk_conv_choice_name(const dbk_conv_choice *c);
 
 #endif

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "backend/backend.h"
 #include "core/alloc.h"
 #include "core/fileio.h"
 #include "core/utf8.h"
@@ -449,20 +450,24 @@ static void roofline_notes(dbk_strbuf *sb, const dbk_run_set *set, const dbk_run
                            strncmp(r->bandwidth_source, "measured", 8)
                                ? "an estimate in the device profile, not a measurement (`daybreak tune` measures it)"
                                : r->bandwidth_source);
-    int other = 0;
-    const char *algo = NULL;
+    const char *algos[4];   /* the algorithms other than the ops' plain ones, and their op counts */
+    int counts[4], distinct = 0;
     double ops = 0.0;
     for (int i = 0; i < r->op_count; i++) {
         ops += r->ops[i].seconds;
-        if (r->ops[i].algorithm[0]) {
-            other++;
-            algo = r->ops[i].algorithm;
+        if (!r->ops[i].algorithm[0]) continue;
+        int j = 0;
+        while (j < distinct && strcmp(algos[j], r->ops[i].algorithm)) j++;
+        if (j == distinct && distinct < 4) {
+            algos[distinct] = r->ops[i].algorithm;
+            counts[distinct++] = 0;
         }
+        if (j < distinct) counts[j]++;
     }
-    if (other)
+    for (int j = 0; j < distinct; j++)
         dbk_strbuf_appendf(sb, "- %d op%s ran as %s: their GFLOP are the direct convolution's (2*N*K*C*R*S*P*Q), and "
-                               "Winograd does 2.25x fewer multiply-adds, so they can sit above the FMA peak.\n",
-                           other, other == 1 ? "" : "s", algo);
+                               "Winograd does %gx fewer multiply-adds, so they can sit above the FMA peak.\n",
+                           counts[j], counts[j] == 1 ? "" : "s", algos[j], dbk_algorithm_multiply_add_saving(algos[j]));
     if (r->profiled_step_seconds > 0)
         dbk_strbuf_appendf(sb, "- Time outside the ops: %.3f ms of a %.3f ms step (%.1f%%).\n",
                            1e3 * (r->profiled_step_seconds - ops), 1e3 * r->profiled_step_seconds,

@@ -219,24 +219,31 @@ static void report_candidate(tune_run *r, cJSON *list, const char *label, const 
     (void)r;
 }
 
-/* Winograd or im2col per layer shape from the two candidates' per-case times. */
+/* The fastest algorithm per layer shape from the candidates' per-case times; a candidate's
+ * label is its algorithm's conv_by_shape value ("im2col", "winograd", "winograd4"). */
 static void choose_per_shape(tune_run *r, const dbk_tune_search *s, outcome *oc, cJSON *rep) {
-    if (!(oc[0].ok && oc[1].ok)) {
-        say(r, "  no choice: both ways must be measured and correct\n");
-        return;
-    }
+    for (int k = 0; k < s->count; k++)
+        if (!oc[k].ok) {
+            say(r, "  no choice: every algorithm must be measured and correct\n");
+            return;
+        }
     cJSON *choice = cJSON_CreateObject();
     for (int i = 0; i < r->w.count; i++) {
         const dbk_tune_case *c = &r->w.cases[i];
         if (!s->applies(c) || cJSON_GetObjectItemCaseSensitive(choice, c->shape_key)) continue;
-        double t[2] = {0.0, 0.0};
+        double t[DBK_TUNE_MAX_CANDIDATES] = {0.0};
         for (int j = 0; j < r->w.count; j++)
             if (s->applies(&r->w.cases[j]) && !strcmp(r->w.cases[j].shape_key, c->shape_key))
-                for (int k = 0; k < 2; k++) t[k] += oc[k].seconds[j];
-        const bool wino = t[1] < t[0];
-        cJSON_AddStringToObject(choice, c->shape_key, wino ? "winograd" : "im2col");
-        say(r, "  %-16s im2col %8.2f ms  winograd %8.2f ms  -> %s\n", c->shape_key, t[0] * 1e3, t[1] * 1e3,
-            wino ? "winograd" : "im2col");
+                for (int k = 0; k < s->count; k++) t[k] += oc[k].seconds[j];
+        int best = 0;
+        char line[256] = "";
+        for (int k = 0; k < s->count; k++) {
+            if (t[k] < t[best]) best = k;
+            const size_t used = strlen(line);
+            snprintf(line + used, sizeof line - used, "  %s %8.2f ms", s->labels[k], t[k] * 1e3);
+        }
+        cJSON_AddStringToObject(choice, c->shape_key, s->labels[best]);
+        say(r, "  %-16s%s  -> %s\n", c->shape_key, line, s->labels[best]);
     }
     /* the search's name is "<section>.conv_by_shape" */
     char section[16];

@@ -61,8 +61,9 @@ static void opencl_gemm_rb(dbk_tune_search *s, const dbk_profile *base) {
 }
 
 /* Winograd or the direct path per layer shape, on either backend (section "opencl" or
- * "vulkan"): every eligible layer measured both ways; the choice is made per shape
- * (dbk_tune_search.per_shape) and written as <section>.conv_by_shape. */
+ * "vulkan"): every eligible layer measured each way (OpenCL: also F(4x4,3x3), "winograd4");
+ * the choice is made per shape (dbk_tune_search.per_shape) and written as
+ * <section>.conv_by_shape. The labels are the conv_by_shape values. */
 static void winograd_by_shape(dbk_tune_search *s, const char *section) {
     snprintf(s->name_buf, sizeof s->name_buf, "%s.conv_by_shape", section);
     s->name = s->name_buf;
@@ -75,6 +76,9 @@ static void winograd_by_shape(dbk_tune_search *s, const char *section) {
              "{\"%s\": {\"conv_algorithm\": \"winograd\", \"winograd_min_channels\": 1, \"conv_by_shape\": null}}",
              section);
     add(s, "winograd", patch);
+    if (strcmp(section, "opencl")) return;   /* the Vulkan backend has F(2x2,3x3) only */
+    add(s, "winograd4",
+        "{\"opencl\": {\"conv_algorithm\": \"winograd4\", \"winograd_min_channels\": 1, \"conv_by_shape\": null}}");
 }
 
 static void opencl_winograd(dbk_tune_search *s, const dbk_profile *base) {

@@ -20,7 +20,10 @@
  *    the same 1e-7 holds with five orders of magnitude to spare (docs/winograd.md per shape).
  *    The Vulkan Winograd shaders (vk_ops_conv_winograd.c), measured on lavapipe 2026-11-23
  *    (ops_vulkan_winograd): <= 6.1e-13 forward, <= 5.9e-13 backward-data, <= 9.2e-13
- *    backward-filter.
+ *    backward-filter. Winograd F(4x4,3x3) (OpenCL, DBK_FORCE_CONV=winograd4; transform
+ *    entries up to 8 and fractions 1/6, 1/24), measured on PoCL 2026-11-24
+ *    (ops_opencl_winograd4): <= 2.6e-11 forward, <= 2.7e-11 backward-data, <= 9.1e-12
+ *    backward-filter, 10-50x F(2x2,3x3)'s and still four orders of magnitude inside 1e-7.
  *  - batchnorm fwd train: 1e-7 (per-channel reductions over N*H*W up to 8192 values; a
  *    one-pass E[x^2]-E[x]^2 variance loses a few bits to cancellation).
  *  - batchnorm bwd: 1e-6 (two reductions, then dy - mean(dy) - xhat*mean(dy*xhat), a
@@ -207,6 +210,9 @@ static const conv_shape conv_shapes[] = {
     {2, 128, 9, 9, 128, 3, 3, 2, 2, 1, 1, "ResNet50 layer2.0.conv2: v1.5 strided 3x3, odd size"},
     {2, 256, 7, 7, 64, 1, 1, 1, 1, 0, 0, "ResNet50 bottleneck conv1: 1x1 reduction"},
     {3, 512, 1, 1, 10, 1, 1, 1, 1, 0, 0, "ResNet fc as a 1x1 convolution on the pooled features"},
+    /* 3x3 stride-1 pad-1 with H != W and the last Winograd tiles cut short: 2 and 3 of 4
+     * (F(4x4,3x3)), 0 and 1 of 2 (F(2x2,3x3)) */
+    {2, 5, 10, 7, 6, 3, 3, 1, 1, 1, 1, "non-square, partial Winograd tiles"},
 };
 
 /* An operand of a GEMM-shaped case: f32, or f16 in the mixed-precision cases. */

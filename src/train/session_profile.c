@@ -34,13 +34,16 @@ void dbk_session_print_profile(const dbk_session *s, FILE *out) {
     fprintf(out, "\nprofile: %ld training steps, batch %d, on %s (%s)\n", s->profiled_steps, s->cfg.batch,
             dbk_backend_kind_name(dbk_backend_get_kind(s->be)), dbk_backend_get_info(s->be)->name);
     fprintf(out, "%-28s %-20s %10s %7s %10s %9s\n", "op", "kind", "ms/step", "share", "GFLOP", "GFLOP/s");
-    const char *marked = NULL;   /* an algorithm other than the op's plain one, marked with '*' */
+    const char *marked[4];   /* the algorithms other than the ops' plain ones, marked with '*' */
+    int marked_count = 0;
     for (int i = 0; i < p->count; i++) {
         double ms = 1000.0 * s->op_seconds[i] / steps, gflop = dbk_op_flops(&p->ops[i]) * 1e-9;
         const char *algo = dbk_backend_op_algorithm(s->be, &p->ops[i]);
         ops_total += s->op_seconds[i];
         flops_total += gflop;
-        if (algo) marked = algo;
+        int seen = 0;
+        while (algo && seen < marked_count && strcmp(marked[seen], algo)) seen++;
+        if (algo && seen == marked_count && marked_count < 4) marked[marked_count++] = algo;
         fprintf(out, "%-28.28s %-20s %10.3f %6.1f%% %10.4f %9.1f%s\n", p->ops[i].label ? p->ops[i].label : "",
                 dbk_op_name(p->ops[i].op), ms, 100.0 * s->op_seconds[i] / s->step_seconds, gflop,
                 ms > 0 ? gflop / (ms * 1e-3) : 0.0, algo ? " *" : "");
@@ -49,9 +52,10 @@ void dbk_session_print_profile(const dbk_session *s, FILE *out) {
     fprintf(out, "%-28s %-20s %10.3f %6.1f%% %10.4f %9.1f\n", "total", "", step_ms, 100.0, flops_total,
             flops_total / (step_ms * 1e-3));
     fprintf(out, "outside ops: %.3f ms/step (%.1f%%)\n", 1000.0 * outside / steps, 100.0 * outside / s->step_seconds);
-    if (marked)
-        fprintf(out, "* run as %s: GFLOP counts the direct convolution's 2*N*K*C*R*S*P*Q, Winograd does 2.25x fewer "
-                     "multiply-adds, so these GFLOP/s can exceed the device's FMA peak\n", marked);
+    for (int i = 0; i < marked_count; i++)
+        fprintf(out, "* run as %s: GFLOP counts the direct convolution's 2*N*K*C*R*S*P*Q, Winograd does %gx fewer "
+                     "multiply-adds, so these GFLOP/s can exceed the device's FMA peak\n",
+                marked[i], dbk_algorithm_multiply_add_saving(marked[i]));
 }
 
 double dbk_session_step_flops(const dbk_session *s) {

@@ -12,7 +12,7 @@
  *   ocl_blas.c      GEMM: our tiled kernel (cl/gemm_tiled.cl) or CLBlast, chosen by the profile
  *   ocl_ops_<family>.c the recorders of one op family (op_list.h family column): conv
  *                   (im2col/col2im + GEMM, workspace planning; ocl_ops_conv_winograd.c the
- *                   Winograd F(2x2,3x3) path it picks for 3x3 stride-1 layers), bn, pool, loss (softmax
+ *                   Winograd F(2x2,3x3) / F(4x4,3x3) path it picks for 3x3 stride-1 layers), bn, pool, loss (softmax
  *                   cross-entropy, accuracy), optim (SGD, lookahead), bias (a conv's bias and
  *                   its gradient), augment, and eltwise (the generic launcher of every op
  *                   declared launch EW, and copy); GEMM is ocl_blas.c
@@ -260,7 +260,8 @@ size_t     dbk_ocl_conv_workspace_bytes(const dbk_backend *be, const dbk_op_desc
 /* ocl_ops_conv_winograd.c: whether a conv op runs as Winograd on this backend, its workspace,
  * and its recorders (called by ocl_ops_conv.c's when it is chosen). */
 bool       dbk_ocl_conv_winograd_chosen(const dbk_backend *be, const dbk_op_desc *op);
-/* vtable op_algorithm: "winograd F(2x2,3x3)" for a conv op that runs as Winograd, else NULL. */
+/* vtable op_algorithm: "winograd F(2x2,3x3)" or "winograd F(4x4,3x3)" for a conv op that runs
+ * as Winograd, else NULL. */
 const char *dbk_ocl_op_algorithm(const dbk_backend *be, const dbk_op_desc *op);
 size_t     dbk_ocl_conv_winograd_workspace_bytes(const dbk_backend *be, const dbk_op_desc *op);
 dbk_status dbk_ocl_record_conv2d_winograd_fwd(dbk_backend *be, const dbk_op_desc *op, dbk_ocl_launches *out);

@@ -19,7 +19,7 @@
  * a row-major col, dy^T packed (gather_t_packed) and dw stored transposed by the GEMM.
  * CLBlast takes the plain row-major matrices above.
  *
- * 3x3 stride-1 pad-1 layers may run as Winograd F(2x2,3x3) instead, per the profile
+ * 3x3 stride-1 pad-1 layers may run as Winograd F(2x2,3x3) or F(4x4,3x3) instead, per the profile
  * (ocl_ops_conv_winograd.c); this file stays the fallback for every other layer and device.
  *
  * The workspace is the backend's, sized at prepare time, in two regions: r0 (col or dcol) then

@@ -1,28 +1,31 @@
 /*
- * ocl_ops_conv_winograd.c — 3x3 stride-1 pad-1 convolutions as Winograd F(2x2, 3x3) on the
- * OpenCL backend: the transforms of cl/conv2d_winograd.cl around 16 GEMMs (gemm_rb, so only
- * with "opencl.gemm": "tiled"). 16 multiplies per 2x2 output tile instead of 36: 2.25x fewer
- * multiply-adds in the GEMMs, at the price of the transforms' memory traffic and a slightly
- * larger rounding error (docs/winograd.md has both, measured). ocl_ops_conv.c asks
- * dbk_ocl_conv_winograd_chosen per op and falls back to im2col otherwise.
+ * ocl_ops_conv_winograd.c — 3x3 stride-1 pad-1 convolutions as Winograd F(m x m, 3x3) on the
+ * OpenCL backend, m = 2 or 4: the transforms of cl/conv2d_winograd.cl around E = (m+2)^2 GEMMs
+ * (gemm_rb, so only with "opencl.gemm": "tiled"). F(2x2,3x3): 16 multiplies per 2x2 output tile
+ * instead of 36, 2.25x fewer multiply-adds; F(4x4,3x3): 36 per 4x4 tile instead of 144, 4x
+ * fewer, and 2.25 instead of 4 transformed input values per output. Both pay the transforms'
+ * memory traffic and a larger rounding error (docs/winograd.md has both, measured).
+ * ocl_ops_conv.c asks dbk_ocl_conv_winograd_chosen per op and falls back to im2col otherwise.
  *
  * Which layers: the profile's "opencl.conv_algorithm", "opencl.winograd_min_channels" and
  * "opencl.conv_by_shape", DBK_FORCE_CONV overriding them (backend/conv_choice.h, shared with
  * the Vulkan backend's Winograd path).
  *
- * Per chunk of nb images (T = nb * ceil(P/2) * ceil(Q/2) tiles, tpad = T rounded up to RB_W),
+ * Per chunk of nb images (T = nb * ceil(P/m) * ceil(Q/m) tiles, tpad = T rounded up to RB_W),
  * with the workspace in regions laid out by wino_plan:
- *   forward     U (16,K,C) = filter(w) once; V (16,C,tpad) = input(x chunk), packed;
+ *   forward     U (E,K,C) = filter(w) once; V (E,C,tpad) = input(x chunk), packed;
  *               M[e] (K,T) = U[e] . V[e]; y chunk = output(M)
- *   bwd data    the forward on dy with U (16,C,K) = filter(w rotated 180 degrees, transposed)
- *   bwd filter  V (16,C,tpad) = input(x chunk), row-major; Z (16,T,kpad) = dy_transform(dy chunk),
+ *   bwd data    the forward on dy with U (E,C,K) = filter(w rotated 180 degrees, transposed)
+ *   bwd filter  V (E,C,tpad) = input(x chunk), row-major; Z (E,T,kpad) = dy_transform(dy chunk),
  *               packed; dU^T[e] (C,K) (+)= V[e] . Z[e] over the chunks (stored transposed into
- *               dU (16,K,C)); after the last chunk dw = filter_grad(dU)
+ *               dU (E,K,C)); after the last chunk dw = filter_grad(dU)
+ * The kernels of F(4x4,3x3) are those of F(2x2,3x3) with the prefix "winograd4_".
  */
 #include "backends/opencl/ocl_internal.h"
 
 typedef struct wino_plan {
     int N, ci, co;           /* images, input channels, output channels of the transformed conv */
+    int m, E;                /* output tile m x m, E = (m+2)^2 transformed elements and GEMMs */
     int H, W, TH, TW;        /* input = output size, tiles per image */
     int nb;                  /* images per chunk */
     int rb_w;                /* gemm_rb panel width */
@@ -40,7 +43,18 @@ bool dbk_ocl_conv_winograd_chosen(const dbk_backend *be, const dbk_op_desc *op) 
 const char *dbk_ocl_op_algorithm(const dbk_backend *be, const dbk_op_desc *op) {
     const bool conv = op->op == DBK_OP_CONV2D_FWD || op->op == DBK_OP_CONV2D_BWD_DATA ||
                       op->op == DBK_OP_CONV2D_BWD_FILTER;
-    return conv && dbk_ocl_conv_winograd_chosen(be, op) ? "winograd F(2x2,3x3)" : NULL;
+    if (!conv || !dbk_ocl_conv_winograd_chosen(be, op)) return NULL;
+    return dbk_conv_choice_winograd_tile(&dbk_ocl(be)->conv, op) == 4 ? "winograd F(4x4,3x3)" : "winograd F(2x2,3x3)";
+}
+
+/* The kernels of cl/conv2d_winograd.cl, per tile (F(2x2,3x3), F(4x4,3x3)). */
+enum { WINO_FILTER, WINO_INPUT, WINO_OUTPUT, WINO_DY, WINO_FILTER_GRAD };
+static const char *kernel_name(const wino_plan *p, int which) {
+    static const char *const names[2][5] = {
+        {"winograd_filter", "winograd_input", "winograd_output", "winograd_dy", "winograd_filter_grad"},
+        {"winograd4_filter", "winograd4_input", "winograd4_output", "winograd4_dy", "winograd4_filter_grad"},
+    };
+    return names[p->m == 4][which];
 }
 
 static wino_plan plan_of(const dbk_backend *be, const dbk_op_desc *op) {
@@ -51,15 +65,17 @@ static wino_plan plan_of(const dbk_backend *be, const dbk_op_desc *op) {
     p.N = (int)g.N;
     p.ci = (int)(data ? g.K : g.C);
     p.co = (int)(data ? g.C : g.K);
+    p.m = dbk_conv_choice_winograd_tile(&ctx->conv, op) == 4 ? 4 : 2;
+    p.E = (p.m + 2) * (p.m + 2);
     p.H = (int)g.H;
     p.W = (int)g.W;
-    p.TH = (p.H + 1) / 2;
-    p.TW = (p.W + 1) / 2;
+    p.TH = (p.H + p.m - 1) / p.m;
+    p.TW = (p.W + p.m - 1) / p.m;
     p.rb_w = ctx->tiles.rb_w;
-    /* Images per chunk within the budget (the 16 transformed planes of input and output),
+    /* Images per chunk within the budget (the E transformed planes of input and output),
      * evened out over the chunks. */
-    const size_t tiles = (size_t)p.TH * (size_t)p.TW;
-    const size_t per_image = 16 * ((size_t)p.ci + round_up((size_t)p.co, (size_t)p.rb_w)) * tiles * sizeof(float);
+    const size_t tiles = (size_t)p.TH * (size_t)p.TW, E = (size_t)p.E;
+    const size_t per_image = E * ((size_t)p.ci + round_up((size_t)p.co, (size_t)p.rb_w)) * tiles * sizeof(float);
     int nb = (int)(ctx->conv.winograd_budget / per_image);
     if (nb < 1) nb = 1;
     if (nb > p.N) nb = p.N;
@@ -69,13 +85,13 @@ static wino_plan plan_of(const dbk_backend *be, const dbk_op_desc *op) {
     const size_t ci = (size_t)p.ci, co = (size_t)p.co;
     p.r0 = 0;
     if (op->op == DBK_OP_CONV2D_BWD_FILTER) {   /* V | Z | dU */
-        p.r1 = 16 * ci * tpad;
-        p.r2 = p.r1 + 16 * T * round_up(co, (size_t)p.rb_w);
-        p.floats = p.r2 + 16 * co * ci;
+        p.r1 = E * ci * tpad;
+        p.r2 = p.r1 + E * T * round_up(co, (size_t)p.rb_w);
+        p.floats = p.r2 + E * co * ci;
     } else {                                    /* U | V | M */
-        p.r1 = 16 * co * ci;
-        p.r2 = p.r1 + 16 * ci * tpad;
-        p.floats = p.r2 + 16 * co * T;
+        p.r1 = E * co * ci;
+        p.r2 = p.r1 + E * ci * tpad;
+        p.floats = p.r2 + E * co * T;
     }
     return p;
 }
@@ -99,7 +115,7 @@ static dbk_status check_prepared(dbk_backend *be, const dbk_op_desc *op, const w
 static dbk_status filter_transform(dbk_backend *be, dbk_ocl_launches *out, const dbk_tensor *w, bool flip,
                                    const wino_plan *p) {
     dbk_ocl_args a;
-    DBK_TRY(dbk_ocl_kernel(be, out, "winograd_filter", &a));
+    DBK_TRY(dbk_ocl_kernel(be, out, kernel_name(p, WINO_FILTER), &a));
     dbk_ocl_arg_tensor(&a, w);
     dbk_ocl_arg_int(&a, (int)w->shape[0]);
     dbk_ocl_arg_int(&a, (int)w->shape[1]);
@@ -114,7 +130,7 @@ static dbk_status input_transform(dbk_backend *be, dbk_ocl_launches *out, const 
                                   cl_uint t_off, int nb, size_t at, int pw) {
     const int T = nb * p->TH * p->TW, tpad = (int)round_up((size_t)T, (size_t)p->rb_w);
     dbk_ocl_args a;
-    DBK_TRY(dbk_ocl_kernel(be, out, "winograd_input", &a));
+    DBK_TRY(dbk_ocl_kernel(be, out, kernel_name(p, WINO_INPUT), &a));
     dbk_ocl_arg_mem(&a, t);
     dbk_ocl_arg_uint(&a, t_off);
     const int v[] = {p->ci, p->H, p->W, p->TH, p->TW, nb, tpad, pw ? pw : tpad};
@@ -149,14 +165,14 @@ static dbk_status record_transformed_conv(dbk_backend *be, const dbk_op_desc *op
         const int T = nb * p.TH * p.TW, tpad = (int)round_up((size_t)T, (size_t)p.rb_w);
         DBK_TRY(input_transform(be, out, &p, dbk_ocl_mem(src), dbk_ocl_off(src) + (cl_uint)(n0 * plane_in), nb, p.r1,
                                 p.rb_w));
-        for (int e = 0; e < 16; e++) {   /* M[e] (co, T) = U[e] (co, ci) . V[e] (ci, T) */
+        for (int e = 0; e < p.E; e++) {   /* M[e] (co, T) = U[e] (co, ci) . V[e] (ci, T) */
             dbk_ocl_matrix U = {ws, (cl_uint)(p.r0 + (size_t)e * p.co * p.ci), p.ci};
             dbk_ocl_matrix M = {ws, (cl_uint)(p.r2 + (size_t)e * p.co * T), T};
             DBK_TRY(dbk_ocl_gemm_packed_record(be, out, false, p.co, T, p.ci, 1.0f, U, ws,
                                                (cl_uint)(p.r1 + (size_t)e * p.ci * tpad), 0.0f, M, 0));
         }
         dbk_ocl_args a;
-        DBK_TRY(dbk_ocl_kernel(be, out, "winograd_output", &a));
+        DBK_TRY(dbk_ocl_kernel(be, out, kernel_name(&p, WINO_OUTPUT), &a));
         tile_args(&a, ws, (cl_uint)p.r2, p.co, &p, nb);
         dbk_ocl_arg_int(&a, T);
         dbk_ocl_arg_mem(&a, dbk_ocl_mem(dst));
@@ -186,14 +202,14 @@ dbk_status dbk_ocl_record_conv2d_winograd_bwd_filter(dbk_backend *be, const dbk_
         const int T = nb * p.TH * p.TW, tpad = (int)round_up((size_t)T, (size_t)p.rb_w);
         DBK_TRY(input_transform(be, out, &p, dbk_ocl_mem(x), dbk_ocl_off(x) + (cl_uint)(n0 * plane_x), nb, p.r0, 0));
         dbk_ocl_args a;
-        DBK_TRY(dbk_ocl_kernel(be, out, "winograd_dy", &a));
+        DBK_TRY(dbk_ocl_kernel(be, out, kernel_name(&p, WINO_DY), &a));
         tile_args(&a, dbk_ocl_mem(dy), dbk_ocl_off(dy) + (cl_uint)(n0 * plane_dy), p.co, &p, nb);
         dbk_ocl_arg_int(&a, kpad);
         dbk_ocl_arg_int(&a, p.rb_w);
         dbk_ocl_arg_mem(&a, ws);
         dbk_ocl_arg_uint(&a, (cl_uint)p.r1);
         DBK_TRY(dbk_ocl_range2(&a, (size_t)T, (size_t)kpad));
-        for (int e = 0; e < 16; e++) {   /* dU^T[e] (ci, co) (+)= V[e] (ci, T) . Z[e] (T, co), stored as dU[e] */
+        for (int e = 0; e < p.E; e++) {   /* dU^T[e] (ci, co) (+)= V[e] (ci, T) . Z[e] (T, co), stored as dU[e] */
             dbk_ocl_matrix V = {ws, (cl_uint)(p.r0 + (size_t)e * p.ci * tpad), tpad};
             dbk_ocl_matrix dU = {ws, (cl_uint)(p.r2 + (size_t)e * p.co * p.ci), p.ci};
             DBK_TRY(dbk_ocl_gemm_packed_record(be, out, false, p.ci, p.co, T, 1.0f, V, ws,
@@ -201,7 +217,7 @@ dbk_status dbk_ocl_record_conv2d_winograd_bwd_filter(dbk_backend *be, const dbk_
         }
     }
     dbk_ocl_args a;
-    DBK_TRY(dbk_ocl_kernel(be, out, "winograd_filter_grad", &a));
+    DBK_TRY(dbk_ocl_kernel(be, out, kernel_name(&p, WINO_FILTER_GRAD), &a));
     dbk_ocl_arg_mem(&a, ws);
     dbk_ocl_arg_uint(&a, (cl_uint)p.r2);
     dbk_ocl_arg_int(&a, p.co);
