@@ -68,6 +68,9 @@ typedef struct dbk_tune_workload {
 /* The distinct convolutions and linear-layer GEMMs of `recipe`'s model (NULL: every recipe on
  * CIFAR-10) at `batch` images, with random inputs and the CPU reference's outputs. */
 dbk_status dbk_tune_workload_build(const char *recipe, int batch, dbk_tune_workload *w);
+/* The same cases without inputs or reference results (in, ref NULL; hash 0): the shapes only,
+ * cheap at any batch (tools/bench_gemm.c). */
+dbk_status dbk_tune_workload_shapes(const char *recipe, int batch, dbk_tune_workload *w);
 void       dbk_tune_workload_deinit(dbk_tune_workload *w);
 
 /* Runs one case on be: the result is compared with the reference (NMSE against the op's

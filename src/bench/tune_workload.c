@@ -150,7 +150,7 @@ static dbk_status reference_results(dbk_tune_workload *w) {
     return st;
 }
 
-dbk_status dbk_tune_workload_build(const char *recipe, int batch, dbk_tune_workload *w) {
+dbk_status dbk_tune_workload_shapes(const char *recipe, int batch, dbk_tune_workload *w) {
     memset(w, 0, sizeof *w);
     dbk_status st = DBK_OK;
     if (recipe) {
@@ -161,7 +161,13 @@ dbk_status dbk_tune_workload_build(const char *recipe, int batch, dbk_tune_workl
         for (int i = 0; st == DBK_OK && i < dbk_recipe_count(); i++)
             if (!strcmp(dbk_recipe_at(i)->dataset, "cifar10")) st = add_recipe(w, dbk_recipe_at(i), batch);
     }
-    if (st == DBK_OK) st = reference_results(w);
+    if (st != DBK_OK) dbk_tune_workload_deinit(w);
+    return st;
+}
+
+dbk_status dbk_tune_workload_build(const char *recipe, int batch, dbk_tune_workload *w) {
+    DBK_TRY(dbk_tune_workload_shapes(recipe, batch, w));
+    dbk_status st = reference_results(w);
     uint64_t h = dbk_fnv1a64("tune-workload-1", 15);
     for (int i = 0; i < w->count; i++) h = dbk_fnv1a64_update(h, w->cases[i].label, strlen(w->cases[i].label) + 1);
     w->hash = h;
