@@ -55,6 +55,7 @@ typedef struct dbk_tune_case {
     char        label[112];      /* "conv2d_fwd C64 K128 32x32 3x3/1 N16" */
     char        shape_key[48];   /* convolutions: "CxKxHxW" (opencl.conv_by_shape); else "" */
     int         winograd;        /* 1 when the layer is 3x3, stride 1, pad 1 */
+    int         layers;          /* how many of the models' layers have this shape (cases[0]: the first layer) */
     float      *in[DBK_OP_MAX_SRC];   /* inputs, same for every backend */
     float      *ref;             /* dst0 as the CPU reference computes it */
 } dbk_tune_case;

@@ -38,16 +38,21 @@ static dbk_status grow(dbk_tune_workload *w) {
     return DBK_OK;
 }
 
-static bool has_label(const dbk_tune_workload *w, const char *label) {
+static dbk_tune_case *find_label(dbk_tune_workload *w, const char *label) {
     for (int i = 0; i < w->count; i++)
-        if (!strcmp(w->cases[i].label, label)) return true;
-    return false;
+        if (!strcmp(w->cases[i].label, label)) return &w->cases[i];
+    return NULL;
 }
 
 static dbk_status add_case(dbk_tune_workload *w, const dbk_tune_case *c) {
-    if (has_label(w, c->label)) return DBK_OK;
+    dbk_tune_case *seen = find_label(w, c->label);
+    if (seen) {
+        seen->layers++;
+        return DBK_OK;
+    }
     DBK_TRY(grow(w));
-    w->cases[w->count++] = *c;
+    w->cases[w->count] = *c;
+    w->cases[w->count++].layers = 1;
     return DBK_OK;
 }
 
