@@ -429,6 +429,12 @@ int main(int argc, char **argv) {
     int batch = 128, device = 0, reps = 3, rb_m = 0, rb_w = 0, wg0 = 0, wg1 = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+            printf("usage: bench_gemm [--recipe NAME] [--batch N] [--device I] [--rb-m M] [--rb-w W] [--wg A,B] "
+                   "[--reps N]\n(defaults: cifar10-resnet9, 128, 0, the device profile's tunables, 3; "
+                   "docs/benchmarking.md)\n");
+            return 0;
+        }
         if (!v) return usage("every option takes a value");
         bool ok = true;
         if (!strcmp(a, "--recipe")) recipe = v;
@@ -438,7 +444,10 @@ int main(int argc, char **argv) {
         else if (!strcmp(a, "--rb-m")) ok = int_arg(v, 1, 12, &rb_m);
         else if (!strcmp(a, "--rb-w")) ok = int_arg(v, 4, 16, &rb_w) && (rb_w == 4 || rb_w == 8 || rb_w == 16);
         else if (!strcmp(a, "--wg")) ok = sscanf(v, "%d,%d", &wg0, &wg1) == 2 && wg0 >= 1 && wg1 >= 1 && wg0 * wg1 <= 4096;
-        else return usage("unknown option");
+        else {
+            fprintf(stderr, "bench_gemm: unknown option '%s'\n", a);
+            return usage("see the options below");
+        }
         if (!ok) {
             fprintf(stderr, "bench_gemm: bad value '%s' for %s (--rb-w: 4, 8 or 16; --rb-m: 1..12; --wg: A,B)\n", v, a);
             return 2;
