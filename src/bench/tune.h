@@ -55,6 +55,7 @@ typedef struct dbk_tune_case {
     char        label[112];      /* "conv2d_fwd C64 K128 32x32 3x3/1 N16" */
     char        shape_key[48];   /* convolutions: "CxKxHxW" (opencl.conv_by_shape); else "" */
     int         winograd;        /* 1 when the layer is 3x3, stride 1, pad 1 */
+    int         layers;          /* how many of the models' layers have this shape (cases[0]: the first layer) */
     float      *in[DBK_OP_MAX_SRC];   /* inputs, same for every backend */
     float      *ref;             /* dst0 as the CPU reference computes it */
 } dbk_tune_case;
@@ -68,6 +69,9 @@ typedef struct dbk_tune_workload {
 /* The distinct convolutions and linear-layer GEMMs of `recipe`'s model (NULL: every recipe on
  * CIFAR-10) at `batch` images, with random inputs and the CPU reference's outputs. */
 dbk_status dbk_tune_workload_build(const char *recipe, int batch, dbk_tune_workload *w);
+/* The same cases without inputs or reference results (in, ref NULL; hash 0): the shapes only,
+ * cheap at any batch (tools/bench_gemm.c). */
+dbk_status dbk_tune_workload_shapes(const char *recipe, int batch, dbk_tune_workload *w);
 void       dbk_tune_workload_deinit(dbk_tune_workload *w);
 
 /* Runs one case on be: the result is compared with the reference (NMSE against the op's

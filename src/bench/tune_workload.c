@@ -38,16 +38,21 @@ static dbk_status grow(dbk_tune_workload *w) {
     return DBK_OK;
 }
 
-static bool has_label(const dbk_tune_workload *w, const char *label) {
+static dbk_tune_case *find_label(dbk_tune_workload *w, const char *label) {
     for (int i = 0; i < w->count; i++)
-        if (!strcmp(w->cases[i].label, label)) return true;
-    return false;
+        if (!strcmp(w->cases[i].label, label)) return &w->cases[i];
+    return NULL;
 }
 
 static dbk_status add_case(dbk_tune_workload *w, const dbk_tune_case *c) {
-    if (has_label(w, c->label)) return DBK_OK;
+    dbk_tune_case *seen = find_label(w, c->label);
+    if (seen) {
+        seen->layers++;
+        return DBK_OK;
+    }
     DBK_TRY(grow(w));
-    w->cases[w->count++] = *c;
+    w->cases[w->count] = *c;
+    w->cases[w->count++].layers = 1;
     return DBK_OK;
 }
 
@@ -150,7 +155,7 @@ static dbk_status reference_results(dbk_tune_workload *w) {
     return st;
 }
 
-dbk_status dbk_tune_workload_build(const char *recipe, int batch, dbk_tune_workload *w) {
+dbk_status dbk_tune_workload_shapes(const char *recipe, int batch, dbk_tune_workload *w) {
     memset(w, 0, sizeof *w);
     dbk_status st = DBK_OK;
     if (recipe) {
@@ -161,7 +166,13 @@ dbk_status dbk_tune_workload_build(const char *recipe, int batch, dbk_tune_workl
         for (int i = 0; st == DBK_OK && i < dbk_recipe_count(); i++)
             if (!strcmp(dbk_recipe_at(i)->dataset, "cifar10")) st = add_recipe(w, dbk_recipe_at(i), batch);
     }
-    if (st == DBK_OK) st = reference_results(w);
+    if (st != DBK_OK) dbk_tune_workload_deinit(w);
+    return st;
+}
+
+dbk_status dbk_tune_workload_build(const char *recipe, int batch, dbk_tune_workload *w) {
+    DBK_TRY(dbk_tune_workload_shapes(recipe, batch, w));
+    dbk_status st = reference_results(w);
     uint64_t h = dbk_fnv1a64("tune-workload-1", 15);
     for (int i = 0; i < w->count; i++) h = dbk_fnv1a64_update(h, w->cases[i].label, strlen(w->cases[i].label) + 1);
     w->hash = h;
