@@ -8,9 +8,9 @@
  * Shapes: the model's layers come from its graph (dbk_tune_workload_shapes, as `daybreak tune`
  * finds them); each convolution's forward, backward-data and backward-filter becomes the GEMM
  * the OpenCL backend issues for it: im2col (ocl_ops_conv.c: one GEMM per chunk of images, the
- * chunk sized by "opencl.conv_workspace_mb") or Winograd F(2x2,3x3) (ocl_ops_conv_winograd.c:
- * 16 GEMMs per chunk, by "opencl.winograd_workspace_mb"), as the device profile chooses per
- * layer. The chunk rules are restated here from those two files (conv_geometry, plan_of): keep
+ * chunk sized by "opencl.conv_workspace_mb") or Winograd F(2x2,3x3) / F(4x4,3x3)
+ * (ocl_ops_conv_winograd.c: 16 / 36 GEMMs per chunk, by "opencl.winograd_workspace_mb"), as
+ * the device profile chooses per layer. The chunk rules are restated here from those two files (conv_geometry, plan_of): keep
  * them in step. B is packed in panels of RB_W columns, C stored as the backend stores it
  * (row-major, the (nb, K, P, Q) output chunk, or transposed for the filter gradients).
  *
@@ -176,16 +176,18 @@ static void winograd_gemms(const planner *pl, const dbk_op_desc *d, int layers, 
     const dbk_conv2d_geom g = dbk_conv2d_geom_of(d);
     const bool data = d->op == DBK_OP_CONV2D_BWD_DATA;
     const int N = (int)g.N, ci = (int)(data ? g.K : g.C), co = (int)(data ? g.C : g.K);
-    const size_t tiles = (size_t)((g.H + 1) / 2) * (size_t)((g.W + 1) / 2);
-    const size_t per_image = 16 * ((size_t)ci + round_up((size_t)co, (size_t)pl->rb_w)) * tiles * sizeof(float);
+    const int m = dbk_conv_choice_winograd_tile(&pl->choice, d);   /* output tile: 2 or 4 */
+    const int E = (m + 2) * (m + 2);                                   /* GEMMs per chunk */
+    const size_t tiles = (size_t)((g.H + m - 1) / m) * (size_t)((g.W + m - 1) / m);
+    const size_t per_image = (size_t)E * ((size_t)ci + round_up((size_t)co, (size_t)pl->rb_w)) * tiles * sizeof(float);
     int nb = (int)(pl->choice.winograd_budget / per_image);
     if (nb < 1) nb = 1;
     if (nb > N) nb = N;
     const int chunks = (N + nb - 1) / nb;
     nb = (N + chunks - 1) / chunks;
     const int T = nb * (int)tiles;
-    gemm_shape s = {.calls = layers * 16 * chunks};
-    snprintf(s.what, sizeof s.what, "%s winograd", label);
+    gemm_shape s = {.calls = layers * E * chunks};
+    snprintf(s.what, sizeof s.what, "%s winograd%s", label, m == 4 ? "4" : "");
     if (d->op == DBK_OP_CONV2D_BWD_FILTER) s.m = ci, s.n = co, s.k = T, s.c_layout = C_TRANSPOSED;
     else s.m = co, s.n = T, s.k = ci;
     add_shape(out, s);
@@ -474,7 +476,7 @@ int main(int argc, char **argv) {
     if (!(mb >= 1.0 && mb <= 65536.0)) mb = 64.0;
     pl.im2col_budget = (size_t)(mb * 1048576.0);
     if (max_alloc && pl.im2col_budget > max_alloc / 2) pl.im2col_budget = (size_t)(max_alloc / 2);
-    dbk_status st = dbk_conv_choice_read(prof, "opencl", (size_t)max_alloc, &pl.choice);
+    dbk_status st = dbk_conv_choice_read(prof, "opencl", (size_t)max_alloc, 4, &pl.choice);
     char profile_id[64];
     snprintf(profile_id, sizeof profile_id, "%s", dbk_profile_id(prof));
     dbk_profile_destroy(prof);
