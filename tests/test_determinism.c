@@ -8,10 +8,12 @@
  * usage: test_determinism <path to daybreak> <backend> [fusion]
  *
  * With `fusion` the second run has DBK_FUSE=0 (docs/fusion.md): the first trains with batch
- * norm + ReLU fused into DBK_OP_BATCHNORM_RELU_FWD_TRAIN / _BWD, the second with the separate
- * ops, both with --profile, whose tables must show each path's ops; the comparison stays bit
- * for bit (the tolerance of the fused path: the fused kernels do the same float operations
- * as the pair they replace, the clamp and the mask being exact).
+ * norm + ReLU fused into DBK_OP_BATCHNORM_RELU_FWD_TRAIN / _BWD and the residual adds of the
+ * quick recipe's ResNet9 fused into DBK_OP_BATCHNORM_RELU_ADD_FWD_TRAIN / _BWD, the second
+ * with the separate ops, both with --profile, whose tables must show each path's ops; the
+ * comparison stays bit for bit (the tolerance of the fused path: the fused kernels do the
+ * same float operations as the ops they replace, the clamp and the mask being exact, the add
+ * one rounding either way, and the recomputed mask the forward's own expression).
  *
  * test_model's same_seed_should_give_the_same_run covers the CPU backend in-process; this
  * test covers the device backends through the command line, so the trainer's shuffling,
@@ -68,11 +70,13 @@ static int two_runs_should_finish(void) {
 }
 
 /* The --profile tables name each op's kind: the fused run has the fused ops and no separate
- * ReLU (quick's ReLUs all follow a batch norm), the DBK_FUSE=0 run the reverse. */
+ * ReLU (quick's ReLUs all follow a batch norm) or forward add (its two residual adds take a
+ * batch norm + ReLU's output), the DBK_FUSE=0 run the reverse. */
 static int profiles_should_show_each_path(void) {
-    static const char *const fused[] = {" batchnorm_relu_fwd_train ", " batchnorm_relu_bwd "};
+    static const char *const fused[] = {" batchnorm_relu_fwd_train ", " batchnorm_relu_bwd ",
+                                        " batchnorm_relu_add_fwd_train ", " batchnorm_relu_add_bwd "};
     static const char *const plain[] = {" relu_fwd ", " relu_bwd ", " batchnorm_fwd_train ", " batchnorm_bwd "};
-    for (int i = 0; i < 2; i++) {
+    for (int i = 0; i < 4; i++) {
         DBK_CHECK_MSG(strstr(out[0], fused[i]), "the fused run's profile lacks%s", fused[i]);
         DBK_CHECK_MSG(!strstr(out[1], fused[i]), "the DBK_FUSE=0 run's profile has%s", fused[i]);
     }

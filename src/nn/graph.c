@@ -839,10 +839,48 @@ dbk_value dbk_nn_fork(dbk_graph *g, dbk_value x, const char *name) {
     return y;
 }
 
+/* Fusion of the residual add (docs/fusion.md): y = skip + branch where branch is the output of
+ * the fused batch norm + ReLU built just before (its forward and backward the last ops, so
+ * nothing else reads branch or writes its gradient) becomes DBK_OP_BATCHNORM_RELU_ADD_FWD_TRAIN
+ * writing y, and _BWD reading y's gradient: branch and its gradient are never written, and
+ * the backward recomputes ReLU's mask from the batch norm's input. The add's backward then
+ * only copies dy to skip. Returns false, changing nothing, where the pattern is not there
+ * (and in the planning pass: y is allocated either way, so both passes plan the same). */
+static bool fuse_residual_add(dbk_graph *g, const dbk_value *skip, const dbk_value *branch, const dbk_value *y) {
+    if (g->cfg.no_fusion || g->cfg.fp16 || !g->cfg.training || !g->fwd.count || !g->bwd.count ||
+        same_tensor(&skip->data, &branch->data) || skip->data.dtype != DBK_DTYPE_F32 || !branch->grad.ndim)
+        return false;
+    dbk_op_desc *f = &g->fwd.ops[g->fwd.count - 1], *b = &g->bwd.ops[g->bwd.count - 1];
+    if (f->op != DBK_OP_BATCHNORM_RELU_FWD_TRAIN || !same_tensor(&f->dst[0], &branch->data)) return false;
+    if (b->op != DBK_OP_BATCHNORM_RELU_BWD || !same_tensor(&b->src[1], &branch->grad)) return false;
+    f->op = DBK_OP_BATCHNORM_RELU_ADD_FWD_TRAIN;
+    f->src[3] = skip->data;
+    f->dst[0] = y->data;
+    b->op = DBK_OP_BATCHNORM_RELU_ADD_BWD;
+    b->src[1] = y->grad;
+    b->src[5] = f->src[2]; /* beta: the mask is recomputed, no ReLU output is kept */
+    char *labels[2] = {g->fwd.labels[g->fwd.count - 1], g->bwd.labels[g->bwd.count - 1]};
+    for (int i = 0; i < 2; i++) {
+        const size_t n = strlen(labels[i]);
+        if (n + 4 < sizeof g->fwd.labels[0]) memcpy(labels[i] + n, "+add", 5);
+    }
+    return true;
+}
+
 dbk_value dbk_nn_add(dbk_graph *g, dbk_value a, dbk_value b, const char *name) {
     char lb[96];
     dbk_value y = dbk_graph_value(g, a.grad.ndim || b.grad.ndim, a.data.shape[0], a.data.shape[1], a.data.shape[2],
                                   a.data.shape[3]);
+    const dbk_value *skip = fuse_residual_add(g, &a, &b, &y) ? &a : fuse_residual_add(g, &b, &a, &y) ? &b : NULL;
+    if (skip) {
+        if (skip->grad.ndim) { /* d(skip + branch)/d skip = 1 */
+            dbk_op_desc c = {.op = DBK_OP_COPY};
+            c.src[0] = y.grad;
+            c.dst[0] = skip->grad;
+            dbk_graph_backward(g, &c, label_of(lb, sizeof lb, name, skip == &a ? "bwd_a" : "bwd_b"));
+        }
+        return y;
+    }
     dbk_op_desc op = {.op = DBK_OP_ADD};
     op.src[0] = a.data;
     op.src[1] = b.data;
