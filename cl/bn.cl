@@ -18,7 +18,8 @@
  * never written to memory. With the flag off, y is not read.
  *
  * Fusion with ReLU and the residual add (DBK_OP_BATCHNORM_RELU_ADD_*): bn_apply's relu = 2
- * writes max(bn(x), 0) + skip; the backward kernels' relu = 2 recompute the mask as
+ * writes max(bn(x), 0) + skip (relu = 3, DBK_OP_BATCHNORM_ADD_RELU_FWD_TRAIN: max(bn(x) + skip,
+ * 0)); the backward kernels' relu = 2 recompute the mask as
  * (x - mean) * (invstd * gamma) + beta > 0, the forward's own arithmetic. Contraction into
  * fused multiply-adds is off in this file so that both give the same bits (OpenCL C allows
  * it by default, and a compiler may contract one kernel and not the other).
@@ -84,7 +85,7 @@ __kernel void bn_stats(__global const float *x, const uint x_off, const int N, c
 
 /* y = (x - m) * scale + shift; training: m = mean, scale = invstd * gamma; inference:
  * m = running_mean, scale = gamma / sqrt(running_var + eps). relu: 0 as is, 1 clamped at 0,
- * 2 clamped, then skip + y (skip unread otherwise). A work-item does 8 consecutive values of
+ * 2 clamped, then skip + y, 3 skip + y, then clamped (skip unread in 0 and 1). A work-item does 8 consecutive values of
  * a plane (one vector).  global (ceil(HW / 8), N*C) */
 __kernel void bn_apply(__global const float *x, const uint x_off, __global float *y, const uint y_off,
                        const int NC, const int C, const int HW,
@@ -99,13 +100,15 @@ __kernel void bn_apply(__global const float *x, const uint x_off, __global float
     const float scale = infer ? g / sqrt(s1[s1_off + c] + eps) : s1[s1_off + c] * g;
     const int i = row * HW + j0;
     if (j0 + 8 <= HW) {
-        const float8 v = (vload8(0, x + x_off + i) - m) * scale + b;
+        float8 v = (vload8(0, x + x_off + i) - m) * scale + b;
+        if (relu == 3) v = vload8(0, skip + skip_off + i) + v;
         const float8 r = relu ? select(v, (float8)(0.0f), v < 0.0f) : v;
         vstore8(relu == 2 ? vload8(0, skip + skip_off + i) + r : r, 0, y + y_off + i);
         return;
     }
     for (int j = 0; j < HW - j0; j++) {
-        const float v = (x[x_off + i + j] - m) * scale + b;
+        float v = (x[x_off + i + j] - m) * scale + b;
+        if (relu == 3) v = skip[skip_off + i + j] + v;
         const float r = relu && v < 0.0f ? 0.0f : v;
         y[y_off + i + j] = relu == 2 ? skip[skip_off + i + j] + r : r;
     }

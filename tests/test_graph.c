@@ -189,6 +189,58 @@ static int residual_add_after_batchnorm_relu_should_fuse_unless_turned_off(void)
     return 0;
 }
 
+/* ResNet-18's two kinds of basic block, relu(x + bn(conv(relu(bn(conv(x)))))) and the one with
+ * a projection shortcut, relu(bn(conv1x1(x)) + branch): the add and ReLU fuse into the batch
+ * norm just before the add (bn2, then downsample.1). */
+static dbk_status lay_out_resnet_blocks(dbk_graph *g) {
+    dbk_value x = dbk_nn_conv(g, dbk_graph_value(g, false, 2, 3, 8, 8), 4, 3, 1, 1, "conv");
+    dbk_value b = dbk_nn_fork(g, x, "0.residual");
+    b = dbk_nn_relu(g, dbk_nn_batchnorm(g, dbk_nn_conv(g, b, 4, 3, 1, 1, "0.conv1"), "0.bn1"));
+    b = dbk_nn_batchnorm(g, dbk_nn_conv(g, b, 4, 3, 1, 1, "0.conv2"), "0.bn2");
+    dbk_value y = dbk_nn_relu(g, dbk_nn_add(g, x, b, "0.add"));
+    b = dbk_nn_fork(g, y, "1.residual");
+    b = dbk_nn_relu(g, dbk_nn_batchnorm(g, dbk_nn_conv(g, b, 8, 3, 2, 1, "1.conv1"), "1.bn1"));
+    b = dbk_nn_batchnorm(g, dbk_nn_conv(g, b, 8, 3, 1, 1, "1.conv2"), "1.bn2");
+    dbk_value s = dbk_nn_batchnorm(g, dbk_nn_conv(g, y, 8, 1, 2, 0, "1.downsample.0"), "1.downsample.1");
+    dbk_nn_relu(g, dbk_nn_add(g, s, b, "1.add"));
+    return dbk_graph_status(g);
+}
+
+static int add_then_relu_should_fuse_into_the_batchnorm_before_unless_turned_off(void) {
+    size_t arena[2];
+    for (int off = 0; off < 2; off++) {
+        built b;
+        DBK_CHECK_OK(plan_and_build_with(&b, lay_out_resnet_blocks, off));
+        int n = 0;
+        const dbk_op_desc *ops = dbk_graph_program(b.g, &n), *f = NULL, *any = NULL;
+        DBK_CHECK(ops != NULL);
+        const int fused = count_ops(ops, n, DBK_OP_BATCHNORM_ADD_RELU_FWD_TRAIN, &f);
+        const int adds = count_ops(ops, n, DBK_OP_ADD, &any), copies = count_ops(ops, n, DBK_OP_COPY, &any);
+        const int relu_fwd = count_ops(ops, n, DBK_OP_RELU_FWD, &any), relu_bwd = count_ops(ops, n, DBK_OP_RELU_BWD, &any);
+        printf("  %s: fused %d, add %d, copy %d, relu %d + %d\n", off ? "no_fusion" : "fusion on", fused, adds, copies,
+               relu_fwd, relu_bwd);
+        if (off) {
+            DBK_CHECK(fused == 0 && adds == 4 && copies == 4 && relu_fwd == 4 && relu_bwd == 4);
+        } else {
+            /* no forward add, no copy: the skips' gradients come from RELU_BWD; the fork sums stay */
+            DBK_CHECK(fused == 2 && adds == 2 && copies == 0 && relu_fwd == 0 && relu_bwd == 2);
+            int masked = 0;   /* batch-norm backwards masked by a fused forward's output */
+            for (int i = 0; i < n; i++) {
+                if (ops[i].op != DBK_OP_BATCHNORM_RELU_BWD) continue;
+                for (int j = 0; j < n; j++)
+                    masked += ops[j].op == DBK_OP_BATCHNORM_ADD_RELU_FWD_TRAIN && ops[i].src[5].buf == ops[j].dst[0].buf &&
+                              ops[i].src[5].offset == ops[j].dst[0].offset && strstr(ops[i].label, "+add+relu") != NULL;
+            }
+            DBK_CHECK_MSG(masked == 2, "%d batch-norm backwards masked by the fused add's output, expected 2", masked);
+            DBK_CHECK(strstr(f->label, "downsample.1+add+relu") != NULL);
+        }
+        arena[off] = dbk_graph_arena_bytes(b.g);
+        built_free(&b);
+    }
+    DBK_CHECK_MSG(arena[0] == arena[1], "the arena differs: %zu fused, %zu unfused", arena[0], arena[1]);
+    return 0;
+}
+
 /* ---------------------------------------------------------------------------------- */
 
 static void lr_rule(const dbk_step_ctx *ctx, const double k[4], void *dst) {
@@ -325,6 +377,7 @@ int main(void) {
     DBK_RUN(parameter_groups_should_be_contiguous_in_first_use_order);
     DBK_RUN(batchnorm_then_relu_should_fuse_unless_turned_off);
     DBK_RUN(residual_add_after_batchnorm_relu_should_fuse_unless_turned_off);
+    DBK_RUN(add_then_relu_should_fuse_into_the_batchnorm_before_unless_turned_off);
     DBK_RUN(step_values_should_precede_counters_and_fill_from_their_rules);
     DBK_RUN(a_duplicate_step_value_should_be_an_error);
     DBK_RUN(reused_parameters_should_be_the_same_views);

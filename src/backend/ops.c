@@ -174,7 +174,8 @@ static dbk_status check_bn_relu_bwd(const dbk_op_desc *d) {
     return want_same(d, &d->src[0], "x", &d->src[5], "y");
 }
 
-static dbk_status check_bn_relu_add_fwd_train(const dbk_op_desc *d) {
+/* The training forward fused with a residual add: src3 skip like x. */
+static dbk_status check_bn_fwd_train_skip(const dbk_op_desc *d) {
     DBK_TRY(check_bn_fwd_train(d));
     DBK_TRY(want(d, &d->src[3], "skip", DBK_DTYPE_F32, 4));
     return want_same(d, &d->src[0], "x", &d->src[3], "skip");

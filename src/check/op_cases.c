@@ -306,7 +306,7 @@ static float *set_bn_input(tcase *c, int s, const int *d) {
 }
 
 /* The training forward, plain or fused with ReLU (same slots), or with ReLU and the residual
- * add (src3 skip). */
+ * add in either order (src3 skip). */
 static void bn_train_cases(dbk_op_checker *ck, dbk_op op) {
     for (size_t i = 0; i < BN_SHAPE_COUNT; i++) {
         const int *d = bn_shapes[i];
@@ -321,7 +321,7 @@ static void bn_train_cases(dbk_op_checker *ck, dbk_op op) {
         set_slot(c, DST(2), ROLE_OUT, DBK_DTYPE_F32, 1, d[1], 1, 1, 1);
         set_uniform(c, DST(3), ROLE_INOUT, -0.5f, 0.5f, 1, d[1], 1, 1, 1);
         set_uniform(c, DST(4), ROLE_INOUT, 0.5f, 1.5f, 1, d[1], 1, 1, 1);
-        if (op == DBK_OP_BATCHNORM_RELU_ADD_FWD_TRAIN)
+        if (op == DBK_OP_BATCHNORM_RELU_ADD_FWD_TRAIN || op == DBK_OP_BATCHNORM_ADD_RELU_FWD_TRAIN)
             set_uniform(c, SRC(3), ROLE_IN, -1.0f, 1.0f, 4, d[0], d[1], d[2], d[3]);
         dbk_op_check_case(c);
     }
@@ -337,6 +337,11 @@ static void batchnorm_relu_add_fwd_train_cases(dbk_op_checker *ck) {
     bn_train_cases(ck, DBK_OP_BATCHNORM_RELU_ADD_FWD_TRAIN);
 }
 OP_TEST(batchnorm_relu_add_fwd_train, 1e-7);
+
+static void batchnorm_add_relu_fwd_train_cases(dbk_op_checker *ck) {
+    bn_train_cases(ck, DBK_OP_BATCHNORM_ADD_RELU_FWD_TRAIN);
+}
+OP_TEST(batchnorm_add_relu_fwd_train, 1e-7);
 
 static void batchnorm_fwd_infer_cases(dbk_op_checker *ck) {
     for (size_t i = 0; i < BN_SHAPE_COUNT; i++) {

@@ -597,8 +597,71 @@ static bool fuse_batchnorm_relu(dbk_graph *g, dbk_value x) {
     return true;
 }
 
+/* Appends suffix to a label in place where it fits. */
+static void label_append(char *label, const char *suffix) {
+    const size_t n = strlen(label), k = strlen(suffix);
+    if (n + k < sizeof ((op_list *)0)->labels[0]) memcpy(label + n, suffix, k + 1);
+}
+
+/* Fusion of ResNet-18/50's add (docs/fusion.md): a ReLU on y = skip + o, where the add is the
+ * last forward op and o the output of the training batch norm just before it, becomes
+ * DBK_OP_BATCHNORM_ADD_RELU_FWD_TRAIN writing y; backward, the add's copies of dy (the last
+ * backward ops) go: the batch norm's backward becomes DBK_OP_BATCHNORM_RELU_BWD reading y's
+ * gradient with y as the mask, and skip's gradient is RELU_BWD's output instead of a copy.
+ * o and its gradient are never written. Returns false, changing nothing, where the pattern is
+ * not there (and in the planning pass, which records no ops). */
+static bool fuse_add_relu(dbk_graph *g, dbk_value x) {
+    if (g->cfg.no_fusion || g->cfg.fp16 || !g->cfg.training || g->fwd.count < 2 || !x.grad.ndim ||
+        x.data.dtype != DBK_DTYPE_F32)
+        return false;
+    dbk_op_desc *add = &g->fwd.ops[g->fwd.count - 1], *f = &g->fwd.ops[g->fwd.count - 2];
+    if (add->op != DBK_OP_ADD || !same_tensor(&add->dst[0], &x.data) || f->op != DBK_OP_BATCHNORM_FWD_TRAIN ||
+        same_tensor(&add->src[0], &add->src[1]))
+        return false;
+    const int side = same_tensor(&add->src[0], &f->dst[0]) ? 0 : same_tensor(&add->src[1], &f->dst[0]) ? 1 : -1;
+    if (side < 0) return false;
+    /* the add's copies of dy, then (before them) the batch norm's backward */
+    int copies = 0;
+    while (copies < 2 && copies < g->bwd.count - 1) {
+        const dbk_op_desc *c = &g->bwd.ops[g->bwd.count - 1 - copies];
+        if (c->op != DBK_OP_COPY || !same_tensor(&c->src[0], &x.grad)) break;
+        copies++;
+    }
+    dbk_op_desc *b = &g->bwd.ops[g->bwd.count - 1 - copies];
+    if (!copies || b->op != DBK_OP_BATCHNORM_BWD || b->src[0].dtype != DBK_DTYPE_F32) return false;
+    int to_bn = -1, to_skip = -1;   /* the copies into o's gradient and skip's */
+    for (int i = 0; i < copies; i++) {
+        const int at = g->bwd.count - 1 - i;
+        if (same_tensor(&g->bwd.ops[at].dst[0], &b->src[1])) to_bn = at;
+        else to_skip = at;
+    }
+    if (to_bn < 0) return false;
+
+    f->op = DBK_OP_BATCHNORM_ADD_RELU_FWD_TRAIN;
+    f->src[3] = add->src[1 - side];
+    f->dst[0] = x.data;
+    label_append(g->fwd.labels[g->fwd.count - 2], "+add+relu");
+    g->fwd.count--;   /* the add */
+    b->op = DBK_OP_BATCHNORM_RELU_BWD;
+    b->src[1] = x.grad;
+    b->src[5] = x.data; /* the fused forward's output: ReLU's mask */
+    label_append(g->bwd.labels[g->bwd.count - 1 - copies], "+add+relu");
+    dbk_op_desc skip_grad = {.op = DBK_OP_RELU_BWD};
+    char label[sizeof g->bwd.labels[0]] = "";
+    if (to_skip >= 0) {
+        skip_grad.src[0] = x.data;
+        skip_grad.src[1] = x.grad;
+        skip_grad.dst[0] = g->bwd.ops[to_skip].dst[0];
+        snprintf(label, sizeof label, "%s", g->bwd.labels[to_skip]);
+        label_append(label, "+relu");
+    }
+    g->bwd.count -= copies;
+    if (to_skip >= 0) dbk_graph_backward(g, &skip_grad, label);
+    return true;
+}
+
 dbk_value dbk_nn_relu(dbk_graph *g, dbk_value x) {
-    if (fuse_batchnorm_relu(g, x)) return x;
+    if (fuse_add_relu(g, x) || fuse_batchnorm_relu(g, x)) return x;
     dbk_op_desc op = {.op = DBK_OP_RELU_FWD};
     op.src[0] = x.data;
     op.dst[0] = x.data;

@@ -24,6 +24,8 @@
  *              y > 0 recomputed as (x - mean) * (invstd * gamma) + beta > 0 from the saved
  *              statistics: the forward's own float arithmetic (scale = invstd * gamma in float,
  *              as the device kernels), so the mask is exactly the forward's.
+ *              batchnorm_add_relu_fwd_train (ResNet-18/50, ReLU after the add) is the training
+ *              forward, then y = skip + y, then y = max(y, 0).
  *
  * Layout: x, y, dy, dx (N,C,H,W); every per-channel vector (C). A channel's values are N
  * planes of H*W contiguous floats, one plane per image.
@@ -241,12 +243,27 @@ dbk_status dbk_cpu_batchnorm_bwd(dbk_backend *be, const dbk_op_desc *op) {
     return bn_bwd(op, NULL, NULL);
 }
 
-dbk_status dbk_cpu_batchnorm_relu_fwd_train(dbk_backend *be, const dbk_op_desc *op) {
-    DBK_TRY(dbk_cpu_batchnorm_fwd_train(be, op));
+/* y = max(y, 0) in place, y the op's dst0 */
+static dbk_status relu_in_place(dbk_backend *be, const dbk_op_desc *op) {
     dbk_op_desc relu = {.op = DBK_OP_RELU_FWD};
     relu.src[0] = op->dst[0];
     relu.dst[0] = op->dst[0];
     return dbk_cpu_relu_fwd(be, &relu);
+}
+
+/* y = skip + y in place, skip the op's src3: the residual add's operand order (the sum is
+ * the same either way) */
+static dbk_status add_skip(dbk_backend *be, const dbk_op_desc *op) {
+    dbk_op_desc add = {.op = DBK_OP_ADD};
+    add.src[0] = op->src[3];
+    add.src[1] = op->dst[0];
+    add.dst[0] = op->dst[0];
+    return dbk_cpu_add(be, &add);
+}
+
+dbk_status dbk_cpu_batchnorm_relu_fwd_train(dbk_backend *be, const dbk_op_desc *op) {
+    DBK_TRY(dbk_cpu_batchnorm_fwd_train(be, op));
+    return relu_in_place(be, op);
 }
 
 dbk_status dbk_cpu_batchnorm_relu_bwd(dbk_backend *be, const dbk_op_desc *op) {
@@ -256,11 +273,13 @@ dbk_status dbk_cpu_batchnorm_relu_bwd(dbk_backend *be, const dbk_op_desc *op) {
 
 dbk_status dbk_cpu_batchnorm_relu_add_fwd_train(dbk_backend *be, const dbk_op_desc *op) {
     DBK_TRY(dbk_cpu_batchnorm_relu_fwd_train(be, op));
-    dbk_op_desc add = {.op = DBK_OP_ADD};
-    add.src[0] = op->src[3];   /* skip + relu(bn(x)), the operands in the residual add's order */
-    add.src[1] = op->dst[0];
-    add.dst[0] = op->dst[0];
-    return dbk_cpu_add(be, &add);
+    return add_skip(be, op);
+}
+
+dbk_status dbk_cpu_batchnorm_add_relu_fwd_train(dbk_backend *be, const dbk_op_desc *op) {
+    DBK_TRY(dbk_cpu_batchnorm_fwd_train(be, op));
+    DBK_TRY(add_skip(be, op));
+    return relu_in_place(be, op);
 }
 
 dbk_status dbk_cpu_batchnorm_relu_add_bwd(dbk_backend *be, const dbk_op_desc *op) {

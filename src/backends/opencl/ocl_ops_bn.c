@@ -13,7 +13,7 @@ static size_t reduce_wg(dbk_backend *be, cl_kernel k) {
     return ls;
 }
 
-/* relu: 0 none, 1 clamp, 2 clamp then add skip (unread otherwise). */
+/* relu: 0 none, 1 clamp, 2 clamp then add skip, 3 add skip then clamp (skip unread in 0, 1). */
 static dbk_status bn_apply(dbk_backend *be, dbk_ocl_launches *out, const dbk_tensor *x, const dbk_tensor *y,
                            const dbk_tensor *s0, const dbk_tensor *s1, const dbk_tensor *gamma, const dbk_tensor *beta,
                            float eps, int infer, int relu, const dbk_tensor *skip) {
@@ -37,7 +37,8 @@ static dbk_status bn_apply(dbk_backend *be, dbk_ocl_launches *out, const dbk_ten
 }
 
 /* Training forward, plain (relu 0), fused with ReLU (1, DBK_OP_BATCHNORM_RELU_FWD_TRAIN) or
- * with ReLU and the residual add (2, DBK_OP_BATCHNORM_RELU_ADD_FWD_TRAIN: skip is src3). */
+ * with ReLU and the residual add (2, DBK_OP_BATCHNORM_RELU_ADD_FWD_TRAIN; 3,
+ * DBK_OP_BATCHNORM_ADD_RELU_FWD_TRAIN: skip is src3). */
 static dbk_status fwd_train(dbk_backend *be, const dbk_op_desc *op, dbk_ocl_launches *out, int relu) {
     const dbk_tensor *x = &op->src[0];
     const int n = (int)x->shape[0], c = (int)x->shape[1], hw = (int)(x->shape[2] * x->shape[3]);
@@ -56,7 +57,7 @@ static dbk_status fwd_train(dbk_backend *be, const dbk_op_desc *op, dbk_ocl_laun
     const size_t global = ls * (size_t)c;
     DBK_TRY(dbk_ocl_args_done(&a, 1, &global, &ls));
     return bn_apply(be, out, x, &op->dst[0], &op->dst[1], &op->dst[2], &op->src[1], &op->src[2], op->p.bn.eps, 0,
-                    relu, relu == 2 ? &op->src[3] : x);
+                    relu, relu >= 2 ? &op->src[3] : x);
 }
 
 dbk_status dbk_ocl_record_batchnorm_fwd_train(dbk_backend *be, const dbk_op_desc *op, dbk_ocl_launches *out) {
@@ -70,6 +71,11 @@ dbk_status dbk_ocl_record_batchnorm_relu_fwd_train(dbk_backend *be, const dbk_op
 dbk_status dbk_ocl_record_batchnorm_relu_add_fwd_train(dbk_backend *be, const dbk_op_desc *op,
                                                       dbk_ocl_launches *out) {
     return fwd_train(be, op, out, 2);
+}
+
+dbk_status dbk_ocl_record_batchnorm_add_relu_fwd_train(dbk_backend *be, const dbk_op_desc *op,
+                                                      dbk_ocl_launches *out) {
+    return fwd_train(be, op, out, 3);
 }
 
 dbk_status dbk_ocl_record_batchnorm_fwd_infer(dbk_backend *be, const dbk_op_desc *op, dbk_ocl_launches *out) {

@@ -9,7 +9,7 @@
  *   fused with ReLU   the same shaders: bn_apply's mode 2 clamps y; the backward shaders'
  *                     relu flag masks dy with the fused forward's y (bound to dy, unread,
  *                     in the plain backward)
- *   fused with ReLU   bn_apply's mode 3 clamps y and adds skip; the backward shaders' relu = 2
+ *   fused with ReLU   bn_apply's mode 3 clamps y and adds skip (mode 4: adds, then clamps); the backward shaders' relu = 2
  *   and residual add  recomputes the mask from x, gamma and beta (bound to gamma, unread,
  *                     in the other backwards)
  * The second dispatch reads what the first wrote; the recorder's hazard tracking places
@@ -43,9 +43,10 @@ static const dbk_tensor *relu_beta(const dbk_op_desc *op) {
     return op->op == DBK_OP_BATCHNORM_RELU_ADD_BWD ? &op->src[5] : &op->src[2];
 }
 
-/* The forward's skip binding: the residual for mode 3, else x (unread). */
+/* The forward's skip binding: the residual for modes 3 and 4, else x (unread). */
 static const dbk_tensor *skip_of(const dbk_op_desc *op) {
-    return op->op == DBK_OP_BATCHNORM_RELU_ADD_FWD_TRAIN ? &op->src[3] : &op->src[0];
+    const bool add = op->op == DBK_OP_BATCHNORM_RELU_ADD_FWD_TRAIN || op->op == DBK_OP_BATCHNORM_ADD_RELU_FWD_TRAIN;
+    return add ? &op->src[3] : &op->src[0];
 }
 
 /* The backward's y binding: the fused forward's output, or dy (unread) without fusion. */
@@ -54,8 +55,8 @@ static const dbk_tensor *relu_y(const dbk_op_desc *op) {
 }
 
 /* The elementwise pass of batch norm over images [n0, n0 + nb): bn_apply (mode 0 train,
- * 1 inference, 2 training with ReLU, 3 and the residual add) or bn_bwd_data. m is the whole
- * batch's values per channel. */
+ * 1 inference, 2 training with ReLU, 3 and the residual add, 4 the add, then ReLU) or
+ * bn_bwd_data. m is the whole batch's values per channel. */
 static dbk_status elementwise(dbk_backend *be, dbk_vk_rec *rec, const dbk_op_desc *op, int64_t n0, int64_t nb,
                               uint32_t m) {
     dbk_vk_state *vk = dbk_vk(be);
@@ -88,7 +89,8 @@ static dbk_status elementwise(dbk_backend *be, dbk_vk_rec *rec, const dbk_op_des
                                train ? &op->dst[2] : &op->src[4], &ys, &ks};
     const bool aw[7] = {false, false, false, false, false, true, false};
     DBK_TRY(bind_all(vk, &a, at, aw, 7, rem));
-    const uint32_t mode = op->op == DBK_OP_BATCHNORM_RELU_ADD_FWD_TRAIN ? 3u
+    const uint32_t mode = op->op == DBK_OP_BATCHNORM_ADD_RELU_FWD_TRAIN ? 4u
+                          : op->op == DBK_OP_BATCHNORM_RELU_ADD_FWD_TRAIN ? 3u
                           : op->op == DBK_OP_BATCHNORM_RELU_FWD_TRAIN   ? 2u
                           : train                                       ? 0u
                                                                         : 1u;
@@ -171,5 +173,9 @@ dbk_status dbk_vk_record_batchnorm_relu_add_fwd_train(dbk_backend *be, dbk_vk_re
 }
 
 dbk_status dbk_vk_record_batchnorm_relu_add_bwd(dbk_backend *be, dbk_vk_rec *rec, const dbk_op_desc *op) {
+    return bn_op(be, rec, op);
+}
+
+dbk_status dbk_vk_record_batchnorm_add_relu_fwd_train(dbk_backend *be, dbk_vk_rec *rec, const dbk_op_desc *op) {
     return bn_op(be, rec, op);
 }
