@@ -571,6 +571,12 @@ static bool same_tensor(const dbk_tensor *a, const dbk_tensor *b) {
            !memcmp(a->shape, b->shape, sizeof a->shape);
 }
 
+/* Appends suffix to an op's label (a 64-byte entry of op_list.labels) where it fits. */
+static void label_append(char *label, const char *suffix) {
+    const size_t n = strlen(label), k = strlen(suffix);
+    if (n + k < sizeof ((op_list *)0)->labels[0]) memcpy(label + n, suffix, k + 1);
+}
+
 /* Fusion (docs/fusion.md): a ReLU on the output of the training batch norm built just before
  * turns that batch norm's forward and backward ops into DBK_OP_BATCHNORM_RELU_FWD_TRAIN and
  * _BWD, which clamp y and mask dy in the batch norm's own passes (y and dy each cross memory
@@ -589,18 +595,9 @@ static bool fuse_batchnorm_relu(dbk_graph *g, dbk_value x) {
     f->op = DBK_OP_BATCHNORM_RELU_FWD_TRAIN;
     b->op = DBK_OP_BATCHNORM_RELU_BWD;
     b->src[5] = x.data; /* the fused forward's output: ReLU's mask */
-    char *labels[2] = {g->fwd.labels[g->fwd.count - 1], g->bwd.labels[g->bwd.count - 1]};
-    for (int i = 0; i < 2; i++) {
-        const size_t n = strlen(labels[i]);
-        if (n + 5 < sizeof g->fwd.labels[0]) memcpy(labels[i] + n, "+relu", 6);
-    }
+    label_append(g->fwd.labels[g->fwd.count - 1], "+relu");
+    label_append(g->bwd.labels[g->bwd.count - 1], "+relu");
     return true;
-}
-
-/* Appends suffix to a label in place where it fits. */
-static void label_append(char *label, const char *suffix) {
-    const size_t n = strlen(label), k = strlen(suffix);
-    if (n + k < sizeof ((op_list *)0)->labels[0]) memcpy(label + n, suffix, k + 1);
 }
 
 /* Fusion of ResNet-18/50's add (docs/fusion.md): a ReLU on y = skip + o, where the add is the
@@ -922,11 +919,8 @@ static bool fuse_residual_add(dbk_graph *g, const dbk_value *skip, const dbk_val
     b->op = DBK_OP_BATCHNORM_RELU_ADD_BWD;
     b->src[1] = y->grad;
     b->src[5] = f->src[2]; /* beta: the mask is recomputed, no ReLU output is kept */
-    char *labels[2] = {g->fwd.labels[g->fwd.count - 1], g->bwd.labels[g->bwd.count - 1]};
-    for (int i = 0; i < 2; i++) {
-        const size_t n = strlen(labels[i]);
-        if (n + 4 < sizeof g->fwd.labels[0]) memcpy(labels[i] + n, "+add", 5);
-    }
+    label_append(g->fwd.labels[g->fwd.count - 1], "+add");
+    label_append(g->bwd.labels[g->bwd.count - 1], "+add");
     return true;
 }
 
