@@ -85,8 +85,8 @@ __kernel void bn_stats(__global const float *x, const uint x_off, const int N, c
 
 /* y = (x - m) * scale + shift; training: m = mean, scale = invstd * gamma; inference:
  * m = running_mean, scale = gamma / sqrt(running_var + eps). relu: 0 as is, 1 clamped at 0,
- * 2 clamped, then skip + y, 3 skip + y, then clamped (skip unread in 0 and 1). A work-item does 8 consecutive values of
- * a plane (one vector).  global (ceil(HW / 8), N*C) */
+ * 2 clamped, then skip + y, 3 skip + y, then clamped (skip unread in 0 and 1). A work-item
+ * does 8 consecutive values of a plane (one vector).  global (ceil(HW / 8), N*C) */
 __kernel void bn_apply(__global const float *x, const uint x_off, __global float *y, const uint y_off,
                        const int NC, const int C, const int HW,
                        __global const float *s0, const uint s0_off, __global const float *s1, const uint s1_off,

@@ -56,8 +56,8 @@ static int run_training(int which) {
     snprintf(args, sizeof args,
              "train --recipe %s --backend %s --train-subset %d --test-subset %d --batch %d --epochs 1 "
              "--all-epochs --seed %d --quiet --no-progress%s --out '%s'",
-             resnet18 ? "imagenette-resnet18 --image-size 32" : "quick", backend, TRAIN_IMAGES, TEST_IMAGES, BATCH, SEED,
-             fusion ? " --profile" : "", run_dir[which]);
+             resnet18 ? "imagenette-resnet18 --image-size 32" : "quick", backend, TRAIN_IMAGES, TEST_IMAGES, BATCH,
+             SEED, fusion ? " --profile" : "", run_dir[which]);
     if (fusion && which) setenv("DBK_FUSE", "0", 1);
     else if (fusion) unsetenv("DBK_FUSE");
     const int rc = dbk_test_run_daybreak(exe, args, out[which], sizeof out[which]);
@@ -226,7 +226,8 @@ int main(int argc, char **argv) {
     if (unavailable) return unavailable;
     if (resnet18 && !dbk_test_imagenette_dir()) return dbk_test_skip_or_fail_in_ci(DBK_TEST_NO_IMAGENETTE);
     if (!resnet18 && !dbk_test_cifar_dir()) return dbk_test_skip_or_fail_in_ci(DBK_TEST_NO_CIFAR);
-    const char *d = dbk_test_backend_tmpdir(resnet18 ? "fusion-resnet18" : fusion ? "fusion" : "determinism", backend, NULL);
+    const char *what = resnet18 ? "fusion-resnet18" : fusion ? "fusion" : "determinism";
+    const char *d = dbk_test_backend_tmpdir(what, backend, NULL);
     if (!d) return 1;
     for (int i = 0; i < 2; i++) snprintf(run_dir[i], sizeof run_dir[i], "%s/run%d", d, i + 1);
     printf("%s: %s, %d real training images at batch %d, %d test images, seed %d, twice%s\n", backend,

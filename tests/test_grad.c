@@ -368,7 +368,9 @@ static int batchnorm_case_grads(int n, int c, int h, int w, bn_fusion fusion, bo
 
     dbk_op_desc f;
     memset(&f, 0, sizeof f);
-    f.op = add ? DBK_OP_BATCHNORM_RELU_ADD_FWD_TRAIN : relu ? DBK_OP_BATCHNORM_RELU_FWD_TRAIN : DBK_OP_BATCHNORM_FWD_TRAIN;
+    f.op = add    ? DBK_OP_BATCHNORM_RELU_ADD_FWD_TRAIN
+           : relu ? DBK_OP_BATCHNORM_RELU_FWD_TRAIN
+                  : DBK_OP_BATCHNORM_FWD_TRAIN;
     f.p.bn = (dbk_bn_params){1e-5f, 0.1f};
     f.src[0] = x; f.src[1] = gamma; f.src[2] = beta;
     if (add) f.src[3] = skip;

@@ -216,7 +216,8 @@ static int add_then_relu_should_fuse_into_the_batchnorm_before_unless_turned_off
         DBK_CHECK(ops != NULL);
         const int fused = count_ops(ops, n, DBK_OP_BATCHNORM_ADD_RELU_FWD_TRAIN, &f);
         const int adds = count_ops(ops, n, DBK_OP_ADD, &any), copies = count_ops(ops, n, DBK_OP_COPY, &any);
-        const int relu_fwd = count_ops(ops, n, DBK_OP_RELU_FWD, &any), relu_bwd = count_ops(ops, n, DBK_OP_RELU_BWD, &any);
+        const int relu_fwd = count_ops(ops, n, DBK_OP_RELU_FWD, &any);
+        const int relu_bwd = count_ops(ops, n, DBK_OP_RELU_BWD, &any);
         printf("  %s: fused %d, add %d, copy %d, relu %d + %d\n", off ? "no_fusion" : "fusion on", fused, adds, copies,
                relu_fwd, relu_bwd);
         if (off) {
@@ -228,8 +229,9 @@ static int add_then_relu_should_fuse_into_the_batchnorm_before_unless_turned_off
             for (int i = 0; i < n; i++) {
                 if (ops[i].op != DBK_OP_BATCHNORM_RELU_BWD) continue;
                 for (int j = 0; j < n; j++)
-                    masked += ops[j].op == DBK_OP_BATCHNORM_ADD_RELU_FWD_TRAIN && ops[i].src[5].buf == ops[j].dst[0].buf &&
-                              ops[i].src[5].offset == ops[j].dst[0].offset && strstr(ops[i].label, "+add+relu") != NULL;
+                    masked += ops[j].op == DBK_OP_BATCHNORM_ADD_RELU_FWD_TRAIN &&
+                              ops[i].src[5].buf == ops[j].dst[0].buf && ops[i].src[5].offset == ops[j].dst[0].offset &&
+                              strstr(ops[i].label, "+add+relu") != NULL;
             }
             DBK_CHECK_MSG(masked == 2, "%d batch-norm backwards masked by the fused add's output, expected 2", masked);
             DBK_CHECK(strstr(f->label, "downsample.1+add+relu") != NULL);

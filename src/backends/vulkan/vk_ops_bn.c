@@ -9,9 +9,9 @@
  *   fused with ReLU   the same shaders: bn_apply's mode 2 clamps y; the backward shaders'
  *                     relu flag masks dy with the fused forward's y (bound to dy, unread,
  *                     in the plain backward)
- *   fused with ReLU   bn_apply's mode 3 clamps y and adds skip (mode 4: adds, then clamps); the backward shaders' relu = 2
- *   and residual add  recomputes the mask from x, gamma and beta (bound to gamma, unread,
- *                     in the other backwards)
+ *   fused with ReLU   bn_apply's mode 3 clamps y and adds skip (mode 4: adds, then clamps);
+ *   and residual add  the backward shaders' relu = 2 recomputes the mask from x, gamma and
+ *                     beta (beta bound to gamma, unread, in the other backwards)
  * The second dispatch reads what the first wrote; the recorder's hazard tracking places
  * the barrier between them. Reductions sum in fp32 in a fixed order (per-invocation strided
  * partial sums, then a shared-memory tree), so results are deterministic.
