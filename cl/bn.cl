@@ -16,7 +16,15 @@
  * the output (y = x < 0 ? 0 : x, NaN kept, as relu_fwd); the backward kernels' relu flag reads
  * dy as relu_bwd's y > 0 ? dy : 0 with y the fused forward's output, so the masked gradient is
  * never written to memory. With the flag off, y is not read.
+ *
+ * Fusion with ReLU and the residual add (DBK_OP_BATCHNORM_RELU_ADD_*): bn_apply's relu = 2
+ * writes max(bn(x), 0) + skip (relu = 3, DBK_OP_BATCHNORM_ADD_RELU_FWD_TRAIN: max(bn(x) + skip,
+ * 0)); the backward kernels' relu = 2 recompute the mask as
+ * (x - mean) * (invstd * gamma) + beta > 0, the forward's own arithmetic. Contraction into
+ * fused multiply-adds is off in this file so that both give the same bits (OpenCL C allows
+ * it by default, and a compiler may contract one kernel and not the other).
  */
+#pragma OPENCL FP_CONTRACT OFF
 
 /* Sum of v over the work-group (every work-item gets it). scratch: local_size floats. */
 static float bn_wg_sum(float v, __local float *scratch) {
@@ -76,13 +84,15 @@ __kernel void bn_stats(__global const float *x, const uint x_off, const int N, c
 }
 
 /* y = (x - m) * scale + shift; training: m = mean, scale = invstd * gamma; inference:
- * m = running_mean, scale = gamma / sqrt(running_var + eps). A work-item does 8 consecutive
- * values of a plane (one vector).  global (ceil(HW / 8), N*C) */
+ * m = running_mean, scale = gamma / sqrt(running_var + eps). relu: 0 as is, 1 clamped at 0,
+ * 2 clamped, then skip + y, 3 skip + y, then clamped (skip unread in 0 and 1). A work-item
+ * does 8 consecutive values of a plane (one vector).  global (ceil(HW / 8), N*C) */
 __kernel void bn_apply(__global const float *x, const uint x_off, __global float *y, const uint y_off,
                        const int NC, const int C, const int HW,
                        __global const float *s0, const uint s0_off, __global const float *s1, const uint s1_off,
                        __global const float *gamma, const uint g_off, __global const float *beta, const uint b_off,
-                       const float eps, const int infer, const int relu) {
+                       const float eps, const int infer, const int relu,
+                       __global const float *skip, const uint skip_off) {
     const int j0 = get_global_id(0) * 8, row = get_global_id(1);
     if (j0 >= HW || row >= NC) return;
     const int c = row % C;
@@ -90,47 +100,78 @@ __kernel void bn_apply(__global const float *x, const uint x_off, __global float
     const float scale = infer ? g / sqrt(s1[s1_off + c] + eps) : s1[s1_off + c] * g;
     const int i = row * HW + j0;
     if (j0 + 8 <= HW) {
-        const float8 v = (vload8(0, x + x_off + i) - m) * scale + b;
-        vstore8(relu ? select(v, (float8)(0.0f), v < 0.0f) : v, 0, y + y_off + i);
+        float8 v = (vload8(0, x + x_off + i) - m) * scale + b;
+        if (relu == 3) v = vload8(0, skip + skip_off + i) + v;
+        const float8 r = relu ? select(v, (float8)(0.0f), v < 0.0f) : v;
+        vstore8(relu == 2 ? vload8(0, skip + skip_off + i) + r : r, 0, y + y_off + i);
         return;
     }
     for (int j = 0; j < HW - j0; j++) {
-        const float v = (x[x_off + i + j] - m) * scale + b;
-        y[y_off + i + j] = relu && v < 0.0f ? 0.0f : v;
+        float v = (x[x_off + i + j] - m) * scale + b;
+        if (relu == 3) v = skip[skip_off + i + j] + v;
+        const float r = relu && v < 0.0f ? 0.0f : v;
+        y[y_off + i + j] = relu == 2 ? skip[skip_off + i + j] + r : r;
     }
 }
 
-/* dy, or relu_bwd's y > 0 ? dy : 0 (8 values, then one) */
-static float8 bn_grad8(__global const float *dy, __global const float *y, const int i, const int relu) {
+/* The ReLU mask of a fused backward. relu 0: none; 1: y > 0, y the fused forward's output;
+ * 2: the pre-activation recomputed from x, (x - mu) * scale + shift > 0. */
+typedef struct bn_mask {
+    int   relu;
+    float mu, scale, shift;
+} bn_mask;
+
+/* dy, or relu_bwd's dy masked (8 values, then one); x, y and dy at element i */
+static float8 bn_grad8(__global const float *dy, __global const float *y, __global const float *x, const int i,
+                       const bn_mask mk) {
     const float8 g = vload8(0, dy + i);
-    return relu ? select((float8)(0.0f), g, vload8(0, y + i) > 0.0f) : g;
+    if (mk.relu == 1) return select((float8)(0.0f), g, vload8(0, y + i) > 0.0f);
+    if (mk.relu == 2) return select((float8)(0.0f), g, (vload8(0, x + i) - mk.mu) * mk.scale + mk.shift > 0.0f);
+    return g;
 }
 
-static float bn_grad1(__global const float *dy, __global const float *y, const int i, const int relu) {
-    return relu && !(y[i] > 0.0f) ? 0.0f : dy[i];
+static float bn_grad1(__global const float *dy, __global const float *y, __global const float *x, const int i,
+                      const bn_mask mk) {
+    if (mk.relu == 1) return y[i] > 0.0f ? dy[i] : 0.0f;
+    if (mk.relu == 2) return (x[i] - mk.mu) * mk.scale + mk.shift > 0.0f ? dy[i] : 0.0f;
+    return dy[i];
+}
+
+/* The mask of channel c: gamma and beta are read for relu = 2 only. */
+static bn_mask bn_mask_of(const int relu, const float mu, const float is, __global const float *gamma,
+                          __global const float *beta, const int c) {
+    bn_mask mk = {relu, mu, 0.0f, 0.0f};
+    if (relu == 2) {
+        mk.scale = is * gamma[c];
+        mk.shift = beta[c];
+    }
+    return mk;
 }
 
 /* One work-group per channel: dbeta = sum dy, dgamma = sum dy * xhat.  global (C * ls) */
 __kernel void bn_bwd_reduce(__global const float *x, const uint x_off, __global const float *dy, const uint dy_off,
                             __global const float *y, const uint y_off, const int relu,
+                            __global const float *gamma, const uint g_off, __global const float *beta,
+                            const uint b_off,
                             const int N, const int C, const int HW,
                             __global const float *mean, const uint mean_off, __global const float *invstd,
                             const uint invstd_off, __global float *dgamma, const uint dg_off,
                             __global float *dbeta, const uint db_off, __local float *scratch) {
     const int c = get_group_id(0);
     const float mu = mean[mean_off + c], is = invstd[invstd_off + c];
+    const bn_mask mk = bn_mask_of(relu, mu, is, gamma + g_off, beta + b_off, c);
     float8 a8 = (float8)(0.0f), b8 = (float8)(0.0f);
     float a1 = 0.0f, b1 = 0.0f;
     for (int n = get_local_id(0); n < N; n += get_local_size(0)) {
         const int base = (n * C + c) * HW;
         int j = 0;
         for (; j + 8 <= HW; j += 8) {
-            const float8 g = bn_grad8(dy + dy_off, y + y_off, base + j, relu);
+            const float8 g = bn_grad8(dy + dy_off, y + y_off, x + x_off, base + j, mk);
             a8 += g;
             b8 += g * ((vload8(0, x + x_off + base + j) - mu) * is);
         }
         for (; j < HW; j++) {
-            const float g = bn_grad1(dy + dy_off, y + y_off, base + j, relu);
+            const float g = bn_grad1(dy + dy_off, y + y_off, x + x_off, base + j, mk);
             a1 += g;
             b1 += g * ((x[x_off + base + j] - mu) * is);
         }
@@ -152,19 +193,22 @@ __kernel void bn_bwd_data(__global const float *x, const uint x_off, __global co
                         __global float *dx, const uint dx_off, const int NC, const int C, const int HW, const int M,
                         __global const float *gamma, const uint g_off, __global const float *mean, const uint mean_off,
                         __global const float *invstd, const uint invstd_off,
-                        __global const float *dgamma, const uint dg_off, __global const float *dbeta, const uint db_off) {
+                        __global const float *dgamma, const uint dg_off, __global const float *dbeta, const uint db_off,
+                        __global const float *beta, const uint b_off) {
     const int j0 = get_global_id(0) * 8, row = get_global_id(1);
     if (j0 >= HW || row >= NC) return;
     const int c = row % C;
     const float mu = mean[mean_off + c], is = invstd[invstd_off + c];
     const float k = gamma[g_off + c] * is;
     const float a = dbeta[db_off + c] / (float)M, b = dgamma[dg_off + c] / (float)M;
+    const bn_mask mk = bn_mask_of(relu, mu, is, gamma + g_off, beta + b_off, c);
     const int i = row * HW + j0;
     if (j0 + 8 <= HW) {
-        const float8 g = bn_grad8(dy + dy_off, y + y_off, i, relu), v = vload8(0, x + x_off + i);
+        const float8 g = bn_grad8(dy + dy_off, y + y_off, x + x_off, i, mk), v = vload8(0, x + x_off + i);
         vstore8(k * (g - a - (v - mu) * is * b), 0, dx + dx_off + i);
         return;
     }
     for (int j = i; j < row * HW + HW; j++)
-        dx[dx_off + j] = k * (bn_grad1(dy + dy_off, y + y_off, j, relu) - a - (x[x_off + j] - mu) * is * b);
+        dx[dx_off + j] =
+            k * (bn_grad1(dy + dy_off, y + y_off, x + x_off, j, mk) - a - (x[x_off + j] - mu) * is * b);
 }

@@ -4,7 +4,9 @@
  * the elementwise half of DBK_OP_BATCHNORM_BWD (sums from bn_bwd_reduce.comp), M = N*H*W.
  * Grid-stride over all elements. Fused with ReLU (DBK_OP_BATCHNORM_RELU_BWD, relu = 1): dy
  * is read as relu_bwd's y > 0 ? dy : 0, y the fused forward's output; with relu = 0, y is
- * not read.
+ * not read. Fused with ReLU and the residual add (DBK_OP_BATCHNORM_RELU_ADD_BWD, relu = 2):
+ * the same mask with the pre-activation recomputed, (x - mean) * (invstd * gamma) + beta > 0
+ * (`precise`, as bn_apply.comp computes it); beta is read in this mode only.
  * Variant bn_bwd_data_f16 (DBK_F16, common/operand.glsl): x is the f16 copy of the forward
  * input (mixed precision), widened; everything else stays f32.
  */
@@ -19,6 +21,7 @@ layout(push_constant) uniform Push {
     uint m;                                /* values per channel of the whole batch (the host may
                                               split the batch into several dispatches) */
     uint r8, relu;                         /* element offset of binding 8; fused with ReLU */
+    uint r9;                               /* element offset of binding 9 */
 } pc;
 
 layout(binding = 0) readonly buffer BufX { OPERAND x[]; };      /* (N,C,H,W) */
@@ -29,7 +32,8 @@ layout(binding = 4) readonly buffer BufI { float invstd[]; };   /* (C) */
 layout(binding = 5) readonly buffer BufDG { float dgamma[]; };  /* (C) */
 layout(binding = 6) readonly buffer BufDB { float dbeta[]; };   /* (C) */
 layout(binding = 7) writeonly buffer BufDX { float dx[]; };     /* (N,C,H,W) */
-layout(binding = 8) readonly buffer BufY { float y[]; };        /* (N,C,H,W) */
+layout(binding = 8) readonly buffer BufY { float y[]; };        /* (N,C,H,W) relu = 1 */
+layout(binding = 9) readonly buffer BufB { float beta[]; };     /* (C) relu = 2 */
 
 void main() {
     const uint total = pc.N * pc.C * pc.HW;
@@ -42,8 +46,11 @@ void main() {
         const float mu = mean[pc.r3 + c], is = invstd[pc.r4 + c];
         const float k = gamma[pc.r2 + c] * is;
         const float a = dbeta[pc.r6 + c] / m, b = dgamma[pc.r5 + c] / m;
-        const float g = pc.relu != 0u && !(y[pc.r8 + i] > 0.0) ? 0.0 : dy[pc.r1 + i];
-        dx[pc.r7 + i] = k * (g - a - (float(x[pc.r0 + i]) - mu) * is * b);
+        const float xv = float(x[pc.r0 + i]);
+        precise const float pre = (xv - mu) * (is * gamma[pc.r2 + c]) + (pc.relu == 2u ? beta[pc.r9 + c] : 0.0);
+        const bool masked = pc.relu == 1u ? !(y[pc.r8 + i] > 0.0) : pc.relu == 2u && !(pre > 0.0);
+        const float g = masked ? 0.0 : dy[pc.r1 + i];
+        dx[pc.r7 + i] = k * (g - a - (xv - mu) * is * b);
         CHAN_STEP_NEXT(pc.HW, pc.C);
     }
 }

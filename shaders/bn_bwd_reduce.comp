@@ -7,7 +7,10 @@
  * Variant bn_bwd_reduce_f16 (DBK_F16, common/operand.glsl): x is the f16 copy of the
  * forward input (mixed precision), widened; the sums stay f32.
  * Fused with ReLU (DBK_OP_BATCHNORM_RELU_BWD, relu = 1): dy is read as relu_bwd's
- * y > 0 ? dy : 0, y the fused forward's output; with relu = 0, y is not read.
+ * y > 0 ? dy : 0, y the fused forward's output; with relu = 0, y is not read. Fused with
+ * ReLU and the residual add (DBK_OP_BATCHNORM_RELU_ADD_BWD, relu = 2): the same mask with the
+ * pre-activation recomputed, (x - mean) * (invstd * gamma) + beta > 0 (`precise`, as
+ * bn_apply.comp computes it); gamma and beta are read in this mode only.
  */
 #include "common/operand.glsl"
 #include "common/chan_step.glsl"
@@ -19,6 +22,7 @@ layout(push_constant) uniform Push {
     uint r0, r1, r2, r3, r4, r5, r6;   /* element offsets of bindings 0..6 */
     uint step0, step1, step2;          /* bytes per window of bindings 0, 1 and 2 */
     uint relu;
+    uint r7, r8;                       /* element offsets of bindings 7 and 8 */
 } pc;
 
 WINDOWED_OPERAND(0, x_at)                                       /* (N,C,H,W) */
@@ -28,20 +32,25 @@ layout(binding = 3) readonly buffer BufM { float mean[]; };     /* (C) */
 layout(binding = 4) readonly buffer BufI { float invstd[]; };   /* (C) */
 layout(binding = 5) writeonly buffer BufDG { float dgamma[]; }; /* (C) */
 layout(binding = 6) writeonly buffer BufDB { float dbeta[]; };  /* (C) */
+layout(binding = 7) readonly buffer BufG { float gamma[]; };    /* (C) relu = 2 */
+layout(binding = 8) readonly buffer BufB { float beta[]; };     /* (C) relu = 2 */
 
 void main() {
     const uint c = gl_WorkGroupID.x, lid = gl_LocalInvocationID.x;
     const uint m = pc.N * pc.HW;
     const float mu = mean[pc.r3 + c], is = invstd[pc.r4 + c];
+    const float scale = pc.relu == 2u ? is * gamma[pc.r7 + c] : 0.0, shift = pc.relu == 2u ? beta[pc.r8 + c] : 0.0;
     float a = 0.0, b = 0.0;
     if (m > 0) {
         PLANE_STEP_INIT(lid, WG, pc.HW);   /* (n, j) of i, stepped without a division */
         for (uint i = lid; i < m; i += WG) {
             const uint at = (n * pc.C + c) * pc.HW + j;
-            const bool masked = pc.relu != 0u && !(y_at(pc.r2 + at, pc.step2) > 0.0);
+            const float xv = x_at(pc.r0 + at, pc.step0);
+            precise const float pre = (xv - mu) * scale + shift;
+            const bool masked = pc.relu == 1u ? !(y_at(pc.r2 + at, pc.step2) > 0.0) : pc.relu == 2u && !(pre > 0.0);
             const float g = masked ? 0.0 : dy_at(pc.r1 + at, pc.step1);
             a += g;
-            b += g * ((x_at(pc.r0 + at, pc.step0) - mu) * is);
+            b += g * ((xv - mu) * is);
             PLANE_STEP_NEXT(pc.HW);
         }
     }

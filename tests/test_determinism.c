@@ -5,13 +5,17 @@
  * accuracy column of logs.tsv (its hours column is wall time and may differ), and in every
  * value of every tensor of model.ckpt (the trained weights and batch-norm statistics).
  *
- * usage: test_determinism <path to daybreak> <backend> [fusion]
+ * usage: test_determinism <path to daybreak> <backend> [fusion | fusion-resnet18]
  *
  * With `fusion` the second run has DBK_FUSE=0 (docs/fusion.md): the first trains with batch
- * norm + ReLU fused into DBK_OP_BATCHNORM_RELU_FWD_TRAIN / _BWD, the second with the separate
- * ops, both with --profile, whose tables must show each path's ops; the comparison stays bit
- * for bit (the tolerance of the fused path: the fused kernels do the same float operations
- * as the pair they replace, the clamp and the mask being exact).
+ * norm + ReLU fused into DBK_OP_BATCHNORM_RELU_FWD_TRAIN / _BWD and the residual adds of the
+ * quick recipe's ResNet9 fused into DBK_OP_BATCHNORM_RELU_ADD_FWD_TRAIN / _BWD, the second
+ * with the separate ops, both with --profile, whose tables must show each path's ops; the
+ * comparison stays bit for bit (the tolerance of the fused path: the fused kernels do the
+ * same float operations as the ops they replace, the clamp and the mask being exact, the add
+ * one rounding either way, and the recomputed mask the forward's own expression).
+ * `fusion-resnet18` does the same with ResNet-18 (the imagenette-resnet18 recipe at 32x32
+ * pixels, real Imagenette images), whose add + ReLU fuse into DBK_OP_BATCHNORM_ADD_RELU_FWD_TRAIN.
  *
  * test_model's same_seed_should_give_the_same_run covers the CPU backend in-process; this
  * test covers the device backends through the command line, so the trainer's shuffling,
@@ -43,15 +47,17 @@
 
 static const char *exe, *backend;
 static bool fusion;   /* the second run unfused (DBK_FUSE=0) */
+static bool resnet18; /* fusion-resnet18: ResNet-18 instead of the quick recipe */
 static char run_dir[2][4200];
 static char out[2][65536];
 
 static int run_training(int which) {
     char args[8192];
     snprintf(args, sizeof args,
-             "train --recipe quick --backend %s --train-subset %d --test-subset %d --batch %d --epochs 1 "
+             "train --recipe %s --backend %s --train-subset %d --test-subset %d --batch %d --epochs 1 "
              "--all-epochs --seed %d --quiet --no-progress%s --out '%s'",
-             backend, TRAIN_IMAGES, TEST_IMAGES, BATCH, SEED, fusion ? " --profile" : "", run_dir[which]);
+             resnet18 ? "imagenette-resnet18 --image-size 32" : "quick", backend, TRAIN_IMAGES, TEST_IMAGES, BATCH,
+             SEED, fusion ? " --profile" : "", run_dir[which]);
     if (fusion && which) setenv("DBK_FUSE", "0", 1);
     else if (fusion) unsetenv("DBK_FUSE");
     const int rc = dbk_test_run_daybreak(exe, args, out[which], sizeof out[which]);
@@ -67,18 +73,26 @@ static int two_runs_should_finish(void) {
     return run_training(1);
 }
 
-/* The --profile tables name each op's kind: the fused run has the fused ops and no separate
- * ReLU (quick's ReLUs all follow a batch norm), the DBK_FUSE=0 run the reverse. */
+/* The --profile tables name each op's kind: the fused run has the fused ops, the DBK_FUSE=0
+ * run none of them but the plain ones. quick's ReLUs all follow a batch norm and its two
+ * residual adds a batch norm + ReLU, so the fused run has no plain op left; ResNet-18 keeps
+ * the batch norm of a branch whose add fused into the projection shortcut's batch norm, and
+ * RELU_BWD gives the skips' gradients, so there only the forward ReLU is gone. */
 static int profiles_should_show_each_path(void) {
-    static const char *const fused[] = {" batchnorm_relu_fwd_train ", " batchnorm_relu_bwd "};
-    static const char *const plain[] = {" relu_fwd ", " relu_bwd ", " batchnorm_fwd_train ", " batchnorm_bwd "};
-    for (int i = 0; i < 2; i++) {
+    static const char *const quick_fused[] = {" batchnorm_relu_fwd_train ", " batchnorm_relu_bwd ",
+                                              " batchnorm_relu_add_fwd_train ", " batchnorm_relu_add_bwd ", NULL};
+    static const char *const resnet18_fused[] = {" batchnorm_relu_fwd_train ", " batchnorm_relu_bwd ",
+                                                 " batchnorm_add_relu_fwd_train ", NULL};
+    static const char *const plain[] = {" relu_fwd ", " relu_bwd ", " batchnorm_fwd_train ", " batchnorm_bwd ", NULL};
+    const char *const *fused = resnet18 ? resnet18_fused : quick_fused;
+    for (int i = 0; fused[i]; i++) {
         DBK_CHECK_MSG(strstr(out[0], fused[i]), "the fused run's profile lacks%s", fused[i]);
         DBK_CHECK_MSG(!strstr(out[1], fused[i]), "the DBK_FUSE=0 run's profile has%s", fused[i]);
     }
-    for (int i = 0; i < 4; i++) {
+    for (int i = 0; plain[i]; i++) {
         DBK_CHECK_MSG(strstr(out[1], plain[i]), "the DBK_FUSE=0 run's profile lacks%s", plain[i]);
-        DBK_CHECK_MSG(!strstr(out[0], plain[i]), "the fused run's profile has%s", plain[i]);
+        DBK_CHECK_MSG((resnet18 && i > 0) || !strstr(out[0], plain[i]),
+                      "the fused run's profile has%s", plain[i]);
     }
     return 0;
 }
@@ -198,9 +212,10 @@ static int checkpoint_tensors_should_be_identical(void) {
 }
 
 int main(int argc, char **argv) {
-    fusion = argc == 4 && !strcmp(argv[3], "fusion");
+    resnet18 = argc == 4 && !strcmp(argv[3], "fusion-resnet18");
+    fusion = resnet18 || (argc == 4 && !strcmp(argv[3], "fusion"));
     if (argc != 3 && !fusion) {
-        fprintf(stderr, "usage: test_determinism <daybreak executable> <backend> [fusion]\n");
+        fprintf(stderr, "usage: test_determinism <daybreak executable> <backend> [fusion | fusion-resnet18]\n");
         return 2;
     }
     exe = argv[1];
@@ -209,12 +224,15 @@ int main(int argc, char **argv) {
     int index;
     const int unavailable = dbk_test_resolve_backend(backend, &kind, &index);
     if (unavailable) return unavailable;
-    if (!dbk_test_cifar_dir()) return dbk_test_skip_or_fail_in_ci(DBK_TEST_NO_CIFAR);
-    const char *d = dbk_test_backend_tmpdir(fusion ? "fusion" : "determinism", backend, NULL);
+    if (resnet18 && !dbk_test_imagenette_dir()) return dbk_test_skip_or_fail_in_ci(DBK_TEST_NO_IMAGENETTE);
+    if (!resnet18 && !dbk_test_cifar_dir()) return dbk_test_skip_or_fail_in_ci(DBK_TEST_NO_CIFAR);
+    const char *what = resnet18 ? "fusion-resnet18" : fusion ? "fusion" : "determinism";
+    const char *d = dbk_test_backend_tmpdir(what, backend, NULL);
     if (!d) return 1;
     for (int i = 0; i < 2; i++) snprintf(run_dir[i], sizeof run_dir[i], "%s/run%d", d, i + 1);
-    printf("%s: quick recipe, %d real training images at batch %d, %d test images, seed %d, twice%s\n", backend,
-           TRAIN_IMAGES, BATCH, TEST_IMAGES, SEED, fusion ? ": fused, then DBK_FUSE=0" : "");
+    printf("%s: %s, %d real training images at batch %d, %d test images, seed %d, twice%s\n", backend,
+           resnet18 ? "ResNet-18 at 32x32" : "quick recipe", TRAIN_IMAGES, BATCH, TEST_IMAGES, SEED,
+           fusion ? ": fused, then DBK_FUSE=0" : "");
     DBK_RUN(two_runs_should_finish);
     if (dbk_test_failed_checks) return dbk_test_finish();
     if (fusion) DBK_RUN(profiles_should_show_each_path);

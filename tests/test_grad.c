@@ -328,11 +328,18 @@ static void relu_safe_bn_input(float *x, int n, int c, int hw, uint32_t seed) {
     free(u);
 }
 
-/* Batch norm's gradients; with relu, those of the fused batch norm + ReLU
- * (DBK_OP_BATCHNORM_RELU_*), about half the outputs clamped; with f16, the backward reads x
- * from its f16 copy (mixed precision). */
-static int batchnorm_case_grads(int n, int c, int h, int w, bool relu, bool f16) {
+/* What batchnorm_case_grads differentiates: batch norm, the fused batch norm + ReLU, or that
+ * and the residual add. */
+typedef enum bn_fusion { BN_PLAIN, BN_RELU, BN_RELU_ADD } bn_fusion;
+
+/* Batch norm's gradients; fused with ReLU (DBK_OP_BATCHNORM_RELU_*) or with ReLU and the
+ * residual add (DBK_OP_BATCHNORM_RELU_ADD_*: y = relu(bn(x)) + skip, the mask recomputed in
+ * the backward), about half the pre-activations below 0; with f16, the backward reads x from
+ * its f16 copy (mixed precision). */
+static int batchnorm_case_grads(int n, int c, int h, int w, bn_fusion fusion, bool f16) {
+    const bool relu = fusion != BN_PLAIN, add = fusion == BN_RELU_ADD;
     dbk_tensor x = new_f32(4, n, c, h, w), y = new_f32(4, n, c, h, w), dy = new_f32(4, n, c, h, w);
+    dbk_tensor skip = new_f32(4, n, c, h, w);
     dbk_tensor dx = new_f32(4, n, c, h, w);
     dbk_tensor gamma = new_f32(1, c, 1, 1, 1), beta = new_f32(1, c, 1, 1, 1);
     dbk_tensor mean = new_f32(1, c, 1, 1, 1), invstd = new_f32(1, c, 1, 1, 1);
@@ -342,7 +349,7 @@ static int batchnorm_case_grads(int n, int c, int h, int w, bool relu, bool f16)
     /* An offset of 2 checks that nothing depends on the data being centred. */
     float *hx = dbk_test_uniform(nx, 1.0f, 3.0f, 21), *hg = dbk_test_uniform(c, 0.5f, 1.5f, 22);
     float *hb = dbk_test_uniform(c, -0.5f, 0.5f, 23), *g = dbk_test_uniform(nx, -1.0f, 1.0f, 24);
-    float *ones = dbk_test_uniform(c, 1.0f, 1.0f, 0);
+    float *ones = dbk_test_uniform(c, 1.0f, 1.0f, 0), *hs = dbk_test_uniform(nx, -1.0f, 1.0f, 26);
     if (relu) { /* gamma in [0.8, 1.5], |beta| in [0.05, 0.1]: the kink stays >= 0.05 away */
         relu_safe_bn_input(hx, n, c, h * w, 25);
         for (int i = 0; i < c; i++) {
@@ -357,20 +364,24 @@ static int batchnorm_case_grads(int n, int c, int h, int w, bool relu, bool f16)
     DBK_CHECK_OK(dbk_tensor_write(&dy, g));
     DBK_CHECK_OK(dbk_tensor_write(&rmean, ones));
     DBK_CHECK_OK(dbk_tensor_write(&rvar, ones));
+    DBK_CHECK_OK(dbk_tensor_write(&skip, hs));
 
     dbk_op_desc f;
     memset(&f, 0, sizeof f);
-    f.op = relu ? DBK_OP_BATCHNORM_RELU_FWD_TRAIN : DBK_OP_BATCHNORM_FWD_TRAIN;
+    f.op = add    ? DBK_OP_BATCHNORM_RELU_ADD_FWD_TRAIN
+           : relu ? DBK_OP_BATCHNORM_RELU_FWD_TRAIN
+                  : DBK_OP_BATCHNORM_FWD_TRAIN;
     f.p.bn = (dbk_bn_params){1e-5f, 0.1f};
     f.src[0] = x; f.src[1] = gamma; f.src[2] = beta;
+    if (add) f.src[3] = skip;
     f.dst[0] = y; f.dst[1] = mean; f.dst[2] = invstd; f.dst[3] = rmean; f.dst[4] = rvar;
     dbk_op_desc b;
     memset(&b, 0, sizeof b);
-    b.op = relu ? DBK_OP_BATCHNORM_RELU_BWD : DBK_OP_BATCHNORM_BWD;
+    b.op = add ? DBK_OP_BATCHNORM_RELU_ADD_BWD : relu ? DBK_OP_BATCHNORM_RELU_BWD : DBK_OP_BATCHNORM_BWD;
     b.p.bn = f.p.bn;
     b.src[0] = f16 ? f16_copy_of(hx, 4, n, c, h, w) : x;
     b.src[1] = dy; b.src[2] = gamma; b.src[3] = mean; b.src[4] = invstd;
-    if (relu) b.src[5] = y;
+    if (relu) b.src[5] = add ? beta : y;
     b.dst[0] = dx; b.dst[1] = dgamma; b.dst[2] = dbeta;
     DBK_CHECK_OK(dbk_backend_run(be, &f));
     DBK_CHECK_OK(dbk_backend_run(be, &b));
@@ -379,13 +390,13 @@ static int batchnorm_case_grads(int n, int c, int h, int w, bool relu, bool f16)
     int clamped = 0;
     if (relu) {
         float *hy = (float *)dbk_test_read(&y);
-        for (int64_t i = 0; i < nx; i++) clamped += hy[i] == 0.0f;
+        for (int64_t i = 0; i < nx; i++) clamped += hy[i] == (add ? hs[i] : 0.0f);   /* relu(bn(x)) == 0 */
         free(hy);
         DBK_CHECK_MSG(clamped > 0 && clamped < nx, "batchnorm+relu (%d,%d,%d,%d): %d of %lld outputs clamped, "
                       "expected some but not all", n, c, h, w, clamped, (long long)nx);
     }
     const loss_def d = {&f, 1, &y, g, NULL};
-    const char *op = relu ? "batchnorm+relu" : "batchnorm";
+    const char *op = add ? "batchnorm+relu+add" : relu ? "batchnorm+relu" : "batchnorm";
     char what[96];
     const char *x16 = f16 ? ", f16 x" : "";
     snprintf(what, sizeof what, "%s (%d,%d,%d,%d)%s dx", op, n, c, h, w, x16);
@@ -394,24 +405,33 @@ static int batchnorm_case_grads(int n, int c, int h, int w, bool relu, bool f16)
     if (rc == 0) rc = fd_check(what, &d, &gamma, hg, adg, SMOOTH);
     snprintf(what, sizeof what, "%s (%d,%d,%d,%d)%s dbeta", op, n, c, h, w, x16);
     if (rc == 0) rc = fd_check(what, &d, &beta, hb, adb, SMOOTH);
-    free(hx); free(hg); free(hb); free(g); free(ones); free(adx); free(adg); free(adb);
+    /* skip's gradient is dy itself: the graph copies it, so the forward must add skip as is */
+    snprintf(what, sizeof what, "%s (%d,%d,%d,%d) dskip", op, n, c, h, w);
+    if (rc == 0 && add) rc = fd_check(what, &d, &skip, hs, g, SMOOTH);
+    free(hx); free(hg); free(hb); free(g); free(ones); free(hs); free(adx); free(adg); free(adb);
     free_all();
     return rc;
 }
 
-static int batchnorm_cases_grads(bool relu, bool f16) {
-    if (batchnorm_case_grads(3, 2, 4, 4, relu, f16)) return 1;
-    if (batchnorm_case_grads(1, 3, 3, 5, relu, f16)) return 1;   /* batch 1: statistics over H*W only */
-    return batchnorm_case_grads(5, 4, 1, 1, relu, f16);          /* 1x1 maps: statistics over N only */
+static int batchnorm_cases_grads(bn_fusion fusion, bool f16) {
+    if (batchnorm_case_grads(3, 2, 4, 4, fusion, f16)) return 1;
+    if (batchnorm_case_grads(1, 3, 3, 5, fusion, f16)) return 1;   /* batch 1: statistics over H*W only */
+    return batchnorm_case_grads(5, 4, 1, 1, fusion, f16);          /* 1x1 maps: statistics over N only */
 }
 
 int batchnorm_bwd_should_match_finite_differences(void) {
-    return batchnorm_cases_grads(false, false) || batchnorm_cases_grads(false, true);
+    return batchnorm_cases_grads(BN_PLAIN, false) || batchnorm_cases_grads(BN_PLAIN, true);
 }
 
 /* The fused batch norm + ReLU against its own forward's differences, the kink kept away by
  * the data (relu_safe_bn_input). */
-int batchnorm_relu_bwd_should_match_finite_differences(void) { return batchnorm_cases_grads(true, false); }
+int batchnorm_relu_bwd_should_match_finite_differences(void) { return batchnorm_cases_grads(BN_RELU, false); }
+
+/* The fused batch norm + ReLU + residual add likewise: its backward recomputes the mask from
+ * x, so this also checks that the recomputed mask is the forward's. */
+int batchnorm_relu_add_bwd_should_match_finite_differences(void) {
+    return batchnorm_cases_grads(BN_RELU_ADD, false);
+}
 
 /* ---------------------------------------------------------------------------------- */
 /* relu, scale, add                                                                   */

@@ -141,6 +141,108 @@ static int batchnorm_then_relu_should_fuse_unless_turned_off(void) {
     return 0;
 }
 
+/* ResNet9's residual block, x + relu(bn(conv(relu(bn(conv(x)))))) (the add fuses into the
+ * second batch norm + ReLU), then a residual add whose branch ends in a convolution (not
+ * fused). */
+static dbk_status lay_out_residual(dbk_graph *g) {
+    dbk_value x = dbk_nn_conv(g, dbk_graph_value(g, false, 2, 3, 8, 8), 4, 3, 1, 1, "conv");
+    dbk_value b = dbk_nn_fork(g, x, "res.fork");
+    b = dbk_nn_relu(g, dbk_nn_batchnorm(g, dbk_nn_conv(g, b, 4, 3, 1, 1, "res1.conv"), "res1.bn"));
+    b = dbk_nn_relu(g, dbk_nn_batchnorm(g, dbk_nn_conv(g, b, 4, 3, 1, 1, "res2.conv"), "res2.bn"));
+    dbk_value y = dbk_nn_add(g, x, b, "res.add");
+    dbk_value c = dbk_nn_fork(g, y, "plain.fork");
+    dbk_nn_add(g, y, dbk_nn_conv(g, c, 4, 3, 1, 1, "plain.conv"), "plain.add");
+    return dbk_graph_status(g);
+}
+
+static int residual_add_after_batchnorm_relu_should_fuse_unless_turned_off(void) {
+    size_t arena[2];
+    for (int off = 0; off < 2; off++) {
+        built b;
+        DBK_CHECK_OK(plan_and_build_with(&b, lay_out_residual, off));
+        int n = 0;
+        const dbk_op_desc *ops = dbk_graph_program(b.g, &n), *f = NULL, *bw = NULL, *any = NULL;
+        DBK_CHECK(ops != NULL);
+        const int fused_fwd = count_ops(ops, n, DBK_OP_BATCHNORM_RELU_ADD_FWD_TRAIN, &f);
+        const int fused_bwd = count_ops(ops, n, DBK_OP_BATCHNORM_RELU_ADD_BWD, &bw);
+        const int bn_relu = count_ops(ops, n, DBK_OP_BATCHNORM_RELU_FWD_TRAIN, &any);
+        const int adds = count_ops(ops, n, DBK_OP_ADD, &any), copies = count_ops(ops, n, DBK_OP_COPY, &any);
+        printf("  %s: fused %d + %d, batchnorm+relu %d, add %d, copy %d\n", off ? "no_fusion" : "fusion on", fused_fwd,
+               fused_bwd, bn_relu, adds, copies);
+        if (off) {
+            /* two forward adds, two fork gradient sums; each add copies dy to both inputs */
+            DBK_CHECK(fused_fwd == 0 && fused_bwd == 0 && bn_relu == 0 && adds == 4 && copies == 4);
+        } else {
+            /* the fused add: no forward add, dy copied to the skip only */
+            DBK_CHECK(fused_fwd == 1 && fused_bwd == 1 && bn_relu == 1 && adds == 3 && copies == 3);
+            /* x is the skip; the backward recomputes the mask with the forward's beta */
+            const dbk_op_desc *conv = &ops[0];
+            DBK_CHECK(conv->op == DBK_OP_CONV2D_FWD && f->src[3].buf == conv->dst[0].buf &&
+                      f->src[3].offset == conv->dst[0].offset);
+            DBK_CHECK(bw->src[5].buf == f->src[2].buf && bw->src[5].offset == f->src[2].offset);
+            DBK_CHECK(strstr(f->label, "+relu+add") && strstr(bw->label, "+relu+add"));
+        }
+        arena[off] = dbk_graph_arena_bytes(b.g);
+        built_free(&b);
+    }
+    DBK_CHECK_MSG(arena[0] == arena[1], "the arena differs: %zu fused, %zu unfused", arena[0], arena[1]);
+    return 0;
+}
+
+/* ResNet-18's two kinds of basic block, relu(x + bn(conv(relu(bn(conv(x)))))) and the one with
+ * a projection shortcut, relu(bn(conv1x1(x)) + branch): the add and ReLU fuse into the batch
+ * norm just before the add (bn2, then downsample.1). */
+static dbk_status lay_out_resnet_blocks(dbk_graph *g) {
+    dbk_value x = dbk_nn_conv(g, dbk_graph_value(g, false, 2, 3, 8, 8), 4, 3, 1, 1, "conv");
+    dbk_value b = dbk_nn_fork(g, x, "0.residual");
+    b = dbk_nn_relu(g, dbk_nn_batchnorm(g, dbk_nn_conv(g, b, 4, 3, 1, 1, "0.conv1"), "0.bn1"));
+    b = dbk_nn_batchnorm(g, dbk_nn_conv(g, b, 4, 3, 1, 1, "0.conv2"), "0.bn2");
+    dbk_value y = dbk_nn_relu(g, dbk_nn_add(g, x, b, "0.add"));
+    b = dbk_nn_fork(g, y, "1.residual");
+    b = dbk_nn_relu(g, dbk_nn_batchnorm(g, dbk_nn_conv(g, b, 8, 3, 2, 1, "1.conv1"), "1.bn1"));
+    b = dbk_nn_batchnorm(g, dbk_nn_conv(g, b, 8, 3, 1, 1, "1.conv2"), "1.bn2");
+    dbk_value s = dbk_nn_batchnorm(g, dbk_nn_conv(g, y, 8, 1, 2, 0, "1.downsample.0"), "1.downsample.1");
+    dbk_nn_relu(g, dbk_nn_add(g, s, b, "1.add"));
+    return dbk_graph_status(g);
+}
+
+static int add_then_relu_should_fuse_into_the_batchnorm_before_unless_turned_off(void) {
+    size_t arena[2];
+    for (int off = 0; off < 2; off++) {
+        built b;
+        DBK_CHECK_OK(plan_and_build_with(&b, lay_out_resnet_blocks, off));
+        int n = 0;
+        const dbk_op_desc *ops = dbk_graph_program(b.g, &n), *f = NULL, *any = NULL;
+        DBK_CHECK(ops != NULL);
+        const int fused = count_ops(ops, n, DBK_OP_BATCHNORM_ADD_RELU_FWD_TRAIN, &f);
+        const int adds = count_ops(ops, n, DBK_OP_ADD, &any), copies = count_ops(ops, n, DBK_OP_COPY, &any);
+        const int relu_fwd = count_ops(ops, n, DBK_OP_RELU_FWD, &any);
+        const int relu_bwd = count_ops(ops, n, DBK_OP_RELU_BWD, &any);
+        printf("  %s: fused %d, add %d, copy %d, relu %d + %d\n", off ? "no_fusion" : "fusion on", fused, adds, copies,
+               relu_fwd, relu_bwd);
+        if (off) {
+            DBK_CHECK(fused == 0 && adds == 4 && copies == 4 && relu_fwd == 4 && relu_bwd == 4);
+        } else {
+            /* no forward add, no copy: the skips' gradients come from RELU_BWD; the fork sums stay */
+            DBK_CHECK(fused == 2 && adds == 2 && copies == 0 && relu_fwd == 0 && relu_bwd == 2);
+            int masked = 0;   /* batch-norm backwards masked by a fused forward's output */
+            for (int i = 0; i < n; i++) {
+                if (ops[i].op != DBK_OP_BATCHNORM_RELU_BWD) continue;
+                for (int j = 0; j < n; j++)
+                    masked += ops[j].op == DBK_OP_BATCHNORM_ADD_RELU_FWD_TRAIN &&
+                              ops[i].src[5].buf == ops[j].dst[0].buf && ops[i].src[5].offset == ops[j].dst[0].offset &&
+                              strstr(ops[i].label, "+add+relu") != NULL;
+            }
+            DBK_CHECK_MSG(masked == 2, "%d batch-norm backwards masked by the fused add's output, expected 2", masked);
+            DBK_CHECK(strstr(f->label, "downsample.1+add+relu") != NULL);
+        }
+        arena[off] = dbk_graph_arena_bytes(b.g);
+        built_free(&b);
+    }
+    DBK_CHECK_MSG(arena[0] == arena[1], "the arena differs: %zu fused, %zu unfused", arena[0], arena[1]);
+    return 0;
+}
+
 /* ---------------------------------------------------------------------------------- */
 
 static void lr_rule(const dbk_step_ctx *ctx, const double k[4], void *dst) {
@@ -276,6 +378,8 @@ static int reusing_in_a_training_graph_or_with_another_shape_should_be_an_error(
 int main(void) {
     DBK_RUN(parameter_groups_should_be_contiguous_in_first_use_order);
     DBK_RUN(batchnorm_then_relu_should_fuse_unless_turned_off);
+    DBK_RUN(residual_add_after_batchnorm_relu_should_fuse_unless_turned_off);
+    DBK_RUN(add_then_relu_should_fuse_into_the_batchnorm_before_unless_turned_off);
     DBK_RUN(step_values_should_precede_counters_and_fill_from_their_rules);
     DBK_RUN(a_duplicate_step_value_should_be_an_error);
     DBK_RUN(reused_parameters_should_be_the_same_views);

@@ -94,6 +94,25 @@
      * dst0 dx  dst1 dgamma  dst2 dbeta (as BATCHNORM_BWD) */                                 \
     X(BATCHNORM_RELU_BWD, batchnorm_relu_bwd, bn, "x dy gamma mean invstd y",                 \
       "dx dgamma dbeta", bn, check_bn_relu_bwd, 11.0 * n_src(d, 0), all_bytes(d), BWD, OWN, ALL)\
+    /* Fusion of the residual add (docs/fusion.md; the graph emits these where a residual add  \
+     * takes a fused batch norm + ReLU's output, fp32 only): y = max(bn(x), 0) + skip, the      \
+     * ReLU's output never written. Slots as BATCHNORM_FWD_TRAIN plus src3 skip (N,C,H,W). */   \
+    X(BATCHNORM_RELU_ADD_FWD_TRAIN, batchnorm_relu_add_fwd_train, bn, "x gamma beta skip",    \
+      "y mean invstd running_mean running_var", bn, check_bn_fwd_train_skip,                  \
+      10.0 * n_src(d, 0), all_bytes(d), FWD, OWN, ALL)                                        \
+    /* Its backward with respect to x, gamma and beta (skip's gradient is dy itself):          \
+     * BATCHNORM_RELU_BWD with the mask recomputed as (x - mean) * (invstd * gamma) + beta > 0  \
+     * in float, the forward's own arithmetic, so no ReLU output is kept.                      \
+     * src0 x  src1 dy  src2 gamma  src3 mean  src4 invstd  src5 beta (C)                      \
+     * dst0 dx  dst1 dgamma  dst2 dbeta (as BATCHNORM_BWD) */                                 \
+    X(BATCHNORM_RELU_ADD_BWD, batchnorm_relu_add_bwd, bn, "x dy gamma mean invstd beta",      \
+      "dx dgamma dbeta", bn, check_bn_relu_add_bwd, 16.0 * n_src(d, 0), all_bytes(d), BWD, OWN, ALL)\
+    /* The same for ResNet-18/50's add, which ReLU follows: y = max(bn(x) + skip, 0). Its      \
+     * backward is BATCHNORM_RELU_BWD with y as the mask, and RELU_BWD for skip's gradient.     \
+     * Slots as BATCHNORM_RELU_ADD_FWD_TRAIN. */                                              \
+    X(BATCHNORM_ADD_RELU_FWD_TRAIN, batchnorm_add_relu_fwd_train, bn, "x gamma beta skip",    \
+      "y mean invstd running_mean running_var", bn, check_bn_fwd_train_skip,                  \
+      10.0 * n_src(d, 0), all_bytes(d), FWD, OWN, ALL)                                        \
                                                                                               \
     /* y = max(x, 0).       src0 x  dst0 y (any shape; y may alias x: in place allowed) */    \
     X(RELU_FWD, relu_fwd, eltwise, "x", "y", none, check_eltwise,                             \

@@ -174,6 +174,19 @@ static dbk_status check_bn_relu_bwd(const dbk_op_desc *d) {
     return want_same(d, &d->src[0], "x", &d->src[5], "y");
 }
 
+/* The training forward fused with a residual add: src3 skip like x. */
+static dbk_status check_bn_fwd_train_skip(const dbk_op_desc *d) {
+    DBK_TRY(check_bn_fwd_train(d));
+    DBK_TRY(want(d, &d->src[3], "skip", DBK_DTYPE_F32, 4));
+    return want_same(d, &d->src[0], "x", &d->src[3], "skip");
+}
+
+static dbk_status check_bn_relu_add_bwd(const dbk_op_desc *d) {
+    DBK_TRY(check_bn_bwd(d));
+    DBK_TRY(want(d, &d->src[0], "x", DBK_DTYPE_F32, 4));   /* f32 only: the mask recomputes bn(x) */
+    return check_channel_vec(d, &d->src[5], "beta", d->src[0].shape[1]);
+}
+
 /* The i-th space-separated word of slots into out ("" past the end), without a trailing '?'. */
 static void slot_word(const char *slots, int i, char *out, size_t cap) {
     const char *p = slots;

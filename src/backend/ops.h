@@ -154,7 +154,7 @@ typedef struct dbk_quant_params {
  * is not NULL; returns C. */
 int dbk_select_chunks(const int32_t *segments, int segment_count, int chunk, int32_t *chunks);
 
-#define DBK_OP_MAX_SRC 6   /* BATCHNORM_RELU_BWD: batch norm's five sources and the ReLU's output */
+#define DBK_OP_MAX_SRC 6   /* BATCHNORM_RELU_BWD, _RELU_ADD_BWD: batch norm's five sources and ReLU's mask source */
 #define DBK_OP_MAX_DST 5
 
 typedef struct dbk_op_desc {

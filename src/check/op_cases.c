@@ -30,7 +30,9 @@
  *    difference of nearly equal terms).
  *  - batchnorm fwd infer: 1e-9 (elementwise; rsqrt may differ by an ulp or two).
  *  - batchnorm fused with ReLU, fwd train / bwd: as the plain ops (1e-7, 1e-6): the clamp
- *    and the mask are exact, so only the batch norm's own rounding differs.
+ *    and the mask are exact, so only the batch norm's own rounding differs. The same for the
+ *    fusion with the residual add: the add is one rounding, and the backward's recomputed
+ *    mask is the same float expression on every backend (no contraction).
  *  - softmax xent fwd: 1e-8 (exp/log may differ by a few ulp; loss_sum sums N rows).
  *  - softmax xent bwd: 1e-9 (elementwise difference probs - target).
  *  - SGD, AdamW: 1e-10 (elementwise; fused multiply-add contraction may move the last bit,
@@ -309,7 +311,8 @@ static float *set_bn_input(tcase *c, int s, const int *d) {
     return x;
 }
 
-/* The training forward, plain or fused with ReLU (same slots). */
+/* The training forward, plain or fused with ReLU (same slots), or with ReLU and the residual
+ * add in either order (src3 skip). */
 static void bn_train_cases(dbk_op_checker *ck, dbk_op op) {
     for (size_t i = 0; i < BN_SHAPE_COUNT; i++) {
         const int *d = bn_shapes[i];
@@ -324,6 +327,8 @@ static void bn_train_cases(dbk_op_checker *ck, dbk_op op) {
         set_slot(c, DST(2), ROLE_OUT, DBK_DTYPE_F32, 1, d[1], 1, 1, 1);
         set_uniform(c, DST(3), ROLE_INOUT, -0.5f, 0.5f, 1, d[1], 1, 1, 1);
         set_uniform(c, DST(4), ROLE_INOUT, 0.5f, 1.5f, 1, d[1], 1, 1, 1);
+        if (op == DBK_OP_BATCHNORM_RELU_ADD_FWD_TRAIN || op == DBK_OP_BATCHNORM_ADD_RELU_FWD_TRAIN)
+            set_uniform(c, SRC(3), ROLE_IN, -1.0f, 1.0f, 4, d[0], d[1], d[2], d[3]);
         dbk_op_check_case(c);
     }
 }
@@ -333,6 +338,16 @@ OP_TEST(batchnorm_fwd_train, 1e-7);
 
 static void batchnorm_relu_fwd_train_cases(dbk_op_checker *ck) { bn_train_cases(ck, DBK_OP_BATCHNORM_RELU_FWD_TRAIN); }
 OP_TEST(batchnorm_relu_fwd_train, 1e-7);
+
+static void batchnorm_relu_add_fwd_train_cases(dbk_op_checker *ck) {
+    bn_train_cases(ck, DBK_OP_BATCHNORM_RELU_ADD_FWD_TRAIN);
+}
+OP_TEST(batchnorm_relu_add_fwd_train, 1e-7);
+
+static void batchnorm_add_relu_fwd_train_cases(dbk_op_checker *ck) {
+    bn_train_cases(ck, DBK_OP_BATCHNORM_ADD_RELU_FWD_TRAIN);
+}
+OP_TEST(batchnorm_add_relu_fwd_train, 1e-7);
 
 static void batchnorm_fwd_infer_cases(dbk_op_checker *ck) {
     for (size_t i = 0; i < BN_SHAPE_COUNT; i++) {
@@ -351,7 +366,9 @@ static void batchnorm_fwd_infer_cases(dbk_op_checker *ck) {
 OP_TEST(batchnorm_fwd_infer, 1e-9);
 
 /* The backward, plain or fused with ReLU (src5 y: the fused forward's output, about half of
- * it exact zeros, where dy is masked). f16 (the plain op): x is the f16 copy of the forward
+ * it exact zeros, where dy is masked) or with ReLU and the residual add (src5 beta: the mask
+ * is recomputed from x; beta in [-0.5, 0.5] puts the pre-activation's sign change inside
+ * every channel). f16 (the plain op): x is the f16 copy of the forward
  * input (mixed precision); mean and invstd stay those of the f32 input, as the forward pass
  * saved them. */
 static void bn_bwd_cases(dbk_op_checker *ck, dbk_op op) {
@@ -390,6 +407,7 @@ static void bn_bwd_cases(dbk_op_checker *ck, dbk_op op) {
             float *y = set_uniform(c, SRC(5), ROLE_IN, -1.0f, 1.0f, 4, d[0], d[1], d[2], d[3]);
             for (int64_t e = 0; e < m * d[1]; e++) y[e] = y[e] < 0.0f ? 0.0f : y[e];
         }
+        if (op == DBK_OP_BATCHNORM_RELU_ADD_BWD) set_uniform(c, SRC(5), ROLE_IN, -0.5f, 0.5f, 1, d[1], 1, 1, 1);
         dbk_op_check_case(c);
     }
 }
@@ -399,6 +417,9 @@ OP_TEST(batchnorm_bwd, 1e-6);
 
 static void batchnorm_relu_bwd_cases(dbk_op_checker *ck) { bn_bwd_cases(ck, DBK_OP_BATCHNORM_RELU_BWD); }
 OP_TEST(batchnorm_relu_bwd, 1e-6);
+
+static void batchnorm_relu_add_bwd_cases(dbk_op_checker *ck) { bn_bwd_cases(ck, DBK_OP_BATCHNORM_RELU_ADD_BWD); }
+OP_TEST(batchnorm_relu_add_bwd, 1e-6);
 
 /* ---------------------------------------------------------------------------------- */
 /* elementwise: relu, add, scale, fill, copy                                           */

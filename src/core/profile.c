@@ -409,7 +409,7 @@ const char *dbk_env_force_conv(void) {
 bool dbk_env_fusion(void) {
     const char *v = getenv("DBK_FUSE");
     if (!v || strcmp(v, "0")) return true;
-    dbk_log(DBK_LOG_LEVEL_INFO, "DBK_FUSE=0: batch norm and ReLU run as separate ops (no fusion)");
+    dbk_log(DBK_LOG_LEVEL_INFO, "DBK_FUSE=0: batch norm, ReLU and residual add run as separate ops (no fusion)");
     return false;
 }
 

@@ -97,8 +97,9 @@ bool dbk_env_vk_validation(void);
  * when unset or empty. */
 const char *dbk_env_force_conv(void);
 
-/* DBK_FUSE=0: training graphs keep batch norm and ReLU as separate ops instead of the fused
- * DBK_OP_BATCHNORM_RELU_* (docs/fusion.md). true (fusion on) when unset or anything else. */
+/* DBK_FUSE=0: training graphs keep batch norm, ReLU and residual add as separate ops instead
+ * of the fused DBK_OP_BATCHNORM_RELU_* and _RELU_ADD_* (docs/fusion.md). true (fusion on)
+ * when unset or anything else. */
 bool dbk_env_fusion(void);
 
 /* DBK_TUNE_CORRUPT=N: `daybreak tune` perturbs the device results of its N-th candidate

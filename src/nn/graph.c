@@ -571,6 +571,12 @@ static bool same_tensor(const dbk_tensor *a, const dbk_tensor *b) {
            !memcmp(a->shape, b->shape, sizeof a->shape);
 }
 
+/* Appends suffix to an op's label (a 64-byte entry of op_list.labels) where it fits. */
+static void label_append(char *label, const char *suffix) {
+    const size_t n = strlen(label), k = strlen(suffix);
+    if (n + k < sizeof ((op_list *)0)->labels[0]) memcpy(label + n, suffix, k + 1);
+}
+
 /* Fusion (docs/fusion.md): a ReLU on the output of the training batch norm built just before
  * turns that batch norm's forward and backward ops into DBK_OP_BATCHNORM_RELU_FWD_TRAIN and
  * _BWD, which clamp y and mask dy in the batch norm's own passes (y and dy each cross memory
@@ -589,16 +595,70 @@ static bool fuse_batchnorm_relu(dbk_graph *g, dbk_value x) {
     f->op = DBK_OP_BATCHNORM_RELU_FWD_TRAIN;
     b->op = DBK_OP_BATCHNORM_RELU_BWD;
     b->src[5] = x.data; /* the fused forward's output: ReLU's mask */
-    char *labels[2] = {g->fwd.labels[g->fwd.count - 1], g->bwd.labels[g->bwd.count - 1]};
-    for (int i = 0; i < 2; i++) {
-        const size_t n = strlen(labels[i]);
-        if (n + 5 < sizeof g->fwd.labels[0]) memcpy(labels[i] + n, "+relu", 6);
+    label_append(g->fwd.labels[g->fwd.count - 1], "+relu");
+    label_append(g->bwd.labels[g->bwd.count - 1], "+relu");
+    return true;
+}
+
+/* Fusion of ResNet-18/50's add (docs/fusion.md): a ReLU on y = skip + o, where the add is the
+ * last forward op and o the output of the training batch norm just before it, becomes
+ * DBK_OP_BATCHNORM_ADD_RELU_FWD_TRAIN writing y; backward, the add's copies of dy (the last
+ * backward ops) go: the batch norm's backward becomes DBK_OP_BATCHNORM_RELU_BWD reading y's
+ * gradient with y as the mask, and skip's gradient is RELU_BWD's output instead of a copy.
+ * o and its gradient are never written. Returns false, changing nothing, where the pattern is
+ * not there (and in the planning pass, which records no ops). */
+static bool fuse_add_relu(dbk_graph *g, dbk_value x) {
+    if (g->cfg.no_fusion || g->cfg.fp16 || !g->cfg.training || g->fwd.count < 2 || !x.grad.ndim ||
+        x.data.dtype != DBK_DTYPE_F32)
+        return false;
+    dbk_op_desc *add = &g->fwd.ops[g->fwd.count - 1], *f = &g->fwd.ops[g->fwd.count - 2];
+    if (add->op != DBK_OP_ADD || !same_tensor(&add->dst[0], &x.data) || f->op != DBK_OP_BATCHNORM_FWD_TRAIN ||
+        same_tensor(&add->src[0], &add->src[1]))
+        return false;
+    const int side = same_tensor(&add->src[0], &f->dst[0]) ? 0 : same_tensor(&add->src[1], &f->dst[0]) ? 1 : -1;
+    if (side < 0) return false;
+    /* the add's copies of dy, then (before them) the batch norm's backward */
+    int copies = 0;
+    while (copies < 2 && copies < g->bwd.count - 1) {
+        const dbk_op_desc *c = &g->bwd.ops[g->bwd.count - 1 - copies];
+        if (c->op != DBK_OP_COPY || !same_tensor(&c->src[0], &x.grad)) break;
+        copies++;
     }
+    dbk_op_desc *b = &g->bwd.ops[g->bwd.count - 1 - copies];
+    if (!copies || b->op != DBK_OP_BATCHNORM_BWD || b->src[0].dtype != DBK_DTYPE_F32) return false;
+    int to_bn = -1, to_skip = -1;   /* the copies into o's gradient and skip's */
+    for (int i = 0; i < copies; i++) {
+        const int at = g->bwd.count - 1 - i;
+        if (same_tensor(&g->bwd.ops[at].dst[0], &b->src[1])) to_bn = at;
+        else to_skip = at;
+    }
+    if (to_bn < 0) return false;
+
+    f->op = DBK_OP_BATCHNORM_ADD_RELU_FWD_TRAIN;
+    f->src[3] = add->src[1 - side];
+    f->dst[0] = x.data;
+    label_append(g->fwd.labels[g->fwd.count - 2], "+add+relu");
+    g->fwd.count--;   /* the add */
+    b->op = DBK_OP_BATCHNORM_RELU_BWD;
+    b->src[1] = x.grad;
+    b->src[5] = x.data; /* the fused forward's output: ReLU's mask */
+    label_append(g->bwd.labels[g->bwd.count - 1 - copies], "+add+relu");
+    dbk_op_desc skip_grad = {.op = DBK_OP_RELU_BWD};
+    char label[sizeof g->bwd.labels[0]] = "";
+    if (to_skip >= 0) {
+        skip_grad.src[0] = x.data;
+        skip_grad.src[1] = x.grad;
+        skip_grad.dst[0] = g->bwd.ops[to_skip].dst[0];
+        snprintf(label, sizeof label, "%s", g->bwd.labels[to_skip]);
+        label_append(label, "+relu");
+    }
+    g->bwd.count -= copies;
+    if (to_skip >= 0) dbk_graph_backward(g, &skip_grad, label);
     return true;
 }
 
 dbk_value dbk_nn_relu(dbk_graph *g, dbk_value x) {
-    if (fuse_batchnorm_relu(g, x)) return x;
+    if (fuse_add_relu(g, x) || fuse_batchnorm_relu(g, x)) return x;
     dbk_op_desc op = {.op = DBK_OP_RELU_FWD};
     op.src[0] = x.data;
     op.dst[0] = x.data;
@@ -839,10 +899,45 @@ dbk_value dbk_nn_fork(dbk_graph *g, dbk_value x, const char *name) {
     return y;
 }
 
+/* Fusion of the residual add (docs/fusion.md): y = skip + branch where branch is the output of
+ * the fused batch norm + ReLU built just before (its forward and backward the last ops, so
+ * nothing else reads branch or writes its gradient) becomes DBK_OP_BATCHNORM_RELU_ADD_FWD_TRAIN
+ * writing y, and _BWD reading y's gradient: branch and its gradient are never written, and
+ * the backward recomputes ReLU's mask from the batch norm's input. The add's backward then
+ * only copies dy to skip. Returns false, changing nothing, where the pattern is not there
+ * (and in the planning pass: y is allocated either way, so both passes plan the same). */
+static bool fuse_residual_add(dbk_graph *g, const dbk_value *skip, const dbk_value *branch, const dbk_value *y) {
+    if (g->cfg.no_fusion || g->cfg.fp16 || !g->cfg.training || !g->fwd.count || !g->bwd.count ||
+        same_tensor(&skip->data, &branch->data) || skip->data.dtype != DBK_DTYPE_F32 || !branch->grad.ndim)
+        return false;
+    dbk_op_desc *f = &g->fwd.ops[g->fwd.count - 1], *b = &g->bwd.ops[g->bwd.count - 1];
+    if (f->op != DBK_OP_BATCHNORM_RELU_FWD_TRAIN || !same_tensor(&f->dst[0], &branch->data)) return false;
+    if (b->op != DBK_OP_BATCHNORM_RELU_BWD || !same_tensor(&b->src[1], &branch->grad)) return false;
+    f->op = DBK_OP_BATCHNORM_RELU_ADD_FWD_TRAIN;
+    f->src[3] = skip->data;
+    f->dst[0] = y->data;
+    b->op = DBK_OP_BATCHNORM_RELU_ADD_BWD;
+    b->src[1] = y->grad;
+    b->src[5] = f->src[2]; /* beta: the mask is recomputed, no ReLU output is kept */
+    label_append(g->fwd.labels[g->fwd.count - 1], "+add");
+    label_append(g->bwd.labels[g->bwd.count - 1], "+add");
+    return true;
+}
+
 dbk_value dbk_nn_add(dbk_graph *g, dbk_value a, dbk_value b, const char *name) {
     char lb[96];
     dbk_value y = dbk_graph_value(g, a.grad.ndim || b.grad.ndim, a.data.shape[0], a.data.shape[1], a.data.shape[2],
                                   a.data.shape[3]);
+    const dbk_value *skip = fuse_residual_add(g, &a, &b, &y) ? &a : fuse_residual_add(g, &b, &a, &y) ? &b : NULL;
+    if (skip) {
+        if (skip->grad.ndim) { /* d(skip + branch)/d skip = 1 */
+            dbk_op_desc c = {.op = DBK_OP_COPY};
+            c.src[0] = y.grad;
+            c.dst[0] = skip->grad;
+            dbk_graph_backward(g, &c, label_of(lb, sizeof lb, name, skip == &a ? "bwd_a" : "bwd_b"));
+        }
+        return y;
+    }
     dbk_op_desc op = {.op = DBK_OP_ADD};
     op.src[0] = a.data;
     op.src[1] = b.data;

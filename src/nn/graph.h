@@ -94,7 +94,8 @@ typedef struct dbk_graph_config {
      * stay f32. */
     bool          fp16;
     /* Fusion off (DBK_FUSE=0, docs/fusion.md): a ReLU after a training batch norm stays two
-     * ops each way instead of DBK_OP_BATCHNORM_RELU_FWD_TRAIN / _BWD. */
+     * ops each way instead of DBK_OP_BATCHNORM_RELU_FWD_TRAIN / _BWD, and a residual add after
+     * those stays an add instead of DBK_OP_BATCHNORM_RELU_ADD_FWD_TRAIN / _BWD. */
     bool          no_fusion;
 } dbk_graph_config;
 
@@ -272,7 +273,8 @@ dbk_value dbk_nn_scale(dbk_graph *g, dbk_value x, float alpha, const char *name)
 /* The same data as x with its own gradient; its gradient is added into x's at the end of
  * the backward pass. Use it for the second consumer of an activation (residual blocks). */
 dbk_value dbk_nn_fork(dbk_graph *g, dbk_value x, const char *name);
-/* y = a + b (a residual sum); both gradients receive dy. */
+/* y = a + b (a residual sum); both gradients receive dy. Where a or b is the output of the
+ * fused batch norm + ReLU built just before, that op writes y itself (docs/fusion.md). */
 dbk_value dbk_nn_add(dbk_graph *g, dbk_value a, dbk_value b, const char *name);
 
 

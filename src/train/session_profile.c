@@ -33,7 +33,8 @@ void dbk_session_print_profile(const dbk_session *s, FILE *out) {
     double ops_total = 0.0, flops_total = 0.0;
     fprintf(out, "\nprofile: %ld training steps, batch %d, on %s (%s)\n", s->profiled_steps, s->cfg.batch,
             dbk_backend_kind_name(dbk_backend_get_kind(s->be)), dbk_backend_get_info(s->be)->name);
-    fprintf(out, "%-28s %-20s %10s %7s %10s %9s\n", "op", "kind", "ms/step", "share", "GFLOP", "GFLOP/s");
+    /* kind: 28 columns, the longest op name (batchnorm_relu_add_fwd_train) */
+    fprintf(out, "%-28s %-28s %10s %7s %10s %9s\n", "op", "kind", "ms/step", "share", "GFLOP", "GFLOP/s");
     const char *marked[4];   /* the algorithms other than the ops' plain ones, marked with '*' */
     int marked_count = 0;
     for (int i = 0; i < p->count; i++) {
@@ -44,12 +45,12 @@ void dbk_session_print_profile(const dbk_session *s, FILE *out) {
         int seen = 0;
         while (algo && seen < marked_count && strcmp(marked[seen], algo)) seen++;
         if (algo && seen == marked_count && marked_count < 4) marked[marked_count++] = algo;
-        fprintf(out, "%-28.28s %-20s %10.3f %6.1f%% %10.4f %9.1f%s\n", p->ops[i].label ? p->ops[i].label : "",
+        fprintf(out, "%-28.28s %-28s %10.3f %6.1f%% %10.4f %9.1f%s\n", p->ops[i].label ? p->ops[i].label : "",
                 dbk_op_name(p->ops[i].op), ms, 100.0 * s->op_seconds[i] / s->step_seconds, gflop,
                 ms > 0 ? gflop / (ms * 1e-3) : 0.0, algo ? " *" : "");
     }
     double step_ms = 1000.0 * s->step_seconds / steps, outside = s->step_seconds - ops_total;
-    fprintf(out, "%-28s %-20s %10.3f %6.1f%% %10.4f %9.1f\n", "total", "", step_ms, 100.0, flops_total,
+    fprintf(out, "%-28s %-28s %10.3f %6.1f%% %10.4f %9.1f\n", "total", "", step_ms, 100.0, flops_total,
             flops_total / (step_ms * 1e-3));
     fprintf(out, "outside ops: %.3f ms/step (%.1f%%)\n", 1000.0 * outside / steps, 100.0 * outside / s->step_seconds);
     for (int i = 0; i < marked_count; i++)

@@ -19,6 +19,13 @@
  *              y = max(y, 0); batchnorm_relu_bwd is the backward with dy read as
  *              dy * (y > 0) (relu_bwd), y the fused forward's output. The reference is
  *              literally that composition.
+ *   fused with ReLU and the residual add: batchnorm_relu_add_fwd_train is the fused forward,
+ *              then y = y + skip (add); batchnorm_relu_add_bwd is batchnorm_relu_bwd with
+ *              y > 0 recomputed as (x - mean) * (invstd * gamma) + beta > 0 from the saved
+ *              statistics: the forward's own float arithmetic (scale = invstd * gamma in float,
+ *              as the device kernels), so the mask is exactly the forward's.
+ *              batchnorm_add_relu_fwd_train (ResNet-18/50, ReLU after the add) is the training
+ *              forward, then y = skip + y, then y = max(y, 0).
  *
  * Layout: x, y, dy, dx (N,C,H,W); every per-channel vector (C). A channel's values are N
  * planes of H*W contiguous floats, one plane per image.
@@ -80,26 +87,36 @@ static double plane_sum_sq_dev(const float *x, int64_t n, double mean) {
     return (a0 + a1) + (a2 + a3);
 }
 
-/* *sum_dy += sum_j dy[j];  *sum_dy_xhat += sum_j dy[j] * xhat[j], xhat = (x - mu) * is in
- * float exactly as the forward normalises. */
-/* dy[j], or relu_bwd's dy[j] * (y[j] > 0) when y (the fused forward's output) is given. */
-static float grad_at(const float *dy, const float *y, int64_t j) {
-    return y && !(y[j] > 0.0f) ? 0.0f : dy[j];
+/* The ReLU mask of a fused backward, over one plane: none, the fused forward's output
+ * (y > 0), or the pre-activation recomputed from x (bn(x) > 0; the fused residual add). */
+typedef struct relu_mask {
+    const float *y;              /* (H*W) the fused forward's output, or NULL */
+    bool         from_x;         /* recompute (x - mu) * scale + shift > 0 */
+    float        mu, scale, shift;
+} relu_mask;
+
+/* dy[j], or relu_bwd's dy[j] * (pre-activation > 0) under a mask. */
+static float grad_at(const float *dy, const float *x, const relu_mask *mk, int64_t j) {
+    if (mk->y) return mk->y[j] > 0.0f ? dy[j] : 0.0f;
+    if (mk->from_x) return (x[j] - mk->mu) * mk->scale + mk->shift > 0.0f ? dy[j] : 0.0f;
+    return dy[j];
 }
 
-static void plane_sums_bwd(const float *x, const float *dy, const float *y, int64_t n, float mu, float is,
+/* *sum_dy += sum_j dy[j];  *sum_dy_xhat += sum_j dy[j] * xhat[j], xhat = (x - mu) * is in
+ * float exactly as the forward normalises. */
+static void plane_sums_bwd(const float *x, const float *dy, const relu_mask *mk, int64_t n, float mu, float is,
                            double *sum_dy, double *sum_dy_xhat) {
     double a[4] = {0.0, 0.0, 0.0, 0.0}, b[4] = {0.0, 0.0, 0.0, 0.0};
     int64_t j = 0;
     for (; j + 4 <= n; j += 4) {
         for (int l = 0; l < 4; l++) {
-            const float g = grad_at(dy, y, j + l);
+            const float g = grad_at(dy, x, mk, j + l);
             a[l] += (double)g;
             b[l] += (double)g * (double)((x[j + l] - mu) * is);
         }
     }
     for (; j < n; j++) {
-        const float g = grad_at(dy, y, j);
+        const float g = grad_at(dy, x, mk, j);
         a[0] += (double)g;
         b[0] += (double)g * (double)((x[j] - mu) * is);
     }
@@ -135,8 +152,10 @@ dbk_status dbk_cpu_batchnorm_fwd_train(dbk_backend *be, const dbk_op_desc *op) {
         const double var = ss / (double)m;
         const double invstd = 1.0 / sqrt(var + eps);
 
-        /* y = (x - mean) * (invstd * gamma) + beta, in float like the device kernels. */
-        const float mean_f = (float)mean, scale = (float)(invstd * (double)gamma[c]), shift = beta[c];
+        /* y = (x - mean) * (invstd * gamma) + beta, in float like the device kernels (the scale
+         * too: the fused residual add's backward recomputes these values from the saved
+         * mean and invstd, and must get the same bits). */
+        const float mean_f = (float)mean, scale = (float)invstd * gamma[c], shift = beta[c];
         for (int64_t i = 0; i < n; i++) {
             const float *xp = x + (i * C + c) * hw;
             float *yp = y + (i * C + c) * hw;
@@ -177,8 +196,9 @@ dbk_status dbk_cpu_batchnorm_fwd_infer(dbk_backend *be, const dbk_op_desc *op) {
     return DBK_OK;
 }
 
-/* The backward of batch norm; y (N,C,H,W) the fused forward's output, or NULL. */
-static dbk_status bn_bwd(const dbk_op_desc *op, const float *y) {
+/* The backward of batch norm. ReLU's mask: y (N,C,H,W) the fused forward's output, or beta
+ * (C) to recompute it from x (the fused residual add), or neither. */
+static dbk_status bn_bwd(const dbk_op_desc *op, const float *y, const float *beta) {
     int64_t n, C, hw;
     nchw(&op->src[0], &n, &C, &hw);
     const float *x = dbk_cpu_f32(&op->src[0]);        /* (N, C, H, W) */
@@ -194,10 +214,12 @@ static dbk_status bn_bwd(const dbk_op_desc *op, const float *y) {
 #pragma omp parallel for schedule(static)
     for (int64_t c = 0; c < C; c++) {
         const float mu = mean[c], is = invstd[c];
+        relu_mask mk = {.from_x = beta != NULL, .mu = mu, .scale = is * gamma[c], .shift = beta ? beta[c] : 0.0f};
         double sum_dy = 0.0, sum_dy_xhat = 0.0;
         for (int64_t i = 0; i < n; i++) {
             const int64_t p = (i * C + c) * hw;
-            plane_sums_bwd(x + p, dy + p, y ? y + p : NULL, hw, mu, is, &sum_dy, &sum_dy_xhat);
+            mk.y = y ? y + p : NULL;
+            plane_sums_bwd(x + p, dy + p, &mk, hw, mu, is, &sum_dy, &sum_dy_xhat);
         }
         dbeta[c] = (float)sum_dy;
         dgamma[c] = (float)sum_dy_xhat;
@@ -208,8 +230,9 @@ static dbk_status bn_bwd(const dbk_op_desc *op, const float *y) {
         const float a = (float)(sum_dy / (double)m), b = (float)(sum_dy_xhat / (double)m);
         for (int64_t i = 0; i < n; i++) {
             const int64_t p = (i * C + c) * hw;
+            mk.y = y ? y + p : NULL;
             for (int64_t j = 0; j < hw; j++)
-                dx[p + j] = k * (grad_at(dy + p, y ? y + p : NULL, j) - a - (x[p + j] - mu) * is * b);
+                dx[p + j] = k * (grad_at(dy + p, x + p, &mk, j) - a - (x[p + j] - mu) * is * b);
         }
     }
     return DBK_OK;
@@ -217,18 +240,49 @@ static dbk_status bn_bwd(const dbk_op_desc *op, const float *y) {
 
 dbk_status dbk_cpu_batchnorm_bwd(dbk_backend *be, const dbk_op_desc *op) {
     (void)be;
-    return bn_bwd(op, NULL);
+    return bn_bwd(op, NULL, NULL);
 }
 
-dbk_status dbk_cpu_batchnorm_relu_fwd_train(dbk_backend *be, const dbk_op_desc *op) {
-    DBK_TRY(dbk_cpu_batchnorm_fwd_train(be, op));
+/* y = max(y, 0) in place, y the op's dst0 */
+static dbk_status relu_in_place(dbk_backend *be, const dbk_op_desc *op) {
     dbk_op_desc relu = {.op = DBK_OP_RELU_FWD};
     relu.src[0] = op->dst[0];
     relu.dst[0] = op->dst[0];
     return dbk_cpu_relu_fwd(be, &relu);
 }
 
+/* y = skip + y in place, skip the op's src3: the residual add's operand order (the sum is
+ * the same either way) */
+static dbk_status add_skip(dbk_backend *be, const dbk_op_desc *op) {
+    dbk_op_desc add = {.op = DBK_OP_ADD};
+    add.src[0] = op->src[3];
+    add.src[1] = op->dst[0];
+    add.dst[0] = op->dst[0];
+    return dbk_cpu_add(be, &add);
+}
+
+dbk_status dbk_cpu_batchnorm_relu_fwd_train(dbk_backend *be, const dbk_op_desc *op) {
+    DBK_TRY(dbk_cpu_batchnorm_fwd_train(be, op));
+    return relu_in_place(be, op);
+}
+
 dbk_status dbk_cpu_batchnorm_relu_bwd(dbk_backend *be, const dbk_op_desc *op) {
     (void)be;
-    return bn_bwd(op, dbk_cpu_f32(&op->src[5]));
+    return bn_bwd(op, dbk_cpu_f32(&op->src[5]), NULL);
+}
+
+dbk_status dbk_cpu_batchnorm_relu_add_fwd_train(dbk_backend *be, const dbk_op_desc *op) {
+    DBK_TRY(dbk_cpu_batchnorm_relu_fwd_train(be, op));
+    return add_skip(be, op);
+}
+
+dbk_status dbk_cpu_batchnorm_add_relu_fwd_train(dbk_backend *be, const dbk_op_desc *op) {
+    DBK_TRY(dbk_cpu_batchnorm_fwd_train(be, op));
+    DBK_TRY(add_skip(be, op));
+    return relu_in_place(be, op);
+}
+
+dbk_status dbk_cpu_batchnorm_relu_add_bwd(dbk_backend *be, const dbk_op_desc *op) {
+    (void)be;
+    return bn_bwd(op, NULL, dbk_cpu_f32(&op->src[5]));
 }

@@ -13,9 +13,10 @@ static size_t reduce_wg(dbk_backend *be, cl_kernel k) {
     return ls;
 }
 
+/* relu: 0 none, 1 clamp, 2 clamp then add skip, 3 add skip then clamp (skip unread in 0, 1). */
 static dbk_status bn_apply(dbk_backend *be, dbk_ocl_launches *out, const dbk_tensor *x, const dbk_tensor *y,
                            const dbk_tensor *s0, const dbk_tensor *s1, const dbk_tensor *gamma, const dbk_tensor *beta,
-                           float eps, int infer, int relu) {
+                           float eps, int infer, int relu, const dbk_tensor *skip) {
     const int n = (int)x->shape[0], c = (int)x->shape[1], hw = (int)(x->shape[2] * x->shape[3]);
     dbk_ocl_args a;
     DBK_TRY(dbk_ocl_kernel(be, out, "bn_apply", &a));
@@ -31,10 +32,13 @@ static dbk_status bn_apply(dbk_backend *be, dbk_ocl_launches *out, const dbk_ten
     dbk_ocl_arg_float(&a, eps);
     dbk_ocl_arg_int(&a, infer);
     dbk_ocl_arg_int(&a, relu);
+    dbk_ocl_arg_tensor(&a, skip);
     return dbk_ocl_range2(&a, ((size_t)hw + 7) / 8, (size_t)(n * c));
 }
 
-/* Training forward, plain or fused with ReLU (DBK_OP_BATCHNORM_RELU_FWD_TRAIN). */
+/* Training forward, plain (relu 0), fused with ReLU (1, DBK_OP_BATCHNORM_RELU_FWD_TRAIN) or
+ * with ReLU and the residual add (2, DBK_OP_BATCHNORM_RELU_ADD_FWD_TRAIN; 3,
+ * DBK_OP_BATCHNORM_ADD_RELU_FWD_TRAIN: skip is src3). */
 static dbk_status fwd_train(dbk_backend *be, const dbk_op_desc *op, dbk_ocl_launches *out, int relu) {
     const dbk_tensor *x = &op->src[0];
     const int n = (int)x->shape[0], c = (int)x->shape[1], hw = (int)(x->shape[2] * x->shape[3]);
@@ -53,7 +57,7 @@ static dbk_status fwd_train(dbk_backend *be, const dbk_op_desc *op, dbk_ocl_laun
     const size_t global = ls * (size_t)c;
     DBK_TRY(dbk_ocl_args_done(&a, 1, &global, &ls));
     return bn_apply(be, out, x, &op->dst[0], &op->dst[1], &op->dst[2], &op->src[1], &op->src[2], op->p.bn.eps, 0,
-                    relu);
+                    relu, relu >= 2 ? &op->src[3] : x);
 }
 
 dbk_status dbk_ocl_record_batchnorm_fwd_train(dbk_backend *be, const dbk_op_desc *op, dbk_ocl_launches *out) {
@@ -64,15 +68,27 @@ dbk_status dbk_ocl_record_batchnorm_relu_fwd_train(dbk_backend *be, const dbk_op
     return fwd_train(be, op, out, 1);
 }
 
-dbk_status dbk_ocl_record_batchnorm_fwd_infer(dbk_backend *be, const dbk_op_desc *op, dbk_ocl_launches *out) {
-    return bn_apply(be, out, &op->src[0], &op->dst[0], &op->src[3], &op->src[4], &op->src[1], &op->src[2], op->p.bn.eps,
-                    1, 0);
+dbk_status dbk_ocl_record_batchnorm_relu_add_fwd_train(dbk_backend *be, const dbk_op_desc *op,
+                                                      dbk_ocl_launches *out) {
+    return fwd_train(be, op, out, 2);
 }
 
-/* Backward, plain or fused with ReLU: y (the fused forward's output) masks dy; without
- * fusion dy stands in for it, unread. */
+dbk_status dbk_ocl_record_batchnorm_add_relu_fwd_train(dbk_backend *be, const dbk_op_desc *op,
+                                                      dbk_ocl_launches *out) {
+    return fwd_train(be, op, out, 3);
+}
+
+dbk_status dbk_ocl_record_batchnorm_fwd_infer(dbk_backend *be, const dbk_op_desc *op, dbk_ocl_launches *out) {
+    return bn_apply(be, out, &op->src[0], &op->dst[0], &op->src[3], &op->src[4], &op->src[1], &op->src[2], op->p.bn.eps,
+                    1, 0, &op->src[0]);
+}
+
+/* Backward, plain (relu 0) or fused with ReLU: y (the fused forward's output) masks dy
+ * (relu 1), or the pre-activation recomputed with beta (relu 2, the fused residual add).
+ * Unread slots are bound to tensors of the op: dy for y, gamma for beta. */
 static dbk_status bwd(dbk_backend *be, const dbk_op_desc *op, dbk_ocl_launches *out, int relu) {
-    const dbk_tensor *x = &op->src[0], *y = relu ? &op->src[5] : &op->src[1];
+    const dbk_tensor *x = &op->src[0], *y = relu == 1 ? &op->src[5] : &op->src[1];
+    const dbk_tensor *beta = relu == 2 ? &op->src[5] : &op->src[2];
     const int n = (int)x->shape[0], c = (int)x->shape[1], hw = (int)(x->shape[2] * x->shape[3]);
     dbk_ocl_args a;
     DBK_TRY(dbk_ocl_kernel(be, out, "bn_bwd_reduce", &a));
@@ -81,6 +97,8 @@ static dbk_status bwd(dbk_backend *be, const dbk_op_desc *op, dbk_ocl_launches *
     dbk_ocl_arg_tensor(&a, &op->src[1]);
     dbk_ocl_arg_tensor(&a, y);
     dbk_ocl_arg_int(&a, relu);
+    dbk_ocl_arg_tensor(&a, &op->src[2]);
+    dbk_ocl_arg_tensor(&a, beta);
     dbk_ocl_arg_int(&a, n);
     dbk_ocl_arg_int(&a, c);
     dbk_ocl_arg_int(&a, hw);
@@ -108,6 +126,7 @@ static dbk_status bwd(dbk_backend *be, const dbk_op_desc *op, dbk_ocl_launches *
     dbk_ocl_arg_tensor(&a, &op->src[4]);
     dbk_ocl_arg_tensor(&a, &op->dst[1]);
     dbk_ocl_arg_tensor(&a, &op->dst[2]);
+    dbk_ocl_arg_tensor(&a, beta);
     return dbk_ocl_range2(&a, ((size_t)hw + 7) / 8, (size_t)(n * c));
 }
 
@@ -117,4 +136,8 @@ dbk_status dbk_ocl_record_batchnorm_bwd(dbk_backend *be, const dbk_op_desc *op, 
 
 dbk_status dbk_ocl_record_batchnorm_relu_bwd(dbk_backend *be, const dbk_op_desc *op, dbk_ocl_launches *out) {
     return bwd(be, op, out, 1);
+}
+
+dbk_status dbk_ocl_record_batchnorm_relu_add_bwd(dbk_backend *be, const dbk_op_desc *op, dbk_ocl_launches *out) {
+    return bwd(be, op, out, 2);
 }

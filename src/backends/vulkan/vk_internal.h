@@ -45,7 +45,7 @@
 #include "backend/backend_impl.h"
 #include "backend/conv_choice.h"
 
-#define DBK_VK_MAX_BINDINGS   9      /* bindings per shader (the augment images array is one; bn_bwd_data has 9) */
+#define DBK_VK_MAX_BINDINGS   10     /* bindings per shader (the augment images array is one; bn_bwd_data has 10) */
 #define DBK_VK_WINDOWS        4      /* windows of a windowed binding (shaders/common/window.glsl) */
 #define DBK_VK_PUSH_BYTES     128    /* push-constant block of every shader (the guaranteed minimum) */
 #define DBK_VK_MAX_SPEC       8      /* specialization constants per pipeline */
