@@ -207,6 +207,9 @@ static const conv_shape conv_shapes[] = {
     {2, 128, 9, 9, 128, 3, 3, 2, 2, 1, 1, "ResNet50 layer2.0.conv2: v1.5 strided 3x3, odd size"},
     {2, 256, 7, 7, 64, 1, 1, 1, 1, 0, 0, "ResNet50 bottleneck conv1: 1x1 reduction"},
     {3, 512, 1, 1, 10, 1, 1, 1, 1, 0, 0, "ResNet fc as a 1x1 convolution on the pooled features"},
+    {1, 3, 64, 64, 8, 7, 7, 2, 2, 3, 3, "ResNet stem 7x7/2, Q = 32: OpenCL's packed stride-2 vector path"},
+    {2, 16, 8, 8, 24, 1, 1, 1, 1, 0, 0, "1x1, P*Q = 64 (whole panels): OpenCL's GEMM stores into dx's layout"},
+    {1, 32, 16, 16, 48, 1, 1, 1, 1, 0, 0, "1x1, one image: OpenCL's GEMMs read x and write dx in place"},
 };
 
 /* An operand of a GEMM-shaped case: f32, or f16 in the mixed-precision cases. */
