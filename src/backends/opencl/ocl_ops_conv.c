@@ -264,15 +264,15 @@ dbk_status dbk_ocl_record_conv2d_bwd_data(dbk_backend *be, const dbk_op_desc *op
             DBK_TRY(reshuffle(be, out, &g, "gather_packed", dbk_ocl_mem(dy), dy_off, nb));
             const bool direct = nb == 1 || g.pq % g.panel == 0;
             if (direct) Cm = (dbk_ocl_matrix){dbk_ocl_mem(dx), dx_off, cols};
-            DBK_TRY(dbk_ocl_gemm_packed_record(be, out, false, g.crs, cols, g.K, 1.0f, Wt, ws, (cl_uint)g.r0_floats, 0.0f,
-                                               Cm, nb > 1 && direct ? g.pq : 0));
+            DBK_TRY(dbk_ocl_gemm_packed_record(be, out, false, g.crs, cols, g.K, 1.0f, Wt, ws, (cl_uint)g.r0_floats,
+                                               0.0f, Cm, nb > 1 && direct ? g.pq : 0));
             if (!direct) DBK_TRY(reshuffle_rows(be, out, &g, "scatter_nk", dbk_ocl_mem(dx), dx_off, g.C, 0, nb));
             continue;
         }
         if (g.packed) {
             DBK_TRY(reshuffle(be, out, &g, "gather_packed", dbk_ocl_mem(dy), dy_off, nb));
-            DBK_TRY(dbk_ocl_gemm_packed_record(be, out, false, g.crs, cols, g.K, 1.0f, Wt, ws, (cl_uint)g.r0_floats, 0.0f,
-                                               Cm, 0));
+            DBK_TRY(dbk_ocl_gemm_packed_record(be, out, false, g.crs, cols, g.K, 1.0f, Wt, ws, (cl_uint)g.r0_floats,
+                                               0.0f, Cm, 0));
         } else {
             dbk_ocl_matrix B = {dbk_ocl_mem(dy), dy_off, cols};
             if (g.nb > 1) {
