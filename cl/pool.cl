@@ -69,11 +69,7 @@ __kernel void maxpool_fwd_2x2_rows(__global const float *x, const uint x_off, __
 }
 
 /* Any window, stride and padding (ph, pw): taps outside x are skipped (-inf never wins); the
- * running maximum starts at -inf on the first tap inside x, as the CPU reference. The tap
- * loops run the whole R x S window with the bounds folded into a select (an outside tap
- * reads the plane's first element and never wins): loops of the same length in every
- * work-item, which PoCL vectorises across q; bounds that differed per work-item kept the
- * ResNet stem's 3x3/2 pooling scalar, at twice the CPU backend's time.
+ * running maximum starts at -inf on the first tap inside x, as the CPU reference.
  * global (Q, N*C*P) */
 __kernel void maxpool_fwd(__global const float *x, const uint x_off, __global float *y, const uint y_off,
                           __global int *arg, const uint arg_off, const int NCP, const int H, const int W,
@@ -84,18 +80,17 @@ __kernel void maxpool_fwd(__global const float *x, const uint x_off, __global fl
     const int p = row % P, plane = row / P;
     __global const float *xp = x + x_off + plane * H * W;
     const int h0 = p * sh - ph, w0 = q * sw - pw;
-    const int first = (h0 + max(0, -h0)) * W + w0 + max(0, -w0);
-    int best_i = first;
+    const int r_lo = max(0, -h0), r_hi = min(R, H - h0), s_lo = max(0, -w0), s_hi = min(S, W - w0);
+    int best_i = (h0 + r_lo) * W + w0 + s_lo;
     float best = -INFINITY;
-    for (int r = 0; r < R; r++)
-        for (int s = 0; s < S; s++) {
-            const int h = h0 + r, w = w0 + s;
-            const bool inside = h >= 0 && h < H && w >= 0 && w < W;
-            const int i = inside ? h * W + w : 0;
+    for (int r = r_lo; r < r_hi; r++)
+        for (int s = s_lo; s < s_hi; s++) {
+            const int i = (h0 + r) * W + w0 + s;
             const float v = xp[i];
-            const bool take = inside && (isgreater(v, best) || (isnan(v) && !isnan(best)));
-            best = take ? v : best;
-            best_i = take ? i : best_i;
+            if (v > best || (isnan(v) && !isnan(best))) {
+                best = v;
+                best_i = i;
+            }
         }
     y[y_off + row * Q + q] = best;
     arg[arg_off + row * Q + q] = best_i;
