@@ -49,15 +49,14 @@ __kernel void col2im(__global const float *dcol, const uint dcol_off, const int 
         dx[dx_off + ((b * C + c) * H + h) * W + w] = acc;
         return;
     }
-    for (int r = 0; r < R; r++) {
-        const int pn = h + ph - r;
-        if (pn < 0 || pn % sh) continue;
-        const int p = pn / sh;
+    /* Strided: only the taps r = r0, r0 + sh, ... (r0 = (h + ph) mod sh) reach an output row,
+     * at p = p0, p0 - 1, ...; likewise s and q. Two divisions per pixel instead of a modulo
+     * per tap, which made col2im cost more than its GEMM on the stride-2 layers. */
+    const int r0 = (h + ph) % sh, p0 = (h + ph) / sh;
+    const int s0 = (w + pw) % sw, q0 = (w + pw) / sw;
+    for (int r = r0, p = p0; r < R && p >= 0; r += sh, p--) {
         if (p >= P) continue;
-        for (int s = 0; s < S; s++) {
-            const int qn = w + pw - s;
-            if (qn < 0 || qn % sw) continue;
-            const int q = qn / sw;
+        for (int s = s0, q = q0; s < S && q >= 0; s += sw, q--) {
             if (q >= Q) continue;
             acc += dcol[dcol_off + ((c * R + r) * S + s) * cols + (b * P + p) * Q + q];
         }
@@ -111,6 +110,16 @@ __kernel void scatter_nk(__global const float *tmp, const uint tmp_off, const in
     if (j >= PQ || row >= nb * K) return;
     const int b = row / K, k = row % K;
     t[t_off + row * PQ + j] = tmp[tmp_off + k * (nb * PQ) + b * PQ + j];
+}
+
+/* wt (cols, rows) = w (rows, cols)^T: the weights of a backward-data GEMM, so that gemm_rb
+ * reads its A operand along rows instead of striding by C*R*S per step of K (2048 steps of
+ * 4 KiB in ResNet-50's layer4 projection: 5x the forward's time).  global (cols, rows) */
+__kernel void transpose(__global const float *w, const uint w_off, const int rows, const int cols,
+                        __global float *wt, const uint wt_off) {
+    const int j = get_global_id(0), i = get_global_id(1);
+    if (j >= cols || i >= rows) return;
+    wt[wt_off + j * rows + i] = w[w_off + i * cols + j];
 }
 
 /* ---------------------------------------------------------------------------------- */
@@ -171,6 +180,23 @@ __kernel void im2col_packed(__global const float *x, const uint x_off, const int
         }
 #endif
     }
+#if RB_W == 16
+    if (sw == 2 && Q % RB_W == 0 && col0 + RB_W <= cols) {
+        /* Stride 2 (the 7x7/2 stem): the panel's 16 taps are the even lanes of 32 consecutive
+         * inputs; a panel that touches the padding takes the element loop below. */
+        const int h = p * sh - ph + r, w0 = 2 * q - pw + s;
+        if (h < 0 || h >= H) {
+            IM_VSTORE((IM_VEC)(0.0f), 0, o);
+            return;
+        }
+        if (w0 >= 0 && w0 + 2 * RB_W <= W) {
+            __global const float *xr = x + x_off + ((b * C + c) * H + h) * W + w0;
+            IM_VSTORE(shuffle2(vload16(0, xr), vload16(0, xr + 16),
+                               (uint16)(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30)), 0, o);
+            return;
+        }
+    }
+#endif
 #pragma unroll
     for (int j = 0; j < RB_W; j++) {
         const int h = p * sh - ph + r, w = q * sw - pw + s;

@@ -215,6 +215,9 @@ static const conv_shape conv_shapes[] = {
     /* 3x3 stride-1 pad-1 with H != W and the last Winograd tiles cut short: 2 and 3 of 4
      * (F(4x4,3x3)), 0 and 1 of 2 (F(2x2,3x3)) */
     {2, 5, 10, 7, 6, 3, 3, 1, 1, 1, 1, "non-square, partial Winograd tiles"},
+    {1, 3, 64, 64, 8, 7, 7, 2, 2, 3, 3, "ResNet stem 7x7/2, Q = 32: OpenCL's packed stride-2 vector path"},
+    {2, 16, 8, 8, 24, 1, 1, 1, 1, 0, 0, "1x1, P*Q = 64 (whole panels): OpenCL's GEMM stores into dx's layout"},
+    {1, 32, 16, 16, 48, 1, 1, 1, 1, 0, 0, "1x1, one image: OpenCL's GEMMs read x and write dx in place"},
 };
 
 /* An operand of a GEMM-shaped case: f32, or f16 in the mixed-precision cases. */

@@ -15,16 +15,24 @@
  *
  * With the tiled GEMM ("opencl.gemm": "tiled") the B operand of each GEMM is produced packed
  * in panels of RB_W columns (gemm_rb in cl/gemm_tiled.cl): im2col_packed for the forward,
- * gather_packed for backward-data; backward-filter computes dw^T (CRS, K) = col . dy^T with
- * a row-major col, dy^T packed (gather_t_packed) and dw stored transposed by the GEMM.
+ * gather_packed for backward-data, whose A operand w^T is transposed once per op into
+ * workspace region 2 (gemm_rb reading a transposed A strides by C*R*S floats per step);
+ * backward-filter computes dw^T (CRS, K) = col . dy^T with a row-major col, dy^T packed
+ * (gather_t_packed) and dw stored transposed by the GEMM.
  * CLBlast takes the plain row-major matrices above.
+ *
+ * A 1x1 stride-1 unpadded convolution (ResNet-50's bottlenecks) needs no im2col: with gemm_rb
+ * its col is the chunk of x packed by gather_packed (vector copies where P*Q is a multiple
+ * of the panel width, which im2col_packed at ResNet's 56/28/14/7 widths is not), its
+ * backward-data GEMM stores into dx directly (no col2im) and its backward-filter GEMM reads x
+ * in place (one image) or after a gather_nk.
  *
  * 3x3 stride-1 pad-1 layers may run as Winograd F(2x2,3x3) or F(4x4,3x3) instead, per the profile
  * (ocl_ops_conv_winograd.c); this file stays the fallback for every other layer and device.
  *
- * The workspace is the backend's, sized at prepare time, in two regions: r0 (col or dcol) then
- * r1 (tmp, or the packed dy / dy^T); chunks run in order on the in-order queue, so they
- * share it.
+ * The workspace is the backend's, sized at prepare time, in up to three regions: r0 (col or
+ * dcol), r1 (tmp, or the packed dy / dy^T), r2 (w^T); chunks run in order on the in-order
+ * queue, so they share it.
  */
 #include <string.h>
 
@@ -39,9 +47,16 @@ typedef struct conv_geom {
     int panel;              /* RB_W when packed, else 1 */
     size_t r0_floats;       /* workspace region 0 (col, col^T or dcol) */
     size_t r1_floats;       /* workspace region 1 (tmp or packed dy) */
+    size_t r2_floats;       /* workspace region 2 (w^T for a packed backward-data) */
 } conv_geom;
 
 static size_t round_up(size_t v, size_t m) { return (v + m - 1) / m * m; }
+
+/* A 1x1 stride-1 unpadded convolution: col is x itself (C rows, P*Q = H*W), so im2col
+ * becomes a plain (or packing) copy of x, and col2im a copy back, or nothing. */
+static bool pointwise(const conv_geom *g) {
+    return g->R == 1 && g->S == 1 && g->sh == 1 && g->sw == 1 && g->ph == 0 && g->pw == 0;
+}
 
 /* Forward with gemm_rb: when a panel never straddles two images (P*Q a multiple of the
  * panel width), the GEMM stores straight into the (nb, K, P, Q) output: no tmp, no scatter. */
@@ -70,9 +85,11 @@ static conv_geom conv_geometry(const dbk_backend *be, const dbk_op_desc *op) {
     g.nb = nb;
     const size_t cols = (size_t)nb * (size_t)g.pq, pn = (size_t)g.panel;
     const size_t crs = (size_t)g.crs, k = (size_t)g.K;
+    g.r2_floats = 0;
     if (op->op == DBK_OP_CONV2D_BWD_DATA) {
         g.r0_floats = crs * cols;
         g.r1_floats = g.packed ? k * round_up(cols, pn) : (nb > 1 ? k * cols : 0);
+        g.r2_floats = g.packed ? k * crs : 0;
     } else if (op->op == DBK_OP_CONV2D_BWD_FILTER) {
         g.r0_floats = crs * cols;
         g.r1_floats = g.packed ? cols * round_up(k, pn) : (nb > 1 ? k * cols : 0);
@@ -88,7 +105,7 @@ size_t dbk_ocl_conv_workspace_bytes(const dbk_backend *be, const dbk_op_desc *op
         return 0;
     if (dbk_ocl_conv_winograd_chosen(be, op)) return dbk_ocl_conv_winograd_workspace_bytes(be, op);
     const conv_geom g = conv_geometry(be, op);
-    return (g.r0_floats + g.r1_floats) * sizeof(float);
+    return (g.r0_floats + g.r1_floats + g.r2_floats) * sizeof(float);
 }
 
 /* ---------------------------------------------------------------------------------- */
@@ -132,30 +149,49 @@ static dbk_status col2im(dbk_backend *be, dbk_ocl_launches *out, const conv_geom
     return dbk_ocl_range2(&a, (size_t)g->W / (v16 ? 16 : 1), (size_t)nb * (size_t)g->C * (size_t)g->H);
 }
 
-/* Workspace region 1 <-> a (nb,K,PQ) chunk of t: "gather_nk" (to a (K, nb*PQ) matrix),
- * "scatter_nk" (back) or "gather_packed" (to the matrix in panels). */
-static dbk_status reshuffle(dbk_backend *be, dbk_ocl_launches *out, const conv_geom *g, const char *kind, cl_mem t,
-                            cl_uint t_off, int nb) {
+/* The workspace at float offset ws_off <-> a (nb,rows,PQ) chunk of t: "gather_nk" (to a
+ * (rows, nb*PQ) matrix), "scatter_nk" (back), "gather_packed" (to the matrix in panels) or
+ * "gather_t_packed" (its transpose in panels). */
+static dbk_status reshuffle_rows(dbk_backend *be, dbk_ocl_launches *out, const conv_geom *g, const char *kind,
+                                 cl_mem t, cl_uint t_off, int rows, cl_uint ws_off, int nb) {
     dbk_ocl_args a;
     cl_mem ws = dbk_ocl(be)->workspace;
-    const cl_uint r1 = (cl_uint)g->r0_floats;
     const bool to_ws = strcmp(kind, "scatter_nk") != 0;
     DBK_TRY(dbk_ocl_kernel(be, out, kind, &a));
     dbk_ocl_arg_mem(&a, to_ws ? t : ws);
-    dbk_ocl_arg_uint(&a, to_ws ? t_off : r1);
-    dbk_ocl_arg_int(&a, g->K);
+    dbk_ocl_arg_uint(&a, to_ws ? t_off : ws_off);
+    dbk_ocl_arg_int(&a, rows);
     dbk_ocl_arg_int(&a, g->pq);
     dbk_ocl_arg_int(&a, nb);
     dbk_ocl_arg_mem(&a, to_ws ? ws : t);
-    dbk_ocl_arg_uint(&a, to_ws ? r1 : t_off);
+    dbk_ocl_arg_uint(&a, to_ws ? ws_off : t_off);
     const size_t cols = (size_t)nb * (size_t)g->pq, pn = (size_t)g->panel;
-    if (!strcmp(kind, "gather_packed")) return dbk_ocl_range1(&a, (cols + pn - 1) / pn * (size_t)g->K);
-    if (!strcmp(kind, "gather_t_packed")) return dbk_ocl_range1(&a, ((size_t)g->K + pn - 1) / pn * cols);
-    return dbk_ocl_range2(&a, (size_t)g->pq, (size_t)nb * (size_t)g->K);
+    if (!strcmp(kind, "gather_packed")) return dbk_ocl_range1(&a, (cols + pn - 1) / pn * (size_t)rows);
+    if (!strcmp(kind, "gather_t_packed")) return dbk_ocl_range1(&a, ((size_t)rows + pn - 1) / pn * cols);
+    return dbk_ocl_range2(&a, (size_t)g->pq, (size_t)nb * (size_t)rows);
+}
+
+/* Workspace region 1 <-> a (nb,K,PQ) chunk of t (y or dy). */
+static dbk_status reshuffle(dbk_backend *be, dbk_ocl_launches *out, const conv_geom *g, const char *kind, cl_mem t,
+                            cl_uint t_off, int nb) {
+    return reshuffle_rows(be, out, g, kind, t, t_off, g->K, (cl_uint)g->r0_floats, nb);
+}
+
+/* Workspace at float offset wt_off = the (cols, rows) transpose of the (rows, cols) tensor w. */
+static dbk_status transpose(dbk_backend *be, dbk_ocl_launches *out, const dbk_tensor *w, int rows, int cols,
+                            cl_uint wt_off) {
+    dbk_ocl_args a;
+    DBK_TRY(dbk_ocl_kernel(be, out, "transpose", &a));
+    dbk_ocl_arg_tensor(&a, w);
+    dbk_ocl_arg_int(&a, rows);
+    dbk_ocl_arg_int(&a, cols);
+    dbk_ocl_arg_mem(&a, dbk_ocl(be)->workspace);
+    dbk_ocl_arg_uint(&a, wt_off);
+    return dbk_ocl_range2(&a, (size_t)cols, (size_t)rows);
 }
 
 static dbk_status check_workspace(dbk_backend *be, const dbk_op_desc *op, const conv_geom *g) {
-    const size_t need = (g->r0_floats + g->r1_floats) * sizeof(float);
+    const size_t need = (g->r0_floats + g->r1_floats + g->r2_floats) * sizeof(float);
     if (need > dbk_ocl(be)->workspace_bytes || !dbk_ocl(be)->workspace)
         return dbk_set_error(DBK_ERR_INVALID_ARG, "%s%s%s was not prepared (workspace %zu bytes needed)",
                              dbk_op_name(op->op), op->label ? " for " : "", op->label ? op->label : "", need);
@@ -185,8 +221,11 @@ dbk_status dbk_ocl_record_conv2d_fwd(dbk_backend *be, const dbk_op_desc *op, dbk
     cl_mem ws = dbk_ocl(be)->workspace;
     for (int n0 = 0; n0 < g.N; n0 += g.nb) {
         const int nb = g.N - n0 < g.nb ? g.N - n0 : g.nb, cols = nb * g.pq;
-        DBK_TRY(im2col(be, out, &g, g.packed ? "im2col_packed" : "im2col", dbk_ocl_mem(x),
-                       dbk_ocl_off(x) + (cl_uint)(n0 * g.C * g.H * g.W), nb));
+        const cl_uint x_off = dbk_ocl_off(x) + (cl_uint)(n0 * g.C * g.H * g.W);
+        if (g.packed && pointwise(&g))   /* col = the chunk of x as a (C, cols) matrix, packed */
+            DBK_TRY(reshuffle_rows(be, out, &g, "gather_packed", dbk_ocl_mem(x), x_off, g.C, 0, nb));
+        else
+            DBK_TRY(im2col(be, out, &g, g.packed ? "im2col_packed" : "im2col", dbk_ocl_mem(x), x_off, nb));
         const cl_uint y_off = dbk_ocl_off(y) + (cl_uint)(n0 * g.K * g.pq);
         dbk_ocl_matrix A = {dbk_ocl_mem(w), dbk_ocl_off(w), g.crs};           /* w (K, CRS) */
         if (direct_store(&g)) {   /* gemm_rb writes the (nb, K, P, Q) chunk itself */
@@ -211,15 +250,29 @@ dbk_status dbk_ocl_record_conv2d_bwd_data(dbk_backend *be, const dbk_op_desc *op
         return dbk_ocl_fill_record(be, out, dbk_ocl_mem(dx), dbk_ocl_off(dx), (cl_uint)dbk_tensor_numel(dx), 0.0f);
     DBK_TRY(check_workspace(be, op, &g));
     cl_mem ws = dbk_ocl(be)->workspace;
+    const dbk_ocl_matrix Wt = {ws, (cl_uint)(g.r0_floats + g.r1_floats), g.K};   /* w^T (CRS, K), region 2 */
+    if (g.packed) DBK_TRY(transpose(be, out, w, g.K, g.crs, Wt.off));
     for (int n0 = 0; n0 < g.N; n0 += g.nb) {
         const int nb = g.N - n0 < g.nb ? g.N - n0 : g.nb, cols = nb * g.pq;
         const cl_uint dy_off = dbk_ocl_off(dy) + (cl_uint)(n0 * g.K * g.pq);
         dbk_ocl_matrix A = {dbk_ocl_mem(w), dbk_ocl_off(w), g.crs};   /* w (K, CRS), used transposed */
         dbk_ocl_matrix Cm = {ws, 0, cols};                            /* dcol (CRS, cols) */
+        const cl_uint dx_off = dbk_ocl_off(dx) + (cl_uint)(n0 * g.C * g.H * g.W);
+        if (g.packed && pointwise(&g)) {
+            /* dx chunk = w^T . dy: stored straight into dx (one image, or whole panels per
+             * image as the forward's direct store), else through dcol and a scatter. */
+            DBK_TRY(reshuffle(be, out, &g, "gather_packed", dbk_ocl_mem(dy), dy_off, nb));
+            const bool direct = nb == 1 || g.pq % g.panel == 0;
+            if (direct) Cm = (dbk_ocl_matrix){dbk_ocl_mem(dx), dx_off, cols};
+            DBK_TRY(dbk_ocl_gemm_packed_record(be, out, false, g.crs, cols, g.K, 1.0f, Wt, ws, (cl_uint)g.r0_floats,
+                                               0.0f, Cm, nb > 1 && direct ? g.pq : 0));
+            if (!direct) DBK_TRY(reshuffle_rows(be, out, &g, "scatter_nk", dbk_ocl_mem(dx), dx_off, g.C, 0, nb));
+            continue;
+        }
         if (g.packed) {
             DBK_TRY(reshuffle(be, out, &g, "gather_packed", dbk_ocl_mem(dy), dy_off, nb));
-            DBK_TRY(dbk_ocl_gemm_packed_record(be, out, true, g.crs, cols, g.K, 1.0f, A, ws, (cl_uint)g.r0_floats, 0.0f,
-                                               Cm, 0));
+            DBK_TRY(dbk_ocl_gemm_packed_record(be, out, false, g.crs, cols, g.K, 1.0f, Wt, ws, (cl_uint)g.r0_floats,
+                                               0.0f, Cm, 0));
         } else {
             dbk_ocl_matrix B = {dbk_ocl_mem(dy), dy_off, cols};
             if (g.nb > 1) {
@@ -228,7 +281,7 @@ dbk_status dbk_ocl_record_conv2d_bwd_data(dbk_backend *be, const dbk_op_desc *op
             }
             DBK_TRY(dbk_ocl_gemm_record(be, out, true, false, g.crs, cols, g.K, 1.0f, A, B, 0.0f, Cm));
         }
-        DBK_TRY(col2im(be, out, &g, dbk_ocl_mem(dx), dbk_ocl_off(dx) + (cl_uint)(n0 * g.C * g.H * g.W), nb));
+        DBK_TRY(col2im(be, out, &g, dbk_ocl_mem(dx), dx_off, nb));
     }
     return DBK_OK;
 }
@@ -255,9 +308,14 @@ dbk_status dbk_ocl_record_conv2d_bwd_filter(dbk_backend *be, const dbk_op_desc *
         const float beta = n0 == 0 ? 0.0f : 1.0f;
         if (g.packed) {
             /* dw^T (CRS, K) = col (CRS, cols) . dy^T (cols, K), stored transposed into dw */
-            DBK_TRY(im2col(be, out, &g, "im2col_plain", dbk_ocl_mem(x), x_off, nb));
-            DBK_TRY(reshuffle(be, out, &g, "gather_t_packed", dbk_ocl_mem(dy), dy_off, nb));
             dbk_ocl_matrix col = {ws, 0, cols};
+            if (!pointwise(&g))
+                DBK_TRY(im2col(be, out, &g, "im2col_plain", dbk_ocl_mem(x), x_off, nb));
+            else if (nb > 1)   /* col = the chunk of x as a (C, cols) matrix */
+                DBK_TRY(reshuffle_rows(be, out, &g, "gather_nk", dbk_ocl_mem(x), x_off, g.C, 0, nb));
+            else               /* one image: col is x itself */
+                col = (dbk_ocl_matrix){dbk_ocl_mem(x), x_off, cols};
+            DBK_TRY(reshuffle(be, out, &g, "gather_t_packed", dbk_ocl_mem(dy), dy_off, nb));
             DBK_TRY(dbk_ocl_gemm_packed_record(be, out, false, g.crs, g.K, cols, 1.0f, col, ws, (cl_uint)g.r0_floats,
                                                beta, Cm, -1));
         } else {
