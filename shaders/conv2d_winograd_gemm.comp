@@ -1,21 +1,23 @@
 #version 450
 /*
- * conv2d_winograd_gemm.comp — the 16 element-wise products of Winograd convolution
- * F(2x2, 3x3) (Lavin & Gray, "Fast Algorithms for Convolutional Neural Networks", 2015;
- * matrices as andravin/wincnn prints them), one batched GEMM: work-group z is the element e
- * of the 4x4 transformed tile, and
+ * conv2d_winograd_gemm.comp — the E element-wise products of Winograd convolution
+ * F(m x m, 3x3), m = 2 (E = 16) or 4 (E = 36) (Lavin & Gray, "Fast Algorithms for
+ * Convolutional Neural Networks", 2015; matrices as andravin/wincnn prints them), one batched
+ * GEMM: work-group z is the element e of the (m+2)x(m+2) transformed tile, and
  *   C[e] (M, N) = A[e] (M, K) . B[e] (K, N)        (+ beta * C[e]; beta == 0: C not read)
  * with A[e] row-major at ra + e*sa, B[e] at rb + e*sb row-major or, with trans_b, stored as
  * its transpose (N, K), C[e] at rc + e*sc. Tiled by common/gemm_core.glsl (grid x, y as there).
  *
  * The scheme (host: src/backends/vulkan/vk_ops_conv_winograd.c; the same as the OpenCL
  * path, cl/conv2d_winograd.cl). Letters as the CPU reference: x (N,C,H,W), w (K,C,3,3),
- * y (N,K,H,W); 2x2 output tiles, TH = ceil(H/2) by TW = ceil(W/2) per image, T tiles in a
- * chunk of images, tile t = (b, ty, tx).
+ * y (N,K,H,W); m x m output tiles, TH = ceil(H/m) by TW = ceil(W/m) per image, T tiles in a
+ * chunk of images, tile t = (b, ty, tx). F(2x2, 3x3):
  *   U = G g G^T   conv2d_winograd_filter   G   = [1 0 0; .5 .5 .5; .5 -.5 .5; 0 0 1]
  *   V = B^T d B   conv2d_winograd_input    B^T = [1 0 -1 0; 0 1 1 0; 0 -1 1 0; 0 1 0 -1]
  *   M[e] (K, T) = U[e] (K, C) . V[e] (C, T)         this shader, e = 4i + j
  *   Y = A^T M A   conv2d_winograd_output   A^T = [1 1 1 0; 0 1 -1 -1]
+ * F(4x4, 3x3): the same with the shaders conv2d_winograd4_* and the 6x6 matrices of
+ * common/winograd4.glsl, e = 6i + j.
  * Backward-data is the forward on dy with U of the filter rotated by 180 degrees, K and C
  * swapped. Backward-filter: Z = A dY A^T per tile (conv2d_winograd_dy), then
  * dU[e] (K, C) += Z[e] (K, T) . V[e]^T over the chunks (here, trans_b), then

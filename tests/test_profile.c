@@ -3,7 +3,7 @@
  * embedded platforms/ files, dotted-path lookups, unknown ids, and the DBK_PLATFORMS_DIR
  * override including a malformed file, duplicate ids, a device as a profile file, and
  * parsing from a buffer; the convolution choice read from a profile (backend/conv_choice.h):
- * Winograd's tile per key, and "winograd4" refused where the backend lacks F(4x4,3x3).
+ * Winograd's tile per key and section.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <stdio.h>
@@ -141,34 +141,30 @@ static int profile_parse_should_read_a_buffer(void) {
     return 0;
 }
 
-/* "winograd4" in conv_algorithm, conv_by_shape or DBK_FORCE_CONV: F(4x4,3x3) where the backend
- * has it (max_tile 4, OpenCL), one error line naming the key where it does not (Vulkan). */
-static int conv_choice_should_read_winograd4_and_refuse_it_without_f4x4(void) {
+/* "winograd4" in conv_algorithm, conv_by_shape or DBK_FORCE_CONV: F(4x4,3x3) on both device
+ * backends (each reads its own section), per key; an unknown name fails naming the key. */
+static int conv_choice_should_read_winograd4_per_section(void) {
     unsetenv("DBK_FORCE_CONV");
     const char *text = "{\"id\": \"t\", \"opencl\": {\"conv_algorithm\": \"winograd4\", \"conv_by_shape\": "
                        "{\"64x128x32x32\": \"winograd\", \"3x64x32x32\": \"im2col\", \"512x512x4x4\": \"winograd4\"}}, "
-                       "\"vulkan\": {\"conv_algorithm\": \"winograd\", \"conv_by_shape\": {\"8x8x8x8\": \"winograd4\"}}}";
+                       "\"vulkan\": {\"conv_algorithm\": \"winograd\", \"conv_by_shape\": {\"8x8x8x8\": \"winograd4\", "
+                       "\"9x9x9x9\": \"winograd8\"}}}";
     dbk_profile *p = NULL;
     DBK_CHECK_OK(dbk_profile_parse(text, strlen(text), "inline", &p));
     dbk_conv_choice c;
-    DBK_CHECK_OK(dbk_conv_choice_read(p, "opencl", 0, 4, &c));
+    DBK_CHECK_OK(dbk_conv_choice_read(p, "opencl", 0, &c));
     DBK_CHECK(c.algorithm == DBK_CONV_WINOGRAD && c.tile == 4 && !strcmp(dbk_conv_choice_name(&c), "winograd4"));
     DBK_CHECK(c.by_shape_count == 3 && c.by_shape[0].tile == 2 && c.by_shape[1].tile == 0 && c.by_shape[2].tile == 4);
-    DBK_CHECK(dbk_conv_choice_read(p, "opencl", 0, 2, &c) == DBK_ERR_UNSUPPORTED);
-    DBK_CHECK_MSG(strstr(dbk_last_error(), "opencl.conv_algorithm asks for winograd4") &&
-                      strstr(dbk_last_error(), "has Winograd F(2x2,3x3) only"),
-                  "'%s'", dbk_last_error());
-    DBK_CHECK(dbk_conv_choice_read(p, "vulkan", 0, 2, &c) == DBK_ERR_UNSUPPORTED);
-    DBK_CHECK_MSG(strstr(dbk_last_error(), "vulkan.conv_by_shape entry \"8x8x8x8\" asks for winograd4") &&
-                      strstr(dbk_last_error(), "the vulkan backend has Winograd F(2x2,3x3) only"),
-                  "'%s'", dbk_last_error());
+    DBK_CHECK(dbk_conv_choice_read(p, "vulkan", 0, &c) == DBK_ERR_FORMAT);
+    DBK_CHECK_MSG(strstr(dbk_last_error(), "vulkan.conv_by_shape entry \"9x9x9x9\": \"winograd8\""), "'%s'",
+                  dbk_last_error());
     setenv("DBK_FORCE_CONV", "winograd4", 1);
-    const dbk_status vk = dbk_conv_choice_read(NULL, "vulkan", 0, 2, &c);
-    const bool vk_named = strstr(dbk_last_error(), "DBK_FORCE_CONV=winograd4 asks for winograd4") != NULL;
-    const dbk_status cl = dbk_conv_choice_read(NULL, "opencl", 0, 4, &c);
+    const dbk_status vk = dbk_conv_choice_read(NULL, "vulkan", 0, &c);
+    const bool vk_all4 = c.algorithm == DBK_CONV_WINOGRAD_ALL && c.tile == 4;
+    const dbk_status cl = dbk_conv_choice_read(NULL, "opencl", 0, &c);
     unsetenv("DBK_FORCE_CONV");
     dbk_profile_destroy(p);
-    DBK_CHECK(vk == DBK_ERR_UNSUPPORTED && vk_named);
+    DBK_CHECK(vk == DBK_OK && vk_all4);
     DBK_CHECK(cl == DBK_OK && c.algorithm == DBK_CONV_WINOGRAD_ALL && c.tile == 4);
     return 0;
 }
@@ -181,6 +177,6 @@ int main(void) {
     DBK_RUN(duplicate_profile_ids_should_be_refused_naming_both_files);
     DBK_RUN(a_device_as_a_profile_file_should_be_refused);
     DBK_RUN(profile_parse_should_read_a_buffer);
-    DBK_RUN(conv_choice_should_read_winograd4_and_refuse_it_without_f4x4);
+    DBK_RUN(conv_choice_should_read_winograd4_per_section);
     return dbk_test_finish();
 }

@@ -476,7 +476,7 @@ int main(int argc, char **argv) {
     if (!(mb >= 1.0 && mb <= 65536.0)) mb = 64.0;
     pl.im2col_budget = (size_t)(mb * 1048576.0);
     if (max_alloc && pl.im2col_budget > max_alloc / 2) pl.im2col_budget = (size_t)(max_alloc / 2);
-    dbk_status st = dbk_conv_choice_read(prof, "opencl", (size_t)max_alloc, 4, &pl.choice);
+    dbk_status st = dbk_conv_choice_read(prof, "opencl", (size_t)max_alloc, &pl.choice);
     char profile_id[64];
     snprintf(profile_id, sizeof profile_id, "%s", dbk_profile_id(prof));
     dbk_profile_destroy(prof);

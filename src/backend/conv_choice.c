@@ -17,15 +17,9 @@ static int tile_of_name(const char *algo) {
     return -1;
 }
 
-/* The Vulkan backend has F(2x2,3x3) only: asking it for F(4x4,3x3) fails, never substitutes. */
-static dbk_status tile_unsupported(const char *section, const char *where) {
-    return dbk_set_error(DBK_ERR_UNSUPPORTED, "%s asks for winograd4 (F(4x4,3x3)): the %s backend has Winograd F(2x2,3x3) only",
-                         where, section);
-}
-
 /* <section>.conv_by_shape: {"CxKxHxW": "winograd" | "winograd4" | "im2col", ...}; a malformed
  * entry fails with its name. */
-static dbk_status read_by_shape(const dbk_profile *p, const char *section, int max_tile, dbk_conv_choice *c) {
+static dbk_status read_by_shape(const dbk_profile *p, const char *section, dbk_conv_choice *c) {
     char path[64];
     snprintf(path, sizeof path, "%s.conv_by_shape", section);
     c->by_shape_count = 0;
@@ -41,11 +35,6 @@ static dbk_status read_by_shape(const dbk_profile *p, const char *section, int m
                                  "profile %s: %s entry \"%s\": \"%s\" (expected \"CxKxHxW\": \"winograd\", "
                                  "\"winograd4\" or \"im2col\")",
                                  dbk_profile_id(p), path, key, algo);
-        if (tile > max_tile) {
-            char where[192];
-            snprintf(where, sizeof where, "profile %s: %s entry \"%s\"", dbk_profile_id(p), path, key);
-            return tile_unsupported(section, where);
-        }
         if (i >= DBK_CONV_SHAPES_MAX)
             return dbk_set_error(DBK_ERR_FORMAT, "profile %s: %s has more than %d entries", dbk_profile_id(p), path,
                                  DBK_CONV_SHAPES_MAX);
@@ -58,8 +47,7 @@ static dbk_status read_by_shape(const dbk_profile *p, const char *section, int m
     }
 }
 
-dbk_status dbk_conv_choice_read(const dbk_profile *p, const char *section, size_t max_alloc, int max_tile,
-                                dbk_conv_choice *out) {
+dbk_status dbk_conv_choice_read(const dbk_profile *p, const char *section, size_t max_alloc, dbk_conv_choice *out) {
     memset(out, 0, sizeof *out);
     char path[64];
     snprintf(path, sizeof path, "%s.conv_algorithm", section);
@@ -71,18 +59,12 @@ dbk_status dbk_conv_choice_read(const dbk_profile *p, const char *section, size_
     if (tile < 0)
         return dbk_set_error(DBK_ERR_FORMAT, "profile %s: %s is '%s', expected \"im2col\", \"winograd\" or \"winograd4\"",
                              dbk_profile_id(p), path, algo);
-    if (tile > max_tile) {
-        char where[160];
-        if (forced) snprintf(where, sizeof where, "DBK_FORCE_CONV=%s", forced);
-        else snprintf(where, sizeof where, "profile %s: %s", dbk_profile_id(p), path);
-        return tile_unsupported(section, where);
-    }
     out->tile = tile;
     out->algorithm = tile == 0 ? DBK_CONV_DIRECT : forced ? DBK_CONV_WINOGRAD_ALL : DBK_CONV_WINOGRAD;
     snprintf(path, sizeof path, "%s.winograd_min_channels", section);
     const double ch = p ? dbk_profile_number(p, path, 16.0) : 16.0;
     out->min_channels = ch >= 1.0 && ch <= 65536.0 ? (int)ch : 16;
-    if (p) DBK_TRY(read_by_shape(p, section, max_tile, out));
+    if (p) DBK_TRY(read_by_shape(p, section, out));
     snprintf(path, sizeof path, "%s.winograd_workspace_mb", section);
     double mb = p ? dbk_profile_number(p, path, 32.0) : 32.0;
     if (!(mb >= 1.0 && mb <= 65536.0)) mb = 32.0;

@@ -1,8 +1,8 @@
 /*
  * conv_choice.h — which convolution algorithm a device backend gives each 3x3 stride-1 pad-1
  * layer: its direct path (im2col + GEMM on OpenCL, the implicit-GEMM shaders on Vulkan),
- * Winograd F(2x2, 3x3) (ocl_ops_conv_winograd.c, vk_ops_conv_winograd.c) or, OpenCL only,
- * Winograd F(4x4, 3x3). One reading of the profile for both backends, so the keys mean the
+ * Winograd F(2x2, 3x3) or F(4x4, 3x3) (ocl_ops_conv_winograd.c, vk_ops_conv_winograd.c). One
+ * reading of the profile for both backends, so the keys mean the
  * same under "opencl" and "vulkan":
  *   <section>.conv_algorithm         "im2col" (the default) | "winograd" (F(2x2,3x3)) |
  *                                    "winograd4" (F(4x4,3x3), the tile of the width rule)
@@ -16,7 +16,7 @@
  *   <section>.winograd_workspace_mb  bytes of transformed planes per chunk of images (32)
  * DBK_FORCE_CONV=im2col|winograd|winograd4 (core/profile.h) overrides conv_algorithm; with
  * winograd(4) every eligible layer, whatever its width, runs Winograd (the ops tests force each
- * path). A backend without F(4x4,3x3) (max_tile 2: Vulkan) refuses "winograd4" anywhere.
+ * path).
  * Value data, no ownership.
  */
 #ifndef DBK_BACKEND_CONV_CHOICE_H
@@ -46,11 +46,9 @@ typedef struct dbk_conv_choice {
 } dbk_conv_choice;
 
 /* Reads the keys above from `section` ("opencl" or "vulkan") of p (NULL: defaults), the budget capped at
- * max_alloc / 2 when max_alloc is non-zero. max_tile: the largest Winograd tile the backend has
- * (4 on OpenCL, 2 on Vulkan). DBK_ERR_FORMAT names a malformed key, DBK_ERR_INVALID_ARG a bad
- * DBK_FORCE_CONV, DBK_ERR_UNSUPPORTED a tile above max_tile asked for by either. */
-dbk_status dbk_conv_choice_read(const dbk_profile *p, const char *section, size_t max_alloc, int max_tile,
-                                dbk_conv_choice *out);
+ * max_alloc / 2 when max_alloc is non-zero. DBK_ERR_FORMAT names a malformed key,
+ * DBK_ERR_INVALID_ARG a bad DBK_FORCE_CONV. */
+dbk_status dbk_conv_choice_read(const dbk_profile *p, const char *section, size_t max_alloc, dbk_conv_choice *out);
 
 /* The Winograd output tile chosen for op (a conv op): 2 (F(2x2,3x3)), 4 (F(4x4,3x3)) or 0 (the
  * direct path: not 3x3 stride-1 pad-1, empty, or not chosen for its shape). */

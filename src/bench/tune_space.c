@@ -61,7 +61,7 @@ static void opencl_gemm_rb(dbk_tune_search *s, const dbk_profile *base) {
 }
 
 /* Winograd or the direct path per layer shape, on either backend (section "opencl" or
- * "vulkan"): every eligible layer measured each way (OpenCL: also F(4x4,3x3), "winograd4");
+ * "vulkan"): every eligible layer measured each way (Winograd as F(2x2,3x3) and F(4x4,3x3));
  * the choice is made per shape (dbk_tune_search.per_shape) and written as
  * <section>.conv_by_shape. The labels are the conv_by_shape values. */
 static void winograd_by_shape(dbk_tune_search *s, const char *section) {
@@ -72,13 +72,13 @@ static void winograd_by_shape(dbk_tune_search *s, const char *section) {
     char patch[256];
     snprintf(patch, sizeof patch, "{\"%s\": {\"conv_algorithm\": \"im2col\", \"conv_by_shape\": null}}", section);
     add(s, "im2col", patch);
-    snprintf(patch, sizeof patch,
-             "{\"%s\": {\"conv_algorithm\": \"winograd\", \"winograd_min_channels\": 1, \"conv_by_shape\": null}}",
-             section);
-    add(s, "winograd", patch);
-    if (strcmp(section, "opencl")) return;   /* the Vulkan backend has F(2x2,3x3) only */
-    add(s, "winograd4",
-        "{\"opencl\": {\"conv_algorithm\": \"winograd4\", \"winograd_min_channels\": 1, \"conv_by_shape\": null}}");
+    static const char *const winograds[] = {"winograd", "winograd4"};
+    for (int i = 0; i < 2; i++) {
+        snprintf(patch, sizeof patch,
+                 "{\"%s\": {\"conv_algorithm\": \"%s\", \"winograd_min_channels\": 1, \"conv_by_shape\": null}}",
+                 section, winograds[i]);
+        add(s, winograds[i], patch);
+    }
 }
 
 static void opencl_winograd(dbk_tune_search *s, const dbk_profile *base) {

@@ -93,8 +93,7 @@ bool dbk_env_vk_validation(void);
 /* DBK_FORCE_CONV=im2col|winograd|winograd4: the convolution algorithm of the OpenCL and Vulkan
  * backends' 3x3 stride-1 layers, overriding the profile's "opencl.conv_algorithm" /
  * "vulkan.conv_algorithm" (winograd, winograd4: every such layer, whatever its width, as
- * F(2x2,3x3) or F(4x4,3x3); the Vulkan backend refuses winograd4; backend/conv_choice.h). NULL
- * when unset or empty. */
+ * F(2x2,3x3) or F(4x4,3x3); backend/conv_choice.h). NULL when unset or empty. */
 const char *dbk_env_force_conv(void);
 
 /* DBK_FUSE=0: training graphs keep batch norm, ReLU and residual add as separate ops instead

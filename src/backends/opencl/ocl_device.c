@@ -256,7 +256,7 @@ static dbk_status setup(dbk_backend *be, int index) {
     if (!(mb >= 1.0 && mb <= 65536.0)) mb = 64.0;
     c->conv_budget = (size_t)(mb * 1048576.0);
     if (c->max_alloc && c->conv_budget > c->max_alloc / 2) c->conv_budget = (size_t)(c->max_alloc / 2);
-    if (st == DBK_OK) st = dbk_conv_choice_read(p, "opencl", (size_t)c->max_alloc, 4, &c->conv);
+    if (st == DBK_OK) st = dbk_conv_choice_read(p, "opencl", (size_t)c->max_alloc, &c->conv);
     if (st == DBK_OK) st = dbk_ocl_blas_setup(be, p);
     dbk_profile_destroy(owned);
     DBK_TRY(st);

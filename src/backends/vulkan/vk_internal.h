@@ -336,11 +336,12 @@ dbk_status dbk_vk_workspace(dbk_backend *be, size_t nbytes, dbk_buffer **out);
 void       dbk_vk_tile_spec(const dbk_vk_state *vk, const dbk_vk_tiles *tiles, uint64_t m, uint64_t n,
                             dbk_vk_dispatch *d);
 
-/* vk_ops_conv_winograd.c: 3x3 stride-1 pad-1 convolutions as Winograd F(2x2,3x3). */
+/* vk_ops_conv_winograd.c: 3x3 stride-1 pad-1 convolutions as Winograd F(2x2,3x3) or F(4x4,3x3). */
 bool       dbk_vk_conv_winograd_chosen(const dbk_backend *be, const dbk_op_desc *op);
 size_t     dbk_vk_conv_winograd_workspace_bytes(const dbk_backend *be, const dbk_op_desc *op);
 dbk_status dbk_vk_record_conv2d_winograd(dbk_backend *be, dbk_vk_rec *rec, const dbk_op_desc *op);
-/* vtable op_algorithm: "winograd F(2x2,3x3)" for a conv op that runs as Winograd, else NULL. */
+/* vtable op_algorithm: "winograd F(2x2,3x3)" or "winograd F(4x4,3x3)" for a conv op that runs as
+ * Winograd, else NULL. */
 const char *dbk_vk_op_algorithm(const dbk_backend *be, const dbk_op_desc *op);
 
 #endif
