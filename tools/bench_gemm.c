@@ -66,7 +66,11 @@ static size_t round_up(size_t v, size_t m) { return (v + m - 1) / m * m; }
 /* 10 independent accumulator chains hide the FMA latency (4-5 cycles) behind 2 FMA units. */
 __attribute__((target("avx2,fma"))) static void *fma_chains(void *arg) {
     float *sink = arg;
-    __m256 a0 = _mm256_set1_ps(0.0f), a1 = a0, a2 = a0, a3 = a0, a4 = a0, a5 = a0, a6 = a0, a7 = a0, a8 = a0, a9 = a0;
+    /* Distinct starting values: with equal ones the compiler merges the ten chains into one. */
+    __m256 a0 = _mm256_set1_ps(0.0f), a1 = _mm256_set1_ps(0.1f), a2 = _mm256_set1_ps(0.2f),
+           a3 = _mm256_set1_ps(0.3f), a4 = _mm256_set1_ps(0.4f), a5 = _mm256_set1_ps(0.5f),
+           a6 = _mm256_set1_ps(0.6f), a7 = _mm256_set1_ps(0.7f), a8 = _mm256_set1_ps(0.8f),
+           a9 = _mm256_set1_ps(0.9f);
     const __m256 x = _mm256_set1_ps(0.999999f), y = _mm256_set1_ps(1e-7f);
     for (long i = 0; i < PEAK_ITERS; i++) {
         a0 = _mm256_fmadd_ps(a0, x, y); a1 = _mm256_fmadd_ps(a1, x, y);
