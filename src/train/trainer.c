@@ -527,6 +527,10 @@ static dbk_status train_epoch(run *r, const dbk_train_options *opt, dbk_epoch_re
     }
     dbk_epoch_counters tc;
     DBK_TRY(dbk_session_end_epoch(s, &tc)); /* synchronises the device */
+    /* An asynchronous device lets the loop above enqueue the whole epoch in a moment and wait
+     * here: a signal that came during that wait stops the run now, before the evaluation, and
+     * the epoch is dropped as one stopped between steps is. */
+    if ((*stopped = stop_requested(opt)) != 0) return DBK_OK;
     e->epoch_seconds = dbk_time_now() - start;
     DBK_TRY(dbk_peers_combine_epoch(opt->peers, &tc, &e->epoch_seconds)); /* all ranks: the slowest's time */
     dbk_mlperf_log_event(&r->mlperf, DBK_MLPERF_END, "epoch_stop", e->epoch);
