@@ -302,6 +302,29 @@ static int stopped_rank_should_time_out_the_job(void) {
     return 0;
 }
 
+/* SIGTERM to rank 1 alone (as a scheduler or a user may send it): the ranks agree on the stop
+ * at the next step boundary, so the whole job stops cleanly with 143 well before the exchange
+ * timeout, and rank 0's result.json says interrupted (without the agreement rank 0 waits in
+ * the exchange that rank 1 left until --dist-timeout ends it with an error). */
+static int terminated_rank_should_stop_every_rank(void) {
+    double seconds = 0;
+    const int status = signal_rank_one("terminated", SIGTERM, "--dist-timeout 30", 60, &seconds);
+    printf("  job ended with status %d %.1f s after rank 1 got SIGTERM\n", status, seconds);
+    DBK_CHECK_MSG(status == 128 + SIGTERM, "the job's status is %d, not %d:\n%s", status, 128 + SIGTERM, out);
+    DBK_CHECK_MSG(seconds < 25 && !strstr(out, "did not complete within"), "the job waited for the timeout:\n%s", out);
+    DBK_CHECK_MSG(strstr(out, "interrupted by SIGTERM") && strstr(out, "mpirun -np 2 daybreak train --distributed --resume"),
+                  "rank 0 did not report the stop and how to resume it:\n%s", out);
+    char ckpt[1024];
+    snprintf(ckpt, sizeof ckpt, "%s/terminated/resume.ckpt", tmp);
+    DBK_CHECK_MSG(access(ckpt, F_OK) == 0, "no resume.ckpt after the stop");
+    cJSON *res = result_of("terminated");
+    DBK_CHECK(res != NULL);
+    const cJSON *st = cJSON_GetObjectItem(res, "status");
+    DBK_CHECK_MSG(cJSON_IsString(st) && !strcmp(st->valuestring, "interrupted"), "result.json's status is not interrupted");
+    cJSON_Delete(res);
+    return 0;
+}
+
 /* ---------------------------------------------------------------------------------- */
 /* a killed job resumed                                                               */
 
@@ -483,6 +506,7 @@ int main(int argc, char **argv) {
     DBK_RUN(report_should_show_the_scaling_efficiency_against_one_process);
     DBK_RUN(killed_rank_should_end_the_job_with_an_error);
     DBK_RUN(stopped_rank_should_time_out_the_job);
+    DBK_RUN(terminated_rank_should_stop_every_rank);
     DBK_RUN(killed_job_should_resume_to_the_uninterrupted_result);
     DBK_RUN(streamed_dataset_should_train_sharded);
     return dbk_test_finish();

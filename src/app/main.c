@@ -333,8 +333,12 @@ static int train_outcome(const dbk_train_options *opt, const dbk_train_report *r
     } else if (st != DBK_OK) {
         return dbk_cli_fail(NULL);
     } else if (rep->status == DBK_RUN_INTERRUPTED) {
-        printf("interrupted by %s after epoch %d; resume with: daybreak train --resume %s\n",
-               rep->stop_signal == SIGINT ? "SIGINT" : "SIGTERM", rep->epochs_run, opt->out_dir);
+        const char *sig = rep->stop_signal == SIGINT ? "SIGINT" : "SIGTERM";
+        if (opt->peers)
+            printf("interrupted by %s after epoch %d; resume with: mpirun -np %d daybreak train --distributed --resume %s\n",
+                   sig, rep->epochs_run, opt->peers->size, opt->out_dir);
+        else printf("interrupted by %s after epoch %d; resume with: daybreak train --resume %s\n", sig, rep->epochs_run,
+                    opt->out_dir);
         return 128 + rep->stop_signal;
     } else if (rep->status == DBK_RUN_REACHED) {
         const dbk_epoch_record *hit = &rep->epochs[rep->epochs_to_target - 1];
@@ -412,8 +416,7 @@ static int train(const dbk_cli_train_args *t, uint64_t seed, bool resume, int ar
 
     dbk_train_report *rep = dbk_calloc(1, sizeof *rep);
     if (!rep) return dbk_cli_fail("train");
-    if (!peers) catch_stop_signals(); /* a distributed job ends on a signal: see docs/distributed.md */
-    else opt.stop_signal = NULL;
+    catch_stop_signals(); /* distributed: the ranks agree on the stop (docs/distributed.md) */
     dbk_status st = dbk_train_run(&opt, rep);
     if (peers && st != DBK_OK && st != DBK_ERR_DIVERGED && strncmp(dbk_last_error(), "rank ", 5) != 0) {
         char reason[1024]; /* a copy: the message is rewritten in the buffer it lives in */

@@ -20,6 +20,14 @@ dbk_status dbk_peers_slowest(const dbk_peers *p, double *seconds, const char *wh
     return p ? p->reduce(p->ctx, seconds, 1, DBK_PEERS_MAX, what) : DBK_OK;
 }
 
+dbk_status dbk_peers_agree_stop(const dbk_peers *p, int *signal) {
+    if (!p) return DBK_OK;
+    double v = *signal;
+    DBK_TRY(p->reduce(p->ctx, &v, 1, DBK_PEERS_MAX, "stop signal"));
+    *signal = (int)v;
+    return DBK_OK;
+}
+
 bool dbk_peers_evaluates(const dbk_peers *p) { return !p || p->rank == 0; }
 
 bool dbk_peers_writes_files(const dbk_peers *p) { return !p || p->rank == 0; }

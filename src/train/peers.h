@@ -86,6 +86,10 @@ dbk_status dbk_peers_slowest(const dbk_peers *p, double *seconds, const char *wh
 bool       dbk_peers_evaluates(const dbk_peers *p);
 /* Rank 0's evaluation (counters and seconds) to every rank. */
 dbk_status dbk_peers_share_eval(const dbk_peers *p, struct dbk_epoch_counters *c, double *seconds);
+/* The stop signal the ranks agree on (the largest of theirs, 0 if none): a SIGINT or SIGTERM
+ * that reached one rank stops every rank at the same step boundary, instead of leaving the
+ * others waiting in an exchange the stopped rank never joins. */
+dbk_status dbk_peers_agree_stop(const dbk_peers *p, int *signal);
 /* Whether this rank writes the run's files (rank 0, or the only process). */
 bool       dbk_peers_writes_files(const dbk_peers *p);
 

@@ -497,7 +497,11 @@ static dbk_status prepare(run *r, const dbk_train_options *opt, dbk_train_report
     return write_files(r, opt, rep);
 }
 
-static int stop_requested(const dbk_train_options *opt) { return opt->stop_signal ? (int)*opt->stop_signal : 0; }
+/* *stopped: the signal that stops the run here, agreed by every rank (0: go on). */
+static dbk_status stop_requested(const dbk_train_options *opt, int *stopped) {
+    *stopped = opt->stop_signal ? (int)*opt->stop_signal : 0;
+    return dbk_peers_agree_stop(opt->peers, stopped);
+}
 
 /* Trains one epoch's steps into e (train loss, accuracy, time, lr). *stopped is the signal
  * that ended it early (the record is then incomplete), 0 otherwise. */
@@ -513,7 +517,8 @@ static dbk_status train_epoch(run *r, const dbk_train_options *opt, dbk_epoch_re
     DBK_TRY(dbk_session_begin_epoch(s, e->epoch, opt->seed));
     if (r->loader) DBK_TRY(dbk_loader_begin_epoch(r->loader, e->epoch));
     for (int step = 0; step < epoch_steps; step++) {
-        if ((*stopped = stop_requested(opt)) != 0) return dbk_backend_sync(r->be);
+        DBK_TRY(stop_requested(opt, stopped));
+        if (*stopped) return dbk_backend_sync(r->be);
         if (r->loader) { /* the next decoded batch; the threads are already on the ones after it */
             dbk_loader_batch b;
             DBK_TRY(dbk_loader_next(r->loader, &b));
@@ -530,7 +535,8 @@ static dbk_status train_epoch(run *r, const dbk_train_options *opt, dbk_epoch_re
     /* An asynchronous device lets the loop above enqueue the whole epoch in a moment and wait
      * here: a signal that came during that wait stops the run now, before the evaluation, and
      * the epoch is dropped as one stopped between steps is. */
-    if ((*stopped = stop_requested(opt)) != 0) return DBK_OK;
+    DBK_TRY(stop_requested(opt, stopped));
+    if (*stopped) return DBK_OK;
     e->epoch_seconds = dbk_time_now() - start;
     DBK_TRY(dbk_peers_combine_epoch(opt->peers, &tc, &e->epoch_seconds)); /* all ranks: the slowest's time */
     dbk_mlperf_log_event(&r->mlperf, DBK_MLPERF_END, "epoch_stop", e->epoch);

@@ -16,7 +16,8 @@
  * is read until it returns.
  *
  * Stopping: when *stop_signal becomes non-zero (a signal handler sets it) the run stops at the
- * next step boundary; the epoch in progress is dropped, the files say "interrupted" and
+ * next step boundary (in a distributed run every rank stops there, whichever rank got the
+ * signal: the ranks agree on it at each boundary); the epoch in progress is dropped, the files say "interrupted" and
  * resume.ckpt holds the last completed epoch. With resume set the run goes on from out_dir's
  * resume.ckpt: the same numbers as an uninterrupted run, the clock going on from the saved
  * clock plus the time to restore the state (the time between is not counted).
