@@ -8,6 +8,9 @@
  *     never reach the driver, and the rebuilt program computes correctly;
  *   - both GEMM paths, our tiled kernels and CLBlast, selected through a profile folder
  *     (DBK_PLATFORMS_DIR), against the CPU reference on GEMM and the three convolutions;
+ *   - the GEMM plan of a convolution (ocl_conv_plan.h, which tools/bench_gemm.c times) is the
+ *     GEMMs the recorders issue: as many gemm_rb launches, each with the planned M x N, for
+ *     im2col, F(2x2,3x3) and F(4x4,3x3), several chunks, 1x1 and strided layers;
  *   - programs: replay accumulates, timed runs report device time for every op;
  *   - small writes, staged and not waiting for the queue, land in queue order between ops;
  *   - the vectorised 2x2 max pool keeps the CPU's tie and NaN rules and argmax exactly;
@@ -326,6 +329,120 @@ static int tiled_gemm_rb2_should_match_the_cpu(void) {
 static int clblast_gemm_path_should_match_the_cpu(void) { return gemm_path("clblast", DBK_OCL_GEMM_CLBLAST, ""); }
 
 /* ---------------------------------------------------------------------------------- */
+/* the GEMM plan of a convolution (ocl_conv_plan.h) against the launches recorded          */
+
+/* A profile folder whose device profile has 1 MiB workspaces, so that the test's small
+ * convolutions run in several chunks, the last one smaller. */
+static int use_small_workspace_profile(const char *device) {
+    char path[1200], text[1024];
+    const char *dir = dbk_test_tmpdir("conv_plan");
+    DBK_CHECK(dir != NULL);
+    snprintf(path, sizeof path, "%s/default.json", dir);
+    snprintf(text, sizeof text, "{\"id\": \"default\", \"opencl\": {\"gemm\": \"clblast\"}}\n");
+    DBK_CHECK_OK(dbk_file_write_atomic(path, text, strlen(text)));
+    snprintf(path, sizeof path, "%s/device.json", dir);
+    snprintf(text, sizeof text,
+             "{\"id\": \"test-plan\", \"match\": [\"%s\"], \"backends\": [\"opencl\"], \"opencl\": {\"gemm\": "
+             "\"tiled\", \"conv_workspace_mb\": 1, \"winograd_workspace_mb\": 1}}\n",
+             device);
+    DBK_CHECK_OK(dbk_file_write_atomic(path, text, strlen(text)));
+    setenv("DBK_PLATFORMS_DIR", dir, 1);
+    return 0;
+}
+
+static bool is_gemm_rb(const dbk_ocl_launch *l) {
+    char name[64] = "";
+    if (l->kind != DBK_OCL_LAUNCH_KERNEL ||
+        clGetKernelInfo(l->kernel, CL_KERNEL_FUNCTION_NAME, sizeof name, name, NULL) != CL_SUCCESS)
+        return false;
+    return !strcmp(name, "gemm_rb") || !strcmp(name, "gemm_rb2");
+}
+
+/* Records op and compares its gemm_rb launches, in order, with the plan: as many, and each
+ * launch's range the one gemm_rb needs for the planned M x N (RB_M x RB_W blocks, rounded up
+ * to the work-group). */
+static int plan_should_match_launches(dbk_backend *be, const dbk_op_desc *op, const char *what) {
+    const dbk_ocl_conv_config cfg = dbk_ocl_conv_config_of(be);
+    dbk_ocl_conv_gemm plan[DBK_OCL_CONV_MAX_GEMMS];
+    const int shapes = dbk_ocl_conv_gemm_plan(&cfg, op, plan);
+    DBK_CHECK_OK(dbk_backend_prepare(be, op));
+    dbk_ocl_launches l = {0};
+    const dbk_ocl_record_fn record = op->op == DBK_OP_CONV2D_FWD         ? dbk_ocl_record_conv2d_fwd
+                                     : op->op == DBK_OP_CONV2D_BWD_DATA ? dbk_ocl_record_conv2d_bwd_data
+                                                                        : dbk_ocl_record_conv2d_bwd_filter;
+    DBK_CHECK_OK(record(be, op, &l));
+    const dbk_ocl_gemm_tiles *t = &dbk_ocl(be)->tiles;
+    int planned = 0, issued = 0, shape = 0, of_shape = 0, wrong = -1;
+    for (int i = 0; i < shapes; i++) planned += plan[i].count;
+    for (int i = 0; i < l.count; i++) {
+        if (!is_gemm_rb(&l.items[i])) continue;
+        issued++;
+        if (shape >= shapes || wrong >= 0) continue;
+        const size_t panels = ((size_t)plan[shape].n + (size_t)t->rb_w - 1) / (size_t)t->rb_w;
+        const size_t blocks[2] = {t->rb_v == 2 ? (panels + 1) / 2 : panels,
+                                  ((size_t)plan[shape].m + (size_t)t->rb_m - 1) / (size_t)t->rb_m};
+        for (int d = 0; d < 2; d++) {
+            const size_t local = l.items[i].local[d];
+            if (!local || l.items[i].global[d] != (blocks[d] + local - 1) / local * local) wrong = issued;
+        }
+        if (++of_shape == plan[shape].count) shape++, of_shape = 0;
+    }
+    dbk_ocl_launches_free(&l);
+    DBK_CHECK_MSG(issued == planned && issued > 0, "%s: %d gemm_rb launches recorded, the plan says %d", what, issued,
+                  planned);
+    DBK_CHECK_MSG(wrong < 0, "%s: gemm_rb launch %d has another M x N than the plan's", what, wrong);
+    return 0;
+}
+
+static int conv_gemm_plan_should_match_the_launches(void) {
+    dbk_device_info info;
+    DBK_CHECK_OK(dbk_backend_device_info(DBK_BACKEND_KIND_OPENCL, 0, &info));
+    if (use_small_workspace_profile(info.name)) return 1;
+    /* N C K H W R stride pad: chunks with a smaller last one; a 1x1 layer (gather_packed,
+     * P*Q = 196 not a multiple of the panel); a strided layer; one image */
+    static const int shapes[][8] = {
+        {7, 32, 32, 16, 16, 3, 1, 1}, {5, 32, 64, 14, 14, 1, 1, 0}, {3, 16, 32, 16, 16, 3, 2, 1}, {1, 8, 8, 8, 8, 3, 1, 1},
+    };
+    static const char *const algorithms[] = {"im2col", "winograd", "winograd4"};
+    static const dbk_op ops[] = {DBK_OP_CONV2D_FWD, DBK_OP_CONV2D_BWD_DATA, DBK_OP_CONV2D_BWD_FILTER};
+    int rc = 0;
+    for (int a = 0; a < 3 && rc == 0; a++) {
+        setenv("DBK_FORCE_CONV", algorithms[a], 1);
+        dbk_backend *be;
+        dbk_status st = create(&be);
+        unsetenv("DBK_FORCE_CONV");
+        DBK_CHECK_OK(st);
+        for (size_t s = 0; s < sizeof shapes / sizeof shapes[0] && rc == 0; s++) {
+            const int *v = shapes[s];
+            const int p = (v[3] + 2 * v[7] - v[5]) / v[6] + 1;
+            dbk_buffer *bx = NULL, *bw = NULL, *by = NULL;
+            DBK_CHECK_OK(dbk_buffer_create(be, (size_t)v[0] * v[1] * v[3] * v[4] * 4, &bx));
+            DBK_CHECK_OK(dbk_buffer_create(be, (size_t)v[2] * v[1] * v[5] * v[5] * 4, &bw));
+            DBK_CHECK_OK(dbk_buffer_create(be, (size_t)v[0] * v[2] * p * p * 4, &by));
+            const dbk_tensor x = dbk_tensor_make(bx, 0, DBK_DTYPE_F32, 4, v[0], v[1], v[3], v[4]);
+            const dbk_tensor w = dbk_tensor_make(bw, 0, DBK_DTYPE_F32, 4, v[2], v[1], v[5], v[5]);
+            const dbk_tensor y = dbk_tensor_make(by, 0, DBK_DTYPE_F32, 4, v[0], v[2], p, p);
+            for (int o = 0; o < 3 && rc == 0; o++) {
+                dbk_op_desc d = {.op = ops[o]};
+                d.p.conv = (dbk_conv2d_params){.stride_h = v[6], .stride_w = v[6], .pad_h = v[7], .pad_w = v[7]};
+                const dbk_tensor *in0 = ops[o] == DBK_OP_CONV2D_BWD_DATA ? &y : &x;
+                const dbk_tensor *in1 = ops[o] == DBK_OP_CONV2D_BWD_FILTER ? &y : &w;
+                const dbk_tensor *dst = ops[o] == DBK_OP_CONV2D_FWD ? &y : ops[o] == DBK_OP_CONV2D_BWD_DATA ? &x : &w;
+                d.src[0] = *in0, d.src[1] = *in1, d.dst[0] = *dst;
+                char what[160];
+                snprintf(what, sizeof what, "%s %s N%d C%d K%d %dx%d %dx%d/%d", algorithms[a], dbk_op_name(ops[o]),
+                         v[0], v[1], v[2], v[3], v[4], v[5], v[5], v[6]);
+                rc = plan_should_match_launches(be, &d, what);
+            }
+            dbk_buffer_destroy(bx), dbk_buffer_destroy(bw), dbk_buffer_destroy(by);
+        }
+        dbk_backend_destroy(be);
+    }
+    unsetenv("DBK_PLATFORMS_DIR");
+    return rc;
+}
+
+/* ---------------------------------------------------------------------------------- */
 /* the vectorised 2x2 max pool: ties to the first tap, NaN wins, exact argmax          */
 
 static int vector_max_pool_should_keep_tie_and_nan_rules(void) {
@@ -559,5 +676,6 @@ int main(void) {
     DBK_RUN(tiled_gemm_path_should_match_the_cpu);
     DBK_RUN(tiled_gemm_rb2_should_match_the_cpu);
     DBK_RUN(clblast_gemm_path_should_match_the_cpu);
+    DBK_RUN(conv_gemm_plan_should_match_the_launches);
     return dbk_test_finish();
 }

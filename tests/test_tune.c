@@ -8,10 +8,15 @@
  * candidates use the profile's kernel build, so nothing is compiled twice) on the quick
  * recipe's layers at batch 2, with DBK_CACHE_DIR in the test's own folder.
  * Cases:
+ *  - the batch of the layers, from the workload's shapes alone (nothing measured): by default
+ *    each recipe's own batch at most DBK_TUNE_BATCH_CAP, --batch overriding every recipe's, and
+ *    both lowered to the largest batch that fits a device's max allocation (an error naming the
+ *    recipe when one image does not fit);
  *  - a first run writes a profile: exit 0, both candidates "ok", the profile is the device's
  *    (id pocl-cpu, "tuned" names the device and backend), every Winograd-eligible layer of the
  *    quick model has a choice in opencl.conv_by_shape, and mem_bandwidth_gbs is a measurement
- *    (mem_bandwidth_source says so); a second run prints "nothing to tune", measures nothing
+ *    (mem_bandwidth_source says so), and its "tuned" block records the batch per shape and per
+ *    recipe (2, the --batch); a second run prints "nothing to tune", measures nothing
  *    and takes under 5 s, and writes the same choices;
  *  - the profile written to the default place is the one dbk_profile_for_device returns for
  *    the device (and a profile tuned for another device in that place is not);
@@ -34,11 +39,13 @@
 #include <cjson/cJSON.h>
 
 #include "backend/backend.h"
+#include "bench/tune.h"
 #include "core/alloc.h"
 #include "core/fileio.h"
 #include "core/profile.h"
 #include "core/timer.h"
 #include "test_util.h"
+#include "train/recipe.h"
 
 static const char *exe;
 static char out[1 << 16];
@@ -82,6 +89,20 @@ static int profile_should_choose_every_layer(cJSON *p) {
     }
     DBK_CHECK_MSG(cJSON_GetArraySize(choice) == (int)(sizeof kQuickShapes / sizeof kQuickShapes[0]),
                   "%d choices, expected one per quick layer", cJSON_GetArraySize(choice));
+    /* the batch each shape was measured at: --batch 2 */
+    const cJSON *t = cJSON_GetObjectItem(p, "tuned"), *by = cJSON_GetObjectItem(t, "batch_by_shape");
+    for (size_t i = 0; i < sizeof kQuickShapes / sizeof kQuickShapes[0]; i++) {
+        const cJSON *b = cJSON_GetObjectItem(by, kQuickShapes[i]);
+        DBK_CHECK_MSG(cJSON_GetArraySize(b) == 1 && cJSON_GetNumberValue(cJSON_GetArrayItem(b, 0)) == 2.0,
+                      "tuned.batch_by_shape has no [2] for %s", kQuickShapes[i]);
+    }
+    DBK_CHECK(cJSON_GetNumberValue(cJSON_GetObjectItem(t, "batch")) == 2.0);
+    const cJSON *rb = cJSON_GetArrayItem(cJSON_GetObjectItem(t, "recipes"), 0);
+    DBK_CHECK(!strcmp(cJSON_GetStringValue(cJSON_GetObjectItem(rb, "recipe")), "quick"));
+    DBK_CHECK(cJSON_GetNumberValue(cJSON_GetObjectItem(rb, "trains_at")) == 256.0);
+    DBK_CHECK(cJSON_GetNumberValue(cJSON_GetObjectItem(rb, "batch")) == 2.0);
+    DBK_CHECK(strstr(cJSON_GetStringValue(cJSON_GetObjectItem(cJSON_GetObjectItem(p, "opencl"), "conv_comment")),
+                     "tuned.batch_by_shape"));
     DBK_CHECK(!strcmp(cJSON_GetStringValue(cJSON_GetObjectItem(cJSON_GetObjectItem(p, "opencl"), "conv_algorithm")),
                       "winograd"));
     return 0;
@@ -238,6 +259,79 @@ static int corrupted_candidate_should_be_rejected(void) {
     return per_layer_choice_should_be_unchanged(c.path);
 }
 
+/* ---------------------------------------------------------------------------------- */
+/* the batch of each recipe's layers (shapes only: no measuring)                        */
+
+/* Every convolution case of w has n images (src[0] is x or dy). */
+static int every_conv_case_should_have_batch(const dbk_tune_workload *w, int n, const char *what) {
+    int convs = 0;
+    for (int i = 0; i < w->count; i++) {
+        const dbk_op_desc *d = &w->cases[i].desc;
+        if (d->op == DBK_OP_GEMM) continue;
+        convs++;
+        DBK_CHECK_MSG(d->src[0].shape[0] == n, "%s: %s has batch %lld, expected %d", what, w->cases[i].label,
+                      (long long)d->src[0].shape[0], n);
+    }
+    DBK_CHECK_MSG(convs > 0, "%s: no convolutions", what);
+    return 0;
+}
+
+static int default_batch_should_be_each_recipes_own_at_most_the_cap(void) {
+    int recipes = 0;
+    for (int i = 0; i < dbk_recipe_count(); i++) {
+        const dbk_recipe *r = dbk_recipe_at(i);
+        if (strcmp(r->dataset, "cifar10")) continue;
+        recipes++;
+        dbk_tune_workload w;
+        DBK_CHECK_OK(dbk_tune_workload_shapes(r->name, 0, 0, &w));
+        const int want = r->batch < DBK_TUNE_BATCH_CAP ? r->batch : DBK_TUNE_BATCH_CAP;
+        DBK_CHECK(w.recipe_count == 1 && w.recipes[0].trains_at == r->batch && w.recipes[0].batch == want);
+        const int rc = every_conv_case_should_have_batch(&w, want, r->name);
+        dbk_tune_workload_deinit(&w);
+        if (rc) return rc;
+    }
+    DBK_CHECK(recipes >= 2);
+    /* every recipe at once: one entry each, each recipe's batch */
+    dbk_tune_workload all;
+    DBK_CHECK_OK(dbk_tune_workload_shapes(NULL, 0, 0, &all));
+    DBK_CHECK_MSG(all.recipe_count == recipes, "%d recipe entries for %d CIFAR-10 recipes", all.recipe_count, recipes);
+    dbk_tune_workload_deinit(&all);
+    return 0;
+}
+
+static int batch_flag_should_override_every_recipes_batch(void) {
+    dbk_tune_workload w;
+    DBK_CHECK_OK(dbk_tune_workload_shapes(NULL, 7, 0, &w));
+    for (int i = 0; i < w.recipe_count; i++)
+        DBK_CHECK_MSG(w.recipes[i].batch == 7 && strstr(w.recipes[i].why, "--batch"), "%s: batch %d (%s)",
+                      w.recipes[i].recipe, w.recipes[i].batch, w.recipes[i].why);
+    const int rc = every_conv_case_should_have_batch(&w, 7, "--batch 7");
+    dbk_tune_workload_deinit(&w);
+    return rc;
+}
+
+/* ResNet9's largest tensor per image is its 128-channel 32x32 activation, 512 KiB: with a
+ * 16 MiB max allocation the largest batch that fits is 32, whether the batch asked was the
+ * recipe's or --batch's. */
+static int batch_should_shrink_to_the_largest_that_fits_the_device(void) {
+    const int asked[] = {0, 64};
+    for (int i = 0; i < 2; i++) {
+        dbk_tune_workload w;
+        DBK_CHECK_OK(dbk_tune_workload_shapes("cifar10-resnet9", asked[i], (uint64_t)16 << 20, &w));
+        DBK_CHECK_MSG(w.recipes[0].batch == 32 && strstr(w.recipes[0].why, "max allocation"),
+                      "batch %d (%s), expected 32", w.recipes[0].batch, w.recipes[0].why);
+        const int rc = every_conv_case_should_have_batch(&w, 32, "16 MiB max allocation");
+        dbk_tune_workload_deinit(&w);
+        if (rc) return rc;
+    }
+    /* one image that does not fit: an error naming the recipe */
+    dbk_tune_workload w;
+    DBK_CHECK(dbk_tune_workload_shapes("cifar10-resnet9", 0, 4096, &w) != DBK_OK);
+    DBK_CHECK_MSG(strstr(dbk_last_error(), "cifar10-resnet9") && strstr(dbk_last_error(), "max allocation"), "%s",
+                  dbk_last_error());
+    return 0;
+}
+
 static int usage_errors_should_be_one_line(void) {
     const char *dir = dbk_test_tmpdir("tune-usage");
     DBK_CHECK(dir != NULL);
@@ -276,6 +370,9 @@ int main(int argc, char **argv) {
     int index;
     const int missing = dbk_test_resolve_backend("opencl", &kind, &index);
     if (missing) return missing;
+    DBK_RUN(default_batch_should_be_each_recipes_own_at_most_the_cap);
+    DBK_RUN(batch_flag_should_override_every_recipes_batch);
+    DBK_RUN(batch_should_shrink_to_the_largest_that_fits_the_device);
     DBK_RUN(usage_errors_should_be_one_line);
     DBK_RUN(tune_should_write_a_checked_profile_and_cache_it);
     DBK_RUN(tuned_profile_should_be_found_by_device_name);

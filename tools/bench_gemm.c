@@ -6,13 +6,15 @@
  * usage: bench_gemm [--recipe NAME] [--batch N] [--device I] [--rb-m M] [--rb-w W] [--wg A,B] [--reps N]
  *
  * Shapes: the model's layers come from its graph (dbk_tune_workload_shapes, as `daybreak tune`
- * finds them); each convolution's forward, backward-data and backward-filter becomes the GEMM
- * the OpenCL backend issues for it: im2col (ocl_ops_conv.c: one GEMM per chunk of images, the
- * chunk sized by "opencl.conv_workspace_mb") or Winograd F(2x2,3x3) / F(4x4,3x3)
- * (ocl_ops_conv_winograd.c: 16 / 36 GEMMs per chunk, by "opencl.winograd_workspace_mb"), as
- * the device profile chooses per layer. The chunk rules are restated here from those two files (conv_geometry, plan_of): keep
- * them in step. B is packed in panels of RB_W columns, C stored as the backend stores it
- * (row-major, the (nb, K, P, Q) output chunk, or transposed for the filter gradients).
+ * finds them); each convolution's forward, backward-data and backward-filter becomes the GEMMs
+ * the OpenCL backend issues for it, as the backend itself lists them (dbk_ocl_conv_gemm_plan,
+ * ocl_conv_plan.h, from the chunk rules its recorders use): im2col (ocl_ops_conv.c: one GEMM per
+ * chunk of images, the chunk sized by "opencl.conv_workspace_mb") or Winograd F(2x2,3x3) /
+ * F(4x4,3x3) (ocl_ops_conv_winograd.c: 16 / 36 GEMMs per chunk, by
+ * "opencl.winograd_workspace_mb"), as the device profile chooses per layer, on the gemm_rb path
+ * whatever the profile's "opencl.gemm". B is packed in panels of RB_W columns, C stored as the
+ * backend stores it (row-major, the (nb, K, P, Q) output chunk, or transposed for the filter
+ * gradients).
  *
  * Kernel: the backend's program (every .cl file of cl/, ocl_source.h) with its build options, so
  * gemm_rb is the machine code training runs; DBK_KERNEL_DIR reads cl/ from a folder instead of
@@ -44,6 +46,7 @@
 #endif
 
 #include "backend/conv_choice.h"
+#include "backends/opencl/ocl_conv_plan.h"
 #include "backends/opencl/ocl_source.h"
 #include "bench/tune.h"
 #include "core/profile.h"
@@ -115,13 +118,10 @@ static double fma_peak(int threads) {
 /* ---------------------------------------------------------------------------------- */
 /* the GEMMs of the convolutions                                                       */
 
-enum { C_ROWS, C_CHUNK, C_TRANSPOSED };   /* how C (M,N) is stored, as gemm_rb's cpq says */
-
 typedef struct gemm_shape {
     int  m, n, k;
     bool ta;                 /* A stored (K,M) */
-    int  c_layout;           /* C_ROWS: ldc = n; C_CHUNK: (n/cpq, m, cpq); C_TRANSPOSED: (n, m) */
-    int  cpq;                /* with C_CHUNK: P*Q of the output */
+    int  cpq;                /* how C is stored (gemm_rb's c_plane): 0 row-major, > 0 (n/cpq, m, cpq), -1 (n, m) */
     int  calls;              /* per training step */
     char what[64];           /* "fwd C128 K128 16x16 im2col" */
 } gemm_shape;
@@ -136,7 +136,7 @@ typedef struct shape_list {
 static void add_shape(shape_list *l, gemm_shape g) {
     for (int i = 0; i < l->count; i++) {
         gemm_shape *o = &l->s[i];
-        if (o->m == g.m && o->n == g.n && o->k == g.k && o->ta == g.ta && o->c_layout == g.c_layout && o->cpq == g.cpq) {
+        if (o->m == g.m && o->n == g.n && o->k == g.k && o->ta == g.ta && o->cpq == g.cpq) {
             o->calls += g.calls;
             if (!strstr(o->what, " (+)")) snprintf(o->what + strlen(o->what), sizeof o->what - strlen(o->what), " (+)");
             return;
@@ -145,61 +145,23 @@ static void add_shape(shape_list *l, gemm_shape g) {
     if (l->count < MAX_SHAPES) l->s[l->count++] = g;
 }
 
-typedef struct planner {
-    dbk_conv_choice choice;
-    size_t          im2col_budget;   /* bytes: opencl.conv_workspace_mb */
-    int             rb_w;
-} planner;
-
-/* ocl_ops_conv.c, conv_geometry and the three record functions (gemm_rb path). */
-static void im2col_gemms(const planner *pl, const dbk_op_desc *d, int layers, const char *label, shape_list *out) {
-    const dbk_conv2d_geom g = dbk_conv2d_geom_of(d);
-    const int N = (int)g.N, K = (int)g.K, crs = (int)(g.C * g.R * g.S), pq = (int)(g.P * g.Q);
-    const size_t per_image = ((size_t)crs + (size_t)K) * (size_t)pq * sizeof(float);
-    int nb = (int)(pl->im2col_budget / per_image);
-    if (nb < 1) nb = 1;
-    if (nb > N) nb = N;
-    const int chunks = (N + nb - 1) / nb;
-    nb = (N + chunks - 1) / chunks;
-    const int cols = nb * pq;
-    gemm_shape s = {.calls = layers * chunks};
-    snprintf(s.what, sizeof s.what, "%s im2col", label);
-    if (d->op == DBK_OP_CONV2D_FWD) {
-        s.m = K, s.n = cols, s.k = crs;
-        if (nb > 1 && pq % pl->rb_w == 0) s.c_layout = C_CHUNK, s.cpq = pq;
-    } else if (d->op == DBK_OP_CONV2D_BWD_DATA) {
-        s.m = crs, s.n = cols, s.k = K, s.ta = true;
-    } else {
-        s.m = crs, s.n = K, s.k = cols, s.c_layout = C_TRANSPOSED;
+/* The backend's own list of the GEMMs of op (ocl_conv_plan.h), each `layers` times. */
+static void conv_gemms(const dbk_ocl_conv_config *cfg, const dbk_op_desc *d, int layers, const char *label,
+                       shape_list *out) {
+    dbk_ocl_conv_gemm plan[DBK_OCL_CONV_MAX_GEMMS];
+    const int n = dbk_ocl_conv_gemm_plan(cfg, d, plan);
+    const int tile = dbk_conv_choice_winograd(cfg->choice, d) ? dbk_conv_choice_winograd_tile(cfg->choice, d) : 0;
+    for (int i = 0; i < n; i++) {
+        gemm_shape s = {.m = plan[i].m, .n = plan[i].n, .k = plan[i].k, .ta = plan[i].ta, .cpq = plan[i].cpq,
+                        .calls = layers * plan[i].count};
+        snprintf(s.what, sizeof s.what, "%s %s", label, tile == 4 ? "winograd4" : tile ? "winograd" : "im2col");
+        add_shape(out, s);
     }
-    add_shape(out, s);
 }
 
-/* ocl_ops_conv_winograd.c, plan_of and its GEMM loops. */
-static void winograd_gemms(const planner *pl, const dbk_op_desc *d, int layers, const char *label, shape_list *out) {
-    const dbk_conv2d_geom g = dbk_conv2d_geom_of(d);
-    const bool data = d->op == DBK_OP_CONV2D_BWD_DATA;
-    const int N = (int)g.N, ci = (int)(data ? g.K : g.C), co = (int)(data ? g.C : g.K);
-    const int m = dbk_conv_choice_winograd_tile(&pl->choice, d);   /* output tile: 2 or 4 */
-    const int E = (m + 2) * (m + 2);                                   /* GEMMs per chunk */
-    const size_t tiles = (size_t)((g.H + m - 1) / m) * (size_t)((g.W + m - 1) / m);
-    const size_t per_image = (size_t)E * ((size_t)ci + round_up((size_t)co, (size_t)pl->rb_w)) * tiles * sizeof(float);
-    int nb = (int)(pl->choice.winograd_budget / per_image);
-    if (nb < 1) nb = 1;
-    if (nb > N) nb = N;
-    const int chunks = (N + nb - 1) / nb;
-    nb = (N + chunks - 1) / chunks;
-    const int T = nb * (int)tiles;
-    gemm_shape s = {.calls = layers * E * chunks};
-    snprintf(s.what, sizeof s.what, "%s winograd%s", label, m == 4 ? "4" : "");
-    if (d->op == DBK_OP_CONV2D_BWD_FILTER) s.m = ci, s.n = co, s.k = T, s.c_layout = C_TRANSPOSED;
-    else s.m = co, s.n = T, s.k = ci;
-    add_shape(out, s);
-}
-
-static dbk_status list_gemms(const char *recipe, int batch, const planner *pl, shape_list *out) {
+static dbk_status list_gemms(const char *recipe, int batch, const dbk_ocl_conv_config *cfg, shape_list *out) {
     dbk_tune_workload w;
-    DBK_TRY(dbk_tune_workload_shapes(recipe, batch, &w));
+    DBK_TRY(dbk_tune_workload_shapes(recipe, batch, 0, &w));
     for (int i = 0; i < w.count; i++) {
         const dbk_op_desc *d = &w.cases[i].desc;
         if (d->op != DBK_OP_CONV2D_FWD && d->op != DBK_OP_CONV2D_BWD_DATA && d->op != DBK_OP_CONV2D_BWD_FILTER) continue;
@@ -211,8 +173,7 @@ static dbk_status list_gemms(const char *recipe, int batch, const planner *pl, s
         /* The first layer's input, the images, gets no gradient: no backward-data there. */
         const int layers = w.cases[i].layers - (i < 3 && d->op == DBK_OP_CONV2D_BWD_DATA ? 1 : 0);
         if (layers < 1) continue;
-        if (dbk_conv_choice_winograd(&pl->choice, d)) winograd_gemms(pl, d, layers, label, out);
-        else im2col_gemms(pl, d, layers, label, out);
+        conv_gemms(cfg, d, layers, label, out);
     }
     dbk_tune_workload_deinit(&w);
     return DBK_OK;
@@ -318,8 +279,8 @@ static void pack_b(const float *b, int k, int n, int w, float *bp) {
 
 /* Index of element (m, n) of C in the shape's layout. */
 static size_t c_index(const gemm_shape *s, int m, int n) {
-    if (s->c_layout == C_TRANSPOSED) return (size_t)n * (size_t)s->m + (size_t)m;
-    if (s->c_layout == C_CHUNK)
+    if (s->cpq < 0) return (size_t)n * (size_t)s->m + (size_t)m;
+    if (s->cpq > 0)
         return (size_t)(n / s->cpq) * (size_t)s->m * (size_t)s->cpq + (size_t)m * (size_t)s->cpq + (size_t)(n % s->cpq);
     return (size_t)m * (size_t)s->n + (size_t)n;
 }
@@ -350,8 +311,7 @@ static int run_rb(ocl *o, const gemm_shape *s, const float *a, const float *bp, 
                     (err = clEnqueueWriteBuffer(o->queue, db, CL_TRUE, 0, bp_n * 4, bp, 0, NULL, NULL)) != CL_SUCCESS))
         rc = fail("clEnqueueWriteBuffer", err);
     const int M = s->m, N = s->n, K = s->k, lda = s->ta ? s->m : s->k, ta = s->ta ? 1 : 0;
-    const int ldc = s->c_layout == C_TRANSPOSED ? s->m : s->n;
-    const int cpq = s->c_layout == C_TRANSPOSED ? -1 : s->c_layout == C_CHUNK ? s->cpq : 0;
+    const int ldc = s->cpq < 0 ? s->m : s->n, cpq = s->cpq;
     const float alpha = 1.0f, beta = 0.0f;
     const cl_uint zero = 0;
     const void *args[] = {&M, &N, &K, &alpha, &beta, &da, &zero, &lda, &ta, &db, &zero, &dc, &zero, &ldc, &cpq};
@@ -475,17 +435,18 @@ int main(int argc, char **argv) {
     o.wg[1] = wg1 ? wg1 : (int)dbk_profile_number(prof, "opencl.gemm_tiled.RB_WG1", 8);
     cl_ulong max_alloc = 0;
     clGetDeviceInfo(o.device, CL_DEVICE_MAX_MEM_ALLOC_SIZE, sizeof max_alloc, &max_alloc, NULL);
-    planner pl = {.rb_w = o.rb_w};
-    double mb = dbk_profile_number(prof, "opencl.conv_workspace_mb", 64.0);
-    if (!(mb >= 1.0 && mb <= 65536.0)) mb = 64.0;
-    pl.im2col_budget = (size_t)(mb * 1048576.0);
-    if (max_alloc && pl.im2col_budget > max_alloc / 2) pl.im2col_budget = (size_t)(max_alloc / 2);
-    dbk_status st = dbk_conv_choice_read(prof, "opencl", (size_t)max_alloc, &pl.choice);
+    /* The backend's chunk rules with this profile, on the gemm_rb path whatever its opencl.gemm
+     * says (gemm_rb is what this tool times), and the panel width of this run. */
+    static dbk_conv_choice choice;
+    dbk_ocl_conv_config cfg;
+    dbk_status st = dbk_ocl_conv_config_read(prof, max_alloc, &choice, &cfg);
+    cfg.packed = true;
+    cfg.rb_w = o.rb_w;
     char profile_id[64];
     snprintf(profile_id, sizeof profile_id, "%s", dbk_profile_id(prof));
     dbk_profile_destroy(prof);
     static shape_list shapes;
-    if (st == DBK_OK) st = list_gemms(recipe, batch, &pl, &shapes);
+    if (st == DBK_OK) st = list_gemms(recipe, batch, &cfg, &shapes);
     if (st != DBK_OK) {
         fprintf(stderr, "bench_gemm: %s\n", dbk_last_error());
         return 1;

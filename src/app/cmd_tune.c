@@ -32,7 +32,8 @@ void dbk_help_tune(void) {
            "  --out FILE      profile to write (default: the tuned-profile cache that train, bench,\n"
            "                  eval and check read: <cache dir>/profiles/<backend>-<device>.json)\n"
            "  --recipe NAME   tune on the layers of this recipe's model (default: every CIFAR-10 recipe)\n"
-           "  --batch N       images per tuning convolution (default 16)\n"
+           "  --batch N       images per tuning convolution (default: each recipe's own batch, at most\n"
+           "                  128, or less where the device's max allocation needs it)\n"
            "  --only SEARCH   run only this search: opencl.gemm_rb, opencl.conv_by_shape,\n"
            "                  opencl.clblast_xgemm, vulkan.conv, vulkan.conv_by_shape or vulkan.gemm\n");
 }
@@ -72,7 +73,7 @@ static uint64_t build_id(void) {
 
 int dbk_cmd_tune(dbk_cli_args *a) {
     const char *backend = NULL, *out = NULL, *recipe = NULL, *only = NULL, *v;
-    long device = -1, batch = 16;
+    long device = -1, batch = 0;   /* 0: each recipe's batch (bench/tune.h) */
     double budget = 600.0;
     for (a->i = 2; a->i < a->argc; a->i++) {
         int m;

@@ -254,6 +254,10 @@ static void choose_per_shape(tune_run *r, const dbk_tune_search *s, outcome *oc,
     cJSON_AddStringToObject(sec, "conv_algorithm", "winograd");
     cJSON_DeleteItemFromObjectCaseSensitive(sec, "conv_by_shape");
     cJSON_AddItemToObject(sec, "conv_by_shape", cJSON_Duplicate(choice, true));
+    /* a hand-written note on the replaced choices would now mislead */
+    cJSON_DeleteItemFromObjectCaseSensitive(sec, "conv_comment");
+    cJSON_AddStringToObject(sec, "conv_comment", "conv_by_shape: daybreak tune's choice per shape, measured at the "
+                                                 "batches of tuned.batch_by_shape (docs/tuning.md)");
     cJSON_AddItemToObject(rep, "chosen", choice);
 }
 
@@ -392,6 +396,42 @@ static void bandwidth(tune_run *r) {
     say(r, "memory bandwidth: copy %.1f GB/s, add %.1f GB/s%s\n", copy, add, cached ? " (cached)" : "");
 }
 
+/* [{"recipe", "trains_at", "batch", "why"}, ...]: the batch each recipe's layers were tuned at. */
+static cJSON *recipes_json(const dbk_tune_workload *w) {
+    cJSON *list = cJSON_CreateArray();
+    for (int i = 0; i < w->recipe_count; i++) {
+        cJSON *e = cJSON_CreateObject();
+        cJSON_AddStringToObject(e, "recipe", w->recipes[i].recipe);
+        cJSON_AddNumberToObject(e, "trains_at", w->recipes[i].trains_at);
+        cJSON_AddNumberToObject(e, "batch", w->recipes[i].batch);
+        cJSON_AddStringToObject(e, "why", w->recipes[i].why);
+        cJSON_AddItemToArray(list, e);
+    }
+    return list;
+}
+
+/* {"CxKxHxW": [batch, ...]}: the batches each convolution shape was measured at (one per
+ * recipe batch it occurs at, ascending). */
+static cJSON *batch_by_shape_json(const dbk_tune_workload *w) {
+    cJSON *map = cJSON_CreateObject();
+    for (int i = 0; i < w->count; i++) {
+        const dbk_tune_case *c = &w->cases[i];
+        if (!c->shape_key[0]) continue;
+        cJSON *list = cJSON_GetObjectItemCaseSensitive(map, c->shape_key);
+        if (!list) list = cJSON_AddArrayToObject(map, c->shape_key);
+        const double n = (double)c->desc.src[0].shape[0];
+        int at = 0;
+        const cJSON *v;
+        bool seen = false;
+        cJSON_ArrayForEach(v, list) {
+            if (v->valuedouble == n) seen = true;
+            if (v->valuedouble < n) at++;
+        }
+        if (!seen) cJSON_InsertItemInArray(list, at, cJSON_CreateNumber(n));
+    }
+    return map;
+}
+
 /* The profile as written: the tuned tree, the measured bandwidth as the memory roof, and the
  * "tuned" block that says what was done, when and how. */
 static dbk_status write_profile(tune_run *r, const char *out) {
@@ -435,7 +475,10 @@ static dbk_status write_profile(tune_run *r, const char *out) {
     cJSON_AddStringToObject(t, "date", date);
     cJSON_AddStringToObject(t, "command", r->o->command ? r->o->command : "");
     cJSON_AddNumberToObject(t, "budget_s", r->o->budget_s);
-    cJSON_AddNumberToObject(t, "batch", r->o->batch);
+    if (r->o->batch > 0) cJSON_AddNumberToObject(t, "batch", r->o->batch);
+    else cJSON_AddStringToObject(t, "batch", "each recipe's");
+    cJSON_AddItemToObject(t, "recipes", recipes_json(&r->w));
+    cJSON_AddItemToObject(t, "batch_by_shape", batch_by_shape_json(&r->w));
     cJSON_AddNumberToObject(t, "cases", r->w.count);
     cJSON_AddItemToObject(t, "searches", r->report);
     r->report = NULL;
@@ -523,10 +566,12 @@ dbk_status dbk_tune_run(const dbk_tune_options *o, dbk_tune_summary *sum) {
     dbk_profile_destroy(base);
     if (!r.profile) return dbk_set_error(DBK_ERR_OUT_OF_HOST_MEMORY, "out of host memory copying the profile");
 
-    dbk_status st = dbk_tune_workload_build(o->recipe, o->batch, &r.w);
+    dbk_status st = dbk_tune_workload_build(o->recipe, o->batch, r.info.max_alloc_bytes, &r.w);
     if (st == DBK_OK) {
-        say(&r, "workload: %d cases (the distinct convolutions and linear layers of %s at batch %d)\n", r.w.count,
-            o->recipe ? o->recipe : "every CIFAR-10 recipe", o->batch);
+        say(&r, "workload: %d cases (the distinct convolutions and linear layers of %s)\n", r.w.count,
+            o->recipe ? o->recipe : "every CIFAR-10 recipe");
+        for (int i = 0; i < r.w.recipe_count; i++)
+            say(&r, "  %-22s batch %4d (%s)\n", r.w.recipes[i].recipe, r.w.recipes[i].batch, r.w.recipes[i].why);
         load_cache(&r);
         r.report = cJSON_CreateObject();
         bandwidth(&r);

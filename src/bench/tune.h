@@ -6,7 +6,8 @@
  * the budget rule, the cache and the output.
  *
  * The workload is the set of distinct convolutions (forward, backward-data, backward-filter)
- * and linear-layer GEMMs of the chosen recipes' models at a small batch; each candidate is a
+ * and linear-layer GEMMs of the chosen recipes' models, each recipe's at its training batch
+ * (capped; --batch overrides); each candidate is a
  * patch of the device's current profile, tried on a backend created with the patched profile
  * (dbk_backend_create_profiled). Measurements are cached per device, driver and daybreak
  * binary, so a second run with the same searches measures nothing.
@@ -25,7 +26,7 @@ typedef struct dbk_tune_options {
     double           budget_s;   /* wall-clock seconds for the searches (> 0) */
     const char      *out;        /* profile to write; NULL: dbk_profile_tuned_path */
     const char      *recipe;     /* shapes of this recipe's model; NULL: every CIFAR-10 recipe */
-    int              batch;      /* images per tuning convolution (> 0) */
+    int              batch;      /* images per tuning convolution; 0: each recipe's (dbk_tune_recipe_batch) */
     const char      *only;       /* run only the search of this name ("opencl.gemm_rb"); NULL: all */
     uint64_t         build_id;   /* fingerprint of this daybreak binary, part of the cache key */
     const char      *command;    /* the command line, recorded in the profile */
@@ -60,18 +61,38 @@ typedef struct dbk_tune_case {
     float      *ref;             /* dst0 as the CPU reference computes it */
 } dbk_tune_case;
 
+/* The default batch is the recipe's own, at most this: from 128 to 512 the per-image times and
+ * the per-shape ranking of the convolution algorithms showed no systematic change on PoCL
+ * (docs/tuning.md, "The batch"), while the CPU reference and every candidate cost in
+ * proportion to the batch. */
+#define DBK_TUNE_BATCH_CAP 128
+#define DBK_TUNE_MAX_RECIPES 32
+
+/* The batch one recipe's layers are tuned at, and why. */
+typedef struct dbk_tune_recipe_batch {
+    const char *recipe;          /* the recipe table's name */
+    int         trains_at;       /* the recipe's batch */
+    int         batch;           /* the batch its cases have */
+    char        why[160];        /* "the recipe's batch", "capped at 128", "--batch", "... max allocation ..." */
+} dbk_tune_recipe_batch;
+
 typedef struct dbk_tune_workload {
     dbk_tune_case *cases;
     int            count;
-    uint64_t       hash;         /* of the cases' labels: part of the cache key */
+    uint64_t       hash;         /* of the cases' labels (batch included): part of the cache key */
+    dbk_tune_recipe_batch recipes[DBK_TUNE_MAX_RECIPES];
+    int            recipe_count;
 } dbk_tune_workload;
 
 /* The distinct convolutions and linear-layer GEMMs of `recipe`'s model (NULL: every recipe on
- * CIFAR-10) at `batch` images, with random inputs and the CPU reference's outputs. */
-dbk_status dbk_tune_workload_build(const char *recipe, int batch, dbk_tune_workload *w);
+ * CIFAR-10) with random inputs and the CPU reference's outputs. batch > 0: every recipe at
+ * that batch; 0: each at its own batch, at most DBK_TUNE_BATCH_CAP. Either is lowered to the
+ * largest batch whose tensors each fit in max_alloc bytes (0: no limit), and the recipe's
+ * entry in w->recipes says so. */
+dbk_status dbk_tune_workload_build(const char *recipe, int batch, uint64_t max_alloc, dbk_tune_workload *w);
 /* The same cases without inputs or reference results (in, ref NULL; hash 0): the shapes only,
  * cheap at any batch (tools/bench_gemm.c). */
-dbk_status dbk_tune_workload_shapes(const char *recipe, int batch, dbk_tune_workload *w);
+dbk_status dbk_tune_workload_shapes(const char *recipe, int batch, uint64_t max_alloc, dbk_tune_workload *w);
 void       dbk_tune_workload_deinit(dbk_tune_workload *w);
 
 /* Runs one case on be: the result is compared with the reference (NMSE against the op's

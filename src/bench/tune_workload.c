@@ -103,7 +103,7 @@ static dbk_status add_gemm(dbk_tune_workload *w, const dbk_op_desc *g) {
 
 /* Runs the model's forward function through both passes of a buffer-less graph and adds its
  * layers. */
-static dbk_status add_recipe(dbk_tune_workload *w, const dbk_recipe *r, int batch) {
+static dbk_status add_layers(dbk_tune_workload *w, const dbk_recipe *r, int batch) {
     const dbk_model_def *def;
     const dbk_dataset_kind *kind;
     DBK_TRY(dbk_model_find(r->model, &def));
@@ -131,6 +131,67 @@ static dbk_status add_recipe(dbk_tune_workload *w, const dbk_recipe *r, int batc
     return st;
 }
 
+/* Bytes per image of the largest batch-sized tensor of the cases (x, y, or a GEMM's rows). */
+static size_t largest_per_image(const dbk_tune_workload *w) {
+    size_t most = 0;
+    for (int i = 0; i < w->count; i++) {
+        const dbk_op_desc *d = &w->cases[i].desc;
+        const dbk_tensor *t[] = {&d->src[0], &d->src[1], &d->dst[0]};
+        for (int j = 0; j < 3; j++)
+            if (t[j]->ndim && t[j]->shape[0] > 0 && t[j]->shape[0] == d->src[0].shape[0]) {
+                const size_t per = dbk_tensor_nbytes(t[j]) / (size_t)t[j]->shape[0];
+                if (per > most) most = per;
+            }
+    }
+    return most;
+}
+
+/* The batch for recipe r (see dbk_tune_workload_build), recorded in w->recipes. */
+static dbk_status choose_batch(dbk_tune_workload *w, const dbk_recipe *r, int batch, uint64_t max_alloc, int *out) {
+    if (w->recipe_count == DBK_TUNE_MAX_RECIPES)
+        return dbk_set_error(DBK_ERR_UNSUPPORTED, "more than %d recipes to tune", DBK_TUNE_MAX_RECIPES);
+    dbk_tune_recipe_batch *rb = &w->recipes[w->recipe_count++];
+    rb->recipe = r->name;
+    rb->trains_at = r->batch;
+    if (batch > 0) {
+        rb->batch = batch;
+        snprintf(rb->why, sizeof rb->why, "--batch %d", batch);
+    } else if (r->batch > DBK_TUNE_BATCH_CAP) {
+        rb->batch = DBK_TUNE_BATCH_CAP;
+        snprintf(rb->why, sizeof rb->why, "the recipe's batch %d, capped at %d", r->batch, DBK_TUNE_BATCH_CAP);
+    } else {
+        rb->batch = r->batch > 0 ? r->batch : 1;
+        snprintf(rb->why, sizeof rb->why, "the recipe's batch");
+    }
+    if (max_alloc) {
+        /* Per-image sizes from the layers at batch 1: the largest batch whose tensors all fit. */
+        dbk_tune_workload one;
+        memset(&one, 0, sizeof one);
+        dbk_status st = add_layers(&one, r, 1);
+        const size_t per = st == DBK_OK ? largest_per_image(&one) : 0;
+        dbk_free(one.cases);
+        DBK_TRY(st);
+        const uint64_t fits = per ? max_alloc / per : (uint64_t)rb->batch;
+        if (fits < 1)
+            return dbk_set_error(DBK_ERR_UNSUPPORTED, "recipe %s: one image's largest tensor (%zu bytes) exceeds the "
+                                 "device's max allocation (%llu bytes)", r->name, per, (unsigned long long)max_alloc);
+        if (fits < (uint64_t)rb->batch) {
+            const size_t used = strlen(rb->why);
+            snprintf(rb->why + used, sizeof rb->why - used, "; %d is the largest that fits the device's max allocation "
+                     "(%.0f MiB), not %d", (int)fits, (double)max_alloc / 1048576.0, rb->batch);
+            rb->batch = (int)fits;
+        }
+    }
+    *out = rb->batch;
+    return DBK_OK;
+}
+
+static dbk_status add_recipe(dbk_tune_workload *w, const dbk_recipe *r, int batch, uint64_t max_alloc) {
+    int b;
+    DBK_TRY(choose_batch(w, r, batch, max_alloc, &b));
+    return add_layers(w, r, b);
+}
+
 /* Seeded uniform inputs in [-1, 1) and the CPU reference's dst0 for every case. */
 static dbk_status reference_results(dbk_tune_workload *w) {
     dbk_backend *cpu;
@@ -155,25 +216,25 @@ static dbk_status reference_results(dbk_tune_workload *w) {
     return st;
 }
 
-dbk_status dbk_tune_workload_shapes(const char *recipe, int batch, dbk_tune_workload *w) {
+dbk_status dbk_tune_workload_shapes(const char *recipe, int batch, uint64_t max_alloc, dbk_tune_workload *w) {
     memset(w, 0, sizeof *w);
     dbk_status st = DBK_OK;
     if (recipe) {
         const dbk_recipe *r;
         st = dbk_recipe_find(recipe, &r);
-        if (st == DBK_OK) st = add_recipe(w, r, batch);
+        if (st == DBK_OK) st = add_recipe(w, r, batch, max_alloc);
     } else {
         for (int i = 0; st == DBK_OK && i < dbk_recipe_count(); i++)
-            if (!strcmp(dbk_recipe_at(i)->dataset, "cifar10")) st = add_recipe(w, dbk_recipe_at(i), batch);
+            if (!strcmp(dbk_recipe_at(i)->dataset, "cifar10")) st = add_recipe(w, dbk_recipe_at(i), batch, max_alloc);
     }
     if (st != DBK_OK) dbk_tune_workload_deinit(w);
     return st;
 }
 
-dbk_status dbk_tune_workload_build(const char *recipe, int batch, dbk_tune_workload *w) {
-    DBK_TRY(dbk_tune_workload_shapes(recipe, batch, w));
+dbk_status dbk_tune_workload_build(const char *recipe, int batch, uint64_t max_alloc, dbk_tune_workload *w) {
+    DBK_TRY(dbk_tune_workload_shapes(recipe, batch, max_alloc, w));
     dbk_status st = reference_results(w);
-    uint64_t h = dbk_fnv1a64("tune-workload-1", 15);
+    uint64_t h = dbk_fnv1a64("tune-workload-1", 15);   /* the labels name the batch ("N128") */
     for (int i = 0; i < w->count; i++) h = dbk_fnv1a64_update(h, w->cases[i].label, strlen(w->cases[i].label) + 1);
     w->hash = h;
     if (st != DBK_OK) dbk_tune_workload_deinit(w);

@@ -252,10 +252,7 @@ static dbk_status setup(dbk_backend *be, int index) {
     else st = dbk_set_error(DBK_ERR_FORMAT, "profile %s: opencl.gemm is '%s', expected \"tiled\" or \"clblast\"",
                             dbk_profile_id(p), gemm);
     if (st == DBK_OK) st = choose_tiles(be, p);
-    double mb = dbk_profile_number(p, "opencl.conv_workspace_mb", 64.0);
-    if (!(mb >= 1.0 && mb <= 65536.0)) mb = 64.0;
-    c->conv_budget = (size_t)(mb * 1048576.0);
-    if (c->max_alloc && c->conv_budget > c->max_alloc / 2) c->conv_budget = (size_t)(c->max_alloc / 2);
+    c->conv_budget = dbk_ocl_conv_im2col_budget(p, c->max_alloc);
     if (st == DBK_OK) st = dbk_conv_choice_read(p, "opencl", (size_t)c->max_alloc, &c->conv);
     if (st == DBK_OK) st = dbk_ocl_blas_setup(be, p);
     dbk_profile_destroy(owned);

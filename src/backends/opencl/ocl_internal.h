@@ -40,6 +40,7 @@
 
 #include "backend/backend_impl.h"
 #include "backend/conv_choice.h"
+#include "backends/opencl/ocl_conv_plan.h"
 
 /* --- context ------------------------------------------------------------------------ */
 
@@ -257,6 +258,11 @@ dbk_status dbk_ocl_gemm_packed_record(dbk_backend *be, dbk_ocl_launches *out, bo
 dbk_status dbk_ocl_blas_setup(dbk_backend *be, const void *profile);   /* profile: const dbk_profile * */
 /* ocl_ops_conv.c */
 size_t     dbk_ocl_conv_workspace_bytes(const dbk_backend *be, const dbk_op_desc *op);
+/* The backend's conv configuration (ocl_conv_plan.h), pointing into its context. */
+dbk_ocl_conv_config dbk_ocl_conv_config_of(const dbk_backend *be);
+/* ocl_ops_conv_winograd.c: dbk_ocl_conv_gemm_plan for an op that runs as Winograd. */
+int        dbk_ocl_conv_winograd_gemm_plan(const dbk_ocl_conv_config *cfg, const dbk_op_desc *op,
+                                           dbk_ocl_conv_gemm out[DBK_OCL_CONV_MAX_GEMMS]);
 /* ocl_ops_conv_winograd.c: whether a conv op runs as Winograd on this backend, its workspace,
  * and its recorders (called by ocl_ops_conv.c's when it is chosen). */
 bool       dbk_ocl_conv_winograd_chosen(const dbk_backend *be, const dbk_op_desc *op);

@@ -62,9 +62,8 @@ static bool pointwise(const conv_geom *g) {
  * panel width), the GEMM stores straight into the (nb, K, P, Q) output: no tmp, no scatter. */
 static bool direct_store(const conv_geom *g) { return g->packed && g->nb > 1 && g->pq % g->panel == 0; }
 
-static conv_geom conv_geometry(const dbk_backend *be, const dbk_op_desc *op) {
+static conv_geom geometry_for(const dbk_ocl_conv_config *cfg, const dbk_op_desc *op) {
     const dbk_conv2d_geom cg = dbk_conv2d_geom_of(op);   /* 31-bit sizes: checked in prepare */
-    const dbk_ocl_ctx *ctx = dbk_ocl(be);
     conv_geom g;
     g.N = (int)cg.N; g.C = (int)cg.C; g.H = (int)cg.H; g.W = (int)cg.W;
     g.K = (int)cg.K; g.R = (int)cg.R; g.S = (int)cg.S;
@@ -73,11 +72,11 @@ static conv_geom conv_geometry(const dbk_backend *be, const dbk_op_desc *op) {
     g.ph = cg.pad_h;    g.pw = cg.pad_w;
     g.crs = g.C * g.R * g.S;
     g.pq = g.P * g.Q;
-    g.packed = ctx->gemm == DBK_OCL_GEMM_TILED;
-    g.panel = g.packed ? ctx->tiles.rb_w : 1;
+    g.packed = cfg->packed;
+    g.panel = g.packed ? cfg->rb_w : 1;
     /* Images per chunk within the budget, then evened out over the chunks. */
     const size_t per_image = ((size_t)g.crs + (size_t)g.K) * (size_t)g.pq * sizeof(float);
-    int nb = per_image ? (int)(ctx->conv_budget / per_image) : g.N;
+    int nb = per_image ? (int)(cfg->conv_budget / per_image) : g.N;
     if (nb < 1) nb = 1;
     if (nb > g.N) nb = g.N > 0 ? g.N : 1;
     const int chunks = (g.N + nb - 1) / nb;
@@ -98,6 +97,17 @@ static conv_geom conv_geometry(const dbk_backend *be, const dbk_op_desc *op) {
         g.r1_floats = nb > 1 && !direct_store(&g) ? k * cols : 0;
     }
     return g;
+}
+
+dbk_ocl_conv_config dbk_ocl_conv_config_of(const dbk_backend *be) {
+    const dbk_ocl_ctx *ctx = dbk_ocl(be);
+    return (dbk_ocl_conv_config){.packed = ctx->gemm == DBK_OCL_GEMM_TILED, .rb_w = ctx->tiles.rb_w,
+                                 .conv_budget = ctx->conv_budget, .choice = &ctx->conv};
+}
+
+static conv_geom conv_geometry(const dbk_backend *be, const dbk_op_desc *op) {
+    const dbk_ocl_conv_config cfg = dbk_ocl_conv_config_of(be);
+    return geometry_for(&cfg, op);
 }
 
 size_t dbk_ocl_conv_workspace_bytes(const dbk_backend *be, const dbk_op_desc *op) {
@@ -325,4 +335,63 @@ dbk_status dbk_ocl_record_conv2d_bwd_filter(dbk_backend *be, const dbk_op_desc *
         }
     }
     return DBK_OK;
+}
+
+/* ---------------------------------------------------------------------------------- */
+/* the GEMMs of a conv op (ocl_conv_plan.h)                                            */
+
+size_t dbk_ocl_conv_im2col_budget(const dbk_profile *p, uint64_t max_alloc) {
+    double mb = dbk_profile_number(p, "opencl.conv_workspace_mb", 64.0);
+    if (!(mb >= 1.0 && mb <= 65536.0)) mb = 64.0;
+    size_t budget = (size_t)(mb * 1048576.0);
+    if (max_alloc && budget > max_alloc / 2) budget = (size_t)(max_alloc / 2);
+    return budget;
+}
+
+dbk_status dbk_ocl_conv_config_read(const dbk_profile *p, uint64_t max_alloc, dbk_conv_choice *choice,
+                                    dbk_ocl_conv_config *out) {
+    const char *gemm = dbk_profile_string(p, "opencl.gemm", "clblast");
+    out->packed = !strcmp(gemm, "tiled");
+    out->rb_w = (int)dbk_profile_number(p, "opencl.gemm_tiled.RB_W", 16);
+    out->conv_budget = dbk_ocl_conv_im2col_budget(p, max_alloc);
+    out->choice = choice;
+    return dbk_conv_choice_read(p, "opencl", (size_t)max_alloc, choice);
+}
+
+/* The GEMM of each of `chunks` chunks of nb images on the im2col path, as the three recorders
+ * above issue it. */
+static dbk_ocl_conv_gemm im2col_chunk_gemm(const conv_geom *g, dbk_op op, int nb, int chunks) {
+    const int cols = nb * g->pq;
+    if (op == DBK_OP_CONV2D_FWD)
+        return (dbk_ocl_conv_gemm){.m = g->K, .n = cols, .k = g->crs, .cpq = direct_store(g) ? g->pq : 0,
+                                   .count = chunks};
+    if (op == DBK_OP_CONV2D_BWD_DATA) {
+        /* packed: w^T transposed once into the workspace; pointwise: stored into dx directly */
+        const bool direct = g->packed && pointwise(g) && (nb == 1 || g->pq % g->panel == 0);
+        return (dbk_ocl_conv_gemm){.m = g->crs, .n = cols, .k = g->K, .ta = !g->packed,
+                                   .cpq = direct && nb > 1 ? g->pq : 0, .count = chunks};
+    }
+    if (g->packed) return (dbk_ocl_conv_gemm){.m = g->crs, .n = g->K, .k = cols, .cpq = -1, .count = chunks};   /* dw^T */
+    return (dbk_ocl_conv_gemm){.m = g->K, .n = g->crs, .k = cols, .tb = true, .count = chunks};
+}
+
+static int im2col_gemm_plan(const dbk_ocl_conv_config *cfg, const dbk_op_desc *op,
+                            dbk_ocl_conv_gemm out[DBK_OCL_CONV_MAX_GEMMS]) {
+    const conv_geom g = geometry_for(cfg, op);
+    /* the empty cases of the recorders: nothing, or a fill */
+    if (g.N == 0 || g.K == 0 || g.pq == 0 || g.crs == 0) return 0;
+    if (op->op == DBK_OP_CONV2D_BWD_DATA && g.H * g.W == 0) return 0;
+    /* chunks of g.nb images, the last one smaller when g.nb does not divide N */
+    const int full = g.N / g.nb, last = g.N % g.nb;
+    int count = 0;
+    if (full) out[count++] = im2col_chunk_gemm(&g, op->op, g.nb, full);
+    if (last) out[count++] = im2col_chunk_gemm(&g, op->op, last, 1);
+    return count;
+}
+
+int dbk_ocl_conv_gemm_plan(const dbk_ocl_conv_config *cfg, const dbk_op_desc *op,
+                           dbk_ocl_conv_gemm out[DBK_OCL_CONV_MAX_GEMMS]) {
+    if (op->op != DBK_OP_CONV2D_FWD && op->op != DBK_OP_CONV2D_BWD_DATA && op->op != DBK_OP_CONV2D_BWD_FILTER) return 0;
+    if (cfg->packed && dbk_conv_choice_winograd(cfg->choice, op)) return dbk_ocl_conv_winograd_gemm_plan(cfg, op, out);
+    return im2col_gemm_plan(cfg, op, out);
 }

@@ -57,26 +57,25 @@ static const char *kernel_name(const wino_plan *p, int which) {
     return names[p->m == 4][which];
 }
 
-static wino_plan plan_of(const dbk_backend *be, const dbk_op_desc *op) {
+static wino_plan plan_for(const dbk_ocl_conv_config *cfg, const dbk_op_desc *op) {
     const dbk_conv2d_geom g = dbk_conv2d_geom_of(op);
-    const dbk_ocl_ctx *ctx = dbk_ocl(be);
     wino_plan p;
     const bool data = op->op == DBK_OP_CONV2D_BWD_DATA;
     p.N = (int)g.N;
     p.ci = (int)(data ? g.K : g.C);
     p.co = (int)(data ? g.C : g.K);
-    p.m = dbk_conv_choice_winograd_tile(&ctx->conv, op) == 4 ? 4 : 2;
+    p.m = dbk_conv_choice_winograd_tile(cfg->choice, op) == 4 ? 4 : 2;
     p.E = (p.m + 2) * (p.m + 2);
     p.H = (int)g.H;
     p.W = (int)g.W;
     p.TH = (p.H + p.m - 1) / p.m;
     p.TW = (p.W + p.m - 1) / p.m;
-    p.rb_w = ctx->tiles.rb_w;
+    p.rb_w = cfg->rb_w;
     /* Images per chunk within the budget (the E transformed planes of input and output),
      * evened out over the chunks. */
     const size_t tiles = (size_t)p.TH * (size_t)p.TW, E = (size_t)p.E;
     const size_t per_image = E * ((size_t)p.ci + round_up((size_t)p.co, (size_t)p.rb_w)) * tiles * sizeof(float);
-    int nb = (int)(ctx->conv.winograd_budget / per_image);
+    int nb = (int)(cfg->choice->winograd_budget / per_image);
     if (nb < 1) nb = 1;
     if (nb > p.N) nb = p.N;
     const int chunks = (p.N + nb - 1) / nb;
@@ -94,6 +93,30 @@ static wino_plan plan_of(const dbk_backend *be, const dbk_op_desc *op) {
         p.floats = p.r2 + E * co * T;
     }
     return p;
+}
+
+static wino_plan plan_of(const dbk_backend *be, const dbk_op_desc *op) {
+    const dbk_ocl_conv_config cfg = dbk_ocl_conv_config_of(be);
+    return plan_for(&cfg, op);
+}
+
+/* The E GEMMs per chunk of the recorders below: (co, T, ci) for forward and backward-data,
+ * dU^T (ci, co, T) stored transposed for backward-filter. */
+static dbk_ocl_conv_gemm chunk_gemm(const wino_plan *p, dbk_op op, int nb, int chunks) {
+    const int T = nb * p->TH * p->TW;
+    if (op == DBK_OP_CONV2D_BWD_FILTER)
+        return (dbk_ocl_conv_gemm){.m = p->ci, .n = p->co, .k = T, .cpq = -1, .count = p->E * chunks};
+    return (dbk_ocl_conv_gemm){.m = p->co, .n = T, .k = p->ci, .count = p->E * chunks};
+}
+
+int dbk_ocl_conv_winograd_gemm_plan(const dbk_ocl_conv_config *cfg, const dbk_op_desc *op,
+                                    dbk_ocl_conv_gemm out[DBK_OCL_CONV_MAX_GEMMS]) {
+    const wino_plan p = plan_for(cfg, op);
+    const int full = p.N / p.nb, last = p.N % p.nb;
+    int count = 0;
+    if (full) out[count++] = chunk_gemm(&p, op->op, p.nb, full);
+    if (last) out[count++] = chunk_gemm(&p, op->op, last, 1);
+    return count;
 }
 
 size_t dbk_ocl_conv_winograd_workspace_bytes(const dbk_backend *be, const dbk_op_desc *op) {
