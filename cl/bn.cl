@@ -23,6 +23,12 @@
  * (x - mean) * (invstd * gamma) + beta > 0, the forward's own arithmetic. Contraction into
  * fused multiply-adds is off in this file so that both give the same bits (OpenCL C allows
  * it by default, and a compiler may contract one kernel and not the other).
+ *
+ * Fusion with ReLU and the 2x2 max pool (DBK_OP_BATCHNORM_RELU_POOL_*): bn_apply_pool writes
+ * the pooled max(bn(x), 0), one window per work-item; the backward kernels' relu = 3 read the
+ * pooled dy and find each window's winner again from x (the pre-activation as for relu = 2,
+ * then maxpool_fwd's scan: first maximum in row-major order, the first NaN over numbers), dy
+ * reaching the winner as maxpool_bwd's 0 + dy where its value is > 0 (relu_bwd).
  */
 #pragma OPENCL FP_CONTRACT OFF
 
@@ -115,15 +121,53 @@ __kernel void bn_apply(__global const float *x, const uint x_off, __global float
 }
 
 /* The ReLU mask of a fused backward. relu 0: none; 1: y > 0, y the fused forward's output;
- * 2: the pre-activation recomputed from x, (x - mu) * scale + shift > 0. */
+ * 2: the pre-activation recomputed from x, (x - mu) * scale + shift > 0; 3: as 2, through the
+ * 2x2 max pool (x planes of HW = H*W values, W wide; dy planes P x Q). */
 typedef struct bn_mask {
     int   relu;
     float mu, scale, shift;
+    int   HW, W, P, Q;
 } bn_mask;
+
+/* max(bn(x[t]), 0) as bn_apply computes it */
+static float bn_relu_at(__global const float *x, const int t, const bn_mask mk) {
+    const float v = (x[t] - mk.mu) * mk.scale + mk.shift;
+    return v < 0.0f ? 0.0f : v;
+}
+
+/* maxpool_fwd's winner of the 2x2 window whose first element is x[first], its value in *best */
+static int bn_window_winner(__global const float *x, const int first, const bn_mask mk, float *best) {
+    int win = first;
+    *best = -INFINITY;
+    for (int r = 0; r < 2; r++) {
+        for (int s = 0; s < 2; s++) {
+            const int t = first + r * mk.W + s;
+            const float v = bn_relu_at(x, t, mk);
+            if (v > *best || (isnan(v) && !isnan(*best))) {
+                *best = v;
+                win = t;
+            }
+        }
+    }
+    return win;
+}
+
+/* The gradient reaching x[i] through ReLU and the 2x2 max pool (relu = 3) */
+static float bn_pool_grad1(__global const float *dy, __global const float *x, const int i, const bn_mask mk) {
+    const int row = i / mk.HW, j = i - row * mk.HW, h = j / mk.W, w = j - h * mk.W;
+    if (h >= 2 * mk.P || w >= 2 * mk.Q) return 0.0f;   /* in no window (odd H or W) */
+    float best;
+    const int win = bn_window_winner(x, row * mk.HW + (h & ~1) * mk.W + (w & ~1), mk, &best);
+    return win == i && best > 0.0f ? 0.0f + dy[(row * mk.P + (h >> 1)) * mk.Q + (w >> 1)] : 0.0f;
+}
 
 /* dy, or relu_bwd's dy masked (8 values, then one); x, y and dy at element i */
 static float8 bn_grad8(__global const float *dy, __global const float *y, __global const float *x, const int i,
                        const bn_mask mk) {
+    if (mk.relu == 3)
+        return (float8)(bn_pool_grad1(dy, x, i, mk), bn_pool_grad1(dy, x, i + 1, mk), bn_pool_grad1(dy, x, i + 2, mk),
+                        bn_pool_grad1(dy, x, i + 3, mk), bn_pool_grad1(dy, x, i + 4, mk), bn_pool_grad1(dy, x, i + 5, mk),
+                        bn_pool_grad1(dy, x, i + 6, mk), bn_pool_grad1(dy, x, i + 7, mk));
     const float8 g = vload8(0, dy + i);
     if (mk.relu == 1) return select((float8)(0.0f), g, vload8(0, y + i) > 0.0f);
     if (mk.relu == 2) return select((float8)(0.0f), g, (vload8(0, x + i) - mk.mu) * mk.scale + mk.shift > 0.0f);
@@ -132,16 +176,18 @@ static float8 bn_grad8(__global const float *dy, __global const float *y, __glob
 
 static float bn_grad1(__global const float *dy, __global const float *y, __global const float *x, const int i,
                       const bn_mask mk) {
+    if (mk.relu == 3) return bn_pool_grad1(dy, x, i, mk);
     if (mk.relu == 1) return y[i] > 0.0f ? dy[i] : 0.0f;
     if (mk.relu == 2) return (x[i] - mk.mu) * mk.scale + mk.shift > 0.0f ? dy[i] : 0.0f;
     return dy[i];
 }
 
-/* The mask of channel c: gamma and beta are read for relu = 2 only. */
+/* The mask of channel c: gamma and beta are read for relu = 2 and 3 only. */
 static bn_mask bn_mask_of(const int relu, const float mu, const float is, __global const float *gamma,
-                          __global const float *beta, const int c) {
-    bn_mask mk = {relu, mu, 0.0f, 0.0f};
-    if (relu == 2) {
+                          __global const float *beta, const int c, const int HW, const int W, const int P,
+                          const int Q) {
+    bn_mask mk = {relu, mu, 0.0f, 0.0f, HW, W, P, Q};
+    if (relu >= 2) {
         mk.scale = is * gamma[c];
         mk.shift = beta[c];
     }
@@ -153,13 +199,13 @@ __kernel void bn_bwd_reduce(__global const float *x, const uint x_off, __global 
                             __global const float *y, const uint y_off, const int relu,
                             __global const float *gamma, const uint g_off, __global const float *beta,
                             const uint b_off,
-                            const int N, const int C, const int HW,
+                            const int N, const int C, const int HW, const int W, const int P, const int Q,
                             __global const float *mean, const uint mean_off, __global const float *invstd,
                             const uint invstd_off, __global float *dgamma, const uint dg_off,
                             __global float *dbeta, const uint db_off, __local float *scratch) {
     const int c = get_group_id(0);
     const float mu = mean[mean_off + c], is = invstd[invstd_off + c];
-    const bn_mask mk = bn_mask_of(relu, mu, is, gamma + g_off, beta + b_off, c);
+    const bn_mask mk = bn_mask_of(relu, mu, is, gamma + g_off, beta + b_off, c, HW, W, P, Q);
     float8 a8 = (float8)(0.0f), b8 = (float8)(0.0f);
     float a1 = 0.0f, b1 = 0.0f;
     for (int n = get_local_id(0); n < N; n += get_local_size(0)) {
@@ -194,14 +240,14 @@ __kernel void bn_bwd_data(__global const float *x, const uint x_off, __global co
                         __global const float *gamma, const uint g_off, __global const float *mean, const uint mean_off,
                         __global const float *invstd, const uint invstd_off,
                         __global const float *dgamma, const uint dg_off, __global const float *dbeta, const uint db_off,
-                        __global const float *beta, const uint b_off) {
+                        __global const float *beta, const uint b_off, const int W, const int P, const int Q) {
     const int j0 = get_global_id(0) * 8, row = get_global_id(1);
     if (j0 >= HW || row >= NC) return;
     const int c = row % C;
     const float mu = mean[mean_off + c], is = invstd[invstd_off + c];
     const float k = gamma[g_off + c] * is;
     const float a = dbeta[db_off + c] / (float)M, b = dgamma[dg_off + c] / (float)M;
-    const bn_mask mk = bn_mask_of(relu, mu, is, gamma + g_off, beta + b_off, c);
+    const bn_mask mk = bn_mask_of(relu, mu, is, gamma + g_off, beta + b_off, c, HW, W, P, Q);
     const int i = row * HW + j0;
     if (j0 + 8 <= HW) {
         const float8 g = bn_grad8(dy + dy_off, y + y_off, x + x_off, i, mk), v = vload8(0, x + x_off + i);
@@ -211,4 +257,22 @@ __kernel void bn_bwd_data(__global const float *x, const uint x_off, __global co
     for (int j = i; j < row * HW + HW; j++)
         dx[dx_off + j] =
             k * (bn_grad1(dy + dy_off, y + y_off, x + x_off, j, mk) - a - (x[x_off + j] - mu) * is * b);
+}
+
+/* Training forward fused with ReLU and the 2x2 max pool: y (N,C,P,Q) = the pool of
+ * max((x - mean) * (invstd * gamma) + beta, 0), one window per work-item; H*W = HW.
+ * global (P*Q, N*C) */
+__kernel void bn_apply_pool(__global const float *x, const uint x_off, __global float *y, const uint y_off,
+                            const int NC, const int C, const int HW, const int W, const int P, const int Q,
+                            __global const float *mean, const uint mean_off, __global const float *invstd,
+                            const uint invstd_off, __global const float *gamma, const uint g_off,
+                            __global const float *beta, const uint b_off) {
+    const int o = get_global_id(0), row = get_global_id(1);
+    if (o >= P * Q || row >= NC) return;
+    const int c = row % C, p = o / Q, q = o - p * Q;
+    const bn_mask mk = bn_mask_of(3, mean[mean_off + c], invstd[invstd_off + c], gamma + g_off, beta + b_off, c, HW,
+                                  W, P, Q);
+    float best;
+    bn_window_winner(x + x_off, row * HW + 2 * p * W + 2 * q, mk, &best);
+    y[y_off + row * P * Q + o] = best;
 }
