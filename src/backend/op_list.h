@@ -114,7 +114,7 @@
       "y mean invstd running_mean running_var", bn, check_bn_fwd_train_skip,                  \
       10.0 * n_src(d, 0), all_bytes(d), FWD, OWN, ALL)                                        \
     /* Fusion of the 2x2 max pool that follows (docs/fusion.md; fp32 training only):          \
-     * y = MAXPOOL_FWD 2x2, stride 2, no padding, of max(bn(x), 0): ties and NaN as MAXPOOL_FWD;\
+     * y = MAXPOOL_FWD 2x2, stride 2, no padding, of max(bn(x), 0), ties and NaN as there;   \
      * the full-size ReLU output is never written and no argmax is kept.                      \
      * src as BATCHNORM_FWD_TRAIN  dst0 y (N,C,H/2,W/2)  dst1-4 as BATCHNORM_FWD_TRAIN */     \
     X(BATCHNORM_RELU_POOL_FWD_TRAIN, batchnorm_relu_pool_fwd_train, bn, "x gamma beta",       \
