@@ -152,6 +152,28 @@ static int bn_window_winner(__global const float *x, const int first, const bn_m
     return win;
 }
 
+/* max(bn(x), 0) of 8 values from x[t] on, as bn_apply's vector path computes it */
+static float8 bn_relu8(__global const float *x, const int t, const bn_mask mk) {
+    const float8 v = (vload8(0, x + t) - mk.mu) * mk.scale + mk.shift;
+    return select(v, (float8)(0.0f), v < 0.0f);
+}
+
+/* The four 2x2 windows of 8 values of two rows (the first value at an even column), as
+ * bn_window_winner scans each: the winner's tap (0, 1 first row; 2, 3 second) and value. The
+ * first tap is always taken (max(bn(x), 0) is never -inf), so the scan starts there. */
+static int4 bn_winners4(const float8 top, const float8 bot, float4 *best) {
+    const float4 taps[4] = {top.even, top.odd, bot.even, bot.odd};
+    float4 b = taps[0];
+    int4 win = (int4)(0);
+    for (int k = 1; k < 4; k++) {
+        const int4 take = (taps[k] > b) | (isnan(taps[k]) & !isnan(b));
+        b = select(b, taps[k], take);
+        win = select(win, (int4)(k), take);
+    }
+    *best = b;
+    return win;
+}
+
 /* The gradient reaching x[i] through ReLU and the 2x2 max pool (relu = 3) */
 static float bn_pool_grad1(__global const float *dy, __global const float *x, const int i, const bn_mask mk) {
     const int row = i / mk.HW, j = i - row * mk.HW, h = j / mk.W, w = j - h * mk.W;
@@ -161,13 +183,29 @@ static float bn_pool_grad1(__global const float *dy, __global const float *x, co
     return win == i && best > 0.0f ? 0.0f + dy[(row * mk.P + (h >> 1)) * mk.Q + (w >> 1)] : 0.0f;
 }
 
-/* dy, or relu_bwd's dy masked (8 values, then one); x, y and dy at element i */
-static float8 bn_grad8(__global const float *dy, __global const float *y, __global const float *x, const int i,
-                       const bn_mask mk) {
-    if (mk.relu == 3)
+/* bn_pool_grad1 of x[i .. i + 8): vectorised over four windows where the 8 values lie in one
+ * row inside the windows from an even column, else value by value */
+static float8 bn_pool_grad8(__global const float *dy, __global const float *x, const int i, const bn_mask mk) {
+    const int row = i / mk.HW, j = i - row * mk.HW, h = j / mk.W, w = j - h * mk.W;
+    if ((w & 1) || w + 8 > 2 * mk.Q || h >= 2 * mk.P)
         return (float8)(bn_pool_grad1(dy, x, i, mk), bn_pool_grad1(dy, x, i + 1, mk), bn_pool_grad1(dy, x, i + 2, mk),
                         bn_pool_grad1(dy, x, i + 3, mk), bn_pool_grad1(dy, x, i + 4, mk), bn_pool_grad1(dy, x, i + 5, mk),
                         bn_pool_grad1(dy, x, i + 6, mk), bn_pool_grad1(dy, x, i + 7, mk));
+    const int top = row * mk.HW + (h & ~1) * mk.W + w;
+    float4 best;
+    const int4 win = bn_winners4(bn_relu8(x, top, mk), bn_relu8(x, top + mk.W, mk), &best);
+    const float4 d = 0.0f + vload4(0, dy + (row * mk.P + (h >> 1)) * mk.Q + (w >> 1));   /* maxpool_bwd */
+    const int4 live = best > 0.0f;
+    const int tap = (h & 1) * 2;   /* the taps of this row: tap (even columns), tap + 1 (odd) */
+    const float4 ge = select((float4)(0.0f), d, live & (win == tap));
+    const float4 go = select((float4)(0.0f), d, live & (win == tap + 1));
+    return (float8)(ge.s0, go.s0, ge.s1, go.s1, ge.s2, go.s2, ge.s3, go.s3);
+}
+
+/* dy, or relu_bwd's dy masked (8 values, then one); x, y and dy at element i */
+static float8 bn_grad8(__global const float *dy, __global const float *y, __global const float *x, const int i,
+                       const bn_mask mk) {
+    if (mk.relu == 3) return bn_pool_grad8(dy, x, i, mk);
     const float8 g = vload8(0, dy + i);
     if (mk.relu == 1) return select((float8)(0.0f), g, vload8(0, y + i) > 0.0f);
     if (mk.relu == 2) return select((float8)(0.0f), g, (vload8(0, x + i) - mk.mu) * mk.scale + mk.shift > 0.0f);
@@ -260,19 +298,29 @@ __kernel void bn_bwd_data(__global const float *x, const uint x_off, __global co
 }
 
 /* Training forward fused with ReLU and the 2x2 max pool: y (N,C,P,Q) = the pool of
- * max((x - mean) * (invstd * gamma) + beta, 0), one window per work-item; H*W = HW.
- * global (P*Q, N*C) */
+ * max((x - mean) * (invstd * gamma) + beta, 0), four windows of one output row per work-item
+ * (vectorised where their 8 columns lie inside x); H*W = HW.  global (ceil(Q / 4), N*C*P) */
 __kernel void bn_apply_pool(__global const float *x, const uint x_off, __global float *y, const uint y_off,
                             const int NC, const int C, const int HW, const int W, const int P, const int Q,
                             __global const float *mean, const uint mean_off, __global const float *invstd,
                             const uint invstd_off, __global const float *gamma, const uint g_off,
                             __global const float *beta, const uint b_off) {
-    const int o = get_global_id(0), row = get_global_id(1);
-    if (o >= P * Q || row >= NC) return;
-    const int c = row % C, p = o / Q, q = o - p * Q;
+    const int q0 = get_global_id(0) * 4, rp = get_global_id(1);
+    if (q0 >= Q || rp >= NC * P) return;
+    const int row = rp / P, p = rp - row * P, c = row % C;
     const bn_mask mk = bn_mask_of(3, mean[mean_off + c], invstd[invstd_off + c], gamma + g_off, beta + b_off, c, HW,
                                   W, P, Q);
-    float best;
-    bn_window_winner(x + x_off, row * HW + 2 * p * W + 2 * q, mk, &best);
-    y[y_off + row * P * Q + o] = best;
+    const int first = row * HW + 2 * p * W + 2 * q0;   /* the first window's first element */
+    __global float *out = y + y_off + rp * Q + q0;
+    if (q0 + 4 <= Q) {
+        float4 best;
+        bn_winners4(bn_relu8(x + x_off, first, mk), bn_relu8(x + x_off, first + W, mk), &best);
+        vstore4(best, 0, out);
+        return;
+    }
+    for (int k = 0; k < Q - q0; k++) {
+        float best;
+        bn_window_winner(x + x_off, first + 2 * k, mk, &best);
+        out[k] = best;
+    }
 }

@@ -39,7 +39,7 @@ static dbk_status bn_apply(dbk_backend *be, dbk_ocl_launches *out, const dbk_ten
 /* y (N,C,H/2,W/2) = the 2x2 max pool of max(bn(x), 0), from the saved mean and invstd */
 static dbk_status bn_apply_pool(dbk_backend *be, const dbk_op_desc *op, dbk_ocl_launches *out) {
     const dbk_tensor *x = &op->src[0], *y = &op->dst[0];
-    const int nc = (int)(x->shape[0] * x->shape[1]), pq = (int)(y->shape[2] * y->shape[3]);
+    const int nc = (int)(x->shape[0] * x->shape[1]), p = (int)y->shape[2], q = (int)y->shape[3];
     dbk_ocl_args a;
     DBK_TRY(dbk_ocl_kernel(be, out, "bn_apply_pool", &a));
     dbk_ocl_arg_tensor(&a, x);
@@ -48,13 +48,13 @@ static dbk_status bn_apply_pool(dbk_backend *be, const dbk_op_desc *op, dbk_ocl_
     dbk_ocl_arg_int(&a, (int)x->shape[1]);
     dbk_ocl_arg_int(&a, (int)(x->shape[2] * x->shape[3]));
     dbk_ocl_arg_int(&a, (int)x->shape[3]);
-    dbk_ocl_arg_int(&a, (int)y->shape[2]);
-    dbk_ocl_arg_int(&a, (int)y->shape[3]);
+    dbk_ocl_arg_int(&a, p);
+    dbk_ocl_arg_int(&a, q);
     dbk_ocl_arg_tensor(&a, &op->dst[1]);
     dbk_ocl_arg_tensor(&a, &op->dst[2]);
     dbk_ocl_arg_tensor(&a, &op->src[1]);
     dbk_ocl_arg_tensor(&a, &op->src[2]);
-    return dbk_ocl_range2(&a, (size_t)pq, (size_t)nc);
+    return dbk_ocl_range2(&a, ((size_t)q + 3) / 4, (size_t)nc * (size_t)p);
 }
 
 /* Training forward, plain (relu 0), fused with ReLU (1, DBK_OP_BATCHNORM_RELU_FWD_TRAIN) or
