@@ -162,14 +162,18 @@ static float8 bn_relu8(__global const float *x, const int t, const bn_mask mk) {
  * bn_window_winner scans each: the winner's tap (0, 1 first row; 2, 3 second) and value. The
  * first tap is always taken (max(bn(x), 0) is never -inf), so the scan starts there. */
 static int4 bn_winners4(const float8 top, const float8 bot, float4 *best) {
-    const float4 taps[4] = {top.even, top.odd, bot.even, bot.odd};
-    float4 b = taps[0];
+    float4 b = top.even;
     int4 win = (int4)(0);
-    for (int k = 1; k < 4; k++) {
-        const int4 take = (taps[k] > b) | (isnan(taps[k]) & !isnan(b));
-        b = select(b, taps[k], take);
-        win = select(win, (int4)(k), take);
-    }
+    const float4 t1 = top.odd, t2 = bot.even, t3 = bot.odd;   /* written out: no private array */
+    int4 take = (t1 > b) | (isnan(t1) & !isnan(b));
+    b = select(b, t1, take);
+    win = select(win, (int4)(1), take);
+    take = (t2 > b) | (isnan(t2) & !isnan(b));
+    b = select(b, t2, take);
+    win = select(win, (int4)(2), take);
+    take = (t3 > b) | (isnan(t3) & !isnan(b));
+    b = select(b, t3, take);
+    win = select(win, (int4)(3), take);
     *best = b;
     return win;
 }
@@ -183,10 +187,13 @@ static float bn_pool_grad1(__global const float *dy, __global const float *x, co
     return win == i && best > 0.0f ? 0.0f + dy[(row * mk.P + (h >> 1)) * mk.Q + (w >> 1)] : 0.0f;
 }
 
-/* bn_pool_grad1 of x[i .. i + 8): vectorised over four windows where the 8 values lie in one
- * row inside the windows from an even column, else value by value */
-static float8 bn_pool_grad8(__global const float *dy, __global const float *x, const int i, const bn_mask mk) {
-    const int row = i / mk.HW, j = i - row * mk.HW, h = j / mk.W, w = j - h * mk.W;
+/* bn_pool_grad1 of the 8 values of plane row from (h, w) on (row width mk.W): vectorised over
+ * four windows where they lie in one row inside the windows from an even column, else value
+ * by value. The caller knows h and w: an integer division per 8 values made the fused
+ * backward several times slower on PoCL. */
+static float8 bn_pool_grad8(__global const float *dy, __global const float *x, const int row, const int h,
+                            const int w, const bn_mask mk) {
+    const int i = row * mk.HW + h * mk.W + w;
     if ((w & 1) || w + 8 > 2 * mk.Q || h >= 2 * mk.P)
         return (float8)(bn_pool_grad1(dy, x, i, mk), bn_pool_grad1(dy, x, i + 1, mk), bn_pool_grad1(dy, x, i + 2, mk),
                         bn_pool_grad1(dy, x, i + 3, mk), bn_pool_grad1(dy, x, i + 4, mk), bn_pool_grad1(dy, x, i + 5, mk),
@@ -205,7 +212,6 @@ static float8 bn_pool_grad8(__global const float *dy, __global const float *x, c
 /* dy, or relu_bwd's dy masked (8 values, then one); x, y and dy at element i */
 static float8 bn_grad8(__global const float *dy, __global const float *y, __global const float *x, const int i,
                        const bn_mask mk) {
-    if (mk.relu == 3) return bn_pool_grad8(dy, x, i, mk);
     const float8 g = vload8(0, dy + i);
     if (mk.relu == 1) return select((float8)(0.0f), g, vload8(0, y + i) > 0.0f);
     if (mk.relu == 2) return select((float8)(0.0f), g, (vload8(0, x + i) - mk.mu) * mk.scale + mk.shift > 0.0f);
@@ -248,9 +254,11 @@ __kernel void bn_bwd_reduce(__global const float *x, const uint x_off, __global 
     float a1 = 0.0f, b1 = 0.0f;
     for (int n = get_local_id(0); n < N; n += get_local_size(0)) {
         const int base = (n * C + c) * HW;
-        int j = 0;
+        int j = 0, h = 0, w = 0;   /* relu = 3: (h, w) of j, stepped without a division */
         for (; j + 8 <= HW; j += 8) {
-            const float8 g = bn_grad8(dy + dy_off, y + y_off, x + x_off, base + j, mk);
+            const float8 g = relu == 3 ? bn_pool_grad8(dy + dy_off, x + x_off, n * C + c, h, w, mk)
+                                       : bn_grad8(dy + dy_off, y + y_off, x + x_off, base + j, mk);
+            for (w += 8; relu == 3 && w >= W; w -= W) h++;
             a8 += g;
             b8 += g * ((vload8(0, x + x_off + base + j) - mu) * is);
         }
@@ -271,7 +279,7 @@ __kernel void bn_bwd_reduce(__global const float *x, const uint x_off, __global 
 }
 
 /* dx = gamma*invstd * (dy - dbeta/M - xhat * dgamma/M), 8 values per work-item.
- * global (ceil(HW / 8), N*C) */
+ * global (ceil(HW / 8), N*C); relu = 3: (ceil(W / 8), N*C, H), 8 values of one row of x each */
 __kernel void bn_bwd_data(__global const float *x, const uint x_off, __global const float *dy, const uint dy_off,
                         __global const float *y, const uint y_off, const int relu,
                         __global float *dx, const uint dx_off, const int NC, const int C, const int HW, const int M,
@@ -279,20 +287,23 @@ __kernel void bn_bwd_data(__global const float *x, const uint x_off, __global co
                         __global const float *invstd, const uint invstd_off,
                         __global const float *dgamma, const uint dg_off, __global const float *dbeta, const uint db_off,
                         __global const float *beta, const uint b_off, const int W, const int P, const int Q) {
-    const int j0 = get_global_id(0) * 8, row = get_global_id(1);
-    if (j0 >= HW || row >= NC) return;
+    const int pooled = relu == 3, h = pooled ? get_global_id(2) : 0;
+    const int w0 = get_global_id(0) * 8, row = get_global_id(1), len = pooled ? W : HW;   /* of this run of values */
+    if (w0 >= len || row >= NC) return;
     const int c = row % C;
     const float mu = mean[mean_off + c], is = invstd[invstd_off + c];
     const float k = gamma[g_off + c] * is;
     const float a = dbeta[db_off + c] / (float)M, b = dgamma[dg_off + c] / (float)M;
     const bn_mask mk = bn_mask_of(relu, mu, is, gamma + g_off, beta + b_off, c, HW, W, P, Q);
-    const int i = row * HW + j0;
-    if (j0 + 8 <= HW) {
-        const float8 g = bn_grad8(dy + dy_off, y + y_off, x + x_off, i, mk), v = vload8(0, x + x_off + i);
+    const int i = row * HW + h * W + w0;
+    if (w0 + 8 <= len) {
+        const float8 g = pooled ? bn_pool_grad8(dy + dy_off, x + x_off, row, h, w0, mk)
+                                : bn_grad8(dy + dy_off, y + y_off, x + x_off, i, mk);
+        const float8 v = vload8(0, x + x_off + i);
         vstore8(k * (g - a - (v - mu) * is * b), 0, dx + dx_off + i);
         return;
     }
-    for (int j = i; j < row * HW + HW; j++)
+    for (int j = i; j < i - w0 + len; j++)
         dx[dx_off + j] =
             k * (bn_grad1(dy + dy_off, y + y_off, x + x_off, j, mk) - a - (x[x_off + j] - mu) * is * b);
 }
