@@ -74,13 +74,15 @@ static int two_runs_should_finish(void) {
 }
 
 /* The --profile tables name each op's kind: the fused run has the fused ops, the DBK_FUSE=0
- * run none of them but the plain ones. quick's ReLUs all follow a batch norm and its two
- * residual adds a batch norm + ReLU, so the fused run has no plain op left; ResNet-18 keeps
+ * run none of them but the plain ones. quick's ReLUs all follow a batch norm, its two
+ * residual adds and three 2x2 max pools a batch norm + ReLU, so the fused run has no plain
+ * batch norm or ReLU op left (its global max pool stays a max pool); ResNet-18 keeps
  * the batch norm of a branch whose add fused into the projection shortcut's batch norm, and
  * RELU_BWD gives the skips' gradients, so there only the forward ReLU is gone. */
 static int profiles_should_show_each_path(void) {
     static const char *const quick_fused[] = {" batchnorm_relu_fwd_train ", " batchnorm_relu_bwd ",
-                                              " batchnorm_relu_add_fwd_train ", " batchnorm_relu_add_bwd ", NULL};
+                                              " batchnorm_relu_add_fwd_train ", " batchnorm_relu_add_bwd ",
+                                              " batchnorm_relu_pool_fwd_train ", " batchnorm_relu_pool_bwd ", NULL};
     static const char *const resnet18_fused[] = {" batchnorm_relu_fwd_train ", " batchnorm_relu_bwd ",
                                                  " batchnorm_add_relu_fwd_train ", NULL};
     static const char *const plain[] = {" relu_fwd ", " relu_bwd ", " batchnorm_fwd_train ", " batchnorm_bwd ", NULL};

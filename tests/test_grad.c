@@ -316,9 +316,20 @@ int gemm_should_match_finite_differences(void) {
  * (the last value of an odd count exactly 2), so the mean is 2 and every pre-activation
  * gamma * xhat + beta stays clear of ReLU's kink by far more than a step moves it (beta: see
  * the caller). */
-static void relu_safe_bn_input(float *x, int n, int c, int hw, uint32_t seed) {
+static void relu_safe_bn_input(float *x, int n, int c, int hw, uint32_t seed, bool distinct) {
     const int m = n * hw;
     float *u = dbk_test_uniform((int64_t)m * c, 0.4f, 1.0f, seed);
+    if (distinct) { /* the fused max pool: a channel's pairs 0.6 / (m / 2) >= 2 eps apart, shuffled */
+        int32_t *perm = malloc((size_t)m * sizeof(int32_t));
+        dbk_rng r;
+        dbk_rng_init(&r, seed);
+        for (int ch = 0; ch < c; ch++) {
+            dbk_rng_permutation(&r, perm, (int32_t)(m / 2));
+            for (int pair = 0; pair < m / 2; pair++)
+                u[(int64_t)ch * m + pair * 2] = 0.4f + 0.6f * ((float)perm[pair] + 0.5f) / (float)(m / 2);
+        }
+        free(perm);
+    }
     for (int ch = 0; ch < c; ch++)
         for (int k = 0; k < m; k++) {
             const int pair = k / 2, i = k / hw, j = k % hw;
@@ -329,16 +340,19 @@ static void relu_safe_bn_input(float *x, int n, int c, int hw, uint32_t seed) {
 }
 
 /* What batchnorm_case_grads differentiates: batch norm, the fused batch norm + ReLU, or that
- * and the residual add. */
-typedef enum bn_fusion { BN_PLAIN, BN_RELU, BN_RELU_ADD } bn_fusion;
+ * and the residual add, or that and the 2x2 max pool. */
+typedef enum bn_fusion { BN_PLAIN, BN_RELU, BN_RELU_ADD, BN_RELU_POOL } bn_fusion;
 
 /* Batch norm's gradients; fused with ReLU (DBK_OP_BATCHNORM_RELU_*) or with ReLU and the
  * residual add (DBK_OP_BATCHNORM_RELU_ADD_*: y = relu(bn(x)) + skip, the mask recomputed in
- * the backward), about half the pre-activations below 0; with f16, the backward reads x from
- * its f16 copy (mixed precision). */
+ * the backward) or the 2x2 max pool (DBK_OP_BATCHNORM_RELU_POOL_*: y pooled, the winners
+ * recomputed in the backward; the data keeps a window's values >= 2 eps apart), about half
+ * the pre-activations below 0; with f16, the backward reads x from its f16 copy (mixed
+ * precision). */
 static int batchnorm_case_grads(int n, int c, int h, int w, bn_fusion fusion, bool f16) {
-    const bool relu = fusion != BN_PLAIN, add = fusion == BN_RELU_ADD;
-    dbk_tensor x = new_f32(4, n, c, h, w), y = new_f32(4, n, c, h, w), dy = new_f32(4, n, c, h, w);
+    const bool relu = fusion != BN_PLAIN, add = fusion == BN_RELU_ADD, pool = fusion == BN_RELU_POOL;
+    const int yh = pool ? h / 2 : h, yw = pool ? w / 2 : w;
+    dbk_tensor x = new_f32(4, n, c, h, w), y = new_f32(4, n, c, yh, yw), dy = new_f32(4, n, c, yh, yw);
     dbk_tensor skip = new_f32(4, n, c, h, w);
     dbk_tensor dx = new_f32(4, n, c, h, w);
     dbk_tensor gamma = new_f32(1, c, 1, 1, 1), beta = new_f32(1, c, 1, 1, 1);
@@ -348,10 +362,10 @@ static int batchnorm_case_grads(int n, int c, int h, int w, bn_fusion fusion, bo
     const int64_t nx = dbk_tensor_numel(&x);
     /* An offset of 2 checks that nothing depends on the data being centred. */
     float *hx = dbk_test_uniform(nx, 1.0f, 3.0f, 21), *hg = dbk_test_uniform(c, 0.5f, 1.5f, 22);
-    float *hb = dbk_test_uniform(c, -0.5f, 0.5f, 23), *g = dbk_test_uniform(nx, -1.0f, 1.0f, 24);
+    float *hb = dbk_test_uniform(c, -0.5f, 0.5f, 23), *g = dbk_test_uniform(dbk_tensor_numel(&y), -1.0f, 1.0f, 24);
     float *ones = dbk_test_uniform(c, 1.0f, 1.0f, 0), *hs = dbk_test_uniform(nx, -1.0f, 1.0f, 26);
     if (relu) { /* gamma in [0.8, 1.5], |beta| in [0.05, 0.1]: the kink stays >= 0.05 away */
-        relu_safe_bn_input(hx, n, c, h * w, 25);
+        relu_safe_bn_input(hx, n, c, h * w, 25, pool);
         for (int i = 0; i < c; i++) {
             hg[i] = 0.8f + 0.7f * (hg[i] - 0.5f);
             hb[i] = (hb[i] < 0.0f ? -0.05f : 0.05f) + 0.1f * hb[i];
@@ -368,7 +382,8 @@ static int batchnorm_case_grads(int n, int c, int h, int w, bn_fusion fusion, bo
 
     dbk_op_desc f;
     memset(&f, 0, sizeof f);
-    f.op = add    ? DBK_OP_BATCHNORM_RELU_ADD_FWD_TRAIN
+    f.op = pool   ? DBK_OP_BATCHNORM_RELU_POOL_FWD_TRAIN
+           : add  ? DBK_OP_BATCHNORM_RELU_ADD_FWD_TRAIN
            : relu ? DBK_OP_BATCHNORM_RELU_FWD_TRAIN
                   : DBK_OP_BATCHNORM_FWD_TRAIN;
     f.p.bn = (dbk_bn_params){1e-5f, 0.1f};
@@ -377,18 +392,21 @@ static int batchnorm_case_grads(int n, int c, int h, int w, bn_fusion fusion, bo
     f.dst[0] = y; f.dst[1] = mean; f.dst[2] = invstd; f.dst[3] = rmean; f.dst[4] = rvar;
     dbk_op_desc b;
     memset(&b, 0, sizeof b);
-    b.op = add ? DBK_OP_BATCHNORM_RELU_ADD_BWD : relu ? DBK_OP_BATCHNORM_RELU_BWD : DBK_OP_BATCHNORM_BWD;
+    b.op = pool   ? DBK_OP_BATCHNORM_RELU_POOL_BWD
+           : add  ? DBK_OP_BATCHNORM_RELU_ADD_BWD
+           : relu ? DBK_OP_BATCHNORM_RELU_BWD
+                  : DBK_OP_BATCHNORM_BWD;
     b.p.bn = f.p.bn;
     b.src[0] = f16 ? f16_copy_of(hx, 4, n, c, h, w) : x;
     b.src[1] = dy; b.src[2] = gamma; b.src[3] = mean; b.src[4] = invstd;
-    if (relu) b.src[5] = add ? beta : y;
+    if (relu) b.src[5] = add || pool ? beta : y;
     b.dst[0] = dx; b.dst[1] = dgamma; b.dst[2] = dbeta;
     DBK_CHECK_OK(dbk_backend_run(be, &f));
     DBK_CHECK_OK(dbk_backend_run(be, &b));
     float *adx = (float *)dbk_test_read(&dx), *adg = (float *)dbk_test_read(&dgamma), *adb = (float *)dbk_test_read(&dbeta);
 
     int clamped = 0;
-    if (relu) {
+    if (relu && !pool) {
         float *hy = (float *)dbk_test_read(&y);
         for (int64_t i = 0; i < nx; i++) clamped += hy[i] == (add ? hs[i] : 0.0f);   /* relu(bn(x)) == 0 */
         free(hy);
@@ -396,7 +414,7 @@ static int batchnorm_case_grads(int n, int c, int h, int w, bn_fusion fusion, bo
                       "expected some but not all", n, c, h, w, clamped, (long long)nx);
     }
     const loss_def d = {&f, 1, &y, g, NULL};
-    const char *op = add ? "batchnorm+relu+add" : relu ? "batchnorm+relu" : "batchnorm";
+    const char *op = pool ? "batchnorm+relu+pool" : add ? "batchnorm+relu+add" : relu ? "batchnorm+relu" : "batchnorm";
     char what[96];
     const char *x16 = f16 ? ", f16 x" : "";
     snprintf(what, sizeof what, "%s (%d,%d,%d,%d)%s dx", op, n, c, h, w, x16);
@@ -431,6 +449,14 @@ int batchnorm_relu_bwd_should_match_finite_differences(void) { return batchnorm_
  * x, so this also checks that the recomputed mask is the forward's. */
 int batchnorm_relu_add_bwd_should_match_finite_differences(void) {
     return batchnorm_cases_grads(BN_RELU_ADD, false);
+}
+
+/* The fused batch norm + ReLU + 2x2 max pool likewise, also with an odd height (a last row in
+ * no window, its gradient through the statistics only); its backward finds the winners
+ * again, so this checks that they are the forward's. */
+int batchnorm_relu_pool_bwd_should_match_finite_differences(void) {
+    if (batchnorm_case_grads(3, 2, 4, 4, BN_RELU_POOL, false)) return 1;
+    return batchnorm_case_grads(1, 3, 5, 6, BN_RELU_POOL, false);
 }
 
 /* ---------------------------------------------------------------------------------- */

@@ -141,6 +141,49 @@ static int batchnorm_then_relu_should_fuse_unless_turned_off(void) {
     return 0;
 }
 
+/* ResNet9's layer: a 2x2 max pool of batch norm + ReLU (fused), then a 3x3 stride-2 pool of
+ * another (not fused: only the 2x2 window is). */
+static dbk_status lay_out_bn_relu_pool(dbk_graph *g) {
+    dbk_value x = dbk_graph_value(g, false, 2, 3, 8, 8);
+    dbk_value y = dbk_nn_relu(g, dbk_nn_batchnorm(g, dbk_nn_conv(g, x, 4, 3, 1, 1, "conv"), "bn"));
+    y = dbk_nn_maxpool(g, y, 2, 2, "pool");
+    y = dbk_nn_relu(g, dbk_nn_batchnorm(g, dbk_nn_conv(g, y, 4, 3, 1, 1, "conv2"), "bn2"));
+    dbk_nn_maxpool(g, y, 3, 2, "pool2");
+    return dbk_graph_status(g);
+}
+
+static int maxpool_after_batchnorm_relu_should_fuse_unless_turned_off(void) {
+    size_t arena[2];
+    for (int off = 0; off < 2; off++) {
+        built b;
+        DBK_CHECK_OK(plan_and_build_with(&b, lay_out_bn_relu_pool, off));
+        int n = 0;
+        const dbk_op_desc *ops = dbk_graph_program(b.g, &n), *f = NULL, *bw = NULL, *any = NULL, *pool_bwd = NULL;
+        DBK_CHECK(ops != NULL);
+        const int fused_fwd = count_ops(ops, n, DBK_OP_BATCHNORM_RELU_POOL_FWD_TRAIN, &f);
+        const int fused_bwd = count_ops(ops, n, DBK_OP_BATCHNORM_RELU_POOL_BWD, &bw);
+        const int bn_relu = count_ops(ops, n, DBK_OP_BATCHNORM_RELU_FWD_TRAIN, &any);
+        const int pools = count_ops(ops, n, DBK_OP_MAXPOOL_FWD, &any);
+        const int pool_bwds = count_ops(ops, n, DBK_OP_MAXPOOL_BWD, &pool_bwd);
+        printf("  %s: fused %d + %d, batchnorm+relu %d, maxpool %d + %d\n", off ? "no_fusion" : "fusion on",
+               fused_fwd, fused_bwd, bn_relu, pools, pool_bwds);
+        if (off) {
+            DBK_CHECK(fused_fwd == 0 && fused_bwd == 0 && bn_relu == 0 && pools == 2 && pool_bwds == 2);
+        } else {
+            DBK_CHECK(fused_fwd == 1 && fused_bwd == 1 && bn_relu == 1 && pools == 1 && pool_bwds == 1);
+            /* y pooled (4x4 of 8x8); the backward reads its gradient and recomputes from beta */
+            DBK_CHECK(f->dst[0].shape[2] == 4 && f->dst[0].shape[3] == 4 && bw->src[1].shape[2] == 4);
+            DBK_CHECK(bw->src[5].buf == f->src[2].buf && bw->src[5].offset == f->src[2].offset);
+            DBK_CHECK(strstr(f->label, "+relu+pool") && strstr(bw->label, "+relu+pool"));
+            DBK_CHECK(pool_bwd->p.pool.size_h == 3);   /* the 3x3 pool is the one left */
+        }
+        arena[off] = dbk_graph_arena_bytes(b.g);
+        built_free(&b);
+    }
+    DBK_CHECK_MSG(arena[0] == arena[1], "the arena differs: %zu fused, %zu unfused", arena[0], arena[1]);
+    return 0;
+}
+
 /* ResNet9's residual block, x + relu(bn(conv(relu(bn(conv(x)))))) (the add fuses into the
  * second batch norm + ReLU), then a residual add whose branch ends in a convolution (not
  * fused). */
@@ -379,6 +422,7 @@ int main(void) {
     DBK_RUN(parameter_groups_should_be_contiguous_in_first_use_order);
     DBK_RUN(batchnorm_then_relu_should_fuse_unless_turned_off);
     DBK_RUN(residual_add_after_batchnorm_relu_should_fuse_unless_turned_off);
+    DBK_RUN(maxpool_after_batchnorm_relu_should_fuse_unless_turned_off);
     DBK_RUN(add_then_relu_should_fuse_into_the_batchnorm_before_unless_turned_off);
     DBK_RUN(step_values_should_precede_counters_and_fill_from_their_rules);
     DBK_RUN(a_duplicate_step_value_should_be_an_error);

@@ -83,12 +83,12 @@ static dbk_status lay_out(step_program *sp, const dbk_model_def *def, int n) {
     return DBK_OK;
 }
 
-static dbk_status step_program_build(step_program *sp, int n, bool fp16) {
+static dbk_status step_program_build_with(step_program *sp, int n, bool fp16, bool no_fusion) {
     const dbk_model_def *spec;
     memset(sp, 0, sizeof *sp);
     DBK_TRY(dbk_model_find("resnet9-quarter", &spec));
     DBK_TRY(dbk_backend_create(DBK_BACKEND_KIND_CPU, 0, &sp->be));
-    dbk_graph_config cfg = {.training = true, .bn = {1e-5f, 0.1f}, .fp16 = fp16};
+    dbk_graph_config cfg = {.training = true, .bn = {1e-5f, 0.1f}, .fp16 = fp16, .no_fusion = no_fusion};
     DBK_TRY(dbk_graph_create(&cfg, &sp->g));
     DBK_TRY(lay_out(sp, spec, n));
     const size_t np = dbk_graph_param_count(sp->g) * 4;
@@ -100,6 +100,10 @@ static dbk_status step_program_build(step_program *sp, int n, bool fp16) {
     dbk_graph_begin_build(sp->g, &(dbk_graph_buffers){.params = sp->params, .grads = sp->grads, .state = sp->state,
                                                       .arena = dbk_memplan_virtual_arena()});
     return lay_out(sp, spec, n);
+}
+
+static dbk_status step_program_build(step_program *sp, int n, bool fp16) {
+    return step_program_build_with(sp, n, fp16, false);
 }
 
 static void step_program_free(step_program *sp) {
@@ -243,9 +247,9 @@ static int gradients_should_reuse_memory(void) {
 }
 
 /* Planned activation bytes of quick's training step at batch n. */
-static int planned_bytes(int n, bool fp16, size_t *out) {
+static int planned_bytes(int n, bool fp16, bool no_fusion, size_t *out) {
     step_program sp;
-    DBK_CHECK_OK(step_program_build(&sp, n, fp16));
+    DBK_CHECK_OK(step_program_build_with(&sp, n, fp16, no_fusion));
     dbk_memplan *mp;
     DBK_CHECK_OK(dbk_memplan_create(0, &mp));
     DBK_CHECK_OK(dbk_memplan_add_program(mp, sp.ops, sp.count));
@@ -257,14 +261,29 @@ static int planned_bytes(int n, bool fp16, size_t *out) {
 
 /* Mixed precision keeps f16 copies, not f32 tensors, from the forward to the backward pass
  * (batch norm's input, ReLU's output, the convolutions' inputs): the plan must shrink by far
- * more than noise. quick at batch 256 plans 0.583x here (2026-11-24); before the f16 saved
- * inputs a training session of the same size planned 1.006x (docs/precision.md). */
+ * more than noise. Against the same graph in fp32, without fusion (fp16 does not fuse), quick
+ * at batch 256 plans 0.583x here (2026-11-24); before the f16 saved inputs a training session
+ * of the same size planned 1.006x (docs/precision.md). */
 static int fp16_should_plan_clearly_fewer_activation_bytes(void) {
     size_t f32 = 0, f16 = 0;
-    if (planned_bytes(256, false, &f32) || planned_bytes(256, true, &f16)) return 1;
+    if (planned_bytes(256, false, true, &f32) || planned_bytes(256, true, false, &f16)) return 1;
     const double ratio = (double)f16 / (double)f32;
-    printf("  quick, batch 256: fp32 %.1f MiB, fp16 %.1f MiB (%.3fx)\n", f32 / 1048576.0, f16 / 1048576.0, ratio);
+    printf("  quick, batch 256: fp32 unfused %.1f MiB, fp16 %.1f MiB (%.3fx)\n", f32 / 1048576.0, f16 / 1048576.0,
+           ratio);
     DBK_CHECK_MSG(ratio < 0.65, "fp16 plans %.3fx the activation bytes of fp32, expected < 0.65x", ratio);
+    return 0;
+}
+
+/* Fusion (docs/fusion.md) leaves out full-size tensors: the batch norm + ReLU outputs that a
+ * residual add or a 2x2 max pool took, and the max pools' argmax. quick at batch 256 plans
+ * 149.0 of 229.0 MiB fused (0.651x, 2026-11-24; the residual add alone saved 10 MiB). */
+static int fusion_should_plan_clearly_fewer_activation_bytes(void) {
+    size_t fused = 0, plain = 0;
+    if (planned_bytes(256, false, false, &fused) || planned_bytes(256, false, true, &plain)) return 1;
+    const double ratio = (double)fused / (double)plain;
+    printf("  quick, batch 256: fp32 fused %.1f MiB, unfused %.1f MiB (%.3fx)\n", fused / 1048576.0,
+           plain / 1048576.0, ratio);
+    DBK_CHECK_MSG(ratio < 0.75, "fusion plans %.3fx the activation bytes of unfused fp32, expected < 0.75x", ratio);
     return 0;
 }
 
@@ -362,6 +381,7 @@ int main(void) {
     DBK_RUN(live_tensors_should_never_share_memory_across_many_buffers);
     DBK_RUN(gradients_should_reuse_memory);
     DBK_RUN(fp16_should_plan_clearly_fewer_activation_bytes);
+    DBK_RUN(fusion_should_plan_clearly_fewer_activation_bytes);
     DBK_RUN(a_tensor_larger_than_the_limit_should_get_a_buffer_of_its_own);
     DBK_RUN(reading_before_any_write_should_be_refused);
     DBK_RUN(split_activations_should_train_bit_identically);

@@ -113,6 +113,20 @@
     X(BATCHNORM_ADD_RELU_FWD_TRAIN, batchnorm_add_relu_fwd_train, bn, "x gamma beta skip",    \
       "y mean invstd running_mean running_var", bn, check_bn_fwd_train_skip,                  \
       10.0 * n_src(d, 0), all_bytes(d), FWD, OWN, ALL)                                        \
+    /* Fusion of the 2x2 max pool that follows (docs/fusion.md; fp32 training only):          \
+     * y = MAXPOOL_FWD 2x2, stride 2, no padding, of max(bn(x), 0), ties and NaN as there;   \
+     * the full-size ReLU output is never written and no argmax is kept.                      \
+     * src as BATCHNORM_FWD_TRAIN  dst0 y (N,C,H/2,W/2)  dst1-4 as BATCHNORM_FWD_TRAIN */     \
+    X(BATCHNORM_RELU_POOL_FWD_TRAIN, batchnorm_relu_pool_fwd_train, bn, "x gamma beta",       \
+      "y mean invstd running_mean running_var", bn, check_bn_relu_pool_fwd_train,             \
+      12.0 * n_src(d, 0), all_bytes(d), FWD, OWN, ALL)                                        \
+    /* Its backward: MAXPOOL_BWD, RELU_BWD and BATCHNORM_BWD in one op. Each window's winner  \
+     * and ReLU mask are recomputed from x with the forward's float arithmetic                \
+     * ((x - mean) * (invstd * gamma) + beta), so dy reaches x exactly where it did unfused.  \
+     * src0 x  src1 dy (N,C,H/2,W/2)  src2 gamma  src3 mean  src4 invstd  src5 beta (C)       \
+     * dst0 dx  dst1 dgamma  dst2 dbeta (as BATCHNORM_BWD) */                                 \
+    X(BATCHNORM_RELU_POOL_BWD, batchnorm_relu_pool_bwd, bn, "x dy gamma mean invstd beta",    \
+      "dx dgamma dbeta", bn, check_bn_relu_pool_bwd, 24.0 * n_src(d, 0), all_bytes(d), BWD, OWN, ALL)\
                                                                                               \
     /* y = max(x, 0).       src0 x  dst0 y (any shape; y may alias x: in place allowed) */    \
     X(RELU_FWD, relu_fwd, eltwise, "x", "y", none, check_eltwise,                             \

@@ -187,6 +187,34 @@ static dbk_status check_bn_relu_add_bwd(const dbk_op_desc *d) {
     return check_channel_vec(d, &d->src[5], "beta", d->src[0].shape[1]);
 }
 
+/* The fused 2x2 max pool (stride 2, no padding): pooled (N,C,H/2,W/2) of x (N,C,H,W), H, W >= 2. */
+static dbk_status want_pooled(const dbk_op_desc *d, const dbk_tensor *x, const dbk_tensor *y, const char *name) {
+    DBK_TRY(want(d, y, name, DBK_DTYPE_F32, 4));
+    if (x->shape[2] < 2 || x->shape[3] < 2)
+        FAIL("%s: x is %lldx%lld, smaller than the 2x2 pool window", dbk_op_name(d->op), (long long)x->shape[2],
+             (long long)x->shape[3]);
+    DBK_TRY(want_dim(d, "pooled batch N", y->shape[0], x->shape[0]));
+    DBK_TRY(want_dim(d, "pooled channels C", y->shape[1], x->shape[1]));
+    DBK_TRY(want_dim(d, "pooled height H/2", y->shape[2], x->shape[2] / 2));
+    return want_dim(d, "pooled width W/2", y->shape[3], x->shape[3] / 2);
+}
+
+/* The training forward fused with ReLU and the 2x2 max pool: dst0 y pooled. */
+static dbk_status check_bn_relu_pool_fwd_train(const dbk_op_desc *d) {
+    dbk_op_desc full = *d;
+    full.dst[0] = d->src[0];   /* the other slots as the plain training forward */
+    DBK_TRY(check_bn_fwd_train(&full));
+    return want_pooled(d, &d->src[0], &d->dst[0], "y");
+}
+
+/* Its backward: src1 dy pooled, src5 beta (the winners are recomputed from x). */
+static dbk_status check_bn_relu_pool_bwd(const dbk_op_desc *d) {
+    dbk_op_desc full = *d;
+    full.src[1] = d->src[0];
+    DBK_TRY(check_bn_relu_add_bwd(&full));
+    return want_pooled(d, &d->src[0], &d->src[1], "dy");
+}
+
 /* The i-th space-separated word of slots into out ("" past the end), without a trailing '?'. */
 static void slot_word(const char *slots, int i, char *out, size_t cap) {
     const char *p = slots;

@@ -314,18 +314,29 @@ static float *set_bn_input(tcase *c, int s, const int *d) {
     return x;
 }
 
+/* The fused 2x2 max pool's ties: in every third window column the second element of the
+ * window's first row repeats the first, so the pooled ops must pick the first of equal
+ * maxima as maxpool_fwd does (the odd shapes also leave a last row and column in no window). */
+static void tie_pool_windows(float *x, const int *d) {
+    for (int64_t pl = 0; pl < (int64_t)d[0] * d[1]; pl++)
+        for (int h = 0; h + 1 < d[2]; h += 2)
+            for (int w = 0; w + 1 < d[3]; w += 6) x[(pl * d[2] + h) * d[3] + w + 1] = x[(pl * d[2] + h) * d[3] + w];
+}
+
 /* The training forward, plain or fused with ReLU (same slots), or with ReLU and the residual
- * add in either order (src3 skip). */
+ * add in either order (src3 skip), or with ReLU and the 2x2 max pool (dst0 pooled). */
 static void bn_train_cases(dbk_op_checker *ck, dbk_op op) {
     for (size_t i = 0; i < BN_SHAPE_COUNT; i++) {
         const int *d = bn_shapes[i];
         tcase *c = case_new(ck, op, "N%d C%d %dx%d (N*H*W %d)", d[0], d[1], d[2], d[3],
                             d[0] * d[2] * d[3]);
         c->desc.p.bn = (dbk_bn_params){1e-5f, 0.1f};
-        set_bn_input(c, SRC(0), d);
+        const bool pool = op == DBK_OP_BATCHNORM_RELU_POOL_FWD_TRAIN;
+        float *x = set_bn_input(c, SRC(0), d);
+        if (pool) tie_pool_windows(x, d);
         set_uniform(c, SRC(1), ROLE_IN, 0.5f, 1.5f, 1, d[1], 1, 1, 1);
         set_uniform(c, SRC(2), ROLE_IN, -0.5f, 0.5f, 1, d[1], 1, 1, 1);
-        set_slot(c, DST(0), ROLE_OUT, DBK_DTYPE_F32, 4, d[0], d[1], d[2], d[3]);
+        set_slot(c, DST(0), ROLE_OUT, DBK_DTYPE_F32, 4, d[0], d[1], pool ? d[2] / 2 : d[2], pool ? d[3] / 2 : d[3]);
         set_slot(c, DST(1), ROLE_OUT, DBK_DTYPE_F32, 1, d[1], 1, 1, 1);
         set_slot(c, DST(2), ROLE_OUT, DBK_DTYPE_F32, 1, d[1], 1, 1, 1);
         set_uniform(c, DST(3), ROLE_INOUT, -0.5f, 0.5f, 1, d[1], 1, 1, 1);
@@ -352,6 +363,11 @@ static void batchnorm_add_relu_fwd_train_cases(dbk_op_checker *ck) {
 }
 OP_TEST(batchnorm_add_relu_fwd_train, 1e-7);
 
+static void batchnorm_relu_pool_fwd_train_cases(dbk_op_checker *ck) {
+    bn_train_cases(ck, DBK_OP_BATCHNORM_RELU_POOL_FWD_TRAIN);
+}
+OP_TEST(batchnorm_relu_pool_fwd_train, 1e-7);
+
 static void batchnorm_fwd_infer_cases(dbk_op_checker *ck) {
     for (size_t i = 0; i < BN_SHAPE_COUNT; i++) {
         const int *d = bn_shapes[i];
@@ -371,7 +387,8 @@ OP_TEST(batchnorm_fwd_infer, 1e-9);
 /* The backward, plain or fused with ReLU (src5 y: the fused forward's output, about half of
  * it exact zeros, where dy is masked) or with ReLU and the residual add (src5 beta: the mask
  * is recomputed from x; beta in [-0.5, 0.5] puts the pre-activation's sign change inside
- * every channel). f16 (the plain op): x is the f16 copy of the forward
+ * every channel), or with ReLU and the 2x2 max pool (the same beta; dy pooled, x with tied
+ * windows). f16 (the plain op): x is the f16 copy of the forward
  * input (mixed precision); mean and invstd stay those of the f32 input, as the forward pass
  * saved them. */
 static void bn_bwd_cases(dbk_op_checker *ck, dbk_op op) {
@@ -382,8 +399,10 @@ static void bn_bwd_cases(dbk_op_checker *ck, dbk_op op) {
         tcase *c = case_new(ck, op, "%sN%d C%d %dx%d (N*H*W %d)", f16 ? "f16 x " : "", d[0], d[1], d[2], d[3],
                             d[0] * d[2] * d[3]);
         c->desc.p.bn = (dbk_bn_params){1e-5f, 0.1f};
-        const float *x = set_bn_input(c, SRC(0), d);
-        set_uniform(c, SRC(1), ROLE_IN, -1.0f, 1.0f, 4, d[0], d[1], d[2], d[3]);
+        const bool pool = op == DBK_OP_BATCHNORM_RELU_POOL_BWD;
+        float *x = set_bn_input(c, SRC(0), d);
+        if (pool) tie_pool_windows(x, d);
+        set_uniform(c, SRC(1), ROLE_IN, -1.0f, 1.0f, 4, d[0], d[1], pool ? d[2] / 2 : d[2], pool ? d[3] / 2 : d[3]);
         set_uniform(c, SRC(2), ROLE_IN, 0.5f, 1.5f, 1, d[1], 1, 1, 1);
         /* mean and invstd: the batch statistics of x, as FWD_TRAIN saves them */
         float *mean = set_slot(c, SRC(3), ROLE_IN, DBK_DTYPE_F32, 1, d[1], 1, 1, 1);
@@ -410,7 +429,7 @@ static void bn_bwd_cases(dbk_op_checker *ck, dbk_op op) {
             float *y = set_uniform(c, SRC(5), ROLE_IN, -1.0f, 1.0f, 4, d[0], d[1], d[2], d[3]);
             for (int64_t e = 0; e < m * d[1]; e++) y[e] = y[e] < 0.0f ? 0.0f : y[e];
         }
-        if (op == DBK_OP_BATCHNORM_RELU_ADD_BWD) set_uniform(c, SRC(5), ROLE_IN, -0.5f, 0.5f, 1, d[1], 1, 1, 1);
+        if (op == DBK_OP_BATCHNORM_RELU_ADD_BWD || pool) set_uniform(c, SRC(5), ROLE_IN, -0.5f, 0.5f, 1, d[1], 1, 1, 1);
         dbk_op_check_case(c);
     }
 }
@@ -423,6 +442,9 @@ OP_TEST(batchnorm_relu_bwd, 1e-6);
 
 static void batchnorm_relu_add_bwd_cases(dbk_op_checker *ck) { bn_bwd_cases(ck, DBK_OP_BATCHNORM_RELU_ADD_BWD); }
 OP_TEST(batchnorm_relu_add_bwd, 1e-6);
+
+static void batchnorm_relu_pool_bwd_cases(dbk_op_checker *ck) { bn_bwd_cases(ck, DBK_OP_BATCHNORM_RELU_POOL_BWD); }
+OP_TEST(batchnorm_relu_pool_bwd, 1e-6);
 
 /* ---------------------------------------------------------------------------------- */
 /* elementwise: relu, add, scale, fill, copy                                           */

@@ -695,13 +695,40 @@ dbk_value dbk_nn_gelu(dbk_graph *g, dbk_value x, const char *name) {
     return y;
 }
 
+/* Fusion of the max pool (docs/fusion.md): a 2x2, stride-2 max pool of the fused batch norm +
+ * ReLU built just before (its forward and backward the last ops, so nothing else reads its
+ * output or writes that output's gradient) turns those into DBK_OP_BATCHNORM_RELU_POOL_FWD_TRAIN
+ * writing the pooled y, and _BWD reading y's gradient: the full-size output and its gradient
+ * are never written, no argmax is kept, and the backward finds each window's winner again from
+ * the batch norm's input. Returns false, changing nothing, where the pattern is not there (and
+ * in the planning pass: y and the argmax are allocated either way, so both passes plan the
+ * same). */
+static bool fuse_maxpool(dbk_graph *g, dbk_value x, const dbk_value *y, const dbk_pool_params *pp) {
+    if (g->cfg.no_fusion || !g->cfg.training || !g->fwd.count || !g->bwd.count || !x.grad.ndim ||
+        pp->size_h != 2 || pp->size_w != 2 || pp->stride_h != 2 || pp->stride_w != 2 || pp->pad_h || pp->pad_w)
+        return false;
+    dbk_op_desc *f = &g->fwd.ops[g->fwd.count - 1], *b = &g->bwd.ops[g->bwd.count - 1];
+    if (f->op != DBK_OP_BATCHNORM_RELU_FWD_TRAIN || !same_tensor(&f->dst[0], &x.data)) return false;
+    if (b->op != DBK_OP_BATCHNORM_RELU_BWD || !same_tensor(&b->src[1], &x.grad)) return false;
+    f->op = DBK_OP_BATCHNORM_RELU_POOL_FWD_TRAIN;
+    f->dst[0] = y->data;
+    b->op = DBK_OP_BATCHNORM_RELU_POOL_BWD;
+    b->src[1] = y->grad;
+    b->src[5] = f->src[2]; /* beta: the winners and the mask are recomputed from x */
+    label_append(g->fwd.labels[g->fwd.count - 1], "+pool");
+    label_append(g->bwd.labels[g->bwd.count - 1], "+pool");
+    return true;
+}
+
 static dbk_value maxpool(dbk_graph *g, dbk_value x, int sh, int sw, int sth, int stw, int pad, const char *name) {
     char lb[96];
     int64_t n = x.data.shape[0], c = x.data.shape[1];
     int64_t p = dbk_conv_out_len(x.data.shape[2], sh, sth, pad), q = dbk_conv_out_len(x.data.shape[3], sw, stw, pad);
     dbk_value y = dbk_graph_value(g, x.grad.ndim != 0, n, c, p, q);
     dbk_tensor arg = dbk_graph_tensor(g, DBK_DTYPE_I32, 4, n, c, p, q);
-    dbk_op_desc op = {.op = DBK_OP_MAXPOOL_FWD, .p.pool = {sh, sw, sth, stw, pad, pad}};
+    const dbk_pool_params pp = {sh, sw, sth, stw, pad, pad};
+    if (fuse_maxpool(g, x, &y, &pp)) return y;
+    dbk_op_desc op = {.op = DBK_OP_MAXPOOL_FWD, .p.pool = pp};
     op.src[0] = x.data;
     op.dst[0] = y.data;
     op.dst[1] = arg;

@@ -95,7 +95,8 @@ typedef struct dbk_graph_config {
     bool          fp16;
     /* Fusion off (DBK_FUSE=0, docs/fusion.md): a ReLU after a training batch norm stays two
      * ops each way instead of DBK_OP_BATCHNORM_RELU_FWD_TRAIN / _BWD, and a residual add after
-     * those stays an add instead of DBK_OP_BATCHNORM_RELU_ADD_FWD_TRAIN / _BWD. */
+     * those stays an add instead of DBK_OP_BATCHNORM_RELU_ADD_FWD_TRAIN / _BWD, and a 2x2 max
+     * pool after those stays a max pool instead of DBK_OP_BATCHNORM_RELU_POOL_FWD_TRAIN / _BWD. */
     bool          no_fusion;
 } dbk_graph_config;
 

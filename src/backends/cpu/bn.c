@@ -26,6 +26,13 @@
  *              as the device kernels), so the mask is exactly the forward's.
  *              batchnorm_add_relu_fwd_train (ResNet-18/50, ReLU after the add) is the training
  *              forward, then y = skip + y, then y = max(y, 0).
+ *   fused with ReLU and the 2x2 max pool that follows: batchnorm_relu_pool_fwd_train writes
+ *              maxpool_fwd (2x2, stride 2) of the fused forward's output, without the
+ *              full-size output or an argmax; batchnorm_relu_pool_bwd is maxpool_bwd, relu_bwd
+ *              and the backward in one, each window's winner found again from
+ *              max(bn(x), 0) recomputed as above (first maximum in row-major order, the
+ *              first NaN over numbers, as maxpool_fwd), dy reaching it as maxpool_bwd's
+ *              0 + dy where its value is > 0 (relu_bwd), 0 elsewhere.
  *
  * Layout: x, y, dy, dx (N,C,H,W); every per-channel vector (C). A channel's values are N
  * planes of H*W contiguous floats, one plane per image.
@@ -93,10 +100,48 @@ typedef struct relu_mask {
     const float *y;              /* (H*W) the fused forward's output, or NULL */
     bool         from_x;         /* recompute (x - mu) * scale + shift > 0 */
     float        mu, scale, shift;
+    int64_t      pool_w;         /* > 0: the fused 2x2 max pool follows; x's width W */
+    int64_t      pool_p, pool_q; /* dy's height and width (H/2, W/2) */
 } relu_mask;
+
+/* max(bn(x[t]), 0) as the fused forward computes it (relu_fwd: NaN kept) */
+static float relu_bn_at(const float *x, float mu, float scale, float shift, int64_t t) {
+    const float v = (x[t] - mu) * scale + shift;
+    return v < 0.0f ? 0.0f : v;
+}
+
+/* maxpool_fwd's winner of the 2x2 window whose first element is x[first] (row width W), its
+ * value in *best: the first maximum in row-major order, the first NaN over numbers. */
+static int64_t window_winner(const float *x, float mu, float scale, float shift, int64_t first, int64_t W,
+                             float *best) {
+    int64_t win = first;
+    *best = -INFINITY;
+    for (int64_t r = 0; r < 2; r++) {
+        for (int64_t s = 0; s < 2; s++) {
+            const int64_t t = first + r * W + s;
+            const float v = relu_bn_at(x, mu, scale, shift, t);
+            if (v > *best || (v != v && *best == *best)) {
+                *best = v;
+                win = t;
+            }
+        }
+    }
+    return win;
+}
+
+/* The gradient reaching x[j] through ReLU and the 2x2 max pool, dy the pooled plane. */
+static float pooled_grad_at(const float *dy, const float *x, const relu_mask *mk, int64_t j) {
+    const int64_t W = mk->pool_w, h = j / W, w = j % W;
+    if (h >= 2 * mk->pool_p || w >= 2 * mk->pool_q) return 0.0f;   /* in no window (odd H or W) */
+    float best;
+    const int64_t win = window_winner(x, mk->mu, mk->scale, mk->shift, (h - h % 2) * W + (w - w % 2), W, &best);
+    /* 0 + dy: maxpool_bwd's zeroed dx plus dy (a -0 becomes +0 there too) */
+    return win == j && best > 0.0f ? 0.0f + dy[(h / 2) * mk->pool_q + w / 2] : 0.0f;
+}
 
 /* dy[j], or relu_bwd's dy[j] * (pre-activation > 0) under a mask. */
 static float grad_at(const float *dy, const float *x, const relu_mask *mk, int64_t j) {
+    if (mk->pool_w) return pooled_grad_at(dy, x, mk, j);
     if (mk->y) return mk->y[j] > 0.0f ? dy[j] : 0.0f;
     if (mk->from_x) return (x[j] - mk->mu) * mk->scale + mk->shift > 0.0f ? dy[j] : 0.0f;
     return dy[j];
@@ -126,14 +171,21 @@ static void plane_sums_bwd(const float *x, const float *dy, const relu_mask *mk,
 
 /* ---------------------------------------------------------------------------------- */
 
-dbk_status dbk_cpu_batchnorm_fwd_train(dbk_backend *be, const dbk_op_desc *op) {
-    (void)be;
+/* y (P, Q) = the 2x2 max pool of max(bn(x), 0), x one (H, W) plane */
+static void relu_pool_plane(const float *x, float *y, int64_t W, int64_t P, int64_t Q, float mu, float scale,
+                            float shift) {
+    for (int64_t p = 0; p < P; p++)
+        for (int64_t q = 0; q < Q; q++) window_winner(x, mu, scale, shift, 2 * p * W + 2 * q, W, &y[p * Q + q]);
+}
+
+/* The training forward; pool: fused with ReLU and the 2x2 max pool (y is then pooled). */
+static dbk_status bn_fwd_train(const dbk_op_desc *op, bool pool) {
     int64_t n, C, hw;
     nchw(&op->src[0], &n, &C, &hw);
     const float *x = dbk_cpu_f32(&op->src[0]);       /* (N, C, H, W) */
     const float *gamma = dbk_cpu_f32(&op->src[1]);   /* (C) */
     const float *beta = dbk_cpu_f32(&op->src[2]);    /* (C) */
-    float *y = dbk_cpu_f32(&op->dst[0]);             /* (N, C, H, W) */
+    float *y = dbk_cpu_f32(&op->dst[0]);             /* (N, C, H, W), pooled (N, C, H/2, W/2) */
     float *mean_out = dbk_cpu_f32(&op->dst[1]);      /* (C) saved for backward */
     float *invstd_out = dbk_cpu_f32(&op->dst[2]);    /* (C) saved for backward */
     float *run_mean = dbk_cpu_f32(&op->dst[3]);      /* (C) in place */
@@ -158,6 +210,11 @@ dbk_status dbk_cpu_batchnorm_fwd_train(dbk_backend *be, const dbk_op_desc *op) {
         const float mean_f = (float)mean, scale = (float)invstd * gamma[c], shift = beta[c];
         for (int64_t i = 0; i < n; i++) {
             const float *xp = x + (i * C + c) * hw;
+            if (pool) {
+                const int64_t W = op->src[0].shape[3], P = op->dst[0].shape[2], Q = op->dst[0].shape[3];
+                relu_pool_plane(xp, y + (i * C + c) * P * Q, W, P, Q, mean_f, scale, shift);
+                continue;
+            }
             float *yp = y + (i * C + c) * hw;
             for (int64_t j = 0; j < hw; j++) yp[j] = (xp[j] - mean_f) * scale + shift;
         }
@@ -169,6 +226,11 @@ dbk_status dbk_cpu_batchnorm_fwd_train(dbk_backend *be, const dbk_op_desc *op) {
         run_var[c] = (float)((1.0 - mom) * (double)run_var[c] + mom * unbiased);
     }
     return DBK_OK;
+}
+
+dbk_status dbk_cpu_batchnorm_fwd_train(dbk_backend *be, const dbk_op_desc *op) {
+    (void)be;
+    return bn_fwd_train(op, false);
 }
 
 dbk_status dbk_cpu_batchnorm_fwd_infer(dbk_backend *be, const dbk_op_desc *op) {
@@ -197,12 +259,13 @@ dbk_status dbk_cpu_batchnorm_fwd_infer(dbk_backend *be, const dbk_op_desc *op) {
 }
 
 /* The backward of batch norm. ReLU's mask: y (N,C,H,W) the fused forward's output, or beta
- * (C) to recompute it from x (the fused residual add), or neither. */
-static dbk_status bn_bwd(const dbk_op_desc *op, const float *y, const float *beta) {
+ * (C) to recompute it from x (the fused residual add; with pool, the fused 2x2 max pool
+ * too: dy is then pooled), or neither. */
+static dbk_status bn_bwd(const dbk_op_desc *op, const float *y, const float *beta, bool pool) {
     int64_t n, C, hw;
     nchw(&op->src[0], &n, &C, &hw);
     const float *x = dbk_cpu_f32(&op->src[0]);        /* (N, C, H, W) */
-    const float *dy = dbk_cpu_f32(&op->src[1]);       /* (N, C, H, W) */
+    const float *dy = dbk_cpu_f32(&op->src[1]);       /* (N, C, H, W), pooled (N, C, H/2, W/2) */
     const float *gamma = dbk_cpu_f32(&op->src[2]);    /* (C) */
     const float *mean = dbk_cpu_f32(&op->src[3]);     /* (C) from FWD_TRAIN */
     const float *invstd = dbk_cpu_f32(&op->src[4]);   /* (C) from FWD_TRAIN */
@@ -210,16 +273,22 @@ static dbk_status bn_bwd(const dbk_op_desc *op, const float *y, const float *bet
     float *dgamma = dbk_cpu_f32(&op->dst[1]);         /* (C) */
     float *dbeta = dbk_cpu_f32(&op->dst[2]);          /* (C) */
     const int64_t m = n * hw;
+    const int64_t dy_hw = pool ? op->src[1].shape[2] * op->src[1].shape[3] : hw;   /* a dy plane */
 
 #pragma omp parallel for schedule(static)
     for (int64_t c = 0; c < C; c++) {
         const float mu = mean[c], is = invstd[c];
         relu_mask mk = {.from_x = beta != NULL, .mu = mu, .scale = is * gamma[c], .shift = beta ? beta[c] : 0.0f};
+        if (pool) {
+            mk.pool_w = op->src[0].shape[3];
+            mk.pool_p = op->src[1].shape[2];
+            mk.pool_q = op->src[1].shape[3];
+        }
         double sum_dy = 0.0, sum_dy_xhat = 0.0;
         for (int64_t i = 0; i < n; i++) {
             const int64_t p = (i * C + c) * hw;
             mk.y = y ? y + p : NULL;
-            plane_sums_bwd(x + p, dy + p, &mk, hw, mu, is, &sum_dy, &sum_dy_xhat);
+            plane_sums_bwd(x + p, dy + (i * C + c) * dy_hw, &mk, hw, mu, is, &sum_dy, &sum_dy_xhat);
         }
         dbeta[c] = (float)sum_dy;
         dgamma[c] = (float)sum_dy_xhat;
@@ -231,8 +300,9 @@ static dbk_status bn_bwd(const dbk_op_desc *op, const float *y, const float *bet
         for (int64_t i = 0; i < n; i++) {
             const int64_t p = (i * C + c) * hw;
             mk.y = y ? y + p : NULL;
+            const float *dyp = dy + (i * C + c) * dy_hw;
             for (int64_t j = 0; j < hw; j++)
-                dx[p + j] = k * (grad_at(dy + p, x + p, &mk, j) - a - (x[p + j] - mu) * is * b);
+                dx[p + j] = k * (grad_at(dyp, x + p, &mk, j) - a - (x[p + j] - mu) * is * b);
         }
     }
     return DBK_OK;
@@ -240,7 +310,7 @@ static dbk_status bn_bwd(const dbk_op_desc *op, const float *y, const float *bet
 
 dbk_status dbk_cpu_batchnorm_bwd(dbk_backend *be, const dbk_op_desc *op) {
     (void)be;
-    return bn_bwd(op, NULL, NULL);
+    return bn_bwd(op, NULL, NULL, false);
 }
 
 /* y = max(y, 0) in place, y the op's dst0 */
@@ -268,7 +338,7 @@ dbk_status dbk_cpu_batchnorm_relu_fwd_train(dbk_backend *be, const dbk_op_desc *
 
 dbk_status dbk_cpu_batchnorm_relu_bwd(dbk_backend *be, const dbk_op_desc *op) {
     (void)be;
-    return bn_bwd(op, dbk_cpu_f32(&op->src[5]), NULL);
+    return bn_bwd(op, dbk_cpu_f32(&op->src[5]), NULL, false);
 }
 
 dbk_status dbk_cpu_batchnorm_relu_add_fwd_train(dbk_backend *be, const dbk_op_desc *op) {
@@ -284,5 +354,15 @@ dbk_status dbk_cpu_batchnorm_add_relu_fwd_train(dbk_backend *be, const dbk_op_de
 
 dbk_status dbk_cpu_batchnorm_relu_add_bwd(dbk_backend *be, const dbk_op_desc *op) {
     (void)be;
-    return bn_bwd(op, NULL, dbk_cpu_f32(&op->src[5]));
+    return bn_bwd(op, NULL, dbk_cpu_f32(&op->src[5]), false);
+}
+
+dbk_status dbk_cpu_batchnorm_relu_pool_fwd_train(dbk_backend *be, const dbk_op_desc *op) {
+    (void)be;
+    return bn_fwd_train(op, true);
+}
+
+dbk_status dbk_cpu_batchnorm_relu_pool_bwd(dbk_backend *be, const dbk_op_desc *op) {
+    (void)be;
+    return bn_bwd(op, NULL, dbk_cpu_f32(&op->src[5]), true);
 }

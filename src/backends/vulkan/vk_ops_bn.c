@@ -12,6 +12,9 @@
  *   fused with ReLU   bn_apply's mode 3 clamps y and adds skip (mode 4: adds, then clamps);
  *   and residual add  the backward shaders' relu = 2 recomputes the mask from x, gamma and
  *                     beta (beta bound to gamma, unread, in the other backwards)
+ *   fused with ReLU   bn_stats, then bn_apply_pool (one 2x2 window per invocation, y
+ *   and 2x2 max pool  pooled); the backward shaders' relu = 3 read the pooled dy and find
+ *                     each window's winner again from x, gamma and beta
  * The second dispatch reads what the first wrote; the recorder's hazard tracking places
  * the barrier between them. Reductions sum in fp32 in a fixed order (per-invocation strided
  * partial sums, then a shared-memory tree), so results are deterministic.
@@ -30,17 +33,29 @@ static dbk_status bind_all(const dbk_vk_state *vk, dbk_vk_dispatch *d, const dbk
 
 static bool is_bwd(const dbk_op_desc *op) {
     return op->op == DBK_OP_BATCHNORM_BWD || op->op == DBK_OP_BATCHNORM_RELU_BWD ||
-           op->op == DBK_OP_BATCHNORM_RELU_ADD_BWD;
+           op->op == DBK_OP_BATCHNORM_RELU_ADD_BWD || op->op == DBK_OP_BATCHNORM_RELU_POOL_BWD;
 }
 
-/* The backward shaders' relu mode: 0 plain, 1 masked by y, 2 by the recomputed bn(x). */
+/* The backward shaders' relu mode: 0 plain, 1 masked by y, 2 by the recomputed bn(x), 3 that
+ * through the 2x2 max pool. */
 static uint32_t relu_mode(const dbk_op_desc *op) {
-    return op->op == DBK_OP_BATCHNORM_RELU_BWD ? 1u : op->op == DBK_OP_BATCHNORM_RELU_ADD_BWD ? 2u : 0u;
+    return op->op == DBK_OP_BATCHNORM_RELU_BWD        ? 1u
+           : op->op == DBK_OP_BATCHNORM_RELU_ADD_BWD  ? 2u
+           : op->op == DBK_OP_BATCHNORM_RELU_POOL_BWD ? 3u
+                                                      : 0u;
 }
 
-/* The backward's beta binding: beta for relu mode 2, else gamma (unread). */
+/* The backward's beta binding: beta for relu modes 2 and 3, else gamma (unread). */
 static const dbk_tensor *relu_beta(const dbk_op_desc *op) {
-    return op->op == DBK_OP_BATCHNORM_RELU_ADD_BWD ? &op->src[5] : &op->src[2];
+    return relu_mode(op) >= 2u ? &op->src[5] : &op->src[2];
+}
+
+/* relu mode 3: x's width, the pooled dy's height and width (0 otherwise, unread) */
+static void pool_dims(const dbk_op_desc *op, uint32_t out[3]) {
+    const bool pool = relu_mode(op) == 3u;
+    out[0] = pool ? (uint32_t)op->src[0].shape[3] : 0u;
+    out[1] = pool ? (uint32_t)op->src[1].shape[2] : 0u;
+    out[2] = pool ? (uint32_t)op->src[1].shape[3] : 0u;
 }
 
 /* The forward's skip binding: the residual for modes 3 and 4, else x (unread). */
@@ -52,6 +67,25 @@ static const dbk_tensor *skip_of(const dbk_op_desc *op) {
 /* The backward's y binding: the fused forward's output, or dy (unread) without fusion. */
 static const dbk_tensor *relu_y(const dbk_op_desc *op) {
     return op->op == DBK_OP_BATCHNORM_RELU_BWD ? &op->src[5] : &op->src[1];
+}
+
+/* bn_apply_pool over images [n0, n0 + nb): y pooled (DBK_OP_BATCHNORM_RELU_POOL_FWD_TRAIN) */
+static dbk_status apply_pool(dbk_backend *be, dbk_vk_rec *rec, const dbk_op_desc *op, int64_t n0, int64_t nb) {
+    dbk_vk_state *vk = dbk_vk(be);
+    const dbk_tensor *x = &op->src[0], *y = &op->dst[0];
+    const dbk_tensor xs = dbk_vk_batch_slice(x, n0, nb), ys = dbk_vk_batch_slice(y, n0, nb);
+    /* x, gamma, beta, mean, invstd -> y */
+    dbk_vk_dispatch a = {.shader = "bn_apply_pool", .nspec = 1, .spec = {vk->wg}};
+    const dbk_tensor *at[6] = {&xs, &op->src[1], &op->src[2], &op->dst[1], &op->dst[2], &ys};
+    const bool aw[6] = {false, false, false, false, false, true};
+    uint32_t rem[6];
+    DBK_TRY(bind_all(vk, &a, at, aw, 6, rem));
+    const uint32_t P = (uint32_t)y->shape[2], Q = (uint32_t)y->shape[3];
+    const uint32_t ap[12] = {(uint32_t)nb, (uint32_t)x->shape[1], (uint32_t)(x->shape[2] * x->shape[3]),
+                             (uint32_t)x->shape[3], P, Q, rem[0], rem[1], rem[2], rem[3], rem[4], rem[5]};
+    memcpy(a.push, ap, sizeof ap);
+    a.groups[0] = dbk_vk_groups_1d(vk, (uint32_t)nb * (uint32_t)x->shape[1] * P * Q, vk->wg);
+    return dbk_vk_emit(be, rec, &a);
 }
 
 /* The elementwise pass of batch norm over images [n0, n0 + nb): bn_apply (mode 0 train,
@@ -74,12 +108,15 @@ static dbk_status elementwise(dbk_backend *be, dbk_vk_rec *rec, const dbk_op_des
                                     &op->dst[1], &op->dst[2], &dxs,       &ys,         relu_beta(op)};
         const bool aw[10] = {false, false, false, false, false, false, false, true, false, false};
         DBK_TRY(bind_all(vk, &a, at, aw, 10, rem));
-        const uint32_t ap[15] = {(uint32_t)nb, C,      HW,     rem[0], rem[1], rem[2],         rem[3], rem[4],
-                                 rem[5],       rem[6], rem[7], m,      rem[8], relu_mode(op), rem[9]};
+        uint32_t wpq[3];
+        pool_dims(op, wpq);
+        const uint32_t ap[18] = {(uint32_t)nb, C,      HW,     rem[0], rem[1], rem[2],        rem[3], rem[4], rem[5],
+                                 rem[6],       rem[7], m,      rem[8], relu_mode(op), rem[9], wpq[0], wpq[1], wpq[2]};
         memcpy(a.push, ap, sizeof ap);
         a.groups[0] = dbk_vk_groups_1d(vk, total, vk->wg);
         return dbk_vk_emit(be, rec, &a);
     }
+    if (op->op == DBK_OP_BATCHNORM_RELU_POOL_FWD_TRAIN) return apply_pool(be, rec, op, n0, nb);
     const bool train = op->op != DBK_OP_BATCHNORM_FWD_INFER;
     const dbk_tensor xs = dbk_vk_batch_slice(&op->src[0], n0, nb), ys = dbk_vk_batch_slice(&op->dst[0], n0, nb);
     const dbk_tensor ks = dbk_vk_batch_slice(skip_of(op), n0, nb);
@@ -120,8 +157,11 @@ static dbk_status bn_op(dbk_backend *be, dbk_vk_rec *rec, const dbk_op_desc *op)
         const dbk_tensor *rt[6] = {&op->src[3], &op->src[4], &op->dst[1], &op->dst[2], &op->src[2], relu_beta(op)};
         for (int i = 0; i < 6; i++)
             DBK_TRY(dbk_vk_window(vk, rt[i], 0, -1, i == 2 || i == 3, &r.bind[3 * DBK_VK_WINDOWS + i], &rem[3 + i]));
-        const uint32_t rp[16] = {N,      C,      HW,      rem[0],  rem[1],  rem[2],        rem[3], rem[4],
-                                 rem[5], rem[6], step[0], step[1], step[2], relu_mode(op), rem[7], rem[8]};
+        uint32_t wpq[3];
+        pool_dims(op, wpq);
+        const uint32_t rp[19] = {N,       C,       HW,      rem[0],        rem[1], rem[2], rem[3],
+                                 rem[4],  rem[5],  rem[6],  step[0],       step[1], step[2], relu_mode(op),
+                                 rem[7],  rem[8],  wpq[0],  wpq[1],        wpq[2]};
         memcpy(r.push, rp, sizeof rp);
         r.groups[0] = C;
         DBK_TRY(dbk_vk_emit(be, rec, &r));
@@ -177,5 +217,13 @@ dbk_status dbk_vk_record_batchnorm_relu_add_bwd(dbk_backend *be, dbk_vk_rec *rec
 }
 
 dbk_status dbk_vk_record_batchnorm_add_relu_fwd_train(dbk_backend *be, dbk_vk_rec *rec, const dbk_op_desc *op) {
+    return bn_op(be, rec, op);
+}
+
+dbk_status dbk_vk_record_batchnorm_relu_pool_fwd_train(dbk_backend *be, dbk_vk_rec *rec, const dbk_op_desc *op) {
+    return bn_op(be, rec, op);
+}
+
+dbk_status dbk_vk_record_batchnorm_relu_pool_bwd(dbk_backend *be, dbk_vk_rec *rec, const dbk_op_desc *op) {
     return bn_op(be, rec, op);
 }
