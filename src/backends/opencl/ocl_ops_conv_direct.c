@@ -19,7 +19,8 @@
 /* Work-items of the backward-filter's first pass to aim for: enough for both cores and their
  * vector lanes' latency, few enough that the partial sums stay small. */
 #define DIRECT_FILTER_ITEMS 4096
-#define DIRECT_KB 8   /* output channels per work-item of conv_direct: DC_KB of the .cl file */
+#define DIRECT_KB 4     /* output channels per work-item: DC_KB of the .cl file */
+#define DIRECT_ROWS 3   /* output rows per work-item of conv_direct: DC_ROWS */
 
 bool dbk_ocl_conv_direct_chosen(const dbk_backend *be, const dbk_op_desc *op) {
     return dbk_conv_choice_direct(&dbk_ocl(be)->conv, op);
@@ -34,7 +35,7 @@ const char *dbk_ocl_conv_op_algorithm(const dbk_backend *be, const dbk_op_desc *
 
 /* Groups of images the backward-filter's first pass splits the batch into. */
 static int filter_groups(const dbk_conv2d_geom *g) {
-    const size_t items = (size_t)g->C * (size_t)((g->K + 1) / 2);
+    const size_t items = (size_t)g->C * 3 * (size_t)((g->K + DIRECT_KB - 1) / DIRECT_KB);
     size_t groups = items ? (DIRECT_FILTER_ITEMS + items - 1) / items : 1;
     if (groups > (size_t)g->N) groups = (size_t)g->N;
     return groups < 1 ? 1 : (int)groups;
@@ -72,8 +73,8 @@ static dbk_status conv_direct(dbk_backend *be, dbk_ocl_launches *out, const dbk_
     dbk_ocl_arg_int(&a, data ? -3 : 3);        /* per tap row */
     dbk_ocl_arg_int(&a, data ? -1 : 1);        /* per tap column */
     dbk_ocl_arg_tensor(&a, o);
-    const size_t segs = ((size_t)W + 15) / 16, kb = DIRECT_KB;
-    return dbk_ocl_range2(&a, segs * (size_t)H, (size_t)g->N * (((size_t)co + kb - 1) / kb));
+    const size_t segs = ((size_t)W + 7) / 8, rows = ((size_t)H + DIRECT_ROWS - 1) / DIRECT_ROWS;
+    return dbk_ocl_range2(&a, segs * rows, (size_t)g->N * (((size_t)co + DIRECT_KB - 1) / DIRECT_KB));
 }
 
 dbk_status dbk_ocl_record_conv2d_direct_fwd(dbk_backend *be, const dbk_op_desc *op, dbk_ocl_launches *out) {
@@ -107,7 +108,7 @@ dbk_status dbk_ocl_record_conv2d_direct_bwd_filter(dbk_backend *be, const dbk_op
     dbk_ocl_arg_int(&a, G);
     dbk_ocl_arg_mem(&a, ws);
     dbk_ocl_arg_uint(&a, 0);
-    DBK_TRY(dbk_ocl_range2(&a, (size_t)C, (size_t)((K + 1) / 2) * (size_t)G));
+    DBK_TRY(dbk_ocl_range2(&a, (size_t)C * 3, (size_t)((K + DIRECT_KB - 1) / DIRECT_KB) * (size_t)G));
     DBK_TRY(dbk_ocl_kernel(be, out, "conv_direct_filter_sum", &a));
     dbk_ocl_arg_mem(&a, ws);
     dbk_ocl_arg_uint(&a, 0);
