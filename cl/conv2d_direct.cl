@@ -13,15 +13,24 @@
  * Accumulators are named variables (PoCL keeps private arrays in memory): 12 of the 16 AVX2
  * registers, leaving room for the operands.
  */
-/* The input of tap s (0, 1, 2) of the segment starting at q0 of a row: row[q0+s-1 .. q0+s+6],
- * zero outside [0, W). */
+/* The three taps of the segment starting at q0 of a row, W % 8 == 0: v0 = row[q0-1 ..], v1 =
+ * row[q0 ..], v2 = row[q0+1 ..], zero outside [0, W), all times `keep` (0 for a padding row,
+ * whose `row` is any valid row). No branches: the border values are scalar selects shifted in,
+ * so the compiler keeps the channel loop straight. */
+static inline void dc_taps8(__global const float *row, const int q0, const int W, const float keep, float8 *v0,
+                            float8 *v1, float8 *v2) {
+    const float8 m = vload8(0, row + q0) * keep;
+    const float left = (q0 > 0 ? row[q0 > 0 ? q0 - 1 : 0] : 0.0f) * keep;
+    const float right = (q0 + 8 < W ? row[q0 + 8 < W ? q0 + 8 : W - 1] : 0.0f) * keep;
+    *v0 = shuffle2(m, (float8)(left), (uint8)(8, 0, 1, 2, 3, 4, 5, 6));
+    *v1 = m;
+    *v2 = shuffle2(m, (float8)(right), (uint8)(1, 2, 3, 4, 5, 6, 7, 8));
+}
+
+/* The input of tap s (0, 1, 2) of the segment starting at q0 of a row, any W: row[q0+s-1 ..
+ * q0+s+6], zero outside [0, W). */
 static inline float8 dc_tap(__global const float *row, const int q0, const int s, const int W) {
     const int q = q0 + s - 1;
-    if (W % 8 == 0) {
-        if (q >= 0 && q + 8 <= W) return vload8(0, row + q);
-        if (q < 0) return shuffle2((float8)(0.0f), vload8(0, row), (uint8)(0, 8, 9, 10, 11, 12, 13, 14));
-        return shuffle2(vload8(0, row + q - 1), (float8)(0.0f), (uint8)(1, 2, 3, 4, 5, 6, 7, 8));
-    }
     float t[8];
     for (int j = 0; j < 8; j++) t[j] = q + j >= 0 && q + j < W ? row[q + j] : 0.0f;
     return vload8(0, t);
@@ -53,14 +62,12 @@ static inline float dc_sum8(const float8 v) {
 }
 
 /* Register block of conv_direct: DC_ROWS output rows x DC_KB output channels of a segment
- * (DIRECT_ROWS, DIRECT_KB in ocl_ops_conv_direct.c). Per input channel and tap: DC_ROWS vector
- * loads and DC_KB weight broadcasts feed 12 multiply-adds. */
-#define DC_ROWS 3
+ * (DIRECT_ROWS, DIRECT_KB in ocl_ops_conv_direct.c): 8 accumulators, and per tap row the 6 tap
+ * vectors of the two input rows, each weight broadcast feeding 2 multiply-adds (16 registers). */
+#define DC_ROWS 2
 #define DC_KB 4
-#define DC_EACH_ROW(X) X(0) X(1) X(2)
 #define DC_EACH_K(X) X(0) X(1) X(2) X(3)
-#define DC_EACH_ACC(X) \
-    X(0, 0) X(0, 1) X(0, 2) X(0, 3) X(1, 0) X(1, 1) X(1, 2) X(1, 3) X(2, 0) X(2, 1) X(2, 2) X(2, 3)
+#define DC_EACH_ACC(X) X(0, 0) X(0, 1) X(0, 2) X(0, 3) X(1, 0) X(1, 1) X(1, 2) X(1, 3)
 
 /*
  * out (N, Co, H, W) = the 3x3 stride-1 pad-1 convolution of in (N, Ci, H, W) with the weight of
@@ -85,26 +92,55 @@ __kernel void conv_direct(__global const float *in, const uint in_off, const int
 #define DC_INIT_W(k) __global const float *w##k = wt + w_off + (o0 + (k) < Co ? o0 + (k) : Co - 1) * so;
     DC_EACH_K(DC_INIT_W)
     __global const float *img = in + in_off + (size_t)n * Ci * H * W;
+#define DC_ROW_OF(j, r)                                   \
+    const int h##j##r = p0 + (j) + (r) - 1;               \
+    const bool ok##j##r = h##j##r >= 0 && h##j##r < H;    \
+    const int off##j##r = (ok##j##r ? h##j##r : 0) * W;   \
+    const float keep##j##r = ok##j##r ? 1.0f : 0.0f;
+#define DC_ROWS_OF(r) DC_ROW_OF(0, r) DC_ROW_OF(1, r)
+    DC_ROWS_OF(0)
+    DC_ROWS_OF(1)
+    DC_ROWS_OF(2)
     for (int i = 0; i < Ci; i++) {
         __global const float *plane = img + (size_t)i * H * W;
-#pragma unroll
-        for (int r = 0; r < 3; r++) {
-#define DC_ROW_PTR(j)                              \
-    const int h##j = p0 + (j) + r - 1;             \
-    const bool ok##j = h##j >= 0 && h##j < H;      \
-    __global const float *row##j = plane + (ok##j ? h##j : 0) * W;
-            DC_EACH_ROW(DC_ROW_PTR)
-#pragma unroll
-            for (int s = 0; s < 3; s++) {
-#define DC_LOAD_X(j) const float8 x##j = ok##j ? dc_tap(row##j, q0, s, W) : (float8)(0.0f);
-                DC_EACH_ROW(DC_LOAD_X)
-                const int t = i * si + r * sr + s * ss;
-#define DC_LOAD_W(k) const float8 v##k = (float8)(w##k[t]);
-                DC_EACH_K(DC_LOAD_W)
-#define DC_FMA(j, k) acc##j##k += x##j * v##k;
-                DC_EACH_ACC(DC_FMA)
-            }
-        }
+        const int ti = i * si;
+        /* tap row r: the two output rows' input rows as 3 tap vectors each, then per tap column
+         * 4 weight broadcasts x 2 rows */
+#define DC_TAP_ROW(r)                                                                               \
+    {                                                                                               \
+        float8 x00, x01, x02, x10, x11, x12;                                                        \
+        if (W % 8 == 0) {                                                                           \
+            dc_taps8(plane + off0##r, q0, W, keep0##r, &x00, &x01, &x02);                           \
+            dc_taps8(plane + off1##r, q0, W, keep1##r, &x10, &x11, &x12);                           \
+        } else {                                                                                    \
+            x00 = ok0##r ? dc_tap(plane + off0##r, q0, 0, W) : (float8)(0.0f);                     \
+            x01 = ok0##r ? dc_tap(plane + off0##r, q0, 1, W) : (float8)(0.0f);                     \
+            x02 = ok0##r ? dc_tap(plane + off0##r, q0, 2, W) : (float8)(0.0f);                     \
+            x10 = ok1##r ? dc_tap(plane + off1##r, q0, 0, W) : (float8)(0.0f);                     \
+            x11 = ok1##r ? dc_tap(plane + off1##r, q0, 1, W) : (float8)(0.0f);                     \
+            x12 = ok1##r ? dc_tap(plane + off1##r, q0, 2, W) : (float8)(0.0f);                     \
+        }                                                                                           \
+        DC_TAP_COL(r, 0) DC_TAP_COL(r, 1) DC_TAP_COL(r, 2)                                          \
+    }
+#define DC_TAP_COL(r, s)                                         \
+    {                                                            \
+        const int t = ti + (r) * sr + (s) * ss;                  \
+        float8 v = (float8)(w0[t]);                              \
+        acc00 += x0##s * v;                                      \
+        acc10 += x1##s * v;                                      \
+        v = (float8)(w1[t]);                                     \
+        acc01 += x0##s * v;                                      \
+        acc11 += x1##s * v;                                      \
+        v = (float8)(w2[t]);                                     \
+        acc02 += x0##s * v;                                      \
+        acc12 += x1##s * v;                                      \
+        v = (float8)(w3[t]);                                     \
+        acc03 += x0##s * v;                                      \
+        acc13 += x1##s * v;                                      \
+    }
+        DC_TAP_ROW(0)
+        DC_TAP_ROW(1)
+        DC_TAP_ROW(2)
     }
     __global float *o = out + out_off + ((size_t)n * Co + o0) * H * W;
 #define DC_STORE(j, k) \
@@ -144,17 +180,16 @@ __kernel void conv_direct_filter(__global const float *x, const uint x_off, __gl
             for (int q0 = 0; q0 < segs * 8; q0 += 8) {
 #define DC_LOAD_DY(k) const float8 d##k = dc_segment(dp + dk##k + p * W, q0, W);
                 DC_EACH_K(DC_LOAD_DY)
-#define DC_TAP_COL(s)                                 \
-    {                                                 \
-        const float8 t = dc_tap(xr, q0, s, W);        \
-        a0##s += d0 * t;                              \
-        a1##s += d1 * t;                              \
-        a2##s += d2 * t;                              \
-        a3##s += d3 * t;                              \
-    }
-                DC_TAP_COL(0)
-                DC_TAP_COL(1)
-                DC_TAP_COL(2)
+                float8 t0, t1, t2;
+                if (W % 8 == 0) {
+                    dc_taps8(xr, q0, W, 1.0f, &t0, &t1, &t2);
+                } else {
+                    t0 = dc_tap(xr, q0, 0, W);
+                    t1 = dc_tap(xr, q0, 1, W);
+                    t2 = dc_tap(xr, q0, 2, W);
+                }
+#define DC_FILTER_TAP(k, s) a##k##s += d##k * t##s;
+                DC_EACH_FACC(DC_FILTER_TAP)
             }
         }
     }

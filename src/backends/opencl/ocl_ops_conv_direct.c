@@ -20,7 +20,7 @@
  * vector lanes' latency, few enough that the partial sums stay small. */
 #define DIRECT_FILTER_ITEMS 4096
 #define DIRECT_KB 4     /* output channels per work-item: DC_KB of the .cl file */
-#define DIRECT_ROWS 3   /* output rows per work-item of conv_direct: DC_ROWS */
+#define DIRECT_ROWS 2   /* output rows per work-item of conv_direct: DC_ROWS */
 
 bool dbk_ocl_conv_direct_chosen(const dbk_backend *be, const dbk_op_desc *op) {
     return dbk_conv_choice_direct(&dbk_ocl(be)->conv, op);
