@@ -7,11 +7,11 @@
  * A row segment is 8 consecutive pixels of one image row, one float8: one AVX2 register, the
  * vector width PoCL compiles for on this machine ("pthread-haswell"). float16 accumulators took
  * two registers each and spilled (the first version, 16-wide, ran 3x slower than im2col).
- * Lanes past W are computed on zeros and never stored. Where W % 8 == 0 a tap is one unaligned
- * vector load, or at the image border the segment's vector with a zero shifted in (as
- * im2col_packed does); other widths go through a small private array.
- * Accumulators are named variables (PoCL keeps private arrays in memory): 12 of the 16 AVX2
- * registers, leaving room for the operands.
+ * Lanes past W are computed on zeros and never stored. Where W % 8 == 0 the three taps of a
+ * row are the segment's vector and two copies with the neighbouring values (or zero at the
+ * image border) shifted in, without branches; other widths go through a small private array.
+ * Accumulators are named variables (PoCL keeps private arrays in memory): 8 (forward and
+ * backward-data) or 12 (backward-filter) of the 16 AVX2 registers.
  */
 /* The three taps of the segment starting at q0 of a row, W % 8 == 0: v0 = row[q0-1 ..], v1 =
  * row[q0 ..], v2 = row[q0+1 ..], zero outside [0, W), all times `keep` (0 for a padding row,
