@@ -6,10 +6,11 @@
  * vulkan:0 conv2d_fwd (--only-algorithm winograd: only the cases the device runs as Winograd,
  * which keeps ops_vulkan_winograd short on lavapipe; ops_vulkan runs the rest)
  * (with op names, only those ops' cases run: ops_opencl_im2col, ops_opencl_winograd,
- * ops_opencl_winograd4 and ops_vulkan_winograd run the three convolution ops with DBK_FORCE_CONV
- * set, so every algorithm meets every shape; with it set, the run also checks that the backend
- * honoured it: some case ran as F(2x2,3x3) with "winograd" (as F(4x4,3x3) with "winograd4") and
- * none as anything else, none as Winograd with "im2col". A case that ran as another algorithm
+ * ops_opencl_winograd4, ops_opencl_direct and ops_vulkan_winograd run the three convolution ops
+ * with DBK_FORCE_CONV set, so every algorithm meets every shape; with it set, the run also checks
+ * that the backend honoured it: some case ran as F(2x2,3x3) with "winograd" (as F(4x4,3x3) with
+ * "winograd4", as "direct" with "direct") and none as anything else, none as another algorithm
+ * than the plain one with "im2col". A case that ran as another algorithm
  * than the op's plain one shows it after PASS/FAIL.)
  *
  * The cases, their tolerances and the harness (guard bytes, NaN-filled outputs, planted
@@ -36,15 +37,16 @@
 
 static dbk_op_check_config cfg;
 static dbk_op current_op;
-static int winograd_cases;   /* cases the device ran as Winograd */
-static int forced_cases;     /* of those, the cases that ran as DBK_FORCE_CONV's Winograd */
+static int other_cases;      /* cases the device ran as another algorithm than the op's plain one */
+static int forced_cases;     /* of those, the cases that ran as DBK_FORCE_CONV's algorithm */
 
-/* The op_algorithm string of DBK_FORCE_CONV's Winograd tile, NULL for im2col. */
+/* The op_algorithm string of DBK_FORCE_CONV's algorithm, NULL for im2col. */
 static const char *forced_algorithm(void) {
     const char *forced = getenv("DBK_FORCE_CONV");
     if (!forced) return NULL;
     if (!strcmp(forced, "winograd")) return "winograd F(2x2,3x3)";
     if (!strcmp(forced, "winograd4")) return "winograd F(4x4,3x3)";
+    if (!strcmp(forced, "direct")) return "direct";
     return NULL;
 }
 
@@ -52,7 +54,7 @@ static void print_case(const dbk_op_case_result *r, void *user) {
     (void)user;
     printf("%-20s %-64s nmse %9.2e  tol %-7.1g %s%s%s\n", dbk_op_name(r->op), r->shape, r->nmse, r->tolerance,
            r->pass ? "PASS" : "FAIL", r->algorithm ? "  as " : "", r->algorithm ? r->algorithm : "");
-    if (r->algorithm && strstr(r->algorithm, "winograd")) winograd_cases++;
+    if (r->algorithm) other_cases++;
     if (r->algorithm && forced_algorithm() && !strcmp(r->algorithm, forced_algorithm())) forced_cases++;
     printf("%s", r->details);
     fflush(stdout);
@@ -61,13 +63,13 @@ static void print_case(const dbk_op_case_result *r, void *user) {
 /* A test case per op: 0 when every case of current_op passed. */
 static int op_cases_should_pass(void) { return dbk_op_check_run(&cfg, current_op) != 0; }
 
-/* With DBK_FORCE_CONV set: the backend ran some case as Winograd exactly when it says so, and
- * every Winograd case with the tile it names. */
+/* With DBK_FORCE_CONV set: the backend ran some case as another algorithm exactly when it names
+ * one, and every such case as that algorithm. */
 static int forced_conv_honoured(void) {
     const char *forced = getenv("DBK_FORCE_CONV"), *algo = forced_algorithm();
-    printf("DBK_FORCE_CONV=%s: %d cases ran as Winograd, %d of them as %s\n", forced, winograd_cases, forced_cases,
-           algo ? algo : "(none expected)");
-    return algo ? winograd_cases == 0 || forced_cases != winograd_cases : winograd_cases != 0;
+    printf("DBK_FORCE_CONV=%s: %d cases ran as another algorithm, %d of them as %s\n", forced, other_cases,
+           forced_cases, algo ? algo : "(none expected)");
+    return algo ? other_cases == 0 || forced_cases != other_cases : other_cases != 0;
 }
 
 int main(int argc, char **argv) {

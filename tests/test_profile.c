@@ -169,6 +169,38 @@ static int conv_choice_should_read_winograd4_per_section(void) {
     return 0;
 }
 
+/* "direct" (OpenCL's narrow-layer kernels) in conv_by_shape or DBK_FORCE_CONV: read with its own
+ * code, and reported by dbk_conv_choice_names_direct, which the Vulkan backend refuses. */
+static int conv_choice_should_read_direct_and_name_it(void) {
+    unsetenv("DBK_FORCE_CONV");
+    const char *text = "{\"id\": \"t\", \"opencl\": {\"conv_algorithm\": \"winograd\", \"conv_by_shape\": "
+                       "{\"16x32x32x32\": \"direct\", \"64x128x8x8\": \"winograd4\"}}, "
+                       "\"vulkan\": {\"conv_algorithm\": \"im2col\", \"conv_by_shape\": {\"8x8x8x8\": \"direct\"}}}";
+    dbk_profile *p = NULL;
+    DBK_CHECK_OK(dbk_profile_parse(text, strlen(text), "inline", &p));
+    dbk_conv_choice c;
+    DBK_CHECK_OK(dbk_conv_choice_read(p, "opencl", 0, &c));
+    DBK_CHECK(c.by_shape_count == 2 && c.by_shape[0].tile == DBK_CONV_TILE_DIRECT && c.by_shape[1].tile == 4);
+    DBK_CHECK(dbk_conv_choice_names_direct(&c));
+    /* conv_algorithm "im2col" leaves conv_by_shape unused: nothing runs as direct */
+    DBK_CHECK_OK(dbk_conv_choice_read(p, "vulkan", 0, &c));
+    DBK_CHECK(!dbk_conv_choice_names_direct(&c));
+    setenv("DBK_FORCE_CONV", "direct", 1);
+    const dbk_status forced = dbk_conv_choice_read(NULL, "vulkan", 0, &c);
+    const bool forced_named = dbk_conv_choice_names_direct(&c) &&
+                              !strcmp(dbk_conv_choice_name(&c), "direct on every 3x3 stride-1 layer");
+    setenv("DBK_FORCE_CONV", "direkt", 1);
+    const dbk_status typo = dbk_conv_choice_read(NULL, "opencl", 0, &c);
+    unsetenv("DBK_FORCE_CONV");
+    dbk_profile_destroy(p);
+    DBK_CHECK(forced == DBK_OK && forced_named);
+    DBK_CHECK(typo == DBK_ERR_INVALID_ARG);
+    DBK_CHECK_MSG(strstr(dbk_last_error(), "expected im2col, winograd, winograd4 or direct"), "'%s'", dbk_last_error());
+    DBK_CHECK_OK(dbk_conv_choice_read(NULL, "vulkan", 0, &c));
+    DBK_CHECK(!dbk_conv_choice_names_direct(&c));
+    return 0;
+}
+
 int main(void) {
     DBK_RUN(device_names_should_match_their_profiles);
     DBK_RUN(lookups_should_follow_dotted_paths);
@@ -178,5 +210,6 @@ int main(void) {
     DBK_RUN(a_device_as_a_profile_file_should_be_refused);
     DBK_RUN(profile_parse_should_read_a_buffer);
     DBK_RUN(conv_choice_should_read_winograd4_per_section);
+    DBK_RUN(conv_choice_should_read_direct_and_name_it);
     return dbk_test_finish();
 }

@@ -4,8 +4,8 @@
  *
  * usage: test_tune <path to daybreak>
  *
- * The runs search only Winograd-or-im2col per layer (--only opencl.conv_by_shape: both
- * candidates use the profile's kernel build, so nothing is compiled twice) on the quick
+ * The runs search only the algorithm per layer (--only opencl.conv_by_shape: im2col, winograd,
+ * winograd4, direct; all candidates use the profile's kernel build, so nothing is compiled twice) on the quick
  * recipe's layers at batch 2, with DBK_CACHE_DIR in the test's own folder.
  * Cases:
  *  - the batch of the layers, from the workload's shapes alone (nothing measured): by default
@@ -20,7 +20,7 @@
  *    and takes under 5 s, and writes the same choices;
  *  - the profile written to the default place is the one dbk_profile_for_device returns for
  *    the device (and a profile tuned for another device in that place is not);
- *  - --budget 0.001 (given after the default 120): the first candidate runs, the second is "not
+ *  - --budget 0.001 (given after the default 120): the first candidate runs, the others are "not
  *    tried: budget", and the profile keeps the built-in per-layer choices (none is made from
  *    half the measurements);
  *  - DBK_TUNE_CORRUPT=2 corrupts the Winograd candidate's results: it is "rejected" with its
@@ -84,7 +84,8 @@ static int profile_should_choose_every_layer(cJSON *p) {
     DBK_CHECK_MSG(cJSON_IsObject(choice), "the profile has no opencl.conv_by_shape");
     for (size_t i = 0; i < sizeof kQuickShapes / sizeof kQuickShapes[0]; i++) {
         const char *v = cJSON_GetStringValue(cJSON_GetObjectItem(choice, kQuickShapes[i]));
-        DBK_CHECK_MSG(v && (!strcmp(v, "winograd") || !strcmp(v, "winograd4") || !strcmp(v, "im2col")),
+        DBK_CHECK_MSG(v && (!strcmp(v, "winograd") || !strcmp(v, "winograd4") || !strcmp(v, "im2col") ||
+                            !strcmp(v, "direct")),
                       "no choice for layer %s", kQuickShapes[i]);
     }
     DBK_CHECK_MSG(cJSON_GetArraySize(choice) == (int)(sizeof kQuickShapes / sizeof kQuickShapes[0]),
@@ -128,7 +129,8 @@ static int tune_should_write_a_checked_profile_and_cache_it(void) {
     const char *cache = c.cache, *path = c.path, *args = c.args;
     int rc = tune("", cache, args);
     DBK_CHECK_MSG(rc == 0, "exit %d:\n%s", rc, out);
-    DBK_CHECK_MSG(strstr(out, "[1] im2col") && strstr(out, "[2] winograd") && strstr(out, "[3] winograd4"),
+    DBK_CHECK_MSG(strstr(out, "[1] im2col") && strstr(out, "[2] winograd") && strstr(out, "[3] winograd4") &&
+                      strstr(out, "[4] direct"),
                   "candidates missing:\n%s", out);
     DBK_CHECK_MSG(!strstr(out, "rejected:"), "a correct candidate was rejected:\n%s", out);
     cJSON *p = read_json(path);
@@ -241,10 +243,11 @@ static int tiny_budget_should_leave_candidates_untried(void) {
     const int rc = tune("", c.cache, args);
     DBK_CHECK_MSG(rc == 0, "exit %d:\n%s", rc, out);
     const char *line = strstr(out, "[2] winograd"), *line4 = strstr(out, "[3] winograd4");
+    const char *line_direct = strstr(out, "[4] direct");
     DBK_CHECK_MSG(strstr(out, "[1] im2col") && line && strstr(line, "not tried: budget") && line4 &&
-                      strstr(line4, "not tried: budget"),
+                      strstr(line4, "not tried: budget") && line_direct && strstr(line_direct, "not tried: budget"),
                   "budget not kept:\n%s", out);
-    DBK_CHECK_MSG(strstr(out, "2 not tried for lack of budget"), "summary:\n%s", out);
+    DBK_CHECK_MSG(strstr(out, "3 not tried for lack of budget"), "summary:\n%s", out);
     return per_layer_choice_should_be_unchanged(c.path);
 }
 

@@ -149,7 +149,7 @@ static void add_shape(shape_list *l, gemm_shape g) {
 static void conv_gemms(const dbk_ocl_conv_config *cfg, const dbk_op_desc *d, int layers, const char *label,
                        shape_list *out) {
     dbk_ocl_conv_gemm plan[DBK_OCL_CONV_MAX_GEMMS];
-    const int n = dbk_ocl_conv_gemm_plan(cfg, d, plan);
+    const int n = dbk_ocl_conv_gemm_plan(cfg, d, plan); /* none on the direct kernels */
     const int tile = dbk_conv_choice_winograd(cfg->choice, d) ? dbk_conv_choice_winograd_tile(cfg->choice, d) : 0;
     for (int i = 0; i < n; i++) {
         gemm_shape s = {.m = plan[i].m, .n = plan[i].n, .k = plan[i].k, .ta = plan[i].ta, .cpq = plan[i].cpq,

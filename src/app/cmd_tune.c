@@ -19,8 +19,8 @@
 void dbk_help_tune(void) {
     printf("usage: daybreak tune --backend B [options]\n\n"
            "Searches the tunables of daybreak's kernels on one OpenCL or Vulkan device within a time\n"
-           "budget: the OpenCL GEMM tiles and work-groups, Winograd or im2col per convolution shape\n"
-           "(OpenCL and Vulkan), CLBlast's Xgemm parameters where the profile uses CLBlast, the Vulkan\n"
+           "budget: the OpenCL GEMM tiles and work-groups, Winograd, direct or im2col per convolution\n"
+           "shape (OpenCL and Vulkan), CLBlast's Xgemm parameters where the profile uses CLBlast, the Vulkan\n"
            "GEMM and convolution tiles. Every candidate's results are checked against the CPU reference\n"
            "(a wrong candidate is rejected); the memory bandwidth is measured (copy and add kernels).\n"
            "Writes a device profile that later runs on this device use; measurements are cached, so\n"

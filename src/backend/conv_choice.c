@@ -9,15 +9,16 @@
 #include "core/status.h"
 
 /* Output tile of a Winograd algorithm name: 2 for "winograd" (F(2x2,3x3)), 4 for "winograd4"
- * (F(4x4,3x3)), 0 for "im2col", -1 for anything else. */
+ * (F(4x4,3x3)), 0 for "im2col", DBK_CONV_TILE_DIRECT for "direct", -1 for anything else. */
 static int tile_of_name(const char *algo) {
     if (!strcmp(algo, "im2col")) return 0;
+    if (!strcmp(algo, "direct")) return DBK_CONV_TILE_DIRECT;
     if (!strcmp(algo, "winograd")) return 2;
     if (!strcmp(algo, "winograd4")) return 4;
     return -1;
 }
 
-/* <section>.conv_by_shape: {"CxKxHxW": "winograd" | "winograd4" | "im2col", ...}; a malformed
+/* <section>.conv_by_shape: {"CxKxHxW": "winograd" | "winograd4" | "direct" | "im2col", ...}; a malformed
  * entry fails with its name. */
 static dbk_status read_by_shape(const dbk_profile *p, const char *section, dbk_conv_choice *c) {
     char path[64];
@@ -33,7 +34,7 @@ static dbk_status read_by_shape(const dbk_profile *p, const char *section, dbk_c
         if (sscanf(key, "%dx%dx%dx%d%c", &ch, &k, &h, &w, &end) != 4 || ch < 1 || k < 1 || h < 1 || w < 1 || tile < 0)
             return dbk_set_error(DBK_ERR_FORMAT,
                                  "profile %s: %s entry \"%s\": \"%s\" (expected \"CxKxHxW\": \"winograd\", "
-                                 "\"winograd4\" or \"im2col\")",
+                                 "\"winograd4\", \"direct\" or \"im2col\")",
                                  dbk_profile_id(p), path, key, algo);
         if (i >= DBK_CONV_SHAPES_MAX)
             return dbk_set_error(DBK_ERR_FORMAT, "profile %s: %s has more than %d entries", dbk_profile_id(p), path,
@@ -55,9 +56,9 @@ dbk_status dbk_conv_choice_read(const dbk_profile *p, const char *section, size_
     const char *algo = forced ? forced : p ? dbk_profile_string(p, path, "im2col") : "im2col";
     const int tile = tile_of_name(algo);
     if (tile < 0 && forced)
-        return dbk_set_error(DBK_ERR_INVALID_ARG, "DBK_FORCE_CONV is '%s', expected im2col, winograd or winograd4", algo);
+        return dbk_set_error(DBK_ERR_INVALID_ARG, "DBK_FORCE_CONV is '%s', expected im2col, winograd, winograd4 or direct", algo);
     if (tile < 0)
-        return dbk_set_error(DBK_ERR_FORMAT, "profile %s: %s is '%s', expected \"im2col\", \"winograd\" or \"winograd4\"",
+        return dbk_set_error(DBK_ERR_FORMAT, "profile %s: %s is '%s', expected \"im2col\", \"winograd\", \"winograd4\" or \"direct\"",
                              dbk_profile_id(p), path, algo);
     out->tile = tile;
     out->algorithm = tile == 0 ? DBK_CONV_DIRECT : forced ? DBK_CONV_WINOGRAD_ALL : DBK_CONV_WINOGRAD;
@@ -73,7 +74,8 @@ dbk_status dbk_conv_choice_read(const dbk_profile *p, const char *section, size_
     return DBK_OK;
 }
 
-int dbk_conv_choice_winograd_tile(const dbk_conv_choice *c, const dbk_op_desc *op) {
+/* The choice's code for op: 0 (im2col), 2 or 4 (Winograd tile) or DBK_CONV_TILE_DIRECT. */
+static int choice_of(const dbk_conv_choice *c, const dbk_op_desc *op) {
     if (c->algorithm == DBK_CONV_DIRECT) return 0;
     const dbk_conv2d_geom g = dbk_conv2d_geom_of(op);
     if (g.R != 3 || g.S != 3 || g.stride_h != 1 || g.stride_w != 1 || g.pad_h != 1 || g.pad_w != 1) return 0;
@@ -85,12 +87,30 @@ int dbk_conv_choice_winograd_tile(const dbk_conv_choice *c, const dbk_op_desc *o
     return g.C >= c->min_channels && g.K >= c->min_channels ? c->tile : 0;
 }
 
+int dbk_conv_choice_winograd_tile(const dbk_conv_choice *c, const dbk_op_desc *op) {
+    const int t = choice_of(c, op);
+    return t == DBK_CONV_TILE_DIRECT ? 0 : t;
+}
+
+bool dbk_conv_choice_direct(const dbk_conv_choice *c, const dbk_op_desc *op) {
+    return choice_of(c, op) == DBK_CONV_TILE_DIRECT;
+}
+
+bool dbk_conv_choice_names_direct(const dbk_conv_choice *c) {
+    if (c->algorithm != DBK_CONV_DIRECT && c->tile == DBK_CONV_TILE_DIRECT) return true;
+    for (int i = 0; c->algorithm == DBK_CONV_WINOGRAD && i < c->by_shape_count; i++)
+        if (c->by_shape[i].tile == DBK_CONV_TILE_DIRECT) return true;
+    return false;
+}
+
 bool dbk_conv_choice_winograd(const dbk_conv_choice *c, const dbk_op_desc *op) {
     return dbk_conv_choice_winograd_tile(c, op) != 0;
 }
 
 const char *dbk_conv_choice_name(const dbk_conv_choice *c) {
     if (c->algorithm == DBK_CONV_DIRECT) return "im2col";
+    if (c->tile == DBK_CONV_TILE_DIRECT)
+        return c->algorithm == DBK_CONV_WINOGRAD ? "direct" : "direct on every 3x3 stride-1 layer";
     if (c->algorithm == DBK_CONV_WINOGRAD) return c->tile == 4 ? "winograd4" : "winograd";
     return c->tile == 4 ? "winograd4 on every 3x3 stride-1 layer" : "winograd on every 3x3 stride-1 layer";
 }

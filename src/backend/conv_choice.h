@@ -1,22 +1,25 @@
 /*
  * conv_choice.h — which convolution algorithm a device backend gives each 3x3 stride-1 pad-1
  * layer: its direct path (im2col + GEMM on OpenCL, the implicit-GEMM shaders on Vulkan),
- * Winograd F(2x2, 3x3) or F(4x4, 3x3) (ocl_ops_conv_winograd.c, vk_ops_conv_winograd.c). One
+ * Winograd F(2x2, 3x3) or F(4x4, 3x3) (ocl_ops_conv_winograd.c, vk_ops_conv_winograd.c), or on
+ * OpenCL only the "direct" kernels of narrow layers (ocl_ops_conv_direct.c: no col matrix). One
  * reading of the profile for both backends, so the keys mean the
  * same under "opencl" and "vulkan":
  *   <section>.conv_algorithm         "im2col" (the default) | "winograd" (F(2x2,3x3)) |
- *                                    "winograd4" (F(4x4,3x3), the tile of the width rule)
+ *                                    "winograd4" (F(4x4,3x3), the tile of the width rule) |
+ *                                    "direct" (OpenCL; the same rule as a Winograd value)
  *   <section>.winograd_min_channels  with "winograd": layers with min(C, K) below it stay
  *                                    direct (default 16: narrower GEMMs do not pay for the
  *                                    transforms)
- *   <section>.conv_by_shape          {"CxKxHxW": "winograd" | "winograd4" | "im2col"},
+ *   <section>.conv_by_shape          {"CxKxHxW": "winograd" | "winograd4" | "direct" | "im2col"},
  *                                    written by `daybreak tune` from measurements; with
  *                                    "winograd"/"winograd4" it decides the layers it lists,
  *                                    before the width rule
  *   <section>.winograd_workspace_mb  bytes of transformed planes per chunk of images (32)
- * DBK_FORCE_CONV=im2col|winograd|winograd4 (core/profile.h) overrides conv_algorithm; with
- * winograd(4) every eligible layer, whatever its width, runs Winograd (the ops tests force each
- * path).
+ * DBK_FORCE_CONV=im2col|winograd|winograd4|direct (core/profile.h) overrides conv_algorithm;
+ * with any but im2col every eligible layer, whatever its width, runs that algorithm (the ops
+ * tests force each path). A backend without the direct kernels (Vulkan) refuses a choice that
+ * names "direct" (dbk_conv_choice_names_direct).
  * Value data, no ownership.
  */
 #ifndef DBK_BACKEND_CONV_CHOICE_H
@@ -29,6 +32,7 @@
 #include "core/profile.h"
 
 #define DBK_CONV_SHAPES_MAX 64   /* entries of <section>.conv_by_shape read */
+#define DBK_CONV_TILE_DIRECT 1   /* the tile code of "direct" (no Winograd tile is 1) */
 
 typedef enum dbk_conv_algorithm {
     DBK_CONV_DIRECT,          /* every layer on the direct path */
@@ -38,9 +42,10 @@ typedef enum dbk_conv_algorithm {
 
 typedef struct dbk_conv_choice {
     dbk_conv_algorithm algorithm;
-    int                tile;              /* output tile of Winograd F(tile x tile, 3x3): 2 or 4 */
+    int                tile;              /* output tile of Winograd F(tile x tile, 3x3): 2 or 4;
+                                             DBK_CONV_TILE_DIRECT for "direct" */
     int                min_channels;
-    struct { int c, k, h, w, tile; } by_shape[DBK_CONV_SHAPES_MAX];   /* tile 0: direct */
+    struct { int c, k, h, w, tile; } by_shape[DBK_CONV_SHAPES_MAX];   /* tile 0: im2col */
     int                by_shape_count;
     size_t             winograd_budget;   /* bytes of transformed planes per chunk */
 } dbk_conv_choice;
@@ -58,7 +63,14 @@ int dbk_conv_choice_winograd_tile(const dbk_conv_choice *c, const dbk_op_desc *o
  * (either tile) for its shape. Backend limits (f16 operands, GEMM path) are the caller's to add. */
 bool dbk_conv_choice_winograd(const dbk_conv_choice *c, const dbk_op_desc *op);
 
-/* "im2col", "winograd", "winograd4", or "winograd(4) on every 3x3 stride-1 layer", for logs. */
+/* True when op (a conv op) is 3x3, stride 1, pad 1, non-empty, and the choice picks "direct". */
+bool dbk_conv_choice_direct(const dbk_conv_choice *c, const dbk_op_desc *op);
+
+/* True when the choice can pick "direct" for some layer (conv_algorithm, DBK_FORCE_CONV or a
+ * conv_by_shape entry in effect): for backends without the direct kernels to refuse. */
+bool dbk_conv_choice_names_direct(const dbk_conv_choice *c);
+
+/* "im2col", "winograd", "winograd4", "direct", or "<algorithm> on every 3x3 stride-1 layer", for logs. */
 const char *dbk_conv_choice_name(const dbk_conv_choice *c);
 
 #endif

@@ -220,7 +220,7 @@ static void report_candidate(tune_run *r, cJSON *list, const char *label, const 
 }
 
 /* The fastest algorithm per layer shape from the candidates' per-case times; a candidate's
- * label is its algorithm's conv_by_shape value ("im2col", "winograd", "winograd4"). */
+ * label is its algorithm's conv_by_shape value ("im2col", "winograd", "winograd4", "direct"). */
 static void choose_per_shape(tune_run *r, const dbk_tune_search *s, outcome *oc, cJSON *rep) {
     for (int k = 0; k < s->count; k++)
         if (!oc[k].ok) {

@@ -61,10 +61,11 @@ static void opencl_gemm_rb(dbk_tune_search *s, const dbk_profile *base) {
 }
 
 /* Winograd or the direct path per layer shape, on either backend (section "opencl" or
- * "vulkan"): every eligible layer measured each way (Winograd as F(2x2,3x3) and F(4x4,3x3));
- * the choice is made per shape (dbk_tune_search.per_shape) and written as
- * <section>.conv_by_shape. The labels are the conv_by_shape values. */
-static void winograd_by_shape(dbk_tune_search *s, const char *section) {
+ * "vulkan"): every eligible layer measured each way (Winograd as F(2x2,3x3) and F(4x4,3x3),
+ * and with `direct` OpenCL's "direct" kernels); the choice is made per shape
+ * (dbk_tune_search.per_shape) and written as <section>.conv_by_shape. The labels are the
+ * conv_by_shape values. */
+static void winograd_by_shape(dbk_tune_search *s, const char *section, bool direct) {
     snprintf(s->name_buf, sizeof s->name_buf, "%s.conv_by_shape", section);
     s->name = s->name_buf;
     s->applies = winograd_case;
@@ -79,6 +80,12 @@ static void winograd_by_shape(dbk_tune_search *s, const char *section) {
                  section, winograds[i]);
         add(s, winograds[i], patch);
     }
+    if (direct) {
+        snprintf(patch, sizeof patch,
+                 "{\"%s\": {\"conv_algorithm\": \"direct\", \"winograd_min_channels\": 1, \"conv_by_shape\": null}}",
+                 section);
+        add(s, "direct", patch);
+    }
 }
 
 static void opencl_winograd(dbk_tune_search *s, const dbk_profile *base) {
@@ -88,7 +95,7 @@ static void opencl_winograd(dbk_tune_search *s, const dbk_profile *base) {
         s->skip = "Winograd needs the tiled GEMM (opencl.gemm \"tiled\")";
         return;
     }
-    winograd_by_shape(s, "opencl");
+    winograd_by_shape(s, "opencl", true);
 }
 
 /* CLBlast's Xgemm through CLBlastOverrideParameters, where the profile's GEMM is CLBlast:
@@ -168,7 +175,7 @@ void dbk_tune_search_make(dbk_backend_kind kind, int i, const dbk_profile *base,
         else if (i == 1) opencl_winograd(s, base);
         else opencl_clblast(s, base);
     } else if (i == 1) {
-        winograd_by_shape(s, "vulkan");   /* after the tiles its GEMM shares with the direct path */
+        winograd_by_shape(s, "vulkan", false);   /* after the tiles its GEMM shares with the direct path */
     } else {
         vulkan_tiles(s, base, i == 0 ? "conv" : "gemm");
     }

@@ -54,7 +54,11 @@ void dbk_session_print_profile(const dbk_session *s, FILE *out) {
             flops_total / (step_ms * 1e-3));
     fprintf(out, "outside ops: %.3f ms/step (%.1f%%)\n", 1000.0 * outside / steps, 100.0 * outside / s->step_seconds);
     for (int i = 0; i < marked_count; i++)
-        fprintf(out, "* run as %s: GFLOP counts the direct convolution's 2*N*K*C*R*S*P*Q, Winograd does %gx fewer "
+        if (!strcmp(marked[i], "direct"))   /* the same multiply-adds, without im2col's col matrix */
+            fprintf(out, "* run as direct: the 3x3 convolution computed from the tensors (no im2col), the same "
+                         "multiply-adds\n");
+        else
+            fprintf(out, "* run as %s: GFLOP counts the direct convolution's 2*N*K*C*R*S*P*Q, Winograd does %gx fewer "
                      "multiply-adds, so these GFLOP/s can exceed the device's FMA peak\n",
                 marked[i], dbk_algorithm_multiply_add_saving(marked[i]));
 }

@@ -49,7 +49,7 @@ dbk_status dbk_ocl_conv_config_read(const dbk_profile *p, uint64_t max_alloc, db
 
 /* The GEMMs the conv op (CONV2D_FWD, _BWD_DATA or _BWD_FILTER) issues under cfg, in the order
  * the backend issues them (shapes listed once with their counts); returns how many shapes
- * (0 for an empty op or another op). */
+ * (0 for an empty op, another op, or a layer the choice runs on the direct kernels). */
 int dbk_ocl_conv_gemm_plan(const dbk_ocl_conv_config *cfg, const dbk_op_desc *op,
                            dbk_ocl_conv_gemm out[DBK_OCL_CONV_MAX_GEMMS]);
 

@@ -269,6 +269,15 @@ bool       dbk_ocl_conv_winograd_chosen(const dbk_backend *be, const dbk_op_desc
 /* vtable op_algorithm: "winograd F(2x2,3x3)" or "winograd F(4x4,3x3)" for a conv op that runs
  * as Winograd, else NULL. */
 const char *dbk_ocl_op_algorithm(const dbk_backend *be, const dbk_op_desc *op);
+/* The "direct" 3x3 stride-1 pad-1 convolution kernels (ocl_ops_conv_direct.c, cl/conv2d_direct.cl),
+ * chosen per layer as Winograd is; ocl_ops_conv.c dispatches to them. */
+bool       dbk_ocl_conv_direct_chosen(const dbk_backend *be, const dbk_op_desc *op);
+size_t     dbk_ocl_conv_direct_workspace_bytes(const dbk_backend *be, const dbk_op_desc *op);
+dbk_status dbk_ocl_record_conv2d_direct_fwd(dbk_backend *be, const dbk_op_desc *op, dbk_ocl_launches *out);
+dbk_status dbk_ocl_record_conv2d_direct_bwd_data(dbk_backend *be, const dbk_op_desc *op, dbk_ocl_launches *out);
+dbk_status dbk_ocl_record_conv2d_direct_bwd_filter(dbk_backend *be, const dbk_op_desc *op, dbk_ocl_launches *out);
+/* vtable op_algorithm: "direct" for a conv op on the direct kernels, else dbk_ocl_op_algorithm. */
+const char *dbk_ocl_conv_op_algorithm(const dbk_backend *be, const dbk_op_desc *op);
 size_t     dbk_ocl_conv_winograd_workspace_bytes(const dbk_backend *be, const dbk_op_desc *op);
 dbk_status dbk_ocl_record_conv2d_winograd_fwd(dbk_backend *be, const dbk_op_desc *op, dbk_ocl_launches *out);
 dbk_status dbk_ocl_record_conv2d_winograd_bwd_data(dbk_backend *be, const dbk_op_desc *op, dbk_ocl_launches *out);

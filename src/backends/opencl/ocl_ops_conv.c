@@ -28,7 +28,8 @@
  * in place (one image) or after a gather_nk.
  *
  * 3x3 stride-1 pad-1 layers may run as Winograd F(2x2,3x3) or F(4x4,3x3) instead, per the profile
- * (ocl_ops_conv_winograd.c); this file stays the fallback for every other layer and device.
+ * (ocl_ops_conv_winograd.c) or as the "direct" kernels (ocl_ops_conv_direct.c: no col matrix, for
+ * narrow layers); this file stays the fallback for every other layer and device.
  *
  * The workspace is the backend's, sized at prepare time, in up to three regions: r0 (col or
  * dcol), r1 (tmp, or the packed dy / dy^T), r2 (w^T); chunks run in order on the in-order
@@ -114,6 +115,7 @@ size_t dbk_ocl_conv_workspace_bytes(const dbk_backend *be, const dbk_op_desc *op
     if (op->op != DBK_OP_CONV2D_FWD && op->op != DBK_OP_CONV2D_BWD_DATA && op->op != DBK_OP_CONV2D_BWD_FILTER)
         return 0;
     if (dbk_ocl_conv_winograd_chosen(be, op)) return dbk_ocl_conv_winograd_workspace_bytes(be, op);
+    if (dbk_ocl_conv_direct_chosen(be, op)) return dbk_ocl_conv_direct_workspace_bytes(be, op);
     const conv_geom g = conv_geometry(be, op);
     return (g.r0_floats + g.r1_floats + g.r2_floats) * sizeof(float);
 }
@@ -223,6 +225,7 @@ static dbk_status gemm_ws_b(dbk_backend *be, dbk_ocl_launches *out, const conv_g
 
 dbk_status dbk_ocl_record_conv2d_fwd(dbk_backend *be, const dbk_op_desc *op, dbk_ocl_launches *out) {
     if (dbk_ocl_conv_winograd_chosen(be, op)) return dbk_ocl_record_conv2d_winograd_fwd(be, op, out);
+    if (dbk_ocl_conv_direct_chosen(be, op)) return dbk_ocl_record_conv2d_direct_fwd(be, op, out);
     const conv_geom g = conv_geometry(be, op);
     const dbk_tensor *x = &op->src[0], *w = &op->src[1], *y = &op->dst[0];
     if (g.N == 0 || g.K == 0 || g.pq == 0) return DBK_OK;
@@ -253,6 +256,7 @@ dbk_status dbk_ocl_record_conv2d_fwd(dbk_backend *be, const dbk_op_desc *op, dbk
 
 dbk_status dbk_ocl_record_conv2d_bwd_data(dbk_backend *be, const dbk_op_desc *op, dbk_ocl_launches *out) {
     if (dbk_ocl_conv_winograd_chosen(be, op)) return dbk_ocl_record_conv2d_winograd_bwd_data(be, op, out);
+    if (dbk_ocl_conv_direct_chosen(be, op)) return dbk_ocl_record_conv2d_direct_bwd_data(be, op, out);
     const conv_geom g = conv_geometry(be, op);
     const dbk_tensor *dy = &op->src[0], *w = &op->src[1], *dx = &op->dst[0];
     if (g.N == 0 || g.C == 0 || g.H * g.W == 0) return DBK_OK;
@@ -298,6 +302,7 @@ dbk_status dbk_ocl_record_conv2d_bwd_data(dbk_backend *be, const dbk_op_desc *op
 
 dbk_status dbk_ocl_record_conv2d_bwd_filter(dbk_backend *be, const dbk_op_desc *op, dbk_ocl_launches *out) {
     if (dbk_ocl_conv_winograd_chosen(be, op)) return dbk_ocl_record_conv2d_winograd_bwd_filter(be, op, out);
+    if (dbk_ocl_conv_direct_chosen(be, op)) return dbk_ocl_record_conv2d_direct_bwd_filter(be, op, out);
     const conv_geom g = conv_geometry(be, op);
     const dbk_tensor *x = &op->src[0], *dy = &op->src[1], *dw = &op->dst[0];
     if (g.K == 0 || g.crs == 0) return DBK_OK;
@@ -393,5 +398,6 @@ int dbk_ocl_conv_gemm_plan(const dbk_ocl_conv_config *cfg, const dbk_op_desc *op
                            dbk_ocl_conv_gemm out[DBK_OCL_CONV_MAX_GEMMS]) {
     if (op->op != DBK_OP_CONV2D_FWD && op->op != DBK_OP_CONV2D_BWD_DATA && op->op != DBK_OP_CONV2D_BWD_FILTER) return 0;
     if (cfg->packed && dbk_conv_choice_winograd(cfg->choice, op)) return dbk_ocl_conv_winograd_gemm_plan(cfg, op, out);
+    if (dbk_conv_choice_direct(cfg->choice, op)) return 0; /* the direct kernels issue no GEMM */
     return im2col_gemm_plan(cfg, op, out);
 }

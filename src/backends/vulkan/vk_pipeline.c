@@ -106,7 +106,11 @@ dbk_status dbk_vk_pipeline_init(dbk_backend *be) {
             be->info.name, p ? dbk_profile_id(p) : "none", vk->gemm_tiles.bm, vk->gemm_tiles.bn, vk->gemm_tiles.bk,
             vk->gemm_tiles.tm, vk->gemm_tiles.tn, vk->conv_tiles.bm, vk->conv_tiles.bn, vk->conv_tiles.bk,
             vk->conv_tiles.tm, vk->conv_tiles.tn, vk->wg);
-    const dbk_status st = dbk_conv_choice_read(p, "vulkan", (size_t)vk->max_alloc, &vk->conv);
+    dbk_status st = dbk_conv_choice_read(p, "vulkan", (size_t)vk->max_alloc, &vk->conv);
+    if (st == DBK_OK && dbk_conv_choice_names_direct(&vk->conv))
+        st = dbk_set_error(DBK_ERR_INVALID_ARG,
+                           "Vulkan has no \"direct\" convolution (OpenCL only), named by %s; use im2col, winograd or "
+                           "winograd4", dbk_env_force_conv() ? "DBK_FORCE_CONV" : "the profile's vulkan section");
     if (st == DBK_OK) dbk_log(DBK_LOG_LEVEL_INFO, "Vulkan conv on '%s': %s", be->info.name, dbk_conv_choice_name(&vk->conv));
     dbk_profile_destroy(owned);
     return st;
