@@ -209,6 +209,22 @@ static float8 bn_pool_grad8(__global const float *dy, __global const float *x, c
     return (float8)(ge.s0, go.s0, ge.s1, go.s1, ge.s2, go.s2, ge.s3, go.s3);
 }
 
+/* bn_pool_grad8 of rows h and h + 1 (h even) from column w at once, where both lie inside the
+ * windows (w even, w + 8 <= 2Q, h + 1 < 2P): each window's winner is found once for its two
+ * rows. The bottom row's values in *bot. */
+static float8 bn_pool_grad8x2(__global const float *dy, __global const float *x, const int row, const int h,
+                              const int w, const bn_mask mk, float8 *bot) {
+    const int top = row * mk.HW + h * mk.W + w;
+    float4 best;
+    const int4 win = bn_winners4(bn_relu8(x, top, mk), bn_relu8(x, top + mk.W, mk), &best);
+    const float4 d = 0.0f + vload4(0, dy + (row * mk.P + (h >> 1)) * mk.Q + (w >> 1));   /* maxpool_bwd */
+    const int4 live = best > 0.0f;
+    const float4 g0 = select((float4)(0.0f), d, live & (win == 0)), g1 = select((float4)(0.0f), d, live & (win == 1));
+    const float4 g2 = select((float4)(0.0f), d, live & (win == 2)), g3 = select((float4)(0.0f), d, live & (win == 3));
+    *bot = (float8)(g2.s0, g3.s0, g2.s1, g3.s1, g2.s2, g3.s2, g2.s3, g3.s3);
+    return (float8)(g0.s0, g1.s0, g0.s1, g1.s1, g0.s2, g1.s2, g0.s3, g1.s3);
+}
+
 /* dy, or relu_bwd's dy masked (8 values, then one); x, y and dy at element i */
 static float8 bn_grad8(__global const float *dy, __global const float *y, __global const float *x, const int i,
                        const bn_mask mk) {
@@ -279,7 +295,8 @@ __kernel void bn_bwd_reduce(__global const float *x, const uint x_off, __global 
 }
 
 /* dx = gamma*invstd * (dy - dbeta/M - xhat * dgamma/M), 8 values per work-item.
- * global (ceil(HW / 8), N*C); relu = 3: (ceil(W / 8), N*C, H), 8 values of one row of x each */
+ * global (ceil(HW / 8), N*C); relu = 3: (ceil(W / 8), N*C, ceil(H / 2)), 8 values of each of
+ * two rows of x (one pair of window rows, so each window's winner is found once) */
 __kernel void bn_bwd_data(__global const float *x, const uint x_off, __global const float *dy, const uint dy_off,
                         __global const float *y, const uint y_off, const int relu,
                         __global float *dx, const uint dx_off, const int NC, const int C, const int HW, const int M,
@@ -287,7 +304,7 @@ __kernel void bn_bwd_data(__global const float *x, const uint x_off, __global co
                         __global const float *invstd, const uint invstd_off,
                         __global const float *dgamma, const uint dg_off, __global const float *dbeta, const uint db_off,
                         __global const float *beta, const uint b_off, const int W, const int P, const int Q) {
-    const int pooled = relu == 3, h = pooled ? get_global_id(2) : 0;
+    const int pooled = relu == 3, h = pooled ? 2 * get_global_id(2) : 0;
     const int w0 = get_global_id(0) * 8, row = get_global_id(1), len = pooled ? W : HW;   /* of this run of values */
     if (w0 >= len || row >= NC) return;
     const int c = row % C;
@@ -295,17 +312,29 @@ __kernel void bn_bwd_data(__global const float *x, const uint x_off, __global co
     const float k = gamma[g_off + c] * is;
     const float a = dbeta[db_off + c] / (float)M, b = dgamma[dg_off + c] / (float)M;
     const bn_mask mk = bn_mask_of(relu, mu, is, gamma + g_off, beta + b_off, c, HW, W, P, Q);
-    const int i = row * HW + h * W + w0;
-    if (w0 + 8 <= len) {
-        const float8 g = pooled ? bn_pool_grad8(dy + dy_off, x + x_off, row, h, w0, mk)
-                                : bn_grad8(dy + dy_off, y + y_off, x + x_off, i, mk);
-        const float8 v = vload8(0, x + x_off + i);
-        vstore8(k * (g - a - (v - mu) * is * b), 0, dx + dx_off + i);
+    if (pooled && w0 + 8 <= 2 * Q && h + 1 < 2 * P) {
+        const int i = row * HW + h * W + w0;
+        float8 gb;
+        const float8 gt = bn_pool_grad8x2(dy + dy_off, x + x_off, row, h, w0, mk, &gb);
+        const float8 vt = vload8(0, x + x_off + i), vb = vload8(0, x + x_off + i + W);
+        vstore8(k * (gt - a - (vt - mu) * is * b), 0, dx + dx_off + i);
+        vstore8(k * (gb - a - (vb - mu) * is * b), 0, dx + dx_off + i + W);
         return;
     }
-    for (int j = i; j < i - w0 + len; j++)
-        dx[dx_off + j] =
-            k * (bn_grad1(dy + dy_off, y + y_off, x + x_off, j, mk) - a - (x[x_off + j] - mu) * is * b);
+    const int rows = pooled ? min(2, HW / W - h) : 1;   /* the pair's rows in x (one when H is odd) */
+    for (int r = h; r < h + rows; r++) {
+        const int i = row * HW + r * W + w0;
+        if (w0 + 8 <= len) {
+            const float8 g = pooled ? bn_pool_grad8(dy + dy_off, x + x_off, row, r, w0, mk)
+                                    : bn_grad8(dy + dy_off, y + y_off, x + x_off, i, mk);
+            const float8 v = vload8(0, x + x_off + i);
+            vstore8(k * (g - a - (v - mu) * is * b), 0, dx + dx_off + i);
+            continue;
+        }
+        for (int j = i; j < i - w0 + len; j++)
+            dx[dx_off + j] =
+                k * (bn_grad1(dy + dy_off, y + y_off, x + x_off, j, mk) - a - (x[x_off + j] - mu) * is * b);
+    }
 }
 
 /* Training forward fused with ReLU and the 2x2 max pool: y (N,C,P,Q) = the pool of

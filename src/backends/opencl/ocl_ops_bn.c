@@ -165,7 +165,7 @@ static dbk_status bwd(dbk_backend *be, const dbk_op_desc *op, dbk_ocl_launches *
     dbk_ocl_arg_int(&a, p);
     dbk_ocl_arg_int(&a, q);
     if (relu != 3) return dbk_ocl_range2(&a, ((size_t)hw + 7) / 8, (size_t)(n * c));
-    const size_t rows[3] = {((size_t)w + 7) / 8, (size_t)(n * c), (size_t)x->shape[2]};   /* one row of x each */
+    const size_t rows[3] = {((size_t)w + 7) / 8, (size_t)(n * c), ((size_t)x->shape[2] + 1) / 2}; /* a pair of rows each */
     return dbk_ocl_args_done(&a, 3, rows, NULL);
 }
 
