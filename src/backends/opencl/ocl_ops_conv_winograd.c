@@ -100,6 +100,10 @@ size_t dbk_ocl_conv_winograd_workspace_bytes(const dbk_backend *be, const dbk_op
     return plan_of(be, op).floats * sizeof(float);
 }
 
+/* Tiles (input, output transforms) or channels (dy transform) per work-item: winograd4_input,
+ * _output and _dy work on four at once (tpad and kpad are multiples of RB_W, itself 4, 8 or 16). */
+static size_t lanes(const wino_plan *p) { return p->m == 4 ? 4 : 1; }
+
 static dbk_status check_prepared(dbk_backend *be, const dbk_op_desc *op, const wino_plan *p) {
     const dbk_ocl_ctx *c = dbk_ocl(be);
     if (!c->workspace || p->floats * sizeof(float) > c->workspace_bytes)
@@ -137,7 +141,7 @@ static dbk_status input_transform(dbk_backend *be, dbk_ocl_launches *out, const 
     for (size_t i = 0; i < sizeof v / sizeof v[0]; i++) dbk_ocl_arg_int(&a, v[i]);
     dbk_ocl_arg_mem(&a, dbk_ocl(be)->workspace);
     dbk_ocl_arg_uint(&a, (cl_uint)at);
-    return dbk_ocl_range2(&a, (size_t)tpad, (size_t)p->ci);
+    return dbk_ocl_range2(&a, (size_t)tpad / lanes(p), (size_t)p->ci);
 }
 
 /* The leading arguments of winograd_output and winograd_dy: a buffer and element offset, then
@@ -177,7 +181,7 @@ static dbk_status record_transformed_conv(dbk_backend *be, const dbk_op_desc *op
         dbk_ocl_arg_int(&a, T);
         dbk_ocl_arg_mem(&a, dbk_ocl_mem(dst));
         dbk_ocl_arg_uint(&a, dbk_ocl_off(dst) + (cl_uint)(n0 * plane_out));
-        DBK_TRY(dbk_ocl_range2(&a, (size_t)T, (size_t)p.co));
+        DBK_TRY(dbk_ocl_range2(&a, ((size_t)T + lanes(&p) - 1) / lanes(&p), (size_t)p.co));
     }
     return DBK_OK;
 }
@@ -208,7 +212,7 @@ dbk_status dbk_ocl_record_conv2d_winograd_bwd_filter(dbk_backend *be, const dbk_
         dbk_ocl_arg_int(&a, p.rb_w);
         dbk_ocl_arg_mem(&a, ws);
         dbk_ocl_arg_uint(&a, (cl_uint)p.r1);
-        DBK_TRY(dbk_ocl_range2(&a, (size_t)T, (size_t)kpad));
+        DBK_TRY(dbk_ocl_range2(&a, (size_t)T, (size_t)kpad / lanes(&p)));
         for (int e = 0; e < p.E; e++) {   /* dU^T[e] (ci, co) (+)= V[e] (ci, T) . Z[e] (T, co), stored as dU[e] */
             dbk_ocl_matrix V = {ws, (cl_uint)(p.r0 + (size_t)e * p.ci * tpad), tpad};
             dbk_ocl_matrix dU = {ws, (cl_uint)(p.r2 + (size_t)e * p.co * p.ci), p.ci};
