@@ -260,32 +260,64 @@ __kernel void winograd_filter_grad(__global const float *du, const uint du_off, 
 #define DECL4(V, f, i) V f##i##0, f##i##1, f##i##2, f##i##3
 #define DECL3(V, f, i) V f##i##0, f##i##1, f##i##2
 
-/* U (36, rows, cols) = G g G^T, as winograd_filter.  global (cols, rows) */
+/* n (1 .. 4) consecutive floats at p as a float4 (lanes past n zero), and a float4's first n
+ * lanes stored at p: the edge of a row whose length is not a multiple of 4. */
+static inline float4 wino4_load4(__global const float *p, int n) {
+    return n >= 4 ? vload4(0, p) : (float4)(p[0], n > 1 ? p[1] : 0.0f, n > 2 ? p[2] : 0.0f, 0.0f);
+}
+static inline void wino4_store4(float4 v, __global float *p, int n) {
+    if (n >= 4) {
+        vstore4(v, 0, p);
+    } else {
+        p[0] = v.s0;
+        if (n > 1) p[1] = v.s1;
+        if (n > 2) p[2] = v.s2;
+    }
+}
+
+/* Every F(4x4) kernel works on four tiles, channels or filter columns at once in float4 lanes:
+ * a work-item's arithmetic is then vector code, which PoCL did not make of one per work-item
+ * (docs/winograd.md has the profile). */
+#define LANES4(m) m(0) m(1) m(2) m(3)
+#define LANE(x, l) (x).s##l
+
+/* U (36, rows, cols) = G g G^T, as winograd_filter, for columns 4g .. 4g+3 (those below cols).
+ * global (ceil(cols / 4), rows) */
 __kernel void winograd4_filter(__global const float *w, const uint w_off, const int K, const int C, const int flip,
                                __global float *u, const uint u_off) {
-    const int col = get_global_id(0), row = get_global_id(1);
+    const int col0 = 4 * get_global_id(0), row = get_global_id(1);
     const int rows = flip ? C : K, cols = flip ? K : C;
-    if (col >= cols || row >= rows) return;
-    const int k = flip ? col : row, c = flip ? row : col;
-    __global const float *src = w + w_off + (k * C + c) * 9;
-#define G_(r, s) (flip ? src[(2 - (r)) * 3 + (2 - (s))] : src[(r) * 3 + (s)])
-    DECL3(float, t, 0); DECL3(float, t, 1); DECL3(float, t, 2); DECL3(float, t, 3); DECL3(float, t, 4); DECL3(float, t, 5);
+    if (col0 >= cols || row >= rows) return;
+    const int n = cols - col0;
+    /* lane l: the 3x3 filter of column col0 + l (past cols: column col0's, not stored) */
+#define LANE_(l)                                                                                   \
+    const int cl##l = (l) < n ? col0 + (l) : col0;                                                \
+    __global const float *src##l = w + w_off + ((flip ? cl##l : row) * C + (flip ? row : cl##l)) * 9;
+    LANES4(LANE_)
+#undef LANE_
+#define G_(r, s)                                                                                   \
+    (flip ? (float4)(src0[(2 - (r)) * 3 + (2 - (s))], src1[(2 - (r)) * 3 + (2 - (s))],            \
+                     src2[(2 - (r)) * 3 + (2 - (s))], src3[(2 - (r)) * 3 + (2 - (s))])             \
+          : (float4)(src0[(r) * 3 + (s)], src1[(r) * 3 + (s)], src2[(r) * 3 + (s)], src3[(r) * 3 + (s)]))
+    DECL3(float4, t, 0); DECL3(float4, t, 1); DECL3(float4, t, 2);
+    DECL3(float4, t, 3); DECL3(float4, t, 4); DECL3(float4, t, 5);
     /* t = G g, column by column */
-    WINO4_G(float, G_(0, 0), G_(1, 0), G_(2, 0), t00, t10, t20, t30, t40, t50);
-    WINO4_G(float, G_(0, 1), G_(1, 1), G_(2, 1), t01, t11, t21, t31, t41, t51);
-    WINO4_G(float, G_(0, 2), G_(1, 2), G_(2, 2), t02, t12, t22, t32, t42, t52);
+    WINO4_G(float4, G_(0, 0), G_(1, 0), G_(2, 0), COL6(t, 0));
+    WINO4_G(float4, G_(0, 1), G_(1, 1), G_(2, 1), COL6(t, 1));
+    WINO4_G(float4, G_(0, 2), G_(1, 2), G_(2, 2), COL6(t, 2));
 #undef G_
     const size_t plane = (size_t)rows * cols;
-    __global float *dst = u + u_off + (size_t)row * cols + col;
-    /* U = t G^T, row by row */
-#define U_ROW(i)                                                                                     \
-    do {                                                                                             \
-        float u0, u1, u2, u3, u4, u5;                                                                \
-        WINO4_G(float, ROW3(t, i), u0, u1, u2, u3, u4, u5);                                                 \
-        dst[(6 * i + 0) * plane] = u0; dst[(6 * i + 1) * plane] = u1; dst[(6 * i + 2) * plane] = u2; \
-        dst[(6 * i + 3) * plane] = u3; dst[(6 * i + 4) * plane] = u4; dst[(6 * i + 5) * plane] = u5; \
-    } while (0)
-    U_ROW(0); U_ROW(1); U_ROW(2); U_ROW(3); U_ROW(4); U_ROW(5);
+    __global float *dst = u + u_off + (size_t)row * cols + col0;
+    /* U = t G^T, row by row; element (i, j) to plane 6i + j */
+#define U_ROW(i)                                                                                   \
+    do {                                                                                           \
+        float4 u0, u1, u2, u3, u4, u5;                                                             \
+        WINO4_G(float4, ROW3(t, i), u0, u1, u2, u3, u4, u5);                                       \
+        wino4_store4(u0, dst + (6 * i + 0) * plane, n); wino4_store4(u1, dst + (6 * i + 1) * plane, n); \
+        wino4_store4(u2, dst + (6 * i + 2) * plane, n); wino4_store4(u3, dst + (6 * i + 3) * plane, n); \
+        wino4_store4(u4, dst + (6 * i + 4) * plane, n); wino4_store4(u5, dst + (6 * i + 5) * plane, n); \
+    } while (0);
+    U_ROW(0) U_ROW(1) U_ROW(2) U_ROW(3) U_ROW(4) U_ROW(5)
 #undef U_ROW
 }
 
@@ -295,12 +327,6 @@ static inline float wino4_x(__global const float *plane, int h, int w, int H, in
     const float v = plane[clamp(h, 0, H - 1) * W + clamp(w, 0, W - 1)];
     return ok && h >= 0 && h < H && w >= 0 && w < W ? v : 0.0f;
 }
-
-/* The three transforms below work on four tiles (input, output) or four channels (dy) at once
- * in float4 lanes: one work-item's arithmetic is then vector code, which PoCL did not make of
- * one tile per work-item (docs/winograd.md, the profile of the 32x32 layer). */
-#define LANES4(m) m(0) m(1) m(2) m(3)
-#define LANE(x, l) (x).s##l
 
 /* V (36, C, tpad) = B^T d B of every 6x6 input patch, as winograd_input, for tiles 4g .. 4g+3
  * (a multiple of 4 and pw a multiple of 4, so the four are neighbours in one panel).
@@ -355,9 +381,7 @@ __kernel void winograd4_output(__global const float *m, const uint m_off, const 
     const int n = T - t0;   /* tiles of this work-item: 4, or fewer at the end */
     const size_t plane = (size_t)K * ldm;
     __global const float *src = m + m_off + (size_t)k * ldm + t0;
-#define M_(e)                                                                                      \
-    (n >= 4 ? vload4(0, src + (e) * plane)                                                        \
-            : (float4)(src[(e) * plane], n > 1 ? src[(e) * plane + 1] : 0.0f, n > 2 ? src[(e) * plane + 2] : 0.0f, 0.0f))
+#define M_(e) wino4_load4(src + (e) * plane, n)
     /* a = A^T m, column by column (element (i, j) of m is plane 6i + j) */
     DECL6(float4, a, 0); DECL6(float4, a, 1); DECL6(float4, a, 2); DECL6(float4, a, 3);
 #define A_COL(j) WINO4_AT(float4, M_(0 + j), M_(6 + j), M_(12 + j), M_(18 + j), M_(24 + j), M_(30 + j), COL4(a, j));
@@ -435,28 +459,35 @@ __kernel void winograd4_dy(__global const float *dy, const uint dy_off, const in
 #undef Z_COL
 }
 
-/* dw (K, C, 3, 3) = G^T du G from du (36, K, C), overwriting dw.  global (C, K) */
+/* dw (K, C, 3, 3) = G^T du G from du (36, K, C), overwriting dw, for channels 4g .. 4g+3 (those
+ * below C).  global (ceil(C / 4), K) */
 __kernel void winograd4_filter_grad(__global const float *du, const uint du_off, const int K, const int C,
                                     __global float *dw, const uint dw_off) {
-    const int c = get_global_id(0), k = get_global_id(1);
-    if (c >= C || k >= K) return;
+    const int c0 = 4 * get_global_id(0), k = get_global_id(1);
+    if (c0 >= C || k >= K) return;
+    const int n = C - c0;
     const size_t plane = (size_t)K * C;
-    __global const float *src = du + du_off + (size_t)k * C + c;
+    __global const float *src = du + du_off + (size_t)k * C + c0;
+#define U_(e) wino4_load4(src + (e) * plane, n)
     /* a = G^T du, column by column */
-    DECL6(float, a, 0); DECL6(float, a, 1); DECL6(float, a, 2);
-#define A_COL(j)                                                                                   \
-    WINO4_GT(float, src[(0 + j) * plane], src[(6 + j) * plane], src[(12 + j) * plane], src[(18 + j) * plane], \
-             src[(24 + j) * plane], src[(30 + j) * plane], COL3(a, j))
-    A_COL(0); A_COL(1); A_COL(2); A_COL(3); A_COL(4); A_COL(5);
+    DECL6(float4, a, 0); DECL6(float4, a, 1); DECL6(float4, a, 2);
+#define A_COL(j) WINO4_GT(float4, U_(0 + j), U_(6 + j), U_(12 + j), U_(18 + j), U_(24 + j), U_(30 + j), COL3(a, j));
+    A_COL(0) A_COL(1) A_COL(2) A_COL(3) A_COL(4) A_COL(5)
 #undef A_COL
-    __global float *dst = dw + dw_off + (size_t)(k * C + c) * 9;
+#undef U_
     /* dw = a G, row by row */
-#define W_ROW(i)                                                                                   \
-    do {                                                                                           \
-        float w0, w1, w2;                                                                          \
-        WINO4_GT(float, ROW6(a, i), w0, w1, w2);                                                          \
-        dst[(i) * 3 + 0] = w0; dst[(i) * 3 + 1] = w1; dst[(i) * 3 + 2] = w2;                       \
-    } while (0)
-    W_ROW(0); W_ROW(1); W_ROW(2);
-#undef W_ROW
+    DECL3(float4, g, 0); DECL3(float4, g, 1); DECL3(float4, g, 2);
+    WINO4_GT(float4, ROW6(a, 0), ROW3(g, 0));
+    WINO4_GT(float4, ROW6(a, 1), ROW3(g, 1));
+    WINO4_GT(float4, ROW6(a, 2), ROW3(g, 2));
+    /* lane l: channel c0 + l's nine weights */
+#define W_LANE(l)                                                                                  \
+    if ((l) < n) {                                                                                 \
+        __global float *dst = dw + dw_off + (size_t)(k * C + c0 + (l)) * 9;                        \
+        dst[0] = LANE(g00, l); dst[1] = LANE(g01, l); dst[2] = LANE(g02, l);                       \
+        dst[3] = LANE(g10, l); dst[4] = LANE(g11, l); dst[5] = LANE(g12, l);                       \
+        dst[6] = LANE(g20, l); dst[7] = LANE(g21, l); dst[8] = LANE(g22, l);                       \
+    }
+    LANES4(W_LANE)
+#undef W_LANE
 }

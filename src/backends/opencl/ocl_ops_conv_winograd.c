@@ -100,8 +100,8 @@ size_t dbk_ocl_conv_winograd_workspace_bytes(const dbk_backend *be, const dbk_op
     return plan_of(be, op).floats * sizeof(float);
 }
 
-/* Tiles (input, output transforms) or channels (dy transform) per work-item: winograd4_input,
- * _output and _dy work on four at once (tpad and kpad are multiples of RB_W, itself 4, 8 or 16). */
+/* Tiles, channels or filter columns per work-item: the winograd4_ kernels work on four at once
+ * (tpad and kpad, the padded tile and channel counts, are multiples of RB_W: 4, 8 or 16). */
 static size_t lanes(const wino_plan *p) { return p->m == 4 ? 4 : 1; }
 
 static dbk_status check_prepared(dbk_backend *be, const dbk_op_desc *op, const wino_plan *p) {
@@ -126,7 +126,7 @@ static dbk_status filter_transform(dbk_backend *be, dbk_ocl_launches *out, const
     dbk_ocl_arg_int(&a, flip ? 1 : 0);
     dbk_ocl_arg_mem(&a, dbk_ocl(be)->workspace);
     dbk_ocl_arg_uint(&a, (cl_uint)p->r0);
-    return dbk_ocl_range2(&a, (size_t)p->ci, (size_t)p->co);
+    return dbk_ocl_range2(&a, ((size_t)p->ci + lanes(p) - 1) / lanes(p), (size_t)p->co);
 }
 
 /* V of nb images of t (ci channels) at element offset t_off into region `at`, pw columns a panel. */
@@ -227,5 +227,5 @@ dbk_status dbk_ocl_record_conv2d_winograd_bwd_filter(dbk_backend *be, const dbk_
     dbk_ocl_arg_int(&a, p.co);
     dbk_ocl_arg_int(&a, p.ci);
     dbk_ocl_arg_tensor(&a, dw);
-    return dbk_ocl_range2(&a, (size_t)p.ci, (size_t)p.co);
+    return dbk_ocl_range2(&a, ((size_t)p.ci + lanes(&p) - 1) / lanes(&p), (size_t)p.co);
 }
