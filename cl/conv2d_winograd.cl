@@ -348,12 +348,31 @@ __kernel void winograd4_input(__global const float *x, const uint x_off, const i
 #define D_(i, j)                                                                                   \
     (float4)(wino4_x(src0, h0 + (i), w0 + (j), H, W, ok0), wino4_x(src1, h1 + (i), w1 + (j), H, W, ok1), \
              wino4_x(src2, h2 + (i), w2 + (j), H, W, ok2), wino4_x(src3, h3 + (i), w3 + (j), H, W, ok3))
+    /* The four tiles side by side in one row of tiles, their 16 middle columns inside the image
+     * (the 32x32 and 16x16 layers): each patch row is one vload16 of those columns plus the
+     * column on either side (0 at the image's edge), spread over the lanes by swizzles. */
+    const int tx0 = tl0 % TW;
+    const bool row4 = ok3 && tx0 + 3 < TW && 4 * tx0 + 16 <= W;
+#define F_ROW4(i)                                                                                  \
+    do {                                                                                           \
+        const bool r_ = h0 + (i) >= 0 && h0 + (i) < H;                                             \
+        __global const float *row_ = src0 + clamp(h0 + (i), 0, H - 1) * W + 4 * tx0;               \
+        const float16 m_ = r_ ? vload16(0, row_) : (float16)(0.0f);                                \
+        const float left_ = row_[tx0 > 0 ? -1 : 0], right_ = row_[4 * tx0 + 16 < W ? 16 : 15];    \
+        const float l_ = r_ && tx0 > 0 ? left_ : 0.0f, r16_ = r_ && 4 * tx0 + 16 < W ? right_ : 0.0f; \
+        WINO4_BT(float4, (float4)(l_, m_.s3, m_.s7, m_.sb), m_.s048c, m_.s159d, m_.s26ae, m_.s37bf, \
+                 (float4)(m_.s4, m_.s8, m_.sc, r16_), ROW6(f, i));                                 \
+    } while (0);
     /* f = d B, row by row: row i of f is B^T applied to row i of the patch */
 #define F_ROW(i)                                                                                   \
     DECL6(float4, f, i);                                                                           \
-    WINO4_BT(float4, D_(i, 0), D_(i, 1), D_(i, 2), D_(i, 3), D_(i, 4), D_(i, 5), ROW6(f, i));
+    if (row4)                                                                                      \
+        F_ROW4(i)                                                                                  \
+    else                                                                                           \
+        WINO4_BT(float4, D_(i, 0), D_(i, 1), D_(i, 2), D_(i, 3), D_(i, 4), D_(i, 5), ROW6(f, i));
     F_ROW(0) F_ROW(1) F_ROW(2) F_ROW(3) F_ROW(4) F_ROW(5)
 #undef F_ROW
+#undef F_ROW4
 #undef D_
     const size_t plane = (size_t)C * tpad;
     __global float *dst = v + v_off + ((size_t)(t0 / pw) * C + c) * pw + t0 % pw;
