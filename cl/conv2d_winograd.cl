@@ -186,187 +186,327 @@ __kernel void winograd_filter_grad(__global const float *du, const uint du_off, 
  * Tiles as above with 4 for 2: TH = ceil(P/4), TW = ceil(Q/4), patch rows 4ty-1 .. 4ty+4.
  * The larger entries (up to 8 in A^T, 5 in B^T, fractions in G) cost some accuracy against
  * F(2x2, 3x3) (docs/winograd.md has it measured). Each 2-D transform L X R^T applies one 1-D
- * transform below to the columns, then to the rows. */
+ * transform below to the rows, then to the columns (or the other way round).
+ *
+ * No private arrays here: PoCL keeps a work-item's private arrays in memory (as gemm_rb's
+ * comment says), which made these transforms 70% of a 32x32 layer's time (docs/winograd.md).
+ * So a 6x6 tile is 36 named scalars, f##i##j for row i, column j, made by the macros below,
+ * and every load of a padded patch is a load from a clamped (valid) address and a select. */
 
-/* out (6) = B^T in (6) */
-static void wino4_bt(const float *in, float *out) {
-    out[0] = 4.0f * in[0] - 5.0f * in[2] + in[4];
-    out[1] = -4.0f * (in[1] + in[2]) + in[3] + in[4];
-    out[2] = 4.0f * (in[1] - in[2]) - in[3] + in[4];
-    out[3] = 2.0f * (in[3] - in[1]) - in[2] + in[4];
-    out[4] = 2.0f * (in[1] - in[3]) - in[2] + in[4];
-    out[5] = 4.0f * in[1] - 5.0f * in[3] + in[5];
+/* The 1-D transforms on named values of type V (float, or float4: four tiles or channels at
+ * once): outputs o0.. = L (i0, i1, ...) for L = B^T, G, A^T, A, G^T. */
+#define WINO4_BT_(V, i0, i1, i2, i3, i4, i5, o0, o1, o2, o3, o4, o5)                                 \
+    do {                                                                                         \
+        const V x0_ = (i0), x1_ = (i1), x2_ = (i2), x3_ = (i3), x4_ = (i4), x5_ = (i5);      \
+        o0 = 4.0f * x0_ - 5.0f * x2_ + x4_;                                                      \
+        o1 = -4.0f * (x1_ + x2_) + x3_ + x4_;                                                    \
+        o2 = 4.0f * (x1_ - x2_) - x3_ + x4_;                                                     \
+        o3 = 2.0f * (x3_ - x1_) - x2_ + x4_;                                                     \
+        o4 = 2.0f * (x1_ - x3_) - x2_ + x4_;                                                     \
+        o5 = 4.0f * x1_ - 5.0f * x3_ + x5_;                                                      \
+    } while (0)
+#define WINO4_G_(V, i0, i1, i2, o0, o1, o2, o3, o4, o5)                                              \
+    do {                                                                                         \
+        const V x0_ = (i0), x1_ = (i1), x2_ = (i2), even_ = x0_ + x2_;                       \
+        o0 = 0.25f * x0_;                                                                        \
+        o1 = -(even_ + x1_) / 6.0f;                                                              \
+        o2 = -(even_ - x1_) / 6.0f;                                                              \
+        o3 = x0_ / 24.0f + x1_ / 12.0f + x2_ / 6.0f;                                             \
+        o4 = x0_ / 24.0f - x1_ / 12.0f + x2_ / 6.0f;                                             \
+        o5 = x2_;                                                                                \
+    } while (0)
+#define WINO4_AT_(V, i0, i1, i2, i3, i4, i5, o0, o1, o2, o3)                                         \
+    do {                                                                                         \
+        const V s1_ = (i1) + (i2), d1_ = (i1) - (i2), s2_ = (i3) + (i4), d2_ = (i3) - (i4);  \
+        o0 = (i0) + s1_ + s2_;                                                                   \
+        o1 = d1_ + 2.0f * d2_;                                                                   \
+        o2 = s1_ + 4.0f * s2_;                                                                   \
+        o3 = d1_ + 8.0f * d2_ + (i5);                                                            \
+    } while (0)
+#define WINO4_A_(V, i0, i1, i2, i3, o0, o1, o2, o3, o4, o5)                                          \
+    do {                                                                                         \
+        const V x0_ = (i0), x1_ = (i1), x2_ = (i2), x3_ = (i3);                              \
+        o0 = x0_;                                                                                \
+        o1 = x0_ + x1_ + x2_ + x3_;                                                              \
+        o2 = x0_ - x1_ + x2_ - x3_;                                                              \
+        o3 = x0_ + 2.0f * x1_ + 4.0f * x2_ + 8.0f * x3_;                                         \
+        o4 = x0_ - 2.0f * x1_ + 4.0f * x2_ - 8.0f * x3_;                                         \
+        o5 = x3_;                                                                                \
+    } while (0)
+#define WINO4_GT_(V, i0, i1, i2, i3, i4, i5, o0, o1, o2)                                             \
+    do {                                                                                         \
+        const V x0_ = (i0), x1_ = (i1), x2_ = (i2), x3_ = (i3), x4_ = (i4), x5_ = (i5);      \
+        o0 = 0.25f * x0_ - (x1_ + x2_) / 6.0f + (x3_ + x4_) / 24.0f;                             \
+        o1 = (x2_ - x1_) / 6.0f + (x3_ - x4_) / 12.0f;                                           \
+        o2 = (x3_ + x4_ - x1_ - x2_) / 6.0f + x5_;                                               \
+    } while (0)
+
+/* The macros above through one more expansion, so that an argument list such as ROW6(f, 0)
+ * below counts as its six arguments. */
+#define WINO4_BT(...) WINO4_BT_(__VA_ARGS__)
+#define WINO4_G(...) WINO4_G_(__VA_ARGS__)
+#define WINO4_AT(...) WINO4_AT_(__VA_ARGS__)
+#define WINO4_A(...) WINO4_A_(__VA_ARGS__)
+#define WINO4_GT(...) WINO4_GT_(__VA_ARGS__)
+
+/* Row i or column j of a 6x6 (or 6x4, 4x6, 3x6, 6x3) tile f as an argument list. */
+#define ROW6(f, i) f##i##0, f##i##1, f##i##2, f##i##3, f##i##4, f##i##5
+#define ROW4(f, i) f##i##0, f##i##1, f##i##2, f##i##3
+#define ROW3(f, i) f##i##0, f##i##1, f##i##2
+#define COL6(f, j) f##0##j, f##1##j, f##2##j, f##3##j, f##4##j, f##5##j
+#define COL4(f, j) f##0##j, f##1##j, f##2##j, f##3##j
+#define COL3(f, j) f##0##j, f##1##j, f##2##j
+#define DECL6(V, f, i) V f##i##0, f##i##1, f##i##2, f##i##3, f##i##4, f##i##5
+#define DECL4(V, f, i) V f##i##0, f##i##1, f##i##2, f##i##3
+#define DECL3(V, f, i) V f##i##0, f##i##1, f##i##2
+
+/* n (1 .. 4) consecutive floats at p as a float4 (lanes past n zero), and a float4's first n
+ * lanes stored at p: the edge of a row whose length is not a multiple of 4. */
+static inline float4 wino4_load4(__global const float *p, int n) {
+    return n >= 4 ? vload4(0, p) : (float4)(p[0], n > 1 ? p[1] : 0.0f, n > 2 ? p[2] : 0.0f, 0.0f);
+}
+static inline void wino4_store4(float4 v, __global float *p, int n) {
+    if (n >= 4) {
+        vstore4(v, 0, p);
+    } else {
+        p[0] = v.s0;
+        if (n > 1) p[1] = v.s1;
+        if (n > 2) p[2] = v.s2;
+    }
 }
 
-/* out (6) = G in (3) */
-static void wino4_g(const float *in, float *out) {
-    const float even = in[0] + in[2];
-    out[0] = 0.25f * in[0];
-    out[1] = -(even + in[1]) / 6.0f;
-    out[2] = -(even - in[1]) / 6.0f;
-    out[3] = in[0] / 24.0f + in[1] / 12.0f + in[2] / 6.0f;
-    out[4] = in[0] / 24.0f - in[1] / 12.0f + in[2] / 6.0f;
-    out[5] = in[2];
-}
+/* Every F(4x4) kernel works on four tiles, channels or filter columns at once in float4 lanes:
+ * a work-item's arithmetic is then vector code, which PoCL did not make of one per work-item
+ * (docs/winograd.md has the profile). */
+#define LANES4(m) m(0) m(1) m(2) m(3)
+#define LANE(x, l) (x).s##l
 
-/* out (4) = A^T in (6) */
-static void wino4_at(const float *in, float *out) {
-    const float s1 = in[1] + in[2], d1 = in[1] - in[2], s2 = in[3] + in[4], d2 = in[3] - in[4];
-    out[0] = in[0] + s1 + s2;
-    out[1] = d1 + 2.0f * d2;
-    out[2] = s1 + 4.0f * s2;
-    out[3] = d1 + 8.0f * d2 + in[5];
-}
-
-/* out (6) = A in (4) (backward-filter: the gradient of A^T) */
-static void wino4_a(const float *in, float *out) {
-    out[0] = in[0];
-    out[1] = in[0] + in[1] + in[2] + in[3];
-    out[2] = in[0] - in[1] + in[2] - in[3];
-    out[3] = in[0] + 2.0f * in[1] + 4.0f * in[2] + 8.0f * in[3];
-    out[4] = in[0] - 2.0f * in[1] + 4.0f * in[2] - 8.0f * in[3];
-    out[5] = in[3];
-}
-
-/* out (3) = G^T in (6) (backward-filter: the gradient of G) */
-static void wino4_gt(const float *in, float *out) {
-    out[0] = 0.25f * in[0] - (in[1] + in[2]) / 6.0f + (in[3] + in[4]) / 24.0f;
-    out[1] = (in[2] - in[1]) / 6.0f + (in[3] - in[4]) / 12.0f;
-    out[2] = (in[3] + in[4] - in[1] - in[2]) / 6.0f + in[5];
-}
-
-/* U (36, rows, cols) = G g G^T, as winograd_filter.  global (cols, rows) */
+/* U (36, rows, cols) = G g G^T, as winograd_filter, for columns 4g .. 4g+3 (those below cols).
+ * global (ceil(cols / 4), rows) */
 __kernel void winograd4_filter(__global const float *w, const uint w_off, const int K, const int C, const int flip,
                                __global float *u, const uint u_off) {
-    const int col = get_global_id(0), row = get_global_id(1);
+    const int col0 = 4 * get_global_id(0), row = get_global_id(1);
     const int rows = flip ? C : K, cols = flip ? K : C;
-    if (col >= cols || row >= rows) return;
-    const int k = flip ? col : row, c = flip ? row : col;
-    __global const float *src = w + w_off + (k * C + c) * 9;
-    float g[3][3], gc[3], tc[6], t[6][3], ur[6];
-    for (int r = 0; r < 3; r++)
-        for (int s = 0; s < 3; s++) g[r][s] = flip ? src[(2 - r) * 3 + (2 - s)] : src[r * 3 + s];
-    for (int s = 0; s < 3; s++) {   /* t = G g */
-        for (int r = 0; r < 3; r++) gc[r] = g[r][s];
-        wino4_g(gc, tc);
-        for (int i = 0; i < 6; i++) t[i][s] = tc[i];
-    }
+    if (col0 >= cols || row >= rows) return;
+    const int n = cols - col0;
+    /* lane l: the 3x3 filter of column col0 + l (past cols: column col0's, not stored) */
+#define LANE_(l)                                                                                   \
+    const int cl##l = (l) < n ? col0 + (l) : col0;                                                \
+    __global const float *src##l = w + w_off + ((flip ? cl##l : row) * C + (flip ? row : cl##l)) * 9;
+    LANES4(LANE_)
+#undef LANE_
+#define G_(r, s)                                                                                   \
+    (flip ? (float4)(src0[(2 - (r)) * 3 + (2 - (s))], src1[(2 - (r)) * 3 + (2 - (s))],            \
+                     src2[(2 - (r)) * 3 + (2 - (s))], src3[(2 - (r)) * 3 + (2 - (s))])             \
+          : (float4)(src0[(r) * 3 + (s)], src1[(r) * 3 + (s)], src2[(r) * 3 + (s)], src3[(r) * 3 + (s)]))
+    DECL3(float4, t, 0); DECL3(float4, t, 1); DECL3(float4, t, 2);
+    DECL3(float4, t, 3); DECL3(float4, t, 4); DECL3(float4, t, 5);
+    /* t = G g, column by column */
+    WINO4_G(float4, G_(0, 0), G_(1, 0), G_(2, 0), COL6(t, 0));
+    WINO4_G(float4, G_(0, 1), G_(1, 1), G_(2, 1), COL6(t, 1));
+    WINO4_G(float4, G_(0, 2), G_(1, 2), G_(2, 2), COL6(t, 2));
+#undef G_
     const size_t plane = (size_t)rows * cols;
-    __global float *dst = u + u_off + (size_t)row * cols + col;
-    for (int i = 0; i < 6; i++) {   /* U = t G^T */
-        wino4_g(t[i], ur);
-        for (int j = 0; j < 6; j++) dst[(6 * i + j) * plane] = ur[j];
-    }
+    __global float *dst = u + u_off + (size_t)row * cols + col0;
+    /* U = t G^T, row by row; element (i, j) to plane 6i + j */
+#define U_ROW(i)                                                                                   \
+    do {                                                                                           \
+        float4 u0, u1, u2, u3, u4, u5;                                                             \
+        WINO4_G(float4, ROW3(t, i), u0, u1, u2, u3, u4, u5);                                       \
+        wino4_store4(u0, dst + (6 * i + 0) * plane, n); wino4_store4(u1, dst + (6 * i + 1) * plane, n); \
+        wino4_store4(u2, dst + (6 * i + 2) * plane, n); wino4_store4(u3, dst + (6 * i + 3) * plane, n); \
+        wino4_store4(u4, dst + (6 * i + 4) * plane, n); wino4_store4(u5, dst + (6 * i + 5) * plane, n); \
+    } while (0);
+    U_ROW(0) U_ROW(1) U_ROW(2) U_ROW(3) U_ROW(4) U_ROW(5)
+#undef U_ROW
 }
 
-/* V (36, C, tpad) = B^T d B of every 6x6 input patch, as winograd_input.  global (tpad, C) */
+/* x[h][w] of one image plane, 0 outside it or when !ok: a load from a clamped (valid) address
+ * and a select, no branch. */
+static inline float wino4_x(__global const float *plane, int h, int w, int H, int W, bool ok) {
+    const float v = plane[clamp(h, 0, H - 1) * W + clamp(w, 0, W - 1)];
+    return ok && h >= 0 && h < H && w >= 0 && w < W ? v : 0.0f;
+}
+
+/* V (36, C, tpad) = B^T d B of every 6x6 input patch, as winograd_input, for tiles 4g .. 4g+3
+ * (a multiple of 4 and pw a multiple of 4, so the four are neighbours in one panel).
+ * global (tpad / 4, C) */
 __kernel void winograd4_input(__global const float *x, const uint x_off, const int C, const int H, const int W,
                               const int TH, const int TW, const int nb, const int tpad, const int pw,
                               __global float *v, const uint v_off) {
-    const int t = get_global_id(0), c = get_global_id(1);
-    if (t >= tpad || c >= C) return;
-    float d[6][6];
-    for (int i = 0; i < 6; i++)
-        for (int j = 0; j < 6; j++) d[i][j] = 0.0f;
-    if (t < nb * TH * TW) {
-        const int b = t / (TH * TW), ty = (t / TW) % TH, tx = t % TW;
-        __global const float *src = x + x_off + (size_t)(b * C + c) * H * W;
-        for (int i = 0; i < 6; i++) {
-            const int h = 4 * ty - 1 + i;
-            if (h < 0 || h >= H) continue;
-            for (int j = 0; j < 6; j++) {
-                const int wc = 4 * tx - 1 + j;
-                if (wc >= 0 && wc < W) d[i][j] = src[h * W + wc];
-            }
-        }
-    }
-    float e[6][6], col[6], ec[6], vr[6];
-    for (int j = 0; j < 6; j++) {   /* e = B^T d */
-        for (int i = 0; i < 6; i++) col[i] = d[i][j];
-        wino4_bt(col, ec);
-        for (int i = 0; i < 6; i++) e[i][j] = ec[i];
-    }
+    const int t0 = 4 * get_global_id(0), c = get_global_id(1);
+    if (t0 >= tpad || c >= C) return;
+    const int T = nb * TH * TW;
+    /* lane l: tile t0 + l (a padding column past T: zero), its image plane and patch corner */
+#define LANE_(l)                                                                                   \
+    const bool ok##l = t0 + (l) < T;                                                               \
+    const int tl##l = ok##l ? t0 + (l) : 0;                                                        \
+    __global const float *src##l = x + x_off + (size_t)((tl##l / (TH * TW)) * C + c) * H * W;      \
+    const int h##l = 4 * ((tl##l / TW) % TH) - 1, w##l = 4 * (tl##l % TW) - 1;
+    LANES4(LANE_)
+#undef LANE_
+#define D_(i, j)                                                                                   \
+    (float4)(wino4_x(src0, h0 + (i), w0 + (j), H, W, ok0), wino4_x(src1, h1 + (i), w1 + (j), H, W, ok1), \
+             wino4_x(src2, h2 + (i), w2 + (j), H, W, ok2), wino4_x(src3, h3 + (i), w3 + (j), H, W, ok3))
+    /* The four tiles side by side in one row of tiles, their 16 middle columns inside the image
+     * (the 32x32 and 16x16 layers): each patch row is one vload16 of those columns plus the
+     * column on either side (0 at the image's edge), spread over the lanes by swizzles. */
+    const int tx0 = tl0 % TW;
+    const bool row4 = ok3 && tx0 + 3 < TW && 4 * tx0 + 16 <= W;
+#define F_ROW4(i)                                                                                  \
+    do {                                                                                           \
+        const bool r_ = h0 + (i) >= 0 && h0 + (i) < H;                                             \
+        __global const float *row_ = src0 + clamp(h0 + (i), 0, H - 1) * W + 4 * tx0;               \
+        const float16 m_ = r_ ? vload16(0, row_) : (float16)(0.0f);                                \
+        const float left_ = row_[tx0 > 0 ? -1 : 0], right_ = row_[4 * tx0 + 16 < W ? 16 : 15];    \
+        const float l_ = r_ && tx0 > 0 ? left_ : 0.0f, r16_ = r_ && 4 * tx0 + 16 < W ? right_ : 0.0f; \
+        WINO4_BT(float4, (float4)(l_, m_.s3, m_.s7, m_.sb), m_.s048c, m_.s159d, m_.s26ae, m_.s37bf, \
+                 (float4)(m_.s4, m_.s8, m_.sc, r16_), ROW6(f, i));                                 \
+    } while (0);
+    /* f = d B, row by row: row i of f is B^T applied to row i of the patch */
+#define F_ROW(i)                                                                                   \
+    DECL6(float4, f, i);                                                                           \
+    if (row4)                                                                                      \
+        F_ROW4(i)                                                                                  \
+    else                                                                                           \
+        WINO4_BT(float4, D_(i, 0), D_(i, 1), D_(i, 2), D_(i, 3), D_(i, 4), D_(i, 5), ROW6(f, i));
+    F_ROW(0) F_ROW(1) F_ROW(2) F_ROW(3) F_ROW(4) F_ROW(5)
+#undef F_ROW
+#undef F_ROW4
+#undef D_
     const size_t plane = (size_t)C * tpad;
-    __global float *dst = v + v_off + ((size_t)(t / pw) * C + c) * pw + t % pw;
-    for (int i = 0; i < 6; i++) {   /* V = e B */
-        wino4_bt(e[i], vr);
-        for (int j = 0; j < 6; j++) dst[(6 * i + j) * plane] = vr[j];
-    }
+    __global float *dst = v + v_off + ((size_t)(t0 / pw) * C + c) * pw + t0 % pw;
+    /* V = B^T f, column by column; element (i, j) to plane 6i + j */
+#define V_COL(j)                                                                                   \
+    do {                                                                                           \
+        float4 v0, v1, v2, v3, v4, v5;                                                             \
+        WINO4_BT(float4, COL6(f, j), v0, v1, v2, v3, v4, v5);                                      \
+        vstore4(v0, 0, dst + (0 + j) * plane); vstore4(v1, 0, dst + (6 + j) * plane);              \
+        vstore4(v2, 0, dst + (12 + j) * plane); vstore4(v3, 0, dst + (18 + j) * plane);            \
+        vstore4(v4, 0, dst + (24 + j) * plane); vstore4(v5, 0, dst + (30 + j) * plane);            \
+    } while (0);
+    V_COL(0) V_COL(1) V_COL(2) V_COL(3) V_COL(4) V_COL(5)
+#undef V_COL
 }
 
-/* y chunk (nb, K, P, Q) = A^T m A per tile from m (36, K, ldm), as winograd_output.
- * global (T, K) */
+/* y chunk (nb, K, P, Q) = A^T m A per tile from m (36, K, ldm), as winograd_output, for tiles
+ * 4g .. 4g+3 (those below T).  global (ceil(T / 4), K) */
 __kernel void winograd4_output(__global const float *m, const uint m_off, const int K, const int P, const int Q,
                                const int TH, const int TW, const int nb, const int ldm, __global float *y,
                                const uint y_off) {
-    const int t = get_global_id(0), k = get_global_id(1);
-    if (t >= nb * TH * TW || k >= K) return;
+    const int t0 = 4 * get_global_id(0), k = get_global_id(1);
+    const int T = nb * TH * TW;
+    if (t0 >= T || k >= K) return;
+    const int n = T - t0;   /* tiles of this work-item: 4, or fewer at the end */
     const size_t plane = (size_t)K * ldm;
-    __global const float *src = m + m_off + (size_t)k * ldm + t;
-    float a[4][6], col[6], ac[4], yr[4];
-    for (int j = 0; j < 6; j++) {   /* a = A^T m */
-        for (int i = 0; i < 6; i++) col[i] = src[(6 * i + j) * plane];
-        wino4_at(col, ac);
-        for (int i = 0; i < 4; i++) a[i][j] = ac[i];
+    __global const float *src = m + m_off + (size_t)k * ldm + t0;
+#define M_(e) wino4_load4(src + (e) * plane, n)
+    /* a = A^T m, column by column (element (i, j) of m is plane 6i + j) */
+    DECL6(float4, a, 0); DECL6(float4, a, 1); DECL6(float4, a, 2); DECL6(float4, a, 3);
+#define A_COL(j) WINO4_AT(float4, M_(0 + j), M_(6 + j), M_(12 + j), M_(18 + j), M_(24 + j), M_(30 + j), COL4(a, j));
+    A_COL(0) A_COL(1) A_COL(2) A_COL(3) A_COL(4) A_COL(5)
+#undef A_COL
+#undef M_
+    /* Y = a A, row by row */
+    DECL4(float4, y, 0); DECL4(float4, y, 1); DECL4(float4, y, 2); DECL4(float4, y, 3);
+    WINO4_AT(float4, ROW6(a, 0), ROW4(y, 0));
+    WINO4_AT(float4, ROW6(a, 1), ROW4(y, 1));
+    WINO4_AT(float4, ROW6(a, 2), ROW4(y, 2));
+    WINO4_AT(float4, ROW6(a, 3), ROW4(y, 3));
+    /* lane l: tile t0 + l's 4x4 block, cut at the output's edge */
+#define Y_ROW_(l, i)                                                                               \
+    if (ty * 4 + (i) < P) {                                                                        \
+        __global float *out_ = dst + (i) * Q;                                                      \
+        if (full) {                                                                                \
+            out_[0] = LANE(y##i##0, l); out_[1] = LANE(y##i##1, l); out_[2] = LANE(y##i##2, l); out_[3] = LANE(y##i##3, l); \
+        } else {                                                                                   \
+            out_[0] = LANE(y##i##0, l);                                                                \
+            if (4 * tx + 1 < Q) out_[1] = LANE(y##i##1, l);                                            \
+            if (4 * tx + 2 < Q) out_[2] = LANE(y##i##2, l);                                            \
+        }                                                                                          \
     }
-    const int b = t / (TH * TW), ty = (t / TW) % TH, tx = t % TW;
-    __global float *dst = y + y_off + (size_t)(b * K + k) * P * Q;
-    for (int i = 0; i < 4; i++) {   /* Y = a A */
-        const int p = 4 * ty + i;
-        if (p >= P) break;
-        wino4_at(a[i], yr);
-        for (int j = 0; j < 4 && 4 * tx + j < Q; j++) dst[p * Q + 4 * tx + j] = yr[j];
+#define Y_LANE(l)                                                                                  \
+    if ((l) < n) {                                                                                 \
+        const int t = t0 + (l), b = t / (TH * TW), ty = (t / TW) % TH, tx = t % TW;                \
+        __global float *dst = y + y_off + (size_t)(b * K + k) * P * Q + (4 * ty) * Q + 4 * tx;     \
+        const bool full = 4 * tx + 3 < Q;                                                          \
+        Y_ROW_(l, 0) Y_ROW_(l, 1) Y_ROW_(l, 2) Y_ROW_(l, 3)                                        \
     }
+    LANES4(Y_LANE)
+#undef Y_LANE
+#undef Y_ROW_
 }
 
-/* Backward-filter: Z (36, T, kpad) = A dy A^T per tile, packed as winograd_dy.
- * global (T, kpad) */
+/* Backward-filter: Z (36, T, kpad) = A dy A^T per tile, packed as winograd_dy, for channels
+ * 4g .. 4g+3 of tile t (kpad and pw multiples of 4, so the four are neighbours in one panel).
+ * global (T, kpad / 4) */
 __kernel void winograd4_dy(__global const float *dy, const uint dy_off, const int K, const int P, const int Q,
                            const int TH, const int TW, const int nb, const int kpad, const int pw,
                            __global float *z, const uint z_off) {
-    const int t = get_global_id(0), k = get_global_id(1);
+    const int t = get_global_id(0), k0 = 4 * get_global_id(1);
     const int T = nb * TH * TW;
-    if (t >= T || k >= kpad) return;
-    float g[4][4];
-    for (int i = 0; i < 4; i++)
-        for (int j = 0; j < 4; j++) g[i][j] = 0.0f;
-    if (k < K) {
-        const int b = t / (TH * TW), ty = (t / TW) % TH, tx = t % TW;
-        __global const float *src = dy + dy_off + (size_t)(b * K + k) * P * Q;
-        for (int i = 0; i < 4; i++)
-            for (int j = 0; j < 4; j++)
-                if (4 * ty + i < P && 4 * tx + j < Q) g[i][j] = src[(4 * ty + i) * Q + 4 * tx + j];
-    }
-    float a[6][4], col[4], ac[6], zr[6];
-    for (int j = 0; j < 4; j++) {   /* a = A g */
-        for (int i = 0; i < 4; i++) col[i] = g[i][j];
-        wino4_a(col, ac);
-        for (int i = 0; i < 6; i++) a[i][j] = ac[i];
-    }
+    if (t >= T || k0 >= kpad) return;
+    const int b = t / (TH * TW), p0 = 4 * ((t / TW) % TH), q0 = 4 * (t % TW);
+    /* lane l: channel k0 + l (a padding channel past K: zero) */
+#define LANE_(l)                                                                                   \
+    const bool ok##l = k0 + (l) < K;                                                               \
+    __global const float *src##l = dy + dy_off + (size_t)(b * K + (ok##l ? k0 + (l) : 0)) * P * Q;
+    LANES4(LANE_)
+#undef LANE_
+#define G_(i, j)                                                                                   \
+    (float4)(wino4_x(src0, p0 + (i), q0 + (j), P, Q, ok0), wino4_x(src1, p0 + (i), q0 + (j), P, Q, ok1), \
+             wino4_x(src2, p0 + (i), q0 + (j), P, Q, ok2), wino4_x(src3, p0 + (i), q0 + (j), P, Q, ok3))
+    /* h = g A^T, row by row: row i of h is A applied to row i of the dy tile g */
+#define H_ROW(i)                                                                                   \
+    DECL6(float4, h, i);                                                                           \
+    WINO4_A(float4, G_(i, 0), G_(i, 1), G_(i, 2), G_(i, 3), ROW6(h, i));
+    H_ROW(0) H_ROW(1) H_ROW(2) H_ROW(3)
+#undef H_ROW
+#undef G_
     const size_t plane = (size_t)T * kpad;
-    __global float *dst = z + z_off + ((size_t)(k / pw) * T + t) * pw + k % pw;
-    for (int i = 0; i < 6; i++) {   /* Z = a A^T */
-        wino4_a(a[i], zr);
-        for (int j = 0; j < 6; j++) dst[(6 * i + j) * plane] = zr[j];
-    }
+    __global float *dst = z + z_off + ((size_t)(k0 / pw) * T + t) * pw + k0 % pw;
+    /* Z = A h, column by column; element (i, j) to plane 6i + j */
+#define Z_COL(j)                                                                                   \
+    do {                                                                                           \
+        float4 z0, z1, z2, z3, z4, z5;                                                             \
+        WINO4_A(float4, COL4(h, j), z0, z1, z2, z3, z4, z5);                                       \
+        vstore4(z0, 0, dst + (0 + j) * plane); vstore4(z1, 0, dst + (6 + j) * plane);              \
+        vstore4(z2, 0, dst + (12 + j) * plane); vstore4(z3, 0, dst + (18 + j) * plane);            \
+        vstore4(z4, 0, dst + (24 + j) * plane); vstore4(z5, 0, dst + (30 + j) * plane);            \
+    } while (0);
+    Z_COL(0) Z_COL(1) Z_COL(2) Z_COL(3) Z_COL(4) Z_COL(5)
+#undef Z_COL
 }
 
-/* dw (K, C, 3, 3) = G^T du G from du (36, K, C), overwriting dw.  global (C, K) */
+/* dw (K, C, 3, 3) = G^T du G from du (36, K, C), overwriting dw, for channels 4g .. 4g+3 (those
+ * below C).  global (ceil(C / 4), K) */
 __kernel void winograd4_filter_grad(__global const float *du, const uint du_off, const int K, const int C,
                                     __global float *dw, const uint dw_off) {
-    const int c = get_global_id(0), k = get_global_id(1);
-    if (c >= C || k >= K) return;
+    const int c0 = 4 * get_global_id(0), k = get_global_id(1);
+    if (c0 >= C || k >= K) return;
+    const int n = C - c0;
     const size_t plane = (size_t)K * C;
-    __global const float *src = du + du_off + (size_t)k * C + c;
-    float a[3][6], col[6], ac[3], wr[3];
-    for (int j = 0; j < 6; j++) {   /* a = G^T du */
-        for (int i = 0; i < 6; i++) col[i] = src[(6 * i + j) * plane];
-        wino4_gt(col, ac);
-        for (int i = 0; i < 3; i++) a[i][j] = ac[i];
+    __global const float *src = du + du_off + (size_t)k * C + c0;
+#define U_(e) wino4_load4(src + (e) * plane, n)
+    /* a = G^T du, column by column */
+    DECL6(float4, a, 0); DECL6(float4, a, 1); DECL6(float4, a, 2);
+#define A_COL(j) WINO4_GT(float4, U_(0 + j), U_(6 + j), U_(12 + j), U_(18 + j), U_(24 + j), U_(30 + j), COL3(a, j));
+    A_COL(0) A_COL(1) A_COL(2) A_COL(3) A_COL(4) A_COL(5)
+#undef A_COL
+#undef U_
+    /* dw = a G, row by row */
+    DECL3(float4, g, 0); DECL3(float4, g, 1); DECL3(float4, g, 2);
+    WINO4_GT(float4, ROW6(a, 0), ROW3(g, 0));
+    WINO4_GT(float4, ROW6(a, 1), ROW3(g, 1));
+    WINO4_GT(float4, ROW6(a, 2), ROW3(g, 2));
+    /* lane l: channel c0 + l's nine weights */
+#define W_LANE(l)                                                                                  \
+    if ((l) < n) {                                                                                 \
+        __global float *dst = dw + dw_off + (size_t)(k * C + c0 + (l)) * 9;                        \
+        dst[0] = LANE(g00, l); dst[1] = LANE(g01, l); dst[2] = LANE(g02, l);                       \
+        dst[3] = LANE(g10, l); dst[4] = LANE(g11, l); dst[5] = LANE(g12, l);                       \
+        dst[6] = LANE(g20, l); dst[7] = LANE(g21, l); dst[8] = LANE(g22, l);                       \
     }
-    __global float *dst = dw + dw_off + (size_t)(k * C + c) * 9;
-    for (int i = 0; i < 3; i++) {   /* dw = a G */
-        wino4_gt(a[i], wr);
-        for (int j = 0; j < 3; j++) dst[i * 3 + j] = wr[j];
-    }
+    LANES4(W_LANE)
+#undef W_LANE
 }

@@ -218,6 +218,9 @@ static const conv_shape conv_shapes[] = {
     /* 3x3 stride-1 pad-1 with H != W and the last Winograd tiles cut short: 2 and 3 of 4
      * (F(4x4,3x3)), 0 and 1 of 2 (F(2x2,3x3)) */
     {2, 5, 10, 7, 6, 3, 3, 1, 1, 1, 1, "non-square, partial Winograd tiles"},
+    /* a tile count that is not a multiple of 4 (3 x 2 = 6 F(4x4,3x3) tiles): the OpenCL F(4x4)
+     * kernels' last work-item has fewer than four tiles; 9 and 5 channels, not multiples of 4 */
+    {1, 9, 9, 5, 5, 3, 3, 1, 1, 1, 1, "6 Winograd 4x4 tiles, odd channel counts"},
     {1, 3, 64, 64, 8, 7, 7, 2, 2, 3, 3, "ResNet stem 7x7/2, Q = 32: OpenCL's packed stride-2 vector path"},
     {2, 16, 8, 8, 24, 1, 1, 1, 1, 0, 0, "1x1, P*Q = 64 (whole panels): OpenCL's GEMM stores into dx's layout"},
     {1, 32, 16, 16, 48, 1, 1, 1, 1, 0, 0, "1x1, one image: OpenCL's GEMMs read x and write dx in place"},

@@ -123,6 +123,10 @@ size_t dbk_ocl_conv_winograd_workspace_bytes(const dbk_backend *be, const dbk_op
     return plan_of(be, op).floats * sizeof(float);
 }
 
+/* Tiles, channels or filter columns per work-item: the winograd4_ kernels work on four at once
+ * (tpad and kpad, the padded tile and channel counts, are multiples of RB_W: 4, 8 or 16). */
+static size_t lanes(const wino_plan *p) { return p->m == 4 ? 4 : 1; }
+
 static dbk_status check_prepared(dbk_backend *be, const dbk_op_desc *op, const wino_plan *p) {
     const dbk_ocl_ctx *c = dbk_ocl(be);
     if (!c->workspace || p->floats * sizeof(float) > c->workspace_bytes)
@@ -145,7 +149,7 @@ static dbk_status filter_transform(dbk_backend *be, dbk_ocl_launches *out, const
     dbk_ocl_arg_int(&a, flip ? 1 : 0);
     dbk_ocl_arg_mem(&a, dbk_ocl(be)->workspace);
     dbk_ocl_arg_uint(&a, (cl_uint)p->r0);
-    return dbk_ocl_range2(&a, (size_t)p->ci, (size_t)p->co);
+    return dbk_ocl_range2(&a, ((size_t)p->ci + lanes(p) - 1) / lanes(p), (size_t)p->co);
 }
 
 /* V of nb images of t (ci channels) at element offset t_off into region `at`, pw columns a panel. */
@@ -160,7 +164,7 @@ static dbk_status input_transform(dbk_backend *be, dbk_ocl_launches *out, const 
     for (size_t i = 0; i < sizeof v / sizeof v[0]; i++) dbk_ocl_arg_int(&a, v[i]);
     dbk_ocl_arg_mem(&a, dbk_ocl(be)->workspace);
     dbk_ocl_arg_uint(&a, (cl_uint)at);
-    return dbk_ocl_range2(&a, (size_t)tpad, (size_t)p->ci);
+    return dbk_ocl_range2(&a, (size_t)tpad / lanes(p), (size_t)p->ci);
 }
 
 /* The leading arguments of winograd_output and winograd_dy: a buffer and element offset, then
@@ -200,7 +204,7 @@ static dbk_status record_transformed_conv(dbk_backend *be, const dbk_op_desc *op
         dbk_ocl_arg_int(&a, T);
         dbk_ocl_arg_mem(&a, dbk_ocl_mem(dst));
         dbk_ocl_arg_uint(&a, dbk_ocl_off(dst) + (cl_uint)(n0 * plane_out));
-        DBK_TRY(dbk_ocl_range2(&a, (size_t)T, (size_t)p.co));
+        DBK_TRY(dbk_ocl_range2(&a, ((size_t)T + lanes(&p) - 1) / lanes(&p), (size_t)p.co));
     }
     return DBK_OK;
 }
@@ -231,7 +235,7 @@ dbk_status dbk_ocl_record_conv2d_winograd_bwd_filter(dbk_backend *be, const dbk_
         dbk_ocl_arg_int(&a, p.rb_w);
         dbk_ocl_arg_mem(&a, ws);
         dbk_ocl_arg_uint(&a, (cl_uint)p.r1);
-        DBK_TRY(dbk_ocl_range2(&a, (size_t)T, (size_t)kpad));
+        DBK_TRY(dbk_ocl_range2(&a, (size_t)T, (size_t)kpad / lanes(&p)));
         for (int e = 0; e < p.E; e++) {   /* dU^T[e] (ci, co) (+)= V[e] (ci, T) . Z[e] (T, co), stored as dU[e] */
             dbk_ocl_matrix V = {ws, (cl_uint)(p.r0 + (size_t)e * p.ci * tpad), tpad};
             dbk_ocl_matrix dU = {ws, (cl_uint)(p.r2 + (size_t)e * p.co * p.ci), p.ci};
@@ -246,5 +250,5 @@ dbk_status dbk_ocl_record_conv2d_winograd_bwd_filter(dbk_backend *be, const dbk_
     dbk_ocl_arg_int(&a, p.co);
     dbk_ocl_arg_int(&a, p.ci);
     dbk_ocl_arg_tensor(&a, dw);
-    return dbk_ocl_range2(&a, (size_t)p.ci, (size_t)p.co);
+    return dbk_ocl_range2(&a, ((size_t)p.ci + lanes(&p) - 1) / lanes(&p), (size_t)p.co);
 }

@@ -142,6 +142,39 @@ dbk_status dbk_ocl_program_run(dbk_backend *be, dbk_program *prog) {
     return dbk_ocl_enqueue(be, &r->launches, NULL);
 }
 
+/* DBK_OCL_KERNEL_TIMES=<text>: after a timed run, one stderr line per kernel of each op whose
+ * label contains <text> (launches, summed ms), the breakdown behind an op's --profile time
+ * (docs/winograd.md uses it for the Winograd pipeline). */
+static void print_kernel_times(const dbk_program *prog, const ocl_recording *r, int op, const char *filter) {
+    const char *label = prog->ops[op].label ? prog->ops[op].label : dbk_op_name(prog->ops[op].op);
+    if (!strstr(label, filter)) return;
+    enum { MAX_NAMES = 16 };
+    char names[MAX_NAMES][64];
+    double ms[MAX_NAMES];
+    int launches[MAX_NAMES], used = 0;
+    for (int j = r->first[op]; j < r->first[op + 1]; j++) {
+        cl_ulong t0 = 0, t1 = 0;
+        char name[64] = "(clblast)";
+        if (!r->events[j]) continue;
+        clGetEventProfilingInfo(r->events[j], CL_PROFILING_COMMAND_START, sizeof t0, &t0, NULL);
+        clGetEventProfilingInfo(r->events[j], CL_PROFILING_COMMAND_END, sizeof t1, &t1, NULL);
+        if (r->launches.items[j].kind == DBK_OCL_LAUNCH_KERNEL)
+            clGetKernelInfo(r->launches.items[j].kernel, CL_KERNEL_FUNCTION_NAME, sizeof name, name, NULL);
+        int i = 0;
+        while (i < used && strcmp(names[i], name) != 0) i++;
+        if (i == used) {
+            if (used == MAX_NAMES) continue;
+            snprintf(names[used], sizeof names[used], "%s", name);
+            ms[used] = 0.0;
+            launches[used++] = 0;
+        }
+        launches[i]++;
+        if (t1 > t0) ms[i] += (double)(t1 - t0) * 1e-6;
+    }
+    for (int i = 0; i < used; i++)
+        fprintf(stderr, "kernel-times\t%s\t%s\t%d\t%.2f\n", label, names[i], launches[i], ms[i]);
+}
+
 dbk_status dbk_ocl_program_run_timed(dbk_backend *be, dbk_program *prog, double *op_seconds) {
     ocl_recording *r = prog->impl;
     const int n = r->launches.count;
@@ -163,6 +196,8 @@ dbk_status dbk_ocl_program_run_timed(dbk_backend *be, dbk_program *prog, double 
             if (t1 > t0) op_seconds[i] += (double)(t1 - t0) * 1e-9;
         }
     }
+    const char *filter = getenv("DBK_OCL_KERNEL_TIMES");
+    for (int i = 0; st == DBK_OK && filter && i < prog->count; i++) print_kernel_times(prog, r, i, filter);
     for (int j = 0; j < n; j++)
         if (r->events[j]) clReleaseEvent(r->events[j]);
     return st;
