@@ -43,8 +43,28 @@
  * are independent, so every op is an OpenMP loop over c.
  */
 #include <math.h>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
 
 #include "backends/cpu/cpu_internal.h"
+#include "core/alloc.h"
+
+static int omp_threads(void) {
+#ifdef _OPENMP
+    return omp_get_max_threads();
+#else
+    return 1;
+#endif
+}
+
+static int omp_thread(void) {
+#ifdef _OPENMP
+    return omp_get_thread_num();
+#else
+    return 0;
+#endif
+}
 
 /* Per-op shape of an NCHW tensor as (N, C, H*W). */
 static void nchw(const dbk_tensor *t, int64_t *n, int64_t *c, int64_t *hw) {
@@ -129,19 +149,23 @@ static int64_t window_winner(const float *x, float mu, float scale, float shift,
     return win;
 }
 
-/* The gradient reaching x[j] through ReLU and the 2x2 max pool, dy the pooled plane. */
-static float pooled_grad_at(const float *dy, const float *x, const relu_mask *mk, int64_t j) {
-    const int64_t W = mk->pool_w, h = j / W, w = j % W;
-    if (h >= 2 * mk->pool_p || w >= 2 * mk->pool_q) return 0.0f;   /* in no window (odd H or W) */
-    float best;
-    const int64_t win = window_winner(x, mk->mu, mk->scale, mk->shift, (h - h % 2) * W + (w - w % 2), W, &best);
-    /* 0 + dy: maxpool_bwd's zeroed dx plus dy (a -0 becomes +0 there too) */
-    return win == j && best > 0.0f ? 0.0f + dy[(h / 2) * mk->pool_q + w / 2] : 0.0f;
+/* The full-size gradient plane g (H, W) that the pooled plane dy sends back through the
+ * 2x2 max pool and ReLU (0 + dy at each window's winner where its value is > 0, 0 elsewhere,
+ * rows and columns outside every window included), one pass over the windows (each winner
+ * found once, not once per value). */
+static void route_pooled_plane(const float *dy, const float *x, const relu_mask *mk, int64_t hw, float *g) {
+    const int64_t W = mk->pool_w, P = mk->pool_p, Q = mk->pool_q;
+    for (int64_t j = 0; j < hw; j++) g[j] = 0.0f;
+    for (int64_t p = 0; p < P; p++)
+        for (int64_t q = 0; q < Q; q++) {
+            float best;
+            const int64_t win = window_winner(x, mk->mu, mk->scale, mk->shift, 2 * p * W + 2 * q, W, &best);
+            if (best > 0.0f) g[win] = 0.0f + dy[p * Q + q];
+        }
 }
 
 /* dy[j], or relu_bwd's dy[j] * (pre-activation > 0) under a mask. */
 static float grad_at(const float *dy, const float *x, const relu_mask *mk, int64_t j) {
-    if (mk->pool_w) return pooled_grad_at(dy, x, mk, j);
     if (mk->y) return mk->y[j] > 0.0f ? dy[j] : 0.0f;
     if (mk->from_x) return (x[j] - mk->mu) * mk->scale + mk->shift > 0.0f ? dy[j] : 0.0f;
     return dy[j];
@@ -274,6 +298,9 @@ static dbk_status bn_bwd(const dbk_op_desc *op, const float *y, const float *bet
     float *dbeta = dbk_cpu_f32(&op->dst[2]);          /* (C) */
     const int64_t m = n * hw;
     const int64_t dy_hw = pool ? op->src[1].shape[2] * op->src[1].shape[3] : hw;   /* a dy plane */
+    /* pool: one routed gradient plane per thread (route_pooled_plane) */
+    float *routed = NULL;
+    if (pool && !(routed = dbk_malloc((size_t)omp_threads() * (size_t)hw * sizeof(float)))) return DBK_ERR_OUT_OF_HOST_MEMORY;
 
 #pragma omp parallel for schedule(static)
     for (int64_t c = 0; c < C; c++) {
@@ -284,11 +311,15 @@ static dbk_status bn_bwd(const dbk_op_desc *op, const float *y, const float *bet
             mk.pool_p = op->src[1].shape[2];
             mk.pool_q = op->src[1].shape[3];
         }
+        const relu_mask none = {0};   /* a routed plane is the gradient itself */
+        float *g = pool ? routed + (size_t)omp_thread() * (size_t)hw : NULL;
         double sum_dy = 0.0, sum_dy_xhat = 0.0;
         for (int64_t i = 0; i < n; i++) {
             const int64_t p = (i * C + c) * hw;
             mk.y = y ? y + p : NULL;
-            plane_sums_bwd(x + p, dy + (i * C + c) * dy_hw, &mk, hw, mu, is, &sum_dy, &sum_dy_xhat);
+            const float *dyp = dy + (i * C + c) * dy_hw;
+            if (pool) route_pooled_plane(dyp, x + p, &mk, hw, g);
+            plane_sums_bwd(x + p, pool ? g : dyp, pool ? &none : &mk, hw, mu, is, &sum_dy, &sum_dy_xhat);
         }
         dbeta[c] = (float)sum_dy;
         dgamma[c] = (float)sum_dy_xhat;
@@ -301,10 +332,12 @@ static dbk_status bn_bwd(const dbk_op_desc *op, const float *y, const float *bet
             const int64_t p = (i * C + c) * hw;
             mk.y = y ? y + p : NULL;
             const float *dyp = dy + (i * C + c) * dy_hw;
+            if (pool) route_pooled_plane(dyp, x + p, &mk, hw, g);
             for (int64_t j = 0; j < hw; j++)
-                dx[p + j] = k * (grad_at(dyp, x + p, &mk, j) - a - (x[p + j] - mu) * is * b);
+                dx[p + j] = k * (grad_at(pool ? g : dyp, x + p, pool ? &none : &mk, j) - a - (x[p + j] - mu) * is * b);
         }
     }
+    dbk_free(routed);
     return DBK_OK;
 }
 
