@@ -332,8 +332,8 @@ static int clblast_gemm_path_should_match_the_cpu(void) { return gemm_path("clbl
 /* the GEMM plan of a convolution (ocl_conv_plan.h) against the launches recorded          */
 
 /* A profile folder whose device profile has 1 MiB workspaces, so that the test's small
- * convolutions run in several chunks, the last one smaller. */
-static int use_small_workspace_profile(const char *device) {
+ * convolutions run in several chunks, the last one smaller; `extra` adds opencl members. */
+static int use_small_workspace_profile(const char *device, const char *extra) {
     char path[1200], text[1024];
     const char *dir = dbk_test_tmpdir("conv_plan");
     DBK_CHECK(dir != NULL);
@@ -343,8 +343,8 @@ static int use_small_workspace_profile(const char *device) {
     snprintf(path, sizeof path, "%s/device.json", dir);
     snprintf(text, sizeof text,
              "{\"id\": \"test-plan\", \"match\": [\"%s\"], \"backends\": [\"opencl\"], \"opencl\": {\"gemm\": "
-             "\"tiled\", \"conv_workspace_mb\": 1, \"winograd_workspace_mb\": 1}}\n",
-             device);
+             "\"tiled\", \"conv_workspace_mb\": 1, \"winograd_workspace_mb\": 1%s}}\n",
+             device, extra);
     DBK_CHECK_OK(dbk_file_write_atomic(path, text, strlen(text)));
     setenv("DBK_PLATFORMS_DIR", dir, 1);
     return 0;
@@ -397,17 +397,23 @@ static int plan_should_match_launches(dbk_backend *be, const dbk_op_desc *op, co
 static int conv_gemm_plan_should_match_the_launches(void) {
     dbk_device_info info;
     DBK_CHECK_OK(dbk_backend_device_info(DBK_BACKEND_KIND_OPENCL, 0, &info));
-    if (use_small_workspace_profile(info.name)) return 1;
     /* N C K H W R stride pad: chunks with a smaller last one; a 1x1 layer (gather_packed,
      * P*Q = 196 not a multiple of the panel); a strided layer; one image */
     static const int shapes[][8] = {
         {7, 32, 32, 16, 16, 3, 1, 1}, {5, 32, 64, 14, 14, 1, 1, 0}, {3, 16, 32, 16, 16, 3, 2, 1}, {1, 8, 8, 8, 8, 3, 1, 1},
     };
-    static const char *const algorithms[] = {"im2col", "winograd", "winograd4"};
+    /* the last: an algorithm per op from conv_by_shape (the first shape's three ops each
+     * another; 8x8x8x8 leaves bwd_data to the width rule, im2col below 16 channels) */
+    static const char *const algorithms[] = {"im2col", "winograd", "winograd4", "per op"};
+    static const char *const per_op = ", \"conv_algorithm\": \"winograd\", \"conv_by_shape\": {\"32x32x16x16\": "
+                                      "{\"fwd\": \"winograd4\", \"bwd_data\": \"im2col\", \"bwd_filter\": \"winograd\"}, "
+                                      "\"8x8x8x8\": {\"fwd\": \"im2col\", \"bwd_filter\": \"winograd4\"}}";
+    static const char *const first_shape[] = {"winograd F(4x4,3x3)", NULL, "winograd F(2x2,3x3)"};
     static const dbk_op ops[] = {DBK_OP_CONV2D_FWD, DBK_OP_CONV2D_BWD_DATA, DBK_OP_CONV2D_BWD_FILTER};
     int rc = 0;
-    for (int a = 0; a < 3 && rc == 0; a++) {
-        setenv("DBK_FORCE_CONV", algorithms[a], 1);
+    for (int a = 0; a < 4 && rc == 0; a++) {
+        if (use_small_workspace_profile(info.name, a == 3 ? per_op : "")) return 1;
+        if (a < 3) setenv("DBK_FORCE_CONV", algorithms[a], 1);
         dbk_backend *be;
         dbk_status st = create(&be);
         unsetenv("DBK_FORCE_CONV");
@@ -432,6 +438,11 @@ static int conv_gemm_plan_should_match_the_launches(void) {
                 char what[160];
                 snprintf(what, sizeof what, "%s %s N%d C%d K%d %dx%d %dx%d/%d", algorithms[a], dbk_op_name(ops[o]),
                          v[0], v[1], v[2], v[3], v[4], v[5], v[5], v[6]);
+                if (a == 3 && s == 0) {
+                    const char *got = dbk_ocl_op_algorithm(be, &d), *want = first_shape[o];
+                    DBK_CHECK_MSG(want ? got && !strcmp(got, want) : !got, "%s: runs as %s, the profile says %s", what,
+                                  got ? got : "im2col", want ? want : "im2col");
+                }
                 rc = plan_should_match_launches(be, &d, what);
             }
             dbk_buffer_destroy(bx), dbk_buffer_destroy(bw), dbk_buffer_destroy(by);

@@ -154,7 +154,7 @@ static int conv_choice_should_read_winograd4_per_section(void) {
     dbk_conv_choice c;
     DBK_CHECK_OK(dbk_conv_choice_read(p, "opencl", 0, &c));
     DBK_CHECK(c.algorithm == DBK_CONV_WINOGRAD && c.tile == 4 && !strcmp(dbk_conv_choice_name(&c), "winograd4"));
-    DBK_CHECK(c.by_shape_count == 3 && c.by_shape[0].tile == 2 && c.by_shape[1].tile == 0 && c.by_shape[2].tile == 4);
+    DBK_CHECK(c.by_shape_count == 3 && c.by_shape[0].tile[0] == 2 && c.by_shape[1].tile[1] == 0 && c.by_shape[2].tile[2] == 4);
     DBK_CHECK(dbk_conv_choice_read(p, "vulkan", 0, &c) == DBK_ERR_FORMAT);
     DBK_CHECK_MSG(strstr(dbk_last_error(), "vulkan.conv_by_shape entry \"9x9x9x9\": \"winograd8\""), "'%s'",
                   dbk_last_error());
@@ -180,7 +180,7 @@ static int conv_choice_should_read_direct_and_name_it(void) {
     DBK_CHECK_OK(dbk_profile_parse(text, strlen(text), "inline", &p));
     dbk_conv_choice c;
     DBK_CHECK_OK(dbk_conv_choice_read(p, "opencl", 0, &c));
-    DBK_CHECK(c.by_shape_count == 2 && c.by_shape[0].tile == DBK_CONV_TILE_DIRECT && c.by_shape[1].tile == 4);
+    DBK_CHECK(c.by_shape_count == 2 && c.by_shape[0].tile[2] == DBK_CONV_TILE_DIRECT && c.by_shape[1].tile[0] == 4);
     DBK_CHECK(dbk_conv_choice_names_direct(&c));
     /* conv_algorithm "im2col" leaves conv_by_shape unused: nothing runs as direct */
     DBK_CHECK_OK(dbk_conv_choice_read(p, "vulkan", 0, &c));
@@ -201,6 +201,63 @@ static int conv_choice_should_read_direct_and_name_it(void) {
     return 0;
 }
 
+static dbk_tensor t4(int64_t a, int64_t b, int64_t c, int64_t d) {
+    return dbk_tensor_make(NULL, 0, DBK_DTYPE_F32, 4, a, b, c, d);
+}
+
+/* A conv op of shape C x K x H x W (3x3, stride 1, pad 1, two images), for the choice's lookups. */
+static dbk_op_desc conv_op(dbk_op kind, int64_t C, int64_t K, int64_t H, int64_t W) {
+    dbk_op_desc d;
+    memset(&d, 0, sizeof d);
+    d.op = kind;
+    const bool data = kind == DBK_OP_CONV2D_BWD_DATA, filter = kind == DBK_OP_CONV2D_BWD_FILTER;
+    d.src[0] = data ? t4(2, K, H, W) : t4(2, C, H, W);
+    d.src[1] = filter ? t4(2, K, H, W) : t4(K, C, 3, 3);
+    d.dst[0] = data ? t4(2, C, H, W)
+               : filter ? t4(K, C, 3, 3) : t4(2, K, H, W);
+    d.p.conv = (dbk_conv2d_params){.stride_h = 1, .stride_w = 1, .pad_h = 1, .pad_w = 1};
+    return d;
+}
+
+/* A conv_by_shape entry as an object names the algorithm per op; an op it leaves out follows the
+ * width rule; an unknown op key or algorithm fails with one line naming the profile key. */
+static int conv_choice_should_read_an_algorithm_per_op(void) {
+    unsetenv("DBK_FORCE_CONV");
+    const char *text = "{\"id\": \"t\", \"opencl\": {\"conv_algorithm\": \"winograd4\", \"conv_by_shape\": "
+                       "{\"32x32x16x16\": {\"fwd\": \"direct\", \"bwd_data\": \"im2col\", \"bwd_filter\": \"winograd\"}, "
+                       "\"32x64x16x16\": {\"bwd_filter\": \"im2col\"}}}, "
+                       "\"vulkan\": {\"conv_algorithm\": \"winograd\", \"conv_by_shape\": "
+                       "{\"8x8x8x8\": {\"fwd\": \"winograd4\", \"bwd_weights\": \"im2col\"}}}}";
+    dbk_profile *p = NULL;
+    DBK_CHECK_OK(dbk_profile_parse(text, strlen(text), "inline", &p));
+    dbk_conv_choice c;
+    DBK_CHECK_OK(dbk_conv_choice_read(p, "opencl", 0, &c));
+    const dbk_op_desc fwd = conv_op(DBK_OP_CONV2D_FWD, 32, 32, 16, 16);
+    const dbk_op_desc data = conv_op(DBK_OP_CONV2D_BWD_DATA, 32, 32, 16, 16);
+    const dbk_op_desc filter = conv_op(DBK_OP_CONV2D_BWD_FILTER, 32, 32, 16, 16);
+    DBK_CHECK(dbk_conv_choice_direct(&c, &fwd) && dbk_conv_choice_winograd_tile(&c, &fwd) == 0);
+    DBK_CHECK(!dbk_conv_choice_direct(&c, &data) && dbk_conv_choice_winograd_tile(&c, &data) == 0);
+    DBK_CHECK(!dbk_conv_choice_direct(&c, &filter) && dbk_conv_choice_winograd_tile(&c, &filter) == 2);
+    DBK_CHECK(dbk_conv_choice_names_direct(&c));
+    /* 32x64x16x16 names only bwd_filter: the other two ops take conv_algorithm (F(4x4)) */
+    const dbk_op_desc wide_fwd = conv_op(DBK_OP_CONV2D_FWD, 32, 64, 16, 16);
+    const dbk_op_desc wide_filter = conv_op(DBK_OP_CONV2D_BWD_FILTER, 32, 64, 16, 16);
+    DBK_CHECK(dbk_conv_choice_winograd_tile(&c, &wide_fwd) == 4 && dbk_conv_choice_winograd_tile(&c, &wide_filter) == 0);
+    DBK_CHECK(dbk_conv_choice_read(p, "vulkan", 0, &c) == DBK_ERR_FORMAT);
+    DBK_CHECK_MSG(strstr(dbk_last_error(), "vulkan.conv_by_shape entry \"8x8x8x8\": \"bwd_weights\": \"im2col\""),
+                  "'%s'", dbk_last_error());
+    DBK_CHECK(!strchr(dbk_last_error(), '\n'));
+    dbk_profile_destroy(p);
+    const char *bad = "{\"id\": \"t\", \"opencl\": {\"conv_algorithm\": \"winograd\", \"conv_by_shape\": "
+                      "{\"8x8x8x8\": {\"bwd_data\": \"winograd3\"}, \"9x9x9x9\": 4}}}";
+    DBK_CHECK_OK(dbk_profile_parse(bad, strlen(bad), "inline", &p));
+    DBK_CHECK(dbk_conv_choice_read(p, "opencl", 0, &c) == DBK_ERR_FORMAT);
+    DBK_CHECK_MSG(strstr(dbk_last_error(), "opencl.conv_by_shape entry \"8x8x8x8\": \"bwd_data\": \"winograd3\""),
+                  "'%s'", dbk_last_error());
+    dbk_profile_destroy(p);
+    return 0;
+}
+
 int main(void) {
     DBK_RUN(device_names_should_match_their_profiles);
     DBK_RUN(lookups_should_follow_dotted_paths);
@@ -211,5 +268,6 @@ int main(void) {
     DBK_RUN(profile_parse_should_read_a_buffer);
     DBK_RUN(conv_choice_should_read_winograd4_per_section);
     DBK_RUN(conv_choice_should_read_direct_and_name_it);
+    DBK_RUN(conv_choice_should_read_an_algorithm_per_op);
     return dbk_test_finish();
 }

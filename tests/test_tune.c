@@ -14,7 +14,8 @@
  *    recipe when one image does not fit);
  *  - a first run writes a profile: exit 0, both candidates "ok", the profile is the device's
  *    (id pocl-cpu, "tuned" names the device and backend), every Winograd-eligible layer of the
- *    quick model has a choice in opencl.conv_by_shape, and mem_bandwidth_gbs is a measurement
+ *    quick model has a choice in opencl.conv_by_shape (an algorithm, or one per op where the
+ *    ops' winners differ; conv_choice reads it back; the summary lists each op), and mem_bandwidth_gbs is a measurement
  *    (mem_bandwidth_source says so), and its "tuned" block records the batch per shape and per
  *    recipe (2, the --batch); a second run prints "nothing to tune", measures nothing
  *    and takes under 5 s, and writes the same choices;
@@ -39,7 +40,9 @@
 #include <cjson/cJSON.h>
 
 #include "backend/backend.h"
+#include "backend/conv_choice.h"
 #include "bench/tune.h"
+#include "bench/tune_space.h"
 #include "core/alloc.h"
 #include "core/fileio.h"
 #include "core/profile.h"
@@ -79,15 +82,52 @@ static int tune(const char *env, const char *cache, const char *args) {
 static const char *const kQuickShapes[] = {"3x16x32x32", "16x32x32x32", "32x32x16x16", "32x64x16x16", "64x128x8x8",
                                            "128x128x4x4"};
 
+static bool is_algorithm(const char *v) {
+    return v && (!strcmp(v, "winograd") || !strcmp(v, "winograd4") || !strcmp(v, "im2col") || !strcmp(v, "direct"));
+}
+
+/* One layer's choice: an algorithm name, or {"fwd", "bwd_data", "bwd_filter"} of names that are
+ * not all the same (one winner for all three is written as its name). */
+static int layer_choice_should_be_valid(const cJSON *v, const char *shape) {
+    if (cJSON_IsString(v)) {
+        DBK_CHECK_MSG(is_algorithm(v->valuestring), "layer %s: \"%s\"", shape, v->valuestring);
+        return 0;
+    }
+    DBK_CHECK_MSG(cJSON_IsObject(v) && cJSON_GetArraySize(v) >= 2, "no choice for layer %s", shape);
+    const char *first = NULL;
+    bool differ = false;
+    for (const cJSON *m = v->child; m; m = m->next) {
+        DBK_CHECK_MSG(is_algorithm(cJSON_GetStringValue(m)) && (!strcmp(m->string, "fwd") ||
+                      !strcmp(m->string, "bwd_data") || !strcmp(m->string, "bwd_filter")),
+                      "layer %s: op \"%s\"", shape, m->string);
+        if (first && strcmp(first, m->valuestring)) differ = true;
+        if (!first) first = m->valuestring;
+    }
+    DBK_CHECK_MSG(differ, "layer %s: one algorithm for every op, written as an object", shape);
+    return 0;
+}
+
 static int profile_should_choose_every_layer(cJSON *p) {
     const cJSON *choice = cJSON_GetObjectItem(cJSON_GetObjectItem(p, "opencl"), "conv_by_shape");
     DBK_CHECK_MSG(cJSON_IsObject(choice), "the profile has no opencl.conv_by_shape");
     for (size_t i = 0; i < sizeof kQuickShapes / sizeof kQuickShapes[0]; i++) {
-        const char *v = cJSON_GetStringValue(cJSON_GetObjectItem(choice, kQuickShapes[i]));
-        DBK_CHECK_MSG(v && (!strcmp(v, "winograd") || !strcmp(v, "winograd4") || !strcmp(v, "im2col") ||
-                            !strcmp(v, "direct")),
-                      "no choice for layer %s", kQuickShapes[i]);
+        if (layer_choice_should_be_valid(cJSON_GetObjectItem(choice, kQuickShapes[i]), kQuickShapes[i])) return 1;
+        /* the summary printed each op's times and winner, and the layer's choice */
+        char line[64];
+        snprintf(line, sizeof line, "  %-16sfwd", kQuickShapes[i]);
+        DBK_CHECK_MSG(strstr(out, line), "no per-op summary for %s:\n%s", kQuickShapes[i], out);
     }
+    DBK_CHECK_MSG(strstr(out, "bwd_data ") && strstr(out, "bwd_filter ") && strstr(out, "chosen "),
+                  "no per-op summary:\n%s", out);
+    /* the backends read what tune wrote */
+    char *text = cJSON_PrintUnformatted(p);
+    dbk_profile *parsed = NULL;
+    dbk_conv_choice conv;
+    const dbk_status st = text ? dbk_profile_parse(text, strlen(text), "tuned", &parsed) : DBK_ERR_OUT_OF_HOST_MEMORY;
+    const dbk_status read = st == DBK_OK ? dbk_conv_choice_read(parsed, "opencl", 0, &conv) : st;
+    free(text);
+    dbk_profile_destroy(parsed);
+    DBK_CHECK_MSG(read == DBK_OK, "the written conv_by_shape does not read back: %s", dbk_last_error());
     DBK_CHECK_MSG(cJSON_GetArraySize(choice) == (int)(sizeof kQuickShapes / sizeof kQuickShapes[0]),
                   "%d choices, expected one per quick layer", cJSON_GetArraySize(choice));
     /* the batch each shape was measured at: --batch 2 */
@@ -363,6 +403,22 @@ static int usage_errors_should_be_one_line(void) {
     return 0;
 }
 
+/* The per-op choice from per-op times, no device: docs/opencl.md's table of 32x32x16x16 on PoCL
+ * (im2col 128/75/110 ms, direct 66/92/141 per fwd/bwd_data/bwd_filter) picks direct for the
+ * forward only; one winner everywhere is one name; an op not measured is left out. */
+static int fastest_per_op_should_pick_each_ops_winner(void) {
+    const double table[DBK_CONV_OPS][DBK_TUNE_MAX_CANDIDATES] = {{128, 66}, {75, 92}, {110, 141}};
+    const bool all[DBK_CONV_OPS] = {true, true, true}, no_data[DBK_CONV_OPS] = {true, false, true};
+    int best[DBK_CONV_OPS];
+    DBK_CHECK(!dbk_tune_fastest_per_op(table, all, 2, best));
+    DBK_CHECK(best[0] == 1 && best[1] == 0 && best[2] == 0);
+    const double same[DBK_CONV_OPS][DBK_TUNE_MAX_CANDIDATES] = {{3, 2, 1}, {9, 9, 8}, {1, 1, 0.5}};
+    DBK_CHECK(dbk_tune_fastest_per_op(same, all, 3, best) && best[0] == 2 && best[1] == 2 && best[2] == 2);
+    const double mixed[DBK_CONV_OPS][DBK_TUNE_MAX_CANDIDATES] = {{2, 1}, {1, 2}, {3, 1}};
+    DBK_CHECK(dbk_tune_fastest_per_op(mixed, no_data, 2, best) && best[0] == 1 && best[1] == -1 && best[2] == 1);
+    return 0;
+}
+
 int main(int argc, char **argv) {
     if (argc != 2) {
         fprintf(stderr, "usage: test_tune <path to daybreak>\n");
@@ -373,6 +429,7 @@ int main(int argc, char **argv) {
     int index;
     const int missing = dbk_test_resolve_backend("opencl", &kind, &index);
     if (missing) return missing;
+    DBK_RUN(fastest_per_op_should_pick_each_ops_winner);
     DBK_RUN(default_batch_should_be_each_recipes_own_at_most_the_cap);
     DBK_RUN(batch_flag_should_override_every_recipes_batch);
     DBK_RUN(batch_should_shrink_to_the_largest_that_fits_the_device);

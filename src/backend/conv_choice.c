@@ -18,8 +18,52 @@ static int tile_of_name(const char *algo) {
     return -1;
 }
 
-/* <section>.conv_by_shape: {"CxKxHxW": "winograd" | "winograd4" | "direct" | "im2col", ...}; a malformed
- * entry fails with its name. */
+const char *const dbk_conv_op_keys[DBK_CONV_OPS] = {"fwd", "bwd_data", "bwd_filter"};
+
+int dbk_conv_op_index(dbk_op kind) {
+    if (kind == DBK_OP_CONV2D_FWD) return 0;
+    if (kind == DBK_OP_CONV2D_BWD_DATA) return 1;
+    return kind == DBK_OP_CONV2D_BWD_FILTER ? 2 : -1;
+}
+
+static dbk_status bad_entry(const dbk_profile *p, const char *path, const char *key, const char *value) {
+    return dbk_set_error(DBK_ERR_FORMAT,
+                         "profile %s: %s entry \"%s\": %s (expected \"CxKxHxW\": \"winograd\", \"winograd4\", "
+                         "\"direct\", \"im2col\" or {\"fwd\", \"bwd_data\", \"bwd_filter\": one of those})",
+                         dbk_profile_id(p), path, key, value);
+}
+
+/* One entry's value into tile[]: a string names the algorithm of all three ops; an object
+ * {"fwd", "bwd_data", "bwd_filter"} one per op, the ops it leaves out DBK_CONV_TILE_UNSET. */
+static dbk_status read_entry(const dbk_profile *p, const char *path, const char *key, const char *algo,
+                             int tile[DBK_CONV_OPS]) {
+    char quoted[80];
+    if (*algo) {   /* a string */
+        const int t = tile_of_name(algo);
+        snprintf(quoted, sizeof quoted, "\"%s\"", algo);
+        if (t < 0) return bad_entry(p, path, key, quoted);
+        for (int op = 0; op < DBK_CONV_OPS; op++) tile[op] = t;
+        return DBK_OK;
+    }
+    char entry[160];
+    snprintf(entry, sizeof entry, "%s.%s", path, key);
+    for (int op = 0; op < DBK_CONV_OPS; op++) tile[op] = DBK_CONV_TILE_UNSET;
+    char op_key[64];
+    const char *op_algo = dbk_profile_member(p, entry, 0, op_key, sizeof op_key);
+    if (!op_algo) return bad_entry(p, path, key, "neither a string nor an object of ops");
+    for (int i = 1; op_algo; op_algo = dbk_profile_member(p, entry, i++, op_key, sizeof op_key)) {
+        int op = 0;
+        while (op < DBK_CONV_OPS && strcmp(op_key, dbk_conv_op_keys[op])) op++;
+        const int t = tile_of_name(op_algo);
+        snprintf(quoted, sizeof quoted, "\"%s\": \"%s\"", op_key, op_algo);
+        if (op == DBK_CONV_OPS || t < 0) return bad_entry(p, path, key, quoted);
+        tile[op] = t;
+    }
+    return DBK_OK;
+}
+
+/* <section>.conv_by_shape: {"CxKxHxW": algorithm or {op: algorithm}, ...}; a malformed entry
+ * fails with its name. */
 static dbk_status read_by_shape(const dbk_profile *p, const char *section, dbk_conv_choice *c) {
     char path[64];
     snprintf(path, sizeof path, "%s.conv_by_shape", section);
@@ -30,20 +74,16 @@ static dbk_status read_by_shape(const dbk_profile *p, const char *section, dbk_c
         if (!algo) return DBK_OK;
         int ch, k, h, w;
         char end;
-        const int tile = tile_of_name(algo);
-        if (sscanf(key, "%dx%dx%dx%d%c", &ch, &k, &h, &w, &end) != 4 || ch < 1 || k < 1 || h < 1 || w < 1 || tile < 0)
-            return dbk_set_error(DBK_ERR_FORMAT,
-                                 "profile %s: %s entry \"%s\": \"%s\" (expected \"CxKxHxW\": \"winograd\", "
-                                 "\"winograd4\", \"direct\" or \"im2col\")",
-                                 dbk_profile_id(p), path, key, algo);
+        if (sscanf(key, "%dx%dx%dx%d%c", &ch, &k, &h, &w, &end) != 4 || ch < 1 || k < 1 || h < 1 || w < 1)
+            return bad_entry(p, path, key, "not a \"CxKxHxW\" key");
         if (i >= DBK_CONV_SHAPES_MAX)
             return dbk_set_error(DBK_ERR_FORMAT, "profile %s: %s has more than %d entries", dbk_profile_id(p), path,
                                  DBK_CONV_SHAPES_MAX);
+        DBK_TRY(read_entry(p, path, key, algo, c->by_shape[i].tile));
         c->by_shape[i].c = ch;
         c->by_shape[i].k = k;
         c->by_shape[i].h = h;
         c->by_shape[i].w = w;
-        c->by_shape[i].tile = tile;
         c->by_shape_count = i + 1;
     }
 }
@@ -81,9 +121,11 @@ static int choice_of(const dbk_conv_choice *c, const dbk_op_desc *op) {
     if (g.R != 3 || g.S != 3 || g.stride_h != 1 || g.stride_w != 1 || g.pad_h != 1 || g.pad_w != 1) return 0;
     if (g.N == 0 || g.C == 0 || g.K == 0 || g.H == 0 || g.W == 0) return 0;
     if (c->algorithm == DBK_CONV_WINOGRAD_ALL) return c->tile;
-    for (int i = 0; i < c->by_shape_count; i++)
-        if (c->by_shape[i].c == g.C && c->by_shape[i].k == g.K && c->by_shape[i].h == g.H && c->by_shape[i].w == g.W)
-            return c->by_shape[i].tile;
+    const int op_index = dbk_conv_op_index(op->op);
+    for (int i = 0; op_index >= 0 && i < c->by_shape_count; i++)
+        if (c->by_shape[i].c == g.C && c->by_shape[i].k == g.K && c->by_shape[i].h == g.H &&
+            c->by_shape[i].w == g.W && c->by_shape[i].tile[op_index] != DBK_CONV_TILE_UNSET)
+            return c->by_shape[i].tile[op_index];
     return g.C >= c->min_channels && g.K >= c->min_channels ? c->tile : 0;
 }
 
@@ -99,7 +141,8 @@ bool dbk_conv_choice_direct(const dbk_conv_choice *c, const dbk_op_desc *op) {
 bool dbk_conv_choice_names_direct(const dbk_conv_choice *c) {
     if (c->algorithm != DBK_CONV_DIRECT && c->tile == DBK_CONV_TILE_DIRECT) return true;
     for (int i = 0; c->algorithm == DBK_CONV_WINOGRAD && i < c->by_shape_count; i++)
-        if (c->by_shape[i].tile == DBK_CONV_TILE_DIRECT) return true;
+        for (int op = 0; op < DBK_CONV_OPS; op++)
+            if (c->by_shape[i].tile[op] == DBK_CONV_TILE_DIRECT) return true;
     return false;
 }
 

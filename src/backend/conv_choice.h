@@ -11,10 +11,13 @@
  *   <section>.winograd_min_channels  with "winograd": layers with min(C, K) below it stay
  *                                    direct (default 16: narrower GEMMs do not pay for the
  *                                    transforms)
- *   <section>.conv_by_shape          {"CxKxHxW": "winograd" | "winograd4" | "direct" | "im2col"},
+ *   <section>.conv_by_shape          {"CxKxHxW": "winograd" | "winograd4" | "direct" | "im2col"}
+ *                                    (one algorithm for the layer's three ops) or
+ *                                    {"CxKxHxW": {"fwd": A, "bwd_data": A, "bwd_filter": A}}
+ *                                    (one per op; a key left out falls back to the width rule),
  *                                    written by `daybreak tune` from measurements; with
- *                                    "winograd"/"winograd4" it decides the layers it lists,
- *                                    before the width rule
+ *                                    "winograd"/"winograd4"/"direct" in conv_algorithm it decides
+ *                                    the layers it lists, before the width rule
  *   <section>.winograd_workspace_mb  bytes of transformed planes per chunk of images (32)
  * DBK_FORCE_CONV=im2col|winograd|winograd4|direct (core/profile.h) overrides conv_algorithm;
  * with any but im2col every eligible layer, whatever its width, runs that algorithm (the ops
@@ -33,6 +36,14 @@
 
 #define DBK_CONV_SHAPES_MAX 64   /* entries of <section>.conv_by_shape read */
 #define DBK_CONV_TILE_DIRECT 1   /* the tile code of "direct" (no Winograd tile is 1) */
+#define DBK_CONV_TILE_UNSET (-1) /* a conv_by_shape entry that leaves this op to the width rule */
+#define DBK_CONV_OPS 3           /* forward, backward-data, backward-filter */
+
+/* The conv_by_shape keys of the three conv ops, in dbk_conv_op_index order. */
+extern const char *const dbk_conv_op_keys[DBK_CONV_OPS];
+
+/* 0, 1, 2 for DBK_OP_CONV2D_FWD, _BWD_DATA, _BWD_FILTER; -1 for any other op. */
+int dbk_conv_op_index(dbk_op kind);
 
 typedef enum dbk_conv_algorithm {
     DBK_CONV_DIRECT,          /* every layer on the direct path */
@@ -45,7 +56,9 @@ typedef struct dbk_conv_choice {
     int                tile;              /* output tile of Winograd F(tile x tile, 3x3): 2 or 4;
                                              DBK_CONV_TILE_DIRECT for "direct" */
     int                min_channels;
-    struct { int c, k, h, w, tile; } by_shape[DBK_CONV_SHAPES_MAX];   /* tile 0: im2col */
+    /* tile per op (index dbk_conv_op_index): 0 im2col, 2 or 4 Winograd, DBK_CONV_TILE_DIRECT,
+     * DBK_CONV_TILE_UNSET (the width rule decides) */
+    struct { int c, k, h, w, tile[DBK_CONV_OPS]; } by_shape[DBK_CONV_SHAPES_MAX];
     int                by_shape_count;
     size_t             winograd_budget;   /* bytes of transformed planes per chunk */
 } dbk_conv_choice;

@@ -26,6 +26,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "backend/conv_choice.h"
 #include "bench/tune.h"
 #include "bench/tune_space.h"
 #include "core/alloc.h"
@@ -219,8 +220,49 @@ static void report_candidate(tune_run *r, cJSON *list, const char *label, const 
     (void)r;
 }
 
-/* The fastest algorithm per layer shape from the candidates' per-case times; a candidate's
- * label is its algorithm's conv_by_shape value ("im2col", "winograd", "winograd4", "direct"). */
+/* The fastest algorithm per layer shape and op from the candidates' per-case times; a
+ * candidate's label is its algorithm's conv_by_shape value ("im2col", "winograd", "winograd4",
+ * "direct"). A shape whose measured ops all pick one algorithm gets that name, the others an
+ * object {"fwd", "bwd_data", "bwd_filter"} (backend/conv_choice.h). */
+static cJSON *choose_shape(tune_run *r, const dbk_tune_search *s, const outcome *oc, const char *shape) {
+    double t[DBK_CONV_OPS][DBK_TUNE_MAX_CANDIDATES] = {{0.0}};
+    bool measured[DBK_CONV_OPS] = {false};
+    for (int j = 0; j < r->w.count; j++) {
+        const dbk_tune_case *c = &r->w.cases[j];
+        const int op = dbk_conv_op_index(c->desc.op);
+        if (op < 0 || !s->applies(c) || strcmp(c->shape_key, shape)) continue;
+        measured[op] = true;
+        for (int k = 0; k < s->count; k++) t[op][k] += oc[k].seconds[j];
+    }
+    int best[DBK_CONV_OPS], first = -1, whole = 0;
+    const bool one = dbk_tune_fastest_per_op(t, measured, s->count, best);
+    double per_op = 0.0, all[DBK_TUNE_MAX_CANDIDATES] = {0.0};
+    for (int op = 0; op < DBK_CONV_OPS; op++) {
+        if (!measured[op]) continue;
+        char line[256] = "";
+        for (int k = 0; k < s->count; k++) {
+            all[k] += t[op][k];
+            const size_t used = strlen(line);
+            snprintf(line + used, sizeof line - used, "  %s %8.2f ms", s->labels[k], t[op][k] * 1e3);
+        }
+        say(r, "  %-16s%-11s%s  -> %s\n", first < 0 ? shape : "", dbk_conv_op_keys[op], line, s->labels[best[op]]);
+        per_op += t[op][best[op]];
+        if (first < 0) first = op;
+    }
+    for (int k = 0; k < s->count; k++)
+        if (all[k] < all[whole]) whole = k;
+    if (one) {
+        say(r, "  %-16s%-11s%s for all three ops\n", "", "chosen", s->labels[best[first]]);
+        return cJSON_CreateString(s->labels[best[first]]);
+    }
+    say(r, "  %-16s%-11sper op: %.2f ms, against %.2f ms with %s for all three\n", "", "chosen", per_op * 1e3,
+        all[whole] * 1e3, s->labels[whole]);
+    cJSON *ops = cJSON_CreateObject();
+    for (int op = 0; op < DBK_CONV_OPS; op++)
+        if (measured[op]) cJSON_AddStringToObject(ops, dbk_conv_op_keys[op], s->labels[best[op]]);
+    return ops;
+}
+
 static void choose_per_shape(tune_run *r, const dbk_tune_search *s, outcome *oc, cJSON *rep) {
     for (int k = 0; k < s->count; k++)
         if (!oc[k].ok) {
@@ -231,19 +273,7 @@ static void choose_per_shape(tune_run *r, const dbk_tune_search *s, outcome *oc,
     for (int i = 0; i < r->w.count; i++) {
         const dbk_tune_case *c = &r->w.cases[i];
         if (!s->applies(c) || cJSON_GetObjectItemCaseSensitive(choice, c->shape_key)) continue;
-        double t[DBK_TUNE_MAX_CANDIDATES] = {0.0};
-        for (int j = 0; j < r->w.count; j++)
-            if (s->applies(&r->w.cases[j]) && !strcmp(r->w.cases[j].shape_key, c->shape_key))
-                for (int k = 0; k < s->count; k++) t[k] += oc[k].seconds[j];
-        int best = 0;
-        char line[256] = "";
-        for (int k = 0; k < s->count; k++) {
-            if (t[k] < t[best]) best = k;
-            const size_t used = strlen(line);
-            snprintf(line + used, sizeof line - used, "  %s %8.2f ms", s->labels[k], t[k] * 1e3);
-        }
-        cJSON_AddStringToObject(choice, c->shape_key, s->labels[best]);
-        say(r, "  %-16s%s  -> %s\n", c->shape_key, line, s->labels[best]);
+        cJSON_AddItemToObject(choice, c->shape_key, choose_shape(r, s, oc, c->shape_key));
     }
     /* the search's name is "<section>.conv_by_shape" */
     char section[16];
@@ -256,7 +286,7 @@ static void choose_per_shape(tune_run *r, const dbk_tune_search *s, outcome *oc,
     cJSON_AddItemToObject(sec, "conv_by_shape", cJSON_Duplicate(choice, true));
     /* a hand-written note on the replaced choices would now mislead */
     cJSON_DeleteItemFromObjectCaseSensitive(sec, "conv_comment");
-    cJSON_AddStringToObject(sec, "conv_comment", "conv_by_shape: daybreak tune's choice per shape, measured at the "
+    cJSON_AddStringToObject(sec, "conv_comment", "conv_by_shape: daybreak tune's choice per shape and op, measured at the "
                                                  "batches of tuned.batch_by_shape (docs/tuning.md)");
     cJSON_AddItemToObject(rep, "chosen", choice);
 }

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "backend/conv_choice.h"
 #include "bench/tune_space.h"
 #include "core/profile.h"
 
@@ -86,6 +87,21 @@ static void winograd_by_shape(dbk_tune_search *s, const char *section, bool dire
                  section);
         add(s, "direct", patch);
     }
+}
+
+bool dbk_tune_fastest_per_op(const double t[][DBK_TUNE_MAX_CANDIDATES], const bool measured[], int count, int best[]) {
+    int first = -1;
+    bool one = true;
+    for (int op = 0; op < DBK_CONV_OPS; op++) {
+        best[op] = -1;
+        if (!measured[op]) continue;
+        best[op] = 0;
+        for (int k = 1; k < count; k++)
+            if (t[op][k] < t[op][best[op]]) best[op] = k;
+        if (first < 0) first = op;
+        one = one && best[op] == best[first];
+    }
+    return one;
 }
 
 static void opencl_winograd(dbk_tune_search *s, const dbk_profile *base) {

@@ -24,6 +24,11 @@ typedef struct dbk_tune_search {
     char        patches[DBK_TUNE_MAX_CANDIDATES][512];   /* JSON merge patches of the profile */
 } dbk_tune_search;
 
+/* One layer of a per-shape search: the fastest of `count` candidates per conv op into best[op]
+ * (-1 where !measured[op]) from t[op][k], op in dbk_conv_op_index order; true when one candidate
+ * wins every measured op (conv_by_shape then names it alone, else one per op). */
+bool dbk_tune_fastest_per_op(const double t[][DBK_TUNE_MAX_CANDIDATES], const bool measured[], int count, int best[]);
+
 /* Number of searches for a backend (0: nothing to tune, e.g. the CPU reference). */
 int  dbk_tune_search_count(dbk_backend_kind kind);
 /* The i-th search, given the profile as the searches before it left it. */
