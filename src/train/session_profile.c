@@ -35,7 +35,10 @@ void dbk_session_print_profile(const dbk_session *s, FILE *out) {
             dbk_backend_kind_name(dbk_backend_get_kind(s->be)), dbk_backend_get_info(s->be)->name);
     /* kind: 28 columns, the longest op name (batchnorm_relu_add_fwd_train) */
     fprintf(out, "%-28s %-28s %10s %7s %10s %9s\n", "op", "kind", "ms/step", "share", "GFLOP", "GFLOP/s");
-    const char *marked[4];   /* the algorithms other than the ops' plain ones, marked with '*' */
+    /* the algorithms other than the ops' plain ones, marked "*", "**", ... in order of first use
+     * (one layer's three ops may each run another: conv_by_shape per op) */
+    const char *marked[4];
+    static const char *const marks[5] = {"*", "**", "***", "****", "?"};
     int marked_count = 0;
     for (int i = 0; i < p->count; i++) {
         double ms = 1000.0 * s->op_seconds[i] / steps, gflop = dbk_op_flops(&p->ops[i]) * 1e-9;
@@ -45,9 +48,9 @@ void dbk_session_print_profile(const dbk_session *s, FILE *out) {
         int seen = 0;
         while (algo && seen < marked_count && strcmp(marked[seen], algo)) seen++;
         if (algo && seen == marked_count && marked_count < 4) marked[marked_count++] = algo;
-        fprintf(out, "%-28.28s %-28s %10.3f %6.1f%% %10.4f %9.1f%s\n", p->ops[i].label ? p->ops[i].label : "",
+        fprintf(out, "%-28.28s %-28s %10.3f %6.1f%% %10.4f %9.1f%s%s\n", p->ops[i].label ? p->ops[i].label : "",
                 dbk_op_name(p->ops[i].op), ms, 100.0 * s->op_seconds[i] / s->step_seconds, gflop,
-                ms > 0 ? gflop / (ms * 1e-3) : 0.0, algo ? " *" : "");
+                ms > 0 ? gflop / (ms * 1e-3) : 0.0, algo ? " " : "", algo ? marks[seen] : "");
     }
     double step_ms = 1000.0 * s->step_seconds / steps, outside = s->step_seconds - ops_total;
     fprintf(out, "%-28s %-28s %10.3f %6.1f%% %10.4f %9.1f\n", "total", "", step_ms, 100.0, flops_total,
@@ -55,12 +58,13 @@ void dbk_session_print_profile(const dbk_session *s, FILE *out) {
     fprintf(out, "outside ops: %.3f ms/step (%.1f%%)\n", 1000.0 * outside / steps, 100.0 * outside / s->step_seconds);
     for (int i = 0; i < marked_count; i++)
         if (!strcmp(marked[i], "direct"))   /* the same multiply-adds, without im2col's col matrix */
-            fprintf(out, "* run as direct: the 3x3 convolution computed from the tensors (no im2col), the same "
-                         "multiply-adds\n");
+            fprintf(out, "%s run as direct: the 3x3 convolution computed from the tensors (no im2col), the same "
+                         "multiply-adds\n",
+                    marks[i]);
         else
-            fprintf(out, "* run as %s: GFLOP counts the direct convolution's 2*N*K*C*R*S*P*Q, Winograd does %gx fewer "
+            fprintf(out, "%s run as %s: GFLOP counts the direct convolution's 2*N*K*C*R*S*P*Q, Winograd does %gx fewer "
                      "multiply-adds, so these GFLOP/s can exceed the device's FMA peak\n",
-                marked[i], dbk_algorithm_multiply_add_saving(marked[i]));
+                marks[i], marked[i], dbk_algorithm_multiply_add_saving(marked[i]));
 }
 
 double dbk_session_step_flops(const dbk_session *s) {
