@@ -38,6 +38,7 @@
 #include <vulkan/vulkan.h>
 
 #include "backend/backend.h"
+#include "core/profile.h"
 #include "core/log.h"
 #include "core/rng.h"
 #include "core/timer.h"
@@ -739,6 +740,81 @@ done:
     return 0;
 }
 
+/* ---------------------------------------------------------------------------------- */
+/* vulkan.conv_by_shape with one algorithm per op (backend/conv_choice.h)                  */
+
+/* One conv op of x (2,16,8,8), w (16,16,3,3), y (2,16,8,8), pad 1, on be; the result read back. */
+static float *run_conv_op(dbk_backend *be, dbk_op op, const float *in0, const float *in1, const char **algorithm) {
+    static const int64_t act[4] = {2, 16, 8, 8}, wt[4] = {16, 16, 3, 3};
+    const bool filter = op == DBK_OP_CONV2D_BWD_FILTER;
+    const int64_t *s0 = act, *s1 = filter ? act : wt, *sd = filter ? wt : act;
+    dbk_buffer *b[3] = {NULL, NULL, NULL};
+    float *out = NULL;
+    const int64_t *shapes[3] = {s0, s1, sd};
+    dbk_op_desc d = {.op = op, .p.conv = {1, 1, 1, 1}};
+    dbk_status st = DBK_OK;
+    for (int i = 0; i < 3 && st == DBK_OK; i++) {
+        const int64_t *sh = shapes[i];
+        st = dbk_buffer_create(be, (size_t)(sh[0] * sh[1] * sh[2] * sh[3]) * 4, &b[i]);
+        if (st == DBK_OK) {
+            const dbk_tensor t = dbk_tensor_make(b[i], 0, DBK_DTYPE_F32, 4, sh[0], sh[1], sh[2], sh[3]);
+            if (i < 2) d.src[i] = t;
+            else d.dst[0] = t;
+        }
+    }
+    if (st == DBK_OK) st = dbk_tensor_write(&d.src[0], in0);
+    if (st == DBK_OK) st = dbk_tensor_write(&d.src[1], in1);
+    if (st == DBK_OK) st = dbk_backend_prepare(be, &d);
+    if (st == DBK_OK) st = dbk_backend_run(be, &d);
+    if (st == DBK_OK) st = dbk_backend_sync(be);
+    if (st == DBK_OK) out = dbk_test_read(&d.dst[0]);
+    if (algorithm) *algorithm = dbk_backend_op_algorithm(be, &d);
+    for (int i = 0; i < 3; i++) dbk_buffer_destroy(b[i]);
+    return out;
+}
+
+static int per_op_conv_choice_should_run_each_op_as_named(void) {
+    const char *text = "{\"id\": \"t\", \"vulkan\": {\"conv_algorithm\": \"winograd\", \"conv_by_shape\": "
+                       "{\"16x16x8x8\": {\"fwd\": \"winograd4\", \"bwd_data\": \"im2col\", \"bwd_filter\": \"winograd\"}}}}";
+    dbk_profile *p = NULL;
+    dbk_backend *vk = NULL, *cpu = NULL;
+    DBK_CHECK_OK(dbk_profile_parse(text, strlen(text), "inline", &p));
+    DBK_CHECK_OK(dbk_backend_create_profiled(kind, device, p, &vk));
+    dbk_profile_destroy(p);
+    DBK_CHECK_OK(dbk_backend_create(DBK_BACKEND_KIND_CPU, 0, &cpu));
+    static const dbk_op ops[3] = {DBK_OP_CONV2D_FWD, DBK_OP_CONV2D_BWD_DATA, DBK_OP_CONV2D_BWD_FILTER};
+    static const char *const want[3] = {"winograd F(4x4,3x3)", NULL, "winograd F(2x2,3x3)"};
+    float *act = dbk_test_uniform(2 * 16 * 8 * 8, -1.0f, 1.0f, 11), *wt = dbk_test_uniform(16 * 16 * 9, -1.0f, 1.0f, 12);
+    int rc = 0;
+    for (int o = 0; o < 3 && rc == 0; o++) {
+        const float *in1 = ops[o] == DBK_OP_CONV2D_BWD_FILTER ? act : wt;
+        const char *got = NULL;
+        float *y = run_conv_op(vk, ops[o], act, in1, &got), *ref = run_conv_op(cpu, ops[o], act, in1, NULL);
+        const size_t n = ops[o] == DBK_OP_CONV2D_BWD_FILTER ? 16 * 16 * 9 : 2 * 16 * 8 * 8;
+        const double nmse = y && ref ? dbk_test_nmse(ref, y, n) : 1.0;
+        printf("  %s as %s: nmse %.2e\n", dbk_op_name(ops[o]), got ? got : "the implicit GEMM", nmse);
+        if (want[o] ? !got || strcmp(got, want[o]) : got != NULL) rc = 1;
+        if (!(nmse < 1e-6)) rc = 1;
+        free(y);
+        free(ref);
+    }
+    free(act);
+    free(wt);
+    dbk_backend_destroy(vk);
+    dbk_backend_destroy(cpu);
+    DBK_CHECK_MSG(rc == 0, "an op ran as another algorithm than its conv_by_shape entry, or off the CPU's result");
+    /* "direct" for one op is still refused, in one line */
+    const char *direct = "{\"id\": \"t\", \"vulkan\": {\"conv_algorithm\": \"winograd\", \"conv_by_shape\": "
+                         "{\"16x16x8x8\": {\"bwd_filter\": \"direct\"}}}}";
+    DBK_CHECK_OK(dbk_profile_parse(direct, strlen(direct), "inline", &p));
+    const dbk_status st = dbk_backend_create_profiled(kind, device, p, &vk);
+    dbk_profile_destroy(p);
+    DBK_CHECK(st != DBK_OK);
+    DBK_CHECK_MSG(strstr(dbk_last_error(), "Vulkan has no \"direct\" convolution") && !strchr(dbk_last_error(), '\n'),
+                  "'%s'", dbk_last_error());
+    return 0;
+}
+
 int main(int argc, char **argv) {
     const char *spec = "vulkan:0";
     const char *mode = NULL, *ops_exe = NULL;
@@ -768,5 +844,6 @@ int main(int argc, char **argv) {
     DBK_RUN(batch_norm_and_pool_over_the_binding_limit_should_match_the_cpu);
     DBK_RUN(a_filter_gradient_over_the_binding_limit_should_match_the_cpu);
     DBK_RUN(bias_add_and_channel_sum_over_the_binding_limit_should_match_the_cpu);
+    DBK_RUN(per_op_conv_choice_should_run_each_op_as_named);
     return dbk_test_finish();
 }
