@@ -36,7 +36,8 @@ void dbk_session_print_profile(const dbk_session *s, FILE *out) {
     /* kind: 28 columns, the longest op name (batchnorm_relu_add_fwd_train) */
     fprintf(out, "%-28s %-28s %10s %7s %10s %9s\n", "op", "kind", "ms/step", "share", "GFLOP", "GFLOP/s");
     /* the algorithms other than the ops' plain ones, marked "*", "**", ... in order of first use
-     * (one layer's three ops may each run another: conv_by_shape per op) */
+     * (one layer's three ops may each run another: conv_by_shape per op); "?" only past four
+     * algorithms, more than the backends have */
     const char *marked[4];
     static const char *const marks[5] = {"*", "**", "***", "****", "?"};
     int marked_count = 0;
