@@ -26,6 +26,8 @@
  *    half the measurements);
  *  - DBK_TUNE_CORRUPT=2 corrupts the Winograd candidate's results: it is "rejected" with its
  *    NMSE, and the profile keeps the built-in per-layer choices;
+ *  - --only keeps the starting profile's record of the other searches, each naming its run,
+ *    when that profile was tuned on this device and backend (and not when on another device);
  *  - errors: unknown backend, --backend cpu, no --backend, --budget 0 and -5, --out in a
  *    missing folder or naming a folder, --only naming no search: exit 1 or 2 and one line
  *    naming the cause (a usage error, exit 2, adds the usual "run 'daybreak tune --help'").
@@ -302,6 +304,71 @@ static int corrupted_candidate_should_be_rejected(void) {
     return per_layer_choice_should_be_unchanged(c.path);
 }
 
+/* A copy of platforms/ in dir/platforms whose pocl-cpu.json carries a "tuned" block naming
+ * device with two searches: opencl.gemm_rb (not re-run by the test's --only) and
+ * opencl.conv_by_shape (re-run). */
+static int write_platforms_tuned_on(const char *dir, const char *device) {
+    char cmd[8800], path[4400];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s/platforms' && cp -r '%s/platforms' '%s/platforms'", dir,
+             DBK_TEST_SOURCE_TREE, dir);
+    DBK_CHECK_MSG(dbk_test_run_command(cmd, out, sizeof out) == 0, "%s:\n%s", cmd, out);
+    snprintf(path, sizeof path, "%s/platforms/pocl-cpu.json", dir);
+    cJSON *p = read_json(path);
+    DBK_CHECK_MSG(p != NULL, "%s is not JSON", path);
+    cJSON *t = cJSON_Parse("{\"backend\": \"opencl\", \"date\": \"2026-01-01 00:00 UTC\", \"command\": \"an earlier "
+                           "run\", \"budget_s\": 900, \"batch\": 16, \"searches\": {\"opencl.gemm_rb\": {\"chosen\": "
+                           "\"profile as is\"}, \"opencl.conv_by_shape\": {\"chosen\": \"per shape\"}}}");
+    cJSON_AddStringToObject(t, "device", device);
+    cJSON_DeleteItemFromObject(p, "tuned");
+    cJSON_AddItemToObject(p, "tuned", t);
+    char *text = cJSON_Print(p);
+    cJSON_Delete(p);
+    DBK_CHECK_OK(dbk_file_write_atomic(path, text, strlen(text)));
+    free(text);
+    return 0;
+}
+
+/* --only re-runs one search: the starting profile's record of another search stays, marked
+ * with the run that made it, when that profile was tuned on this device and backend; a record
+ * from another device does not. */
+static int only_should_keep_the_other_searches_of_this_device(void) {
+    const char *dir = dbk_test_tmpdir("tune-only-keeps");
+    DBK_CHECK(dir != NULL);
+    dbk_device_info info;
+    DBK_CHECK_OK(dbk_backend_device_info(DBK_BACKEND_KIND_OPENCL, 0, &info));
+    char cache[4300], path[4300], args[4400], env[4400];
+    snprintf(cache, sizeof cache, "%s/cache", dir);
+    snprintf(path, sizeof path, "%s/profile.json", dir);
+    snprintf(args, sizeof args, "--out '%s'", path);
+    snprintf(env, sizeof env, "DBK_PLATFORMS_DIR='%s/platforms'", dir);
+    for (int other = 0; other < 2; other++) {
+        if (write_platforms_tuned_on(dir, other ? "another device" : info.name)) return 1;
+        const int rc = tune(env, cache, args);
+        DBK_CHECK_MSG(rc == 0, "exit %d:\n%s", rc, out);
+        cJSON *p = read_json(path);
+        DBK_CHECK_MSG(p != NULL, "no profile written at %s", path);
+        const cJSON *searches = cJSON_GetObjectItem(cJSON_GetObjectItem(p, "tuned"), "searches");
+        const cJSON *cbs = cJSON_GetObjectItem(searches, "opencl.conv_by_shape");
+        const cJSON *gemm = cJSON_GetObjectItem(searches, "opencl.gemm_rb");
+        DBK_CHECK_MSG(cJSON_IsArray(cJSON_GetObjectItem(cbs, "candidates")) && !cJSON_GetObjectItem(cbs, "run"),
+                      "the re-run search's record is not this run's");
+        if (other) {
+            DBK_CHECK_MSG(!gemm, "a record tuned on another device was kept");
+        } else {
+            const cJSON *run = cJSON_GetObjectItem(gemm, "run");
+            DBK_CHECK_MSG(gemm && !strcmp(cJSON_GetStringValue(cJSON_GetObjectItem(gemm, "chosen")), "profile as is"),
+                          "the other search's record was dropped");
+            DBK_CHECK_MSG(run && !strcmp(cJSON_GetStringValue(cJSON_GetObjectItem(run, "command")), "an earlier run") &&
+                              cJSON_GetNumberValue(cJSON_GetObjectItem(run, "batch")) == 16.0 &&
+                              !strcmp(cJSON_GetStringValue(cJSON_GetObjectItem(run, "date")), "2026-01-01 00:00 UTC"),
+                          "the kept record does not name its run");
+            DBK_CHECK_MSG(strstr(out, "kept opencl.gemm_rb as tuned on 2026-01-01 00:00 UTC"), "not said:\n%s", out);
+        }
+        cJSON_Delete(p);
+    }
+    return 0;
+}
+
 /* ---------------------------------------------------------------------------------- */
 /* the batch of each recipe's layers (shapes only: no measuring)                        */
 
@@ -436,6 +503,7 @@ int main(int argc, char **argv) {
     DBK_RUN(usage_errors_should_be_one_line);
     DBK_RUN(tune_should_write_a_checked_profile_and_cache_it);
     DBK_RUN(tuned_profile_should_be_found_by_device_name);
+    DBK_RUN(only_should_keep_the_other_searches_of_this_device);
     DBK_RUN(corrupted_candidate_should_be_rejected);
     DBK_RUN(tiny_budget_should_leave_candidates_untried);
     return dbk_test_finish();

@@ -462,6 +462,40 @@ static cJSON *batch_by_shape_json(const dbk_tune_workload *w) {
     return map;
 }
 
+/* A run of one search (--only) keeps the starting profile's records of the other searches when
+ * that profile was tuned on this device and backend, each with the run that made it ("run":
+ * its date, command, budget, batch and recipes), so the tuned block still accounts for every
+ * tuned key and a search can be re-run at another batch without a hand merge. */
+static dbk_status keep_earlier_searches(tune_run *r, const cJSON *old, cJSON *searches) {
+    if (!r->o->only || !cJSON_IsObject(old) || !cJSON_IsObject(searches)) return DBK_OK;
+    const char *backend = r->o->kind == DBK_BACKEND_KIND_OPENCL ? "opencl" : "vulkan";
+    const char *b = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(old, "backend"));
+    const char *d = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(old, "device"));
+    if (!b || !d || strcmp(b, backend) || strcmp(d, r->info.name)) return DBK_OK;
+    static const char *const run_keys[] = {"date", "command", "budget_s", "batch", "recipes"};
+    const cJSON *s;
+    cJSON_ArrayForEach(s, cJSON_GetObjectItemCaseSensitive(old, "searches")) {
+        if (!cJSON_IsObject(s) || !s->string || cJSON_GetObjectItemCaseSensitive(searches, s->string)) continue;
+        cJSON *copy = cJSON_Duplicate(s, true);
+        cJSON *run = copy && !cJSON_GetObjectItemCaseSensitive(copy, "run") ? cJSON_AddObjectToObject(copy, "run") : NULL;
+        for (size_t i = 0; run && i < sizeof run_keys / sizeof *run_keys; i++) {
+            const cJSON *v = cJSON_GetObjectItemCaseSensitive(old, run_keys[i]);
+            if (v && !cJSON_AddItemToObject(run, run_keys[i], cJSON_Duplicate(v, true))) {
+                cJSON_Delete(copy);
+                copy = NULL;
+            }
+        }
+        if (!copy || !cJSON_AddItemToObject(searches, s->string, copy)) {
+            cJSON_Delete(copy);
+            return dbk_set_error(DBK_ERR_OUT_OF_HOST_MEMORY, "out of host memory writing the profile");
+        }
+        const cJSON *when = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(copy, "run"), "date");
+        say(r, "kept %s as tuned on %s (the starting profile's record)\n", s->string,
+            cJSON_IsString(when) ? when->valuestring : "an earlier run");
+    }
+    return DBK_OK;
+}
+
 /* The profile as written: the tuned tree, the measured bandwidth as the memory roof, and the
  * "tuned" block that says what was done, when and how. */
 static dbk_status write_profile(tune_run *r, const char *out) {
@@ -497,6 +531,7 @@ static dbk_status write_profile(tune_run *r, const char *out) {
             dbk_free(text);
         }
     }
+    DBK_TRY(keep_earlier_searches(r, cJSON_GetObjectItemCaseSensitive(p, "tuned"), r->report));
     cJSON_DeleteItemFromObjectCaseSensitive(p, "tuned");
     cJSON *t = cJSON_AddObjectToObject(p, "tuned");
     cJSON_AddStringToObject(t, "backend", r->o->kind == DBK_BACKEND_KIND_OPENCL ? "opencl" : "vulkan");
