@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# test_bench_train.sh — bench_train as a user runs it: --recipe runs the one CIFAR-10 recipe it
+# names (one outside the default three too: it once printed no line and exited 0), a recipe of
+# another dataset or an unknown one is refused with exit 2 and one line, and bad counts get the
+# usage line.
+# usage: test_bench_train.sh <path to bench_train>   (DAYBREAK_DATA: the CIFAR-10 folder)
+set -uo pipefail
+exe=$1
+fail() { echo "FAIL: $*"; exit 1; }
+if [ ! -d "${DAYBREAK_DATA:-}/cifar-10-batches-bin" ]; then
+  [ "${CI:-}" = true ] && fail "CI=true and no CIFAR-10 under DAYBREAK_DATA='${DAYBREAK_DATA:-}'"
+  echo "skipped: no CIFAR-10 under DAYBREAK_DATA='${DAYBREAK_DATA:-}'"; exit 77
+fi
+
+# A recipe outside the default three, on the CPU backend, a tiny batch: one line with a figure.
+out=$("$exe" --backend cpu --recipe cifar10-alexnet --batch 2 --steps 1 --warmup 0 2>&1); rc=$?
+[ $rc -eq 0 ] || fail "cifar10-alexnet: exit $rc: $out"
+lines=$(echo "$out" | grep -c '^cpu ')
+[ "$lines" -eq 1 ] || fail "cifar10-alexnet: $lines result lines, want 1: $out"
+echo "$out" | grep -qE '^cpu +0 .* cifar10-alexnet +fp32 +2 +[0-9]+\.[0-9] +[0-9]+\.[0-9]$' ||
+  fail "cifar10-alexnet: no img/s and ms/step: $out"
+
+# Refusals: exit 2, one line naming the cause.
+check_refused() {
+  local what=$1 want=$2; shift 2
+  local out rc
+  out=$("$exe" "$@" 2>&1); rc=$?
+  [ $rc -eq 2 ] || fail "$what: exit $rc, want 2: $out"
+  [ "$(echo "$out" | wc -l)" -eq 1 ] || fail "$what: more than one line: $out"
+  echo "$out" | grep -qF -- "$want" || fail "$what: '$want' not said: $out"
+}
+check_refused "another dataset's recipe" "recipe imagenette-resnet18 trains on imagenette" --recipe imagenette-resnet18
+check_refused "an unknown recipe" "no-such-recipe" --recipe no-such-recipe
+check_refused "--steps 0" "--steps and --batch must be >= 1" --steps 0
+check_refused "an unknown option" "usage: bench_train" --frobnicate
+echo "ok: bench_train --recipe and its refusals"
