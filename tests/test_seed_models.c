@@ -3,8 +3,8 @@
  * and AdamW in a training session, on real CIFAR-10 images:
  *   - every seed model, at reduced width but with every layer kind of the full one, trains
  *     with its own recipe's optimizer settings (SGD or AdamW, loss scaling, batch norm,
- *     augmentation) for two short passes over 256 real CIFAR-10 images on the CPU backend and
- *     learns: the training loss falls from the first pass to the second and the second
+ *     augmentation) for three short passes over 256 real CIFAR-10 images on the CPU backend
+ *     and learns: the training loss falls from the first pass to the third and the third
  *     pass's accuracy clears a bar above chance (10%) measured over several seeds;
  *   - on a device backend (argument: opencl or vulkan) each model builds and runs two
  *     training steps whose loss matches the CPU backend's (relative 1e-4);
@@ -43,8 +43,9 @@ typedef struct seed_case {
     const char         *recipe;   /* its optimizer, loss scaling, batch norm and augmentation */
     dbk_model_def       model;
     float               lr;       /* constant for the short epoch (the recipe's scale) */
-    /* Training accuracy of the second pass, percent: the lowest of seeds 1-3 (2026-11-23, CPU
-     * backend) less about 3 points, and above chance (10%); docs/models.md lists the runs. */
+    /* Training accuracy, percent: set from the second pass's over seeds 1-3 (2026-11-23, CPU
+     * backend) less about 3 points, above chance (10%); the third pass's clears it on seeds 1-6
+     * with three OpenBLAS kernel sets (docs/models.md lists the runs). */
     double              bar;
 } seed_case;
 
@@ -57,7 +58,7 @@ static const seed_case cases[] = {
 };
 #define CASE_COUNT (int)(sizeof cases / sizeof cases[0])
 
-enum { BATCH = 32 };
+enum { BATCH = 32, PASSES = 3 };   /* PASSES: see each_seed_model_should_learn_in_one_short_epoch */
 
 static dbk_status open_session(const seed_case *c, dbk_backend_kind kind, int index, uint64_t seed, dbk_backend **be,
                                dbk_session **s) {
@@ -91,9 +92,11 @@ static dbk_status train(dbk_session *s, const seed_case *c, int steps, uint64_t 
 /* ---------------------------------------------------------------------------------- */
 /* learning on the CPU backend                                                        */
 
-/* Two passes over the small training subset (the second sees the same images under other
- * augmentations): the mean training loss must fall from the first pass to the second and the
- * second pass's training accuracy must clear the case's bar. Training counters, not an
+/* Three passes over the small training subset (the later ones see the same images under other
+ * augmentations): the mean training loss must fall from the first pass to the third and the
+ * third pass's training accuracy must clear the case's bar. Two passes were too few: with
+ * OpenBLAS's AVX-512 (Cooperlake) kernels wrn22-small's loss went 2.2959 -> 2.3007 on seed 1
+ * while the Haswell kernels gave 2.2875, so the test passed or failed by the host's CPU. Training counters, not an
  * evaluation: after 16 steps the batch-norm running statistics (DarkNet's momentum is 0.01)
  * have not yet followed the weights, so the test loss says little about learning. */
 static int each_seed_model_should_learn_in_one_short_epoch(void) {
@@ -102,9 +105,9 @@ static int each_seed_model_should_learn_in_one_short_epoch(void) {
         const seed_case *c = &cases[i];
         dbk_backend *be;
         dbk_session *s;
-        dbk_epoch_counters ep[2];
+        dbk_epoch_counters ep[PASSES];
         DBK_CHECK_OK(open_session(c, DBK_BACKEND_KIND_CPU, 0, seed_of_run, &be, &s));
-        for (int e = 0; e < 2; e++) {
+        for (int e = 0; e < PASSES; e++) {
             DBK_CHECK_OK(dbk_session_begin_epoch(s, e + 1, seed_of_run));
             for (int step = 0; step < dbk_session_steps_per_epoch(s); step++)
                 DBK_CHECK_OK(dbk_session_train_step(s, step, c->lr));
@@ -112,8 +115,9 @@ static int each_seed_model_should_learn_in_one_short_epoch(void) {
         }
         dbk_session_destroy(s);
         dbk_backend_destroy(be);
-        const double l0 = ep[0].loss_sum / (double)ep[0].images, l1 = ep[1].loss_sum / (double)ep[1].images;
-        const double acc = 100.0 * ep[1].correct / (double)ep[1].images;
+        const dbk_epoch_counters *last = &ep[PASSES - 1];
+        const double l0 = ep[0].loss_sum / (double)ep[0].images, l1 = last->loss_sum / (double)last->images;
+        const double acc = 100.0 * last->correct / (double)last->images;
         printf("  %-20s %-15s train loss %.4f -> %.4f, accuracy %.1f%% (bar %.0f%%)\n", c->recipe, c->model.name, l0, l1,
                acc, c->bar);
         if (!(l1 < l0) || !(acc > c->bar)) {
