@@ -463,16 +463,16 @@ static cJSON *batch_by_shape_json(const dbk_tune_workload *w) {
 }
 
 /* A run of one search (--only) keeps the starting profile's records of the other searches when
- * that profile was tuned on this device and backend, each with the run that made it ("run":
- * its date, command, budget, batch and recipes), so the tuned block still accounts for every
- * tuned key and a search can be re-run at another batch without a hand merge. */
+ * that profile was tuned for this backend, each with the run that made it ("run": its device,
+ * driver, date, command, budget, batch and recipes): their values stay in the profile, so the
+ * tuned block still accounts for every tuned key, and names the device they were measured on
+ * when it is another. A search can so be re-run at another batch without a hand merge. */
 static dbk_status keep_earlier_searches(tune_run *r, const cJSON *old, cJSON *searches) {
     if (!r->o->only || !cJSON_IsObject(old) || !cJSON_IsObject(searches)) return DBK_OK;
     const char *backend = r->o->kind == DBK_BACKEND_KIND_OPENCL ? "opencl" : "vulkan";
     const char *b = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(old, "backend"));
-    const char *d = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(old, "device"));
-    if (!b || !d || strcmp(b, backend) || strcmp(d, r->info.name)) return DBK_OK;
-    static const char *const run_keys[] = {"date", "command", "budget_s", "batch", "recipes"};
+    if (!b || strcmp(b, backend)) return DBK_OK;
+    static const char *const run_keys[] = {"device", "driver", "date", "command", "budget_s", "batch", "recipes"};
     const cJSON *s;
     cJSON_ArrayForEach(s, cJSON_GetObjectItemCaseSensitive(old, "searches")) {
         if (!cJSON_IsObject(s) || !s->string || cJSON_GetObjectItemCaseSensitive(searches, s->string)) continue;
@@ -489,9 +489,12 @@ static dbk_status keep_earlier_searches(tune_run *r, const cJSON *old, cJSON *se
             cJSON_Delete(copy);
             return dbk_set_error(DBK_ERR_OUT_OF_HOST_MEMORY, "out of host memory writing the profile");
         }
-        const cJSON *when = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(copy, "run"), "date");
-        say(r, "kept %s as tuned on %s (the starting profile's record)\n", s->string,
-            cJSON_IsString(when) ? when->valuestring : "an earlier run");
+        const cJSON *kept = cJSON_GetObjectItemCaseSensitive(copy, "run");
+        const char *when = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(kept, "date"));
+        const char *where = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(kept, "device"));
+        const bool elsewhere = where && strcmp(where, r->info.name);
+        say(r, "kept %s as tuned on %s%s%s%s (the starting profile's record)\n", s->string,
+            when ? when : "an earlier run", elsewhere ? " on '" : "", elsewhere ? where : "", elsewhere ? "'" : "");
     }
     return DBK_OK;
 }
