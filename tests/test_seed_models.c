@@ -96,9 +96,10 @@ static dbk_status train(dbk_session *s, const seed_case *c, int steps, uint64_t 
  * augmentations): the mean training loss must fall from the first pass to the third and the
  * third pass's training accuracy must clear the case's bar. Two passes were too few: with
  * OpenBLAS's AVX-512 (Cooperlake) kernels wrn22-small's loss went 2.2959 -> 2.3007 on seed 1
- * while the Haswell kernels gave 2.2875, so the test passed or failed by the host's CPU. Training counters, not an
- * evaluation: after 16 steps the batch-norm running statistics (DarkNet's momentum is 0.01)
- * have not yet followed the weights, so the test loss says little about learning. */
+ * while the Haswell kernels gave 2.2875, so the test passed or failed by the host's CPU.
+ * Training counters, not an evaluation: after 24 steps the batch-norm running statistics
+ * (DarkNet's momentum is 0.01) have not yet followed the weights, so the test loss says little
+ * about learning. */
 static int each_seed_model_should_learn_in_one_short_epoch(void) {
     int rc = 0;
     for (int i = 0; i < CASE_COUNT; i++) {

@@ -462,6 +462,23 @@ static cJSON *batch_by_shape_json(const dbk_tune_workload *w) {
     return map;
 }
 
+/* A copy of an earlier run's search record with that run's keys under "run" (a record kept
+ * before keeps its own "run"); NULL when out of memory. */
+static cJSON *record_with_run(const cJSON *record, const cJSON *old) {
+    static const char *const run_keys[] = {"device", "driver", "date", "command", "budget_s", "batch", "recipes"};
+    cJSON *copy = cJSON_Duplicate(record, true);
+    if (!copy || cJSON_GetObjectItemCaseSensitive(copy, "run")) return copy;
+    cJSON *run = cJSON_AddObjectToObject(copy, "run");
+    for (size_t i = 0; i < sizeof run_keys / sizeof *run_keys; i++) {
+        const cJSON *v = cJSON_GetObjectItemCaseSensitive(old, run_keys[i]);
+        if (!run || (v && !cJSON_AddItemToObject(run, run_keys[i], cJSON_Duplicate(v, true)))) {
+            cJSON_Delete(copy);
+            return NULL;
+        }
+    }
+    return copy;
+}
+
 /* A run of one search (--only) keeps the starting profile's records of the other searches when
  * that profile was tuned for this backend, each with the run that made it ("run": its device,
  * driver, date, command, budget, batch and recipes): their values stay in the profile, so the
@@ -472,29 +489,22 @@ static dbk_status keep_earlier_searches(tune_run *r, const cJSON *old, cJSON *se
     const char *backend = r->o->kind == DBK_BACKEND_KIND_OPENCL ? "opencl" : "vulkan";
     const char *b = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(old, "backend"));
     if (!b || strcmp(b, backend)) return DBK_OK;
-    static const char *const run_keys[] = {"device", "driver", "date", "command", "budget_s", "batch", "recipes"};
     const cJSON *s;
     cJSON_ArrayForEach(s, cJSON_GetObjectItemCaseSensitive(old, "searches")) {
         if (!cJSON_IsObject(s) || !s->string || cJSON_GetObjectItemCaseSensitive(searches, s->string)) continue;
-        cJSON *copy = cJSON_Duplicate(s, true);
-        cJSON *run = copy && !cJSON_GetObjectItemCaseSensitive(copy, "run") ? cJSON_AddObjectToObject(copy, "run") : NULL;
-        for (size_t i = 0; run && i < sizeof run_keys / sizeof *run_keys; i++) {
-            const cJSON *v = cJSON_GetObjectItemCaseSensitive(old, run_keys[i]);
-            if (v && !cJSON_AddItemToObject(run, run_keys[i], cJSON_Duplicate(v, true))) {
-                cJSON_Delete(copy);
-                copy = NULL;
-            }
-        }
+        cJSON *copy = record_with_run(s, old);
         if (!copy || !cJSON_AddItemToObject(searches, s->string, copy)) {
             cJSON_Delete(copy);
             return dbk_set_error(DBK_ERR_OUT_OF_HOST_MEMORY, "out of host memory writing the profile");
         }
-        const cJSON *kept = cJSON_GetObjectItemCaseSensitive(copy, "run");
-        const char *when = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(kept, "date"));
-        const char *where = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(kept, "device"));
-        const bool elsewhere = where && strcmp(where, r->info.name);
-        say(r, "kept %s as tuned on %s%s%s%s (the starting profile's record)\n", s->string,
-            when ? when : "an earlier run", elsewhere ? " on '" : "", elsewhere ? where : "", elsewhere ? "'" : "");
+        const cJSON *run = cJSON_GetObjectItemCaseSensitive(copy, "run");
+        const char *when = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(run, "date"));
+        const char *where = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(run, "device"));
+        if (!when) when = "an earlier run";
+        if (where && strcmp(where, r->info.name))
+            say(r, "kept %s as tuned on %s on '%s' (the starting profile's record)\n", s->string, when, where);
+        else
+            say(r, "kept %s as tuned on %s (the starting profile's record)\n", s->string, when);
     }
     return DBK_OK;
 }
