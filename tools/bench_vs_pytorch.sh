@@ -123,8 +123,8 @@ if [ $profile = 1 ]; then
     "$dir/daybreak" train --recipe cifar10-resnet9 --backend opencl --batch "$pbatch" --train-subset $((3 * pbatch)) \
       --test-subset "$pbatch" --epochs 1 --all-epochs --profile --no-progress --quiet --out "$out/run" >"$out/log" 2>&1
     rc=$?
-    # the table, its "outside ops" line and the footnote on ops run by another algorithm
-    sed -n '/^profile:/,/^outside ops/p;/^\* run as/p' "$out/log"
+    # the table, its "outside ops" and step-costs lines and the footnote on ops run by another algorithm
+    sed -n '/^profile:/,/^outside ops/p;/^per step:/p;/^\* run as/p' "$out/log"
     # exit 3: one epoch of a subset does not reach the recipe's target, as expected
     if [ $rc != 0 ] && [ $rc != 3 ]; then
       echo "  daybreak train failed (exit $rc): $(tail -n 1 "$out/log")"

@@ -1,8 +1,9 @@
 /*
  * throughput.h — training throughput of a recipe on one device, in images per second.
  *
- * Builds the recipe's full training step (augment, forward, loss, backward, SGD) on the
- * device, runs warm-up steps, then times `steps` steps between two device synchronisations.
+ * Builds the recipe's full training step (augment, forward, loss, backward, SGD, and the
+ * recipe's lookahead every lookahead_every steps) on the device, runs warm-up steps, then
+ * times `steps` steps between two device synchronisations.
  * Timings belong in benchmarks, not tests: this is what tools/bench_train prints.
  */
 #ifndef DBK_THROUGHPUT_H
@@ -11,12 +12,14 @@
 #include "backend/backend.h"
 #include "data/dataset.h"
 #include "train/recipe.h"
+#include "train/session.h"
 
 typedef struct dbk_throughput {
     double images_per_second;
     double seconds_per_step;
     int    steps;
     int    batch;
+    dbk_step_costs costs;     /* launches, syncs, host time, bytes per timed step */
 } dbk_throughput;
 
 /* train must hold at least batch * (warmup + steps) images (or it wraps within one epoch).

@@ -243,7 +243,12 @@ static dbk_status write_batch(dbk_session *s, const char *what, dbk_buffer *imag
 
 dbk_status dbk_session_upload_batch(dbk_session *s, const uint8_t *images, const int32_t *labels) {
     DBK_ASSERT(s->cfg.streamed);
-    return write_batch(s, "training", s->train_images, s->batch_labels, images, labels, (size_t)s->cfg.batch);
+    dbk_cost_mark m;   /* part of the step's costs (session.h dbk_step_costs) */
+    dbk_session_cost_begin(s, &m);
+    const dbk_status st = write_batch(s, "training", s->train_images, s->batch_labels, images, labels,
+                                      (size_t)s->cfg.batch);
+    dbk_session_cost_end(s, &m, 0.0);
+    return st;
 }
 
 dbk_status dbk_session_upload_eval_batch(dbk_session *s, const uint8_t *images, const int32_t *labels, int rows) {

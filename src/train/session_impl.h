@@ -77,7 +77,22 @@ struct dbk_session {
     long                 profiled_steps;
     uint64_t             device_bytes;
     dbk_loss_scaler      scaler;                   /* mixed precision (cfg.fp16) */
+    dbk_backend_counters cost_sum;                 /* the steps' share of the backend's counters */
+    double               cost_wall, cost_min_bytes; /* their wall seconds, dbk_op_bytes moved */
+    long                 cost_steps;
 };
+
+/* session_profile.c: a step-cost measurement around one call of the step (session.h
+ * dbk_step_costs): begin reads the counters and the clock, end adds the differences and
+ * min_bytes (the dbk_op_bytes of what the call ran). */
+typedef struct dbk_cost_mark {
+    dbk_backend_counters at;
+    double               t;
+} dbk_cost_mark;
+void dbk_session_cost_begin(const dbk_session *s, dbk_cost_mark *m);
+void dbk_session_cost_end(dbk_session *s, const dbk_cost_mark *m, double min_bytes);
+/* dbk_op_bytes summed over a program's ops */
+double dbk_session_program_bytes(const dbk_session_program *p);
 
 /* session_step.c: lays out one program on its graph (planning or build pass, as the graph
  * is); in the build pass the graph then holds the whole op sequence. */

@@ -81,7 +81,7 @@ void dbk_session_restore_loss_scaler(dbk_session *s, const dbk_loss_scaler *save
     s->scaler.growth_interval = interval;
 }
 
-dbk_status dbk_session_train_step(dbk_session *s, int step, float lr) {
+static dbk_status enqueue_step(dbk_session *s, int step, float lr) {
     const dbk_step_ctx ctx = {.epoch = s->epoch > 0 ? s->epoch - 1 : 0, /* 0-based for the rules */
                               .step = step,
                               .steps_per_epoch = dbk_session_steps_per_epoch(s),
@@ -98,6 +98,15 @@ dbk_status dbk_session_train_step(dbk_session *s, int step, float lr) {
     if (s->update) return dbk_session_run_exchanged(s);
     if (s->profiling) return dbk_session_run_profiled(s);
     return dbk_program_run(s->train.recorded);
+}
+
+dbk_status dbk_session_train_step(dbk_session *s, int step, float lr) {
+    dbk_cost_mark m;
+    dbk_session_cost_begin(s, &m);
+    const dbk_status st = enqueue_step(s, step, lr);
+    dbk_session_cost_end(s, &m, dbk_session_program_bytes(&s->train));
+    s->cost_steps++;
+    return st;
 }
 
 dbk_status dbk_session_end_epoch(dbk_session *s, dbk_epoch_counters *out) {
@@ -164,8 +173,12 @@ dbk_status dbk_session_lookahead(dbk_session *s, long run_step, long run_steps) 
     const dbk_step_ctx ctx = {.run_step = run_step, .run_steps = run_steps};
     const dbk_graph *g = s->lookahead.graph;
     dbk_graph_fill_step(g, &ctx, s->lookahead_host);
-    DBK_TRY(dbk_buffer_write(s->lookahead_steps, 0, s->lookahead_host, dbk_graph_step_host_bytes(g)));
-    return dbk_program_run(s->lookahead.recorded);
+    dbk_cost_mark m;
+    dbk_session_cost_begin(s, &m);
+    dbk_status st = dbk_buffer_write(s->lookahead_steps, 0, s->lookahead_host, dbk_graph_step_host_bytes(g));
+    if (st == DBK_OK) st = dbk_program_run(s->lookahead.recorded);
+    dbk_session_cost_end(s, &m, dbk_session_program_bytes(&s->lookahead));
+    return st;
 }
 
 dbk_status dbk_session_lookahead_final(dbk_session *s) { return dbk_session_lookahead(s, 0, 0); }

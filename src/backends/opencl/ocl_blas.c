@@ -68,6 +68,11 @@ static void gemm_args_head(dbk_ocl_args *g, int m, int n, int k, float alpha, fl
     dbk_ocl_arg_int(g, ta ? 1 : 0);
 }
 
+/* What a GEMM reads and writes once: A (m,k), B (k,n), C (m,n), C read too when beta != 0. */
+static double gemm_floats(int m, int n, int k, float beta) {
+    return (double)m * k + (double)k * n + (double)m * n * (beta != 0.0f ? 2.0 : 1.0);
+}
+
 /* gemm_rb on a packed B; a work-item computes an RB_M x RB_W block. */
 dbk_status dbk_ocl_gemm_packed_record(dbk_backend *be, dbk_ocl_launches *out, bool ta, int m, int n, int k, float alpha,
                                       dbk_ocl_matrix a, cl_mem bp, cl_uint bp_off, float beta, dbk_ocl_matrix c,
@@ -83,6 +88,7 @@ dbk_status dbk_ocl_gemm_packed_record(dbk_backend *be, dbk_ocl_launches *out, bo
     dbk_ocl_arg_uint(&g, c.off);
     dbk_ocl_arg_int(&g, c.ld);
     dbk_ocl_arg_int(&g, c_plane);
+    dbk_ocl_args_floats(&g, gemm_floats(m, n, k, beta));
     const size_t rb_n = (size_t)t->rb_w;
     const size_t panels = ((size_t)n + rb_n - 1) / rb_n;
     const size_t global[2] = {t->rb_v == 2 ? (panels + 1) / 2 : panels, ((size_t)m + (size_t)t->rb_m - 1) / (size_t)t->rb_m};
@@ -117,6 +123,7 @@ static dbk_status record_tiled(dbk_backend *be, dbk_ocl_launches *out, bool ta, 
     dbk_ocl_arg_mem(&g, c.mem);
     dbk_ocl_arg_uint(&g, c.off);
     dbk_ocl_arg_int(&g, c.ld);
+    dbk_ocl_args_floats(&g, gemm_floats(m, n, k, beta));
     const size_t global[2] = {(size_t)((n + t->tsn - 1) / t->tsn) * local[0],
                               (size_t)((m + t->tsm - 1) / t->tsm) * local[1]};
     return dbk_ocl_args_done(&g, 2, global, local);
@@ -141,6 +148,7 @@ dbk_status dbk_ocl_gemm_record(dbk_backend *be, dbk_ocl_launches *out, bool ta, 
         .a = a.mem, .b = b.mem, .c = c.mem, .a_off = a.off, .b_off = b.off, .c_off = c.off,
         .lda = (size_t)a.ld, .ldb = (size_t)b.ld, .ldc = (size_t)c.ld,
     };
+    l->bytes = (uint64_t)(4.0 * gemm_floats(m, n, k, beta));
     return DBK_OK;
 }
 

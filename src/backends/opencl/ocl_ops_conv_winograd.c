@@ -149,6 +149,7 @@ static dbk_status filter_transform(dbk_backend *be, dbk_ocl_launches *out, const
     dbk_ocl_arg_int(&a, flip ? 1 : 0);
     dbk_ocl_arg_mem(&a, dbk_ocl(be)->workspace);
     dbk_ocl_arg_uint(&a, (cl_uint)p->r0);
+    dbk_ocl_args_floats(&a, (double)p->E * p->co * p->ci);   /* U */
     return dbk_ocl_range2(&a, ((size_t)p->ci + lanes(p) - 1) / lanes(p), (size_t)p->co);
 }
 
@@ -164,6 +165,7 @@ static dbk_status input_transform(dbk_backend *be, dbk_ocl_launches *out, const 
     for (size_t i = 0; i < sizeof v / sizeof v[0]; i++) dbk_ocl_arg_int(&a, v[i]);
     dbk_ocl_arg_mem(&a, dbk_ocl(be)->workspace);
     dbk_ocl_arg_uint(&a, (cl_uint)at);
+    dbk_ocl_args_floats(&a, (double)nb * p->ci * p->H * p->W + (double)p->E * p->ci * tpad);   /* x chunk, V */
     return dbk_ocl_range2(&a, (size_t)tpad / lanes(p), (size_t)p->ci);
 }
 
@@ -204,6 +206,7 @@ static dbk_status record_transformed_conv(dbk_backend *be, const dbk_op_desc *op
         dbk_ocl_arg_int(&a, T);
         dbk_ocl_arg_mem(&a, dbk_ocl_mem(dst));
         dbk_ocl_arg_uint(&a, dbk_ocl_off(dst) + (cl_uint)(n0 * plane_out));
+        dbk_ocl_args_floats(&a, (double)p.E * p.co * T + (double)nb * plane_out);   /* M, y chunk */
         DBK_TRY(dbk_ocl_range2(&a, ((size_t)T + lanes(&p) - 1) / lanes(&p), (size_t)p.co));
     }
     return DBK_OK;
@@ -235,6 +238,7 @@ dbk_status dbk_ocl_record_conv2d_winograd_bwd_filter(dbk_backend *be, const dbk_
         dbk_ocl_arg_int(&a, p.rb_w);
         dbk_ocl_arg_mem(&a, ws);
         dbk_ocl_arg_uint(&a, (cl_uint)p.r1);
+        dbk_ocl_args_floats(&a, (double)nb * plane_dy + (double)p.E * T * kpad);   /* dy chunk, Z */
         DBK_TRY(dbk_ocl_range2(&a, (size_t)T, (size_t)kpad / lanes(&p)));
         for (int e = 0; e < p.E; e++) {   /* dU^T[e] (ci, co) (+)= V[e] (ci, T) . Z[e] (T, co), stored as dU[e] */
             dbk_ocl_matrix V = {ws, (cl_uint)(p.r0 + (size_t)e * p.ci * tpad), tpad};
@@ -250,5 +254,6 @@ dbk_status dbk_ocl_record_conv2d_winograd_bwd_filter(dbk_backend *be, const dbk_
     dbk_ocl_arg_int(&a, p.co);
     dbk_ocl_arg_int(&a, p.ci);
     dbk_ocl_arg_tensor(&a, dw);
+    dbk_ocl_args_floats(&a, (double)p.E * p.co * p.ci);   /* dU */
     return dbk_ocl_range2(&a, ((size_t)p.ci + lanes(&p) - 1) / lanes(&p), (size_t)p.co);
 }
