@@ -4,13 +4,16 @@
  * SGD (torch.optim.SGD with dampening 0):
  *   g = grad + wd * p;  v = mu * v + g;  step = nesterov ? g + mu * v : v;  p -= lr * step
  * lr is read from device memory (written by the host before each step), so a recorded step
- * replays with a new learning rate without touching kernel arguments.  global (n)
+ * replays with a new learning rate without touching kernel arguments. With has_skip, a
+ * non-zero skip[0] (mixed precision: an inf/NaN gradient this step) leaves everything as it
+ * was (SGD and AdamW).  global (n)
  */
 __kernel void sgd_momentum_update(__global const float *grad, const uint g_off, __global const float *lr, const uint lr_off,
+                           __global const float *skip, const uint k_off, const int has_skip,
                            __global float *param, const uint p_off, __global float *mom, const uint m_off,
                            const float mu, const float wd, const int nesterov, const int n) {
     const int i = get_global_id(0);
-    if (i >= n) return;
+    if (i >= n || (has_skip && skip[k_off] != 0.0f)) return;   /* skip: a step with an inf/NaN gradient */
     const float rate = lr[lr_off];
     const float p = param[p_off + i];
     const float g = grad[g_off + i] + wd * p;
@@ -26,11 +29,12 @@ __kernel void sgd_momentum_update(__global const float *grad, const uint g_off, 
  * step = {lr, step_size, bc2_sqrt} is read from device memory (the host writes it each step).
  * global (n) */
 __kernel void adamw_update(__global const float *grad, const uint g_off, __global const float *step, const uint s_off,
+                           __global const float *skip, const uint k_off, const int has_skip,
                            __global float *param, const uint p_off, __global float *exp_avg, const uint m_off,
                            __global float *exp_avg_sq, const uint v_off, const float beta1, const float beta2,
                            const float eps, const float wd, const int n) {
     const int i = get_global_id(0);
-    if (i >= n) return;
+    if (i >= n || (has_skip && skip[k_off] != 0.0f)) return;
     const float decay = 1.0f - step[s_off] * wd, step_size = step[s_off + 1], bc2_sqrt = step[s_off + 2];
     const float g = grad[g_off + i], m0 = exp_avg[m_off + i];
     const float m = m0 + (1.0f - beta1) * (g - m0);

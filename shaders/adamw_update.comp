@@ -5,7 +5,8 @@
  *   p = p * (1 - lr * wd);  m = m + (1 - beta1) * (g - m);  v = beta2 * v + (1 - beta2) * g * g;
  *   p = p - step_size * m / (sqrt(v) / bc2_sqrt + eps)
  * step = {lr, step_size, bc2_sqrt} is read from device memory (the host rewrites it each
- * step). Grid-stride over n.
+ * step). With has_skip, a non-zero skip[0] changes nothing (as sgd_momentum_update.comp).
+ * Grid-stride over n.
  */
 layout(local_size_x_id = 0) in;
 
@@ -13,6 +14,7 @@ layout(push_constant) uniform Push {
     uint n;
     uint rg, rs, rp, rm, rv;   /* element offsets of bindings 0..4 */
     float beta1, beta2, eps, wd;
+    uint rk, has_skip;         /* element offset of binding 5, and whether it is bound */
 } pc;
 
 layout(binding = 0) readonly buffer BufG { float grad[]; };      /* (n) */
@@ -20,8 +22,10 @@ layout(binding = 1) readonly buffer BufS { float step[]; };      /* (3) {lr, ste
 layout(binding = 2) buffer BufP { float param[]; };              /* (n) in place */
 layout(binding = 3) buffer BufM { float exp_avg[]; };            /* (n) in place */
 layout(binding = 4) buffer BufV { float exp_avg_sq[]; };         /* (n) in place */
+layout(binding = 5) readonly buffer BufK { float skip[]; };      /* (1), when has_skip */
 
 void main() {
+    if (pc.has_skip != 0 && skip[pc.rk] != 0.0) return;
     const float decay = 1.0 - step[pc.rs] * pc.wd, step_size = step[pc.rs + 1], bc2_sqrt = step[pc.rs + 2];
     const uint stride = gl_NumWorkGroups.x * gl_WorkGroupSize.x;
     for (uint i = gl_GlobalInvocationID.x; i < pc.n; i += stride) {

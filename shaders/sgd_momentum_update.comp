@@ -3,7 +3,8 @@
  * sgd_momentum_update.comp — SGD with momentum, weight decay and optional Nesterov over flat buffers
  * (DBK_OP_SGD_MOMENTUM_UPDATE, torch.optim.SGD with dampening 0):
  *   g = grad + wd * p;  v = mu * v + g;  step = nesterov ? g + mu * v : v;  p -= lr * step
- * lr is read from device memory (the host rewrites it each step). Grid-stride over n.
+ * lr is read from device memory (the host rewrites it each step). With has_skip, a non-zero
+ * skip[0] (mixed precision: an inf/NaN gradient this step) changes nothing. Grid-stride over n.
  */
 layout(local_size_x_id = 0) in;
 
@@ -12,14 +13,17 @@ layout(push_constant) uniform Push {
     uint rg, rl, rp, rv;   /* element offsets of bindings 0..3 */
     float mu, wd;
     uint nesterov;
+    uint rk, has_skip;     /* element offset of binding 4, and whether it is bound */
 } pc;
 
 layout(binding = 0) readonly buffer BufG { float grad[]; };   /* (n) */
 layout(binding = 1) readonly buffer BufL { float lr[]; };     /* (1) */
 layout(binding = 2) buffer BufP { float param[]; };           /* (n) in place */
 layout(binding = 3) buffer BufV { float mom[]; };             /* (n) in place */
+layout(binding = 4) readonly buffer BufK { float skip[]; };   /* (1), when has_skip */
 
 void main() {
+    if (pc.has_skip != 0 && skip[pc.rk] != 0.0) return;
     const float rate = lr[pc.rl];
     const uint stride = gl_NumWorkGroups.x * gl_WorkGroupSize.x;
     for (uint i = gl_GlobalInvocationID.x; i < pc.n; i += stride) {

@@ -176,7 +176,6 @@ typedef struct dbk_step_ctx {
     double   lr;                    /* the schedule's learning rate at this step */
     long     run_step;              /* training steps done in the whole run */
     long     run_steps;             /* the run's length in steps */
-    float    loss_scale;            /* mixed precision: the dynamic loss scale S (train/loss_scaler.h) */
 } dbk_step_ctx;
 
 /* Computes one per-step value into dst (count elements of the declared dtype) from the

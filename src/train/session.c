@@ -95,6 +95,7 @@ static dbk_status build(dbk_session *s) {
         DBK_TRY(dbk_session_alloc(s, n_params * 4, adamw ? "AdamW first moments" : "momentum", &s->momentum));
         if (adamw) DBK_TRY(dbk_session_alloc(s, n_params * 4, "AdamW second moments", &s->exp_avg_sq));
         DBK_TRY(dbk_session_alloc(s, step_bytes, "training per-step values", &s->train_steps));
+        if (cfg->fp16) DBK_TRY(dbk_session_alloc(s, DBK_SESSION_AMP_STATE * 4, "loss scaler state", &s->amp_state));
         s->train_host = dbk_calloc(1, step_bytes + 1);
         if (!s->train_host) return DBK_ERR_OUT_OF_HOST_MEMORY;
         if (cfg->streamed) {
@@ -137,9 +138,8 @@ static dbk_status build(dbk_session *s) {
     for (int i = 0; i < nprogs; i++) {
         dbk_session_program *p = progs[i];
         if (!p->graph) continue;
-        /* the update apart: for the exchange (distributed), or to skip it (loss scaling) */
-        const bool separate = cfg->separate_update || cfg->fp16;
-        const int apart = p->kind == DBK_SESSION_PROGRAM_TRAIN && separate ? p->update_count : 0;
+        /* the update apart for the exchange (distributed); loss scaling skips it on the device */
+        const int apart = p->kind == DBK_SESSION_PROGRAM_TRAIN && cfg->separate_update ? p->update_count : 0;
         DBK_TRY(dbk_program_create(be, p->ops, p->count - apart, &p->recorded));
         if (apart) DBK_TRY(dbk_program_create(be, p->ops + p->count - apart, apart, &s->update));
     }
@@ -169,6 +169,7 @@ dbk_status dbk_session_create(dbk_backend *be, const dbk_session_config *cfg, db
     if (!s) return DBK_ERR_OUT_OF_HOST_MEMORY;
     dbk_loss_scaler_init(&s->scaler, DBK_LOSS_SCALE_INIT,
                          cfg->loss_scale_interval > 0 ? cfg->loss_scale_interval : DBK_LOSS_SCALE_INTERVAL);
+    s->amp_dirty = cfg->fp16;   /* the device's copy of the scaler is written before the first step */
     s->be = be;
     s->cfg = *cfg;
     if (cfg->test_count < cfg->eval_batch) s->cfg.eval_batch = cfg->test_count > 0 ? cfg->test_count : 1;
@@ -196,7 +197,7 @@ void dbk_session_destroy(dbk_session *s) {
                           s->ema_params,   s->ema_state,       s->train_steps, s->eval_steps,
                           s->lookahead_steps, s->train_images, s->train_labels, s->indices,
                           s->test_images,  s->test_labels,  s->exp_avg_sq, s->batch_labels,
-                          s->eval_images,  s->eval_zeros,   s->eval_batch_labels};
+                          s->eval_images,  s->eval_zeros,   s->eval_batch_labels, s->amp_state};
     for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++) dbk_buffer_destroy(bufs[i]);
     dbk_free(s->train_host);
     dbk_free(s->eval_host);

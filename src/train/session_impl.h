@@ -76,7 +76,12 @@ struct dbk_session {
     double               step_seconds;             /* whole profiled steps */
     long                 profiled_steps;
     uint64_t             device_bytes;
-    dbk_loss_scaler      scaler;                   /* mixed precision (cfg.fp16) */
+    dbk_loss_scaler      scaler;                   /* mixed precision (cfg.fp16): the host's copy of */
+    dbk_buffer          *amp_state;                /* the device's {S, 1/S, found, clean, skipped,
+                                                      growths} (DBK_OP_AMP_UPDATE_SCALE), read at
+                                                      the end of an epoch */
+    bool                 amp_dirty;                /* scaler changed on the host: written before
+                                                      the next step */
     dbk_backend_counters cost_sum;                 /* the steps' share of the backend's counters */
     double               cost_wall, cost_min_bytes; /* their wall seconds, dbk_op_bytes moved */
     long                 cost_steps;
@@ -94,6 +99,9 @@ void dbk_session_cost_end(dbk_session *s, const dbk_cost_mark *m, double min_byt
 /* dbk_op_bytes summed over a program's ops */
 double dbk_session_program_bytes(const dbk_session_program *p);
 
+/* Mixed precision: the loss scaler's device state (6 floats, DBK_OP_AMP_UPDATE_SCALE). */
+#define DBK_SESSION_AMP_STATE 6
+
 /* session_step.c: lays out one program on its graph (planning or build pass, as the graph
  * is); in the build pass the graph then holds the whole op sequence. */
 dbk_status dbk_session_lay_out(dbk_session *s, dbk_session_program *p);
@@ -107,6 +115,10 @@ dbk_status dbk_session_upload_eval_batch(dbk_session *s, const uint8_t *images, 
 
 /* session_peers.c: one training step as forward and backward, the exchange, the update. */
 dbk_status dbk_session_run_exchanged(dbk_session *s);
+
+/* session_run.c: the host's copy of the loss scaler from the device's (mixed precision; a read,
+ * so between epochs only); nothing to do in fp32. */
+dbk_status dbk_session_read_scaler(dbk_session *s);
 
 /* session_profile.c: one training step with per-op device timing. */
 dbk_status dbk_session_run_profiled(dbk_session *s);

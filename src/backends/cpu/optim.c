@@ -47,6 +47,7 @@ dbk_status dbk_cpu_sgd_momentum_update(dbk_backend *be, const dbk_op_desc *op) {
     const float lr = *dbk_cpu_f32(&op->src[1]);     /* (1) */
     float *param = dbk_cpu_f32(&op->dst[0]);        /* (n) in place */
     float *mom = dbk_cpu_f32(&op->dst[1]);          /* (n) in place */
+    if (op->src[2].ndim && dbk_cpu_f32(&op->src[2])[0] != 0.0f) return DBK_OK;   /* skip (1): a skipped step */
     const float mu = op->p.sgd.momentum, wd = op->p.sgd.weight_decay;
     const bool nesterov = op->p.sgd.nesterov;
 
@@ -69,6 +70,7 @@ dbk_status dbk_cpu_adamw_update(dbk_backend *be, const dbk_op_desc *op) {
     float *param = dbk_cpu_f32(&op->dst[0]);        /* (n) in place */
     float *m = dbk_cpu_f32(&op->dst[1]);            /* (n) in place */
     float *v = dbk_cpu_f32(&op->dst[2]);            /* (n) in place */
+    if (op->src[2].ndim && dbk_cpu_f32(&op->src[2])[0] != 0.0f) return DBK_OK;   /* skip (1): a skipped step */
     const dbk_adamw_params *a = &op->p.adamw;
     const float decay = 1.0f - step[0] * a->weight_decay, step_size = step[1], bc2_sqrt = step[2];
     const float w1 = 1.0f - a->beta1, w2 = 1.0f - a->beta2;

@@ -73,11 +73,19 @@ static double gemm_floats(int m, int n, int k, float beta) {
     return (double)m * k + (double)k * n + (double)m * n * (beta != 0.0f ? 2.0 : 1.0);
 }
 
-/* gemm_rb on a packed B; a work-item computes an RB_M x RB_W block. */
 dbk_status dbk_ocl_gemm_packed_record(dbk_backend *be, dbk_ocl_launches *out, bool ta, int m, int n, int k, float alpha,
                                       dbk_ocl_matrix a, cl_mem bp, cl_uint bp_off, float beta, dbk_ocl_matrix c,
                                       int c_plane) {
-    if (m == 0 || n == 0) return DBK_OK;
+    const dbk_ocl_batch one = {.count = 1};
+    return dbk_ocl_gemm_batch_record(be, out, ta, m, n, k, alpha, a, bp, bp_off, beta, c, c_plane, one);
+}
+
+/* gemm_rb on a packed B; a work-item computes an RB_M x RB_W block of one GEMM of the batch
+ * (dimension 2 of the range). */
+dbk_status dbk_ocl_gemm_batch_record(dbk_backend *be, dbk_ocl_launches *out, bool ta, int m, int n, int k, float alpha,
+                                     dbk_ocl_matrix a, cl_mem bp, cl_uint bp_off, float beta, dbk_ocl_matrix c,
+                                     int c_plane, dbk_ocl_batch batch) {
+    if (m == 0 || n == 0 || batch.count == 0) return DBK_OK;
     const dbk_ocl_gemm_tiles *t = &dbk_ocl(be)->tiles;
     dbk_ocl_args g;
     DBK_TRY(dbk_ocl_kernel(be, out, t->rb_v == 2 ? "gemm_rb2" : "gemm_rb", &g));
@@ -88,10 +96,14 @@ dbk_status dbk_ocl_gemm_packed_record(dbk_backend *be, dbk_ocl_launches *out, bo
     dbk_ocl_arg_uint(&g, c.off);
     dbk_ocl_arg_int(&g, c.ld);
     dbk_ocl_arg_int(&g, c_plane);
-    dbk_ocl_args_floats(&g, gemm_floats(m, n, k, beta));
+    dbk_ocl_arg_uint(&g, batch.a);
+    dbk_ocl_arg_uint(&g, batch.b);
+    dbk_ocl_arg_uint(&g, batch.c);
+    dbk_ocl_args_floats(&g, batch.count * gemm_floats(m, n, k, beta));
     const size_t rb_n = (size_t)t->rb_w;
     const size_t panels = ((size_t)n + rb_n - 1) / rb_n;
-    const size_t global[2] = {t->rb_v == 2 ? (panels + 1) / 2 : panels, ((size_t)m + (size_t)t->rb_m - 1) / (size_t)t->rb_m};
+    const size_t global[3] = {t->rb_v == 2 ? (panels + 1) / 2 : panels, ((size_t)m + (size_t)t->rb_m - 1) / (size_t)t->rb_m,
+                              (size_t)batch.count};
     size_t lim = dbk_ocl_wg_limit(be, g.launch->kernel, (size_t)t->rb_wg0 * (size_t)t->rb_wg1);
     size_t local[2] = {(size_t)t->rb_wg0, (size_t)t->rb_wg1};
     while (local[0] * local[1] > lim) {
@@ -101,7 +113,9 @@ dbk_status dbk_ocl_gemm_packed_record(dbk_backend *be, dbk_ocl_launches *out, bo
     /* No point in work-groups wider than the matrix: shrink to the range. */
     while (local[0] > 1 && local[0] / 2 >= global[0]) local[0] /= 2;
     while (local[1] > 1 && local[1] / 2 >= global[1]) local[1] /= 2;
-    return dbk_ocl_args_done(&g, 2, global, local);
+    if (batch.count == 1) return dbk_ocl_args_done(&g, 2, global, local);
+    const size_t local3[3] = {local[0], local[1], 1};
+    return dbk_ocl_args_done(&g, 3, global, local3);
 }
 
 static dbk_status record_tiled(dbk_backend *be, dbk_ocl_launches *out, bool ta, bool tb, int m, int n, int k,

@@ -263,6 +263,15 @@ dbk_status dbk_ocl_gemm_record(dbk_backend *be, dbk_ocl_launches *out, bool ta, 
 dbk_status dbk_ocl_gemm_packed_record(dbk_backend *be, dbk_ocl_launches *out, bool ta, int m, int n, int k, float alpha,
                                       dbk_ocl_matrix a, cl_mem bp, cl_uint bp_off, float beta, dbk_ocl_matrix c,
                                       int c_plane);
+/* A batch of `batch` such GEMMs of one shape in one launch, the e-th on A at a.off + e*stride.a,
+ * B at bp_off + e*stride.b and C at c.off + e*stride.c (elements). */
+typedef struct dbk_ocl_batch {
+    int     count;
+    cl_uint a, b, c;
+} dbk_ocl_batch;
+dbk_status dbk_ocl_gemm_batch_record(dbk_backend *be, dbk_ocl_launches *out, bool ta, int m, int n, int k, float alpha,
+                                     dbk_ocl_matrix a, cl_mem bp, cl_uint bp_off, float beta, dbk_ocl_matrix c,
+                                     int c_plane, dbk_ocl_batch batch);
 dbk_status dbk_ocl_blas_setup(dbk_backend *be, const void *profile);   /* profile: const dbk_profile * */
 /* ocl_ops_conv.c */
 size_t     dbk_ocl_conv_workspace_bytes(const dbk_backend *be, const dbk_op_desc *op);

@@ -353,6 +353,7 @@ size_t dbk_ocl_conv_im2col_budget(const dbk_profile *p, uint64_t max_alloc) {
     double mb = dbk_profile_number(p, "opencl.conv_workspace_mb", 64.0);
     if (!(mb >= 1.0 && mb <= 65536.0)) mb = 64.0;
     size_t budget = (size_t)(mb * 1048576.0);
+    if (!strcmp(dbk_profile_string(p, "opencl.conv_chunking", "on"), "off")) budget = DBK_CONV_UNCHUNKED_BYTES;
     if (max_alloc && budget > max_alloc / 2) budget = (size_t)(max_alloc / 2);
     return budget;
 }

@@ -6,12 +6,20 @@
  */
 #include "backends/opencl/ocl_internal.h"
 
+/* The optional skip flag (src2) as (buffer, offset, present); absent: src1 in its place, never read. */
+static void skip_args(dbk_ocl_args *a, const dbk_op_desc *op) {
+    const bool has = op->src[2].ndim != 0;
+    dbk_ocl_arg_tensor(a, has ? &op->src[2] : &op->src[1]);
+    dbk_ocl_arg_int(a, has ? 1 : 0);
+}
+
 dbk_status dbk_ocl_record_sgd_momentum_update(dbk_backend *be, const dbk_op_desc *op, dbk_ocl_launches *out) {
     const int n = (int)dbk_tensor_numel(&op->src[0]);
     dbk_ocl_args a;
     DBK_TRY(dbk_ocl_kernel(be, out, "sgd_momentum_update", &a));
     dbk_ocl_arg_tensor(&a, &op->src[0]);
     dbk_ocl_arg_tensor(&a, &op->src[1]);
+    skip_args(&a, op);
     dbk_ocl_arg_tensor(&a, &op->dst[0]);
     dbk_ocl_arg_tensor(&a, &op->dst[1]);
     dbk_ocl_arg_float(&a, op->p.sgd.momentum);
@@ -29,6 +37,7 @@ dbk_status dbk_ocl_record_adamw_update(dbk_backend *be, const dbk_op_desc *op, d
     DBK_TRY(dbk_ocl_kernel(be, out, "adamw_update", &a));
     dbk_ocl_arg_tensor(&a, &op->src[0]);
     dbk_ocl_arg_tensor(&a, &op->src[1]);
+    skip_args(&a, op);
     for (int i = 0; i < 3; i++) dbk_ocl_arg_tensor(&a, &op->dst[i]);
     dbk_ocl_arg_float(&a, p->beta1);
     dbk_ocl_arg_float(&a, p->beta2);

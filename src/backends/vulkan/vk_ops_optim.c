@@ -10,21 +10,33 @@
 
 #include "backends/vulkan/vk_internal.h"
 
+/* The optional skip flag (src2), or an unused placeholder binding when absent. */
+static dbk_status skip_binding(const dbk_vk_state *vk, const dbk_op_desc *op, dbk_vk_bind *b, uint32_t *rem) {
+    if (!op->src[2].ndim) {
+        *b = dbk_vk_placeholder(&op->src[1]);
+        *rem = 0;
+        return DBK_OK;
+    }
+    return dbk_vk_window(vk, &op->src[2], 0, 1, false, b, rem);
+}
+
 dbk_status dbk_vk_record_sgd_momentum_update(dbk_backend *be, dbk_vk_rec *rec, const dbk_op_desc *op) {
     dbk_vk_state *vk = dbk_vk(be);
     const int64_t n = dbk_tensor_numel(&op->dst[0]);
     const int64_t step = dbk_vk_flat_chunk(vk);
     for (int64_t e0 = 0; e0 < n; e0 += step) {
         const int64_t cnt = n - e0 < step ? n - e0 : step;
-        dbk_vk_dispatch d = {.shader = "sgd_momentum_update", .nspec = 1, .spec = {vk->wg}, .nbind = 4};
-        uint32_t rem[4];
-        /* grad, lr, params (in place), momentum (in place) */
+        dbk_vk_dispatch d = {.shader = "sgd_momentum_update", .nspec = 1, .spec = {vk->wg}, .nbind = 5};
+        uint32_t rem[5];
+        /* grad, lr, params (in place), momentum (in place), skip */
         DBK_TRY(dbk_vk_window(vk, &op->src[0], e0, cnt, false, &d.bind[0], &rem[0]));
         DBK_TRY(dbk_vk_window(vk, &op->src[1], 0, 1, false, &d.bind[1], &rem[1]));
         DBK_TRY(dbk_vk_window(vk, &op->dst[0], e0, cnt, true, &d.bind[2], &rem[2]));
         DBK_TRY(dbk_vk_window(vk, &op->dst[1], e0, cnt, true, &d.bind[3], &rem[3]));
-        const uint32_t pc[8] = {(uint32_t)cnt, rem[0], rem[1], rem[2], rem[3], dbk_vk_f32_bits(op->p.sgd.momentum),
-                                dbk_vk_f32_bits(op->p.sgd.weight_decay), op->p.sgd.nesterov ? 1u : 0u};
+        DBK_TRY(skip_binding(vk, op, &d.bind[4], &rem[4]));
+        const uint32_t pc[10] = {(uint32_t)cnt, rem[0], rem[1], rem[2], rem[3], dbk_vk_f32_bits(op->p.sgd.momentum),
+                                 dbk_vk_f32_bits(op->p.sgd.weight_decay), op->p.sgd.nesterov ? 1u : 0u, rem[4],
+                                 op->src[2].ndim ? 1u : 0u};
         memcpy(d.push, pc, sizeof pc);
         d.groups[0] = dbk_vk_groups_1d(vk, cnt, vk->wg);
         DBK_TRY(dbk_vk_emit(be, rec, &d));
@@ -39,15 +51,16 @@ dbk_status dbk_vk_record_adamw_update(dbk_backend *be, dbk_vk_rec *rec, const db
     const int64_t step = dbk_vk_flat_chunk(vk);
     for (int64_t e0 = 0; e0 < n; e0 += step) {
         const int64_t cnt = n - e0 < step ? n - e0 : step;
-        dbk_vk_dispatch d = {.shader = "adamw_update", .nspec = 1, .spec = {vk->wg}, .nbind = 5};
-        uint32_t rem[5];
-        /* grad, step values, params, exp_avg, exp_avg_sq (the last three in place) */
+        dbk_vk_dispatch d = {.shader = "adamw_update", .nspec = 1, .spec = {vk->wg}, .nbind = 6};
+        uint32_t rem[6];
+        /* grad, step values, params, exp_avg, exp_avg_sq (the last three in place), skip */
         DBK_TRY(dbk_vk_window(vk, &op->src[0], e0, cnt, false, &d.bind[0], &rem[0]));
         DBK_TRY(dbk_vk_window(vk, &op->src[1], 0, 3, false, &d.bind[1], &rem[1]));
         for (int i = 0; i < 3; i++) DBK_TRY(dbk_vk_window(vk, &op->dst[i], e0, cnt, true, &d.bind[2 + i], &rem[2 + i]));
-        const uint32_t pc[10] = {(uint32_t)cnt,          rem[0], rem[1], rem[2], rem[3], rem[4],
+        DBK_TRY(skip_binding(vk, op, &d.bind[5], &rem[5]));
+        const uint32_t pc[12] = {(uint32_t)cnt,          rem[0], rem[1], rem[2], rem[3], rem[4],
                                  dbk_vk_f32_bits(p->beta1), dbk_vk_f32_bits(p->beta2), dbk_vk_f32_bits(p->eps),
-                                 dbk_vk_f32_bits(p->weight_decay)};
+                                 dbk_vk_f32_bits(p->weight_decay), rem[5], op->src[2].ndim ? 1u : 0u};
         memcpy(d.push, pc, sizeof pc);
         d.groups[0] = dbk_vk_groups_1d(vk, cnt, vk->wg);
         DBK_TRY(dbk_vk_emit(be, rec, &d));
