@@ -17,10 +17,10 @@ out=$("$exe" --backend cpu --recipe cifar10-alexnet --batch 2 --steps 1 --warmup
 [ $rc -eq 0 ] || fail "cifar10-alexnet: exit $rc: $out"
 lines=$(echo "$out" | grep -c '^cpu ')
 [ "$lines" -eq 1 ] || fail "cifar10-alexnet: $lines result lines, want 1: $out"
-# launches, syncs (none in a step), host ms, MB moved, MB minimum; then batch, img/s, ms/step
-echo "$out" | grep -qE '^backend .* prec +launches +syncs +host_ms +MB_moved +MB_min +batch +img/s +ms/step$' ||
+# launches, syncs (none in a step), host ms, MB moved, MB minimum, CPU s; then batch, img/s, ms/step
+echo "$out" | grep -qE '^backend .* prec +launches +syncs +host_ms +MB_moved +MB_min +cpu_s +batch +img/s +ms/step$' ||
   fail "cifar10-alexnet: header: $out"
-echo "$out" | grep -qE '^cpu +0 .* cifar10-alexnet +fp32 +[1-9][0-9]* +0\.00 +[0-9]+\.[0-9]{2} +[0-9]+ +[0-9]+ +2 +[0-9]+\.[0-9] +[0-9]+\.[0-9]$' ||
+echo "$out" | grep -qE '^cpu +0 .* cifar10-alexnet +fp32 +[1-9][0-9]* +0\.00 +[0-9]+\.[0-9]{2} +[0-9]+ +[0-9]+ +[0-9]+\.[0-9]{2} +2 +[0-9]+\.[0-9] +[0-9]+\.[0-9]$' ||
   fail "cifar10-alexnet: no step costs, img/s and ms/step: $out"
 
 # Refusals: exit 2, one line naming the cause.

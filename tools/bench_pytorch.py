@@ -21,7 +21,8 @@ from data_batch_1.bin, so PyTorch is not charged for augmentation):
     bench_train times it).
 Threads default to the machine's cores (torch's default); --channels-last stores activations
 NHWC (PyTorch's faster CPU layout for some convolutions: try both, report the better).
-Prints one line: `pytorch <version> model <M> batch <B> threads <T> layout <L> img/s <X> ms/step <Y>`.
+Prints one line: `pytorch <version> model <M> batch <B> threads <T> layout <L> img/s <X> ms/step <Y>
+cpu_s/step <Z>` (Z: the process's CPU seconds per step, every thread).
 """
 import argparse
 import os
@@ -133,12 +134,14 @@ def main():
 
     for i in range(a.warmup):
         step(*batch_of(i), i)
-    t0 = time.perf_counter()
+    t0, cpu0 = time.perf_counter(), time.process_time()
     for i in range(a.warmup, steps):
         step(*batch_of(i), i)
     seconds = (time.perf_counter() - t0) / a.steps
+    cpu = (time.process_time() - cpu0) / a.steps   # every thread of the process
     print(f"pytorch {torch.__version__} model {a.model} batch {a.batch} threads {torch.get_num_threads()} "
-          f"layout {'nhwc' if a.channels_last else 'nchw'} img/s {a.batch / seconds:.1f} ms/step {1000 * seconds:.1f}")
+          f"layout {'nhwc' if a.channels_last else 'nchw'} img/s {a.batch / seconds:.1f} ms/step {1000 * seconds:.1f} "
+          f"cpu_s/step {cpu:.2f}")
 
 
 if __name__ == "__main__":

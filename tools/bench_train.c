@@ -13,8 +13,10 @@
  * Columns: backend, device index and name, recipe, precision; what a timed step asked of the
  * device (train/session.h dbk_step_costs): launches, syncs (host waits inside the step),
  * host_ms (the step's time outside those waits and, on the CPU backend, outside the ops),
- * MB_moved by the launches and MB_min, the tensors' minimum (each op's tensors once); then
- * batch, img/s and ms/step, the last three fields (tools/bench_vs_pytorch.sh reads them).
+ * MB_moved by the launches and MB_min, the tensors' minimum (each op's tensors once); cpu_s,
+ * the process's CPU seconds per step (every thread: on a CPU device the work a step costs,
+ * comparable when other jobs share the cores); then batch, img/s and ms/step, the last three
+ * fields (tools/bench_vs_pytorch.sh reads them).
  */
 #define _POSIX_C_SOURCE 200809L
 #include <stdbool.h>
@@ -39,10 +41,11 @@ static int run_one(dbk_backend_kind kind, int index, const char *recipe_name, in
     if (batch <= 0) batch = recipe->batch;
     dbk_status st = dbk_bench_throughput(be, recipe, batch, fp16, warmup, steps, train, test, &t);
     if (st == DBK_OK)
-        printf("%-8s %-2d %-40.40s %-16s %-4s %8.0f %5.2f %7.2f %9.0f %8.0f %5d %9.1f %10.1f\n",
+        printf("%-8s %-2d %-40.40s %-16s %-4s %8.0f %5.2f %7.2f %9.0f %8.0f %8.2f %5d %9.1f %10.1f\n",
                dbk_backend_kind_name(kind), index, dbk_backend_get_info(be)->name, recipe_name, precision,
                t.costs.launches, t.costs.syncs, 1000.0 * t.costs.host_seconds, t.costs.device_bytes * 1e-6,
-               t.costs.min_bytes * 1e-6, batch, t.images_per_second, 1000.0 * t.seconds_per_step);
+               t.costs.min_bytes * 1e-6, t.cpu_seconds_per_step, batch, t.images_per_second,
+               1000.0 * t.seconds_per_step);
     else
         printf("%-8s %-2d %-40.40s %-16s %-4s error: %s\n", dbk_backend_kind_name(kind), index,
                dbk_backend_get_info(be)->name, recipe_name, precision, dbk_last_error());
@@ -104,8 +107,8 @@ int main(int argc, char **argv) {
         return 1;
     }
     dbk_dataset_info_deinit(&info);
-    printf("%-8s %-2s %-40s %-16s %-4s %8s %5s %7s %9s %8s %5s %9s %10s\n", "backend", "#", "device", "recipe", "prec",
-           "launches", "syncs", "host_ms", "MB_moved", "MB_min", "batch", "img/s", "ms/step");
+    printf("%-8s %-2s %-40s %-16s %-4s %8s %5s %7s %9s %8s %8s %5s %9s %10s\n", "backend", "#", "device", "recipe",
+           "prec", "launches", "syncs", "host_ms", "MB_moved", "MB_min", "cpu_s", "batch", "img/s", "ms/step");
     int failures = 0;
     for (int k = 0; k < DBK_BACKEND_KIND_COUNT; k++) {
         int n = dbk_backend_device_count((dbk_backend_kind)k);

@@ -13,7 +13,8 @@
 # (NCHW and channels_last; the better one counts) when PyTorch is installed for PATH (--python,
 # default python3; a column "not installed" otherwise). Then one table per batch: img/s and
 # ms/step per backend and PyTorch, each daybreak backend's launches, syncs and host ms per step,
-# and opencl / PyTorch's best batch. Last (unless --no-profile) the per-op profile of 3 PoCL
+# CPU seconds per step (every thread of the process: comparable on a shared machine, where wall
+# time is not), and opencl / PyTorch's best batch. Last (unless --no-profile) the per-op profile of 3 PoCL
 # steps at batch 512 for ResNet9, 1024 for airbench94 (or --profile-batch B; daybreak train
 # --profile on a 3*B-image subset). --no-cpu leaves out the CPU backend (a busy machine).
 # Needs DAYBREAK_DATA (CIFAR-10). --baseline DIR adds an "opencl-base" column (DIR/bench_train
@@ -81,7 +82,7 @@ backends="opencl"
 [ $cpu = 1 ] && backends="cpu $backends"
 [ $vulkan = 1 ] && backends="$backends vulkan"
 failed=0
-declare -A ips ms costs layouts
+declare -A ips ms costs layouts cpus
 load() { cut -d' ' -f1 /proc/loadavg; }
 echo "daybreak vs PyTorch, $recipe training, $steps timed steps after 1 warm-up, $(date -u '+%Y-%m-%d %H:%M UTC'), $(nproc) cores, load $(load)"
 for b in $batches; do
@@ -90,16 +91,17 @@ for b in $batches; do
     [ "$be" = opencl-base ] && exe=$baseline/bench_train
     line=$("$exe" --recipe "$recipe" --backend "${be%-base}" --batch "$b" --steps "$steps" --warmup 1 2>&1 | tail -n 1)
     # the line ends "... batch img/s ms/step"; the device name may hold spaces. A build with
-    # step costs prints "launches syncs host_ms MB_moved MB_min" before them.
-    read -r v t c < <(awk '{ if ($(NF-2) ~ /^[0-9]+$/) { c = "-"; if ($(NF-7) ~ /^[0-9]+$/ && $(NF-6) ~ /^[0-9.]+$/)
-                              c = $(NF-7) "/" $(NF-6) "/" $(NF-5); print $(NF-1), $NF, c } }' <<<"$line")
+    # step costs prints "launches syncs host_ms MB_moved MB_min cpu_s" before them.
+    read -r v t c cpu < <(awk '{ if ($(NF-2) ~ /^[0-9]+$/) { c = "-"; cpu = "-"
+                                 if ($(NF-8) ~ /^[0-9]+$/ && $(NF-7) ~ /^[0-9.]+$/) { c = $(NF-8) "/" $(NF-7) "/" $(NF-6); cpu = $(NF-3) }
+                                 print $(NF-1), $NF, c, cpu } }' <<<"$line")
     if [ -z "${v:-}" ]; then
       echo "  $be batch $b failed: $line"
-      v=failed t=failed c=-
+      v=failed t=failed c=- cpu=-
       failed=1
     fi
-    ips[$be,$b]=$v ms[$be,$b]=$t costs[$be,$b]=$c
-    echo "  $be batch $b: $v img/s, $t ms/step, launches/syncs/host ms per step $c (load $(load))"
+    ips[$be,$b]=$v ms[$be,$b]=$t costs[$be,$b]=$c cpus[$be,$b]=$cpu
+    echo "  $be batch $b: $v img/s, $t ms/step, $cpu CPU s/step, launches/syncs/host ms per step $c (load $(load))"
   done
   best_layout=
   for layout in nchw nhwc; do
@@ -111,10 +113,11 @@ for b in $batches; do
       pytorch\ *img/s*)
         v=$(awk '{ for (i = 1; i < NF; i++) if ($i == "img/s") print $(i+1) }' <<<"$line")
         t=$(awk '{ for (i = 1; i < NF; i++) if ($i == "ms/step") print $(i+1) }' <<<"$line")
+        cpu=$(awk '{ for (i = 1; i < NF; i++) if ($i == "cpu_s/step") print $(i+1) }' <<<"$line")
         ptver=$(awk '{ print $2 }' <<<"$line")
-        echo "  pytorch $layout batch $b: $v img/s, $t ms/step (load $(load))"
+        echo "  pytorch $layout batch $b: $v img/s, $t ms/step, $cpu CPU s/step (load $(load))"
         if [ -z "$best_layout" ] || awk -v a="$v" -v b="${ips[pytorch,$b]}" 'BEGIN { exit !(a > b) }'; then
-          ips[pytorch,$b]=$v ms[pytorch,$b]=$t best_layout=$layout
+          ips[pytorch,$b]=$v ms[pytorch,$b]=$t cpus[pytorch,$b]=$cpu best_layout=$layout
         fi ;;
       "pytorch: not installed"*) ips[pytorch,$b]="n/a" ms[pytorch,$b]="n/a"; ptnote=$line; break ;;
       *) echo "  pytorch $layout batch $b failed (exit $rc): $line"; ips[pytorch,$b]=failed ms[pytorch,$b]=failed
@@ -129,19 +132,21 @@ for b in $batches; do
   v=${ips[pytorch,$b]}
   case $v in [0-9]*) best=$(awk -v a="$v" -v b="$best" 'BEGIN { print (a > b) ? a : b }') ;; esac
 done
-printf '\n%-6s %-12s %10s %10s %22s\n' batch measure img/s ms/step "launches/syncs/host_ms"
+printf '\n%-6s %-12s %10s %10s %10s %22s\n' batch measure img/s ms/step cpu_s/step "launches/syncs/host_ms"
 for b in $batches; do
   for be in $backends pytorch; do
     what=$be
     [ $be = pytorch ] && [ -n "${layouts[$b]:-}" ] && what="pytorch-${layouts[$b]}"
-    printf '%-6s %-12s %10s %10s %22s\n' "$b" "$what" "${ips[$be,$b]}" "${ms[$be,$b]}" "${costs[$be,$b]:--}"
+    printf '%-6s %-12s %10s %10s %10s %22s\n' "$b" "$what" "${ips[$be,$b]}" "${ms[$be,$b]}" "${cpus[$be,$b]:--}" \
+      "${costs[$be,$b]:--}"
   done
   ratio=n/a
   case ${ips[opencl,$b]} in [0-9]*) [ "$best" != 0 ] && ratio=$(awk -v a="${ips[opencl,$b]}" -v b="$best" 'BEGIN { printf "%.2fx", a / b }') ;; esac
   echo "       opencl / PyTorch's best: $ratio"
 done
 if [ "$best" != 0 ]; then
-  echo "(PyTorch $ptver, its better layout per batch; best PyTorch batch: $best img/s; the bar for airbench94 is opencl >= 2x that)"
+  echo "(PyTorch $ptver, its better layout per batch; best PyTorch batch: $best img/s; the bar for airbench94 is opencl >= 2x that;"
+  echo " cpu_s/step: the process's CPU seconds per step, every thread: the work, comparable when the machine is shared)"
 else
   echo "(no PyTorch figure: ${ptnote:-every PyTorch run failed})"
 fi

@@ -33,16 +33,19 @@ dbk_status dbk_bench_throughput(dbk_backend *be, const dbk_recipe *recipe, int b
     for (int i = 0; i < warmup && st == DBK_OK; i++) st = one_step(s, recipe, i, per_epoch, total, lr);
     if (st == DBK_OK) st = dbk_backend_sync(be);
     dbk_session_reset_step_costs(s);   /* the timed steps' costs only */
+    const double cpu0 = dbk_process_cpu_seconds();
     double t0 = dbk_time_now();
     for (int i = 0; i < steps && st == DBK_OK; i++) st = one_step(s, recipe, warmup + i, per_epoch, total, lr);
     if (st == DBK_OK) st = dbk_backend_sync(be);
     double dt = dbk_time_now() - t0;
+    const double cpu = dbk_process_cpu_seconds() - cpu0;
     dbk_session_step_costs(s, &out->costs);
     dbk_session_destroy(s);
     if (st != DBK_OK) return st;
     out->steps = steps;
     out->batch = batch;
     out->seconds_per_step = dt / steps;
+    out->cpu_seconds_per_step = cpu / steps;
     out->images_per_second = (double)steps * batch / dt;
     return DBK_OK;
 }

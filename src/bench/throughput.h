@@ -17,6 +17,7 @@
 typedef struct dbk_throughput {
     double images_per_second;
     double seconds_per_step;
+    double cpu_seconds_per_step;   /* the process's CPU time (every thread) per timed step */
     int    steps;
     int    batch;
     dbk_step_costs costs;     /* launches, syncs, host time, bytes per timed step */
