@@ -641,6 +641,14 @@ static const pool_shape pool_shapes[] = {
     {2, 3, 7, 7, 3, 3, 2, 2, 2, "3x3 stride 2 pad 1, ties", 1, 1, false},
     {1, 2, 6, 9, 2, 4, 1, 3, 0, "2x4 stride 1x3 pad 1x2, negative inputs", 1, 2, true},
     {2, 8, 56, 56, 3, 3, 2, 2, 0, "3x3 stride 2 pad 1, 56x56 (the ResNet stem at 112 px)", 1, 1, false},
+    /* airbench94's odd planes: 31 -> 15 (a row's last group of 7 outputs reads past the row,
+     * inside the plane), 15 -> 7, 7 -> 3 (one row per work-item: that read would leave the
+     * plane), and 30x31 (even rows: it would too) */
+    {2, 4, 31, 31, 2, 2, 2, 2, 0, "2x2 stride 2, 31x31 (airbench94 block1)", 0, 0, false},
+    {2, 4, 31, 31, 2, 2, 2, 2, 3, "2x2 stride 2, 31x31, ties", 0, 0, false},
+    {3, 5, 15, 15, 2, 2, 2, 2, 0, "2x2 stride 2, 15x15 (airbench94 block2)", 0, 0, true},
+    {2, 4, 7, 7, 2, 2, 2, 2, 0, "2x2 stride 2, 7x7 (airbench94 block3)", 0, 0, false},
+    {2, 3, 30, 31, 2, 2, 2, 2, 0, "2x2 stride 2, 30x31", 0, 0, false},
 };
 
 static void maxpool_cases(dbk_op_checker *ck, dbk_op op) {

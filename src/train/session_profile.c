@@ -119,31 +119,36 @@ void dbk_session_print_profile(const dbk_session *s, FILE *out) {
             dbk_backend_kind_name(dbk_backend_get_kind(s->be)), dbk_backend_get_info(s->be)->name);
     int *launches = op_launches(s);
     /* kind: 28 columns, the longest op name (batchnorm_relu_add_fwd_train) */
-    fprintf(out, "%-28s %-28s %8s %10s %7s %10s %9s\n", "op", "kind", "launches", "ms/step", "share", "GFLOP",
-            "GFLOP/s");
+    /* GB/s: the op's tensors once (dbk_op_bytes) per its time, against the memory roof */
+    fprintf(out, "%-28s %-28s %8s %10s %7s %10s %9s %7s\n", "op", "kind", "launches", "ms/step", "share", "GFLOP",
+            "GFLOP/s", "GB/s");
     /* the algorithms other than the ops' plain ones, marked "*", "**", ... in order of first use
      * (one layer's three ops may each run another: conv_by_shape per op); "?" only past four
      * algorithms, more than the backends have */
     const char *marked[4];
     static const char *const marks[5] = {"*", "**", "***", "****", "?"};
     int marked_count = 0;
+    double bytes_total = 0.0;
     for (int i = 0; i < p->count; i++) {
         double ms = 1000.0 * s->op_seconds[i] / steps, gflop = dbk_op_flops(&p->ops[i]) * 1e-9;
+        const double gb = dbk_op_bytes(&p->ops[i]) * 1e-9;
+        bytes_total += gb;
         const char *algo = dbk_backend_op_algorithm(s->be, &p->ops[i]);
         ops_total += s->op_seconds[i];
         flops_total += gflop;
         int seen = 0;
         while (algo && seen < marked_count && strcmp(marked[seen], algo)) seen++;
         if (algo && seen == marked_count && marked_count < 4) marked[marked_count++] = algo;
-        fprintf(out, "%-28.28s %-28s %8d %10.3f %6.1f%% %10.4f %9.1f%s%s\n", p->ops[i].label ? p->ops[i].label : "",
+        fprintf(out, "%-28.28s %-28s %8d %10.3f %6.1f%% %10.4f %9.1f %7.2f%s%s\n", p->ops[i].label ? p->ops[i].label : "",
                 dbk_op_name(p->ops[i].op), launches ? launches[i] : 0, ms, 100.0 * s->op_seconds[i] / s->step_seconds,
-                gflop, ms > 0 ? gflop / (ms * 1e-3) : 0.0, algo ? " " : "", algo ? marks[seen] : "");
+                gflop, ms > 0 ? gflop / (ms * 1e-3) : 0.0, ms > 0 ? gb / (ms * 1e-3) : 0.0, algo ? " " : "",
+                algo ? marks[seen] : "");
         total_launches += launches ? launches[i] : 0;
     }
     dbk_free(launches);
     double step_ms = 1000.0 * s->step_seconds / steps, outside = s->step_seconds - ops_total;
-    fprintf(out, "%-28s %-28s %8ld %10.3f %6.1f%% %10.4f %9.1f\n", "total", "", total_launches, step_ms, 100.0,
-            flops_total, flops_total / (step_ms * 1e-3));
+    fprintf(out, "%-28s %-28s %8ld %10.3f %6.1f%% %10.4f %9.1f %7.2f\n", "total", "", total_launches, step_ms, 100.0,
+            flops_total, flops_total / (step_ms * 1e-3), bytes_total / (step_ms * 1e-3));
     fprintf(out, "outside ops: %.3f ms/step (%.1f%%)\n", 1000.0 * outside / steps, 100.0 * outside / s->step_seconds);
     dbk_step_costs c;
     char line[256];
