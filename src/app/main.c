@@ -197,6 +197,7 @@ static int cmd_devices(dbk_cli_args *a) {
             printf(", fp16 %s\n", info.fp16 ? "yes" : "no");
             printf("      driver %s; %s\n", info.driver, info.api_version);
             if (info.details[0]) printf("      %s\n", info.details);
+            if (info.memory[0]) printf("      buffers: %s\n", info.memory);
         }
         printf("\n");
     }
