@@ -56,12 +56,19 @@ def stage_table(path):
     return lines
 
 
+def read_lines(work, name):
+    """The lines of a file of the work folder, or None when it is not there."""
+    try:
+        with open(os.path.join(work, name)) as f:
+            return f.read().splitlines()
+    except OSError:
+        return None
+
+
 def environment(work):
     out = []
-    try:
-        with open(os.path.join(work, "env.txt")) as f:
-            env = f.read().splitlines()
-    except OSError:
+    env = read_lines(work, "env.txt")
+    if env is None:
         return ["- environment: not read (the env stage did not run)"]
     for key in ("os:", "glibc:", "runtime:", "torch:", "cpus:"):
         out += [f"- {line}" for line in env if line.startswith(key)]
@@ -73,10 +80,8 @@ def environment(work):
 
 def devices(work):
     out = []
-    try:
-        with open(os.path.join(work, "devices.txt")) as f:
-            lines = f.read().splitlines()
-    except OSError:
+    lines = read_lines(work, "devices.txt")
+    if lines is None:
         return ["- devices: not listed (the drivers stage did not run)"]
     for i, line in enumerate(lines):
         s = line.strip()
@@ -191,12 +196,8 @@ def main():
     ap.add_argument("--elapsed", default="?")
     ap.add_argument("--smoke", default="0")
     a = ap.parse_args()
-    kit = "?"
-    try:
-        with open(os.path.join(a.work, "env.txt")) as f:
-            kit = next((line.split(":", 1)[1].strip() for line in f if line.startswith("kit commit:")), "?")
-    except OSError:
-        pass
+    kit = next((line.split(":", 1)[1].strip() for line in read_lines(a.work, "env.txt") or []
+                if line.startswith("kit commit:")), "?")
     lines = [f"# gpu-check summary{' (smoke: software devices, tiny sizes)' if a.smoke == '1' else ''}", "",
              f"Elapsed {a.elapsed} s of a {a.deadline} s deadline; kit {kit}.", "", "## Stages", ""]
     lines += stage_table(a.stages)
