@@ -124,14 +124,14 @@ def throughput(work):
     torch = read_tsv(os.path.join(work, "torch.tsv"))
     out = []
     if bench:
-        out += ["| daybreak | device | recipe | batch | img/s | ms/step | build s |", "| --- | --- | --- | --- | --- | --- | --- |"]
+        out += ["| daybreak | device | recipe | precision | batch | img/s | ms/step | build s |",
+                "| --- | --- | --- | --- | --- | --- | --- | --- |"]
         for r in bench:
+            head = f"| {r['backend']}:{r['index']} | {cell(r['device'])} | {r['recipe']} | {r['precision']} | {r['batch']} | "
             if r.get("error"):
-                out.append(f"| {r['backend']}:{r['index']} | {cell(r['device'])} | {r['recipe']} | {r['batch']} | "
-                           f"error: {cell(r['error'])} | | |")
+                out.append(head + f"error: {cell(r['error'])} | | |")
             else:
-                out.append(f"| {r['backend']}:{r['index']} | {cell(r['device'])} | {r['recipe']} | {r['batch']} | "
-                           f"{r['img_per_s']} | {r['ms_per_step']} | {r['build_s']} |")
+                out.append(head + f"{r['img_per_s']} | {r['ms_per_step']} | {r['build_s']} |")
     else:
         out.append("- bench_train: no figures")
     if torch:
@@ -143,7 +143,7 @@ def throughput(work):
     ratios = []
     for recipe, model in RECIPE_MODEL.items():   # like for like: the same network at the same batch
         ours = [(number(r["img_per_s"]), f"{r['backend']}:{r['index']}", r["batch"]) for r in bench
-                if r.get("recipe") == recipe and number(r.get("img_per_s"))]
+                if r.get("recipe") == recipe and r.get("precision") == "fp32" and number(r.get("img_per_s"))]
         if not ours:
             continue
         best, api, batch = max(ours)
