@@ -12,14 +12,14 @@
 # minutes per step), then tools/bench_pytorch.py --model M at the same batch in both layouts
 # (NCHW and channels_last; the better one counts) when PyTorch is installed for PATH (--python,
 # default python3; a column "not installed" otherwise). Then one table per batch: img/s and
-# ms/step per backend and PyTorch, each daybreak backend's launches, syncs and host ms per step,
+# ms/step per backend and PyTorch (fp32), each daybreak backend's launches, syncs and host ms per step,
 # CPU seconds per step (every thread of the process: comparable on a shared machine, where wall
 # time is not), and opencl / PyTorch's best batch. Last (unless --no-profile) the per-op profile of 3 PoCL
 # steps at batch 512 for ResNet9, 1024 for airbench94 (or --profile-batch B; daybreak train
 # --profile on a 3*B-image subset). --no-cpu leaves out the CPU backend (a busy machine).
 # Needs DAYBREAK_DATA (CIFAR-10). --baseline DIR adds an "opencl-base" column (DIR/bench_train
-# on PoCL, measured right after ours at each batch) and DIR/daybreak's profile: before and after
-# in the same run. The load average is printed with every measurement (a shared machine).
+# on PoCL, measured right after ours at each batch; a build with bench_train --tsv) and
+# DIR/daybreak's profile: before and after in the same run. The load average is printed with every measurement (a shared machine).
 # Exit 0 when every measurement ran (PyTorch absent included), 1 when one failed, 2 on usage.
 set -uo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -89,12 +89,14 @@ for b in $batches; do
   for be in $backends; do
     exe=$build/bench_train
     [ "$be" = opencl-base ] && exe=$baseline/bench_train
-    line=$("$exe" --recipe "$recipe" --backend "${be%-base}" --batch "$b" --steps "$steps" --warmup 1 2>&1 | tail -n 1)
-    # the line ends "... batch img/s ms/step"; the device name may hold spaces. A build with
-    # step costs prints "launches syncs host_ms MB_moved MB_min cpu_s" before them.
-    read -r v t c cpu < <(awk '{ if ($(NF-2) ~ /^[0-9]+$/) { c = "-"; cpu = "-"
-                                 if ($(NF-8) ~ /^[0-9]+$/ && $(NF-7) ~ /^[0-9.]+$/) { c = $(NF-8) "/" $(NF-7) "/" $(NF-6); cpu = $(NF-3) }
-                                 print $(NF-1), $NF, c, cpu } }' <<<"$line")
+    out=$("$exe" --recipe "$recipe" --backend "${be%-base}" --batch "$b" --steps "$steps" --warmup 1 --tsv 2>&1)
+    line=$(tail -n 1 <<<"$out")
+    # --tsv, read by the header's names: img_per_s is empty on an error line; a build without
+    # step costs (an older baseline) has no launches, syncs, host_ms, cpu_s columns
+    read -r v t c cpu < <(awk -F'\t' 'NR == 1 { for (i = 1; i <= NF; i++) col[$i] = i; next }
+        $col["img_per_s"] ~ /^[0-9.]+$/ { c = "-"; cpu = "-"
+          if ("launches" in col) { c = $col["launches"] "/" $col["syncs"] "/" $col["host_ms"]; cpu = $col["cpu_s"] }
+          print $col["img_per_s"], $col["ms_per_step"], c, cpu }' <<<"$(grep -E $'^backend\t' <<<"$out" | head -1; echo "$line")")
     if [ -z "${v:-}" ]; then
       echo "  $be batch $b failed: $line"
       v=failed t=failed c=- cpu=-
@@ -107,7 +109,8 @@ for b in $batches; do
   for layout in nchw nhwc; do
     flag=
     [ $layout = nhwc ] && flag=--channels-last
-    line=$("$python" "$root/tools/bench_pytorch.py" --model "$model" --batch "$b" --steps "$steps" --warmup 1 $flag 2>&1 | tail -n 1)
+    line=$("$python" "$root/tools/bench_pytorch.py" --model "$model" --variant fp32 --batch "$b" --steps "$steps" --warmup 1 \
+           $flag 2>&1 | tail -n 1)
     rc=${PIPESTATUS[0]}
     case $line in
       pytorch\ *img/s*)

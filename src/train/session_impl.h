@@ -117,8 +117,10 @@ dbk_status dbk_session_upload_eval_batch(dbk_session *s, const uint8_t *images, 
 dbk_status dbk_session_run_exchanged(dbk_session *s);
 
 /* session_run.c: the host's copy of the loss scaler from the device's (mixed precision; a read,
- * so between epochs only); nothing to do in fp32. */
+ * so between epochs only); nothing to do in fp32. put: the host's copy to the device when it
+ * changed on the host (amp_dirty; a small write, no wait). */
 dbk_status dbk_session_read_scaler(dbk_session *s);
+dbk_status dbk_session_put_scaler(dbk_session *s);
 
 /* session_profile.c: one training step with per-op device timing. */
 dbk_status dbk_session_run_profiled(dbk_session *s);

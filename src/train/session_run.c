@@ -59,7 +59,8 @@ dbk_status dbk_session_begin_epoch(dbk_session *s, int epoch, uint64_t seed) {
  * gradient, the optimizer ops skip on the flag, DBK_OP_AMP_UPDATE_SCALE moves S and clears
  * it), so a step reads nothing back. The host's copy is written before the next step when it
  * changed here (creation, resume) and read when an epoch ends. */
-static dbk_status write_scaler(dbk_session *s) {
+dbk_status dbk_session_put_scaler(dbk_session *s) {
+    if (!s->amp_dirty || !s->amp_state) return DBK_OK;
     const dbk_loss_scaler *ls = &s->scaler;
     const float st[DBK_SESSION_AMP_STATE] = {ls->scale, 1.0f / ls->scale, 0.0f, (float)ls->clean_steps,
                                              (float)ls->skipped_steps, (float)ls->growths};
@@ -99,7 +100,7 @@ static dbk_status enqueue_step(dbk_session *s, int step, float lr) {
     const dbk_graph *g = s->train.graph;
     dbk_graph_fill_step(g, &ctx, s->train_host);
     DBK_TRY(dbk_buffer_write(s->train_steps, 0, s->train_host, dbk_graph_step_host_bytes(g)));
-    if (s->amp_dirty) DBK_TRY(write_scaler(s));
+    DBK_TRY(dbk_session_put_scaler(s));
     s->epoch_steps++;
     if (s->update) return dbk_session_run_exchanged(s);
     if (s->profiling) return dbk_session_run_profiled(s);
