@@ -7,6 +7,7 @@
  * usage: test_cli <path to daybreak>
  */
 #define _POSIX_C_SOURCE 200809L
+#include <math.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,6 +20,7 @@
 #include "core/fileio.h"
 #include "core/status.h"
 #include "core/utf8.h"
+#include "train/checkpoint.h"
 #include "test_util.h"
 
 static const char *exe;
@@ -423,6 +425,67 @@ static int hostile_strings_should_give_well_formed_outputs(void) {
     return 0;
 }
 
+/* Rewrites checkpoint `from` into `to` with every value of tensor `name` set to NaN. */
+static int plant_nan(const char *from, const char *to, const char *name) {
+    dbk_checkpoint *c = NULL;
+    DBK_CHECK_OK(dbk_checkpoint_load(from, &c));
+    const int n = dbk_checkpoint_count(c);
+    dbk_ckpt_tensor *t = calloc((size_t)n, sizeof *t);
+    float *nan_data = NULL;
+    bool found = false;
+    for (int i = 0; t && i < n; i++) {
+        t[i] = *dbk_checkpoint_tensor(c, i);
+        if (strcmp(t[i].name, name) != 0) continue;
+        int64_t count = 1;
+        for (int d = 0; d < t[i].ndim; d++) count *= t[i].shape[d];
+        nan_data = malloc((size_t)count * sizeof *nan_data);
+        for (int64_t k = 0; nan_data && k < count; k++) nan_data[k] = NAN;
+        t[i].data = nan_data;
+        found = nan_data != NULL;
+    }
+    dbk_status st = found ? dbk_checkpoint_save(to, dbk_checkpoint_model(c), dbk_checkpoint_meta(c), t, n) : DBK_ERR_INVALID_ARG;
+    free(nan_data);
+    free(t);
+    dbk_checkpoint_destroy(c);
+    DBK_CHECK_MSG(found, "no tensor %s in %s", name, from);
+    DBK_CHECK_OK(st);
+    return 0;
+}
+
+/* A model whose outputs are NaN scores nothing: `eval` and `infer` of a checkpoint with NaN
+ * weights (the classifier) or NaN batch-norm running statistics (finite in training, NaN only
+ * at evaluation) end with the divergence exit (4) and one line saying why, print no accuracy,
+ * and write no inference entry. Before, NaN logits ranked first and both reported 100.00%.
+ * One 1-epoch, 64-image CPU run to get a real checkpoint: about 3 s. */
+static int non_finite_outputs_should_end_eval_and_infer_as_diverged(void) {
+    if (dbk_test_cifar_dir() == NULL) return 0; /* the data tests report the skip */
+    const char *dir = dbk_test_tmpdir("cli_nan_eval");
+    DBK_CHECK(dir != NULL);
+    char args[16384], ckpt[4200], bad[4200], entry[4200];
+    snprintf(args, sizeof args, "train --backend cpu --quiet --no-progress --batch 32 --train-subset 64 "
+             "--test-subset 50 --epochs 1 --target 0 --out '%s/run'", dir);
+    int rc = run(NULL, args);
+    EXPECT(0, "results in");
+    snprintf(ckpt, sizeof ckpt, "%s/run/model.ckpt", dir);
+    const char *tensors[] = {"linear.weight", "layer3.bn.running_var"};
+    for (int i = 0; i < 2; i++) {
+        snprintf(bad, sizeof bad, "%s/nan-%d.ckpt", dir, i);
+        DBK_CHECK(plant_nan(ckpt, bad, tensors[i]) == 0);
+        snprintf(args, sizeof args, "eval --backend cpu --checkpoint '%s' --test-subset 50", bad);
+        rc = run(NULL, args);
+        EXPECT(4, "daybreak: error: ");
+        DBK_CHECK_MSG(strstr(out, "not finite") && !strstr(out, "accuracy "), "%s: eval output:\n%s", tensors[i], out);
+        DBK_CHECK_MSG(strchr(out, '\n') == out + strlen(out) - 1, "not one line:\n%s", out);
+        snprintf(entry, sizeof entry, "%s/nan-%d.json", dir, i);
+        snprintf(args, sizeof args, "infer --backend cpu --checkpoint '%s' --test-subset 20 --out '%s'", bad, entry);
+        rc = run(NULL, args);
+        EXPECT(4, "not finite");
+        DBK_CHECK_MSG(!strstr(out, "accuracy "), "%s: infer output:\n%s", tensors[i], out);
+        DBK_CHECK_MSG(access(entry, F_OK) != 0, "infer wrote %s for a model with NaN outputs", entry);
+    }
+    return 0;
+}
+
 int main(int argc, char **argv) {
     if (argc < 2) {
         fprintf(stderr, "usage: test_cli <daybreak executable>\n");
@@ -451,5 +514,6 @@ int main(int argc, char **argv) {
     DBK_RUN(platforms_should_list_the_cloud_gpus);
     DBK_RUN(an_output_should_never_overwrite_an_input);
     DBK_RUN(hostile_strings_should_give_well_formed_outputs);
+    DBK_RUN(non_finite_outputs_should_end_eval_and_infer_as_diverged);
     return dbk_test_finish();
 }

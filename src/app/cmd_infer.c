@@ -95,6 +95,10 @@ int dbk_cmd_infer(dbk_cli_args *a) {
     dbk_infer_result r;
     dbk_status st = dbk_infer_run(kind, index, ckpt, &data_info, (int)test_subset, &r);
     dbk_dataset_info_deinit(&data_info);
+    if (st == DBK_ERR_DIVERGED) { /* non-finite outputs: no latency or accuracy worth an entry */
+        fprintf(stderr, "daybreak: error: %s\n", dbk_last_error());
+        return DBK_EXIT_DIVERGED;
+    }
     if (st != DBK_OK) return dbk_cli_fail(NULL);
     printf("%s: model %s, recipe %s, %s:%d %s\n", ckpt, r.model, r.recipe, dbk_backend_kind_name(kind), index,
            r.device.name);

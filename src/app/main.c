@@ -67,7 +67,8 @@ static void help_main(void) {
            "  DBK_OCL_KERNEL_TIMES  TEXT: train --profile on OpenCL prints each kernel's time in the ops\n"
            "                  whose label contains TEXT (stderr)\n"
            "  DBK_VK_VALIDATION  1: Vulkan under the validation layer, validation errors fail\n\n"
-           "exit codes: 0 success, 1 error, 2 usage error, 3 target not reached, 4 diverged,\n"
+           "exit codes: 0 success, 1 error, 2 usage error, 3 target not reached, 4 diverged (train) or\n"
+           "            not finite outputs (eval, infer),\n"
            "            130/143 train stopped by SIGINT/SIGTERM (continue it with train --resume DIR)\n",
            DBK_VERSION);
 }
@@ -552,6 +553,10 @@ static int cmd_eval(dbk_cli_args *a) {
     if (dbk_session_upload_data(s, NULL, &test) != DBK_OK) goto done;
     if (dbk_session_load(s, ckpt) != DBK_OK) goto done;
     if (dbk_session_evaluate(s, &ec) != DBK_OK) goto done;
+    if (dbk_session_check_evaluation(&ec, ckpt) != DBK_OK) {
+        code = DBK_EXIT_DIVERGED;
+        goto done;
+    }
     printf("%s: model %s, recipe %s, %s:%d: test accuracy %.2f%% (%lld images), mean loss %.4f\n", ckpt, model_name,
            recipe_name, dbk_backend_kind_name(kind), index, 100.0 * ec.correct / (double)ec.images, (long long)ec.images,
            ec.loss_sum / (double)ec.images);
@@ -559,12 +564,17 @@ static int cmd_eval(dbk_cli_args *a) {
      * it is the one its runs record as their result. */
     if (recipe->tta_level > 0) {
         if (dbk_session_evaluate_final(s, &ec) != DBK_OK) goto done;
+        if (dbk_session_check_evaluation(&ec, ckpt) != DBK_OK) {
+            code = DBK_EXIT_DIVERGED;
+            goto done;
+        }
         printf("%s: with test-time augmentation level %d: test accuracy %.2f%%, mean loss %.4f\n", ckpt,
                recipe->tta_level, 100.0 * ec.correct / (double)ec.images, ec.loss_sum / (double)ec.images);
     }
     code = DBK_EXIT_OK;
 done:
-    if (code != DBK_EXIT_OK) dbk_cli_fail(NULL);
+    if (code == DBK_EXIT_ERROR) dbk_cli_fail(NULL);
+    else if (code == DBK_EXIT_DIVERGED) fprintf(stderr, "daybreak: error: %s\n", dbk_last_error());
     dbk_session_destroy(s);
     dbk_backend_destroy(be);
     dbk_loader_destroy(loader);

@@ -86,6 +86,7 @@ dbk_status dbk_infer_run(dbk_backend_kind kind, int index, const char *checkpoin
         st = dbk_session_evaluate(s, &ec);
         out->seconds = dbk_time_now() - t0;
     }
+    if (st == DBK_OK) st = dbk_session_check_evaluation(&ec, checkpoint);
     if (st == DBK_OK && loader) {
         dbk_loader_stats ls;
         dbk_loader_get_stats(loader, &ls);

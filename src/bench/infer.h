@@ -47,7 +47,7 @@ typedef struct dbk_infer_result {
 dbk_status dbk_infer_checkpoint(const char *checkpoint, const dbk_recipe **recipe, const dbk_model_def **model);
 
 /* data: the checkpoint recipe's dataset, opened (dbk_dataset_open). test_limit 0 = the whole
- * test split. */
+ * test split. DBK_ERR_DIVERGED when the model's outputs are not finite (no accuracy). */
 dbk_status dbk_infer_run(dbk_backend_kind kind, int index, const char *checkpoint, const dbk_dataset_info *data,
                          int test_limit, dbk_infer_result *out);
 

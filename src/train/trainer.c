@@ -629,14 +629,8 @@ static dbk_status train_loop(run *r, const dbk_train_options *opt, dbk_train_rep
         collect_loss_scale(r->session, rep, epoch);
         if (!opt->quiet) print_epoch(e, epochs, rep);
 
-        if (!isfinite(e->train_loss) || !isfinite(e->test_loss)) {
-            rep->status = DBK_RUN_DIVERGED;
-            dbk_mlperf_log_run_stop(&r->mlperf, false);
-            DBK_TRY(finish(r, opt, rep));
-            return diverged(e);
-        }
         bool last = epoch == epochs;
-        if (rc->fixed_budget && last) {
+        if (rc->fixed_budget && last && isfinite(e->train_loss) && isfinite(e->test_loss)) {
             dbk_mlperf_log_event(&r->mlperf, DBK_MLPERF_START, "eval_start", epoch);
             DBK_TRY(final_evaluation(r, opt, rep, &clock));
             dbk_mlperf_log_event(&r->mlperf, DBK_MLPERF_END, "eval_stop", epoch);
@@ -644,6 +638,14 @@ static dbk_status train_loop(run *r, const dbk_train_options *opt, dbk_train_rep
             if (!opt->quiet)
                 printf("final evaluation (test-time augmentation level %d, on the clock): test %6.2f%%  time %7.2fs  "
                        "clock %8.2fs\n", rc->tta_level, e->test_accuracy, rep->final_eval.seconds, clock);
+        }
+        /* Non-finite logits give a non-finite loss (and count as wrong, op_list.h ACCURACY): the
+         * run ends as diverged, whichever evaluation (per epoch or the final one) saw them. */
+        if (!isfinite(e->train_loss) || !isfinite(e->test_loss)) {
+            rep->status = DBK_RUN_DIVERGED;
+            dbk_mlperf_log_run_stop(&r->mlperf, false);
+            DBK_TRY(finish(r, opt, rep));
+            return diverged(e);
         }
         /* A fixed budget is judged by its final evaluation only. */
         const double judged = rc->target_top5 ? e->test_top5 : e->test_accuracy;
