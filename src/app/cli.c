@@ -2,7 +2,9 @@
 #define _POSIX_C_SOURCE 200809L
 #include "app/cli.h"
 
+#include "core/fileio.h"
 #include "core/path.h"
+#include "core/profile.h"
 #include "train/recipe.h"
 
 #include <errno.h>
@@ -88,18 +90,22 @@ int dbk_cli_parse_clock(const char *s, dbk_clock_mode *out) {
     return 0;
 }
 
-int dbk_cli_refuse_output_on_input(const char *out_flag, const char *out, const char *in_what, const char *in) {
-    if (!dbk_path_same_file(out, in)) return DBK_EXIT_OK;
-    fprintf(stderr, "daybreak: error: %s %s is %s %s; an output must not overwrite an input, choose another %s\n",
-            out_flag, out, in_what, in, out_flag);
-    return DBK_EXIT_ERROR;
+int dbk_cli_check_output(dbk_output_spec *spec, const char *path) {
+    dbk_output_add_input(spec, "the profiles folder DBK_PLATFORMS_DIR", dbk_env_platforms_dir(), true);
+    dbk_output_add_input(spec, "the kernel folder DBK_KERNEL_DIR", dbk_env_kernel_dir(), true);
+    if (!spec->is_dataset_folder) spec->is_dataset_folder = dbk_dataset_is_folder;
+    dbk_status st = dbk_output_check(path, spec);
+    if (st == DBK_OK) return DBK_EXIT_OK;
+    fprintf(stderr, "daybreak: error: %s\n", dbk_last_error());
+    return st == DBK_ERR_INVALID_ARG ? DBK_EXIT_USAGE : DBK_EXIT_ERROR;
 }
 
-int dbk_cli_refuse_out_on_data(const char *out, const char *data_arg, const char *dataset_dir) {
+int dbk_cli_check_run_out(const char *out, const char *data_arg, const char *dataset_dir) {
     if (!data_arg) data_arg = getenv("DAYBREAK_DATA");
-    int rc = dbk_cli_refuse_output_on_input("--out", out, "the data folder", data_arg);
-    if (rc != DBK_EXIT_OK) return rc;
-    return dbk_cli_refuse_output_on_input("--out", out, "the dataset folder", dataset_dir);
+    dbk_output_spec spec = {.flag = "--out", .what = "run folder", .kind = DBK_OUTPUT_FOLDER};
+    dbk_output_add_input(&spec, "the data folder", data_arg, false);
+    dbk_output_add_input(&spec, "the dataset folder", dataset_dir, true);
+    return dbk_cli_check_output(&spec, out);
 }
 
 int dbk_cli_resolve_device(const char *backend, long device, dbk_backend_kind *kind, int *index) {
@@ -131,6 +137,40 @@ int dbk_cli_open_dataset(const char *cmd, const char *dataset, const char *data_
         return DBK_EXIT_USAGE;
     }
     return DBK_EXIT_OK;
+}
+
+/* The handler's one piece of state: where a graceful stop is recorded (train, bench), NULL
+ * when a signal ends the process. A handler takes no context, hence a file-level variable. */
+static volatile sig_atomic_t *graceful_stop;
+
+static void on_signal(int sig) {
+    if (graceful_stop && !*graceful_stop) {
+        *graceful_stop = sig;
+        return;
+    }
+    dbk_file_remove_temps();
+    signal(sig, SIG_DFL);
+    raise(sig);
+}
+
+void dbk_cli_catch_signals(volatile sig_atomic_t *stop) {
+    graceful_stop = stop;
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_signal;
+    sigemptyset(&sa.sa_mask);
+    const int sigs[] = {SIGINT, SIGTERM, SIGHUP};
+    for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++) sigaddset(&sa.sa_mask, sigs[i]);
+    for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++) sigaction(sigs[i], &sa, NULL);
+}
+
+const char *dbk_cli_signal_name(int sig) {
+    static _Thread_local char other[32];
+    if (sig == SIGINT) return "SIGINT";
+    if (sig == SIGTERM) return "SIGTERM";
+    if (sig == SIGHUP) return "SIGHUP";
+    snprintf(other, sizeof other, "signal %d", sig);
+    return other;
 }
 
 void dbk_cli_utc_stamp(char *out, size_t cap) {

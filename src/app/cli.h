@@ -6,10 +6,12 @@
 #ifndef DBK_CLI_H
 #define DBK_CLI_H
 
+#include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
 
 #include "backend/backend.h"
+#include "core/output.h"
 #include "data/dataset.h"
 #include "train/trainer.h"
 
@@ -50,14 +52,16 @@ int  dbk_cli_parse_clock(const char *s, dbk_clock_mode *out);
 int dbk_cli_open_dataset(const char *cmd, const char *dataset, const char *data_arg, long train_subset,
                          long test_subset, dbk_dataset_info *out);
 
-/* Outputs never overwrite inputs: when the output path `out` (given as out_flag) is the same
- * file or folder as the input `in` (in_what, e.g. "the --checkpoint file"), by device and
- * inode, prints one line naming both and returns DBK_EXIT_ERROR; otherwise DBK_EXIT_OK. */
-int dbk_cli_refuse_output_on_input(const char *out_flag, const char *out, const char *in_what, const char *in);
+/* Every output option of every command is checked here, before any work: the guard of
+ * core/output.h with the dataset layouts of data/dataset.h, and the folders of
+ * DBK_PLATFORMS_DIR and DBK_KERNEL_DIR added as inputs. spec holds the command's own inputs.
+ * Prints one line and returns DBK_EXIT_USAGE for an empty path, DBK_EXIT_ERROR for a refusal;
+ * DBK_EXIT_OK when path may be written. */
+int dbk_cli_check_output(dbk_output_spec *spec, const char *path);
 
-/* A run's --out folder must be neither the data folder given (--data, else $DAYBREAK_DATA) nor
- * the dataset's own folder: dbk_cli_refuse_output_on_input for both. */
-int dbk_cli_refuse_out_on_data(const char *out, const char *data_arg, const char *dataset_dir);
+/* A run's --out folder (train, bench): dbk_cli_check_output with the data folder given (--data,
+ * else $DAYBREAK_DATA) and the dataset's own folder as inputs. */
+int dbk_cli_check_run_out(const char *out, const char *data_arg, const char *dataset_dir);
 
 /* --backend/--device (or $DBK_BACKEND, or the default device). Returns an exit code. */
 int dbk_cli_resolve_device(const char *backend, long device, dbk_backend_kind *kind, int *index);
@@ -86,6 +90,14 @@ bool dbk_cli_train_option(dbk_cli_args *a, const char *cmd, dbk_cli_train_args *
  * platform and author from t (opt is zeroed first; data folder, seed and output stay to the
  * caller). Returns an exit code (errors printed). */
 int dbk_cli_train_setup(const dbk_cli_train_args *t, dbk_train_options *opt);
+
+/* Signals (main() calls it first with NULL). SIGINT, SIGTERM and SIGHUP remove the temp files
+ * being written (core/fileio.h dbk_file_remove_temps) and end the process as the signal would
+ * have. With stop non-NULL (train, bench), the first of them only sets *stop, so the run stops
+ * at its next step with a resumable checkpoint; a second one ends the process at once. */
+void dbk_cli_catch_signals(volatile sig_atomic_t *stop);
+/* "SIGINT", "SIGTERM", "SIGHUP" or "signal N". */
+const char *dbk_cli_signal_name(int sig);
 
 /* "YYYYmmdd-HHMMSS" of the current UTC time. */
 void dbk_cli_utc_stamp(char *out, size_t cap);

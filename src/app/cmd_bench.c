@@ -92,7 +92,7 @@ int dbk_cmd_bench(dbk_cli_args *a) {
                  stamp);
         out = out_buf;
     }
-    rc = dbk_cli_refuse_out_on_data(out, data, data_dir);
+    rc = dbk_cli_check_run_out(out, data, data_dir);
     if (rc != DBK_EXIT_OK) return rc;
     snprintf(path, sizeof path, "%s/summary.json", out);
     bool taken = access(path, F_OK) == 0;
@@ -120,6 +120,9 @@ int dbk_cmd_bench(dbk_cli_args *a) {
 
     dbk_train_report *rep = dbk_calloc(1, sizeof *rep);
     if (!rep) return dbk_cli_fail("bench");
+    static volatile sig_atomic_t stop;
+    opt.stop_signal = &stop;
+    dbk_cli_catch_signals(&stop);
     char run_dir[4200];
     for (long i = 0; i < runs; i++) {
         snprintf(run_dir, sizeof run_dir, "%s/run-%02ld", out, i + 1);
@@ -133,6 +136,13 @@ int dbk_cmd_bench(dbk_cli_args *a) {
         } else if (st != DBK_OK) {
             dbk_free(rep);
             return dbk_cli_fail(run_dir);
+        } else if (rep->status == DBK_RUN_INTERRUPTED) {
+            /* The run's files say "interrupted"; the benchmark ends without a summary. */
+            const int sig = rep->stop_signal;
+            printf("run %ld interrupted by %s after epoch %d; the benchmark stops without a summary (the runs so far "
+                   "are in %s)\n", i + 1, dbk_cli_signal_name(sig), rep->epochs_run, out);
+            dbk_free(rep);
+            return 128 + sig;
         } else if (rep->status == DBK_RUN_REACHED) {
             printf("run %ld: target reached in epoch %d, %.1f s on the clock\n", i + 1, rep->epochs_to_target,
                    rep->seconds_to_target);

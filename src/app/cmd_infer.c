@@ -5,11 +5,12 @@
 #define _POSIX_C_SOURCE 200809L
 #include <libgen.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "app/cli.h"
 #include "bench/infer.h"
-#include "core/path.h"
 #include "data/dataset.h"
 
 void dbk_help_infer(void) {
@@ -27,6 +28,16 @@ void dbk_help_infer(void) {
            "  --test-subset N     classify the first N test images only (DAWNBench uses all 10,000)\n"
            "  --platform ID       hardware profile for the cost (default: matched by device name)\n"
            "  --author NAME, --author-email ADDR   author fields of the entry\n");
+}
+
+/* --out against the inputs (the dataset's folder once known, else NULL): core/output.h. */
+static int check_out(const char *out, const char *ckpt, const char *data, const char *dataset_dir) {
+    dbk_output_spec spec = {.flag = "--out", .what = "DAWNBench inference entry", .kind = DBK_OUTPUT_FILE,
+                            .is_earlier_output = dbk_infer_is_entry};
+    dbk_output_add_input(&spec, "the --checkpoint file", ckpt, false);
+    dbk_output_add_input(&spec, "the data folder", data ? data : getenv("DAYBREAK_DATA"), false);
+    dbk_output_add_input(&spec, "the dataset folder", dataset_dir, true);
+    return dbk_cli_check_output(&spec, out);
 }
 
 int dbk_cmd_infer(dbk_cli_args *a) {
@@ -66,7 +77,8 @@ int dbk_cmd_infer(dbk_cli_args *a) {
         snprintf(out_buf, sizeof out_buf, "%s/dawnbench_inference.json", dirname(copy));
         out = out_buf;
     }
-    int rc = dbk_cli_refuse_output_on_input("--out", out, "the --checkpoint file", ckpt);
+    /* Before the checkpoint is read (a missing one is named by the read). */
+    int rc = access(ckpt, F_OK) == 0 ? check_out(out, ckpt, data, NULL) : DBK_EXIT_OK;
     if (rc != DBK_EXIT_OK) return rc;
 
     dbk_backend_kind kind;
@@ -86,11 +98,11 @@ int dbk_cmd_infer(dbk_cli_args *a) {
     rc = dbk_cli_open_dataset("infer", recipe->dataset, data, 0, test_subset, &data_info);
     if (rc != DBK_EXIT_OK) return rc;
 
-    if (dbk_path_in_folder(out, data_info.dir)) {
-        fprintf(stderr, "daybreak: error: --out %s is inside the dataset folder %s; an output must not go among the "
-                        "inputs, choose another --out\n", out, data_info.dir);
+    /* Again with the dataset's folder, before the images are classified. */
+    rc = check_out(out, ckpt, data, data_info.dir);
+    if (rc != DBK_EXIT_OK) {
         dbk_dataset_info_deinit(&data_info);
-        return DBK_EXIT_ERROR;
+        return rc;
     }
     dbk_infer_result r;
     dbk_status st = dbk_infer_run(kind, index, ckpt, &data_info, (int)test_subset, &r);

@@ -311,21 +311,8 @@ static int resume_options(const char *dir, dbk_cli_train_args *t, dbk_cli_dist_a
     return -1;
 }
 
-/* SIGINT and SIGTERM stop the run at the next step boundary (the handler only stores the
- * signal); SA_RESETHAND makes a second one end the process at once. */
+/* SIGINT, SIGTERM and SIGHUP stop the run at the next step boundary (dbk_cli_catch_signals). */
 static volatile sig_atomic_t stop_signal;
-
-static void on_stop_signal(int sig) { stop_signal = sig; }
-
-static void catch_stop_signals(void) {
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = on_stop_signal;
-    sa.sa_flags = SA_RESETHAND;
-    sigemptyset(&sa.sa_mask);
-    sigaction(SIGINT, &sa, NULL);
-    sigaction(SIGTERM, &sa, NULL);
-}
 
 /* The console's last lines of a run and its exit code (README "Exit codes"). */
 static int train_outcome(const dbk_train_options *opt, const dbk_train_report *rep, dbk_status st) {
@@ -336,7 +323,7 @@ static int train_outcome(const dbk_train_options *opt, const dbk_train_report *r
     } else if (st != DBK_OK) {
         return dbk_cli_fail(NULL);
     } else if (rep->status == DBK_RUN_INTERRUPTED) {
-        const char *sig = rep->stop_signal == SIGINT ? "SIGINT" : "SIGTERM";
+        const char *sig = dbk_cli_signal_name(rep->stop_signal);
         if (opt->peers)
             printf("interrupted by %s after epoch %d; resume with: mpirun -np %d daybreak train --distributed --resume %s\n",
                    sig, rep->epochs_run, opt->peers->size, opt->out_dir);
@@ -394,7 +381,7 @@ static int train(const dbk_cli_train_args *t, uint64_t seed, bool resume, int ar
         snprintf(out_buf, sizeof out_buf, "runs/%s-%s-%s", opt.recipe.name, dbk_backend_kind_name(opt.backend), stamp);
         out = out_buf;
     }
-    rc = dbk_cli_refuse_out_on_data(out, t->data, data_dir);
+    rc = dbk_cli_check_run_out(out, t->data, data_dir);
     if (rc != DBK_EXIT_OK) return rc;
     dbk_cli_join(argc, argv, cmdline, sizeof cmdline);
     opt.data_dir = data_dir;
@@ -419,7 +406,7 @@ static int train(const dbk_cli_train_args *t, uint64_t seed, bool resume, int ar
 
     dbk_train_report *rep = dbk_calloc(1, sizeof *rep);
     if (!rep) return dbk_cli_fail("train");
-    catch_stop_signals(); /* distributed: the ranks agree on the stop (docs/distributed.md) */
+    dbk_cli_catch_signals(&stop_signal); /* distributed: the ranks agree on the stop (docs/distributed.md) */
     dbk_status st = dbk_train_run(&opt, rep);
     if (peers && st != DBK_OK && st != DBK_ERR_DIVERGED && strncmp(dbk_last_error(), "rank ", 5) != 0) {
         char reason[1024]; /* a copy: the message is rewritten in the buffer it lives in */
@@ -586,6 +573,7 @@ done:
 
 int main(int argc, char **argv) {
     dbk_log_init();
+    dbk_cli_catch_signals(NULL);
     dbk_cli_args a = {.argc = argc, .argv = argv, .i = 1};
     if (argc < 2) {
         help_main();

@@ -54,6 +54,10 @@ dbk_status dbk_infer_run(dbk_backend_kind kind, int index, const char *checkpoin
 /* Whether r is a DAWNBench inference entry, and why not. */
 void dbk_infer_conformance(const dbk_infer_result *r, dbk_conformance *c);
 
+/* Whether the file at path is an inference entry daybreak wrote (so `infer --out` may replace
+ * it): a JSON object with "latency", "top1Accuracy" and misc.daybreakVersion. */
+bool dbk_infer_is_entry(const char *path);
+
 /* Writes the inference entry atomically. author/author_email NULL give "daybreak" and "". */
 dbk_status dbk_infer_write_entry(const char *path, const char *checkpoint, const dbk_infer_result *r,
                                  const dbk_platform_info *pl, const char *author, const char *author_email);

@@ -103,6 +103,18 @@ dbk_status dbk_profile_parse(const char *text, size_t n, const char *where, dbk_
     return DBK_OK;
 }
 
+bool dbk_profile_file_is_profile(const char *path) {
+    const dbk_file_spec spec = {.what = "platform profile", .max_bytes = DBK_PROFILE_MAX_BYTES};
+    void *text;
+    size_t n;
+    if (dbk_file_read_spec(path, &spec, &text, &n) != DBK_OK) return false;
+    dbk_profile *p = NULL;
+    const bool ok = dbk_profile_parse(text, n, path, &p) == DBK_OK;
+    dbk_profile_destroy(p);
+    dbk_free(text);
+    return ok;
+}
+
 /* Where a profile file comes from, for messages: "<dir>/<name>" or "platforms/<name> (embedded)". */
 static void source_where(const char *name, char *where, size_t cap) {
     const char *dir = platforms_dir();
@@ -367,6 +379,8 @@ const char *dbk_profile_id_at(int index) {
 }
 
 /* --- environment knobs ------------------------------------------------------------------ */
+
+const char *dbk_env_platforms_dir(void) { return platforms_dir(); }
 
 const char *dbk_env_kernel_dir(void) {
     const char *d = getenv("DBK_KERNEL_DIR");

@@ -55,6 +55,10 @@ dbk_status dbk_profile_by_id(const char *id, dbk_profile **out);
 /* Parses one profile from n bytes of JSON text; `where` names the source in errors. */
 dbk_status dbk_profile_parse(const char *text, size_t n, const char *where, dbk_profile **out);
 
+/* Whether the file at path holds a profile (a regular file of at most DBK_PROFILE_MAX_BYTES
+ * that parses): what `daybreak tune --out` may replace. */
+bool dbk_profile_file_is_profile(const char *path);
+
 void dbk_profile_destroy(dbk_profile *p);                     /* accepts NULL */
 
 /* The profile as indented JSON text (caller frees with free()); NULL when out of memory. */
@@ -76,6 +80,10 @@ int         dbk_profile_count(void);
 const char *dbk_profile_id_at(int index);                      /* NULL when out of range */
 
 /* --- environment knobs ------------------------------------------------------------- */
+
+/* DBK_PLATFORMS_DIR: the folder whose *.json files replace the built-in profiles; NULL when
+ * unset or empty. */
+const char *dbk_env_platforms_dir(void);
 
 /* DBK_KERNEL_DIR: load cl/ and shaders/ sources from this folder instead of the embedded
  * copies (developing kernels without rebuilding). NULL when unset. */

@@ -12,6 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <sys/stat.h>
+
 #include "core/alloc.h"
 #include "core/log.h"
 #include "data/cifar10.h"
@@ -60,6 +62,19 @@ static const dbk_dataset_kind kinds[] = {
 
 int dbk_dataset_kind_count(void) { return (int)(sizeof kinds / sizeof kinds[0]); }
 const dbk_dataset_kind *dbk_dataset_kind_at(int i) { return &kinds[i]; }
+
+/* Whether dir/name exists as a folder (want_dir) or as anything else. */
+static bool has_entry(const char *dir, const char *name, bool want_dir) {
+    char path[4400];
+    struct stat st;
+    if (snprintf(path, sizeof path, "%s/%s", dir, name) >= (int)sizeof path || stat(path, &st) != 0) return false;
+    return want_dir == (bool)S_ISDIR(st.st_mode);
+}
+
+bool dbk_dataset_is_folder(const char *dir) {
+    return has_entry(dir, "data_batch_1.bin", false) || has_entry(dir, "test_batch.bin", false) ||
+           (has_entry(dir, "train", true) && has_entry(dir, "val", true));
+}
 
 dbk_status dbk_dataset_kind_find(const char *name, const dbk_dataset_kind **out) {
     for (int i = 0; i < dbk_dataset_kind_count(); i++) {

@@ -317,6 +317,12 @@ static dbk_status check_fresh(run *r, const dbk_train_options *opt) {
     if (access(path, F_OK) == 0)
         return dbk_set_error(DBK_ERR_IO, "%s holds an unfinished run (%s); continue it with --resume %s or remove it",
                              opt->out_dir, DBK_RESUME_FILE, opt->out_dir);
+    /* Another run's (or program's) files of the names a run writes are never replaced. */
+    const char *const others[] = {r->logs_path, r->ckpt_path, r->entry_path, r->mlperf_path};
+    for (size_t i = 0; i < sizeof others / sizeof others[0]; i++)
+        if (access(others[i], F_OK) == 0)
+            return dbk_set_error(DBK_ERR_IO, "%s already exists and a run would replace it; choose another --out or "
+                                 "remove it", others[i]);
     time_t now = time(NULL);
     struct tm tmv;
     gmtime_r(&now, &tmv);
