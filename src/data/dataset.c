@@ -15,6 +15,7 @@
 #include <sys/stat.h>
 
 #include "core/alloc.h"
+#include "core/fileio.h"
 #include "core/log.h"
 #include "data/cifar10.h"
 #include "data/source.h"
@@ -62,6 +63,15 @@ static const dbk_dataset_kind kinds[] = {
 
 int dbk_dataset_kind_count(void) { return (int)(sizeof kinds / sizeof kinds[0]); }
 const dbk_dataset_kind *dbk_dataset_kind_at(int i) { return &kinds[i]; }
+
+uint64_t dbk_dataset_fingerprint(uint64_t h, const dbk_dataset *d) {
+    const int32_t dims[5] = {d->count, d->channels, d->height, d->width, d->num_classes};
+    h = dbk_fnv1a64_update(h, dims, sizeof dims);
+    for (int32_t c = 0; d->class_names && c < d->num_classes; c++)
+        h = dbk_fnv1a64_update(h, d->class_names[c], strlen(d->class_names[c]) + 1);
+    h = dbk_fnv1a64_update(h, d->labels, (size_t)d->count);
+    return dbk_fnv1a64_update(h, d->images, (size_t)d->count * (size_t)d->channels * (size_t)d->height * (size_t)d->width);
+}
 
 /* Whether dir/name exists as a folder (want_dir) or as anything else. */
 static bool has_entry(const char *dir, const char *name, bool want_dir) {

@@ -319,6 +319,7 @@ dbk_status dbk_results_write_json(const char *path, const dbk_train_options *opt
     cJSON_AddNumberToObject(root, "train_images", r->train_images);
     cJSON_AddNumberToObject(root, "test_images", r->test_images);
     cJSON_AddBoolToObject(root, "subset", r->subset);
+    cJSON_AddStringToObject(root, "dataset_fingerprint", r->dataset_fingerprint);
 
     cJSON *dev = cJSON_AddObjectToObject(root, "device");
     cJSON_AddStringToObject(dev, "backend", dbk_backend_kind_name(opt->backend));
