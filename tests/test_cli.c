@@ -33,6 +33,8 @@ static int run(const char *env_prefix, const char *args) {
     return dbk_test_run_command(cmd, out, sizeof out);
 }
 
+static int write_file(const char *path, const char *text);
+
 #define EXPECT(code, needle)                                                                 \
     do {                                                                                     \
         DBK_CHECK_MSG(rc == (code), "exit code %d, expected %d; output:\n%s", rc, code, out); \
@@ -260,6 +262,31 @@ static int platforms_should_list_the_cloud_gpus(void) {
     EXPECT(0, "nvidia-k80");
     DBK_CHECK(strstr(out, "USD 3.06/h (AWS p3.2xlarge)") != NULL);
     DBK_CHECK(strstr(out, "intel-arc-a770") != NULL && strstr(out, "amd-mi210") != NULL);
+    /* Names whole, never cut mid-word by a column width. */
+    DBK_CHECK_MSG(strstr(out, "AMD EPYC (Zen 5), 2 vCPU virtual machine, daybreak CPU reference"), "%s", out);
+    return 0;
+}
+
+/* `daybreak platforms` must not hide a profile set that cannot be used: a missing
+ * DBK_PLATFORMS_DIR, one holding no profile, a profile with a wrong-typed key. Before, each
+ * printed the header (or a list) and exited 0. */
+static int platforms_should_fail_on_profiles_that_cannot_be_used(void) {
+    const char *dir = dbk_test_tmpdir("cli_platforms");
+    DBK_CHECK(dir != NULL);
+    char env[4400], path[4300];
+    snprintf(env, sizeof env, "DBK_PLATFORMS_DIR='%s/missing'", dir);
+    int rc = run(env, "platforms");
+    EXPECT(1, "cannot open the folder");
+    snprintf(env, sizeof env, "DBK_PLATFORMS_DIR='%s'", dir);
+    rc = run(env, "platforms");
+    EXPECT(1, "holds no *.json profile");
+    snprintf(path, sizeof path, "%s/default.json", dir);
+    DBK_CHECK(write_file(path, "{\"id\": \"default\", \"opencl\": {\"gemm\": 5}}") == 0);
+    rc = run(env, "platforms");
+    EXPECT(1, "\"opencl.gemm\" must be a string");
+    DBK_CHECK(write_file(path, "{\"id\": \"default\", \"name\": \"fine\", \"peak_fp32_gflops\": 10}") == 0);
+    rc = run(env, "platforms");
+    EXPECT(0, "fine");
     return 0;
 }
 
@@ -512,6 +539,7 @@ int main(int argc, char **argv) {
     DBK_RUN(unknown_platform_should_fail_with_the_known_ids);
     DBK_RUN(missing_result_folder_should_fail_by_name);
     DBK_RUN(platforms_should_list_the_cloud_gpus);
+    DBK_RUN(platforms_should_fail_on_profiles_that_cannot_be_used);
     DBK_RUN(an_output_should_never_overwrite_an_input);
     DBK_RUN(hostile_strings_should_give_well_formed_outputs);
     DBK_RUN(non_finite_outputs_should_end_eval_and_infer_as_diverged);

@@ -11,7 +11,8 @@
  * ("match") and optionally the backends it applies to ("backends"); the longest matching
  * substring wins, and "default" serves devices nothing matches.
  *
- * Schema (every field but "id" optional):
+ * Schema (every field but "id" optional; a key daybreak reads that has another type than this,
+ * e.g. "opencl.gemm": 5, fails the load naming the key):
  *   { "id": "nvidia-v100", "name": "...", "vendor": "...", "match": ["V100"],
  *     "backends": ["opencl", "vulkan"], "peak_fp32_gflops": 15700, "peak_fp16_gflops": ...,
  *     "mem_bandwidth_gbs": 900, "cloud": {"provider": "AWS", "instance": "p3.2xlarge",
@@ -74,6 +75,11 @@ bool        dbk_profile_has(const dbk_profile *p, const char *dotted_path);
 /* The index-th member of the object at a dotted path: its name into key (cap bytes) and its
  * string value ("" when not a string); NULL past the last member or when no object is there. */
 const char *dbk_profile_member(const dbk_profile *p, const char *dotted_path, int index, char *key, size_t cap);
+
+/* Loads every available profile as the lookups do: *count of them, or the error that makes
+ * them unusable (DBK_PLATFORMS_DIR missing or empty, a malformed file, a known key of the wrong
+ * type, a duplicate id), named. For listings, which must not hide such an error. */
+dbk_status dbk_profile_check_all(int *count);
 
 /* Ids of every available profile, for listings (index 0 .. count-1). */
 int         dbk_profile_count(void);
