@@ -196,12 +196,12 @@ static int a_subset_larger_than_the_split_should_be_refused_with_the_limit(void)
     char args[8192];
     snprintf(args, sizeof args, "train --backend cpu --quiet --train-subset 50001 --out '%s/run'", dir);
     rc = run(NULL, args);
-    EXPECT(2, "daybreak train: --train-subset 50001 is more than the 50000 training images of cifar10 (in ");
+    EXPECT(2, "daybreak: error: train: --train-subset 50001 is more than the 50000 training images of cifar10 (in ");
     DBK_CHECK_MSG(strchr(out, '\n') == out + strlen(out) - 1, "not one line:\n%s", out);
     snprintf(args, sizeof args, "%s/run", dir);
     DBK_CHECK_MSG(access(args, F_OK) != 0, "%s was created by a refused run", args);
     rc = run(NULL, "bench --runs 1 --backend cpu --quiet --test-subset 10001");
-    EXPECT(2, "daybreak bench: --test-subset 10001 is more than the 10000 test images of cifar10");
+    EXPECT(2, "daybreak: error: bench: --test-subset 10001 is more than the 10000 test images of cifar10");
     DBK_CHECK_MSG(strchr(out, '\n') == out + strlen(out) - 1, "not one line:\n%s", out);
     return 0;
 }

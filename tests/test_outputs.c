@@ -84,7 +84,7 @@ typedef struct target {
 
 /* The hostile targets, for file outputs (F) and folder outputs (D). */
 static const target targets[] = {
-    {"", "empty name", false, false},
+    {"", "empty", false, false},
     {"null", "character device", false, false},   /* a link to /dev/null: a regression replaces the link only */
     {"fifo", "FIFO", false, false},
     {"other/model.ckpt", "exists and is not", true, false},

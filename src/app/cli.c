@@ -21,12 +21,12 @@ int dbk_cli_fail(const char *what) {
 }
 
 int dbk_cli_usage_error(const char *cmd, const char *fmt, ...) {
+    char message[2048];
     va_list ap;
-    fprintf(stderr, "daybreak %s: ", cmd);
     va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
+    vsnprintf(message, sizeof message, fmt, ap);
     va_end(ap);
-    fprintf(stderr, "\nrun 'daybreak %s --help' for usage\n", cmd);
+    fprintf(stderr, "daybreak: error: %s: %s (see 'daybreak %s --help')\n", cmd, message, cmd);
     return DBK_EXIT_USAGE;
 }
 
@@ -62,6 +62,13 @@ bool dbk_cli_parse_u64(const char *s, uint64_t *out) {
     if (*s == '-') return false;
     unsigned long long v = strtoull(s, &end, 10);
     if (errno || end == s || *end != '\0') return false;
+    *out = v;
+    return true;
+}
+
+bool dbk_cli_parse_seed(const char *s, uint64_t *out) {
+    uint64_t v;
+    if (!dbk_cli_parse_u64(s, &v) || v > DBK_CLI_MAX_SEED) return false;
     *out = v;
     return true;
 }
@@ -108,11 +115,16 @@ int dbk_cli_check_run_out(const char *out, const char *data_arg, const char *dat
     return dbk_cli_check_output(&spec, out);
 }
 
+int dbk_cli_backend_error(dbk_status st) {
+    dbk_cli_fail(NULL);
+    return st == DBK_ERR_INVALID_ARG ? DBK_EXIT_USAGE : DBK_EXIT_ERROR;
+}
+
 int dbk_cli_resolve_device(const char *backend, long device, dbk_backend_kind *kind, int *index) {
     if (!backend) backend = getenv("DBK_BACKEND");
     if (backend && *backend) {
-        if (dbk_backend_resolve(backend, (int)device, kind, index) != DBK_OK) return dbk_cli_fail(NULL);
-        return DBK_EXIT_OK;
+        dbk_status st = dbk_backend_resolve(backend, (int)device, kind, index);
+        return st == DBK_OK ? DBK_EXIT_OK : dbk_cli_backend_error(st);
     }
     dbk_backend_default(kind, index);
     if (device >= 0 && dbk_backend_resolve(dbk_backend_kind_name(*kind), (int)device, kind, index) != DBK_OK)
@@ -131,7 +143,7 @@ int dbk_cli_open_dataset(const char *cmd, const char *dataset, const char *data_
     for (int sp = 0; sp < DBK_DATASET_SPLIT_COUNT; sp++) {
         if (asked[sp] <= out->split_count[sp]) continue;
         /* One line: the limit is a fact of the data, not of the option's syntax. */
-        fprintf(stderr, "daybreak %s: %s %ld is more than the %d %s images of %s (in %s)\n", cmd, flag[sp], asked[sp],
+        fprintf(stderr, "daybreak: error: %s: %s %ld is more than the %d %s images of %s (in %s)\n", cmd, flag[sp], asked[sp],
                 out->split_count[sp], dbk_dataset_split_name((dbk_dataset_split)sp), kind->name, out->dir);
         dbk_dataset_info_deinit(out);
         return DBK_EXIT_USAGE;
@@ -180,10 +192,13 @@ void dbk_cli_utc_stamp(char *out, size_t cap) {
     strftime(out, cap, "%Y%m%d-%H%M%S", &tmv);
 }
 
-void dbk_cli_join(int argc, char **argv, char *out, size_t cap) {
-    size_t n = 0;
-    out[0] = '\0';
-    for (int i = 0; i < argc && n + 1 < cap; i++) n += (size_t)snprintf(out + n, cap - n, "%s%s", i ? " " : "", argv[i]);
+char *dbk_cli_join(int argc, char **argv) {
+    dbk_strbuf joined;
+    dbk_strbuf_init(&joined);
+    for (int i = 0; i < argc; i++) dbk_strbuf_appendf(&joined, "%s%s", i ? " " : "", argv[i]);
+    if (joined.status == DBK_OK && joined.data) return joined.data;   /* the caller owns it now */
+    dbk_strbuf_deinit(&joined);
+    return NULL;
 }
 
 /* ---------------------------------------------------------------------------------- */
@@ -207,7 +222,7 @@ bool dbk_cli_train_option(dbk_cli_args *a, const char *cmd, dbk_cli_train_args *
     if (VALUE("--recipe")) t->recipe = v;
     else if (VALUE("--backend")) t->backend = v;
     else if (VALUE("--data")) t->data = v;
-    else if (VALUE("--out")) t->out = v;
+    else if (VALUE("--out")) bad = m > 0 && !*(t->out = v);
     else if (VALUE("--platform")) t->platform = v;
     else if (VALUE("--author")) t->author = v;
     else if (VALUE("--author-email")) t->author_email = v;
@@ -242,6 +257,7 @@ bool dbk_cli_train_option(dbk_cli_args *a, const char *cmd, dbk_cli_train_args *
         /* The accepted range, for the message. */
         const char *range = "";
         if (!strncmp(arg, "--clock", 7)) range = " (dawnbench or mlperf)";
+        else if (!strncmp(arg, "--out", 5)) range = " (a folder name, not an empty one)";
         else if (!strncmp(arg, "--precision", 11)) range = " (fp32, fp16 or auto)";
         else if (!strncmp(arg, "--epochs", 8)) range = " (1..1000)";
         else if (!strncmp(arg, "--target", 8)) range = " (a percentage, 0..100, at most two decimals)";

@@ -55,7 +55,10 @@ int dbk_cmd_infer(dbk_cli_args *a) {
         if (VALUE("--checkpoint")) ckpt = v;
         else if (VALUE("--backend")) backend = v;
         else if (VALUE("--data")) data = v;
-        else if (VALUE("--out")) out = v;
+        else if (VALUE("--out")) {
+            if (m > 0 && !*v) return dbk_cli_usage_error("infer", "--out needs a file name, not an empty one");
+            out = v;
+        }
         else if (VALUE("--platform")) platform = v;
         else if (VALUE("--author")) author = v;
         else if (VALUE("--author-email")) author_email = v;

@@ -59,7 +59,7 @@ int dbk_cmd_pack_data(dbk_cli_args *a) {
             return DBK_EXIT_OK;
         }
         if ((m = dbk_cli_match(a, "--out", true, &v))) {
-            if (m < 0) return dbk_cli_usage_error("pack-data", "--out needs a file name");
+            if (m < 0 || !*v) return dbk_cli_usage_error("pack-data", "--out needs a file name, not an empty one");
             out = v;
         } else if ((m = dbk_cli_match(a, "--data", true, &v))) {
             if (m < 0) return dbk_cli_usage_error("pack-data", "--data needs a folder");

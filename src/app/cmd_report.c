@@ -58,9 +58,9 @@ int dbk_cmd_report(dbk_cli_args *a) {
             return DBK_EXIT_OK;
         }
         if ((m = dbk_cli_match(a, "--out", true, &v)) != 0) {
-            if (m < 0) {
+            if (m < 0 || !*v) {
                 dbk_free(dirs);
-                return dbk_cli_usage_error("report", "option '%s' needs a value", arg);
+                return dbk_cli_usage_error("report", "--out needs a folder name, not an empty one");
             }
             out = v;
         } else if (arg[0] == '-' && arg[1] == '-') {

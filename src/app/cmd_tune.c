@@ -69,7 +69,7 @@ int dbk_cmd_tune(dbk_cli_args *a) {
             if (m < 0 || !dbk_cli_parse_double(v, 1e-3, 1e7, &budget))
                 return dbk_cli_usage_error("tune", "--budget needs seconds > 0 (e.g. 600), got '%s'", m < 0 ? "" : v);
         } else if ((m = dbk_cli_match(a, "--out", true, &v))) {
-            if (m < 0) return dbk_cli_usage_error("tune", "--out needs a file name");
+            if (m < 0 || !*v) return dbk_cli_usage_error("tune", "--out needs a file name, not an empty one");
             out = v;
         } else if ((m = dbk_cli_match(a, "--recipe", true, &v))) {
             if (m < 0) return dbk_cli_usage_error("tune", "--recipe needs a name ('daybreak recipes' lists them)");
@@ -87,7 +87,10 @@ int dbk_cmd_tune(dbk_cli_args *a) {
     if (!backend) return dbk_cli_usage_error("tune", "--backend is required (opencl[:N] or vulkan[:N])");
     dbk_tune_options o = {.budget_s = budget, .out = out, .recipe = recipe, .batch = (int)batch, .only = only,
                          .print = stdout};
-    if (dbk_backend_resolve(backend, (int)device, &o.kind, &o.index) != DBK_OK) return dbk_cli_fail("--backend");
+    dbk_status st = dbk_backend_resolve(backend, (int)device, &o.kind, &o.index);
+    if (st != DBK_OK) return dbk_cli_backend_error(st);
+    if (only && o.kind != DBK_BACKEND_KIND_CPU && dbk_tune_check_only(o.kind, only) != DBK_OK)
+        return dbk_cli_usage_error("tune", "%s", dbk_last_error());
     if (o.kind == DBK_BACKEND_KIND_CPU)
         return dbk_cli_usage_error("tune", "--backend cpu: the CPU reference has nothing to tune (opencl or vulkan)");
     if (out) { /* checked before any measuring, so a long run never ends in an unwritable file */
@@ -96,9 +99,7 @@ int dbk_cmd_tune(dbk_cli_args *a) {
         int rc = dbk_cli_check_output(&spec, out);
         if (rc != DBK_EXIT_OK) return rc;
     }
-    char command[2048];
-    dbk_cli_join(a->argc, a->argv, command, sizeof command);
-    o.command = command;
+    o.command = dbk_cli_join(a->argc, a->argv);
     o.build_id = build_id();
     dbk_tune_summary s;
     if (dbk_tune_run(&o, &s) != DBK_OK) return dbk_cli_fail("tune");

@@ -421,7 +421,7 @@ dbk_status dbk_runs_write_summary_json(const char *path, const dbk_run_set *set,
         const dbk_run *r = &set->runs[i];
         cJSON *o = cJSON_CreateObject();
         cJSON_AddStringToObject(o, "dir", r->dir);
-        cJSON_AddNumberToObject(o, "seed", (double)r->seed);
+        cJSON_AddItemToObject(o, "seed", dbk_results_u64_json(r->seed));
         cJSON_AddStringToObject(o, "status", r->status);
         if (r->epochs_to_target > 0) {
             cJSON_AddNumberToObject(o, "epochs_to_target", r->epochs_to_target);

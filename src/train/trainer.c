@@ -689,6 +689,8 @@ static dbk_status train_loop(run *r, const dbk_train_options *opt, dbk_train_rep
          * run ends as diverged, whichever evaluation (per epoch or the final one) saw them. */
         if (!isfinite(e->train_loss) || !isfinite(e->test_loss)) {
             rep->status = DBK_RUN_DIVERGED;
+            diverged(e);
+            snprintf(rep->end_reason, sizeof rep->end_reason, "%s", dbk_last_error());
             dbk_mlperf_log_run_stop(&r->mlperf, false);
             DBK_TRY(finish(r, opt, rep));
             return diverged(e);
@@ -741,6 +743,7 @@ dbk_status dbk_train_run(const dbk_train_options *opt, dbk_train_report *rep) {
             /* Keep the record of the epochs that completed, marked failed (not "running"). */
             char reason[1024];
             snprintf(reason, sizeof reason, "%s", dbk_last_error());
+            snprintf(rep->end_reason, sizeof rep->end_reason, "%.500s", reason);
             rep->status = DBK_RUN_FAILED;
             dbk_mlperf_log_run_stop(&r.mlperf, false);
             write_files(&r, opt, rep);
