@@ -164,6 +164,8 @@ def check_error_paths(daybreak, readme, problems):
             problems.append(f"{shown}: exit {r.returncode}, README.md says {code} ({why}); stderr: {r.stderr!r}")
         if len(lines) != 1 or not lines[0].startswith("daybreak: error: ") or len(lines[0]) <= 17:
             problems.append(f"{shown}: stderr is not one 'daybreak: error: ...' line: {r.stderr!r}")
+        if re.search(r"\bdbk_[a-z0-9_]+", r.stderr):
+            problems.append(f"{shown}: the message names an internal function: {r.stderr!r}")
     return len(ERROR_PATHS)
 
 

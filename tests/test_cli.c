@@ -376,8 +376,9 @@ static int an_output_should_never_overwrite_an_input(void) {
 
 /* A hostile --author (invalid UTF-8, quotes, markup) and --out (a multi-byte name with an
  * invalid byte) give JSON that parses, a mlperf.log of valid UTF-8, and a report whose
- * Markdown is valid UTF-8 and whose SVGs are well-formed XML, with a 900-byte device name cut
- * between characters. One 1-epoch, 64-image CPU run: about 6 s. */
+ * Markdown is valid UTF-8, without raw HTML, with tables whose rows keep their cells (a recipe
+ * name with a newline, pipes and a <script>), and whose SVGs are well-formed XML, with a
+ * 900-byte device name cut between characters. One 1-epoch, 64-image CPU run: about 6 s. */
 static int hostile_strings_should_give_well_formed_outputs(void) {
     if (dbk_test_cifar_dir() == NULL) return 0; /* the data tests report the skip */
     const char *dir = dbk_test_tmpdir("cli_hostile");
@@ -430,6 +431,9 @@ static int hostile_strings_should_give_well_formed_outputs(void) {
     for (int i = 0; i < 300; i++) strcat(name, "\xE2\x82\xAC");
     cJSON_SetValuestring(cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(root, "device"), "name"),
                          name);
+    /* A recipe name that would break report.md's tables (a newline, a pipe) and carry raw HTML. */
+    cJSON_SetValuestring(cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(root, "recipe"), "name"),
+                         "quick\n| evil | <script>alert(1)</script> `x");
     char *text = cJSON_Print(root);
     cJSON_Delete(root);
     DBK_CHECK(text != NULL);
@@ -445,7 +449,14 @@ static int hostile_strings_should_give_well_formed_outputs(void) {
              "    m.parse(p)\n"
              "    assert b\"\\xef\\xbf\\xbd\" not in open(p, \"rb\").read(), p + \" has U+FFFD: a label was cut inside a "
              "character\"\n"
-             "open(\"report.md\", \"rb\").read().decode(\"utf-8\")' *.svg",
+             "md = open(\"report.md\", \"rb\").read().decode(\"utf-8\")\n"
+             "assert \"<script\" not in md, \"raw HTML in report.md\"\n"
+             "import re\n"
+             "for table in re.findall(r\"(?m)(?:^\\|.*\\n)+\", md):\n"
+             "    rows = table.splitlines()\n"
+             "    cells = [len(re.findall(r\"(?<!\\\\)\\|\", row)) for row in rows]\n"
+             "    assert len(set(cells)) == 1, \"a table row has another number of cells: \" + repr(rows)\n"
+             "' *.svg",
              dir);
     rc = dbk_test_run_command(args, out, sizeof out);
     DBK_CHECK_MSG(rc == 0, "the report's files are not well-formed:\n%s", out);
