@@ -19,6 +19,7 @@ import os
 import re
 import subprocess
 import sys
+import tempfile
 
 
 def fail_or_skip_in_ci(message):
@@ -144,6 +145,10 @@ ERROR_PATHS = [
     (["eval", "--checkpoint", "/nonexistent/model.ckpt"], {}, 1, "I/O"),
     (["report", "/nonexistent/daybreak-runs"], {}, 1, "I/O"),
     (["platforms"], {"DBK_PLATFORMS_DIR": "/nonexistent/daybreak-profiles"}, 1, "I/O"),
+    # a symlink loop is named as one, not as a missing path
+    (["train", "--backend", "cpu", "--data", "{loop}"], {}, 1, "I/O", "Too many levels of symbolic links"),
+    (["report", "{loop}"], {}, 1, "I/O", "Too many levels of symbolic links"),
+    (["eval", "--checkpoint", "{loop}"], {}, 1, "I/O", "Too many levels of symbolic links"),
 ]
 
 
@@ -151,22 +156,35 @@ def check_error_paths(daybreak, readme, problems):
     if "Every\nerror is one line on stderr, `daybreak: error: <what failed and why>`" not in readme:
         problems.append("README.md no longer states the error format this check holds the program to")
     codes = readme_table(readme, "Exit codes")
-    for args, extra, code, why in ERROR_PATHS:
-        row = codes.get(str(code), "")
-        if why not in row:
-            problems.append(f"README.md: the exit code {code} row does not say '{why}' (for daybreak {' '.join(args)})")
-        env = {k: v for k, v in os.environ.items() if k not in ("DAYBREAK_DATA", "DBK_BACKEND")}
-        env.update(extra)
-        r = subprocess.run([daybreak] + args, capture_output=True, text=True, env=env, timeout=60)
-        shown = "daybreak " + " ".join(repr(a) if not a or " " in a else a for a in args)
-        lines = r.stderr.splitlines()
-        if r.returncode != code:
-            problems.append(f"{shown}: exit {r.returncode}, README.md says {code} ({why}); stderr: {r.stderr!r}")
-        if len(lines) != 1 or not lines[0].startswith("daybreak: error: ") or len(lines[0]) <= 17:
-            problems.append(f"{shown}: stderr is not one 'daybreak: error: ...' line: {r.stderr!r}")
-        if re.search(r"\bdbk_[a-z0-9_]+", r.stderr):
-            problems.append(f"{shown}: the message names an internal function: {r.stderr!r}")
+    with tempfile.TemporaryDirectory() as tmp:
+        loop = os.path.join(tmp, "loop")
+        os.symlink(os.path.join(tmp, "loop2"), loop)
+        os.symlink(loop, os.path.join(tmp, "loop2"))
+        for path in ERROR_PATHS:
+            args, extra, code, why = path[:4]
+            args = [a.replace("{loop}", loop) for a in args]
+            check_error_path(daybreak, codes, args, extra, code, why, path[4] if len(path) > 4 else "", problems)
     return len(ERROR_PATHS)
+
+
+def check_error_path(daybreak, codes, args, extra, code, why, needle, problems):
+    """One error path: its exit code against README.md's row, one 'daybreak: error:' line naming needle."""
+    row = codes.get(str(code), "")
+    if why not in row:
+        problems.append(f"README.md: the exit code {code} row does not say '{why}' (for daybreak {' '.join(args)})")
+    env = {k: v for k, v in os.environ.items() if k not in ("DAYBREAK_DATA", "DBK_BACKEND")}
+    env.update(extra)
+    r = subprocess.run([daybreak] + args, capture_output=True, text=True, env=env, timeout=60)
+    shown = "daybreak " + " ".join(repr(a) if not a or " " in a else a for a in args)
+    lines = r.stderr.splitlines()
+    if r.returncode != code:
+        problems.append(f"{shown}: exit {r.returncode}, README.md says {code} ({why}); stderr: {r.stderr!r}")
+    if len(lines) != 1 or not lines[0].startswith("daybreak: error: ") or len(lines[0]) <= 17:
+        problems.append(f"{shown}: stderr is not one 'daybreak: error: ...' line: {r.stderr!r}")
+    if re.search(r"\bdbk_[a-z0-9_]+", r.stderr):
+        problems.append(f"{shown}: the message names an internal function: {r.stderr!r}")
+    if needle not in r.stderr:
+        problems.append(f"{shown}: the message does not say '{needle}': {r.stderr!r}")
 
 
 def main():

@@ -494,16 +494,19 @@ static int plant_nan(const char *from, const char *to, const char *name) {
  * weights (the classifier) or NaN batch-norm running statistics (finite in training, NaN only
  * at evaluation) end with the divergence exit (4) and one line saying why, print no accuracy,
  * and write no inference entry. Before, NaN logits ranked first and both reported 100.00%.
+ * (The run's console also says "up to 1 epoch", not "1 epochs".)
  * One 1-epoch, 64-image CPU run to get a real checkpoint: about 3 s. */
 static int non_finite_outputs_should_end_eval_and_infer_as_diverged(void) {
     if (dbk_test_cifar_dir() == NULL) return 0; /* the data tests report the skip */
     const char *dir = dbk_test_tmpdir("cli_nan_eval");
     DBK_CHECK(dir != NULL);
     char args[16384], ckpt[4200], bad[4200], entry[4200];
-    snprintf(args, sizeof args, "train --backend cpu --quiet --no-progress --batch 32 --train-subset 64 "
+    snprintf(args, sizeof args, "train --backend cpu --no-progress --batch 32 --train-subset 64 "
              "--test-subset 50 --epochs 1 --target 0 --out '%s/run'", dir);
     int rc = run(NULL, args);
     EXPECT(0, "results in");
+    /* one epoch is "1 epoch" (it was "up to 1 epochs") */
+    DBK_CHECK_MSG(strstr(out, "up to 1 epoch,") && !strstr(out, "1 epochs"), "%s", out);
     snprintf(ckpt, sizeof ckpt, "%s/run/model.ckpt", dir);
     const char *tensors[] = {"linear.weight", "layer3.bn.running_var"};
     for (int i = 0; i < 2; i++) {

@@ -8,6 +8,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "data/dataset.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -118,6 +119,12 @@ static int is_dir(const char *path) {
     return dbk_source_stat(path, &size) == DBK_SOURCE_DIR;
 }
 
+/* errno of stat(path), 0 when it succeeds. */
+static int stat_error(const char *path) {
+    struct stat st;
+    return stat(path, &st) == 0 ? 0 : errno;
+}
+
 static int exists(const char *path) {
     uint64_t size;
     return dbk_source_stat(path, &size) != DBK_SOURCE_NONE;
@@ -157,6 +164,8 @@ dbk_status dbk_dataset_resolve(const dbk_dataset_kind *kind, const char *data_ar
         found = inner;
     else if (exists(probe))
         found = root;
+    else if (!exists(root) && stat_error(root) != ENOENT) /* a symlink loop, a forbidden folder: not "missing" */
+        return dbk_set_error(DBK_ERR_IO, "%s (from %s): cannot use it: %s", root, from, strerror(stat_error(root)));
     else if (!exists(root))
         return dbk_set_error(DBK_ERR_NOT_FOUND, "%s (from %s) does not exist; it should be a folder holding %s/ (%s)",
                              root, from, kind->folder, kind->contents);
