@@ -53,7 +53,8 @@
  *    CPU's double sum; the backward is one division per element).
  *  - leaky_relu fwd / bwd, dropout fwd / bwd: 1e-10 (one multiply per element; dropout's mask
  *    is an integer hash, the same on every backend, so any other mask fails by NMSE ~1).
- *  - accuracy: bit-exact (a count). augment: bit-exact, the device kernels reproduce the
+ *  - accuracy: bit-exact (a count; cases with NaN and infinite logits planted, never correct on
+ *    any backend). augment: bit-exact, the device kernels reproduce the
  *    CPU's hash draw and compute (v / 255 - mean) / std with correctly rounded division.
  *  - sparse_select, sparse_add, sparse_gather: bit-exact (the selection is integer comparisons
  *    of magnitude bits and copies; the gathering one multiply per pair; the decoding one
