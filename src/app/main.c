@@ -70,7 +70,9 @@ static void help_main(void) {
            "                  whose label contains TEXT (stderr)\n"
            "  DBK_FUSE        0: batch norm, ReLU, residual add and max pool as separate ops (no fusion)\n"
            "  DBK_TUNE_CORRUPT  N (test hook): daybreak tune corrupts its N-th candidate's results\n"
-           "  DBK_VK_VALIDATION  1: Vulkan under the validation layer, validation errors fail\n\n"
+           "  DBK_VK_VALIDATION  1: Vulkan under the validation layer, validation errors fail\n"
+           "  DBK_SHADER_DIR  Vulkan shaders (<name>.spv) from this folder over the built-in ones\n"
+           "  DBK_VK_MEMORY   staged: Vulkan host copies through a staging buffer, as on a discrete GPU\n\n"
            "exit codes: 0 success, 1 error, 2 usage error, 3 target not reached, 4 diverged (train) or\n"
            "            not finite outputs (eval, infer),\n"
            "            130/143/129 train stopped by SIGINT/SIGTERM/SIGHUP (continue it with train --resume DIR)\n"
@@ -206,6 +208,7 @@ static int cmd_devices(dbk_cli_args *a) {
             printf(", fp16 %s\n", info.fp16 ? "yes" : "no");
             printf("      driver %s; %s\n", info.driver, info.api_version);
             if (info.details[0]) printf("      %s\n", info.details);
+            if (info.memory[0]) printf("      buffers: %s\n", info.memory);
         }
         printf("\n");
     }
