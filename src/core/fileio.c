@@ -19,14 +19,14 @@
 
 #include "core/alloc.h"
 
-/* The kind of a non-regular file, for the refusal message. */
-static const char *file_kind(mode_t mode) {
+const char *dbk_file_kind_name(unsigned mode) {
+    if (S_ISREG(mode)) return "a regular file";
     if (S_ISDIR(mode)) return "a directory";
     if (S_ISCHR(mode)) return "a character device";
     if (S_ISBLK(mode)) return "a block device";
     if (S_ISFIFO(mode)) return "a FIFO";
     if (S_ISSOCK(mode)) return "a socket";
-    return "not a regular file";
+    return "a special file";
 }
 
 /* ---------------------------------------------------------------------------------- */
@@ -109,7 +109,7 @@ dbk_status dbk_atomic_file_open(dbk_atomic_file *f, const char *path) {
     struct stat target;
     if (stat(path, &target) == 0 && !S_ISREG(target.st_mode))
         return dbk_set_error(DBK_ERR_IO, "cannot write %s: it is %s, not a regular file", path,
-                             file_kind(target.st_mode));
+                             dbk_file_kind_name(target.st_mode));
     const size_t len = strlen(path);
     f->path = dbk_malloc(len + 1);
     f->tmp = dbk_malloc(len + 48);
@@ -218,7 +218,7 @@ dbk_status dbk_file_open_regular(const char *path, const char *what, size_t max_
     if (!S_ISREG(st.st_mode)) {
         close(f);
         return dbk_set_error(DBK_ERR_IO, "cannot read %s file %s: it is %s, not a regular file", what, path,
-                             file_kind(st.st_mode));
+                             dbk_file_kind_name(st.st_mode));
     }
     if (st.st_size < 0 || (unsigned long long)st.st_size > max_bytes) {
         close(f);

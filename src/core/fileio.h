@@ -54,6 +54,10 @@ void       dbk_atomic_file_abort(dbk_atomic_file *f);
  * that is about to end the process. */
 void dbk_file_remove_temps(void);
 
+/* What a file of st_mode `mode` is, for messages: "a regular file", "a directory", "a
+ * character device", "a block device", "a FIFO", "a socket" or "a special file". */
+const char *dbk_file_kind_name(unsigned mode);
+
 /* Reading untrusted files. Every reader of a file daybreak did not just write (checkpoints,
  * profiles, kernel caches, datasets) goes through these, so that a path naming a device
  * (/dev/zero), a FIFO or a huge file fails at once with a one-line error instead of hanging or

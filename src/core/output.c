@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "core/fileio.h"
 #include "core/path.h"
 
 void dbk_output_add_input(dbk_output_spec *spec, const char *what, const char *path, bool contains) {
@@ -20,16 +21,6 @@ void dbk_output_add_input(dbk_output_spec *spec, const char *what, const char *p
 
 static const dbk_output_input *input_at(const dbk_output_spec *spec, int i) {
     return i < spec->input_count ? &spec->inputs[i] : &spec->more_inputs[i - spec->input_count];
-}
-
-static const char *kind_name(mode_t mode) {
-    if (S_ISREG(mode)) return "a regular file";
-    if (S_ISDIR(mode)) return "a folder";
-    if (S_ISCHR(mode)) return "a character device";
-    if (S_ISBLK(mode)) return "a block device";
-    if (S_ISFIFO(mode)) return "a FIFO";
-    if (S_ISSOCK(mode)) return "a socket";
-    return "a special file";
 }
 
 /* dirname of path into out, without touching path ("x" -> ".", "/x" -> "/"). */
@@ -56,7 +47,7 @@ static dbk_status existing_anchor(const char *path, const dbk_output_spec *spec,
                                  errno == ENOENT ? "the folder does not exist" : strerror(errno));
         if (!S_ISDIR(st.st_mode))
             return dbk_set_error(DBK_ERR_IO, "%s %s: %s is %s, not a folder", spec->flag, path, dir,
-                                 kind_name(st.st_mode));
+                                 dbk_file_kind_name(st.st_mode));
     } else {
         snprintf(dir, sizeof dir, "%s", path);
         struct stat st;
@@ -70,7 +61,7 @@ static dbk_status existing_anchor(const char *path, const dbk_output_spec *spec,
         }
         if (stat(dir, &st) == 0 && !S_ISDIR(st.st_mode))
             return dbk_set_error(DBK_ERR_IO, "%s %s: %s is %s, not a folder", spec->flag, path, dir,
-                                 kind_name(st.st_mode));
+                                 dbk_file_kind_name(st.st_mode));
     }
     if (!realpath(dir, real))
         return dbk_set_error(DBK_ERR_IO, "%s %s: cannot resolve %s: %s", spec->flag, path, dir, strerror(errno));
@@ -114,7 +105,7 @@ dbk_status dbk_output_check(const char *path, const dbk_output_spec *spec) {
     const bool want_dir = spec->kind == DBK_OUTPUT_FOLDER;
     if (exists && (want_dir ? !S_ISDIR(st.st_mode) : !S_ISREG(st.st_mode)))
         return dbk_set_error(DBK_ERR_IO, "%s %s is %s, not %s; choose another %s", spec->flag, path,
-                             kind_name(st.st_mode), want_dir ? "a folder" : "a regular file", spec->flag);
+                             dbk_file_kind_name(st.st_mode), want_dir ? "a folder" : "a regular file", spec->flag);
     for (int i = 0; i < spec->input_count + spec->more_count; i++) {
         const dbk_output_input *in = input_at(spec, i);
         if (dbk_path_same_file(path, in->path))

@@ -383,8 +383,12 @@ static dbk_status check_fresh(run *r, const dbk_train_options *opt) {
  * line saying how the run it continues ended. */
 static dbk_status open_resume(run *r, const dbk_train_options *opt, dbk_train_report *rep) {
     dbk_run_record *rec = &r->resume_record;
-    if (dbk_peers_writes_files(opt->peers)) DBK_TRY(dbk_resume_read_record(opt->out_dir, rec));
-    else snprintf(rec->status, sizeof rec->status, "running");
+    if (dbk_peers_writes_files(opt->peers)) {
+        DBK_TRY(dbk_resume_read_record(opt->out_dir, rec));
+    } else { /* the other ranks of a distributed run check resume.ckpt only */
+        snprintf(rec->status, sizeof rec->status, "running");
+        rec->train_images = rec->test_images = -1;
+    }
     const char *previous = rec->status;
     dbk_resume_header h;
     DBK_TRY(dbk_resume_read(opt->out_dir, &h, rep, &r->resume_ckpt));
