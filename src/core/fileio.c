@@ -21,7 +21,7 @@
 
 const char *dbk_file_kind_name(unsigned mode) {
     if (S_ISREG(mode)) return "a regular file";
-    if (S_ISDIR(mode)) return "a directory";
+    if (S_ISDIR(mode)) return "a folder";
     if (S_ISCHR(mode)) return "a character device";
     if (S_ISBLK(mode)) return "a block device";
     if (S_ISFIFO(mode)) return "a FIFO";

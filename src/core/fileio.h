@@ -54,7 +54,7 @@ void       dbk_atomic_file_abort(dbk_atomic_file *f);
  * that is about to end the process. */
 void dbk_file_remove_temps(void);
 
-/* What a file of st_mode `mode` is, for messages: "a regular file", "a directory", "a
+/* What a file of st_mode `mode` is, for messages: "a regular file", "a folder", "a
  * character device", "a block device", "a FIFO", "a socket" or "a special file". */
 const char *dbk_file_kind_name(unsigned mode);
 
