@@ -3,9 +3,12 @@
 # test-only Python package mlperf-logging (its parser and compliance checker read mlperf.log)
 # into a virtual environment at $DBK_PYENV (default build/pyenv; ctest uses <build>/pyenv).
 # Uses sudo when not root. Prints what it installs; does nothing when all are present.
+# --no-test-tools: the packages only, without the test-only virtual environment (the quick start).
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 pyenv=${DBK_PYENV:-$root/build/pyenv}
+test_tools=1
+[ "${1:-}" = --no-test-tools ] && test_tools=0
 
 # Build tools; CPU backend GEMM and JSON results; zstd for dataset packs; the OpenCL backend with the PoCL CPU device;
 # the Vulkan backend with Mesa's lavapipe; image decoding for image-folder datasets; clang and
@@ -43,6 +46,7 @@ fi
 
 # Debian's python3 (not one earlier on PATH) so that python3-venv above is the one used; a
 # half-made environment (no pip, or an interrupted install) is made again.
+[ $test_tools = 1 ] || exit 0
 if ! "$pyenv/bin/python3" -c 'import mlperf_logging.compliance_checker' 2>/dev/null; then
   echo "daybreak: installing mlperf-logging into $pyenv (test-only)"
   rm -rf "$pyenv"
