@@ -80,23 +80,21 @@ static int open_source(const char *root, const dbk_device_info *d, const char *l
 
 #define RAPL "sys/class/powercap/"
 
+/* Two packages, a sub-zone of package 0, the platform zone and the mmio copy of package 0. */
 static int make_rapl(const char *root, unsigned long long range) {
+    const struct { const char *zone, *name; unsigned long long uj; } zones[] = {
+        {"intel-rapl:0", "package-0\n", 1000000}, {"intel-rapl:0:0", "core\n", 5}, {"intel-rapl:1", "package-1\n", 2000000},
+        {"intel-rapl:2", "psys\n", 7}, {"intel-rapl-mmio:0", "package-0\n", 9}};
     int bad = 0;
-    bad |= put(root, RAPL "intel-rapl:0/name", "package-0\n");
-    bad |= put_u64(root, RAPL "intel-rapl:0/energy_uj", 1000000);
-    bad |= put_u64(root, RAPL "intel-rapl:0/max_energy_range_uj", range);
-    bad |= put(root, RAPL "intel-rapl:0:0/name", "core\n");
-    bad |= put_u64(root, RAPL "intel-rapl:0:0/energy_uj", 5);
-    bad |= put_u64(root, RAPL "intel-rapl:0:0/max_energy_range_uj", range);
-    bad |= put(root, RAPL "intel-rapl:1/name", "package-1\n");
-    bad |= put_u64(root, RAPL "intel-rapl:1/energy_uj", 2000000);
-    bad |= put_u64(root, RAPL "intel-rapl:1/max_energy_range_uj", range);
-    bad |= put(root, RAPL "intel-rapl:2/name", "psys\n");
-    bad |= put_u64(root, RAPL "intel-rapl:2/energy_uj", 7);
-    bad |= put_u64(root, RAPL "intel-rapl:2/max_energy_range_uj", range);
-    bad |= put(root, RAPL "intel-rapl-mmio:0/name", "package-0\n");
-    bad |= put_u64(root, RAPL "intel-rapl-mmio:0/energy_uj", 9);
-    bad |= put_u64(root, RAPL "intel-rapl-mmio:0/max_energy_range_uj", range);
+    for (size_t i = 0; i < sizeof zones / sizeof zones[0]; i++) {
+        char rel[128];
+        snprintf(rel, sizeof rel, RAPL "%s/name", zones[i].zone);
+        bad |= put(root, rel, zones[i].name);
+        snprintf(rel, sizeof rel, RAPL "%s/energy_uj", zones[i].zone);
+        bad |= put_u64(root, rel, zones[i].uj);
+        snprintf(rel, sizeof rel, RAPL "%s/max_energy_range_uj", zones[i].zone);
+        bad |= put_u64(root, rel, range);
+    }
     return bad;
 }
 

@@ -4,16 +4,17 @@
 # PoCL, see its README), plus a copy of one run whose device name is markup, then Debian's
 # Chromium, headless, renders the page to a PNG and dumps its DOM, and check_report_html.py
 # checks them against report.md (size, not blank, every table cell and figure, inline charts,
-# nothing fetched or run, the markup name shown as text). tools/install-browser.sh installs
-# Chromium (`tools/run.sh test` calls it); without it the test is skipped, and fails under CI=true.
+# nothing fetched or run, the markup name shown as text). `tools/install-deps.sh --browser`
+# installs Chromium (`tools/run.sh test` runs it so); without it the test is skipped, and fails
+# under CI=true.
 # usage: test_report_html.sh <daybreak> <tests/data/report> <check_report_html.py>
 set -uo pipefail
 exe=$1 data=$2 checker=$3
 fail() { echo "FAIL: $*"; exit 1; }
 browser=$(command -v chromium || true)
 if [ -z "$browser" ]; then
-  [ "${CI:-}" = true ] && fail "CI=true and no chromium: run tools/install-browser.sh"
-  echo "skipped: no chromium (tools/install-browser.sh installs it)"; exit 77
+  [ "${CI:-}" = true ] && fail "CI=true and no chromium: run tools/install-deps.sh --browser"
+  echo "skipped: no chromium (tools/install-deps.sh --browser installs it)"; exit 77
 fi
 tmp=${DBK_TEST_TMP:-/tmp/daybreak-tests}/report_html
 rm -rf "$tmp" && mkdir -p "$tmp" || fail "cannot make $tmp"
@@ -29,10 +30,12 @@ r["device"]["name"] = name
 json.dump(r, open(path, "w"), indent=2)
 EOF
 
-out=$("$exe" report "$data/cpu" "$data/opencl" "$tmp/hostile" --out "$tmp/report" 2>&1) ||
+# A buyer's price for the CPU (any EPYC) at the report, so the cost columns and their source show.
+out=$("$exe" report "$data/cpu" "$data/opencl" "$tmp/hostile" --out "$tmp/report" --price 'EPYC=0.05' 2>&1) ||
   fail "daybreak report: $out"
 [ -s "$tmp/report/report.html" ] || fail "no report.html: $out"
 echo "$out" | grep -q "report in $tmp/report/report.md and report.html" || fail "the last line does not name report.html: $out"
+grep -q "USD 0.05 (--price 'EPYC=0.05' of this report)" "$tmp/report/report.md" || fail "report.md: no price source"
 
 # Headless Chromium: its own profile folder (tests may run in parallel), root needs --no-sandbox.
 w=1280 h=2400

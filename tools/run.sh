@@ -29,8 +29,7 @@ need_data
 werror=OFF
 [ "${CI:-}" = true ] && werror=ON
 if [ "$mode" = test ]; then
-  DBK_PYENV="$build/pyenv" "$root/tools/install-deps.sh"
-  "$root/tools/install-browser.sh"   # the report's browser test (tests/test_report_html.sh)
+  DBK_PYENV="$build/pyenv" "$root/tools/install-deps.sh" --browser   # Chromium: the report's browser test
   cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release -DDBK_WERROR=$werror >/dev/null
   cmake --build "$build" -j "$(nproc)" >/dev/null
   cd "$build"
