@@ -20,7 +20,7 @@ tmp=${DBK_TEST_TMP:-/tmp/daybreak-tests}/report_html
 rm -rf "$tmp" && mkdir -p "$tmp" || fail "cannot make $tmp"
 
 # One run again, under a device name made of markup: the page must show it as text.
-hostile='<script>alert(1)</script><b>bold</b> & "quoted" | piped'
+hostile='<script>alert(1)</script><b>bold</b> & "quoted" | piped **not bold** `not code` \ \| end'
 mkdir -p "$tmp/hostile" && cp -r "$data/cpu/run-01" "$tmp/hostile/run-01" || fail "cannot copy a run"
 python3 - "$tmp/hostile/run-01/result.json" "$hostile" <<'EOF' || fail "cannot rename the device"
 import json, sys

@@ -86,7 +86,7 @@ static void help_train(void) {
            "options:\n"
            "  --recipe NAME       recipe to run (default: %s; see 'daybreak recipes')\n"
            "  --backend SPEC      cpu, opencl[:N] or vulkan[:N] (default: $DBK_BACKEND, else the\n"
-           "                      first GPU, else cpu)\n"
+           "                      first GPU, else PoCL (OpenCL on the CPU), else cpu)\n"
            "  --device N          device index within the backend (default 0, or the :N of --backend)\n"
            "  --data DIR          data folder holding the recipe's dataset, e.g. cifar-10-batches-bin/\n"
            "                      or imagenette2-224-mini/, or a dataset pack made by\n"

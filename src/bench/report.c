@@ -13,6 +13,7 @@
 #include "core/alloc.h"
 #include "core/fileio.h"
 #include "core/utf8.h"
+#include "train/results.h"
 
 static const char *const palette[] = {"#1f77b4", "#d62728", "#2ca02c", "#9467bd",
                                       "#ff7f0e", "#8c564b", "#e377c2", "#17becf"};
@@ -47,13 +48,21 @@ static void xml_char(dbk_strbuf *sb, const char *ch, int len) {
 
 static void xml_text(dbk_strbuf *sb, const char *s) { append_escaped(sb, s, xml_char); }
 
-/* Markdown table cell: pipes would split the cell, newlines end the row. */
-static void md_char(dbk_strbuf *sb, const char *ch, int len) {
+/* Markdown table cell inside a code span: pipes would split the cell, newlines end the row. */
+static void md_code_char(dbk_strbuf *sb, const char *ch, int len) {
     if (*ch == '|') dbk_strbuf_appendf(sb, "\\|");
     else if ((unsigned char)*ch >= 0x20 || *ch == '\t') dbk_strbuf_appendf(sb, "%.*s", len, ch);
 }
 
+/* Outside a code span also backslashes, backticks and asterisks, which would start an escape,
+ * a code span or emphasis (a device name is shown as it is, in report.md and report.html). */
+static void md_char(dbk_strbuf *sb, const char *ch, int len) {
+    if (*ch == '\\' || *ch == '`' || *ch == '*') dbk_strbuf_appendf(sb, "\\%c", *ch);
+    else md_code_char(sb, ch, len);
+}
+
 static void md_cell(dbk_strbuf *sb, const char *s) { append_escaped(sb, s, md_char); }
+static void md_code(dbk_strbuf *sb, const char *s) { append_escaped(sb, s, md_code_char); }
 
 /* snprintf for chart labels, cut between characters when the buffer is too small. */
 static void label_printf(char *out, size_t cap, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -480,7 +489,7 @@ static void md_energy(dbk_strbuf *sb, const dbk_run_group *g) {
     if (!g->energy_measured) dbk_strbuf_appendf(sb, "not measured | ");
     else if (!isfinite(g->joules.median)) dbk_strbuf_appendf(sb, "not reached | ");
     else {
-        dbk_strbuf_appendf(sb, "%.1f J (%.4g kWh", g->joules.median, g->joules.median / 3.6e6);
+        dbk_strbuf_appendf(sb, "%.1f J (%.4g kWh", g->joules.median, g->joules.median / DBK_JOULES_PER_KWH);
         if (g->energy_priced && isfinite(g->energy_cost.median))
             dbk_strbuf_appendf(sb, ", USD %.3g", g->energy_cost.median);
         dbk_strbuf_appendf(sb, ") | ");
@@ -528,7 +537,7 @@ static void write_markdown(dbk_strbuf *sb, const dbk_run_set *set, const dbk_run
                        set->count, set->count == 1 ? "" : "s");
     for (int i = 0; i < nsources; i++) {
         dbk_strbuf_appendf(sb, "%s`", i ? ", " : "");
-        md_cell(sb, sources[i]);
+        md_code(sb, sources[i]);
         dbk_strbuf_appendf(sb, "`");
     }
     dbk_strbuf_appendf(sb, ". Runs are grouped by backend, device, driver, recipe, clock, target, image counts and profiling "
@@ -629,7 +638,7 @@ static void write_markdown(dbk_strbuf *sb, const dbk_run_set *set, const dbk_run
         double best = 0.0;
         for (int e = 0; e < r->epochs; e++) best = fmax(best, r->accuracy[e]);
         dbk_strbuf_appendf(sb, "| `");
-        md_cell(sb, r->dir);
+        md_code(sb, r->dir);
         dbk_strbuf_appendf(sb, "` | ");
         md_cell(sb, r->device);
         dbk_strbuf_appendf(sb, " | %s | ", r->backend);

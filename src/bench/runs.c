@@ -306,7 +306,7 @@ static dbk_status summarise_energy(const dbk_run_set *set, dbk_run_group *g, dou
     for (int i = 0; i < n; i++) {
         const dbk_run *r = &set->runs[g->members[i]];
         tmp[i] = isfinite(r->joules_to_target) && r->energy_price_per_kwh > 0
-                     ? r->joules_to_target / 3.6e6 * r->energy_price_per_kwh : HUGE_VAL;
+                     ? r->joules_to_target / DBK_JOULES_PER_KWH * r->energy_price_per_kwh : HUGE_VAL;
     }
     DBK_TRY(dbk_stats_compute(tmp, n, &g->energy_cost));
     int m = 0;
@@ -520,7 +520,7 @@ void dbk_runs_print_summary(FILE *out, const dbk_run_set *set, const dbk_run_gro
             fprintf(out, "  cost to target:     n/a (profile %s has no price)\n", gr->first->platform_id);
         if (gr->energy_measured && isfinite(gr->joules.median))
             fprintf(out, "  energy to target:   median %.1f J (%.4g kWh), %s\n", gr->joules.median,
-                    gr->joules.median / 3.6e6, gr->first->energy_source);
+                    gr->joules.median / DBK_JOULES_PER_KWH, gr->first->energy_source);
         else if (!gr->energy_measured) fprintf(out, "  energy to target:   not measured (%s)\n", dbk_run_group_energy_note(set, gr));
         if (isfinite(gr->utilisation_median))
             fprintf(out, "  utilisation:        %.2f%% of %.0f GFLOP/s peak (achieved %.1f GFLOP/s)\n",

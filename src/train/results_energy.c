@@ -12,8 +12,6 @@
 
 #include "train/results.h"
 
-#define JOULES_PER_KWH 3.6e6
-
 double dbk_results_joules_to_target(const dbk_train_report *r) {
     if (!r->energy.measured || r->epochs_to_target < 1) return NAN;
     return r->epochs[r->epochs_to_target - 1].clock_joules;
@@ -36,7 +34,7 @@ void dbk_results_add_energy(void *json_root, const dbk_train_report *r) {
     const double j = dbk_results_joules_to_target(r), price = r->platform.energy_price_per_kwh;
     if (isfinite(j)) {
         cJSON_AddNumberToObject(o, "joules_to_target", j);
-        cJSON_AddNumberToObject(o, "kwh_to_target", j / JOULES_PER_KWH);
+        cJSON_AddNumberToObject(o, "kwh_to_target", j / DBK_JOULES_PER_KWH);
     } else {
         cJSON_AddNullToObject(o, "joules_to_target");
         cJSON_AddNullToObject(o, "kwh_to_target");
@@ -47,7 +45,7 @@ void dbk_results_add_energy(void *json_root, const dbk_train_report *r) {
     } else {
         cJSON_AddNullToObject(o, "price_per_kwh");
     }
-    if (price > 0 && isfinite(j)) cJSON_AddNumberToObject(o, "cost_to_target", j / JOULES_PER_KWH * price);
+    if (price > 0 && isfinite(j)) cJSON_AddNumberToObject(o, "cost_to_target", j / DBK_JOULES_PER_KWH * price);
     else cJSON_AddNullToObject(o, "cost_to_target");
 }
 
@@ -88,8 +86,8 @@ void dbk_results_print_energy(FILE *out, const dbk_train_report *r) {
     const double j = dbk_results_joules_to_target(r), price = r->platform.energy_price_per_kwh;
     const double shown = isfinite(j) ? j : e->joules;
     fprintf(out, "energy %s: %.1f J (%.4g kWh)", isfinite(j) ? "to the target" : "on the clock", shown,
-            shown / JOULES_PER_KWH);
-    if (price > 0) fprintf(out, ", USD %.3g at USD %.3g/kWh (%s)", shown / JOULES_PER_KWH * price, price,
+            shown / DBK_JOULES_PER_KWH);
+    if (price > 0) fprintf(out, ", USD %.3g at USD %.3g/kWh (%s)", shown / DBK_JOULES_PER_KWH * price, price,
                            r->platform.energy_price_source);
     if (e->counter) fprintf(out, "; %s\n", e->scope);
     else fprintf(out, "; power sampled every %.2g s: %s\n", e->interval, e->scope);
