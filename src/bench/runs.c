@@ -515,7 +515,7 @@ void dbk_runs_print_summary(FILE *out, const dbk_run_set *set, const dbk_run_gro
         else fprintf(out, "  epochs to target:   median not reached\n");
         if (gr->priced && isfinite(gr->cost.median))
             fprintf(out, "  cost to target:     median USD %.3g at USD %.2f/h (%s)\n", gr->cost.median,
-                    gr->first->price_per_hour, gr->first->platform_id);
+                    gr->first->price_per_hour, gr->first->price_source);
         else if (!gr->priced)
             fprintf(out, "  cost to target:     n/a (profile %s has no price)\n", gr->first->platform_id);
         if (gr->energy_measured && isfinite(gr->joules.median))
