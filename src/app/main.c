@@ -67,6 +67,8 @@ static void help_main(void) {
            "  DBK_OCL_KERNEL_TIMES  TEXT: train --profile on OpenCL prints each kernel's time in the ops\n"
            "                  whose label contains TEXT (stderr)\n"
            "  DBK_VK_VALIDATION  1: Vulkan under the validation layer, validation errors fail\n"
+           "  DBK_SHADER_DIR  Vulkan shaders (<name>.spv) from this folder over the built-in ones\n"
+           "  DBK_VK_MEMORY   staged: Vulkan host copies through a staging buffer, as on a discrete GPU\n"
            "  DBK_ENERGY_ROOT, DBK_NVML_LIBRARY  test hooks: energy readers on a recorded sysfs tree\n"
            "                  (ROOT/sys/class/...), NVML from another library\n\n"
            "exit codes: 0 success, 1 error, 2 usage error, 3 target not reached, 4 diverged,\n"
@@ -204,6 +206,7 @@ static int cmd_devices(dbk_cli_args *a) {
             printf(", fp16 %s\n", info.fp16 ? "yes" : "no");
             printf("      driver %s; %s\n", info.driver, info.api_version);
             if (info.details[0]) printf("      %s\n", info.details);
+            if (info.memory[0]) printf("      buffers: %s\n", info.memory);
         }
         printf("\n");
     }

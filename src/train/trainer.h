@@ -132,6 +132,17 @@ typedef struct dbk_final_eval {
     double plain_accuracy;          /* the last epoch's diagnostic evaluation, without TTA */
 } dbk_final_eval;
 
+/* Time spent off the clock building programs (DESIGN.md decision 8): a resumed run's are
+ * this process's, not the interrupted one's. */
+typedef struct dbk_build_times {
+    double backend_seconds;   /* creating the backend: the OpenCL program compiled or read from
+                                 the kernel cache */
+    double session_seconds;   /* planning, allocating and recording the session: Vulkan's
+                                 pipelines, each op's preparation */
+    double warmup_seconds;    /* every program run once (dbk_session_warm_up): the drivers' lazy
+                                 compilation; with progressive resizing, each size's session */
+} dbk_build_times;
+
 /* The energy of the run on the clock (energy/energy.h reads it; train/energy_clock.h adds up
  * the intervals the clock runs): measured, or why not. */
 typedef struct dbk_energy_record {
@@ -179,6 +190,7 @@ typedef struct dbk_train_report {
     long             skipped_steps;        /* fp16: steps skipped for an inf/NaN gradient */
     double           loss_scale;           /* fp16: the dynamic loss scale at the end */
     uint64_t         activation_bytes;     /* the memory plan's activation buffers, all together */
+    dbk_build_times  builds;               /* off the clock */
     dbk_energy_record energy;
 } dbk_train_report;
 
