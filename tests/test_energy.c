@@ -204,6 +204,34 @@ static int hwmon_two_boards_of_one_driver_should_be_refused(void) {
 /* ---------------------------------------------------------------------------------- */
 /* NVML                                                                                 */
 
+/* Where the NVIDIA driver is installed: the first NVIDIA GPU that OpenCL or Vulkan lists is found
+ * among NVML's boards (by UUID or name) and its energy read twice a second apart. */
+static int real_nvml_should_read_the_gpu(void) {
+    for (int k = DBK_BACKEND_KIND_OPENCL; k <= DBK_BACKEND_KIND_VULKAN; k++)
+        for (int i = 0; i < dbk_backend_device_count((dbk_backend_kind)k); i++) {
+            dbk_device_info d;
+            if (dbk_backend_device_info((dbk_backend_kind)k, i, &d) != DBK_OK || d.type != DBK_DEVICE_TYPE_GPU ||
+                d.vendor_id != 0x10de)
+                continue;
+            dbk_energy_source *s;
+            DBK_CHECK_MSG(open_source("/", &d, NULL, &s) == 0, "%s %d (%s): %s", dbk_backend_kind_name((dbk_backend_kind)k),
+                          i, d.name, dbk_last_error());
+            double j0, j1;
+            DBK_CHECK_OK(dbk_energy_source_sample(s, dbk_time_now(), &j0));
+            struct timespec second = {1, 0};
+            nanosleep(&second, NULL);
+            DBK_CHECK_OK(dbk_energy_source_sample(s, dbk_time_now(), &j1));
+            printf("  %s %d (%s): %.3f J in 1 s, %s\n", dbk_backend_kind_name((dbk_backend_kind)k), i, d.name, j1 - j0,
+                   dbk_energy_source_scope(s));
+            const bool sane = j1 >= j0 && j1 - j0 < 2000.0;   /* an idle board: a few to a few hundred watts */
+            dbk_energy_source_close(s);
+            DBK_CHECK_MSG(sane, "%.3f J in one second", j1 - j0);
+            return 0;
+        }
+    printf("  libnvidia-ml.so.1 loads here, but no NVIDIA GPU is listed by OpenCL or Vulkan\n");
+    return 0;
+}
+
 static int nvml_missing_should_say_why(void) {
     dbk_device_info gpu = device(DBK_DEVICE_TYPE_GPU, "NVIDIA H100 80GB HBM3", "NVIDIA Corporation", 0x10de);
     dbk_energy_source *s = NULL;
@@ -214,9 +242,8 @@ static int nvml_missing_should_say_why(void) {
     /* The real library name: on a machine without the driver, the same reason names it. */
     void *real = dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL);
     if (real) {
-        printf("  libnvidia-ml.so.1 loads here: the NVIDIA driver is installed (its reading is the GPU kit's check)\n");
         dlclose(real);
-        return 0;
+        return real_nvml_should_read_the_gpu();
     }
     DBK_CHECK(open_source(tmp, &gpu, NULL, &s) != 0);
     DBK_CHECK_MSG(strstr(dbk_last_error(), "no NVML: libnvidia-ml.so.1 does not load"), "%s", dbk_last_error());
