@@ -116,7 +116,7 @@ def check_environment(daybreak, readme, problems):
     if len(variables) < 5:
         problems.append("README.md: could not read the Environment table")
     out = subprocess.run([daybreak, "--help"], capture_output=True, text=True, check=True).stdout
-    for name in variables:
+    for name in (n for cell in variables for n in re.findall(r"[A-Z][A-Z0-9_]{2,}", cell)):
         if name not in out:
             problems.append(f"'daybreak --help' does not list {name}, which README.md's Environment table does")
 

@@ -18,7 +18,7 @@
 #   check    `daybreak check --json` on both APIs at once (every op against the CPU, the curve)
 #                                                                                  -> check.json
 #   bench    bench_train --tsv: airbench94 (batch 1024) and ResNet9 (batch 512) per API, with the
-#            build time                                                            -> bench.tsv
+#            build time; then airbench94 in fp16 on Vulkan                         -> bench.tsv
 #   torch    tools/bench_pytorch.py on the same GPU, networks and batches: eager fp32 with TF32
 #            off (like for like), eager defaults, bf16 autocast with channels_last  -> torch.tsv
 #   tta      airbench94 trained to its end through the faster API first, each API only when its
@@ -409,12 +409,13 @@ stage_check() {
   echo "}" >>"$work/check.json"
 }
 
-bench_row() {   # api recipe batch steps warmup
+bench_row() {   # api recipe batch steps warmup [precision]
   local secs; secs=$(cap $([ $smoke = 1 ] && echo 300 || echo 120))
-  local tsv=$work/logs/bench-${1%%:*}-$2.tsv
-  run_tsv "$secs" "bench-${1%%:*}-$2.log" "$tsv" "$bench_train" --tsv --backend "$1" --recipe "$2" --batch "$3" \
-    --steps "$4" --warmup "$5" --data "$data_dir"
-  note_rc "bench_train $1 $2" $?
+  local prec=${6:-fp32}
+  local tsv=$work/logs/bench-${1%%:*}-$2-$prec.tsv
+  run_tsv "$secs" "bench-${1%%:*}-$2-$prec.log" "$tsv" "$bench_train" --tsv --backend "$1" --recipe "$2" --batch "$3" \
+    --steps "$4" --warmup "$5" --precision "$prec" --data "$data_dir"
+  note_rc "bench_train $1 $2 $prec" $?
   grep -q $'^backend\t' "$tsv" || return 0
   [ -f "$work/bench.tsv" ] || head -1 "$tsv" >"$work/bench.tsv"
   tail -n +2 "$tsv" >>"$work/bench.tsv"
@@ -428,6 +429,9 @@ stage_bench() {
     if [ $smoke = 1 ]; then bench_row "$d" airbench94 "$smoke_batch" 1 0   # one recipe, one step: the machinery
     else bench_row "$d" airbench94 1024 20 2; bench_row "$d" cifar10-resnet9 512 10 2; fi
   done
+  # mixed precision where it exists (Vulkan with shaderFloat16), after every fp32 figure
+  [ $smoke = 0 ] && [ -n "$vk_dev" ] && bench_row "$vk_dev" airbench94 1024 20 2 fp16
+  return 0
 }
 
 torch_why=
@@ -489,7 +493,7 @@ predict_tta() {
   if [ $smoke = 1 ]; then steps=$((smoke_train / smoke_batch)); evals=$(( (smoke_test + smoke_batch - 1) / smoke_batch * 7 / 3 ))
   else steps=476; evals=$(( 10 * 16 / 3 )); fi   # 10 epochs of 10 batches of 1024, then 6 views
   awk -F'\t' -v dev="$1" -v steps="$steps" -v evals="$evals" '
-    NR > 1 && ($1 ":" $2) == dev && $4 == "airbench94" && $8 != "" {
+    NR > 1 && ($1 ":" $2) == dev && $4 == "airbench94" && $5 == "fp32" && $8 != "" {
       printf "%d\n", $9 + (steps + evals) * $8 / 1000 * 1.3 + 20; found = 1; exit }
     END { if (!found) print 0 }' "$work/bench.tsv" 2>/dev/null || echo 0
 }
@@ -498,7 +502,7 @@ stage_tta() {
   need_data || { stage_status=failed stage_rc=1 stage_note="no data"; return; }
   local order d
   # the faster API first: sort by airbench94 img/s from bench.tsv
-  order=$(awk -F'\t' 'NR > 1 && $4 == "airbench94" && $7 != "" { print $7, $1 ":" $2 }' "$work/bench.tsv" 2>/dev/null |
+  order=$(awk -F'\t' 'NR > 1 && $4 == "airbench94" && $5 == "fp32" && $7 != "" { print $7, $1 ":" $2 }' "$work/bench.tsv" 2>/dev/null |
           sort -rn | awk '{ print $2 }')
   [ -n "$order" ] || order=$(devices)
   [ $smoke = 1 ] && order=$(head -1 <<<"$order")   # the rehearsal: the faster API's run only

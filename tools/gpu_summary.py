@@ -56,12 +56,19 @@ def stage_table(path):
     return lines
 
 
+def read_lines(work, name):
+    """The lines of a file of the work folder, or None when it is not there."""
+    try:
+        with open(os.path.join(work, name)) as f:
+            return f.read().splitlines()
+    except OSError:
+        return None
+
+
 def environment(work):
     out = []
-    try:
-        with open(os.path.join(work, "env.txt")) as f:
-            env = f.read().splitlines()
-    except OSError:
+    env = read_lines(work, "env.txt")
+    if env is None:
         return ["- environment: not read (the env stage did not run)"]
     for key in ("os:", "glibc:", "runtime:", "torch:", "cpus:"):
         out += [f"- {line}" for line in env if line.startswith(key)]
@@ -73,10 +80,8 @@ def environment(work):
 
 def devices(work):
     out = []
-    try:
-        with open(os.path.join(work, "devices.txt")) as f:
-            lines = f.read().splitlines()
-    except OSError:
+    lines = read_lines(work, "devices.txt")
+    if lines is None:
         return ["- devices: not listed (the drivers stage did not run)"]
     for i, line in enumerate(lines):
         s = line.strip()
@@ -119,14 +124,14 @@ def throughput(work):
     torch = read_tsv(os.path.join(work, "torch.tsv"))
     out = []
     if bench:
-        out += ["| daybreak | device | recipe | batch | img/s | ms/step | build s |", "| --- | --- | --- | --- | --- | --- | --- |"]
+        out += ["| daybreak | device | recipe | precision | batch | img/s | ms/step | build s |",
+                "| --- | --- | --- | --- | --- | --- | --- | --- |"]
         for r in bench:
+            head = f"| {r['backend']}:{r['index']} | {cell(r['device'])} | {r['recipe']} | {r['precision']} | {r['batch']} | "
             if r.get("error"):
-                out.append(f"| {r['backend']}:{r['index']} | {cell(r['device'])} | {r['recipe']} | {r['batch']} | "
-                           f"error: {cell(r['error'])} | | |")
+                out.append(head + f"error: {cell(r['error'])} | | |")
             else:
-                out.append(f"| {r['backend']}:{r['index']} | {cell(r['device'])} | {r['recipe']} | {r['batch']} | "
-                           f"{r['img_per_s']} | {r['ms_per_step']} | {r['build_s']} |")
+                out.append(head + f"{r['img_per_s']} | {r['ms_per_step']} | {r['build_s']} |")
     else:
         out.append("- bench_train: no figures")
     if torch:
@@ -138,7 +143,7 @@ def throughput(work):
     ratios = []
     for recipe, model in RECIPE_MODEL.items():   # like for like: the same network at the same batch
         ours = [(number(r["img_per_s"]), f"{r['backend']}:{r['index']}", r["batch"]) for r in bench
-                if r.get("recipe") == recipe and number(r.get("img_per_s"))]
+                if r.get("recipe") == recipe and r.get("precision") == "fp32" and number(r.get("img_per_s"))]
         if not ours:
             continue
         best, api, batch = max(ours)
@@ -191,12 +196,8 @@ def main():
     ap.add_argument("--elapsed", default="?")
     ap.add_argument("--smoke", default="0")
     a = ap.parse_args()
-    kit = "?"
-    try:
-        with open(os.path.join(a.work, "env.txt")) as f:
-            kit = next((line.split(":", 1)[1].strip() for line in f if line.startswith("kit commit:")), "?")
-    except OSError:
-        pass
+    kit = next((line.split(":", 1)[1].strip() for line in read_lines(a.work, "env.txt") or []
+                if line.startswith("kit commit:")), "?")
     lines = [f"# gpu-check summary{' (smoke: software devices, tiny sizes)' if a.smoke == '1' else ''}", "",
              f"Elapsed {a.elapsed} s of a {a.deadline} s deadline; kit {kit}.", "", "## Stages", ""]
     lines += stage_table(a.stages)

@@ -30,14 +30,17 @@ need_data() {
 }
 need_data
 
-DBK_PYENV="$build/pyenv" "$root/tools/install-deps.sh"
 werror=OFF
 [ "${CI:-}" = true ] && werror=ON
-cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release -DDBK_WERROR=$werror >/dev/null
-cmake --build "$build" -j "$(nproc)" >/dev/null
-
 if [ "$mode" = test ]; then
+  DBK_PYENV="$build/pyenv" "$root/tools/install-deps.sh" --browser   # Chromium: the report's browser test
+  cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release -DDBK_WERROR=$werror >/dev/null
+  cmake --build "$build" -j "$(nproc)" >/dev/null
   cd "$build"
   exec ctest --output-on-failure --timeout 1500 "$@"
 fi
+# Training needs the program only: no test tools, no test programs (a shorter first command).
+"$root/tools/install-deps.sh" --no-test-tools
+cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release -DDBK_WERROR=$werror >/dev/null
+cmake --build "$build" -j "$(nproc)" --target daybreak >/dev/null
 exec "$build/daybreak" train "$@"

@@ -232,6 +232,8 @@ bool dbk_cli_train_option(dbk_cli_args *a, const char *cmd, dbk_cli_train_args *
     else if (VALUE("--epochs")) bad = m > 0 && !dbk_cli_parse_long(v, 1, DBK_MAX_EPOCHS, &t->epochs);
     else if (VALUE("--batch")) bad = m > 0 && !dbk_cli_parse_long(v, 1, 65536, &t->batch);
     else if (VALUE("--target")) bad = m > 0 && !parse_target(v, &t->target);
+    else if (VALUE("--price")) bad = m > 0 && !dbk_cli_parse_double(v, 1e-9, 1e6, &t->price);
+    else if (VALUE("--energy-price")) bad = m > 0 && !dbk_cli_parse_double(v, 1e-9, 1e3, &t->energy_price);
     else if (VALUE("--train-subset")) bad = m > 0 && !dbk_cli_parse_long(v, 1, DBK_CLI_MAX_SUBSET, &t->train_subset);
     else if (VALUE("--test-subset")) bad = m > 0 && !dbk_cli_parse_long(v, 1, DBK_CLI_MAX_SUBSET, &t->test_subset);
     else if (VALUE("--loader-threads")) bad = m > 0 && !dbk_cli_parse_long(v, 1, 256, &t->loader_threads);
@@ -266,6 +268,8 @@ bool dbk_cli_train_option(dbk_cli_args *a, const char *cmd, dbk_cli_train_args *
         else if (!strncmp(arg, "--loader-threads", 16)) range = " (1..256)";
         else if (!strncmp(arg, "--image-size", 12)) range = " (8..1024 pixels)";
         else if (!strncmp(arg, "--loss-scale-interval", 21)) range = " (1..1000000 steps)";
+        else if (!strncmp(arg, "--price", 7)) range = " (USD per hour of this device, above 0, e.g. 2.48)";
+        else if (!strncmp(arg, "--energy-price", 14)) range = " (USD per kWh, above 0, e.g. 0.30)";
         char name[64];
         snprintf(name, sizeof name, "%.*s", (int)strcspn(arg, "="), arg);
         *exit_code = dbk_cli_usage_error(cmd, "bad %s '%s'%s", name, v, range);
@@ -306,5 +310,9 @@ int dbk_cli_train_setup(const dbk_cli_train_args *t, dbk_train_options *opt) {
     opt->platform = t->platform;
     opt->author = t->author;
     opt->author_email = t->author_email;
+    opt->price_per_hour = t->price;
+    opt->energy_price_per_kwh = t->energy_price;
+    opt->energy_root = getenv("DBK_ENERGY_ROOT");     /* test hooks: recorded sysfs trees, a stand-in NVML */
+    opt->nvml_library = getenv("DBK_NVML_LIBRARY");
     return DBK_EXIT_OK;
 }

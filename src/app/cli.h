@@ -87,6 +87,7 @@ typedef struct dbk_cli_train_args {
     const char    *image_sizes;                                        /* NULL = the recipe's phases */
     long           loss_scale_interval;                                /* 0 = the default */
     double         target;                                             /* -1 = the recipe's */
+    double         price, energy_price;                                 /* --price, --energy-price; 0 = the profile's */
     bool           all_epochs, quiet, no_progress, profile;
 } dbk_cli_train_args;
 

@@ -11,14 +11,21 @@
 #include "core/alloc.h"
 
 void dbk_help_report(void) {
-    printf("usage: daybreak report DIR... [--out DIR]\n\n"
+    printf("usage: daybreak report DIR... [--out DIR] [--price DEVICE=USD_PER_HOUR]... [--energy-price USD]\n\n"
            "Reads result folders (a folder with result.json, or a folder of such folders as written by\n"
            "'daybreak bench') and writes a Markdown report (report.md) with self-contained SVG charts:\n"
            "accuracy against clock time (one curve per run), time and cost to the target per device\n"
-           "(bars with the run-to-run spread), and a roofline per device for runs made with --profile.\n"
-           "Prints the summary table as 'daybreak bench' does.\n\n"
+           "(bars with the run-to-run spread), and a roofline per device for runs made with --profile;\n"
+           "and the same as one web page, report.html (inline charts and styles, no script, nothing\n"
+           "fetched). Prints the summary table as 'daybreak bench' does.\n\n"
            "options:\n"
-           "  --out DIR           output folder (default: report)\n");
+           "  --out DIR           output folder (default: report)\n"
+           "  --html              write report.html (the default)\n"
+           "  --no-html           report.md and the SVG charts only\n"
+           "  --price DEVICE=USD  price per hour of the runs whose device name contains DEVICE\n"
+           "                      (ignoring case) or whose profile id is DEVICE, over the runs' own;\n"
+           "                      repeatable, the longest match wins (e.g. --price 'V100=3.06')\n"
+           "  --energy-price USD  price per kWh for every run's energy cost, over the runs' own\n");
 }
 
 /* An existing --out folder receives the report only when it is empty or holds an earlier
@@ -46,9 +53,11 @@ static bool report_folder_ok(const char *dir, char *why, size_t cap) {
 
 int dbk_cmd_report(dbk_cli_args *a) {
     const char *out = "report";
-    const char **dirs = dbk_calloc((size_t)a->argc, sizeof *dirs);
+    const char **dirs = dbk_calloc((size_t)a->argc * 2, sizeof *dirs), **prices = dirs + a->argc;
     if (!dirs) return dbk_cli_fail("report");
-    int ndirs = 0;
+    int ndirs = 0, nprices = 0;
+    bool html = true;
+    double energy_price = 0.0;
     for (a->i = 2; a->i < a->argc; a->i++) {
         const char *v = NULL, *arg = a->argv[a->i];
         int m;
@@ -63,6 +72,19 @@ int dbk_cmd_report(dbk_cli_args *a) {
                 return dbk_cli_usage_error("report", "--out needs a folder name, not an empty one");
             }
             out = v;
+        } else if ((m = dbk_cli_match(a, "--price", true, &v)) != 0 ||
+                   (m = dbk_cli_match(a, "--energy-price", true, &v)) != 0) {
+            const bool energy = !strncmp(arg, "--energy-price", 14);
+            if (m < 0 || (energy && !dbk_cli_parse_double(v, 1e-9, 1e3, &energy_price))) {
+                dbk_free(dirs);
+                return m < 0 ? dbk_cli_usage_error("report", "option '%s' needs a value", arg)
+                             : dbk_cli_usage_error("report", "bad --energy-price '%s' (USD per kWh, above 0)", v);
+            }
+            if (!energy) prices[nprices++] = v;
+        } else if (dbk_cli_match(a, "--html", false, NULL) > 0) {
+            html = true;
+        } else if (dbk_cli_match(a, "--no-html", false, NULL) > 0) {
+            html = false;
         } else if (arg[0] == '-' && arg[1] == '-') {
             dbk_free(dirs);
             return dbk_cli_usage_error("report", "unknown option '%s'", arg);
@@ -93,16 +115,22 @@ int dbk_cmd_report(dbk_cli_args *a) {
         dbk_free(dirs);
         return code;
     }
+    if (st == DBK_OK && dbk_run_set_apply_prices(&set, prices, nprices, energy_price) != DBK_OK) {
+        fprintf(stderr, "daybreak report: %s\n", dbk_last_error());
+        dbk_run_set_deinit(&set);
+        dbk_free(dirs);
+        return DBK_EXIT_USAGE;
+    }
     if (st == DBK_OK) st = dbk_run_groups_build(&set, &groups, &ngroups);
-    if (st == DBK_OK) st = dbk_report_write(&set, groups, ngroups, out, dirs, ndirs);
+    if (st == DBK_OK) st = dbk_report_write(&set, groups, ngroups, out, dirs, ndirs, html);
     if (st == DBK_OK) {
         dbk_runs_print_summary(stdout, &set, groups, ngroups);
         dbk_strbuf dist;
         dbk_strbuf_init(&dist);
         if (dbk_report_distributed(&dist, &set) == DBK_OK) fputs(dbk_strbuf_str(&dist), stdout);
         dbk_strbuf_deinit(&dist);
-        printf("\nreport in %s/report.md (%d run%s, %d group%s)\n", out, set.count, set.count == 1 ? "" : "s", ngroups,
-               ngroups == 1 ? "" : "s");
+        printf("\nreport in %s/report.md%s (%d run%s, %d group%s)\n", out, html ? " and report.html" : "", set.count,
+               set.count == 1 ? "" : "s", ngroups, ngroups == 1 ? "" : "s");
     } else code = dbk_cli_fail("report");
     dbk_run_groups_destroy(groups, ngroups);
     dbk_run_set_deinit(&set);

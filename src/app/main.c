@@ -72,7 +72,9 @@ static void help_main(void) {
            "  DBK_TUNE_CORRUPT  N (test hook): daybreak tune corrupts its N-th candidate's results\n"
            "  DBK_VK_VALIDATION  1: Vulkan under the validation layer, validation errors fail\n"
            "  DBK_SHADER_DIR  Vulkan shaders (<name>.spv) from this folder over the built-in ones\n"
-           "  DBK_VK_MEMORY   staged: Vulkan host copies through a staging buffer, as on a discrete GPU\n\n"
+           "  DBK_VK_MEMORY   staged: Vulkan host copies through a staging buffer, as on a discrete GPU\n"
+           "  DBK_ENERGY_ROOT, DBK_NVML_LIBRARY  test hooks: energy readers on a recorded sysfs tree\n"
+           "                  (ROOT/sys/class/...), NVML from another library\n\n"
            "exit codes: 0 success, 1 error, 2 usage error, 3 target not reached, 4 diverged (train) or\n"
            "            not finite outputs (eval, infer),\n"
            "            130/143/129 train stopped by SIGINT/SIGTERM/SIGHUP (continue it with train --resume DIR)\n"
@@ -94,7 +96,7 @@ static void help_train(void) {
            "options:\n"
            "  --recipe NAME       recipe to run (default: %s; see 'daybreak recipes')\n"
            "  --backend SPEC      cpu, opencl[:N] or vulkan[:N] (default: $DBK_BACKEND, else the\n"
-           "                      first GPU, else cpu)\n"
+           "                      first GPU, else PoCL (OpenCL on the CPU), else cpu)\n"
            "  --device N          device index within the backend (default 0, or the :N of --backend)\n"
            "  --data DIR          data folder holding the recipe's dataset, e.g. cifar-10-batches-bin/\n"
            "                      or imagenette2-224-mini/, or a dataset pack made by\n"
@@ -134,6 +136,11 @@ static void help_train(void) {
            "  --loss-scale-interval N  fp16: clean steps before the loss scale doubles (default 2000)\n"
            "  --platform ID       hardware profile for cost and peak FLOP/s (default: matched by\n"
            "                      device name; see 'daybreak platforms')\n"
+           "  --price USD         this device's price per hour for the cost, over the profile's\n"
+           "                      (what the run would cost on an instance at that price)\n"
+           "  --energy-price USD  price per kWh for the energy cost, over the profile's\n"
+           "                      energy.price_per_kwh (energy is measured where the device has a\n"
+           "                      counter: NVML, hwmon, RAPL; result.json says which, or why not)\n"
            "  --author NAME       author of the DAWNBench entry dawnbench.json (default daybreak)\n"
            "  --author-email ADDR its authorEmail (default empty)\n",
            dbk_recipe_default_name());
@@ -353,6 +360,7 @@ static int train_outcome(const dbk_train_options *opt, const dbk_train_report *r
                rep->epochs_run == 1 ? "" : "s", dbk_results_best_accuracy(rep));
         code = DBK_EXIT_NOT_REACHED;
     }
+    dbk_results_print_energy(stdout, rep);
     dbk_results_print_conformance(stdout, opt, rep);
     printf("results in %s (logs.tsv, dawnbench.json, mlperf.log, result.json%s)\n", opt->out_dir,
            st == DBK_OK ? ", model.ckpt" : "");

@@ -107,22 +107,30 @@ dbk_status dbk_backend_resolve(const char *spec, int device, dbk_backend_kind *k
     return DBK_OK;
 }
 
+/* PoCL, the OpenCL CPU device this project measures: its driver string names it. */
+static bool is_pocl(const dbk_device_info *info) {
+    return info->type == DBK_DEVICE_TYPE_CPU &&
+           (strstr(info->driver, "Portable Computing Language") || strstr(info->api_version, "PoCL"));
+}
+
 void dbk_backend_default(dbk_backend_kind *kind, int *index) {
     const dbk_backend_kind order[] = {DBK_BACKEND_KIND_OPENCL, DBK_BACKEND_KIND_VULKAN};
+    int pocl = -1;
     for (size_t o = 0; o < sizeof order / sizeof order[0]; o++) {
         int n = dbk_backend_device_count(order[o]);
         for (int i = 0; i < n; i++) {
             dbk_device_info info;
-            if (dbk_backend_device_info(order[o], i, &info) == DBK_OK &&
-                info.type == DBK_DEVICE_TYPE_GPU) {
+            if (dbk_backend_device_info(order[o], i, &info) != DBK_OK) continue;
+            if (info.type == DBK_DEVICE_TYPE_GPU) {
                 *kind = order[o];
                 *index = i;
                 return;
             }
+            if (order[o] == DBK_BACKEND_KIND_OPENCL && pocl < 0 && is_pocl(&info)) pocl = i;
         }
     }
-    *kind = DBK_BACKEND_KIND_CPU;
-    *index = 0;
+    *kind = pocl >= 0 ? DBK_BACKEND_KIND_OPENCL : DBK_BACKEND_KIND_CPU;
+    *index = pocl >= 0 ? pocl : 0;
 }
 
 dbk_status dbk_backend_create(dbk_backend_kind kind, int index, dbk_backend **out) {

@@ -262,6 +262,7 @@ static void add_platform_and_flops(cJSON *root, const dbk_train_report *r) {
     cJSON_AddStringToObject(p, "provider", pl->provider);
     cJSON_AddStringToObject(p, "instance", pl->instance);
     add_number_or_null(p, "price_per_hour", pl->price_per_hour, pl->price_per_hour > 0);
+    if (pl->price_per_hour > 0) cJSON_AddStringToObject(p, "price_source", pl->price_source);
     add_number_or_null(p, "peak_fp32_gflops", pl->peak_fp32_gflops, pl->peak_fp32_gflops > 0);
     add_number_or_null(p, "peak_fp16_gflops", pl->peak_fp16_gflops, pl->peak_fp16_gflops > 0);
     add_number_or_null(p, "mem_bandwidth_gbs", pl->mem_bandwidth_gbs, pl->mem_bandwidth_gbs > 0);
@@ -319,6 +320,7 @@ cJSON *dbk_results_epoch_json(const dbk_epoch_record *e) {
     cJSON_AddNumberToObject(o, "loader_wait_seconds", e->loader_wait_seconds);
     cJSON_AddNumberToObject(o, "decode_seconds", e->decode_seconds);
     cJSON_AddNumberToObject(o, "eval_wait_seconds", e->eval_wait_seconds);
+    if (isfinite(e->clock_joules)) cJSON_AddNumberToObject(o, "clock_joules", e->clock_joules);
     return o;
 }
 
@@ -416,6 +418,7 @@ dbk_status dbk_results_write_json(const char *path, const dbk_train_options *opt
     }
 
     add_platform_and_flops(root, r);
+    dbk_results_add_energy(root, r);
 
     cJSON *eps = cJSON_AddArrayToObject(root, "epochs");
     for (int i = 0; i < r->epochs_run; i++) {

@@ -46,6 +46,7 @@ dbk_status dbk_resume_save(dbk_session *s, const char *dir, const dbk_train_opti
     cJSON_AddStringToObject(m, "dataset_fingerprint", rep->dataset_fingerprint);
     cJSON *eps = cJSON_AddArrayToObject(m, "epochs");
     for (int i = 0; i < rep->epochs_run; i++) cJSON_AddItemToArray(eps, dbk_results_epoch_json(&rep->epochs[i]));
+    dbk_results_add_energy_state(m, rep);
     if (peers) cJSON_AddItemToObject(m, "distributed", cJSON_Parse(peers->meta_json));
     const dbk_loss_scaler *ls = dbk_session_loss_scaler(s);
     if (ls) {
@@ -99,6 +100,8 @@ static void read_epochs(const cJSON *eps, dbk_train_report *rep, const char **ba
         r->loader_wait_seconds = number(e, "loader_wait_seconds", bad);
         r->decode_seconds = number(e, "decode_seconds", bad);
         r->eval_wait_seconds = number(e, "eval_wait_seconds", bad);
+        const cJSON *joules = cJSON_GetObjectItemCaseSensitive(e, "clock_joules");   /* only when measured */
+        r->clock_joules = cJSON_IsNumber(joules) ? joules->valuedouble : (double)NAN;
         if (r->epoch != rep->epochs_run && !*bad) *bad = "epochs (not numbered 1, 2, ...)";
     }
 }
@@ -172,6 +175,7 @@ static void read_totals(const cJSON *m, dbk_train_report *rep, const char **bad)
     rep->resume_seconds = number(m, "resume_seconds", bad);
     rep->epochs_to_target = (int)number(m, "epochs_to_target", bad);
     rep->seconds_to_target = number(m, "seconds_to_target", bad);
+    dbk_results_read_energy_state(m, rep);
 }
 
 dbk_status dbk_resume_read(const char *dir, dbk_resume_header *h, dbk_train_report *rep, dbk_checkpoint **ckpt) {

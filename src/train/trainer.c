@@ -19,6 +19,7 @@
 #include "data/dataset.h"
 #include "data/imagefolder.h"
 #include "data/loader.h"
+#include "train/energy_clock.h"
 #include "train/loss_scaler.h"
 #include "train/mlperf_log.h"
 #include "train/results.h"
@@ -48,9 +49,11 @@ typedef struct run {
     dbk_loss_scaler resume_scaler;  /* then that state */
     dbk_run_record resume_record;   /* with opt->resume: what the folder's result.json records */
     char         resume_fingerprint[24]; /* and the data resume.ckpt was trained on ("" unknown) */
+    dbk_energy_clock energy;        /* the energy on the clock */
 } run;
 
 static void run_release(run *r) {
+    dbk_energy_clock_close(&r->energy);
     dbk_checkpoint_destroy(r->resume_ckpt);
     dbk_mlperf_log_deinit(&r->mlperf);
     dbk_session_destroy(r->session);
@@ -261,6 +264,7 @@ static dbk_status enter_size_phase(run *r, const dbk_train_options *opt, dbk_tra
     const dbk_recipe *rc = &opt->recipe;
     const int phase = dbk_recipe_size_phase_at(rc, epoch0);
     if (phase == r->size_phase) return DBK_OK;
+    dbk_energy_clock_start(&r->energy);
     const double t0 = dbk_time_now(), built0 = rep->builds.session_seconds;
     dbk_session_state *state;
     DBK_TRY(dbk_session_state_take(r->session, &state));
@@ -273,14 +277,17 @@ static dbk_status enter_size_phase(run *r, const dbk_train_options *opt, dbk_tra
     DBK_ASSERT(resized); /* check_size_phases: an image-folder dataset */
     dbk_status st = create_loaders(r, opt, rep);
     const double warmed0 = rep->builds.warmup_seconds;
+    dbk_energy_clock_stop(&r->energy);   /* the programs' builds are off the clock, their energy too */
     if (st == DBK_OK) st = create_session(r, opt, rep);
     if (st == DBK_OK) st = warm_up(r, opt, rep, false); /* the phase's line says it */
+    dbk_energy_clock_start(&r->energy);
     if (st == DBK_OK) st = dbk_session_state_put(r->session, state);
     dbk_session_state_destroy(state);
     DBK_TRY(st);
     r->size_phase = phase;
     const double built = rep->builds.session_seconds - built0 + rep->builds.warmup_seconds - warmed0;
     const double seconds = dbk_time_now() - t0 - built;
+    dbk_energy_clock_stop(&r->energy);
     *clock += seconds;
     if (!opt->quiet) {
         char how[96];
@@ -349,6 +356,8 @@ static dbk_status setup(run *r, const dbk_train_options *opt, dbk_train_report *
     rep->builds.backend_seconds = dbk_time_now() - t0;
     rep->device = *dbk_backend_get_info(r->be);
     DBK_TRY(dbk_platform_resolve(opt->platform, dbk_backend_kind_name(opt->backend), rep->device.name, &rep->platform));
+    dbk_platform_set_prices(&rep->platform, opt->price_per_hour, opt->energy_price_per_kwh);
+    dbk_energy_clock_open(&r->energy, opt, rep);
     if (!r->mlperf_continued) dbk_mlperf_log_init_start(&r->mlperf, opt, rep);
     dbk_log(DBK_LOG_LEVEL_INFO, "device: %s %d: %s (%s)", dbk_backend_kind_name(opt->backend), opt->device,
             rep->device.name, rep->device.driver);
@@ -498,6 +507,7 @@ static dbk_status lookahead_after(dbk_session *s, const dbk_recipe *rc, long don
 static dbk_status final_evaluation(run *r, const dbk_train_options *opt, dbk_train_report *rep, double *clock) {
     const dbk_recipe *rc = &opt->recipe;
     dbk_epoch_record *e = &rep->epochs[rep->epochs_run - 1];
+    dbk_energy_clock_start(&r->energy);
     double start = dbk_time_now();
     dbk_epoch_counters fc = {0};
     if (dbk_peers_evaluates(opt->peers)) DBK_TRY(dbk_session_evaluate_final(r->session, &fc)); /* synchronises */
@@ -505,12 +515,14 @@ static dbk_status final_evaluation(run *r, const dbk_train_options *opt, dbk_tra
     f->done = true;
     f->tta_level = rc->tta_level;
     f->seconds = dbk_time_now() - start;
+    dbk_energy_clock_stop(&r->energy);
     DBK_TRY(dbk_peers_share_eval(opt->peers, &fc, &f->seconds));
     f->accuracy = 100.0 * fc.correct / (double)fc.images;
     f->loss = fc.loss_sum / (double)fc.images;
     f->plain_accuracy = e->test_accuracy;
     *clock += f->seconds;
     e->clock_seconds = *clock;
+    dbk_energy_clock_record(&r->energy, e);
     e->test_accuracy = f->accuracy;
     e->test_loss = f->loss;
     return DBK_OK;
@@ -544,6 +556,7 @@ static dbk_status prepare(run *r, const dbk_train_options *opt, dbk_train_report
         dbk_mlperf_log_event(&r->mlperf, DBK_MLPERF_END, "init_stop", 0);
         dbk_mlperf_log_event(&r->mlperf, DBK_MLPERF_START, "run_start", 0);
     }
+    dbk_energy_clock_start(&r->energy);
     double t0 = dbk_time_now();
     DBK_TRY(dbk_session_upload_data(s, &r->train, &r->test));
     if (opt->resume) {
@@ -556,6 +569,7 @@ static dbk_status prepare(run *r, const dbk_train_options *opt, dbk_train_report
             dbk_log(DBK_LOG_LEVEL_WARN, "%s holds no loss scale (the run it continues trained in fp32): fp16 starts "
                     "at the initial scale %g", DBK_RESUME_FILE, (double)DBK_LOSS_SCALE_INIT);
         const double restore = dbk_time_now() - t0;
+        dbk_energy_clock_stop(&r->energy);
         rep->resumed++;
         rep->resume_seconds += restore;
         *clock = r->resume_clock + restore;
@@ -565,6 +579,7 @@ static dbk_status prepare(run *r, const dbk_train_options *opt, dbk_train_report
     DBK_TRY(dbk_session_init_from_data(s, &r->train));
     DBK_TRY(dbk_backend_sync(r->be));
     *clock = rep->preprocess_seconds = dbk_time_now() - t0;
+    dbk_energy_clock_stop(&r->energy);
     DBK_TRY(dbk_peers_slowest(opt->peers, clock, "preprocessing time"));
     rep->preprocess_seconds = *clock;
     DBK_TRY(save_resume(r, opt, rep, *clock));
@@ -587,6 +602,7 @@ static dbk_status train_epoch(run *r, const dbk_train_options *opt, dbk_epoch_re
     double start = dbk_time_now();
     const long first_step = (long)(e->epoch - 1) * steps;
     const int epoch_steps = total_steps - first_step < steps ? (int)(total_steps - first_step) : steps;
+    dbk_energy_clock_start(&r->energy);
     dbk_mlperf_log_event(&r->mlperf, DBK_MLPERF_START, "epoch_start", e->epoch);
     DBK_TRY(dbk_session_begin_epoch(s, e->epoch, opt->seed));
     if (r->loader) DBK_TRY(dbk_loader_begin_epoch(r->loader, e->epoch));
@@ -612,10 +628,12 @@ static dbk_status train_epoch(run *r, const dbk_train_options *opt, dbk_epoch_re
     DBK_TRY(stop_requested(opt, stopped));
     if (*stopped) return DBK_OK;
     e->epoch_seconds = dbk_time_now() - start;
+    dbk_energy_clock_stop(&r->energy);
     DBK_TRY(dbk_peers_combine_epoch(opt->peers, &tc, &e->epoch_seconds)); /* all ranks: the slowest's time */
     dbk_mlperf_log_event(&r->mlperf, DBK_MLPERF_END, "epoch_stop", e->epoch);
     *clock += e->epoch_seconds;
     e->clock_seconds = *clock;
+    dbk_energy_clock_record(&r->energy, e);
     e->images_per_second = (double)tc.images / e->epoch_seconds;
     e->train_loss = tc.loss_sum / (double)tc.images;
     e->train_accuracy = 100.0 * tc.correct / (double)tc.images;
@@ -632,11 +650,13 @@ static dbk_status train_epoch(run *r, const dbk_train_options *opt, dbk_epoch_re
 /* The test set after an epoch: off the clock (DAWNBench), on it with --clock mlperf. */
 static dbk_status evaluate_epoch(run *r, const dbk_train_options *opt, dbk_epoch_record *e, double *clock) {
     dbk_mlperf_log_event(&r->mlperf, DBK_MLPERF_START, "eval_start", e->epoch);
+    if (opt->clock == DBK_CLOCK_MLPERF) dbk_energy_clock_start(&r->energy);
     double eval_start = dbk_time_now();
     dbk_epoch_counters ec = {0};
     if (opt->peers) DBK_TRY(opt->peers->before_eval(opt->peers->ctx, r->session));
     if (dbk_peers_evaluates(opt->peers)) DBK_TRY(dbk_session_evaluate(r->session, &ec));
     e->eval_seconds = dbk_time_now() - eval_start;
+    dbk_energy_clock_stop(&r->energy);   /* nothing to stop on the DAWNBench clock */
     if (r->eval_loader) {
         dbk_loader_stats ls;
         dbk_loader_get_stats(r->eval_loader, &ls);
@@ -652,6 +672,7 @@ static dbk_status evaluate_epoch(run *r, const dbk_train_options *opt, dbk_epoch
     if (opt->clock == DBK_CLOCK_MLPERF) {
         *clock += e->eval_seconds;
         e->clock_seconds = *clock;
+        dbk_energy_clock_record(&r->energy, e);
     }
     return DBK_OK;
 }
