@@ -224,6 +224,7 @@ stage_env() {
     echo "OCL_ICD_VENDORS=${OCL_ICD_VENDORS:-} VK_DRIVER_FILES=${VK_DRIVER_FILES:-} VK_ICD_FILENAMES=${VK_ICD_FILENAMES:-}"
     echo "/etc/OpenCL/vendors: $(ls /etc/OpenCL/vendors 2>&1 | tr '\n' ' ')"
     echo "OpenCL libraries: $(find_libs "libnvidia-opencl.so*" | tr '\n' ' ')"
+    echo "NVML (energy): $(find_libs "libnvidia-ml.so*" | tr '\n' ' ')"
     echo "Vulkan ICD files: $(find_vk_icds | tr '\n' ' ')"
     echo "libvulkan: $(ldconfig -p 2>/dev/null | awk '/libvulkan.so/ { print $NF }' | tr '\n' ' ')"
     if command -v nvidia-smi >/dev/null; then
