@@ -25,8 +25,9 @@
  * so this is a guard against corruption, not a feature.
  *
  * Non-finite logits: accuracy counts a row with any NaN or infinite logit as wrong, so a model
- * whose logits overflow or turn NaN can never score (the loss of such a row is NaN or infinite
- * too, which the trainer and `daybreak eval`/`infer` report as a divergence).
+ * whose logits overflow or turn NaN can never score. A NaN or +inf logit also makes the row's
+ * loss NaN or infinite, which the trainer and `daybreak eval`/`infer` report as a divergence; a
+ * -inf logit alone may leave the loss finite (as in PyTorch), and the row is still wrong.
  */
 #include <math.h>
 
