@@ -1,7 +1,9 @@
 /* cmd_report.c — `daybreak report DIR... [--out DIR]` (bench/report.h). */
 #define _POSIX_C_SOURCE 200809L
+#include <dirent.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "app/cli.h"
 #include "bench/report.h"
@@ -26,6 +28,29 @@ void dbk_help_report(void) {
            "  --energy-price USD  price per kWh for every run's energy cost, over the runs' own\n");
 }
 
+/* An existing --out folder receives the report only when it is empty or holds an earlier
+ * report (report.md): its charts would replace files of the same names. */
+static bool report_folder_ok(const char *dir, char *why, size_t cap) {
+    static const char *const run_files[] = {"result.json", "summary.json", "resume.ckpt", "run.lock"};
+    char path[4200];
+    for (size_t i = 0; i < sizeof run_files / sizeof run_files[0]; i++) {
+        snprintf(path, sizeof path, "%s/%s", dir, run_files[i]);
+        if (access(path, F_OK) == 0) {
+            snprintf(why, cap, "holds %s: it is a run's folder, not a report's", run_files[i]);
+            return false;
+        }
+    }
+    snprintf(path, sizeof path, "%s/report.md", dir);
+    if (access(path, F_OK) == 0) return true;
+    DIR *d = opendir(dir);
+    bool empty = d != NULL;
+    for (struct dirent *e; d && (e = readdir(d));)
+        if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..")) empty = false;
+    if (d) closedir(d);
+    if (!empty) snprintf(why, cap, "is a folder of other files (no earlier report.md); the charts could replace them");
+    return empty;
+}
+
 int dbk_cmd_report(dbk_cli_args *a) {
     const char *out = "report";
     const char **dirs = dbk_calloc((size_t)a->argc * 2, sizeof *dirs), **prices = dirs + a->argc;
@@ -42,9 +67,9 @@ int dbk_cmd_report(dbk_cli_args *a) {
             return DBK_EXIT_OK;
         }
         if ((m = dbk_cli_match(a, "--out", true, &v)) != 0) {
-            if (m < 0) {
+            if (m < 0 || !*v) {
                 dbk_free(dirs);
-                return dbk_cli_usage_error("report", "option '%s' needs a value", arg);
+                return dbk_cli_usage_error("report", "--out needs a folder name, not an empty one");
             }
             out = v;
         } else if ((m = dbk_cli_match(a, "--price", true, &v)) != 0 ||
@@ -73,12 +98,18 @@ int dbk_cmd_report(dbk_cli_args *a) {
     dbk_run_group *groups = NULL;
     int ngroups = 0, code = DBK_EXIT_OK;
     dbk_status st = DBK_OK;
-    for (int i = 0; i < ndirs && code == DBK_EXIT_OK; i++)
-        code = dbk_cli_refuse_output_on_input("--out", out, "the result folder", dirs[i]);
-    for (int i = 0; i < ndirs && st == DBK_OK && code == DBK_EXIT_OK; i++) st = dbk_run_set_add(&set, dirs[i]);
-    /* A folder of runs may hold --out among its run folders. */
-    for (int i = 0; i < set.count && st == DBK_OK && code == DBK_EXIT_OK; i++)
-        code = dbk_cli_refuse_output_on_input("--out", out, "the result folder", set.runs[i].dir);
+    for (int i = 0; i < ndirs && st == DBK_OK; i++) st = dbk_run_set_add(&set, dirs[i]);
+    /* --out is none of the folders read, nor inside one (a folder of runs holds its runs). */
+    dbk_output_input *read = dbk_calloc((size_t)(ndirs + set.count), sizeof *read);
+    if (!read) st = DBK_ERR_OUT_OF_HOST_MEMORY;
+    if (st == DBK_OK) {
+        for (int i = 0; i < ndirs + set.count; i++)
+            read[i] = (dbk_output_input){"the result folder", i < ndirs ? dirs[i] : set.runs[i - ndirs].dir, true};
+        dbk_output_spec spec = {.flag = "--out", .what = "report", .kind = DBK_OUTPUT_FOLDER,
+                                .accept_folder = report_folder_ok, .more_inputs = read, .more_count = ndirs + set.count};
+        code = dbk_cli_check_output(&spec, out);
+    }
+    dbk_free(read);
     if (code != DBK_EXIT_OK) {
         dbk_run_set_deinit(&set);
         dbk_free(dirs);

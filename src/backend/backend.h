@@ -71,7 +71,8 @@ dbk_status dbk_backend_device_info(dbk_backend_kind kind, int index, dbk_device_
 
 /* Parses "cpu", "opencl", "opencl:1", "vulkan:0" (device defaults to 0; a separate --device
  * may override it: pass device >= 0, else -1). DBK_ERR_NOT_FOUND names unknown backends and
- * devices and lists what exists. */
+ * devices and lists what exists; DBK_ERR_INVALID_ARG for a malformed index ("opencl:x",
+ * "opencl:-1"). */
 dbk_status dbk_backend_resolve(const char *spec, int device, dbk_backend_kind *kind, int *index);
 
 /* The default device: the first GPU found by OpenCL, then Vulkan; otherwise PoCL (OpenCL on the

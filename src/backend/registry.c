@@ -4,6 +4,7 @@
  * This is the ONLY file that tests DBK_WITH_OPENCL / DBK_WITH_VULKAN (STYLE.md 3.12): a
  * backend that is compiled out simply has no entry and reports 0 devices.
  */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -79,19 +80,21 @@ dbk_status dbk_backend_resolve(const char *spec, int device, dbk_backend_kind *k
         if (!strcmp(name, dbk_backend_kind_name((dbk_backend_kind)k))) break;
     if (k == DBK_BACKEND_KIND_COUNT)
         return dbk_set_error(DBK_ERR_NOT_FOUND, "unknown backend '%s' (known: cpu, opencl, vulkan)", name);
+    int idx = 0;
+    if (colon) {
+        char *end;
+        errno = 0;
+        long v = strtol(colon + 1, &end, 10);
+        if (*end != '\0' || end == colon + 1 || v < 0 || v > 1000 || errno || colon[1] == '-' || colon[1] == '+')
+            return dbk_set_error(DBK_ERR_INVALID_ARG, "bad device index in '%s' (%s:N, N a device index 0..1000)", spec,
+                                 name);
+        idx = (int)v;
+    }
     if (!dbk_backend_kind_compiled((dbk_backend_kind)k))
         return dbk_set_error(DBK_ERR_NOT_FOUND,
                              "backend '%s' is not compiled into this daybreak (its packages were "
                              "missing at build time; see README)", name);
 
-    int idx = 0;
-    if (colon) {
-        char *end;
-        long v = strtol(colon + 1, &end, 10);
-        if (*end != '\0' || end == colon + 1 || v < 0)
-            return dbk_set_error(DBK_ERR_NOT_FOUND, "bad device index in '%s'", spec);
-        idx = (int)v;
-    }
     if (device >= 0) idx = device;
 
     int n = dbk_backend_device_count((dbk_backend_kind)k);

@@ -48,16 +48,22 @@ static void xml_char(dbk_strbuf *sb, const char *ch, int len) {
 
 static void xml_text(dbk_strbuf *sb, const char *s) { append_escaped(sb, s, xml_char); }
 
-/* Markdown table cell inside a code span: pipes would split the cell, newlines end the row. */
+/* Markdown inside a code span (`...`, where markup is literal): pipes would split a table cell
+ * (GitHub's tables split on them even there), newlines end the row, and a backtick would end the
+ * span, so it becomes an apostrophe. Control characters other than tab are dropped. */
 static void md_code_char(dbk_strbuf *sb, const char *ch, int len) {
     if (*ch == '|') dbk_strbuf_appendf(sb, "\\|");
+    else if (*ch == '`') dbk_strbuf_appendf(sb, "'");
     else if ((unsigned char)*ch >= 0x20 || *ch == '\t') dbk_strbuf_appendf(sb, "%.*s", len, ch);
 }
 
 /* Outside a code span also backslashes, backticks and asterisks, which would start an escape,
- * a code span or emphasis (a device name is shown as it is, in report.md and report.html). */
+ * a code span or emphasis, and <, > and &, which would let raw HTML through to a Markdown
+ * renderer: each is escaped with a backslash (a device or recipe name is shown as it is, in
+ * report.md and report.html, whose renderer reads the same escapes). */
 static void md_char(dbk_strbuf *sb, const char *ch, int len) {
-    if (*ch == '\\' || *ch == '`' || *ch == '*') dbk_strbuf_appendf(sb, "\\%c", *ch);
+    if (*ch == '\\' || *ch == '`' || *ch == '*' || *ch == '<' || *ch == '>' || *ch == '&')
+        dbk_strbuf_appendf(sb, "\\%c", *ch);
     else md_code_char(sb, ch, len);
 }
 
@@ -441,9 +447,13 @@ static void md_versions(dbk_strbuf *sb, const dbk_run_set *set, const dbk_run_gr
 static void md_group_id(dbk_strbuf *sb, const dbk_run_group *g, int index) {
     dbk_strbuf_appendf(sb, "| %d | ", index + 1);
     md_cell(sb, g->first->device);
-    dbk_strbuf_appendf(sb, " | %s | ", g->first->backend);
+    dbk_strbuf_appendf(sb, " | ");
+    md_cell(sb, g->first->backend);
+    dbk_strbuf_appendf(sb, " | ");
     md_cell(sb, g->first->driver);
-    dbk_strbuf_appendf(sb, " | %s | ", g->first->recipe);
+    dbk_strbuf_appendf(sb, " | ");
+    md_cell(sb, g->first->recipe);
+    dbk_strbuf_appendf(sb, " | ");
 }
 
 /* What a roofline's reader needs to trust it: where the memory roof comes from, which ops ran an
@@ -454,11 +464,14 @@ static void roofline_notes(dbk_strbuf *sb, const dbk_run_set *set, const dbk_run
     for (int m = 0; m < g->count && !r; m++)
         if (set->runs[g->members[m]].op_count > 0) r = &set->runs[g->members[m]];
     if (!r) return;
-    if (r->bandwidth_gbs > 0)
-        dbk_strbuf_appendf(sb, "- Memory roof %.1f GB/s: %s.\n", r->bandwidth_gbs,
-                           strncmp(r->bandwidth_source, "measured", 8)
-                               ? "an estimate in the device profile, not a measurement (`daybreak tune` measures it)"
-                               : r->bandwidth_source);
+    if (r->bandwidth_gbs > 0 && strncmp(r->bandwidth_source, "measured", 8))
+        dbk_strbuf_appendf(sb, "- Memory roof %.1f GB/s: an estimate in the device profile, not a measurement "
+                               "(`daybreak tune` measures it).\n", r->bandwidth_gbs);
+    else if (r->bandwidth_gbs > 0) {
+        dbk_strbuf_appendf(sb, "- Memory roof %.1f GB/s: ", r->bandwidth_gbs);
+        md_cell(sb, r->bandwidth_source);
+        dbk_strbuf_appendf(sb, ".\n");
+    }
     const char *algos[4];   /* the algorithms other than the ops' plain ones, and their op counts */
     int counts[4], distinct = 0;
     double ops = 0.0;
@@ -473,10 +486,13 @@ static void roofline_notes(dbk_strbuf *sb, const dbk_run_set *set, const dbk_run
         }
         if (j < distinct) counts[j]++;
     }
-    for (int j = 0; j < distinct; j++)
-        dbk_strbuf_appendf(sb, "- %d op%s ran as %s: their GFLOP are the direct convolution's (2*N*K*C*R*S*P*Q), and "
-                               "Winograd does %gx fewer multiply-adds, so they can sit above the FMA peak.\n",
-                           counts[j], counts[j] == 1 ? "" : "s", algos[j], dbk_algorithm_multiply_add_saving(algos[j]));
+    for (int j = 0; j < distinct; j++) {
+        dbk_strbuf_appendf(sb, "- %d op%s ran as ", counts[j], counts[j] == 1 ? "" : "s");
+        md_cell(sb, algos[j]);
+        dbk_strbuf_appendf(sb, ": their GFLOP are the direct convolution's (2*N*K*C*R*S*P*Q), and Winograd does %gx "
+                               "fewer multiply-adds, so they can sit above the FMA peak.\n",
+                           dbk_algorithm_multiply_add_saving(algos[j]));
+    }
     if (r->profiled_step_seconds > 0)
         dbk_strbuf_appendf(sb, "- Time outside the ops: %.3f ms of a %.3f ms step (%.1f%%).\n",
                            1e3 * (r->profiled_step_seconds - ops), 1e3 * r->profiled_step_seconds,
@@ -555,8 +571,11 @@ static void write_markdown(dbk_strbuf *sb, const dbk_run_set *set, const dbk_run
     for (int g = 0; g < ng; g++) {
         const dbk_run *f = groups[g].first;
         md_group_id(sb, &groups[g], g);
-        dbk_strbuf_appendf(sb, "%s | %.2f%% | %d/%d%s | %s | ", f->clock_mode, f->target, f->train_images, f->test_images,
-                           f->subset ? " (subset)" : "", f->platform_id);
+        md_cell(sb, f->clock_mode);
+        dbk_strbuf_appendf(sb, " | %.2f%% | %d/%d%s | ", f->target, f->train_images, f->test_images,
+                           f->subset ? " (subset)" : "");
+        md_cell(sb, f->platform_id);
+        dbk_strbuf_appendf(sb, " | ");
         if (f->peak_gflops > 0) dbk_strbuf_appendf(sb, "%.0f | ", f->peak_gflops);
         else dbk_strbuf_appendf(sb, "n/a | ");
         if (f->bandwidth_gbs > 0) dbk_strbuf_appendf(sb, "%.0f | ", f->bandwidth_gbs);
@@ -640,12 +659,18 @@ static void write_markdown(dbk_strbuf *sb, const dbk_run_set *set, const dbk_run
         for (int e = 0; e < r->epochs; e++) best = fmax(best, r->accuracy[e]);
         dbk_strbuf_appendf(sb, "| `");
         md_code(sb, r->dir);
-        dbk_strbuf_appendf(sb, "` | ");
-        md_cell(sb, r->device);
-        dbk_strbuf_appendf(sb, " | %s | ", r->backend);
-        md_cell(sb, r->driver);
-        dbk_strbuf_appendf(sb, " | %s | %llu | %s | %s%s | %d | ", r->recipe, (unsigned long long)r->seed, r->clock_mode,
-                           r->status, r->subset ? " (subset)" : "", r->epochs);
+        dbk_strbuf_appendf(sb, "` ");
+        const char *cells[] = {r->device, r->backend, r->driver, r->recipe};
+        for (size_t c = 0; c < sizeof cells / sizeof cells[0]; c++) {
+            dbk_strbuf_appendf(sb, "| ");
+            md_cell(sb, cells[c]);
+            dbk_strbuf_appendf(sb, " ");
+        }
+        dbk_strbuf_appendf(sb, "| %llu | ", (unsigned long long)r->seed);
+        md_cell(sb, r->clock_mode);
+        dbk_strbuf_appendf(sb, " | ");
+        md_cell(sb, r->status);
+        dbk_strbuf_appendf(sb, "%s | %d | ", r->subset ? " (subset)" : "", r->epochs);
         md_seconds(sb, r->seconds_to_target);
         if (isfinite(r->joules_to_target)) dbk_strbuf_appendf(sb, " | %.1f J", r->joules_to_target);
         else dbk_strbuf_appendf(sb, " | %s", r->energy_measured ? "not reached" : "not measured");

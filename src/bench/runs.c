@@ -3,6 +3,7 @@
 #include "bench/runs.h"
 
 #include <dirent.h>
+#include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -221,8 +222,11 @@ static int cmp_names(const void *a, const void *b) { return strcmp(*(char *const
 dbk_status dbk_run_set_add(dbk_run_set *set, const char *dir) {
     char path[1100];
     struct stat sb;
-    if (stat(dir, &sb) != 0 || !S_ISDIR(sb.st_mode))
+    if (stat(dir, &sb) != 0 && errno == ENOENT)
         return dbk_set_error(DBK_ERR_NOT_FOUND, "result folder %s does not exist", dir);
+    if (stat(dir, &sb) != 0) /* a symlink loop, a forbidden folder: say so, not "missing" */
+        return dbk_set_error(DBK_ERR_IO, "result folder %s: cannot use it: %s", dir, strerror(errno));
+    if (!S_ISDIR(sb.st_mode)) return dbk_set_error(DBK_ERR_NOT_FOUND, "result folder %s is not a folder", dir);
     snprintf(path, sizeof path, "%s/result.json", dir);
     if (stat(path, &sb) == 0) return set_push(set, dir);
 
@@ -563,7 +567,7 @@ dbk_status dbk_runs_write_summary_json(const char *path, const dbk_run_set *set,
         const dbk_run *r = &set->runs[i];
         cJSON *o = cJSON_CreateObject();
         cJSON_AddStringToObject(o, "dir", r->dir);
-        cJSON_AddNumberToObject(o, "seed", (double)r->seed);
+        cJSON_AddItemToObject(o, "seed", dbk_results_u64_json(r->seed));
         cJSON_AddStringToObject(o, "status", r->status);
         if (r->epochs_to_target > 0) {
             cJSON_AddNumberToObject(o, "epochs_to_target", r->epochs_to_target);

@@ -47,6 +47,8 @@ typedef struct run {
     int          size_phase;        /* progressive resizing: the phase the session is built for */
     bool         resume_has_scaler; /* with opt->resume: resume.ckpt holds the loss scaler's state */
     dbk_loss_scaler resume_scaler;  /* then that state */
+    dbk_run_record resume_record;   /* with opt->resume: what the folder's result.json records */
+    char         resume_fingerprint[24]; /* and the data resume.ckpt was trained on ("" unknown) */
     dbk_energy_clock energy;        /* the energy on the clock */
 } run;
 
@@ -295,6 +297,24 @@ static dbk_status enter_size_phase(run *r, const dbk_train_options *opt, dbk_tra
     return DBK_OK;
 }
 
+/* A resumed run trains on the data it started with: the same image counts as result.json
+ * records and the same fingerprint as resume.ckpt (and result.json) record. */
+static dbk_status check_resumed_data(const run *r, const dbk_train_options *opt, const dbk_train_report *rep) {
+    const dbk_run_record *rec = &r->resume_record;
+    if ((rec->train_images >= 0 && rec->train_images != rep->train_images) ||
+        (rec->test_images >= 0 && rec->test_images != rep->test_images))
+        return dbk_set_error(DBK_ERR_INVALID_ARG, "%s: the run trained on %.0f images and evaluated %.0f; the data in %s "
+                             "now gives %d and %d: resume it with the data it started with", opt->out_dir,
+                             rec->train_images, rec->test_images, opt->data_dir, (int)rep->train_images,
+                             (int)rep->test_images);
+    const char *expected = r->resume_fingerprint[0] ? r->resume_fingerprint : rec->dataset_fingerprint;
+    if (expected[0] && strcmp(expected, rep->dataset_fingerprint))
+        return dbk_set_error(DBK_ERR_INVALID_ARG, "%s: the data in %s is not the data the run started with (dataset "
+                             "fingerprint %s, the run's %s): resume it with the same data", opt->out_dir, opt->data_dir,
+                             rep->dataset_fingerprint, expected);
+    return DBK_OK;
+}
+
 static dbk_status setup(run *r, const dbk_train_options *opt, dbk_train_report *rep) {
     const dbk_recipe *rc = &opt->recipe;
     DBK_TRY(resolve_precision(opt, rep));
@@ -319,6 +339,11 @@ static dbk_status setup(run *r, const dbk_train_options *opt, dbk_train_report *
         rep->train_images = r->train.count;
         rep->test_images = r->test.count;
     }
+    uint64_t fingerprint = 0;
+    if (streamed) fingerprint = dbk_imagefolder_fingerprint(dbk_imagefolder_fingerprint(0, &r->train_list), &r->test_list);
+    else fingerprint = dbk_dataset_fingerprint(dbk_dataset_fingerprint(0, &r->train), &r->test);
+    snprintf(rep->dataset_fingerprint, sizeof rep->dataset_fingerprint, "%016llx", (unsigned long long)fingerprint);
+    if (opt->resume) DBK_TRY(check_resumed_data(r, opt, rep));
     rep->streamed = streamed;
     rep->top5 = streamed || rc->target_top5;
     rep->train_split_images = r->data.split_count[DBK_DATASET_SPLIT_TRAIN];
@@ -350,6 +375,12 @@ static dbk_status check_fresh(run *r, const dbk_train_options *opt) {
     if (access(path, F_OK) == 0)
         return dbk_set_error(DBK_ERR_IO, "%s holds an unfinished run (%s); continue it with --resume %s or remove it",
                              opt->out_dir, DBK_RESUME_FILE, opt->out_dir);
+    /* Another run's (or program's) files of the names a run writes are never replaced. */
+    const char *const others[] = {r->logs_path, r->ckpt_path, r->entry_path, r->mlperf_path};
+    for (size_t i = 0; i < sizeof others / sizeof others[0]; i++)
+        if (access(others[i], F_OK) == 0)
+            return dbk_set_error(DBK_ERR_IO, "%s already exists and a run would replace it; choose another --out or "
+                                 "remove it", others[i]);
     time_t now = time(NULL);
     struct tm tmv;
     gmtime_r(&now, &tmv);
@@ -360,12 +391,31 @@ static dbk_status check_fresh(run *r, const dbk_train_options *opt) {
 /* A resumed run: resume.ckpt read (records into rep, the state kept for prepare), and one
  * line saying how the run it continues ended. */
 static dbk_status open_resume(run *r, const dbk_train_options *opt, dbk_train_report *rep) {
-    char previous[32] = "running";
-    if (dbk_peers_writes_files(opt->peers)) DBK_TRY(dbk_resume_previous_status(opt->out_dir, previous, sizeof previous));
+    dbk_run_record *rec = &r->resume_record;
+    if (dbk_peers_writes_files(opt->peers)) {
+        DBK_TRY(dbk_resume_read_record(opt->out_dir, rec));
+    } else { /* the other ranks of a distributed run check resume.ckpt only */
+        snprintf(rec->status, sizeof rec->status, "running");
+        rec->train_images = rec->test_images = -1;
+    }
+    const char *previous = rec->status;
     dbk_resume_header h;
     DBK_TRY(dbk_resume_read(opt->out_dir, &h, rep, &r->resume_ckpt));
+    snprintf(r->resume_fingerprint, sizeof r->resume_fingerprint, "%s", h.dataset_fingerprint);
     dbk_status st = DBK_OK;
-    if (strcmp(h.daybreak_version, DBK_VERSION) != 0)
+    /* resume.ckpt must be the run the folder records: a checkpoint copied in from another run
+     * would otherwise train that run on and replace this one's result.json and logs.tsv. */
+    if (rec->recipe[0] && (strcmp(rec->recipe, opt->recipe.name) || strcmp(rec->model, opt->recipe.model)))
+        st = dbk_set_error(DBK_ERR_INVALID_ARG, "%s/%s continues a run of recipe %s (model %s), but %s/result.json "
+                           "records recipe %s (model %s): the checkpoint is not this folder's run; nothing was resumed",
+                           opt->out_dir, DBK_RESUME_FILE, opt->recipe.name, opt->recipe.model, opt->out_dir, rec->recipe,
+                           rec->model[0] ? rec->model : "?");
+    else if (rec->dataset_fingerprint[0] && h.dataset_fingerprint[0] &&
+             strcmp(rec->dataset_fingerprint, h.dataset_fingerprint))
+        st = dbk_set_error(DBK_ERR_INVALID_ARG, "%s/%s was trained on other data (dataset %s) than %s/result.json records "
+                           "(dataset %s): the checkpoint is not this folder's run; nothing was resumed", opt->out_dir,
+                           DBK_RESUME_FILE, h.dataset_fingerprint, opt->out_dir, rec->dataset_fingerprint);
+    else if (strcmp(h.daybreak_version, DBK_VERSION) != 0)
         st = dbk_set_error(DBK_ERR_INVALID_ARG, "%s/%s was written by daybreak %s; this is daybreak %s", opt->out_dir,
                            DBK_RESUME_FILE, h.daybreak_version, DBK_VERSION);
     else if (h.seed != opt->seed || strcmp(h.backend, dbk_backend_kind_name(opt->backend)) != 0 ||
@@ -674,14 +724,8 @@ static dbk_status train_loop(run *r, const dbk_train_options *opt, dbk_train_rep
         collect_loss_scale(r->session, rep, epoch);
         if (!opt->quiet) print_epoch(e, epochs, rep);
 
-        if (!isfinite(e->train_loss) || !isfinite(e->test_loss)) {
-            rep->status = DBK_RUN_DIVERGED;
-            dbk_mlperf_log_run_stop(&r->mlperf, false);
-            DBK_TRY(finish(r, opt, rep));
-            return diverged(e);
-        }
         bool last = epoch == epochs;
-        if (rc->fixed_budget && last) {
+        if (rc->fixed_budget && last && isfinite(e->train_loss) && isfinite(e->test_loss)) {
             dbk_mlperf_log_event(&r->mlperf, DBK_MLPERF_START, "eval_start", epoch);
             DBK_TRY(final_evaluation(r, opt, rep, &clock));
             dbk_mlperf_log_event(&r->mlperf, DBK_MLPERF_END, "eval_stop", epoch);
@@ -689,6 +733,16 @@ static dbk_status train_loop(run *r, const dbk_train_options *opt, dbk_train_rep
             if (!opt->quiet)
                 printf("final evaluation (test-time augmentation level %d, on the clock): test %6.2f%%  time %7.2fs  "
                        "clock %8.2fs\n", rc->tta_level, e->test_accuracy, rep->final_eval.seconds, clock);
+        }
+        /* Non-finite logits give a non-finite loss (and count as wrong, op_list.h ACCURACY): the
+         * run ends as diverged, whichever evaluation (per epoch or the final one) saw them. */
+        if (!isfinite(e->train_loss) || !isfinite(e->test_loss)) {
+            rep->status = DBK_RUN_DIVERGED;
+            diverged(e);
+            snprintf(rep->end_reason, sizeof rep->end_reason, "%s", dbk_last_error());
+            dbk_mlperf_log_run_stop(&r->mlperf, false);
+            DBK_TRY(finish(r, opt, rep));
+            return diverged(e);
         }
         /* A fixed budget is judged by its final evaluation only. */
         const double judged = rc->target_top5 ? e->test_top5 : e->test_accuracy;
@@ -738,6 +792,7 @@ dbk_status dbk_train_run(const dbk_train_options *opt, dbk_train_report *rep) {
             /* Keep the record of the epochs that completed, marked failed (not "running"). */
             char reason[1024];
             snprintf(reason, sizeof reason, "%s", dbk_last_error());
+            snprintf(rep->end_reason, sizeof rep->end_reason, "%.500s", reason);
             rep->status = DBK_RUN_FAILED;
             dbk_mlperf_log_run_stop(&r.mlperf, false);
             write_files(&r, opt, rep);

@@ -190,6 +190,9 @@ typedef struct dbk_train_report {
     long             skipped_steps;        /* fp16: steps skipped for an inf/NaN gradient */
     double           loss_scale;           /* fp16: the dynamic loss scale at the end */
     uint64_t         activation_bytes;     /* the memory plan's activation buffers, all together */
+    char             end_reason[512];      /* status failed or diverged: the one-line error that ended it */
+    char             dataset_fingerprint[24]; /* the data trained and evaluated on: 16 hex digits of
+                                            * dbk_dataset_fingerprint / dbk_imagefolder_fingerprint */
     dbk_build_times  builds;               /* off the clock */
     dbk_energy_record energy;
 } dbk_train_report;
