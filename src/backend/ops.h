@@ -135,6 +135,17 @@ typedef struct dbk_fill_params {
     float value;
 } dbk_fill_params;
 
+/* DBK_OP_FISHER_ACCUMULATE (elementwise: floats only). */
+typedef struct dbk_fisher_params {
+    float absolute;         /* 1: acc += |g| (FISH's "absolute"); 0: acc += g * g ("square") */
+} dbk_fisher_params;
+
+/* DBK_OP_SPARSE_SCATTER. */
+typedef struct dbk_scatter_params {
+    bool  constant;         /* y[index] = value for every pair (a mask), else the pair's own value */
+    float value;
+} dbk_scatter_params;
+
 /* DBK_OP_SPARSE_SELECT (gradient compression). */
 typedef struct dbk_select_params {
     bool  topk;             /* top-k per segment (the segments' k), else threshold */
@@ -177,6 +188,8 @@ typedef struct dbk_op_desc {
         dbk_fill_params    fill;
         dbk_select_params  select;
         dbk_quant_params   quant;
+        dbk_fisher_params  fisher;
+        dbk_scatter_params scatter;
     } p;
     const char *label;      /* optional, for logs and profiles, e.g. "layer1.conv" (borrowed) */
 } dbk_op_desc;
