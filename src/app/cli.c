@@ -133,6 +133,23 @@ int dbk_cli_open_dataset(const char *cmd, const char *dataset, const char *data_
     return DBK_EXIT_OK;
 }
 
+void dbk_cli_mask_help(void) {
+    printf("\nsparse masks and small checkpoints (docs/sparse-masks.md):\n"
+           "  --sparse-mask M     fisher:K (the K of all parameters with the largest empirical Fisher\n"
+           "                      information train, the classifier included; K a fraction or percentage,\n"
+           "                      e.g. 0.005 or 0.5%%), random:K (as many, at random) or all (default);\n"
+           "                      the others stay exactly at their starting values\n"
+           "  --mask-samples N    Fisher: single training images summed (default 1024)\n"
+           "  --mask-grad G       Fisher: square (default) or absolute gradients\n"
+           "  --fix-mask          compute the mask once instead of at the start of every epoch\n"
+           "  --mask-warmup E     train every parameter for the first E epochs (default 0)\n"
+           "  --mask-split S      --distributed --local-steps: interleave (default: each rank its share of\n"
+           "                      the top ranks x K) or same (every rank the same top K)\n"
+           "  --checkpoint-diff   also write model.diff: the changed parameters against the base (base.ckpt,\n"
+           "                      the run's initial model, or --base), for eval/infer --diff\n"
+           "  --base FILE         start from this model.ckpt instead of a fresh initialisation\n");
+}
+
 void dbk_cli_utc_stamp(char *out, size_t cap) {
     time_t now = time(NULL);
     struct tm tmv;
@@ -155,6 +172,37 @@ void dbk_cli_train_args_init(dbk_cli_train_args *t) {
     t->clock = DBK_CLOCK_DAWNBENCH;
     t->device = t->epochs = t->batch = -1;
     t->target = -1.0;
+    dbk_mask_spec_init(&t->mask);
+}
+
+/* The sparse-mask options (docs/sparse-masks.md); true when argv[a->i] was one. */
+static bool mask_option(dbk_cli_args *a, const char *cmd, dbk_cli_train_args *t, int *exit_code) {
+    const char *v = NULL, *arg = a->argv[a->i];
+    int m = 0;
+    long n = 0;
+    bool bad = false;
+    dbk_status st = DBK_OK;
+#define VALUE(name) ((m = dbk_cli_match(a, name, true, &v)) != 0)
+    if (VALUE("--sparse-mask")) st = m > 0 ? dbk_mask_spec_parse(v, &t->mask) : DBK_OK;
+    else if (VALUE("--mask-grad")) st = m > 0 ? dbk_mask_grad_parse(v, &t->mask) : DBK_OK;
+    else if (VALUE("--mask-split")) st = m > 0 ? dbk_mask_split_parse(v, &t->mask) : DBK_OK;
+    else if (VALUE("--mask-samples")) {
+        bad = m > 0 && !dbk_cli_parse_long(v, 1, DBK_MASK_MAX_SAMPLES, &n);
+        t->mask.samples = (int)n;
+    } else if (VALUE("--mask-warmup")) {
+        bad = m > 0 && !dbk_cli_parse_long(v, 0, DBK_MAX_EPOCHS, &n);
+        t->mask.warmup_epochs = (int)n;
+    } else if (dbk_cli_match(a, "--fix-mask", false, NULL) > 0) t->mask.fixed = true;
+    else return false;
+#undef VALUE
+    if (strncmp(arg, "--sparse-mask", 13) != 0 && !t->mask_option) t->mask_option = arg;
+    if (m < 0) *exit_code = dbk_cli_usage_error(cmd, "option '%s' needs a value", arg);
+    else if (st != DBK_OK) *exit_code = dbk_cli_usage_error(cmd, "%s", dbk_last_error());
+    else if (bad)
+        *exit_code = dbk_cli_usage_error(cmd, "bad %.*s '%s' (%s)", (int)strcspn(arg, "="), arg, v,
+                                         !strncmp(arg, "--mask-samples", 14) ? "a number of images, 1..1000000"
+                                                                              : "a number of epochs, 0..1000");
+    return true;
 }
 
 bool dbk_cli_train_option(dbk_cli_args *a, const char *cmd, dbk_cli_train_args *t, int *exit_code) {
@@ -162,9 +210,12 @@ bool dbk_cli_train_option(dbk_cli_args *a, const char *cmd, dbk_cli_train_args *
     int m = 0;
     bool bad = false;
     *exit_code = DBK_EXIT_OK;
+    if (mask_option(a, cmd, t, exit_code)) return true;
 #define VALUE(name) ((m = dbk_cli_match(a, name, true, &v)) != 0)
 #define FLAG(name) (dbk_cli_match(a, name, false, NULL) > 0)
     if (VALUE("--recipe")) t->recipe = v;
+    else if (VALUE("--base")) t->base = v;
+    else if (FLAG("--checkpoint-diff")) t->checkpoint_diff = true;
     else if (VALUE("--backend")) t->backend = v;
     else if (VALUE("--data")) t->data = v;
     else if (VALUE("--out")) t->out = v;
@@ -250,5 +301,13 @@ int dbk_cli_train_setup(const dbk_cli_train_args *t, dbk_train_options *opt) {
     opt->platform = t->platform;
     opt->author = t->author;
     opt->author_email = t->author_email;
+    if (t->mask_option && t->mask.method == DBK_MASK_ALL) {
+        fprintf(stderr, "daybreak: error: %.*s needs --sparse-mask fisher:K or random:K\n",
+                (int)strcspn(t->mask_option, "="), t->mask_option);
+        return DBK_EXIT_USAGE;
+    }
+    opt->mask = t->mask;
+    opt->checkpoint_diff = t->checkpoint_diff;
+    opt->base = t->base;
     return DBK_EXIT_OK;
 }

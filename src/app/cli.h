@@ -74,6 +74,10 @@ typedef struct dbk_cli_train_args {
     long           loss_scale_interval;                                /* 0 = the default */
     double         target;                                             /* -1 = the recipe's */
     bool           all_epochs, quiet, no_progress, profile;
+    dbk_mask_spec  mask;                                               /* --sparse-mask and its options */
+    const char    *mask_option;                                        /* the first mask option given */
+    bool           checkpoint_diff;                                    /* --checkpoint-diff */
+    const char    *base;                                               /* --base FILE */
 } dbk_cli_train_args;
 
 void dbk_cli_train_args_init(dbk_cli_train_args *t);
@@ -86,6 +90,9 @@ bool dbk_cli_train_option(dbk_cli_args *a, const char *cmd, dbk_cli_train_args *
  * platform and author from t (opt is zeroed first; data folder, seed and output stay to the
  * caller). Returns an exit code (errors printed). */
 int dbk_cli_train_setup(const dbk_cli_train_args *t, dbk_train_options *opt);
+
+/* The help lines of the sparse-mask and small-checkpoint options (train and bench). */
+void dbk_cli_mask_help(void);
 
 /* "YYYYmmdd-HHMMSS" of the current UTC time. */
 void dbk_cli_utc_stamp(char *out, size_t cap);

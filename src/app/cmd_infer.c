@@ -22,6 +22,8 @@ void dbk_help_infer(void) {
            "is printed and left out of the latency. Writes the DAWNBench inference entry JSON.\n\n"
            "options:\n"
            "  --checkpoint FILE   the checkpoint (required)\n"
+           "  --diff FILE         a small checkpoint (model.diff of train --checkpoint-diff) applied to\n"
+           "                      --checkpoint, which must be its base\n"
            "  --out FILE          entry to write (default: dawnbench_inference.json beside FILE)\n"
            "  --backend SPEC, --device N, --data DIR   as for train\n"
            "  --test-subset N     classify the first N test images only (DAWNBench uses all 10,000)\n"
@@ -30,7 +32,7 @@ void dbk_help_infer(void) {
 }
 
 int dbk_cmd_infer(dbk_cli_args *a) {
-    const char *ckpt = NULL, *backend = NULL, *data = NULL, *out = NULL, *platform = NULL;
+    const char *ckpt = NULL, *backend = NULL, *data = NULL, *out = NULL, *platform = NULL, *diff = NULL;
     const char *author = NULL, *author_email = NULL;
     long device = -1, test_subset = 0;
     for (a->i = 2; a->i < a->argc; a->i++) {
@@ -42,6 +44,7 @@ int dbk_cmd_infer(dbk_cli_args *a) {
         }
 #define VALUE(name) ((m = dbk_cli_match(a, name, true, &v)) != 0)
         if (VALUE("--checkpoint")) ckpt = v;
+        else if (VALUE("--diff")) diff = v;
         else if (VALUE("--backend")) backend = v;
         else if (VALUE("--data")) data = v;
         else if (VALUE("--out")) out = v;
@@ -67,6 +70,7 @@ int dbk_cmd_infer(dbk_cli_args *a) {
         out = out_buf;
     }
     int rc = dbk_cli_refuse_output_on_input("--out", out, "the --checkpoint file", ckpt);
+    if (rc == DBK_EXIT_OK && diff) rc = dbk_cli_refuse_output_on_input("--out", out, "the --diff file", diff);
     if (rc != DBK_EXIT_OK) return rc;
 
     dbk_backend_kind kind;
@@ -93,11 +97,11 @@ int dbk_cmd_infer(dbk_cli_args *a) {
         return DBK_EXIT_ERROR;
     }
     dbk_infer_result r;
-    dbk_status st = dbk_infer_run(kind, index, ckpt, &data_info, (int)test_subset, &r);
+    dbk_status st = dbk_infer_run(kind, index, ckpt, diff, &data_info, (int)test_subset, &r);
     dbk_dataset_info_deinit(&data_info);
     if (st != DBK_OK) return dbk_cli_fail(NULL);
-    printf("%s: model %s, recipe %s, %s:%d %s\n", ckpt, r.model, r.recipe, dbk_backend_kind_name(kind), index,
-           r.device.name);
+    printf("%s%s%s: model %s, recipe %s, %s:%d %s\n", ckpt, diff ? " + " : "", diff ? diff : "", r.model, r.recipe,
+           dbk_backend_kind_name(kind), index, r.device.name);
     printf("latency %.4f ms per image (%d images one at a time, %.2f s", r.latency_ms, r.images, r.seconds);
     if (r.streamed) printf("; loader wait %.2f s, not counted", r.loader_wait_seconds);
     printf("), top-1 accuracy %.2f%%", r.accuracy);

@@ -126,6 +126,7 @@ static void help_train(void) {
            "  --author NAME       author of the DAWNBench entry dawnbench.json (default daybreak)\n"
            "  --author-email ADDR its authorEmail (default empty)\n",
            dbk_recipe_default_name());
+    dbk_cli_mask_help();
     dbk_cli_dist_help();
 }
 
@@ -136,6 +137,8 @@ static void help_eval(void) {
            "also the accuracy with it, the one its runs record.\n\n"
            "options:\n"
            "  --checkpoint FILE   the checkpoint (required)\n"
+           "  --diff FILE         a small checkpoint (model.diff of train --checkpoint-diff) applied to\n"
+           "                      --checkpoint, which must be its base (its base.ckpt, or --base)\n"
            "  --backend SPEC      as for train\n"
            "  --device N          as for train\n"
            "  --data DIR          as for train\n"
@@ -487,7 +490,7 @@ static int cmd_train(dbk_cli_args *a) {
 }
 
 static int cmd_eval(dbk_cli_args *a) {
-    const char *ckpt = NULL, *backend = NULL, *data = NULL;
+    const char *ckpt = NULL, *backend = NULL, *data = NULL, *diff = NULL;
     long device = -1, batch = 500, test_subset = 0;
     for (a->i = 2; a->i < a->argc; a->i++) {
         const char *v = NULL, *arg = a->argv[a->i];
@@ -497,6 +500,7 @@ static int cmd_eval(dbk_cli_args *a) {
             return DBK_EXIT_OK;
         }
         if ((m = dbk_cli_match(a, "--checkpoint", true, &v)) != 0) ckpt = v;
+        else if ((m = dbk_cli_match(a, "--diff", true, &v)) != 0) diff = v;
         else if ((m = dbk_cli_match(a, "--backend", true, &v)) != 0) backend = v;
         else if ((m = dbk_cli_match(a, "--data", true, &v)) != 0) data = v;
         else if ((m = dbk_cli_match(a, "--device", true, &v)) != 0) {
@@ -551,8 +555,10 @@ static int cmd_eval(dbk_cli_args *a) {
     if (streamed) dbk_session_set_eval_loader(s, loader);
     if (dbk_session_upload_data(s, NULL, &test) != DBK_OK) goto done;
     if (dbk_session_load(s, ckpt) != DBK_OK) goto done;
+    if (diff && dbk_session_load_diff(s, ckpt, diff) != DBK_OK) goto done;
     if (dbk_session_evaluate(s, &ec) != DBK_OK) goto done;
-    printf("%s: model %s, recipe %s, %s:%d: test accuracy %.2f%% (%lld images), mean loss %.4f\n", ckpt, model_name,
+    printf("%s%s%s: model %s, recipe %s, %s:%d: test accuracy %.2f%% (%lld images), mean loss %.4f\n", ckpt,
+           diff ? " + " : "", diff ? diff : "", model_name,
            recipe_name, dbk_backend_kind_name(kind), index, 100.0 * ec.correct / (double)ec.images, (long long)ec.images,
            ec.loss_sum / (double)ec.images);
     /* A recipe judged with test-time augmentation (airbench94) reports that accuracy too:

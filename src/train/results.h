@@ -63,6 +63,9 @@ void dbk_results_subset_marker(const dbk_train_report *r, char *out, size_t cap)
 /* results_peers.c: adds result.json's "distributed" object (a cJSON object root) for a
  * distributed run (report->peers.ranks > 0); nothing otherwise. */
 void dbk_results_add_distributed(void *json_root, const dbk_train_options *opt, const dbk_train_report *r);
+/* results_mask.c: adds "sparse_mask" (a run with a sparse mask) and "checkpoint_diff" (one that
+ * wrote model.diff); nothing otherwise. */
+void dbk_results_add_sparse(void *json_root, const dbk_train_options *opt, const dbk_train_report *r);
 dbk_status dbk_results_write_json(const char *path, const dbk_train_options *opt, const dbk_train_report *r,
                                   const char *started_at);
 
