@@ -48,6 +48,15 @@ typedef struct dbk_peers_summary {
     double link_gbps[DBK_PEERS_MAX_LINKS];
     double link_latency_us[DBK_PEERS_MAX_LINKS];
     double modelled_exchange_seconds[DBK_PEERS_MAX_LINKS]; /* whole run, on that link (a model) */
+    /* model averaging (--local-steps; local_steps 0: a gradient exchange every step) */
+    int    local_steps;                          /* steps between averages */
+    long   train_steps;                          /* training steps so far (each rank's) */
+    long   averages;                             /* models averaged so far (steps counts these too) */
+    double trainable_values;                     /* trainable parameters: the dense average's and the
+                                                    gradient allreduce's values */
+    double statistics_values;                    /* batch-norm statistics, averaged with the model */
+    double averaged_values;                      /* values sent per rank over all averages (parameters
+                                                    and statistics) */
 } dbk_peers_summary;
 
 typedef struct dbk_peers {

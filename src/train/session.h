@@ -215,6 +215,10 @@ int        dbk_session_trainable_tensors(const dbk_session *s, size_t *offsets, 
 dbk_backend *dbk_session_backend(const dbk_session *s);
 /* The flat buffer of batch-norm running statistics and its floats. */
 dbk_buffer *dbk_session_statistics(dbk_session *s, size_t *count);
+/* The flat parameter buffer (dbk_session_param_count floats, the flat layout) to and from the
+ * host (model averaging). The read waits for the ops before it; the write is ordered with them. */
+dbk_status dbk_session_read_params(dbk_session *s, float *out);
+dbk_status dbk_session_write_params(dbk_session *s, const float *params);
 
 /* Writes weights and batch-norm statistics to a checkpoint (train/checkpoint.h). */
 dbk_status dbk_session_save(dbk_session *s, const char *path, const char *meta_json);

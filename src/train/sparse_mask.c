@@ -101,14 +101,20 @@ dbk_status dbk_mask_layout_init(const dbk_graph *g, const dbk_mask_spec *s, int 
     const dbk_param_info *last = dbk_graph_param_info(g, n - 1);
     snprintf(out->classifier, sizeof out->classifier, "%.*s", (int)first_component(last->name), last->name);
     out->ranges = dbk_calloc((size_t)n, sizeof *out->ranges);
-    if (!out->ranges) return DBK_ERR_OUT_OF_HOST_MEMORY;
+    out->classifier_ranges = dbk_calloc((size_t)n, sizeof *out->classifier_ranges);
+    if (!out->ranges || !out->classifier_ranges) {
+        dbk_mask_layout_deinit(out);
+        return DBK_ERR_OUT_OF_HOST_MEMORY;
+    }
     for (int i = 0; i < n; i++) {
         const dbk_param_info *pi = dbk_graph_param_info(g, i);
         size_t count = 1;
         for (int d = 0; d < pi->ndim; d++) count *= (size_t)pi->shape[d];
         out->param_count += count;
-        if (dbk_mask_is_classifier(out, pi)) out->classifier_count += count;
-        else if (dbk_graph_group_frozen(g, pi->group)) out->frozen_count += count;
+        if (dbk_mask_is_classifier(out, pi)) {
+            out->classifier_count += count;
+            out->classifier_ranges[out->classifier_range_count++] = (dbk_mask_range){pi->offset, count};
+        } else if (dbk_graph_group_frozen(g, pi->group)) out->frozen_count += count;
         else out->ranges[out->range_count++] = (dbk_mask_range){pi->offset, count};
     }
     /* Packed order is flat-buffer order; adjacent tensors become one range (one copy each way). */
@@ -148,6 +154,7 @@ dbk_status dbk_mask_layout_init(const dbk_graph *g, const dbk_mask_spec *s, int 
 
 void dbk_mask_layout_deinit(dbk_mask_layout *l) {
     dbk_free(l->ranges);
+    dbk_free(l->classifier_ranges);
     memset(l, 0, sizeof *l);
 }
 

@@ -80,6 +80,8 @@ typedef struct dbk_mask_layout {
                                          spec's, at most the training set) */
     int             range_count;
     dbk_mask_range *ranges;           /* (range_count) selectable ranges, increasing, merged */
+    int             classifier_range_count;
+    dbk_mask_range *classifier_ranges;/* (classifier_range_count) the classifier's tensors */
     char            classifier[64];   /* the classifier's name prefix, e.g. "linear" */
 } dbk_mask_layout;
 

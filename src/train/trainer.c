@@ -191,7 +191,7 @@ static dbk_status create_session(run *r, const dbk_train_options *opt, dbk_train
         .test_count = rep->test_images,
         .shard_count = opt->peers ? opt->peers->size : 1,
         .shard_index = opt->peers ? opt->peers->rank : 0,
-        .separate_update = opt->peers != NULL,
+        .separate_update = opt->peers != NULL && !opt->peers->averaging,
         .fp16 = rep->fp16,
         .loss_scale_interval = opt->loss_scale_interval,
         .mask = &opt->mask,
@@ -277,6 +277,9 @@ static dbk_status enter_size_phase(run *r, const dbk_train_options *opt, dbk_tra
 
 static dbk_status setup(run *r, const dbk_train_options *opt, dbk_train_report *rep) {
     const dbk_recipe *rc = &opt->recipe;
+    if (averaging(opt) && rc->lookahead_every > 0) /* it would move parameters outside a rank's share */
+        return dbk_set_error(DBK_ERR_UNSUPPORTED, "--local-steps: recipe %s has lookahead, which model averaging does "
+                             "not support yet", rc->name);
     DBK_TRY(resolve_precision(opt, rep));
     /* Reading the files is "downloading the data", off the clock as in DAWNBench. */
     const dbk_dataset_kind *kind;
@@ -650,6 +653,7 @@ static dbk_status train_loop(run *r, const dbk_train_options *opt, dbk_train_rep
     double clock;
     DBK_TRY(prepare(r, opt, rep, &clock));
 
+    if (averaging(opt)) DBK_TRY(opt->peers->average_now(opt->peers->ctx, r->session)); /* the first "average" */
     const int steps = dbk_session_steps_per_epoch(r->session);
     const long total_steps = dbk_recipe_total_steps(rc, steps);
     const int epochs = (int)((total_steps + steps - 1) / steps);
