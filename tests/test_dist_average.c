@@ -113,7 +113,7 @@ static int options_should_be_refused_with_one_line(void) {
         const char *args, *want;
     } cases[] = {
         {"train --local-steps 10", "'--local-steps' needs --distributed"},
-        {"train --distributed --local-steps 0", "bad --local-steps '0'"},
+        {"train --distributed --local-steps x", "bad --local-steps 'x'"},
         {"train --distributed --local-steps 5 --compress topk:1%", "--compress and --error-feedback do not apply"},
         {"train --mask-samples 64", "--mask-samples needs --sparse-mask fisher:K or random:K"},
         {"train --sparse-mask fisher:0", "needs the kept fraction"},

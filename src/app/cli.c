@@ -175,6 +175,9 @@ void dbk_cli_train_args_init(dbk_cli_train_args *t) {
     dbk_mask_spec_init(&t->mask);
 }
 
+/* The mask options given on the command line (the rest come from the recipe). */
+enum { GIVEN_MASK = 1, GIVEN_SAMPLES = 2, GIVEN_WARMUP = 4, GIVEN_SPLIT = 8 };
+
 /* The sparse-mask options (docs/sparse-masks.md); true when argv[a->i] was one. */
 static bool mask_option(dbk_cli_args *a, const char *cmd, dbk_cli_train_args *t, int *exit_code) {
     const char *v = NULL, *arg = a->argv[a->i];
@@ -183,15 +186,21 @@ static bool mask_option(dbk_cli_args *a, const char *cmd, dbk_cli_train_args *t,
     bool bad = false;
     dbk_status st = DBK_OK;
 #define VALUE(name) ((m = dbk_cli_match(a, name, true, &v)) != 0)
-    if (VALUE("--sparse-mask")) st = m > 0 ? dbk_mask_spec_parse(v, &t->mask) : DBK_OK;
-    else if (VALUE("--mask-grad")) st = m > 0 ? dbk_mask_grad_parse(v, &t->mask) : DBK_OK;
-    else if (VALUE("--mask-split")) st = m > 0 ? dbk_mask_split_parse(v, &t->mask) : DBK_OK;
-    else if (VALUE("--mask-samples")) {
+    if (VALUE("--sparse-mask")) {
+        st = m > 0 ? dbk_mask_spec_parse(v, &t->mask) : DBK_OK;
+        t->mask_given |= GIVEN_MASK;
+    } else if (VALUE("--mask-grad")) st = m > 0 ? dbk_mask_grad_parse(v, &t->mask) : DBK_OK;
+    else if (VALUE("--mask-split")) {
+        st = m > 0 ? dbk_mask_split_parse(v, &t->mask) : DBK_OK;
+        t->mask_given |= GIVEN_SPLIT;
+    } else if (VALUE("--mask-samples")) {
         bad = m > 0 && !dbk_cli_parse_long(v, 1, DBK_MASK_MAX_SAMPLES, &n);
         t->mask.samples = (int)n;
+        t->mask_given |= GIVEN_SAMPLES;
     } else if (VALUE("--mask-warmup")) {
         bad = m > 0 && !dbk_cli_parse_long(v, 0, DBK_MAX_EPOCHS, &n);
         t->mask.warmup_epochs = (int)n;
+        t->mask_given |= GIVEN_WARMUP;
     } else if (dbk_cli_match(a, "--fix-mask", false, NULL) > 0) t->mask.fixed = true;
     else return false;
 #undef VALUE
@@ -227,6 +236,7 @@ bool dbk_cli_train_option(dbk_cli_args *a, const char *cmd, dbk_cli_train_args *
     else if (VALUE("--device")) bad = m > 0 && !dbk_cli_parse_long(v, 0, 1000, &t->device);
     else if (VALUE("--epochs")) bad = m > 0 && !dbk_cli_parse_long(v, 1, DBK_MAX_EPOCHS, &t->epochs);
     else if (VALUE("--batch")) bad = m > 0 && !dbk_cli_parse_long(v, 1, 65536, &t->batch);
+    else if (VALUE("--lr")) bad = m > 0 && !dbk_cli_parse_double(v, 1e-9, 1e6, &t->lr);
     else if (VALUE("--target")) bad = m > 0 && !parse_target(v, &t->target);
     else if (VALUE("--train-subset")) bad = m > 0 && !dbk_cli_parse_long(v, 1, DBK_CLI_MAX_SUBSET, &t->train_subset);
     else if (VALUE("--test-subset")) bad = m > 0 && !dbk_cli_parse_long(v, 1, DBK_CLI_MAX_SUBSET, &t->test_subset);
@@ -255,6 +265,7 @@ bool dbk_cli_train_option(dbk_cli_args *a, const char *cmd, dbk_cli_train_args *
         if (!strncmp(arg, "--clock", 7)) range = " (dawnbench or mlperf)";
         else if (!strncmp(arg, "--precision", 11)) range = " (fp32, fp16 or auto)";
         else if (!strncmp(arg, "--epochs", 8)) range = " (1..1000)";
+        else if (!strncmp(arg, "--lr", 4)) range = " (the schedule's peak learning rate, > 0)";
         else if (!strncmp(arg, "--target", 8)) range = " (a percentage, 0..100, at most two decimals)";
         else if (!strncmp(arg, "--train-subset", 14) || !strncmp(arg, "--test-subset", 13))
             range = " (a number of images, at least 1)";
@@ -274,6 +285,7 @@ int dbk_cli_train_setup(const dbk_cli_train_args *t, dbk_train_options *opt) {
     if (dbk_recipe_find(t->recipe, &recipe) != DBK_OK) return dbk_cli_fail(NULL);
     opt->recipe = *recipe;
     if (t->epochs > 0) dbk_recipe_set_epochs(&opt->recipe, (int)t->epochs);
+    if (t->lr > 0.0) dbk_recipe_set_peak_lr(&opt->recipe, (float)t->lr);
     if (t->batch > 0) opt->recipe.batch = (int)t->batch;
     if (t->target >= 0.0) opt->recipe.target = (float)t->target;
     if (t->image_size > 0 && t->image_sizes) {
@@ -301,12 +313,20 @@ int dbk_cli_train_setup(const dbk_cli_train_args *t, dbk_train_options *opt) {
     opt->platform = t->platform;
     opt->author = t->author;
     opt->author_email = t->author_email;
-    if (t->mask_option && t->mask.method == DBK_MASK_ALL) {
+    /* The recipe's mask (FISH recipes), under the options given. */
+    dbk_mask_spec mask = t->mask;
+    const dbk_recipe *r = &opt->recipe;
+    if (!(t->mask_given & GIVEN_MASK) && r->sparse_mask && dbk_mask_spec_parse(r->sparse_mask, &mask) != DBK_OK)
+        return dbk_cli_fail("recipe");
+    if (!(t->mask_given & GIVEN_SAMPLES) && r->mask_samples > 0) mask.samples = r->mask_samples;
+    if (!(t->mask_given & GIVEN_WARMUP)) mask.warmup_epochs = r->mask_warmup;
+    if (!(t->mask_given & GIVEN_SPLIT)) mask.same_for_ranks = r->mask_same;
+    if (t->mask_option && mask.method == DBK_MASK_ALL) {
         fprintf(stderr, "daybreak: error: %.*s needs --sparse-mask fisher:K or random:K\n",
                 (int)strcspn(t->mask_option, "="), t->mask_option);
         return DBK_EXIT_USAGE;
     }
-    opt->mask = t->mask;
+    opt->mask = mask;
     opt->checkpoint_diff = t->checkpoint_diff;
     opt->base = t->base;
     return DBK_EXIT_OK;

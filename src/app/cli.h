@@ -76,6 +76,8 @@ typedef struct dbk_cli_train_args {
     bool           all_epochs, quiet, no_progress, profile;
     dbk_mask_spec  mask;                                               /* --sparse-mask and its options */
     const char    *mask_option;                                        /* the first mask option given */
+    unsigned       mask_given;                                         /* which were given (cli.c) */
+    double         lr;                                                 /* --lr: the schedule's peak; 0 = the recipe's */
     bool           checkpoint_diff;                                    /* --checkpoint-diff */
     const char    *base;                                               /* --base FILE */
 } dbk_cli_train_args;

@@ -220,6 +220,13 @@ static int cmd_recipes(dbk_cli_args *a) {
         printf("  %-18s %s%s\n", r->name, r->description, strcmp(r->name, dbk_recipe_default_name()) ? "" : " [default]");
         printf("  %-18s model %s, batch %d, %d epochs, target %.1f%% (%s)\n", "", r->model, r->batch, r->epochs,
                (double)r->target, r->target_note);
+        if (r->sparse_mask) { /* FISH recipes: the defaults of the mask options */
+            printf("  %-18s sparse mask %s, %d Fisher samples, %d dense warm-up epoch%s%s", "", r->sparse_mask,
+                   r->mask_samples > 0 ? r->mask_samples : 1024, r->mask_warmup, r->mask_warmup == 1 ? "" : "s",
+                   r->mask_same ? ", the same mask on every rank" : "");
+            if (r->local_steps > 0) printf("; with --distributed: model averaging every %d steps", r->local_steps);
+            printf("\n");
+        }
         if (r->size_phase_count > 0) { /* progressive resizing: first epoch (0-based) and size */
             char sizes[128];
             dbk_recipe_format_size_phases(r, sizes, sizeof sizes);
@@ -439,7 +446,8 @@ static int train(const dbk_cli_train_args *t, uint64_t seed, bool resume, int ar
 static int train_distributed(const dbk_cli_train_args *t, dbk_cli_dist_args *dist, uint64_t seed, bool resume,
                              int argc, char **argv) {
     dbk_dist *d = NULL;
-    int rc = dbk_cli_dist_start(dist, seed, &d);
+    int rc = dbk_cli_dist_recipe_defaults(dist, t->recipe);
+    if (rc == DBK_EXIT_OK) rc = dbk_cli_dist_start(dist, seed, &d);
     if (rc != DBK_EXIT_OK) return rc;
     dbk_peers peers;
     dbk_dist_peers(d, &peers);

@@ -29,6 +29,22 @@ void dbk_mask_report_init(dbk_mask_report *rep, const dbk_mask_spec *spec, const
     rep->samples = spec->method == DBK_MASK_FISHER ? l->samples : 0;
 }
 
+void dbk_mask_report_print(const dbk_mask_report *rep, const dbk_mask_spec *spec, int ranks, FILE *out) {
+    if (!rep->on) return;
+    const double trained = (double)(rep->keep_count + rep->classifier_count);
+    fprintf(out, "sparse mask %s: %zu of %zu parameters train (%.3f%%: %zu chosen of %zu, the classifier's %zu)",
+            rep->spec, (size_t)trained, rep->param_count, 100.0 * trained / (double)rep->param_count, rep->keep_count,
+            rep->selectable_count, rep->classifier_count);
+    if (ranks > 1 && rep->select_count > rep->keep_count) fprintf(out, ", each rank its share of the top %zu", rep->select_count);
+    if (spec->method == DBK_MASK_FISHER) fprintf(out, "; Fisher information of %d images (%s gradients)", rep->samples,
+                                                 spec->absolute ? "absolute" : "squared");
+    fprintf(out, "; %s", spec->fixed ? "computed once" : "recomputed every epoch");
+    if (spec->warmup_epochs > 0) fprintf(out, " after %d dense epoch%s", spec->warmup_epochs,
+                                         spec->warmup_epochs == 1 ? "" : "s");
+    fprintf(out, "\n");
+    fflush(out);
+}
+
 /* Ranks sharing out one selection (interleaved), 1 when every rank trains the same mask. */
 static int sharing_ranks(const dbk_mask_spec *spec, const dbk_peers *peers) {
     return peers && peers->averaging && !spec->same_for_ranks ? peers->size : 1;

@@ -26,6 +26,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "core/status.h"
 #include "nn/graph.h"
@@ -144,5 +145,7 @@ dbk_status dbk_mask_begin_epoch(struct dbk_session *s, const dbk_mask_spec *spec
                                 uint64_t seed, int epoch, dbk_mask_report *rep);
 /* The report's fixed part (spec, counts) from the session's layout; on stays false without a mask. */
 void       dbk_mask_report_init(dbk_mask_report *rep, const dbk_mask_spec *spec, const struct dbk_session *s);
+/* One console line saying what the mask trains (nothing without a mask). */
+void       dbk_mask_report_print(const dbk_mask_report *rep, const dbk_mask_spec *spec, int ranks, FILE *out);
 
 #endif

@@ -316,7 +316,9 @@ static dbk_status setup(run *r, const dbk_train_options *opt, dbk_train_report *
     dbk_log(DBK_LOG_LEVEL_INFO, "device: %s %d: %s (%s)", dbk_backend_kind_name(opt->backend), opt->device,
             rep->device.name, rep->device.driver);
 
-    return create_session(r, opt, rep);
+    DBK_TRY(create_session(r, opt, rep));
+    if (!opt->quiet) dbk_mask_report_print(&rep->mask, &opt->mask, opt->peers ? opt->peers->size : 1, stdout);
+    return DBK_OK;
 }
 
 /* A fresh run: the folder must hold no earlier run. */
