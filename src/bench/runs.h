@@ -44,7 +44,8 @@ typedef struct dbk_run {
     int      epochs;
     double  *accuracy, *clock;       /* [epochs]: test accuracy %, cumulative clock seconds */
     int      ranks;                  /* 0: one process; else the ranks of a distributed run */
-    char     exchange[80];           /* a distributed run's "compress/scope[+ef]", "" otherwise */
+    char     exchange[80];           /* a distributed run's "compress/scope[+ef]" or "average every M",
+                                        then ", mask SPEC[ fixed]" with a sparse mask; "" otherwise */
     int      op_count;               /* 0 unless the run was profiled */
     double   profiled_step_seconds;  /* wall time of a profiled step (ops plus the time outside them) */
     dbk_run_op *ops;

@@ -292,7 +292,6 @@ static dbk_status average(dbk_dist *d, dbk_session *s) {
     DBK_TRY(write_model(s, a->live, a->live_stats, a->ns));
     a->since = 0;
     d->summary.averages++;
-    d->summary.steps++;
     d->summary.bytes_sent += (double)a->bytes[d->rank];
     d->summary.averaged_values += (double)(mine + a->ns);
     d->summary.exchange_seconds += dbk_time_now() - t0;
@@ -318,6 +317,7 @@ dbk_status dbk_dist_average_after_step(void *ctx, dbk_session *s, long run_step,
     DBK_ASSERT(a->started);
     a->since++;
     d->summary.train_steps++;
+    d->summary.steps++; /* the summary's per-step figures are per training step */
     if (run_step % d->opt.local_steps == 0 || run_step == run_steps) return average(d, s);
     return DBK_OK;
 }

@@ -51,7 +51,7 @@ typedef struct dbk_peers_summary {
     /* model averaging (--local-steps; local_steps 0: a gradient exchange every step) */
     int    local_steps;                          /* steps between averages */
     long   train_steps;                          /* training steps so far (each rank's) */
-    long   averages;                             /* models averaged so far (steps counts these too) */
+    long   averages;                             /* models averaged so far (steps: the training steps) */
     double trainable_values;                     /* trainable parameters: the dense average's and the
                                                     gradient allreduce's values */
     double statistics_values;                    /* batch-norm statistics, averaged with the model */
