@@ -92,6 +92,7 @@ static void help_train(void) {
            "  --epochs N          most epochs to run; the learning-rate schedule is stretched or\n"
            "                      compressed to N epochs (default: the recipe's)\n"
            "  --batch N           batch size (default: the recipe's)\n"
+           "  --lr PEAK           scale the learning-rate schedule so that its peak is PEAK\n"
            "  --target PCT        test accuracy (top-1, or top-5 for ImageNet recipes) that stops the\n"
            "                      run, at most two decimals,\n"
            "                      compared as logs.tsv prints it (default: the recipe's)\n"
