@@ -15,6 +15,13 @@
  *    base + difference evaluates exactly as the trained model.
  * The device is the CPU reference here; the ops' device kernels are held to it by
  * test_ops_backend (fisher_accumulate, sparse_scatter, the masked updates). About 10-20 s.
+ *
+ *   test_sparse_mask [BACKEND]
+ * With a device backend (opencl, vulkan) it runs the small model's pipeline there instead: the
+ * importance of 8 real images against the CPU's (NMSE < 1e-8: the backward passes differ in
+ * summation order only), the device's mask against a host sort of the device's importance
+ * exactly, and 4 masked training steps with momentum and weight decay leaving every
+ * masked-out parameter bit for bit (a few seconds on PoCL; lavapipe builds its pipelines).
  */
 #define _POSIX_C_SOURCE 200809L
 #include <math.h>
@@ -146,6 +153,8 @@ static int share_should_interleave_by_importance(void) {
 
 static dbk_dataset train_set, test_set;
 static char tmp[4096];
+static dbk_backend_kind device_kind;
+static int device_index;
 
 /* The quick recipe without random augmentation, SGD at a constant lr without momentum and
  * weight decay: one batch-1 step moves every parameter by lr x its gradient. */
@@ -418,6 +427,118 @@ static int masked_out_parameters_should_not_change_under_lookahead(void) {
     return train_and_compare("random:5%", true, true, "lookahead");
 }
 
+/* The small model's parameters in declaration order -> flat offsets (n of them), from a graph
+ * built as the session builds (offsets are final after the build pass). */
+static size_t *flat_offsets(size_t n) {
+    dbk_graph *g;
+    const dbk_graph_config gc = {.training = true, .bn = {1e-5f, 0.1f}};
+    if (dbk_graph_create(&gc, &g) != DBK_OK) return NULL;
+    for (int pass = 0; pass < 2; pass++) {
+        if (pass) dbk_graph_begin_build(g, &(dbk_graph_buffers){0});
+        dbk_model_forward(g, &small_model, dbk_graph_value(g, false, 1, 3, 32, 32), 10);
+    }
+    size_t *flat = dbk_malloc(n * sizeof *flat), at = 0;
+    for (int t = 0; flat && t < dbk_graph_param_info_count(g); t++) {
+        const dbk_param_info *pi = dbk_graph_param_info(g, t);
+        size_t e = 1;
+        for (int d = 0; d < pi->ndim; d++) e *= (size_t)pi->shape[d];
+        for (size_t j = 0; j < e && at < n; j++) flat[at++] = pi->offset + j;
+    }
+    dbk_graph_destroy(g);
+    return flat;
+}
+
+/* On a device: the small model's Fisher importance against the CPU's, the device's selection
+ * against a host sort, and masked training steps there. */
+static int device_mask_should_match_the_cpu(void) {
+    dbk_recipe r = plain_recipe(0.05f);
+    r.momentum = 0.9f; /* the masked steps: with momentum and weight decay */
+    r.nesterov = true;
+    r.weight_decay = 5e-4f;
+    dbk_mask_spec spec;
+    dbk_mask_spec_init(&spec);
+    DBK_CHECK_OK(dbk_mask_spec_parse("fisher:20%", &spec));
+    spec.samples = 8;
+    float *imp[2] = {NULL, NULL};
+    size_t P = 0;
+    for (int side = 0; side < 2; side++) { /* 0: the CPU, 1: the device */
+        dbk_backend *be;
+        dbk_session *s;
+        DBK_CHECK_OK(dbk_backend_create(side ? device_kind : DBK_BACKEND_KIND_CPU, side ? device_index : 0, &be));
+        DBK_CHECK_OK(make_session(&r, &small_model, 16, &spec, be, &s));
+        P = dbk_session_param_count(s);
+        imp[side] = dbk_malloc(P * 4);
+        DBK_CHECK_OK(dbk_session_begin_epoch(s, 1, 9));
+        dbk_mask_report rep;
+        dbk_mask_report_init(&rep, &spec, s);
+        DBK_CHECK_OK(dbk_mask_begin_epoch(s, &spec, NULL, 9, 1, &rep));
+        DBK_CHECK_OK(dbk_session_read_importance(s, imp[side]));
+        if (side) { /* the device's selection and masked steps */
+            const dbk_mask_layout *l = dbk_session_mask_layout(s);
+            float *mask = dbk_malloc(P * 4);
+            DBK_CHECK_OK(dbk_session_read_mask(s, mask));
+            dbk_mask_pick *picks = dbk_malloc(l->selectable_count * sizeof *picks);
+            size_t m = 0;
+            for (int q = 0; q < l->range_count; q++)
+                for (size_t j = 0; j < l->ranges[q].count; j++, m++)
+                    picks[m] = (dbk_mask_pick){(int32_t)m, imp[1][l->ranges[q].offset + j]};
+            qsort(picks, m, sizeof *picks, by_importance_desc);
+            char *want = dbk_calloc(m, 1);
+            for (size_t j = 0; j < l->select_count; j++) want[picks[j].index] = 1;
+            size_t at = 0, wrong = 0;
+            for (int q = 0; q < l->range_count; q++)
+                for (size_t j = 0; j < l->ranges[q].count; j++, at++)
+                    wrong += mask[l->ranges[q].offset + j] != (want[at] ? 1.0f : 0.0f);
+            DBK_CHECK_MSG(wrong == 0, "%zu positions of the device's mask differ from the top-k of its importance",
+                          wrong);
+            char base[4200], trained[4200];
+            snprintf(base, sizeof base, "%s/device-base.ckpt", tmp);
+            snprintf(trained, sizeof trained, "%s/device-trained.ckpt", tmp);
+            DBK_CHECK_OK(dbk_session_save(s, base, "{}"));
+            for (int k = 0; k < 4; k++) DBK_CHECK_OK(dbk_session_train_step(s, k, 0.05f));
+            DBK_CHECK_OK(dbk_session_save(s, trained, "{}"));
+            size_t n0, n1;
+            float *p0 = read_params(base, &n0), *p1 = read_params(trained, &n1);
+            size_t *flat = flat_offsets(n0);
+            DBK_CHECK(p0 && p1 && flat && n0 == n1);
+            size_t changed_out = 0, changed_in = 0, in = 0;
+            for (size_t j = 216; j < n0; j++) { /* past the frozen stem */
+                const bool trains = mask[flat[j]] != 0.0f, moved = memcmp(&p0[j], &p1[j], 4) != 0;
+                in += trains;
+                changed_in += trains && moved;
+                changed_out += !trains && moved;
+            }
+            printf("  device: mask = top-k of its importance; 4 steps: %zu of %zu trained parameters moved, %zu "
+                   "masked-out ones changed\n", changed_in, in, changed_out);
+            DBK_CHECK(changed_out == 0 && changed_in > in / 2);
+            dbk_free(flat);
+            dbk_free(p0);
+            dbk_free(p1);
+            dbk_free(want);
+            dbk_free(picks);
+            dbk_free(mask);
+        }
+        dbk_session_destroy(s);
+        dbk_backend_destroy(be);
+    }
+    /* The parameters only: the flat buffer's alignment padding holds whatever the device left there. */
+    const size_t n = 904;
+    size_t *flat = flat_offsets(n);
+    DBK_CHECK(flat && flat[n - 1] < P);
+    double num = 0, den = 0;
+    for (size_t j = 0; j < n; j++) {
+        const double e = (double)imp[1][flat[j]] - (double)imp[0][flat[j]];
+        num += e * e;
+        den += (double)imp[0][flat[j]] * (double)imp[0][flat[j]];
+    }
+    dbk_free(flat);
+    printf("  importance of 8 images on the device against the CPU: NMSE %.3g\n", den > 0 ? num / den : 1.0);
+    DBK_CHECK(den > 0 && num / den < 1e-8);
+    dbk_free(imp[0]);
+    dbk_free(imp[1]);
+    return 0;
+}
+
 /* ---------------------------------------------------------------------------------- */
 /* small checkpoints                                                                   */
 
@@ -513,7 +634,32 @@ static int base_and_difference_should_evaluate_as_the_trained_model(void) {
     return 0;
 }
 
-int main(void) {
+static int load_data(const char *cifar) {
+    if (dbk_cifar10_load(cifar, DBK_CIFAR10_TRAIN, 256, &train_set) != DBK_OK ||
+        dbk_cifar10_load(cifar, DBK_CIFAR10_TEST, 200, &test_set) != DBK_OK) {
+        printf("cannot load CIFAR-10: %s\n", dbk_last_error());
+        return 1;
+    }
+    return 0;
+}
+
+int main(int argc, char **argv) {
+    if (argc > 2) {
+        fprintf(stderr, "usage: test_sparse_mask [BACKEND]\n");
+        return 2;
+    }
+    if (argc == 2) { /* the pipeline on a device against the CPU */
+        const int rc = dbk_test_resolve_backend(argv[1], &device_kind, &device_index);
+        if (rc) return rc;
+        const char *dir = dbk_test_backend_tmpdir("sparse-mask", argv[1], NULL);
+        const char *cifar = dbk_test_cifar_dir();
+        if (!dir) return 1;
+        if (!cifar) return dbk_test_skip_or_fail_in_ci(DBK_TEST_NO_CIFAR);
+        snprintf(tmp, sizeof tmp, "%s", dir);
+        if (load_data(cifar)) return 1;
+        DBK_RUN(device_mask_should_match_the_cpu);
+        return dbk_test_finish();
+    }
     DBK_RUN(spec_should_parse_fractions_and_refuse_the_rest);
     DBK_RUN(layout_should_leave_out_the_classifier_and_frozen_parameters);
     DBK_RUN(share_should_interleave_by_importance);
@@ -526,11 +672,7 @@ int main(void) {
         dbk_test_note_missing("the training cases", DBK_TEST_NO_CIFAR);
         return dbk_test_finish();
     }
-    if (dbk_cifar10_load(cifar, DBK_CIFAR10_TRAIN, 256, &train_set) != DBK_OK ||
-        dbk_cifar10_load(cifar, DBK_CIFAR10_TEST, 200, &test_set) != DBK_OK) {
-        printf("cannot load CIFAR-10: %s\n", dbk_last_error());
-        return 1;
-    }
+    if (load_data(cifar)) return 1;
     DBK_RUN(fisher_mask_should_match_a_brute_force_reference);
     DBK_RUN(masked_out_parameters_should_not_change_with_a_recomputed_fisher_mask);
     DBK_RUN(masked_out_parameters_should_not_change_under_lookahead);

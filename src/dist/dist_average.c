@@ -43,6 +43,8 @@ typedef struct dbk_average {
     int32_t  *all;                 /* the union of the positions, increasing */
     size_t    all_count;
     char     *mine;                /* (np) 1 where this rank trains */
+    char     *tracked;             /* (np) 1 at every trainable parameter (not the flat buffer's
+                                      alignment padding, which no one reads) */
     float    *send, *recv;
     int      *bytes, *displs;      /* per rank: bytes sent, offsets in recv */
     double   *payload;             /* per rank: bytes, for the link model */
@@ -56,7 +58,7 @@ void dbk_dist_average_release(dbk_dist *d) {
     if (!a) return;
     for (int r = 0; a->positions && r < d->size; r++) dbk_free(a->positions[r]);
     void *bufs[] = {a->base, a->base_stats, a->live, a->live_stats, a->acc, a->acc_stats, a->positions, a->counts,
-                    a->all, a->mine, a->send, a->recv, a->bytes, a->displs, a->payload};
+                    a->all, a->mine, a->tracked, a->send, a->recv, a->bytes, a->displs, a->payload};
     for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++) dbk_free(bufs[i]);
     dbk_free(a);
     d->average = NULL;
@@ -134,6 +136,7 @@ static dbk_status dense_positions(dbk_dist *d, dbk_session *s) {
     if (st == DBK_OK) {
         size_t m = 0;
         append_ranges(ranges, n, flat, &m);
+        for (size_t t = 0; t < m; t++) d->average->tracked[flat[t]] = 1;
         for (int r = 0; r < d->size; r++) {
             per[r] = flat;
             k[r] = m;
@@ -215,11 +218,12 @@ dbk_status dbk_dist_average_attach(dbk_dist *d, dbk_session *s) {
     a->counts = dbk_calloc((size_t)d->size, sizeof *a->counts);
     a->all = dbk_malloc(np * sizeof *a->all);
     a->mine = dbk_malloc(np);
+    a->tracked = dbk_calloc(np, 1);
     a->bytes = dbk_calloc((size_t)d->size, sizeof *a->bytes);
     a->displs = dbk_calloc((size_t)d->size, sizeof *a->displs);
     a->payload = dbk_calloc((size_t)d->size, sizeof *a->payload);
     if (!a->base || !a->live || !a->acc || !a->base_stats || !a->live_stats || !a->acc_stats || !a->positions ||
-        !a->counts || !a->all || !a->mine || !a->bytes || !a->displs || !a->payload)
+        !a->counts || !a->all || !a->mine || !a->tracked || !a->bytes || !a->displs || !a->payload)
         return DBK_ERR_OUT_OF_HOST_MEMORY;
     DBK_TRY(dense_positions(d, s));
     d->summary.local_steps = d->opt.local_steps;
@@ -262,7 +266,7 @@ static dbk_status average(dbk_dist *d, dbk_session *s) {
     DBK_TRY(read_model(s, a->live, a->live_stats, a->ns));
     size_t stray = 0, first = 0;
     for (size_t j = 0; j < a->np; j++)
-        if (!a->mine[j] && memcmp(&a->live[j], &a->base[j], 4) != 0 && !stray++) first = j;
+        if (a->tracked[j] && !a->mine[j] && memcmp(&a->live[j], &a->base[j], 4) != 0 && !stray++) first = j;
     if (stray)
         return dbk_set_error(DBK_ERR_INVALID_ARG, "rank %d: model averaging: %zu parameters changed outside this rank's "
                              "mask (the first at flat offset %zu); they would be lost (a lookahead or another update "
