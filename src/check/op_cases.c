@@ -1133,6 +1133,22 @@ static void sparse_select_cases(dbk_op_checker *ck) {
 }
 OP_TEST(sparse_select, 0.0);
 
+/* A sparse payload (src0: k pairs of distinct indices below n in a random order, values in
+ * [-1, 1); with outside one index n) and the vector dst0 (n) it goes into. */
+static void set_payload(tcase *c, int64_t n, int64_t k, bool outside) {
+    int32_t *pairs = set_slot(c, SRC(0), ROLE_IN, DBK_DTYPE_I32, 1, 2 * k, 1, 1, 1);
+    int32_t *perm = dbk_op_check_alloc((size_t)n * sizeof *perm);
+    dbk_rng_permutation(&c->ck->rng, perm, (int32_t)n);
+    for (int64_t j = 0; j < k; j++) {
+        const float v = 2.0f * dbk_rng_uniform(&c->ck->rng) - 1.0f;
+        pairs[2 * j] = perm[j];
+        memcpy(&pairs[2 * j + 1], &v, sizeof v);
+    }
+    free(perm);
+    if (outside) pairs[2 * (k / 2)] = (int32_t)n;
+    set_uniform(c, DST(0), ROLE_INOUT, -1.0f, 1.0f, 1, n, 1, 1, 1);
+}
+
 /* Payloads of k distinct indices in a random order (one index outside acc in one case),
  * alpha 1/2, 1/3 (not a power of two: an unfused multiply and add round as the CPU's) and -1
  * (error feedback's residual), into acc of n values. */
@@ -1147,17 +1163,7 @@ static void sparse_add_cases(dbk_op_checker *ck) {
                                 (double)alphas[a], outside ? " one index outside" : "");
             c->desc.p.scale.alpha = alphas[a];
             /* pairs (2k) -> acc (n) in place */
-            int32_t *pairs = set_slot(c, SRC(0), ROLE_IN, DBK_DTYPE_I32, 1, 2 * k, 1, 1, 1);
-            int32_t *perm = dbk_op_check_alloc((size_t)n * sizeof *perm);
-            dbk_rng_permutation(&ck->rng, perm, (int32_t)n);
-            for (int64_t j = 0; j < k; j++) {
-                const float v = 2.0f * dbk_rng_uniform(&ck->rng) - 1.0f;
-                pairs[2 * j] = perm[j];
-                memcpy(&pairs[2 * j + 1], &v, sizeof v);
-            }
-            free(perm);
-            if (outside) pairs[2 * (k / 2)] = (int32_t)n;
-            set_uniform(c, DST(0), ROLE_INOUT, -1.0f, 1.0f, 1, n, 1, 1, 1);
+            set_payload(c, n, k, outside);
             dbk_op_check_case(c);
         }
 }
@@ -1175,17 +1181,7 @@ static void sparse_scatter_cases(dbk_op_checker *ck) {
                                 constant ? "constant 1" : "values", outside ? " one index outside" : "");
             c->desc.p.scatter = (dbk_scatter_params){constant == 1, 1.0f};
             /* pairs (2k) -> y (n) in place */
-            int32_t *pairs = set_slot(c, SRC(0), ROLE_IN, DBK_DTYPE_I32, 1, 2 * k, 1, 1, 1);
-            int32_t *perm = dbk_op_check_alloc((size_t)n * sizeof *perm);
-            dbk_rng_permutation(&ck->rng, perm, (int32_t)n);
-            for (int64_t j = 0; j < k; j++) {
-                const float v = 2.0f * dbk_rng_uniform(&ck->rng) - 1.0f;
-                pairs[2 * j] = perm[j];
-                memcpy(&pairs[2 * j + 1], &v, sizeof v);
-            }
-            free(perm);
-            if (outside) pairs[2 * (k / 2)] = (int32_t)n;
-            set_uniform(c, DST(0), ROLE_INOUT, -1.0f, 1.0f, 1, n, 1, 1, 1);
+            set_payload(c, n, k, outside);
             dbk_op_check_case(c);
         }
 }

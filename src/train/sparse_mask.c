@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "core/alloc.h"
+#include "core/parse.h"
 #include "core/rng.h"
 
 void dbk_mask_spec_init(dbk_mask_spec *s) {
@@ -21,20 +22,6 @@ void dbk_mask_spec_init(dbk_mask_spec *s) {
 
 const char *dbk_mask_method_name(dbk_mask_method m) {
     return m == DBK_MASK_FISHER ? "fisher" : m == DBK_MASK_RANDOM ? "random" : "all";
-}
-
-/* A fraction in (0, 1] or a percentage ("0.5%"). */
-static bool parse_fraction(const char *s, double *out) {
-    char *end;
-    double v = strtod(s, &end);
-    if (end == s) return false;
-    if (*end == '%') {
-        v /= 100.0;
-        end++;
-    }
-    if (*end || !(v > 0.0 && v <= 1.0)) return false;
-    *out = v;
-    return true;
 }
 
 dbk_status dbk_mask_spec_parse(const char *text, dbk_mask_spec *s) {
@@ -50,7 +37,7 @@ dbk_status dbk_mask_spec_parse(const char *text, dbk_mask_spec *s) {
         return dbk_set_error(DBK_ERR_INVALID_ARG, "unknown sparse mask '%s' (fisher:K, random:K or all; K the kept "
                              "fraction, e.g. 0.005 or 0.5%%)", text);
     double keep;
-    if (!colon || !parse_fraction(colon + 1, &keep))
+    if (!colon || !dbk_parse_fraction(colon + 1, &keep))
         return dbk_set_error(DBK_ERR_INVALID_ARG, "sparse mask '%s' needs the kept fraction of the parameters in (0, 1] "
                              "or a percentage, e.g. %.*s:0.005 or %.*s:0.5%%", text, (int)len, text, (int)len, text);
     s->method = IS("fisher") ? DBK_MASK_FISHER : DBK_MASK_RANDOM;
