@@ -16,7 +16,9 @@
  * The device is the CPU reference here; the ops' device kernels are held to it by
  * test_ops_backend (fisher_accumulate, sparse_scatter, the masked updates). About 10-20 s.
  *
- *   test_sparse_mask [BACKEND]
+ *   test_sparse_mask DAYBREAK       (also: the command line: train --checkpoint-diff, then
+ *                                    eval and infer of base + difference against model.ckpt)
+ *   test_sparse_mask BACKEND
  * With a device backend (opencl, vulkan) it runs the small model's pipeline there instead: the
  * importance of 8 real images against the CPU's (NMSE < 1e-8: the backward passes differ in
  * summation order only), the device's mask against a host sort of the device's importance
@@ -155,6 +157,7 @@ static dbk_dataset train_set, test_set;
 static char tmp[4096];
 static dbk_backend_kind device_kind;
 static int device_index;
+static const char *exe;   /* the daybreak executable, for the command-line case */
 
 /* The quick recipe without random augmentation, SGD at a constant lr without momentum and
  * weight decay: one batch-1 step moves every parameter by lr x its gradient. */
@@ -634,6 +637,44 @@ static int base_and_difference_should_evaluate_as_the_trained_model(void) {
     return 0;
 }
 
+/* The accuracy and loss figures `eval` / `infer` print ("accuracy 12.34%", "loss 2.3456"). */
+static double figure(const char *out, const char *key) {
+    const char *p = strstr(out, key);
+    return p ? atof(p + strlen(key)) : -1.0;
+}
+
+/* The command line: a tiny Fisher run with --checkpoint-diff; eval and infer of base.ckpt +
+ * model.diff print model.ckpt's accuracy and loss; the wrong base is refused, exit 1. */
+static int command_line_should_round_trip_the_difference(void) {
+    static char out[4][1 << 14];
+    char args[8192];
+    snprintf(args, sizeof args, "train --backend cpu --train-subset 128 --test-subset 100 --batch 64 --epochs 1 --quiet "
+             "--no-progress --sparse-mask fisher:10%% --mask-samples 4 --checkpoint-diff --out %s/cli", tmp);
+    int rc = dbk_test_run_daybreak(exe, args, out[0], sizeof out[0]);
+    DBK_CHECK_MSG(rc == 3, "train: exit %d\n%s", rc, out[0]);
+    static const char *const cmds[4] = {"eval", "eval", "infer", "infer"};
+    for (int i = 0; i < 4; i++) {
+        const char *base = i % 2 ? "base.ckpt" : "model.ckpt";
+        const int n = snprintf(args, sizeof args, "%s --backend cpu --test-subset %d --checkpoint %s/cli/%s", cmds[i],
+                               i >= 2 ? 20 : 100, tmp, base); /* infer classifies one image at a time */
+        if (i % 2) snprintf(args + n, sizeof args - (size_t)n, " --diff %s/cli/model.diff", tmp);
+        if (i >= 2) snprintf(args + strlen(args), sizeof args - strlen(args), " --out %s/cli/infer%d.json", tmp, i);
+        rc = dbk_test_run_daybreak(exe, args, out[i], sizeof out[i]);
+        DBK_CHECK_MSG(rc == 0, "%s: exit %d\n%s", args, rc, out[i]);
+    }
+    const double acc[4] = {figure(out[0], "test accuracy "), figure(out[1], "test accuracy "),
+                           figure(out[2], "top-1 accuracy "), figure(out[3], "top-1 accuracy ")};
+    printf("  eval %.2f%% and %.2f%% (loss %.4f, %.4f); infer %.2f%% and %.2f%%\n", acc[0], acc[1],
+           figure(out[0], "mean loss "), figure(out[1], "mean loss "), acc[2], acc[3]);
+    DBK_CHECK(acc[0] >= 0 && acc[2] >= 0 && acc[0] == acc[1] && acc[2] == acc[3]);
+    DBK_CHECK(figure(out[0], "mean loss ") == figure(out[1], "mean loss "));
+    const int n = snprintf(args, sizeof args, "eval --backend cpu --test-subset 100 --checkpoint %s/cli/model.ckpt", tmp);
+    snprintf(args + n, sizeof args - (size_t)n, " --diff %s/cli/model.diff", tmp);
+    rc = dbk_test_run_daybreak(exe, args, out[0], sizeof out[0]);
+    DBK_CHECK_MSG(rc == 1 && strstr(out[0], "it is not that base"), "wrong base: exit %d\n%s", rc, out[0]);
+    return 0;
+}
+
 static int load_data(const char *cifar) {
     if (dbk_cifar10_load(cifar, DBK_CIFAR10_TRAIN, 256, &train_set) != DBK_OK ||
         dbk_cifar10_load(cifar, DBK_CIFAR10_TEST, 200, &test_set) != DBK_OK) {
@@ -645,10 +686,11 @@ static int load_data(const char *cifar) {
 
 int main(int argc, char **argv) {
     if (argc > 2) {
-        fprintf(stderr, "usage: test_sparse_mask [BACKEND]\n");
+        fprintf(stderr, "usage: test_sparse_mask [DAYBREAK | BACKEND]\n");
         return 2;
     }
-    if (argc == 2) { /* the pipeline on a device against the CPU */
+    if (argc == 2 && strchr(argv[1], '/')) exe = argv[1];
+    else if (argc == 2) { /* the pipeline on a device against the CPU */
         const int rc = dbk_test_resolve_backend(argv[1], &device_kind, &device_index);
         if (rc) return rc;
         const char *dir = dbk_test_backend_tmpdir("sparse-mask", argv[1], NULL);
@@ -677,6 +719,7 @@ int main(int argc, char **argv) {
     DBK_RUN(masked_out_parameters_should_not_change_with_a_recomputed_fisher_mask);
     DBK_RUN(masked_out_parameters_should_not_change_under_lookahead);
     DBK_RUN(base_and_difference_should_evaluate_as_the_trained_model);
+    if (exe) DBK_RUN(command_line_should_round_trip_the_difference);
     dbk_dataset_deinit(&train_set);
     dbk_dataset_deinit(&test_set);
     return dbk_test_finish();

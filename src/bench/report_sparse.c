@@ -50,7 +50,7 @@ dbk_status dbk_report_sparse(dbk_strbuf *sb, const dbk_run_set *set) {
     for (int i = 0; i < set->count; i++) {
         const dbk_run *r = &set->runs[i];
         cJSON *root;
-        DBK_TRY(dbk_results_read_json(r->dir, &root));
+        DBK_TRY(dbk_results_read_json(r->path, &root));
         if (!cJSON_IsObject(get(root, "sparse_mask")) && !cJSON_IsObject(get(root, "checkpoint_diff"))) {
             cJSON_Delete(root);
             continue;

@@ -35,6 +35,7 @@ dbk_status dbk_run_load(const char *dir, dbk_run *r) {
     memset(r, 0, sizeof *r);
     char path[1100];
     dbk_utf8_copy(r->dir, sizeof r->dir, dir);
+    snprintf(r->path, sizeof r->path, "%s", dir);
     snprintf(path, sizeof path, "%s/result.json", dir);
     cJSON *root;
     dbk_status st = dbk_results_read_json(dir, &root);

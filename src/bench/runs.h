@@ -26,7 +26,8 @@ typedef struct dbk_run_op {
 } dbk_run_op;
 
 typedef struct dbk_run {
-    char     dir[1024];
+    char     dir[1024];              /* as given, made valid UTF-8 (for printing) */
+    char     path[1024];             /* as given, byte for byte (for reading it again) */
     char     version[32], status[16], clock_mode[16], started_at[32];
     char     recipe[64], model[64];
     char     backend[16], device[256], driver[128];
