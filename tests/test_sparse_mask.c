@@ -17,7 +17,10 @@
  * test_ops_backend (fisher_accumulate, sparse_scatter, the masked updates). About 10-20 s.
  *
  *   test_sparse_mask DAYBREAK       (also: the command line: train --checkpoint-diff, then
- *                                    eval and infer of base + difference against model.ckpt)
+ *                                    eval and infer of base + difference against model.ckpt;
+ *                                    a fixed mask stopped by SIGTERM after its mask was
+ *                                    computed and resumed gives the uninterrupted run's
+ *                                    model.ckpt and model.diff byte for byte)
  *   test_sparse_mask BACKEND
  * With a device backend (opencl, vulkan) it runs the small model's pipeline there instead: the
  * importance of 8 real images against the CPU's (NMSE < 1e-8: the backward passes differ in
@@ -26,10 +29,15 @@
  * masked-out parameter bit for bit (a few seconds on PoCL; lavapipe builds its pipelines).
  */
 #define _POSIX_C_SOURCE 200809L
+#include <errno.h>
 #include <math.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "core/alloc.h"
 #include "core/fileio.h"
@@ -369,7 +377,7 @@ static int train_and_compare(const char *mask_text, bool fixed, bool lookahead, 
     float *mask = dbk_malloc(P * 4);
     char *ever = dbk_calloc(P, 1);
     DBK_CHECK(mask && ever);
-    dbk_mask_report rep;
+    dbk_mask_report rep = {0};
     dbk_mask_report_init(&rep, &spec, s);
     const int steps = 4, epochs = 2;
     for (int e = 1; e <= epochs; e++) {
@@ -472,7 +480,7 @@ static int device_mask_should_match_the_cpu(void) {
         P = dbk_session_param_count(s);
         imp[side] = dbk_malloc(P * 4);
         DBK_CHECK_OK(dbk_session_begin_epoch(s, 1, 9));
-        dbk_mask_report rep;
+        dbk_mask_report rep = {0};
         dbk_mask_report_init(&rep, &spec, s);
         DBK_CHECK_OK(dbk_mask_begin_epoch(s, &spec, NULL, 9, 1, &rep));
         DBK_CHECK_OK(dbk_session_read_importance(s, imp[side]));
@@ -675,6 +683,81 @@ static int command_line_should_round_trip_the_difference(void) {
     return 0;
 }
 
+/* Whether dir/logs.tsv has a row for epoch. */
+static bool has_epoch(const char *dir, int epoch) {
+    char path[4400], row[16];
+    snprintf(path, sizeof path, "%s/logs.tsv", dir);
+    snprintf(row, sizeof row, "\n%d\t", epoch);
+    void *data = NULL;
+    size_t n;
+    if (dbk_file_read_all(path, &data, &n) != DBK_OK) return false;
+    const bool found = strstr(data, row) != NULL;
+    dbk_free(data);
+    return found;
+}
+
+static int wait_exit(pid_t pid) {
+    int status;
+    while (waitpid(pid, &status, 0) < 0)
+        if (errno != EINTR) return -1;
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+static bool same_file(const char *a, const char *b) {
+    void *x = NULL, *y = NULL;
+    size_t nx = 0, ny = 0;
+    const bool same = dbk_file_read_all(a, &x, &nx) == DBK_OK && dbk_file_read_all(b, &y, &ny) == DBK_OK && nx == ny &&
+                      memcmp(x, y, nx) == 0;
+    dbk_free(x);
+    dbk_free(y);
+    return same;
+}
+
+/* A fixed Fisher mask after one dense epoch: the run stopped by SIGTERM during epoch 3 (the mask
+ * computed at the start of epoch 2 is then only in resume.ckpt) and resumed ends with the
+ * uninterrupted run's model.ckpt and model.diff, byte for byte. */
+static int fixed_mask_should_resume_bit_for_bit(void) {
+    static char out[1 << 14];
+    char options[2048], ref[4200], cut[4200], cmd[16384];
+    snprintf(options, sizeof options, "--backend cpu --train-subset 256 --test-subset 100 --batch 64 --epochs 3 "
+             "--all-epochs --quiet --no-progress --sparse-mask fisher:5%% --fix-mask --mask-samples 16 "
+             "--mask-warmup 1 --checkpoint-diff");
+    snprintf(ref, sizeof ref, "%s/resume-ref", tmp);
+    snprintf(cut, sizeof cut, "%s/resume-cut", tmp);
+    snprintf(cmd, sizeof cmd, "train %s --out %s", options, ref);
+    int rc = dbk_test_run_daybreak(exe, cmd, out, sizeof out);
+    DBK_CHECK_MSG(rc == 3, "uninterrupted run: exit %d\n%s", rc, out);
+    snprintf(cmd, sizeof cmd, "exec '%s' train %s --out '%s' > '%s.log' 2>&1", exe, options, cut, cut);
+    const pid_t pid = fork();
+    if (pid == 0) {
+        execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
+        _exit(127);
+    }
+    const struct timespec tick = {0, 20 * 1000 * 1000};
+    bool reached = false;
+    for (int i = 0; i < 300 * 50 && !reached; i++) {
+        reached = has_epoch(cut, 2);
+        if (!reached && waitpid(pid, NULL, WNOHANG) == pid) break;
+        if (!reached) nanosleep(&tick, NULL);
+    }
+    DBK_CHECK_MSG(reached, "the run to stop ended before epoch 2");
+    kill(pid, SIGTERM);
+    rc = wait_exit(pid);
+    DBK_CHECK_MSG(rc == 143, "SIGTERM during epoch 3: exit %d, expected 143", rc);
+    snprintf(cmd, sizeof cmd, "train --resume %s --quiet --no-progress", cut);
+    rc = dbk_test_run_daybreak(exe, cmd, out, sizeof out);
+    DBK_CHECK_MSG(rc == 3, "--resume: exit %d\n%s", rc, out);
+    char a[4400], b[4400];
+    for (int f = 0; f < 2; f++) {
+        const char *file = f ? "model.diff" : "model.ckpt";
+        snprintf(a, sizeof a, "%s/%s", ref, file);
+        snprintf(b, sizeof b, "%s/%s", cut, file);
+        DBK_CHECK_MSG(same_file(a, b), "%s of the resumed run differs from the uninterrupted run's", file);
+    }
+    printf("  stopped in epoch 3, resumed: model.ckpt and model.diff byte for byte the uninterrupted run's\n");
+    return 0;
+}
+
 static int load_data(const char *cifar) {
     if (dbk_cifar10_load(cifar, DBK_CIFAR10_TRAIN, 256, &train_set) != DBK_OK ||
         dbk_cifar10_load(cifar, DBK_CIFAR10_TEST, 200, &test_set) != DBK_OK) {
@@ -720,6 +803,7 @@ int main(int argc, char **argv) {
     DBK_RUN(masked_out_parameters_should_not_change_under_lookahead);
     DBK_RUN(base_and_difference_should_evaluate_as_the_trained_model);
     if (exe) DBK_RUN(command_line_should_round_trip_the_difference);
+    if (exe) DBK_RUN(fixed_mask_should_resume_bit_for_bit);
     dbk_dataset_deinit(&train_set);
     dbk_dataset_deinit(&test_set);
     return dbk_test_finish();

@@ -15,7 +15,11 @@
 #include "train/sparse_mask.h"
 
 void dbk_mask_report_init(dbk_mask_report *rep, const dbk_mask_spec *spec, const dbk_session *s) {
+    const dbk_mask_report counts = *rep; /* a resumed run's computations so far (resume.ckpt) */
     memset(rep, 0, sizeof *rep);
+    rep->computations = counts.computations;
+    rep->seconds = counts.seconds;
+    rep->mask_bytes = counts.mask_bytes;
     const dbk_mask_layout *l = dbk_session_mask_layout(s);
     if (!l || spec->method == DBK_MASK_ALL) return;
     rep->on = true;

@@ -143,7 +143,8 @@ struct dbk_peers;
  * rep. Nothing with method ALL. */
 dbk_status dbk_mask_begin_epoch(struct dbk_session *s, const dbk_mask_spec *spec, const struct dbk_peers *peers,
                                 uint64_t seed, int epoch, dbk_mask_report *rep);
-/* The report's fixed part (spec, counts) from the session's layout; on stays false without a mask. */
+/* The report's fixed part (spec, counts) from the session's layout, keeping its computations,
+ * seconds and bytes (a resumed run's so far); on stays false without a mask. */
 void       dbk_mask_report_init(dbk_mask_report *rep, const dbk_mask_spec *spec, const struct dbk_session *s);
 /* One console line saying what the mask trains (nothing without a mask). */
 void       dbk_mask_report_print(const dbk_mask_report *rep, const dbk_mask_spec *spec, int ranks, FILE *out);
