@@ -453,6 +453,46 @@ static int conv_gemm_plan_should_match_the_launches(void) {
     return rc;
 }
 
+/* A GPU profile may give the im2col path a workspace budget far past what the kernels' 32-bit
+ * indices reach: the chunks must still stay below 2^31 elements per region. 128 images of a
+ * 64-channel 3x3 stride-2 layer to 224x224 make a 3.7G-float col in one chunk. */
+static int im2col_chunks_should_stay_within_32bit_indices(void) {
+    dbk_conv_choice choice;
+    DBK_CHECK_OK(dbk_conv_choice_read(NULL, "opencl", 0, &choice));
+    const int n = 128, c = 64, k = 64, h = 448, p = 224;
+    const dbk_tensor x = dbk_tensor_make(NULL, 0, DBK_DTYPE_F32, 4, n, c, h, h);
+    const dbk_tensor w = dbk_tensor_make(NULL, 0, DBK_DTYPE_F32, 4, k, c, 3, 3);
+    const dbk_tensor y = dbk_tensor_make(NULL, 0, DBK_DTYPE_F32, 4, n, k, p, p);
+    static const dbk_op ops[] = {DBK_OP_CONV2D_FWD, DBK_OP_CONV2D_BWD_DATA, DBK_OP_CONV2D_BWD_FILTER};
+    for (int packed = 0; packed < 2; packed++) {
+        const dbk_ocl_conv_config cfg = {.packed = packed, .rb_w = 16, .conv_budget = (size_t)1 << 40,
+                                         .choice = &choice};
+        for (int o = 0; o < 3; o++) {
+            dbk_op_desc d = {.op = ops[o]};
+            d.p.conv = (dbk_conv2d_params){.stride_h = 2, .stride_w = 2, .pad_h = 1, .pad_w = 1};
+            d.src[0] = ops[o] == DBK_OP_CONV2D_BWD_DATA ? y : x;
+            d.src[1] = ops[o] == DBK_OP_CONV2D_BWD_FILTER ? y : w;
+            d.dst[0] = ops[o] == DBK_OP_CONV2D_FWD ? y : ops[o] == DBK_OP_CONV2D_BWD_DATA ? x : w;
+            dbk_ocl_conv_gemm plan[DBK_OCL_CONV_MAX_GEMMS];
+            const int shapes = dbk_ocl_conv_gemm_plan(&cfg, &d, plan);
+            DBK_CHECK_MSG(shapes > 0, "%s: no GEMMs planned", dbk_op_name(ops[o]));
+            long long images = 0;
+            int gemms = 0;
+            for (int i = 0; i < shapes; i++) {
+                /* the chunk's col (C*R*S, nb*P*Q): the GEMM's k x n (forward, filter) or m x n */
+                const long long cols = ops[o] == DBK_OP_CONV2D_BWD_FILTER ? plan[i].k : plan[i].n;
+                DBK_CHECK_MSG((long long)c * 9 * cols <= 0x7fffffffLL, "%s (%s): a chunk's col holds %lld floats, past "
+                              "2^31", dbk_op_name(ops[o]), packed ? "gemm_rb" : "CLBlast", (long long)c * 9 * cols);
+                images += (cols / ((long long)p * p)) * plan[i].count;
+                gemms += plan[i].count;
+            }
+            DBK_CHECK_MSG(images == n && gemms >= 2, "%s (%s): %d chunks cover %lld of %d images",
+                          dbk_op_name(ops[o]), packed ? "gemm_rb" : "CLBlast", gemms, images, n);
+        }
+    }
+    return 0;
+}
+
 /* ---------------------------------------------------------------------------------- */
 /* the vectorised 2x2 max pool: ties to the first tap, NaN wins, exact argmax          */
 
@@ -688,5 +728,6 @@ int main(void) {
     DBK_RUN(tiled_gemm_rb2_should_match_the_cpu);
     DBK_RUN(clblast_gemm_path_should_match_the_cpu);
     DBK_RUN(conv_gemm_plan_should_match_the_launches);
+    DBK_RUN(im2col_chunks_should_stay_within_32bit_indices);
     return dbk_test_finish();
 }

@@ -9,7 +9,9 @@ pyenv=${DBK_PYENV:-$root/build/pyenv}
 
 # Build tools; CPU backend GEMM and JSON results; zstd for dataset packs; the OpenCL backend with the PoCL CPU device;
 # the Vulkan backend with Mesa's lavapipe; image decoding for image-folder datasets; clang and
-# libFuzzer for the fuzz targets (tools/fuzz.sh); OpenMPI for train --distributed (src/dist/).
+# libFuzzer for the fuzz targets (tools/fuzz.sh); OpenMPI for train --distributed (src/dist/);
+# Pillow for the GPU kit's data rebuild from the source JPEGs (tools/cifar10_from_jpeg.py, rehearsed
+# in the tests).
 packages=(
   build-essential cmake pkg-config clang libfuzzer-14-dev
   libopenblas-dev libcjson-dev libzstd-dev
@@ -17,7 +19,7 @@ packages=(
   libvulkan-dev glslc spirv-tools mesa-vulkan-drivers vulkan-validationlayers
   libstb-dev
   libopenmpi-dev openmpi-bin
-  python3 python3-venv python3-yaml
+  python3 python3-venv python3-yaml python3-pil
 )
 
 missing=()

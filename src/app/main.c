@@ -66,7 +66,9 @@ static void help_main(void) {
            "  DBK_CACHE_DIR   compiled-kernel cache, tune measurements and tuned profiles (off: none)\n"
            "  DBK_OCL_KERNEL_TIMES  TEXT: train --profile on OpenCL prints each kernel's time in the ops\n"
            "                  whose label contains TEXT (stderr)\n"
-           "  DBK_VK_VALIDATION  1: Vulkan under the validation layer, validation errors fail\n\n"
+           "  DBK_VK_VALIDATION  1: Vulkan under the validation layer, validation errors fail\n"
+           "  DBK_SHADER_DIR  Vulkan shaders (<name>.spv) from this folder over the built-in ones\n"
+           "  DBK_VK_MEMORY   staged: Vulkan host copies through a staging buffer, as on a discrete GPU\n\n"
            "exit codes: 0 success, 1 error, 2 usage error, 3 target not reached, 4 diverged,\n"
            "            130/143 train stopped by SIGINT/SIGTERM (continue it with train --resume DIR)\n",
            DBK_VERSION);
@@ -201,6 +203,7 @@ static int cmd_devices(dbk_cli_args *a) {
             printf(", fp16 %s\n", info.fp16 ? "yes" : "no");
             printf("      driver %s; %s\n", info.driver, info.api_version);
             if (info.details[0]) printf("      %s\n", info.details);
+            if (info.memory[0]) printf("      buffers: %s\n", info.memory);
         }
         printf("\n");
     }

@@ -52,6 +52,9 @@ typedef struct dbk_device_info {
     char            fp16_missing[160];    /* why --precision fp16 cannot run here, naming the missing
                                              feature ("the OpenCL extension cl_khr_fp16"); "" when it can */
     char            details[1024];        /* backend-specific lines for `daybreak devices` */
+    char            memory[192];          /* where device buffers live and how the host reaches
+                                             them (Vulkan: the memory type, mapped or staged);
+                                             from the created backend, or as it would choose */
 } dbk_device_info;
 
 /* --- registry ---------------------------------------------------------------------- */

@@ -228,7 +228,9 @@
      *   label[i] = labels[j]; the image is images[j] (3,H,W) u8; output pixel (y, x) of      \
      *   channel c reads source pixel (reflect(y + dy, H), reflect(xs + dx, W)),              \
      *   xs = flip ? W-1-x : x (the flip applies to the shifted view), normalised as          \
-     *   (v/255 - mean[c]) / std[c]; reflect is F.pad(mode='reflect'), ReflectionPad2d:       \
+     *   v * scale[c] + shift[c] (two fp32 operations, each rounded, never fused), scale and  \
+     *   shift from dbk_augment_affine: (v/255 - mean[c]) / std[c] within an ulp, the same    \
+     *   bits on every device; reflect is F.pad(mode='reflect'), ReflectionPad2d:             \
      *   no edge repeat, reflect(-1) = 1, reflect(H) = H-2.                                   \
      * Training (params.augment.train): reflect-pad by pad and crop back to H x W at          \
      *   (crop_y, crop_x) in [0, 2 pad]^2, i.e. dy = crop_y - pad, dx = crop_x - pad;         \

@@ -77,6 +77,7 @@ dbk_status dbk_infer_run(dbk_backend_kind kind, int index, const char *checkpoin
         st = dbk_session_create(be, &cfg, &s);
     }
     if (st == DBK_OK && loader) dbk_session_set_eval_loader(s, loader);
+    if (st == DBK_OK) st = dbk_session_warm_up(s, &out->warmup_seconds); /* no first-image compile in the latency */
     if (st == DBK_OK) st = dbk_session_upload_data(s, NULL, &test);
     if (st == DBK_OK) st = dbk_session_load(s, checkpoint);
     if (st == DBK_OK && diff) st = dbk_session_load_diff(s, checkpoint, diff);

@@ -10,7 +10,8 @@
  * time spent waiting for the decode threads is left out of the latency (reported as the
  * loader wait). Each image is normalised, run through the model with batch-norm running
  * statistics, and scored on the device. The checkpoint's metadata names the model and recipe
- * (dataset, normalisation).
+ * (dataset, normalisation). The programs run once before the timing (dbk_session_warm_up), so
+ * the drivers' lazy compilation is not in the first image's latency.
  *
  * The DAWNBench inference entry (written by dbk_infer_write_entry): version "v1.0" when it
  * conforms (dbk_results_inference_conformance: the whole test set, the benchmark's accuracy
@@ -40,6 +41,7 @@ typedef struct dbk_infer_result {
     double          latency_ms;     /* seconds / images, in ms */
     bool            streamed;       /* an image folder, decoded by loader threads */
     double          loader_wait_seconds; /* streamed: the wait for decoded images, not in seconds */
+    double          warmup_seconds; /* every program run once before the timing, off it */
 } dbk_infer_result;
 
 /* The recipe and model a checkpoint's metadata names (the recipe gives the dataset and the

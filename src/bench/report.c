@@ -570,8 +570,10 @@ static void write_markdown(dbk_strbuf *sb, const dbk_run_set *set, const dbk_run
         dbk_strbuf_appendf(sb, " |\n");
     }
 
-    dbk_strbuf_appendf(sb, "\n## Runs\n\n| run | device | backend | driver | recipe | seed | clock | status | epochs "
-                           "| time to target | best accuracy | daybreak |\n|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+    dbk_strbuf_appendf(sb, "\n## Runs\n\nPrograms (the OpenCL program, Vulkan's pipelines, a warm-up pass running each "
+                           "once) are built before the clock starts: `builds` gives their seconds.\n\n| run | device | backend | driver | recipe | seed | clock | status | epochs "
+                           "| time to target | best accuracy | builds | daybreak |\n"
+                           "|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
     for (int i = 0; i < set->count; i++) {
         const dbk_run *r = &set->runs[i];
         double best = 0.0;
@@ -586,6 +588,8 @@ static void write_markdown(dbk_strbuf *sb, const dbk_run_set *set, const dbk_run
                            r->status, r->subset ? " (subset)" : "", r->epochs);
         md_seconds(sb, r->seconds_to_target);
         dbk_strbuf_appendf(sb, " | %.2f%% | ", best);
+        if (isfinite(r->build_seconds)) dbk_strbuf_appendf(sb, "%.1f s | ", r->build_seconds);
+        else dbk_strbuf_appendf(sb, "– | ");
         md_cell(sb, r->version);
         dbk_strbuf_appendf(sb, " |\n");
     }

@@ -93,6 +93,8 @@ dbk_status dbk_run_load(const char *dir, dbk_run *r) {
     r->target = num(root, "target", 0.0);
     r->epochs_to_target = (int)num(root, "epochs_to_target", 0.0);
     r->seconds_to_target = r->epochs_to_target > 0 ? num(root, "seconds_to_target", HUGE_VAL) : HUGE_VAL;
+    const cJSON *builds = get(root, "builds");
+    r->build_seconds = cJSON_IsObject(builds) ? num(builds, "total_seconds", nan("")) : nan("");
     const cJSON *fl = get(root, "flops");
     r->achieved_gflops = cJSON_IsObject(fl) ? num(fl, "achieved_gflops", 0.0) : 0.0;
     r->utilisation = cJSON_IsObject(fl) ? num(fl, "utilisation", nan("")) : nan("");

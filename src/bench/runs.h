@@ -40,6 +40,8 @@ typedef struct dbk_run {
     double   target;
     int      epochs_to_target;       /* 0 = not reached */
     double   seconds_to_target;      /* HUGE_VAL when not reached */
+    double   build_seconds;          /* builds.total_seconds: programs built off the clock; NAN
+                                        for a run that predates the record */
     double   achieved_gflops;
     double   utilisation;            /* fraction of peak FP32, NAN when the peak is unknown */
     int      epochs;

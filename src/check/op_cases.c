@@ -54,7 +54,8 @@
  *  - leaky_relu fwd / bwd, dropout fwd / bwd: 1e-10 (one multiply per element; dropout's mask
  *    is an integer hash, the same on every backend, so any other mask fails by NMSE ~1).
  *  - accuracy: bit-exact (a count). augment: bit-exact, the device kernels reproduce the
- *    CPU's hash draw and compute (v / 255 - mean) / std with correctly rounded division.
+ *    CPU's hash draw and normalise with one multiply and one add, never fused, by the host's
+ *    dbk_augment_affine values (no division: a GPU's is not correctly rounded).
  *  - fisher_accumulate: bit-exact (one rounded product or |g|, one rounded add; contraction
  *    off on every backend). sparse_scatter: bit-exact (copies).
  *  - sparse_select, sparse_add, sparse_gather: bit-exact (the selection is integer comparisons

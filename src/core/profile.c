@@ -392,6 +392,25 @@ void dbk_env_cache_dir(char *out, size_t cap) {
     else snprintf(out, cap, "%s", "");
 }
 
+const char *dbk_env_shader_dir(void) {
+    const char *d = getenv("DBK_SHADER_DIR");
+    if (!d || !*d) return NULL;
+    dbk_log(DBK_LOG_LEVEL_INFO, "DBK_SHADER_DIR=%s: Vulkan shaders found there replace the embedded copies", d);
+    return d;
+}
+
+bool dbk_env_vk_staged(void) {
+    const char *v = getenv("DBK_VK_MEMORY");
+    if (!v || !*v || !strcmp(v, "auto")) return false;
+    if (strcmp(v, "staged")) {
+        dbk_log(DBK_LOG_LEVEL_WARN, "DBK_VK_MEMORY=%s is neither staged nor auto; ignored", v);
+        return false;
+    }
+    dbk_log(DBK_LOG_LEVEL_INFO, "DBK_VK_MEMORY=staged: Vulkan buffers in device-local memory the host does not map, "
+            "copied through a staging buffer");
+    return true;
+}
+
 bool dbk_env_vk_validation(void) {
     const char *v = getenv("DBK_VK_VALIDATION");
     if (!v || !*v || !strcmp(v, "0")) return false;

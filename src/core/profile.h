@@ -81,6 +81,18 @@ const char *dbk_profile_id_at(int index);                      /* NULL when out 
  * copies (developing kernels without rebuilding). NULL when unset. */
 const char *dbk_env_kernel_dir(void);
 
+/* DBK_SHADER_DIR: SPIR-V files (<shader>.spv, as glslc makes them from shaders/<shader>.comp)
+ * that the Vulkan backend takes instead of the embedded copies of the same name; shaders not
+ * in the folder stay embedded. Trying a shader fix on a machine without a compiler or a
+ * rebuild (docs/gpu.md). NULL when unset or empty. */
+const char *dbk_env_shader_dir(void);
+
+/* DBK_VK_MEMORY=staged: the Vulkan backend places buffers in device-local memory that the
+ * host cannot map and copies through a staging buffer, as on a discrete GPU, even where a
+ * mapped device-local type exists (lavapipe, integrated GPUs): so the discrete path runs in
+ * CI. false when unset; anything but "staged" or "auto" is ignored with a warning. */
+bool dbk_env_vk_staged(void);
+
 /* The folder for compiled-kernel caches: $DBK_CACHE_DIR, else $XDG_CACHE_HOME/daybreak,
  * else $HOME/.cache/daybreak; "" when none can be formed (caching is then off).
  * DBK_CACHE_DIR=off turns caching off. */

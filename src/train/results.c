@@ -327,6 +327,7 @@ dbk_status dbk_results_write_json(const char *path, const dbk_train_options *opt
     cJSON_AddStringToObject(dev, "vendor", r->device.vendor);
     cJSON_AddStringToObject(dev, "driver", r->device.driver);
     cJSON_AddStringToObject(dev, "api", r->device.api_version);
+    cJSON_AddStringToObject(dev, "memory", r->device.memory);
 
     cJSON *prec = cJSON_AddObjectToObject(root, "precision");
     cJSON_AddStringToObject(prec, "requested", dbk_precision_name(opt->precision));
@@ -340,6 +341,12 @@ dbk_status dbk_results_write_json(const char *path, const dbk_train_options *opt
 
     cJSON_AddStringToObject(root, "clock", dbk_clock_mode_name(opt->clock));
     cJSON_AddNumberToObject(root, "preprocess_seconds", r->preprocess_seconds);
+    cJSON *builds = cJSON_AddObjectToObject(root, "builds");
+    cJSON_AddNumberToObject(builds, "backend_seconds", r->builds.backend_seconds);
+    cJSON_AddNumberToObject(builds, "session_seconds", r->builds.session_seconds);
+    cJSON_AddNumberToObject(builds, "warmup_seconds", r->builds.warmup_seconds);
+    cJSON_AddNumberToObject(builds, "total_seconds",
+                            r->builds.backend_seconds + r->builds.session_seconds + r->builds.warmup_seconds);
     cJSON_AddNumberToObject(root, "resumed", r->resumed);
     cJSON_AddNumberToObject(root, "resume_seconds", r->resume_seconds);
     cJSON_AddNumberToObject(root, "target", (double)dbk_results_hundredths(opt->recipe.target) / 100.0);

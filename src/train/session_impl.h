@@ -117,6 +117,9 @@ dbk_status dbk_session_alloc_mask(dbk_session *s);
 /* After the build pass: the layout's ranges at the parameters' final offsets (the planning
  * pass places every group at 0). */
 dbk_status dbk_session_place_mask(dbk_session *s);
+/* The warm-up (session_warmup.c): the mask's ops once, the Fisher program on one image; leaves
+ * the mask undefined (set at the first epoch, or loaded from resume.ckpt). */
+dbk_status dbk_session_warm_up_mask(dbk_session *s);
 void       dbk_session_free_mask(dbk_session *s);
 
 #endif

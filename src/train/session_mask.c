@@ -181,6 +181,14 @@ dbk_status dbk_session_mask_from_indices(dbk_session *s, const int32_t *indices,
     return mask_from_pairs(s, n);
 }
 
+dbk_status dbk_session_warm_up_mask(dbk_session *s) {
+    if (s->fisher.recorded) {
+        DBK_TRY(dbk_session_fisher_select(s, 1, 0u, s->mask_layout.select_count));
+        return dbk_session_mask_from_selection(s);
+    }
+    return dbk_session_mask_from_indices(s, NULL, 0);
+}
+
 dbk_status dbk_session_read_mask(dbk_session *s, float *out) {
     DBK_ASSERT(s->mask);
     return dbk_buffer_read(s->mask, 0, out, dbk_graph_param_count(s->train.graph) * 4);

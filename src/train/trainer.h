@@ -134,6 +134,17 @@ typedef struct dbk_final_eval {
     double plain_accuracy;          /* the last epoch's diagnostic evaluation, without TTA */
 } dbk_final_eval;
 
+/* Time spent off the clock building programs (DESIGN.md decision 8): a resumed run's are
+ * this process's, not the interrupted one's. */
+typedef struct dbk_build_times {
+    double backend_seconds;   /* creating the backend: the OpenCL program compiled or read from
+                                 the kernel cache */
+    double session_seconds;   /* planning, allocating and recording the session: Vulkan's
+                                 pipelines, each op's preparation */
+    double warmup_seconds;    /* every program run once (dbk_session_warm_up): the drivers' lazy
+                                 compilation; with progressive resizing, each size's session */
+} dbk_build_times;
+
 typedef struct dbk_train_report {
     dbk_run_status   status;
     int              epochs_run;
@@ -173,6 +184,7 @@ typedef struct dbk_train_report {
     dbk_diff_summary diff;                 /* its counts and bytes */
     double           model_ckpt_bytes;     /* model.ckpt's bytes, beside the difference's */
     char             diff_base[4096];      /* the base it is against */
+    dbk_build_times  builds;               /* off the clock */
 } dbk_train_report;
 
 /* Runs the whole training. Returns DBK_OK when the run completed (reached or not: see

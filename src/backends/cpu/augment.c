@@ -16,7 +16,9 @@
  *     3. flip horizontally when params.flip and the row's coin says so, or with
  *        params.flip_alternating when the image's coin for the run XOR (epoch & 1) is 1
  *        (airbench94: a random orientation at epoch 0, every image mirrored on odd epochs);
- *     4. normalise every pixel: (v / 255 - mean[c]) / std[c] (always, also in evaluation);
+ *     4. normalise every pixel: v * scale[c] + shift[c] with dbk_augment_affine's scale and
+ *        shift, i.e. (v / 255 - mean[c]) / std[c] within an ulp (always, also in evaluation):
+ *        a multiply and an add round the same on every device, a division does not;
  *     5. cutout: zero a cutout x cutout square with top-left (cut_y, cut_x) in output
  *        coordinates, after normalisation (so it equals the dataset mean).
  * Random choices come from dbk_augment_choices (below): a stateless hash of (seed, row,
@@ -91,6 +93,8 @@ dbk_status dbk_cpu_augment(dbk_backend *be, const dbk_op_desc *op) {
                                  (long long)row, (long long)j, (long long)m);
     }
 
+    float scale[3], shift[3];
+    dbk_augment_affine(p, scale, shift);
 #pragma omp parallel for schedule(static)
     for (int64_t i = 0; i < n; i++) {
         const int64_t row = first + i;
@@ -114,13 +118,13 @@ dbk_status dbk_cpu_augment(dbk_backend *be, const dbk_op_desc *op) {
         for (int64_t c = 0; c < 3; c++) {
             const uint8_t *src = images + (j * 3 + c) * H * W;   /* (H, W) */
             float *dst = out + (i * 3 + c) * H * W;               /* (H, W) */
-            const float mean = p->mean[c], std = p->std[c];
             for (int64_t y = 0; y < H; y++) {
                 const uint8_t *srow = src + reflect(y + dy0, H) * W;
                 for (int64_t x = 0; x < W; x++) {
                     const int64_t xs = flip ? W - 1 - x : x;
                     const float v = (float)srow[reflect(xs + dx0, W)];
-                    dst[y * W + x] = (v / 255.0f - mean) / std;
+                    const float scaled = v * scale[c];   /* two roundings, as every device's */
+                    dst[y * W + x] = scaled + shift[c];
                 }
             }
             for (int64_t y = cut_y; y < cut_y + cut; y++)

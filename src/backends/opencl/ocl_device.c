@@ -110,6 +110,10 @@ static void describe(cl_platform_id p, cl_device_id d, dbk_device_info *out) {
     snprintf(out->fp16_missing, sizeof out->fp16_missing, "%s",
              out->fp16 ? "fp16 kernels, which daybreak's OpenCL backend does not have yet (the device has cl_khr_fp16)"
                        : "the OpenCL extension cl_khr_fp16");
+    cl_bool unified = CL_FALSE;
+    clGetDeviceInfo(d, CL_DEVICE_HOST_UNIFIED_MEMORY, sizeof unified, &unified, NULL);
+    snprintf(out->memory, sizeof out->memory, "%s; buffers written and read by clEnqueueWrite/ReadBuffer",
+             unified ? "memory unified with the host's" : "device memory apart from the host's");
     size_t max_wg = 0;
     clGetDeviceInfo(d, CL_DEVICE_MAX_WORK_GROUP_SIZE, sizeof max_wg, &max_wg, NULL);
     snprintf(out->details, sizeof out->details,

@@ -197,6 +197,11 @@ static void describe(VkPhysicalDevice pd, dbk_device_info *out) {
                  (double)mem.memoryHeaps[i].size / 1048576.0, dl ? " device-local" : "");
     }
     out->global_mem_bytes = local;
+    uint32_t type;
+    bool mapped;
+    /* As dbk_vk_memory_init will choose (it also asks which types storage buffers may use). */
+    if (dbk_vk_memory_choose(&mem, ~0u, dbk_env_vk_staged(), &type, &mapped))
+        dbk_vk_memory_describe(&mem, type, mapped, out->memory, sizeof out->memory);
     out->max_alloc_bytes = m3.maxMemoryAllocationSize;
     out->local_mem_bytes = l->maxComputeSharedMemorySize;
     out->fp16 = f12.shaderFloat16 && f11.storageBuffer16BitAccess;
@@ -376,6 +381,7 @@ static dbk_status vk_create(int index, dbk_backend *be) {
     dbk_status st = make_instance(validation, vk, &vk->instance);
     if (st == DBK_OK) st = create_device(vk, index, &be->info);
     if (st == DBK_OK) st = dbk_vk_memory_init(vk);
+    if (st == DBK_OK) snprintf(be->info.memory, sizeof be->info.memory, "%s", vk->memory_note);
     if (st == DBK_OK) st = dbk_vk_cmd_init(vk);
     if (st == DBK_OK) st = dbk_vk_pipeline_init(be);
     if (st != DBK_OK) {
