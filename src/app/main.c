@@ -350,7 +350,10 @@ static int train_outcome(const dbk_train_options *opt, const dbk_train_report *r
         return dbk_cli_fail(NULL);
     } else if (rep->status == DBK_RUN_INTERRUPTED) {
         const char *sig = rep->stop_signal == SIGINT ? "SIGINT" : "SIGTERM";
-        if (opt->peers)
+        if (rep->peers.local_steps > 0)
+            printf("interrupted by %s after epoch %d; a --local-steps run cannot be resumed yet (each rank's model "
+                   "since the last average is not saved)\n", sig, rep->epochs_run);
+        else if (opt->peers)
             printf("interrupted by %s after epoch %d; resume with: mpirun -np %d daybreak train --distributed --resume %s\n",
                    sig, rep->epochs_run, opt->peers->size, opt->out_dir);
         else printf("interrupted by %s after epoch %d; resume with: daybreak train --resume %s\n", sig, rep->epochs_run,
@@ -367,6 +370,13 @@ static int train_outcome(const dbk_train_options *opt, const dbk_train_report *r
                dbk_results_best_accuracy(rep));
         code = DBK_EXIT_NOT_REACHED;
     }
+    const dbk_peers_summary *p = &rep->peers;
+    if (p->local_steps > 0 && p->averages > 0) /* what model averaging sent, against the alternatives */
+        printf("model averaging every %d steps: %ld averages, %.0f bytes per rank in all (%.0f per average); the dense "
+               "average would send %.0f, the gradient allreduce %.0f\n", p->local_steps, p->averages,
+               p->bytes_sent / p->ranks, p->bytes_sent / p->ranks / (double)p->averages,
+               4.0 * (p->trainable_values + p->statistics_values) * (double)p->averages,
+               4.0 * p->trainable_values * (double)p->train_steps);
     dbk_results_print_conformance(stdout, opt, rep);
     printf("results in %s (logs.tsv, dawnbench.json, mlperf.log, result.json%s)\n", opt->out_dir,
            st == DBK_OK ? ", model.ckpt" : "");
