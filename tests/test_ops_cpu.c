@@ -744,6 +744,40 @@ static int accuracy_should_count_labels_among_the_k_largest_logits(void) {
     return rc;
 }
 
+/* A non-finite logit is never correct (op_list.h): NaN compares false with every value, so a
+ * rank counted with '>' alone puts a NaN label first, and a model whose logits are all NaN
+ * "scores" 100%. Every row below would count as correct under that rule; only row 5 (finite)
+ * may, at top-1 and at top-3. */
+static int accuracy_should_never_count_a_row_with_a_non_finite_logit(void) {
+    enum { N = 6, K = 4 };
+    const float nan = NAN, inf = INFINITY;
+    const float hz[N * K] = {
+        nan, nan, nan, nan,     /* all NaN (NaN weights): label 0 ranks first by '>' */
+        1, nan, 3, 0,           /* NaN at the label */
+        1, 3, nan, 0,           /* NaN elsewhere, the label the largest finite logit */
+        inf, 1, 2, 3,           /* +inf at the label (an overflow) */
+        -inf, 5, 2, 3,          /* -inf elsewhere */
+        0, 9, 2, 3,             /* finite: correct */
+    };
+    const int32_t hl[N] = {0, 1, 1, 0, 1, 1};
+    dbk_tensor z = gf(2, N, K, 1, 1), labels = gt(DBK_DTYPE_I32, 1, N, 1, 1, 1), correct = gf(1, 1, 1, 1, 1);
+    DBK_CHECK_OK(dbk_tensor_write(&z, hz));
+    DBK_CHECK_OK(dbk_tensor_write(&labels, hl));
+    for (int32_t k = 1; k <= 3; k += 2) {
+        const float zero = 0.0f;
+        DBK_CHECK_OK(dbk_tensor_write(&correct, &zero));
+        dbk_op_desc a = {.op = DBK_OP_ACCURACY, .p.accuracy.k = k};
+        a.src[0] = z; a.src[1] = labels; a.dst[0] = correct;
+        DBK_CHECK_OK(dbk_backend_run(be, &a));
+        float got;
+        DBK_CHECK_OK(dbk_tensor_read(&correct, &got));
+        DBK_CHECK_MSG(got == 1.0f, "top-%d: correct = %g, expected 1 (only the finite row)", (int)k, (double)got);
+    }
+    int rc = guards_intact();
+    free_all();
+    return rc;
+}
+
 /* ---------------------------------------------------------------------------------- */
 /* SGD                                                                                */
 
@@ -1788,6 +1822,7 @@ int main(void) {
     RUN(softmax_xent_should_match_direct_formula_with_and_without_smoothing);
     RUN(accuracy_should_count_first_max_and_accumulate);
     RUN(accuracy_should_count_labels_among_the_k_largest_logits);
+    RUN(accuracy_should_never_count_a_row_with_a_non_finite_logit);
     RUN(sgd_should_match_hand_computation_with_and_without_nesterov);
     RUN(adamw_should_match_hand_computation_over_three_steps);
     RUN(adamw_without_gradient_should_only_decay);

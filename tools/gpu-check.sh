@@ -40,8 +40,8 @@
 # --drill no-icd: the OpenCL loader is pointed at an empty ICD folder first, so the drivers stage
 # must find the library and write the ICD itself. --drill failing-op: the OpenCL kernels come
 # from a copy of cl/ whose relu_fwd is broken (DBK_KERNEL_DIR), so the check must fail.
-# --drill deadline (with --smoke): the check runs every op on every device, which takes longer
-# than a short --deadline leaves, so the deadline must cut it and the packaging still arrive.
+# --drill deadline: the check stalls before it starts, as a hung driver would, for longer than any
+# --deadline leaves, so the deadline must cut it and the packaging still arrive.
 # Never changes the GPU's settings; never clears the environment (the NVIDIA libraries are found
 # through it). Exit 0 when every stage run passed (skips for time included), 1 when one failed,
 # 2 on a usage error.
@@ -224,6 +224,7 @@ stage_env() {
     echo "OCL_ICD_VENDORS=${OCL_ICD_VENDORS:-} VK_DRIVER_FILES=${VK_DRIVER_FILES:-} VK_ICD_FILENAMES=${VK_ICD_FILENAMES:-}"
     echo "/etc/OpenCL/vendors: $(ls /etc/OpenCL/vendors 2>&1 | tr '\n' ' ')"
     echo "OpenCL libraries: $(find_libs "libnvidia-opencl.so*" | tr '\n' ' ')"
+    echo "NVML (energy): $(find_libs "libnvidia-ml.so*" | tr '\n' ' ')"
     echo "Vulkan ICD files: $(find_vk_icds | tr '\n' ' ')"
     echo "libvulkan: $(ldconfig -p 2>/dev/null | awk '/libvulkan.so/ { print $NF }' | tr '\n' ' ')"
     if command -v nvidia-smi >/dev/null; then
@@ -379,16 +380,17 @@ devices() { for d in $ocl_dev $vk_dev; do echo "$d"; done; }
 stage_check() {
   need_drivers || return
   local extra=()
-  if [ $smoke = 1 ] && [ "$drill" = deadline ]; then extra=(--no-curve)
-  elif [ $smoke = 1 ]; then extra=(--no-curve --ops relu_fwd,augment,gemm,accuracy)
+  if [ $smoke = 1 ]; then extra=(--no-curve --ops relu_fwd,augment,gemm,accuracy)
   elif need_data; then extra=(--data "$data_dir")
   else extra=(--no-curve); stage_note+="data not ready: curve skipped; "; fi
   local pids=() d
   [ -n "$(devices)" ] || { stage_status=failed stage_rc=1 stage_note+="no device"; return; }
   local secs; secs=$(cap $([ $smoke = 1 ] && echo 240 || echo 200))
+  local stall=(env)
+  [ "$drill" = deadline ] && stall=(bash -c 'sleep "$1"; shift; exec "$@"' stall $((secs + 60)))
   for d in $(devices); do   # both APIs at once: correctness, not timing
-    ( timeout -k 5 "$secs" "$daybreak" check --backend "$d" --json "${extra[@]}" >"$work/check-${d%%:*}.json" \
-        2>"$work/logs/check-${d%%:*}.err"; echo $? >"$work/check-${d%%:*}.rc" ) &
+    ( timeout -k 5 "$secs" "${stall[@]}" "$daybreak" check --backend "$d" --json "${extra[@]}" \
+        >"$work/check-${d%%:*}.json" 2>"$work/logs/check-${d%%:*}.err"; echo $? >"$work/check-${d%%:*}.rc" ) &
     pids+=($!)
   done
   wait "${pids[@]}"

@@ -170,11 +170,14 @@ def time_to_accuracy(work):
         builds = r.get("builds", {}).get("total_seconds")
         subset = " (subset)" if r.get("subset") else ""
         reached = f"reached in {number(r.get('seconds_to_target')) or 0:.2f} s" if r.get("target_reached") else "not reached"
+        en = r.get("energy") or {}
+        energy = (f", energy {fmt(en.get('joules_on_clock'))} J on the clock ({en.get('source')})" if en.get("measured")
+                  else f", energy not measured: {en.get('reason', '?')}" if en else "")
         out.append(f"- daybreak {r.get('recipe', {}).get('name', r.get('model', '?'))} on {dev.get('backend')}:"
                    f"{dev.get('index')} {dev.get('name', '')}{subset}: status {r.get('status')}, "
                    f"{len(eps)} epochs, final accuracy {fmt(last.get('test_accuracy'))}%, clock "
                    f"{fmt(last.get('clock_seconds'))} s, target {r.get('target')}% {reached}"
-                   + (f", builds {builds:.1f} s off the clock" if isinstance(builds, (int, float)) else ""))
+                   + (f", builds {builds:.1f} s off the clock" if isinstance(builds, (int, float)) else "") + energy)
     for path in sorted(glob.glob(os.path.join(work, "runs", "torch-airbench94-*.json"))):
         try:
             with open(path) as f:

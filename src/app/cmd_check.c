@@ -280,7 +280,8 @@ static int resolve_devices(const char *backend, device_list *out) {
             }
         }
         if (out->count == 0) {
-            fprintf(stderr, "daybreak check: --backend all: no OpenCL or Vulkan device found (see 'daybreak devices')\n");
+            fprintf(stderr, "daybreak: error: check: --backend all: no OpenCL or Vulkan device found (see 'daybreak "
+                            "devices')\n");
             return DBK_EXIT_USAGE;
         }
         return DBK_EXIT_OK;
@@ -288,7 +289,7 @@ static int resolve_devices(const char *backend, device_list *out) {
     if (!backend || !*backend) backend = getenv("DBK_BACKEND");
     if (backend && *backend) {
         if (dbk_backend_resolve(backend, -1, &out->kind[0], &out->index[0]) != DBK_OK) {
-            fprintf(stderr, "daybreak check: %s\n", dbk_last_error());
+            fprintf(stderr, "daybreak: error: check: %s\n", dbk_last_error());
             return DBK_EXIT_USAGE;
         }
     } else {

@@ -189,7 +189,9 @@
      * dst0 correct f32 (1): += number of rows whose label ranks below k (k = max(p.k, 1)),   \
      * rank = #{j : z_j > z_label} + #{j < label : z_j == z_label}: logits ordered by value,  \
      * ties by index, so top-1 is the first maximum (torch.argmax) and a tie at the k-th      \
-     * place goes to the lower class index. Labels outside [0, K) count as wrong. */          \
+     * place goes to the lower class index. Labels outside [0, K) count as wrong, and so      \
+     * does a row with any NaN or infinite logit (a NaN compares false: it would rank         \
+     * first, so a model with NaN logits would score 100%). */                                \
     X(ACCURACY, accuracy, loss, "logits labels", "correct", accuracy, check_accuracy,         \
       0.0, all_bytes(d), NONE, OWN, ALL)                                                      \
                                                                                               \

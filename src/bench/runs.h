@@ -33,6 +33,17 @@ typedef struct dbk_run {
     char     backend[16], device[256], driver[128];
     char     platform_id[64], platform_name[160], instance[160];
     double   price_per_hour, peak_gflops, bandwidth_gbs;   /* 0 = unknown */
+    char     price_source[160];      /* where price_per_hour comes from ("profile ID", "--price", a report's --price) */
+    bool     energy_measured;
+    char     energy_source[8];       /* "nvml", "hwmon", "rapl" when measured */
+    char     energy_note[640];       /* what the reading covers when measured, else why it was not */
+    double   joules_to_target;       /* NAN when not measured or not reached */
+    double   energy_price_per_kwh;   /* 0 = unknown */
+    char     energy_price_source[160];
+    bool     conforms;               /* dawnbench.json is a DAWNBench entry */
+    char     nonconforming[400];     /* else its reasons, "; "-joined ("" when the folder has no dawnbench.json) */
+    int      schedule_epochs;        /* the epochs of the run's whole schedule (recipe.epochs) */
+    double   final_accuracy;         /* test accuracy after the last epoch run */
     char     bandwidth_source[256];  /* platform.mem_bandwidth_source; "estimate" when a run predates it */
     uint64_t seed;
     int      train_images, test_images;
@@ -84,6 +95,12 @@ typedef struct dbk_run_group {
     dbk_stats  epochs;               /* epochs to the target */
     dbk_stats  cost;                 /* USD to the target; only meaningful when priced */
     bool       priced;
+    bool       energy_measured;      /* every run's energy was measured (else no energy figures) */
+    dbk_stats  joules;               /* J to the target, when energy_measured */
+    bool       energy_priced;        /* and a price per kWh is known */
+    dbk_stats  energy_cost;          /* USD of energy to the target, when energy_priced */
+    int        schedule_runs;        /* runs that ran their whole schedule (not stopped at the target) */
+    double     schedule_accuracy_median; /* their median final accuracy; NAN when none */
     double     utilisation_median;   /* NAN when unknown */
     double     achieved_gflops_median;
     int        nthresholds;
@@ -92,10 +109,19 @@ typedef struct dbk_run_group {
     dbk_stats  threshold_epochs[DBK_MAX_THRESHOLDS];
 } dbk_run_group;
 
+/* A report's prices over the runs' own: `--price DEVICE=USD_PER_HOUR` (DEVICE: a profile id, or
+ * text found in the device name, ignoring case; the longest match wins) and `--energy-price
+ * USD_PER_KWH` (every run; 0 = none). Each run's price source then names the option.
+ * DBK_ERR_INVALID_ARG names a --price whose DEVICE matches no run, or a malformed one. */
+dbk_status dbk_run_set_apply_prices(dbk_run_set *set, const char *const *prices, int nprices, double energy_price);
+
 /* Groups and summarises the finished runs of the set (groups in order of first appearance);
  * DBK_ERR_INVALID_ARG when none is finished. */
 dbk_status dbk_run_groups_build(const dbk_run_set *set, dbk_run_group **groups, int *count);
 void       dbk_run_groups_destroy(dbk_run_group *groups, int count);
+
+/* What the group's energy reading covers when every run measured it, else why a run did not. */
+const char *dbk_run_group_energy_note(const dbk_run_set *set, const dbk_run_group *g);
 
 /* "backend · device · recipe" label of a group (for tables and chart legends). */
 void dbk_run_group_label(const dbk_run_group *g, char *out, size_t cap);

@@ -141,6 +141,11 @@ void dbk_session_set_eval_loader(dbk_session *s, dbk_loader *loader);
 /* Evaluates the whole test set; returns correct count and summed loss. */
 dbk_status dbk_session_evaluate(dbk_session *s, dbk_epoch_counters *out);
 
+/* DBK_ERR_DIVERGED when an evaluation's mean loss is NaN or infinite: the model's logits were
+ * not finite (ACCURACY counts such rows as wrong), so no accuracy may be reported. The message
+ * names `model` (e.g. the checkpoint's path) and the loss. */
+dbk_status dbk_session_check_evaluation(const dbk_epoch_counters *c, const char *model);
+
 /* The recipe's final evaluation: with its test-time augmentation (the weighted logits of every
  * view, dbk_tta_views) when it has one, else the same as dbk_session_evaluate. */
 dbk_status dbk_session_evaluate_final(dbk_session *s, dbk_epoch_counters *out);

@@ -4,6 +4,7 @@
  * (session_step.c declares them) and enqueues the recorded program; nothing is read back
  * until the epoch ends.
  */
+#include <math.h>
 #include <string.h>
 
 #include "core/rng.h"
@@ -150,6 +151,14 @@ static dbk_status evaluate_with(dbk_session *s, const dbk_session_program *prog,
 
 dbk_status dbk_session_evaluate(dbk_session *s, dbk_epoch_counters *out) {
     return evaluate_with(s, &s->eval, &s->tail, out);
+}
+
+dbk_status dbk_session_check_evaluation(const dbk_epoch_counters *c, const char *model) {
+    const double loss = c->images > 0 ? c->loss_sum / (double)c->images : 0.0;
+    if (isfinite(loss)) return DBK_OK;
+    return dbk_set_error(DBK_ERR_DIVERGED, "%s: the mean test loss is %s: the model's outputs are not finite numbers "
+                         "(NaN or infinite weights or batch-norm statistics), so it has no accuracy", model,
+                         isnan(loss) ? "NaN" : "infinite");
 }
 
 dbk_status dbk_session_evaluate_final(dbk_session *s, dbk_epoch_counters *out) {

@@ -94,6 +94,10 @@ typedef struct dbk_train_options {
                                        difference from the base (train/ckpt_diff.h) */
     const char      *base;          /* --base FILE: start from that model.ckpt (the difference's
                                        base); NULL: the run's initial model, saved as base.ckpt */
+    double           price_per_hour;       /* --price: USD per hour over the profile's (0 = the profile's) */
+    double           energy_price_per_kwh; /* --energy-price: USD per kWh over the profile's (0 = the profile's) */
+    const char      *energy_root;   /* energy readers' sysfs root (DBK_ENERGY_ROOT, a test hook); NULL = "/" */
+    const char      *nvml_library;  /* NVML's library (DBK_NVML_LIBRARY, a test hook); NULL = libnvidia-ml.so.1 */
 } dbk_train_options;
 
 typedef struct dbk_epoch_record {
@@ -110,6 +114,7 @@ typedef struct dbk_epoch_record {
     double clock_seconds;           /* cumulative clock at the end of the epoch */
     double eval_seconds;            /* off the clock */
     double images_per_second;       /* training images / epoch_seconds */
+    double clock_joules;            /* energy on the clock up to the epoch's end (J); NAN when not measured */
     float  lr_end;                  /* learning rate at the last step */
 } dbk_epoch_record;
 
@@ -144,6 +149,19 @@ typedef struct dbk_build_times {
     double warmup_seconds;    /* every program run once (dbk_session_warm_up): the drivers' lazy
                                  compilation; with progressive resizing, each size's session */
 } dbk_build_times;
+
+/* The energy of the run on the clock (energy/energy.h reads it; train/energy_clock.h adds up
+ * the intervals the clock runs): measured, or why not. */
+typedef struct dbk_energy_record {
+    bool   measured;
+    char   reason[512];             /* why not measured ("" when measured) */
+    char   source[8];               /* "nvml", "hwmon", "rapl" */
+    char   scope[640];              /* what the reading covers, from where */
+    bool   counter;                 /* an energy counter; false: power sampled and integrated */
+    double interval;                /* seconds between the sampling thread's samples */
+    long   samples;
+    double joules;                  /* on the clock so far */
+} dbk_energy_record;
 
 typedef struct dbk_train_report {
     dbk_run_status   status;
@@ -184,7 +202,11 @@ typedef struct dbk_train_report {
     dbk_diff_summary diff;                 /* its counts and bytes */
     double           model_ckpt_bytes;     /* model.ckpt's bytes, beside the difference's */
     char             diff_base[4096];      /* the base it is against */
+    char             end_reason[512];      /* status failed or diverged: the one-line error that ended it */
+    char             dataset_fingerprint[24]; /* the data trained and evaluated on: 16 hex digits of
+                                            * dbk_dataset_fingerprint / dbk_imagefolder_fingerprint */
     dbk_build_times  builds;               /* off the clock */
+    dbk_energy_record energy;
 } dbk_train_report;
 
 /* Runs the whole training. Returns DBK_OK when the run completed (reached or not: see

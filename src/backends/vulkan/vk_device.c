@@ -159,7 +159,9 @@ static bool has_device_ext(VkPhysicalDevice pd, const char *name) {
 
 /* Fills a dbk_device_info (with the `details` lines) from a physical device. */
 static void describe(VkPhysicalDevice pd, dbk_device_info *out) {
-    VkPhysicalDeviceDriverProperties drv = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_DRIVER_PROPERTIES};
+    VkPhysicalDeviceIDProperties ids = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_ID_PROPERTIES};
+    VkPhysicalDeviceDriverProperties drv = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_DRIVER_PROPERTIES,
+                                            .pNext = &ids};
     VkPhysicalDeviceSubgroupProperties sub = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_PROPERTIES,
                                               .pNext = &drv};
     VkPhysicalDeviceMaintenance3Properties m3 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_MAINTENANCE_3_PROPERTIES,
@@ -178,6 +180,9 @@ static void describe(VkPhysicalDevice pd, dbk_device_info *out) {
 
     snprintf(out->name, sizeof out->name, "%s", p->deviceName);
     snprintf(out->vendor, sizeof out->vendor, "%s (0x%04x)", vendor_name(p->vendorID), p->vendorID);
+    out->vendor_id = p->vendorID;
+    out->has_uuid = true;
+    memcpy(out->uuid, ids.deviceUUID, sizeof out->uuid);
     snprintf(out->driver, sizeof out->driver, "%.60s %.60s", drv.driverName, drv.driverInfo);
     snprintf(out->api_version, sizeof out->api_version, "Vulkan %u.%u.%u", VK_API_VERSION_MAJOR(p->apiVersion),
              VK_API_VERSION_MINOR(p->apiVersion), VK_API_VERSION_PATCH(p->apiVersion));
