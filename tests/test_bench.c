@@ -335,6 +335,8 @@ static int report_should_have_the_expected_rows_and_charts(void) {
         "| quick | 3 | 3 (100%) | ",
         "| 0, 1, 2 | 0.1.0 |",
         "| 10, 11 | 0.1.0 |",
+        "## Fixed schedule",
+        "| quick | 0 of 3 | n/a | n/a |", /* results written before fixed_schedule existed */
         "## Threshold sweep",
         "25%: ",
         "90%: not reached (0/3)",
@@ -455,6 +457,9 @@ static int bench_should_run_distinct_recorded_seeds(void) {
     int rc = run(args);
     DBK_CHECK_MSG(rc == 0, "daybreak bench exited %d:\n%s", rc, out);
     DBK_CHECK_MSG(strstr(out, "reached the target: 2 of 2 (100%)") != NULL, "summary missing:\n%s", out);
+    /* --target 0 is reached in the last (only) epoch: the whole schedule ran, so both metrics */
+    DBK_CHECK_MSG(strstr(out, "fixed schedule:     accuracy mean ") && strstr(out, "over 2 of 2 runs"),
+                  "no fixed-schedule summary:\n%s", out);
     for (int i = 1; i <= 2; i++) {
         snprintf(path, sizeof path, "%s/b/run-%02d/result.json", d, i);
         cJSON *r = read_json(path);
@@ -470,7 +475,10 @@ static int bench_should_run_distinct_recorded_seeds(void) {
     int ok = cJSON_GetArraySize(get(s, "groups")) == 1 && cJSON_GetArraySize(get(g, "seeds")) == 2 &&
              cJSON_IsTrue(get(g, "subset")) &&
              get(get(g, "seconds_to_target"), "fraction_converged")->valuedouble == 1.0 &&
-             cJSON_IsNumber(get(get(g, "seconds_to_target"), "median"));
+             cJSON_IsNumber(get(get(g, "seconds_to_target"), "median")) &&
+             get(get(g, "fixed_schedule"), "runs_completed")->valueint == 2 &&
+             cJSON_IsNumber(get(get(get(g, "fixed_schedule"), "accuracy"), "mean")) &&
+             cJSON_IsNumber(get(cJSON_GetArrayItem(get(s, "runs"), 0), "fixed_schedule_accuracy"));
     cJSON_Delete(s);
     DBK_CHECK_MSG(ok, "bad %s", path);
     rc = run(args);

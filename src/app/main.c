@@ -326,6 +326,20 @@ static void catch_stop_signals(void) {
     sigaction(SIGTERM, &sa, NULL);
 }
 
+/* airbench's metric next to the time to target: the whole schedule's accuracy and clock. */
+static void print_fixed_schedule(const dbk_train_report *rep) {
+    const dbk_schedule_result *sc = &rep->schedule;
+    if (sc->completed) {
+        printf("fixed schedule (%d epochs, %ld steps): %.2f%% test accuracy", sc->epochs, sc->steps, sc->accuracy);
+        if (rep->top5) printf(" (top-5 %.2f%%)", sc->top5);
+        printf(", %.1f s (%.6f h) on the clock\n", sc->seconds, sc->seconds / 3600.0);
+        return;
+    }
+    char note[256];
+    dbk_results_schedule_note(rep, note, sizeof note);
+    printf("fixed schedule (%d epochs): no result, %s\n", sc->epochs, note);
+}
+
 /* The console's last lines of a run and its exit code (README "Exit codes"). */
 static int train_outcome(const dbk_train_options *opt, const dbk_train_report *rep, dbk_status st) {
     int code;
@@ -353,6 +367,7 @@ static int train_outcome(const dbk_train_options *opt, const dbk_train_report *r
                dbk_results_best_accuracy(rep));
         code = DBK_EXIT_NOT_REACHED;
     }
+    print_fixed_schedule(rep);
     dbk_results_print_conformance(stdout, opt, rep);
     printf("results in %s (logs.tsv, dawnbench.json, mlperf.log, result.json%s)\n", opt->out_dir,
            st == DBK_OK ? ", model.ckpt" : "");

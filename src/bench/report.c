@@ -475,6 +475,34 @@ static void roofline_notes(dbk_strbuf *sb, const dbk_run_set *set, const dbk_run
     dbk_strbuf_appendf(sb, "\n");
 }
 
+/* airbench's metric per group: the accuracy after the whole schedule and its clock time, over
+ * the runs that completed it (a run stopped at its target has none). */
+static void md_fixed_schedule(dbk_strbuf *sb, const dbk_run_set *set, const dbk_run_group *groups, int ng) {
+    dbk_strbuf_appendf(sb, "\n## Fixed schedule\n\nThe test accuracy after the recipe's whole schedule (a fixed-budget "
+                           "recipe's final evaluation) and the clock time at its end, airbench's metric, over the runs "
+                           "that completed their schedule (a run stopped at its target has none: `--all-epochs`).\n\n"
+                           "| group | device | backend | driver | recipe | completed | mean accuracy | sd | min | max | "
+                           "median time | seeds | daybreak |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+    for (int g = 0; g < ng; g++) {
+        const dbk_run_group *gr = &groups[g];
+        const dbk_stats *a = &gr->schedule_accuracy;
+        md_group_id(sb, gr, g);
+        dbk_strbuf_appendf(sb, "%d of %d | ", a->n, gr->count);
+        if (a->n > 0) {
+            dbk_strbuf_appendf(sb, "%.2f%% | ", a->mean);
+            if (isfinite(a->stddev)) dbk_strbuf_appendf(sb, "%.2f | ", a->stddev);
+            else dbk_strbuf_appendf(sb, "n/a | ");
+            dbk_strbuf_appendf(sb, "%.2f%% | %.2f%% | ", a->min, a->max);
+            md_seconds(sb, gr->schedule_seconds.median);
+            dbk_strbuf_appendf(sb, " | ");
+        } else dbk_strbuf_appendf(sb, "n/a | n/a | n/a | n/a | n/a | ");
+        md_seeds(sb, set, gr);
+        dbk_strbuf_appendf(sb, " | ");
+        md_versions(sb, set, gr);
+        dbk_strbuf_appendf(sb, " |\n");
+    }
+}
+
 static void write_markdown(dbk_strbuf *sb, const dbk_run_set *set, const dbk_run_group *groups, int ng,
                            const char *const *sources, int nsources, bool any_priced, const bool *roofline) {
     char stamp[32];
@@ -549,6 +577,8 @@ static void write_markdown(dbk_strbuf *sb, const dbk_run_set *set, const dbk_run
                            "(standard deviation / mean) is over the runs that reached it. Utilisation = model FLOPs of "
                            "the training steps / (peak FP32 FLOP/s of the profile x training time).\n");
 
+    md_fixed_schedule(sb, set, groups, ng);
+
     dbk_strbuf_appendf(sb, "\n## Threshold sweep\n\nMedian clock time to the first epoch at or above each test "
                            "accuracy (runs that reached it / runs).\n\n| group | device | backend | driver | recipe | "
                            "thresholds | seeds | daybreak |\n|---|---|---|---|---|---|---|---|\n");
@@ -570,7 +600,8 @@ static void write_markdown(dbk_strbuf *sb, const dbk_run_set *set, const dbk_run
     }
 
     dbk_strbuf_appendf(sb, "\n## Runs\n\n| run | device | backend | driver | recipe | seed | clock | status | epochs "
-                           "| time to target | best accuracy | daybreak |\n|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+                           "| time to target | best accuracy | fixed-schedule accuracy | daybreak |\n"
+                           "|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
     for (int i = 0; i < set->count; i++) {
         const dbk_run *r = &set->runs[i];
         double best = 0.0;
@@ -585,6 +616,8 @@ static void write_markdown(dbk_strbuf *sb, const dbk_run_set *set, const dbk_run
                            r->status, r->subset ? " (subset)" : "", r->epochs);
         md_seconds(sb, r->seconds_to_target);
         dbk_strbuf_appendf(sb, " | %.2f%% | ", best);
+        if (isfinite(r->schedule_accuracy)) dbk_strbuf_appendf(sb, "%.2f%% | ", r->schedule_accuracy);
+        else dbk_strbuf_appendf(sb, "n/a | ");
         md_cell(sb, r->version);
         dbk_strbuf_appendf(sb, " |\n");
     }

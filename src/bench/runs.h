@@ -8,7 +8,8 @@
  * repetitions of one measurement. Within a group the
  * time, epochs and cost to the target are summarised with bench/stats.h (a run that missed
  * the target counts as not converged, never dropped), and so is every threshold of the sweep
- * (90..94% and the target).
+ * (90..94% and the target). The fixed-schedule accuracy and time (airbench's metric) are
+ * summarised over the runs that completed their schedule.
  */
 #ifndef DBK_RUNS_H
 #define DBK_RUNS_H
@@ -39,6 +40,8 @@ typedef struct dbk_run {
     double   target;
     int      epochs_to_target;       /* 0 = not reached */
     double   seconds_to_target;      /* HUGE_VAL when not reached */
+    double   schedule_accuracy;      /* fixed_schedule.test_accuracy; NAN when the schedule did not complete */
+    double   schedule_seconds;       /* fixed_schedule.seconds; NAN likewise */
     double   achieved_gflops;
     double   utilisation;            /* fraction of peak FP32, NAN when the peak is unknown */
     int      epochs;
@@ -79,6 +82,8 @@ typedef struct dbk_run_group {
     dbk_stats  seconds;              /* clock seconds to the target */
     dbk_stats  epochs;               /* epochs to the target */
     dbk_stats  cost;                 /* USD to the target; only meaningful when priced */
+    dbk_stats  schedule_accuracy;    /* fixed-schedule accuracy over the runs that completed it */
+    dbk_stats  schedule_seconds;     /* and their clock seconds (n = those runs; 0 when none) */
     bool       priced;
     double     utilisation_median;   /* NAN when unknown */
     double     achieved_gflops_median;

@@ -139,6 +139,25 @@ void dbk_results_print_conformance(FILE *out, const dbk_train_options *opt, cons
     dbk_conformance_print(out, "dawnbench.json", &c);
 }
 
+void dbk_results_schedule_note(const dbk_train_report *r, char *out, size_t cap) {
+    const dbk_schedule_result *sc = &r->schedule;
+    if (sc->completed) {
+        out[0] = '\0';
+        return;
+    }
+    const char *what = "has not finished";
+    switch (r->status) {
+    case DBK_RUN_REACHED:     what = "stopped at its target"; break;
+    case DBK_RUN_DIVERGED:    what = "diverged"; break;
+    case DBK_RUN_FAILED:      what = "failed"; break;
+    case DBK_RUN_INTERRUPTED: what = "was interrupted"; break;
+    case DBK_RUN_RUNNING:
+    case DBK_RUN_NOT_REACHED: break;
+    }
+    snprintf(out, cap, "the run %s after epoch %d of %d%s", what, r->epochs_run, sc->epochs,
+             r->status == DBK_RUN_REACHED ? " (--all-epochs trains the whole schedule)" : "");
+}
+
 void dbk_results_subset_marker(const dbk_train_report *r, char *out, size_t cap) {
     out[0] = '\0';
     if (!r->subset) return;
@@ -233,6 +252,26 @@ static cJSON *recipe_json(const dbk_recipe *rc) {
 static void add_number_or_null(cJSON *o, const char *key, double v, bool known) {
     if (known) cJSON_AddNumberToObject(o, key, v);
     else cJSON_AddNullToObject(o, key);
+}
+
+/* result.json's "fixed_schedule": airbench's metric, the accuracy and clock time of the whole
+ * schedule, or nulls and the reason there are none. */
+static void add_fixed_schedule(cJSON *root, const dbk_train_report *r) {
+    const dbk_schedule_result *sc = &r->schedule;
+    cJSON *o = cJSON_AddObjectToObject(root, "fixed_schedule");
+    cJSON_AddBoolToObject(o, "completed", sc->completed);
+    cJSON_AddNumberToObject(o, "epochs", sc->epochs);
+    cJSON_AddNumberToObject(o, "steps", (double)sc->steps);
+    add_number_or_null(o, "test_accuracy", sc->accuracy, sc->completed);
+    if (r->top5) add_number_or_null(o, "test_top5_accuracy", sc->top5, sc->completed);
+    add_number_or_null(o, "seconds", sc->seconds, sc->completed);
+    add_number_or_null(o, "hours", sc->seconds / 3600.0, sc->completed);
+    add_number_or_null(o, "cost", sc->seconds / 3600.0 * r->platform.price_per_hour,
+                       sc->completed && r->platform.price_per_hour > 0);
+    cJSON_AddStringToObject(o, "accuracy_source", r->final_eval.done ? "final evaluation" : "last epoch's evaluation");
+    char note[256];
+    dbk_results_schedule_note(r, note, sizeof note);
+    cJSON_AddStringToObject(o, "note", note);
 }
 
 static void add_platform_and_flops(cJSON *root, const dbk_train_report *r) {
@@ -387,6 +426,7 @@ dbk_status dbk_results_write_json(const char *path, const dbk_train_options *opt
         cJSON_AddNumberToObject(f, "test_accuracy_without_tta", fe->plain_accuracy);
     }
 
+    add_fixed_schedule(root, r);
     add_platform_and_flops(root, r);
 
     cJSON *eps = cJSON_AddArrayToObject(root, "epochs");
@@ -486,5 +526,8 @@ dbk_status dbk_results_write_dawnbench_entry(const char *path, const dbk_train_o
     add_number_or_null(misc, "hoursToTarget", r->seconds_to_target / 3600.0, hit);
     add_number_or_null(misc, "costToTarget", r->seconds_to_target / 3600.0 * r->platform.price_per_hour,
                        hit && r->platform.price_per_hour > 0);
+    const dbk_schedule_result *sc = &r->schedule; /* airbench's metric: the whole schedule's accuracy and time */
+    add_number_or_null(misc, "fixedScheduleAccuracy", sc->accuracy, sc->completed);
+    add_number_or_null(misc, "fixedScheduleHours", sc->seconds / 3600.0, sc->completed);
     return dbk_results_write_cjson(path, root);
 }

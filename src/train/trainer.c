@@ -603,6 +603,13 @@ static dbk_status finish(run *r, const dbk_train_options *opt, dbk_train_report 
     return dbk_session_save(r->session, r->ckpt_path, meta);
 }
 
+/* The whole schedule ran: its accuracy (the final evaluation's, now in e) and its clock. */
+static void record_schedule(dbk_train_report *rep, const dbk_epoch_record *e, long total_steps, int epochs,
+                            double clock) {
+    rep->schedule = (dbk_schedule_result){.completed = true, .epochs = epochs, .steps = total_steps,
+                                          .accuracy = e->test_accuracy, .top5 = e->test_top5, .seconds = clock};
+}
+
 static dbk_status train_loop(run *r, const dbk_train_options *opt, dbk_train_report *rep) {
     const dbk_recipe *rc = &opt->recipe;
     double clock;
@@ -611,6 +618,8 @@ static dbk_status train_loop(run *r, const dbk_train_options *opt, dbk_train_rep
     const int steps = dbk_session_steps_per_epoch(r->session);
     const long total_steps = dbk_recipe_total_steps(rc, steps);
     const int epochs = (int)((total_steps + steps - 1) / steps);
+    rep->schedule.epochs = epochs;
+    rep->schedule.steps = total_steps;
     for (int epoch = rep->epochs_run + 1; epoch <= epochs && epoch <= DBK_MAX_EPOCHS; epoch++) {
         dbk_epoch_record *e = &rep->epochs[epoch - 1];
         memset(e, 0, sizeof *e);
@@ -653,6 +662,7 @@ static dbk_status train_loop(run *r, const dbk_train_options *opt, dbk_train_rep
             rep->seconds_to_target = clock;
         }
         bool reached = rep->epochs_to_target > 0;
+        if (last) record_schedule(rep, e, total_steps, epochs, clock);
         if (last || (reached && !opt->all_epochs)) {
             rep->status = reached ? DBK_RUN_REACHED : DBK_RUN_NOT_REACHED;
             dbk_mlperf_log_run_stop(&r->mlperf, reached);
