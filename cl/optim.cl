@@ -4,14 +4,16 @@
  * SGD (torch.optim.SGD with dampening 0):
  *   g = grad + wd * p;  v = mu * v + g;  step = nesterov ? g + mu * v : v;  p -= lr * step
  * lr is read from device memory (written by the host before each step), so a recorded step
- * replays with a new learning rate without touching kernel arguments.  global (n)
+ * replays with a new learning rate without touching kernel arguments; with mu_in_lr the
+ * momentum is the value after it.  global (n)
  */
 __kernel void sgd_momentum_update(__global const float *grad, const uint g_off, __global const float *lr, const uint lr_off,
                            __global float *param, const uint p_off, __global float *mom, const uint m_off,
-                           const float mu, const float wd, const int nesterov, const int n) {
+                           const float mu_param, const float wd, const int nesterov, const int mu_in_lr, const int n) {
     const int i = get_global_id(0);
     if (i >= n) return;
     const float rate = lr[lr_off];
+    const float mu = mu_in_lr ? lr[lr_off + 1] : mu_param; /* {lr, momentum}: a scheduled momentum */
     const float p = param[p_off + i];
     const float g = grad[g_off + i] + wd * p;
     const float v = mu * mom[m_off + i] + g;
@@ -23,15 +25,16 @@ __kernel void sgd_momentum_update(__global const float *grad, const uint g_off, 
 /* AdamW (torch.optim.AdamW, amsgrad off), as src/backends/cpu/optim.c:
  *   p = p * (1 - lr * wd);  m = m + (1 - beta1) * (g - m);  v = beta2 * v + (1 - beta2) * g * g;
  *   p = p - step_size * m / (sqrt(v) / bc2_sqrt + eps)
- * step = {lr, step_size, bc2_sqrt} is read from device memory (the host writes it each step).
+ * step = {lr, step_size, bc2_sqrt[, beta1]} is read from device memory (the host writes it each step).
  * global (n) */
 __kernel void adamw_update(__global const float *grad, const uint g_off, __global const float *step, const uint s_off,
                            __global float *param, const uint p_off, __global float *exp_avg, const uint m_off,
-                           __global float *exp_avg_sq, const uint v_off, const float beta1, const float beta2,
-                           const float eps, const float wd, const int n) {
+                           __global float *exp_avg_sq, const uint v_off, const float beta1_param, const float beta2,
+                           const float eps, const float wd, const int beta1_in_step, const int n) {
     const int i = get_global_id(0);
     if (i >= n) return;
     const float decay = 1.0f - step[s_off] * wd, step_size = step[s_off + 1], bc2_sqrt = step[s_off + 2];
+    const float beta1 = beta1_in_step ? step[s_off + 3] : beta1_param;
     const float g = grad[g_off + i], m0 = exp_avg[m_off + i];
     const float m = m0 + (1.0f - beta1) * (g - m0);
     const float v = beta2 * exp_avg_sq[v_off + i] + (1.0f - beta2) * g * g;

@@ -747,10 +747,14 @@ static int accuracy_should_count_labels_among_the_k_largest_logits(void) {
 /* ---------------------------------------------------------------------------------- */
 /* SGD                                                                                */
 
-static int sgd_case_check(bool nesterov) {
+/* scheduled: lr holds {lr, momentum}, the momentum changing per step (fastai's cycle) and
+ * replacing params.momentum. */
+static int sgd_case_check(bool nesterov, bool scheduled) {
     enum { N = 9 };
-    const float mu = 0.9f, wd = 5e-3f, lrs[2] = {0.1f, 0.05f};
-    dbk_tensor grad = gf(1, N, 1, 1, 1), lr = gf(1, 1, 1, 1, 1), param = gf(1, N, 1, 1, 1), mom = gf(1, N, 1, 1, 1);
+    const float wd = 5e-3f, lrs[2] = {0.1f, 0.05f}, mus[2] = {0.95f, 0.85f};
+    const float mu_param = 0.9f;
+    dbk_tensor grad = gf(1, N, 1, 1, 1), lr = gf(1, scheduled ? 2 : 1, 1, 1, 1), param = gf(1, N, 1, 1, 1),
+               mom = gf(1, N, 1, 1, 1);
     float *hp = dbk_test_uniform(N, -1.0f, 1.0f, 20), *hv = dbk_test_uniform(N, -0.1f, 0.1f, 21);
     double rp[N], rv[N];
     for (int i = 0; i < N; i++) {
@@ -759,12 +763,13 @@ static int sgd_case_check(bool nesterov) {
     }
     DBK_CHECK_OK(dbk_tensor_write(&param, hp));
     DBK_CHECK_OK(dbk_tensor_write(&mom, hv));
-    dbk_op_desc d = {.op = DBK_OP_SGD_MOMENTUM_UPDATE, .p.sgd = {mu, wd, nesterov}};
+    dbk_op_desc d = {.op = DBK_OP_SGD_MOMENTUM_UPDATE, .p.sgd = {mu_param, wd, nesterov}};
     d.src[0] = grad; d.src[1] = lr; d.dst[0] = param; d.dst[1] = mom;
     for (int step = 0; step < 2; step++) {
         float *hg = dbk_test_uniform(N, -1.0f, 1.0f, 22 + (uint64_t)step);
+        const float mu = scheduled ? mus[step] : mu_param, values[2] = {lrs[step], mus[step]};
         DBK_CHECK_OK(dbk_tensor_write(&grad, hg));
-        DBK_CHECK_OK(dbk_tensor_write(&lr, &lrs[step]));   /* the host rewrites lr every step */
+        DBK_CHECK_OK(dbk_tensor_write(&lr, values));   /* the host rewrites lr (and momentum) every step */
         DBK_CHECK_OK(dbk_backend_run(be, &d));
         for (int i = 0; i < N; i++) {
             const double g = (double)hg[i] + (double)wd * rp[i];
@@ -778,8 +783,11 @@ static int sgd_case_check(bool nesterov) {
         fp[i] = (float)rp[i];
         fv[i] = (float)rv[i];
     }
-    int rc = close_abs(nesterov ? "sgd nesterov params" : "sgd params", fp, gp, N, 1e-6);
-    rc |= close_abs(nesterov ? "sgd nesterov momentum" : "sgd momentum", fv, gv, N, 1e-6);
+    char what[64];
+    snprintf(what, sizeof what, "sgd%s%s params", nesterov ? " nesterov" : "", scheduled ? " scheduled momentum" : "");
+    int rc = close_abs(what, fp, gp, N, 1e-6);
+    snprintf(what, sizeof what, "sgd%s%s momentum", nesterov ? " nesterov" : "", scheduled ? " scheduled momentum" : "");
+    rc |= close_abs(what, fv, gv, N, 1e-6);
     rc |= guards_intact();
     free(hp); free(hv); free(gp); free(gv);
     free_all();
@@ -787,7 +795,8 @@ static int sgd_case_check(bool nesterov) {
 }
 
 static int sgd_should_match_hand_computation_with_and_without_nesterov(void) {
-    return sgd_case_check(false) | sgd_case_check(true);
+    return sgd_case_check(false, false) | sgd_case_check(true, false) | sgd_case_check(false, true) |
+           sgd_case_check(true, true);
 }
 
 /* The step values the trainer writes for AdamW step t (1-based), in double as PyTorch. */
@@ -852,6 +861,31 @@ static int adamw_should_match_hand_computation_over_three_steps(void) {
         rc |= close_abs(what, fv, gv, N, 1e-7);
         free(gp); free(gm); free(gv);
     }
+    return rc | guards_intact();
+}
+
+/* A 4th step value is the step's beta1 (fastai's cycled momentum): exp_avg = m + (1 - b1) (g - m)
+ * with that b1, not params.beta1. */
+static int adamw_should_take_beta1_from_the_step_values(void) {
+    enum { N = 4 };
+    const float p0[N] = {1.0f, -0.5f, 0.25f, 2.0f}, m0[N] = {0.1f, -0.2f, 0.3f, 0.0f}, g0[N] = {1.0f, 2.0f, -1.0f, 0.5f};
+    const float zeros[N] = {0}, sv[4] = {0.0f, 0.0f, 1.0f, 0.5f}; /* lr 0: only the moments move */
+    dbk_tensor g = gf(1, N, 1, 1, 1), st = gf(1, 4, 1, 1, 1), p = gf(1, N, 1, 1, 1), m = gf(1, N, 1, 1, 1),
+               v = gf(1, N, 1, 1, 1);
+    DBK_CHECK_OK(dbk_tensor_write(&st, sv));
+    DBK_CHECK_OK(dbk_tensor_write(&g, g0));
+    DBK_CHECK_OK(dbk_tensor_write(&p, p0));
+    DBK_CHECK_OK(dbk_tensor_write(&m, m0));
+    DBK_CHECK_OK(dbk_tensor_write(&v, zeros));
+    dbk_op_desc op = {.op = DBK_OP_ADAMW_UPDATE, .p.adamw = {0.9f, 0.999f, 1e-8f, 0.0f}};
+    op.src[0] = g; op.src[1] = st;
+    op.dst[0] = p; op.dst[1] = m; op.dst[2] = v;
+    DBK_CHECK_OK(dbk_backend_run(be, &op));
+    float want[N];
+    for (int i = 0; i < N; i++) want[i] = m0[i] + 0.5f * (g0[i] - m0[i]);
+    float *gm = dbk_test_read(&m);
+    int rc = close_abs("exp_avg with beta1 0.5 from the step values", want, gm, N, 1e-7);
+    free(gm);
     return rc | guards_intact();
 }
 
@@ -1787,6 +1821,7 @@ int main(void) {
     RUN(accuracy_should_count_labels_among_the_k_largest_logits);
     RUN(sgd_should_match_hand_computation_with_and_without_nesterov);
     RUN(adamw_should_match_hand_computation_over_three_steps);
+    RUN(adamw_should_take_beta1_from_the_step_values);
     RUN(adamw_without_gradient_should_only_decay);
     RUN(augment_choices_should_follow_the_documented_draw);
     RUN(augment_train_should_match_independent_geometry);

@@ -195,7 +195,8 @@
                                                                                               \
     /* SGD with momentum and weight decay over flat buffers, PyTorch's torch.optim.SGD:       \
      *   g = grad + wd * p;  v = mu * v + g;  step = nesterov ? g + mu * v : v;  p -= lr*step \
-     * src0 grad (n)  src1 lr f32 (1), written by the host each step                          \
+     * src0 grad (n)  src1 lr f32 (1 or 2), written by the host each step: {lr}, or {lr, mu} \
+     *   whose mu replaces params.momentum (a momentum schedule: fastai's cycled momentum)     \
      * dst0 params (n) in place  dst1 momentum v (n) in place */                              \
     X(SGD_MOMENTUM_UPDATE, sgd_momentum_update, optim, "grad lr", "params momentum", sgd,     \
       check_sgd_momentum_update, 6.0 * n_src(d, 0), all_bytes(d), NONE, OWN, ALL)             \
@@ -205,8 +206,9 @@
      *   m = m + (1 - beta1) * (g - m)                   (exp_avg.lerp_(grad, 1 - beta1))     \
      *   v = beta2 * v + (1 - beta2) * g * g                                                  \
      *   p = p - step_size * m / (sqrt(v) / bc2_sqrt + eps)                                   \
-     * src0 grad (n)  src1 step f32 (3): {lr, step_size = lr / (1 - beta1^t),                 \
-     *   bc2_sqrt = sqrt(1 - beta2^t)} for the 1-based step t, written by the host each step  \
+     * src0 grad (n)  src1 step f32 (3 or 4): {lr, step_size = lr / (1 - beta1^t),            \
+     *   bc2_sqrt = sqrt(1 - beta2^t)} for the 1-based step t, written by the host each step, \
+     *   and a 4th, beta1, replacing params.beta1 (a beta1 schedule: fastai's cycled momentum) \
      * dst0 params (n) in place  dst1 exp_avg m (n) in place  dst2 exp_avg_sq v (n) in place */\
     X(ADAMW_UPDATE, adamw_update, optim, "grad step", "params exp_avg exp_avg_sq", adamw,     \
       check_adamw_update, 12.0 * n_src(d, 0), all_bytes(d), NONE, OWN, ALL)                   \

@@ -366,7 +366,7 @@ static dbk_status check_accuracy(const dbk_op_desc *d) {
 static dbk_status check_sgd_momentum_update(const dbk_op_desc *d) {
     const dbk_tensor *s = d->src, *o = d->dst;
     DBK_TRY(want(d, &s[0], "grad", DBK_DTYPE_F32, 0));
-    DBK_TRY(check_scalar(d, &s[1], "lr", DBK_DTYPE_F32, 1));
+    DBK_TRY(check_scalar(d, &s[1], "lr {lr[, momentum]}", DBK_DTYPE_F32, dbk_tensor_numel(&s[1]) == 2 ? 2 : 1));
     DBK_TRY(want(d, &o[0], "params", DBK_DTYPE_F32, 0));
     DBK_TRY(want(d, &o[1], "momentum", DBK_DTYPE_F32, 0));
     if (dbk_tensor_numel(&s[0]) != dbk_tensor_numel(&o[0]) || dbk_tensor_numel(&o[1]) != dbk_tensor_numel(&o[0]))
@@ -374,13 +374,14 @@ static dbk_status check_sgd_momentum_update(const dbk_op_desc *d) {
     return DBK_OK;
 }
 
-/* grad, params, exp_avg, exp_avg_sq f32 of one element count; step f32 (3); betas in
+/* grad, params, exp_avg, exp_avg_sq f32 of one element count; step f32 (3 or 4); betas in
  * [0, 1), eps > 0, weight decay >= 0. */
 static dbk_status check_adamw_update(const dbk_op_desc *d) {
     const dbk_tensor *s = d->src, *o = d->dst;
     const dbk_adamw_params *p = &d->p.adamw;
     DBK_TRY(want(d, &s[0], "grad", DBK_DTYPE_F32, 0));
-    DBK_TRY(check_scalar(d, &s[1], "step {lr, step_size, bc2_sqrt}", DBK_DTYPE_F32, 3));
+    DBK_TRY(check_scalar(d, &s[1], "step {lr, step_size, bc2_sqrt[, beta1]}", DBK_DTYPE_F32,
+                         dbk_tensor_numel(&s[1]) == 4 ? 4 : 3));
     DBK_TRY(want(d, &o[0], "params", DBK_DTYPE_F32, 0));
     DBK_TRY(want(d, &o[1], "exp_avg", DBK_DTYPE_F32, 0));
     DBK_TRY(want(d, &o[2], "exp_avg_sq", DBK_DTYPE_F32, 0));

@@ -816,6 +816,19 @@ static void sgd_momentum_update_cases(dbk_op_checker *ck) {
             set_uniform(c, DST(1), ROLE_INOUT, -0.1f, 0.1f, 1, counts[i], 1, 1, 1);
             dbk_op_check_case(c);
         }
+    /* {lr, momentum}: a scheduled momentum (fastai's 0.95 -> 0.85 cycle) replaces params' 0.9 */
+    for (int nesterov = 0; nesterov < 2; nesterov++) {
+        tcase *c = case_new(ck, DBK_OP_SGD_MOMENTUM_UPDATE, "n 4099 {lr, momentum 0.87} wd 2e-4 nesterov %s",
+                            nesterov ? "true" : "false");
+        c->desc.p.sgd = (dbk_sgd_params){0.9f, 2e-4f, nesterov};
+        set_uniform(c, SRC(0), ROLE_IN, -1.0f, 1.0f, 1, 4099, 1, 1, 1);
+        float *step = set_slot(c, SRC(1), ROLE_IN, DBK_DTYPE_F32, 1, 2, 1, 1, 1);
+        step[0] = 0.6f;
+        step[1] = 0.87f;
+        set_uniform(c, DST(0), ROLE_INOUT, -0.5f, 0.5f, 1, 4099, 1, 1, 1);
+        set_uniform(c, DST(1), ROLE_INOUT, -0.1f, 0.1f, 1, 4099, 1, 1, 1);
+        dbk_op_check_case(c);
+    }
 }
 OP_TEST(sgd_momentum_update, 1e-10);
 
@@ -844,6 +857,19 @@ static void adamw_update_cases(dbk_op_checker *ck) {
             set_uniform(c, DST(2), ROLE_INOUT, 0.0f, mag * mag, 1, counts[i], 1, 1, 1);
             dbk_op_check_case(c);
         }
+    /* {lr, step_size, bc2_sqrt, beta1}: a scheduled beta1 (fastai's cycled momentum) replaces 0.9 */
+    tcase *c = case_new(ck, DBK_OP_ADAMW_UPDATE, "n 4099 t 50 beta1 0.88 in the step values wd 0.1");
+    c->desc.p.adamw = (dbk_adamw_params){0.9f, 0.99f, 1e-8f, 0.1f};
+    set_uniform(c, SRC(0), ROLE_IN, -1.0f, 1.0f, 1, 4099, 1, 1, 1);
+    float *step = set_slot(c, SRC(1), ROLE_IN, DBK_DTYPE_F32, 1, 4, 1, 1, 1);
+    step[0] = 3e-3f;
+    step[1] = (float)(3e-3 / (1.0 - pow(0.88, 50)));
+    step[2] = (float)sqrt(1.0 - pow(0.99, 50));
+    step[3] = 0.88f;
+    set_uniform(c, DST(0), ROLE_INOUT, -0.5f, 0.5f, 1, 4099, 1, 1, 1);
+    set_uniform(c, DST(1), ROLE_INOUT, -0.3f, 0.3f, 1, 4099, 1, 1, 1);
+    set_uniform(c, DST(2), ROLE_INOUT, 0.0f, 0.09f, 1, 4099, 1, 1, 1);
+    dbk_op_check_case(c);
 }
 OP_TEST(adamw_update, 1e-10);
 

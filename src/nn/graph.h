@@ -174,8 +174,10 @@ typedef struct dbk_step_ctx {
     uint32_t run_seed;              /* constant for the whole run (per-image draws that must
                                        not change between epochs); 0 in evaluation */
     double   lr;                    /* the schedule's learning rate at this step */
-    long     run_step;              /* training steps done in the whole run */
+    long     run_step;              /* training steps done in the whole run before this one */
     long     run_steps;             /* the run's length in steps */
+    const void *recipe;             /* the owner's description of the run, for its rules (the
+                                       session: its dbk_recipe); NULL when it has none */
     float    loss_scale;            /* mixed precision: the dynamic loss scale S (train/loss_scaler.h) */
 } dbk_step_ctx;
 

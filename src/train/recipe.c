@@ -346,9 +346,119 @@ long dbk_recipe_total_steps(const dbk_recipe *r, int steps_per_epoch) {
     return (long)ceil((double)steps_per_epoch * epochs);
 }
 
+/* ---------------------------------------------------------------------------------- */
+/* fastai 0.7 schedules                                                               */
+
+/* CircularLR_beta's cycle_nb = int(nb * (1 - pct/100) / 2), in doubles as Python. */
+static long clr_cycle_nb(const dbk_clr_schedule *c, long nb) {
+    return (long)((double)nb * (1.0 - (double)c->pct / 100.0) / 2.0);
+}
+
+/* CircularLR_beta.calc_lr at cycle position i of nb. */
+static double clr_lr(const dbk_clr_schedule *c, long i, long nb) {
+    const long cn = clr_cycle_nb(c, nb);
+    const double lr = c->lr, div = c->div;
+    if (i > 2 * cn) {
+        const double pct = (double)(i - 2 * cn) / (double)(nb - 2 * cn);
+        return lr * (1.0 + (pct * (1.0 - 100.0) / 100.0)) / div;
+    }
+    const double pct = i > cn ? 1.0 - (double)(i - cn) / (double)cn : (double)i / (double)cn;
+    return lr * (1.0 + pct * (div - 1.0)) / div;
+}
+
+/* CircularLR_beta.calc_mom at cycle position i of nb. */
+static double clr_mom(const dbk_clr_schedule *c, long i, long nb) {
+    const long cn = clr_cycle_nb(c, nb);
+    if (i > 2 * cn) return c->mom_max;
+    const double pct = i > cn ? 1.0 - (double)(i - cn) / (double)cn : (double)i / (double)cn;
+    return (double)c->mom_max + pct * ((double)c->mom_min - (double)c->mom_max);
+}
+
+/* fit_opt_sched: the phase of global step `step` and the step's index j inside it. Phase p
+ * ends after batch ceil(cnt[p]), cnt the cumulative sum of epochs * steps per epoch (fastai
+ * switches after the first batch_num >= cnt[p]). */
+static int phase_of(const dbk_recipe *r, long step, int steps_per_epoch, long *j) {
+    double cnt = 0.0;
+    long first = 0;
+    for (int p = 0; p < r->phase_count; p++) {
+        cnt += r->phases[p].epochs * steps_per_epoch;
+        const long end = (long)ceil(cnt);
+        if (step < end || p == r->phase_count - 1) {
+            *j = step - first;
+            return p;
+        }
+        first = end;
+    }
+    *j = 0;
+    return 0;
+}
+
+/* DecayScheduler(LINEAR, nb_batches * epochs, start, end) after j next_val()s. */
+static double phase_value(double start, double end, long j, double nb) { return start + (double)j / nb * (end - start); }
+
+static double fastai_lr(const dbk_recipe *r, long step, int steps_per_epoch, long total_steps) {
+    if (r->schedule == DBK_SCHEDULE_FASTAI_CLR_BETA) return clr_lr(&r->clr, step % total_steps, total_steps);
+    long j;
+    const dbk_fastai_phase *ph = &r->phases[phase_of(r, step, steps_per_epoch, &j)];
+    return phase_value(ph->lr0, ph->lr1, j, ph->epochs * steps_per_epoch);
+}
+
+float dbk_recipe_momentum_at_step(const dbk_recipe *r, long step, int steps_per_epoch, long total_steps) {
+    if (r->schedule == DBK_SCHEDULE_FASTAI_CLR_BETA) {
+        const long next = (step % total_steps) + 1; /* calc_mom runs after calc_lr advanced the position */
+        return (float)clr_mom(&r->clr, next == total_steps ? 0 : next, total_steps);
+    }
+    if (r->schedule == DBK_SCHEDULE_FASTAI_PHASES) {
+        long j;
+        const dbk_fastai_phase *ph = &r->phases[phase_of(r, step, steps_per_epoch, &j)];
+        return (float)phase_value(ph->mom0, ph->mom1, j, ph->epochs * steps_per_epoch);
+    }
+    return r->optimizer == DBK_OPTIMIZER_ADAMW ? r->adam_beta1 : r->momentum;
+}
+
+bool dbk_recipe_momentum_scheduled(const dbk_recipe *r) { return r->schedule != DBK_SCHEDULE_KNOTS; }
+
+/* ---------------------------------------------------------------------------------- */
+/* parameter groups                                                                   */
+
+dbk_recipe_group dbk_recipe_group_rule(const dbk_recipe *r, const char *group) {
+    for (int i = 0; i < r->group_count; i++)
+        if (!strcmp(r->groups[i].name, group)) return r->groups[i];
+    return (dbk_recipe_group){.name = group, .lr_scale = 1.0f, .weight_decay_scale = 1.0f};
+}
+
+long dbk_recipe_group_until_step(const dbk_recipe_group *g, int steps_per_epoch) {
+    if (g->until_epoch <= 0.0f) return -1;
+    /* The source's ceil(until * len(loader)) in doubles; a float until (0.19f) is within 1e-6
+     * of the source's decimal, so a product that close to a whole number is that number. */
+    const double x = (double)g->until_epoch * (double)steps_per_epoch, whole = round(x);
+    return (long)(fabs(x - whole) < 1e-4 ? whole : ceil(x));
+}
+
+dbk_group_step dbk_recipe_group_step(const dbk_recipe *r, const dbk_recipe_group *g, int batch, double schedule_lr,
+                                     long run_step, int steps_per_epoch) {
+    const bool adamw = r->optimizer == DBK_OPTIMIZER_ADAMW && !g->muon;
+    /* A summed loss divides the per-example rate by the batch, unless the rate is already the
+     * step's (lr_per_step) or the optimizer ignores the loss's scale (AdamW, Muon). */
+    const bool per_example = r->loss_summed && !r->lr_per_step && !adamw && !g->muon;
+    dbk_group_step st = {.grad_scale = r->loss_summed ? 1.0f : 1.0f / (float)batch};
+    double lr = schedule_lr * (double)g->lr_scale;
+    const long until = dbk_recipe_group_until_step(g, steps_per_epoch);
+    if (until >= 0 && g->own_decay) lr = (double)g->lr_scale * (1.0 - (double)run_step / (double)until);
+    if (until >= 0 && run_step >= until) lr = 0.0;
+    st.lr = (float)(per_example ? lr / batch : lr);
+    if (g->muon) st.weight_decay = r->muon.weight_decay * (float)batch; /* decoupled, per example */
+    else if (adamw) st.weight_decay = r->weight_decay * g->weight_decay_scale;
+    else st.weight_decay = (r->loss_summed ? r->weight_decay * (float)batch : r->weight_decay) * g->weight_decay_scale;
+    return st;
+}
+
 float dbk_recipe_lr_at_step(const dbk_recipe *r, long step, int steps_per_epoch, long total_steps) {
-    if (!r->lr_knots_in_run) /* whole epochs plus the fraction, as the epoch loop counts them */
-        return dbk_recipe_lr(r, (double)(step / steps_per_epoch) + (double)(step % steps_per_epoch) / steps_per_epoch);
+    if (r->schedule != DBK_SCHEDULE_KNOTS) return (float)fastai_lr(r, step, steps_per_epoch, total_steps);
+    if (!r->lr_knots_in_run) { /* whole epochs plus the fraction, as the epoch loop counts them */
+        const long s = step + (r->lr_at_step_end ? 1 : 0);
+        return dbk_recipe_lr(r, (double)(s / steps_per_epoch) + (double)(s % steps_per_epoch) / steps_per_epoch);
+    }
     const int n = r->lr_knots;
     if (n <= 0) return 0.0f;
     long k0 = (long)((double)r->lr_epochs[0] * (double)total_steps);
@@ -426,7 +536,7 @@ dbk_status dbk_recipe_parse_size_phases(const char *text, dbk_recipe *r) {
         if (n > 0 && epoch <= phases[n - 1].first_epoch)
             return dbk_set_error(DBK_ERR_INVALID_ARG, "image sizes '%s': phase %d starts at epoch %ld, not after the "
                                  "previous phase's %d", text, n + 1, epoch, phases[n - 1].first_epoch);
-        phases[n++] = (dbk_size_phase){(int)epoch, (int)size};
+        phases[n++] = (dbk_size_phase){.first_epoch = (int)epoch, .size = (int)size};
         p = *end == ',' ? end + 1 : end;
         if (*end == ',' && !*p) return dbk_set_error(DBK_ERR_INVALID_ARG, "image sizes '%s': ends with ','", text);
     }

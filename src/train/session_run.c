@@ -82,9 +82,13 @@ void dbk_session_restore_loss_scaler(dbk_session *s, const dbk_loss_scaler *save
 }
 
 dbk_status dbk_session_train_step(dbk_session *s, int step, float lr) {
-    const dbk_step_ctx ctx = {.epoch = s->epoch > 0 ? s->epoch - 1 : 0, /* 0-based for the rules */
+    const int epoch0 = s->epoch > 0 ? s->epoch - 1 : 0, per_epoch = dbk_session_steps_per_epoch(s);
+    const dbk_step_ctx ctx = {.epoch = epoch0, /* 0-based for the rules */
                               .step = step,
-                              .steps_per_epoch = dbk_session_steps_per_epoch(s),
+                              .steps_per_epoch = per_epoch,
+                              .run_step = (long)epoch0 * per_epoch + step,
+                              .run_steps = dbk_recipe_total_steps(s->cfg.recipe, per_epoch),
+                              .recipe = s->cfg.recipe,
                               .first = s->cfg.streamed ? 0 : (step * shards(s) + s->cfg.shard_index) * s->cfg.batch,
                               .seed = s->epoch_seed,
                               .run_seed = s->run_seed,

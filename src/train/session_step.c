@@ -31,24 +31,35 @@ static void lookahead_decay_rule(const dbk_step_ctx *ctx, const double k[4], voi
     memcpy(dst, &decay, sizeof decay);
 }
 
-/* A group's learning rate: the schedule's value times k[0] (the group's scale, divided by
- * the batch for a summed loss), and 0 from epoch k[1] on when k[1] > 0 (a group that stops
- * training; SGD with lr 0 leaves its parameters as they are). */
+/* The recipe's rule of group k[0] (its index in recipe.groups; -1: the defaults). */
+static dbk_recipe_group rule_of(const dbk_recipe *r, double index) {
+    return index >= 0 ? r->groups[(int)index] : dbk_recipe_group_rule(r, "");
+}
+
+/* A group's learning rate as dbk_recipe_group_step gives it for the step (the group k[0] at
+ * batch k[1]; a group that stopped gets 0, which leaves SGD's parameters as they are), and
+ * with a scheduled momentum that of the step: {lr} or {lr, momentum}. */
 static void group_lr_rule(const dbk_step_ctx *ctx, const double k[4], void *dst) {
-    float lr = (float)(ctx->lr * k[0]);
-    if (k[1] > 0 && ctx->epoch >= k[1]) lr = 0.0f;
-    memcpy(dst, &lr, sizeof lr);
+    const dbk_recipe *r = ctx->recipe;
+    const dbk_recipe_group g = rule_of(r, k[0]);
+    const dbk_group_step st = dbk_recipe_group_step(r, &g, (int)k[1], ctx->lr, ctx->run_step, ctx->steps_per_epoch);
+    const float v[2] = {st.lr, dbk_recipe_momentum_at_step(r, ctx->run_step, ctx->steps_per_epoch, ctx->run_steps)};
+    memcpy(dst, v, (dbk_recipe_momentum_scheduled(r) ? 2 : 1) * sizeof(float));
 }
 
 /* AdamW's step values {lr, step_size = lr / (1 - beta1^t), sqrt(1 - beta2^t)} for the 1-based
- * step t of the run (from the epoch and the step within it, so a resumed run continues the
- * count); lr as group_lr_rule (k[0] scale, k[1] until epoch), k[2] = beta1, k[3] = beta2. */
+ * step t of the run (run_step + 1: a resumed run continues the count), and with a scheduled
+ * beta1 (fastai's momentum) that beta1, which then also enters the bias correction as in
+ * torch's Adam (group k[0] at batch k[1]). */
 static void adamw_step_rule(const dbk_step_ctx *ctx, const double k[4], void *dst) {
-    double lr = ctx->lr * k[0];
-    if (k[1] > 0 && ctx->epoch >= k[1]) lr = 0.0;
-    const double t = (double)ctx->epoch * ctx->steps_per_epoch + ctx->step + 1;
-    const float v[3] = {(float)lr, (float)(lr / (1.0 - pow(k[2], t))), (float)sqrt(1.0 - pow(k[3], t))};
-    memcpy(dst, v, sizeof v);
+    const dbk_recipe *r = ctx->recipe;
+    const dbk_recipe_group g = rule_of(r, k[0]);
+    const double lr = dbk_recipe_group_step(r, &g, (int)k[1], ctx->lr, ctx->run_step, ctx->steps_per_epoch).lr;
+    const double beta1 = dbk_recipe_momentum_at_step(r, ctx->run_step, ctx->steps_per_epoch, ctx->run_steps);
+    const double t = (double)ctx->run_step + 1;
+    const float v[4] = {(float)lr, (float)(lr / (1.0 - pow(beta1, t))), (float)sqrt(1.0 - pow(r->adam_beta2, t)),
+                        (float)beta1};
+    memcpy(dst, v, (dbk_recipe_momentum_scheduled(r) ? 4 : 3) * sizeof(float));
 }
 
 /* Mixed precision: the dynamic loss scale S (k[0] = 1), or its inverse (k[0] = -1). */
@@ -57,11 +68,11 @@ static void loss_scale_rule(const dbk_step_ctx *ctx, const double k[4], void *ds
     memcpy(dst, &v, sizeof v);
 }
 
-/* The recipe's rule for a parameter group, or the defaults (scale 1, until the end). */
-static dbk_recipe_group group_rule(const dbk_recipe *r, const char *group) {
+/* The index of group's rule in recipe.groups, -1 when the recipe has none (the defaults). */
+static int rule_index(const dbk_recipe *r, const char *group) {
     for (int i = 0; i < r->group_count; i++)
-        if (!strcmp(r->groups[i].name, group)) return r->groups[i];
-    return (dbk_recipe_group){.name = group, .lr_scale = 1.0f, .weight_decay_scale = 1.0f, .until_epoch = 0.0f};
+        if (!strcmp(r->groups[i].name, group)) return i;
+    return -1;
 }
 
 /* ---------------------------------------------------------------------------------- */
@@ -162,7 +173,8 @@ static void add_loss(dbk_session *s, dbk_graph *g, int batch, dbk_value logits, 
         dbk_graph_backward(g, &ls, "amp.loss_scale");
     }
     dbk_op_desc lb = {.op = DBK_OP_SOFTMAX_XENT_BWD, .p.xent.label_smoothing = r->label_smoothing};
-    lb.p.xent.grad_scale = r->loss_summed ? 1.0f : 1.0f / (float)batch;
+    const dbk_recipe_group defaults = dbk_recipe_group_rule(r, "");
+    lb.p.xent.grad_scale = dbk_recipe_group_step(r, &defaults, batch, 0.0, 0, 1).grad_scale;
     lb.src[0] = probs;
     lb.src[1] = labels;
     lb.dst[0] = dz;
@@ -172,16 +184,19 @@ static void add_loss(dbk_session *s, dbk_graph *g, int batch, dbk_value logits, 
 /* One AdamW update of parameter group i: its step values (lr, bias corrections) are one
  * per-step value; lr and weight decay are never scaled by the batch (Adam's step does not
  * depend on the loss's scale). */
-static void add_adamw(dbk_session *s, dbk_graph *g, int i, const dbk_recipe_group *rule) {
+static void add_adamw(dbk_session *s, dbk_graph *g, int i, int batch) {
     const dbk_recipe *r = s->cfg.recipe;
     const char *group = dbk_graph_group_name(g, i);
     char name[48], label[48];
     snprintf(name, sizeof name, group[0] ? "adamw.%s" : "adamw", group);
-    const double k[4] = {(double)rule->lr_scale, (double)rule->until_epoch, (double)r->adam_beta1, (double)r->adam_beta2};
-    dbk_tensor step = dbk_graph_step_value(g, name, DBK_DTYPE_F32, 3, adamw_step_rule, k);
+    const int index = rule_index(r, group);
+    const double k[4] = {index, batch, 0, 0};
+    const int count = dbk_recipe_momentum_scheduled(r) ? 4 : 3;
+    dbk_tensor step = dbk_graph_step_value(g, name, DBK_DTYPE_F32, count, adamw_step_rule, k);
     if (dbk_graph_is_planning(g)) return;
-    dbk_op_desc op = {.op = DBK_OP_ADAMW_UPDATE,
-                      .p.adamw = {r->adam_beta1, r->adam_beta2, r->adam_eps, r->weight_decay * rule->weight_decay_scale}};
+    const dbk_recipe_group rule = rule_of(r, index);
+    const float wd = dbk_recipe_group_step(r, &rule, batch, 0.0, 0, 1).weight_decay;
+    dbk_op_desc op = {.op = DBK_OP_ADAMW_UPDATE, .p.adamw = {r->adam_beta1, r->adam_beta2, r->adam_eps, wd}};
     op.src[0] = dbk_graph_group_grads(g, i);
     op.src[1] = step;
     op.dst[0] = dbk_graph_group_params(g, i);
@@ -223,21 +238,22 @@ static void add_optimizer(dbk_session *s, dbk_session_program *p) {
     for (int i = 0; i < dbk_graph_group_count(g); i++) {
         if (dbk_graph_group_frozen(g, i)) continue;
         const char *group = dbk_graph_group_name(g, i);
-        const dbk_recipe_group rule = group_rule(r, group);
+        const int index = rule_index(r, group);
+        const dbk_recipe_group rule = rule_of(r, index);
         if (r->optimizer == DBK_OPTIMIZER_ADAMW) {
-            add_adamw(s, g, i, &rule);
+            add_adamw(s, g, i, batch);
             if (!dbk_graph_is_planning(g)) p->update_count++;
             continue;
         }
         char name[48], label[48];
         snprintf(name, sizeof name, group[0] ? "lr.%s" : "lr", group);
         snprintf(label, sizeof label, group[0] ? "sgd.%s" : "sgd", group);
-        const double k[4] = {(double)rule.lr_scale / (r->loss_summed ? batch : 1), (double)rule.until_epoch, 0, 0};
-        dbk_tensor lr = dbk_graph_step_value(g, name, DBK_DTYPE_F32, 1, group_lr_rule, k);
+        const double k[4] = {index, batch, 0, 0};
+        const int count = dbk_recipe_momentum_scheduled(r) ? 2 : 1; /* {lr} or {lr, momentum} */
+        dbk_tensor lr = dbk_graph_step_value(g, name, DBK_DTYPE_F32, count, group_lr_rule, k);
         if (dbk_graph_is_planning(g)) continue;
         dbk_op_desc sgd = {.op = DBK_OP_SGD_MOMENTUM_UPDATE, .p.sgd = {.momentum = r->momentum, .nesterov = r->nesterov}};
-        const float wd = r->loss_summed ? r->weight_decay * (float)batch : r->weight_decay;
-        sgd.p.sgd.weight_decay = wd * rule.weight_decay_scale;
+        sgd.p.sgd.weight_decay = dbk_recipe_group_step(r, &rule, batch, 0.0, 0, 1).weight_decay;
         sgd.src[0] = dbk_graph_group_grads(g, i);
         sgd.src[1] = lr;
         sgd.dst[0] = dbk_graph_group_params(g, i);

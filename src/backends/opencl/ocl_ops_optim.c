@@ -17,6 +17,7 @@ dbk_status dbk_ocl_record_sgd_momentum_update(dbk_backend *be, const dbk_op_desc
     dbk_ocl_arg_float(&a, op->p.sgd.momentum);
     dbk_ocl_arg_float(&a, op->p.sgd.weight_decay);
     dbk_ocl_arg_int(&a, op->p.sgd.nesterov ? 1 : 0);
+    dbk_ocl_arg_int(&a, dbk_tensor_numel(&op->src[1]) == 2 ? 1 : 0);
     dbk_ocl_arg_int(&a, n);
     return dbk_ocl_range1(&a, (size_t)n);
 }
@@ -34,6 +35,7 @@ dbk_status dbk_ocl_record_adamw_update(dbk_backend *be, const dbk_op_desc *op, d
     dbk_ocl_arg_float(&a, p->beta2);
     dbk_ocl_arg_float(&a, p->eps);
     dbk_ocl_arg_float(&a, p->weight_decay);
+    dbk_ocl_arg_int(&a, dbk_tensor_numel(&op->src[1]) == 4 ? 1 : 0);
     dbk_ocl_arg_int(&a, n);
     return dbk_ocl_range1(&a, (size_t)n);
 }
