@@ -135,6 +135,8 @@ typedef struct dbk_recipe {
                                         whatever the batch (airbench's lr / kilostep_scale), not a
                                         rate per example divided by the batch; weight decay stays
                                         per example (times the batch), as the source's wd */
+    int         lr_reference_batch;  /* > 0: the rates are for this batch and scale linearly with the
+                                        run's (Goyal et al.'s rule, the source's bs_scale) */
     int         passes_per_epoch;    /* > 1: an epoch is this many independent shuffles of the
                                         training set side by side, each row block of a step from
                                         its own (the study's workers, each reading the whole set);

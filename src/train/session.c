@@ -11,13 +11,37 @@
 #include "core/profile.h"
 #include "train/session_impl.h"
 
-static dbk_status graph_for(const dbk_session_config *cfg, dbk_session_program_kind kind, int batch,
-                            dbk_session_program *p) {
+static dbk_status graph_frozen(const dbk_session_config *cfg, dbk_session_program_kind kind, int batch,
+                               const char *frozen_group, dbk_session_program *p) {
     dbk_graph_config gc = {.training = kind == DBK_SESSION_PROGRAM_TRAIN, .bn = cfg->recipe->bn, .fp16 = cfg->fp16,
-                           .no_fusion = kind == DBK_SESSION_PROGRAM_TRAIN && !dbk_env_fusion()};
+                           .no_fusion = kind == DBK_SESSION_PROGRAM_TRAIN && !dbk_env_fusion(),
+                           .frozen_group = frozen_group};
     p->kind = kind;
     p->batch = batch;
     return dbk_graph_create(&gc, &p->graph);
+}
+
+static dbk_status graph_for(const dbk_session_config *cfg, dbk_session_program_kind kind, int batch,
+                            dbk_session_program *p) {
+    return graph_frozen(cfg, kind, batch, NULL, p);
+}
+
+/* The recipe's group that stops training after its first steps (until_epoch), if any: the
+ * session then records a second training step without it, used from that step on. Not with
+ * the update recorded apart (distributed, mixed precision): the full step stays correct
+ * there, as the stopped group's learning rate is 0. */
+static const dbk_recipe_group *stopping_group(const dbk_session_config *cfg) {
+    if (cfg->separate_update || cfg->fp16) return NULL;
+    for (int i = 0; i < cfg->recipe->group_count; i++)
+        if (cfg->recipe->groups[i].until_epoch > 0.0f) return &cfg->recipe->groups[i];
+    return NULL;
+}
+
+/* Whether the planned graph has a group of this name. */
+static bool has_group(const dbk_graph *g, const char *name) {
+    for (int i = 0; i < dbk_graph_group_count(g); i++)
+        if (!strcmp(dbk_graph_group_name(g, i), name)) return true;
+    return false;
 }
 
 /* The steps buffer a program's per-step values live in: the evaluations share one (their
@@ -54,6 +78,8 @@ static dbk_status build(dbk_session *s) {
     dbk_backend *be = s->be;
 
     if (train) DBK_TRY(graph_for(cfg, DBK_SESSION_PROGRAM_TRAIN, cfg->batch, &s->train));
+    const dbk_recipe_group *late = train ? stopping_group(cfg) : NULL;
+    if (late) DBK_TRY(graph_frozen(cfg, DBK_SESSION_PROGRAM_TRAIN, cfg->batch, late->name, &s->train_late));
     DBK_TRY(graph_for(cfg, DBK_SESSION_PROGRAM_EVAL, eval_batch, &s->eval));
     if (tail_batch) DBK_TRY(graph_for(cfg, DBK_SESSION_PROGRAM_EVAL, tail_batch, &s->tail));
     if (r->tta_level > 0) {
@@ -61,12 +87,20 @@ static dbk_status build(dbk_session *s) {
         if (tail_batch) DBK_TRY(graph_for(cfg, DBK_SESSION_PROGRAM_TTA, tail_batch, &s->tta_tail));
     }
     if (train && r->lookahead_every > 0) DBK_TRY(graph_for(cfg, DBK_SESSION_PROGRAM_LOOKAHEAD, 1, &s->lookahead));
-    dbk_session_program *progs[] = {&s->train, &s->eval, &s->tail, &s->tta, &s->tta_tail, &s->lookahead};
+    dbk_session_program *progs[] = {&s->train, &s->train_late, &s->eval, &s->tail, &s->tta, &s->tta_tail, &s->lookahead};
     const int nprogs = (int)(sizeof progs / sizeof progs[0]);
 
     /* Plan. */
     for (int i = 0; i < nprogs; i++)
         if (progs[i]->graph) DBK_TRY(dbk_session_lay_out(s, progs[i]));
+    if (late && !has_group(s->train.graph, late->name)) { /* the model has no such group */
+        dbk_graph_destroy(s->train_late.graph);
+        s->train_late.graph = NULL;
+    }
+    if (s->train_late.graph) { /* both steps count into one steps buffer: the same layout */
+        DBK_ASSERT(dbk_graph_step_bytes(s->train_late.graph) == dbk_graph_step_bytes(s->train.graph));
+        s->train_late_from = dbk_recipe_group_until_step(late, dbk_session_steps_per_epoch(s));
+    }
     const dbk_graph *eg = s->eval.graph;
     size_t n_params = dbk_graph_param_count(eg), n_state = dbk_graph_state_count(eg);
     for (int i = 0; i < nprogs; i++) {
@@ -106,8 +140,12 @@ static dbk_status build(dbk_session *s) {
         } else {
             DBK_TRY(dbk_session_alloc(s, (size_t)cfg->train_count * image_bytes, "training images", &s->train_images));
             DBK_TRY(dbk_session_alloc(s, (size_t)cfg->train_count, "training labels", &s->train_labels));
-            DBK_TRY(dbk_session_alloc(s, (size_t)cfg->train_count * 4, "shuffle indices", &s->indices));
-            if (!(s->perm = dbk_malloc((size_t)cfg->train_count * sizeof *s->perm))) return DBK_ERR_OUT_OF_HOST_MEMORY;
+            /* passes_per_epoch: that many shuffles side by side (train/epoch_order.h) */
+            const size_t order = (size_t)cfg->train_count * (size_t)dbk_session_passes(s);
+            DBK_TRY(dbk_session_alloc(s, order * 4, "shuffle indices", &s->indices));
+            if (!(s->perm = dbk_malloc(order * sizeof *s->perm))) return DBK_ERR_OUT_OF_HOST_MEMORY;
+            if (!(s->perm_scratch = dbk_malloc((size_t)cfg->train_count * sizeof *s->perm_scratch)))
+                return DBK_ERR_OUT_OF_HOST_MEMORY;
         }
     }
     if (s->lookahead.graph) {
@@ -153,6 +191,11 @@ dbk_status dbk_session_create(dbk_backend *be, const dbk_session_config *cfg, db
     if (cfg->streamed && cfg->train_count < 1)
         return dbk_set_error(DBK_ERR_INVALID_ARG, "a streamed session trains (its training set may not be empty)");
     const int shards = cfg->shard_count > 1 ? cfg->shard_count : 1;
+    const int passes = cfg->recipe && cfg->recipe->passes_per_epoch > 1 ? cfg->recipe->passes_per_epoch : 1;
+    if (cfg->train_count > 0 && passes > 1 && (cfg->batch * shards) % passes != 0)
+        return dbk_set_error(DBK_ERR_INVALID_ARG, "batch %d%s must be a multiple of the recipe's %d passes per epoch "
+                             "(its rows are the passes' side by side)", cfg->batch * shards,
+                             shards > 1 ? " (all ranks)" : "", passes);
     if (cfg->train_count > 0 && cfg->train_count / shards < cfg->batch)
         return dbk_set_error(DBK_ERR_INVALID_ARG, "batch size %d%s is larger than the training set (%d images)",
                              cfg->batch * shards, shards > 1 ? " (all ranks)" : "", cfg->train_count);
@@ -183,7 +226,7 @@ dbk_status dbk_session_create(dbk_backend *be, const dbk_session_config *cfg, db
 
 void dbk_session_destroy(dbk_session *s) {
     if (!s) return;
-    dbk_session_program *progs[] = {&s->train, &s->eval, &s->tail, &s->tta, &s->tta_tail, &s->lookahead};
+    dbk_session_program *progs[] = {&s->train, &s->train_late, &s->eval, &s->tail, &s->tta, &s->tta_tail, &s->lookahead};
     dbk_program_destroy(s->update);
     for (size_t i = 0; i < sizeof progs / sizeof progs[0]; i++) {
         dbk_program_destroy(progs[i]->recorded);
@@ -202,6 +245,7 @@ void dbk_session_destroy(dbk_session *s) {
     dbk_free(s->eval_host);
     dbk_free(s->lookahead_host);
     dbk_free(s->perm);
+    dbk_free(s->perm_scratch);
     dbk_free(s->op_seconds);
     dbk_free(s);
 }

@@ -46,6 +46,10 @@ struct dbk_session {
     dbk_backend         *be;
     dbk_session_config   cfg;
     dbk_session_program  train, eval, tail;        /* tail: the last partial eval batch */
+    dbk_session_program  train_late;               /* the training step once a group stopped (recipe
+                                                      until_epoch): its gradients and what only they
+                                                      need are not computed; NULL graph when none */
+    long                 train_late_from;          /* the run step from which train_late runs */
     dbk_session_program  tta, tta_tail;            /* the final evaluation, when the recipe has TTA */
     dbk_session_program  lookahead;                /* when the recipe has lookahead */
     dbk_program         *update;                   /* the optimizer alone (cfg.separate_update) */
@@ -65,7 +69,8 @@ struct dbk_session {
     dbk_buffer          *eval_images, *eval_zeros, *eval_batch_labels; /* streamed_eval: one batch,
                                                       its u8 zeros for the augment op, its labels i32 */
     dbk_loader          *eval_loader;              /* streamed_eval: borrowed */
-    int32_t             *perm;                     /* host permutation buffer */
+    int32_t             *perm;                     /* host copy of the epoch's order (train/epoch_order.h) */
+    int32_t             *perm_scratch;             /* one pass's permutation while building it */
     uint32_t             epoch_seed;               /* augmentation seed of the current epoch */
     uint32_t             run_seed;                 /* per-image draws fixed for the run (begin_epoch) */
     int                  epoch;
@@ -86,6 +91,9 @@ dbk_status dbk_session_lay_out(dbk_session *s, dbk_session_program *p);
 /* session_memory.c */
 dbk_status dbk_session_alloc(dbk_session *s, size_t nbytes, const char *what, dbk_buffer **out);
 dbk_status dbk_session_place_activations(dbk_session *s);
+
+/* session_run.c: the recipe's passes per epoch (1 unless passes_per_epoch > 1). */
+int dbk_session_passes(const dbk_session *s);
 
 /* session.c: an evaluation batch of rows (<= eval_batch) from the host (streamed_eval). */
 dbk_status dbk_session_upload_eval_batch(dbk_session *s, const uint8_t *images, const int32_t *labels, int rows);

@@ -7,12 +7,19 @@
 #include <string.h>
 
 #include "core/rng.h"
+#include "train/epoch_order.h"
 #include "train/session_impl.h"
 
 static int shards(const dbk_session *s) { return s->cfg.shard_count > 1 ? s->cfg.shard_count : 1; }
 
+int dbk_session_passes(const dbk_session *s) {
+    return s->cfg.recipe && s->cfg.recipe->passes_per_epoch > 1 ? s->cfg.recipe->passes_per_epoch : 1;
+}
+
 /* Full global batches only (drop_last): with shards, every rank takes its rows of each. */
-int dbk_session_steps_per_epoch(const dbk_session *s) { return s->cfg.train_count / (s->cfg.batch * shards(s)); }
+int dbk_session_steps_per_epoch(const dbk_session *s) {
+    return dbk_epoch_steps(s->cfg.train_count, dbk_session_passes(s), s->cfg.batch * shards(s));
+}
 
 /* The counters of a program's graph live after its host-written values. */
 static dbk_status zero_counters(dbk_buffer *steps, const dbk_graph *g) {
@@ -40,10 +47,10 @@ static dbk_status read_counters(dbk_session *s, dbk_buffer *steps, const dbk_gra
 dbk_status dbk_session_begin_epoch(dbk_session *s, int epoch, uint64_t seed) {
     if (!s->cfg.streamed) { /* streamed: the loader shuffles */
         DBK_ASSERT(s->perm);
-        dbk_rng rng;
-        dbk_rng_init(&rng, seed ^ ((uint64_t)(epoch + 1) * 0x9e3779b97f4a7c15ULL));
-        dbk_rng_permutation(&rng, s->perm, s->cfg.train_count);
-        DBK_TRY(dbk_buffer_write(s->indices, 0, s->perm, (size_t)s->cfg.train_count * 4));
+        const int passes = dbk_session_passes(s);
+        DBK_TRY(dbk_epoch_order(s->cfg.train_count, passes, s->cfg.batch * shards(s), seed, epoch, s->perm_scratch,
+                                s->perm));
+        DBK_TRY(dbk_buffer_write(s->indices, 0, s->perm, (size_t)s->cfg.train_count * (size_t)passes * 4));
     }
     /* The augmentation seed of the epoch; rows are told apart by their position. */
     s->epoch = epoch;
@@ -100,8 +107,9 @@ dbk_status dbk_session_train_step(dbk_session *s, int step, float lr) {
     s->epoch_steps++;
     if (s->cfg.fp16) return run_loss_scaled(s);
     if (s->update) return dbk_session_run_exchanged(s);
-    if (s->profiling) return dbk_session_run_profiled(s);
-    return dbk_program_run(s->train.recorded);
+    if (s->profiling) return dbk_session_run_profiled(s); /* the full step's ops, as the profile's table */
+    const bool late = s->train_late.recorded && ctx.run_step >= s->train_late_from;
+    return dbk_program_run(late ? s->train_late.recorded : s->train.recorded);
 }
 
 dbk_status dbk_session_end_epoch(dbk_session *s, dbk_epoch_counters *out) {

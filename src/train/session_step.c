@@ -102,7 +102,7 @@ static void add_augment(dbk_session *s, dbk_graph *g, bool training, dbk_tensor 
     } else if (training) {
         aug.src[0] = dbk_tensor_make(s->train_images, 0, DBK_DTYPE_U8, 4, c->train_count, ch, h, w);
         aug.src[1] = flat(s->train_labels, DBK_DTYPE_U8, c->train_count);
-        aug.src[2] = flat(s->indices, DBK_DTYPE_I32, c->train_count);
+        aug.src[2] = flat(s->indices, DBK_DTYPE_I32, (int64_t)c->train_count * dbk_session_passes(s));
     } else {
         aug.p.augment.train = false;
         aug.p.augment.flip_alternating = false;
@@ -184,7 +184,7 @@ static void add_loss(dbk_session *s, dbk_graph *g, int batch, dbk_value logits, 
 /* One AdamW update of parameter group i: its step values (lr, bias corrections) are one
  * per-step value; lr and weight decay are never scaled by the batch (Adam's step does not
  * depend on the loss's scale). */
-static void add_adamw(dbk_session *s, dbk_graph *g, int i, int batch) {
+static void add_adamw(dbk_session *s, dbk_graph *g, int i, int batch, bool stopped) {
     const dbk_recipe *r = s->cfg.recipe;
     const char *group = dbk_graph_group_name(g, i);
     char name[48], label[48];
@@ -193,7 +193,7 @@ static void add_adamw(dbk_session *s, dbk_graph *g, int i, int batch) {
     const double k[4] = {index, batch, 0, 0};
     const int count = dbk_recipe_momentum_scheduled(r) ? 4 : 3;
     dbk_tensor step = dbk_graph_step_value(g, name, DBK_DTYPE_F32, count, adamw_step_rule, k);
-    if (dbk_graph_is_planning(g)) return;
+    if (dbk_graph_is_planning(g) || stopped) return;
     const dbk_recipe_group rule = rule_of(r, index);
     const float wd = dbk_recipe_group_step(r, &rule, batch, 0.0, 0, 1).weight_decay;
     dbk_op_desc op = {.op = DBK_OP_ADAMW_UPDATE, .p.adamw = {r->adam_beta1, r->adam_beta2, r->adam_eps, wd}};
@@ -236,13 +236,16 @@ static void add_optimizer(dbk_session *s, dbk_session_program *p) {
     p->update_count = 0;
     if (s->cfg.fp16) add_grad_unscale(s, g);
     for (int i = 0; i < dbk_graph_group_count(g); i++) {
-        if (dbk_graph_group_frozen(g, i)) continue;
         const char *group = dbk_graph_group_name(g, i);
+        if (!strcmp(group, DBK_GRAPH_GROUP_FROZEN)) continue;
+        /* A group frozen in this graph only (its training stopped) keeps its step value, so
+         * that both training steps lay out their values, and counters, alike; no update. */
+        const bool stopped = dbk_graph_group_frozen(g, i);
         const int index = rule_index(r, group);
         const dbk_recipe_group rule = rule_of(r, index);
         if (r->optimizer == DBK_OPTIMIZER_ADAMW) {
-            add_adamw(s, g, i, batch);
-            if (!dbk_graph_is_planning(g)) p->update_count++;
+            add_adamw(s, g, i, batch, stopped);
+            if (!dbk_graph_is_planning(g) && !stopped) p->update_count++;
             continue;
         }
         char name[48], label[48];
@@ -251,7 +254,7 @@ static void add_optimizer(dbk_session *s, dbk_session_program *p) {
         const double k[4] = {index, batch, 0, 0};
         const int count = dbk_recipe_momentum_scheduled(r) ? 2 : 1; /* {lr} or {lr, momentum} */
         dbk_tensor lr = dbk_graph_step_value(g, name, DBK_DTYPE_F32, count, group_lr_rule, k);
-        if (dbk_graph_is_planning(g)) continue;
+        if (dbk_graph_is_planning(g) || stopped) continue;
         dbk_op_desc sgd = {.op = DBK_OP_SGD_MOMENTUM_UPDATE, .p.sgd = {.momentum = r->momentum, .nesterov = r->nesterov}};
         sgd.p.sgd.weight_decay = dbk_recipe_group_step(r, &rule, batch, 0.0, 0, 1).weight_decay;
         sgd.src[0] = dbk_graph_group_grads(g, i);

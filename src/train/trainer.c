@@ -95,23 +95,26 @@ static dbk_status checkpoint_meta(const dbk_train_options *opt, const dbk_train_
 
 /* A streamed dataset's decode threads (data/loader.h) at the current image shape: the
  * training loader and the validation split's, in evaluation batches (the session's
- * eval_batch: the recipe's batch, or the whole split when smaller). */
-static dbk_status create_loaders(run *r, const dbk_train_options *opt, const dbk_train_report *rep) {
+ * eval_batch: the recipe's eval_batch or else its batch, or the whole split when smaller). */
+static dbk_status create_loaders(run *r, const dbk_train_options *opt, const dbk_train_report *rep, int phase) {
     const dbk_recipe *rc = &opt->recipe;
+    /* progressive resizing: a phase may have its own smallest crop area (imagenet18: 0.5 at 288) */
+    const float min_scale = phase >= 0 && rc->size_phases[phase].min_scale > 0.0f ? rc->size_phases[phase].min_scale
+                                                                                    : rc->min_scale;
     const dbk_loader_config lc = {.list = &r->train_list,
                                   .count = rep->train_images,
                                   .batch = rc->batch,
                                   .height = r->data.shape.height,
                                   .width = r->data.shape.width,
                                   .train = true,
-                                  .min_scale = rc->min_scale,
+                                  .min_scale = min_scale,
                                   .threads = opt->loader_threads,
                                   .seed = opt->seed,
                                   .shard_count = opt->peers ? opt->peers->size : 1,
                                   .shard_index = opt->peers ? opt->peers->rank : 0};
     DBK_TRY(dbk_loader_create(&lc, &r->loader));
-    const int32_t n = rep->test_images;
-    const dbk_loader_config ec = dbk_loader_eval_config(&r->test_list, n, n < rc->batch ? n : rc->batch,
+    const int32_t n = rep->test_images, eb = rc->eval_batch > 0 ? rc->eval_batch : rc->batch;
+    const dbk_loader_config ec = dbk_loader_eval_config(&r->test_list, n, n < eb ? n : eb,
                                                         r->data.shape.height, r->data.shape.width, opt->loader_threads);
     return dbk_loader_create(&ec, &r->eval_loader);
 }
@@ -124,7 +127,7 @@ static dbk_status open_loader(run *r, const dbk_train_options *opt, dbk_train_re
     DBK_TRY(dbk_imagefolder_scan(r->data.dir, DBK_DATASET_SPLIT_TEST, &r->test_list));
     const int32_t m = r->test_list.count;
     rep->test_images = opt->test_limit > 0 && opt->test_limit < m ? opt->test_limit : m;
-    DBK_TRY(create_loaders(r, opt, rep));
+    DBK_TRY(create_loaders(r, opt, rep, r->size_phase));
     dbk_loader_stats stats;
     dbk_loader_get_stats(r->loader, &stats);
     rep->loader_threads = stats.threads;
@@ -178,7 +181,7 @@ static dbk_status create_session(run *r, const dbk_train_options *opt, dbk_train
         .input = r->data.shape,
         .num_classes = r->data.num_classes,
         .batch = rc->batch,
-        .eval_batch = rc->batch,
+        .eval_batch = rc->eval_batch > 0 ? rc->eval_batch : rc->batch,
         .train_count = rep->train_images,
         .streamed = streamed,
         .streamed_eval = streamed,
@@ -251,7 +254,7 @@ static dbk_status enter_size_phase(run *r, const dbk_train_options *opt, dbk_tra
     r->loader = r->eval_loader = NULL;
     const bool resized = dbk_dataset_set_image_size(&r->data, rc->size_phases[phase].size);
     DBK_ASSERT(resized); /* check_size_phases: an image-folder dataset */
-    dbk_status st = create_loaders(r, opt, rep);
+    dbk_status st = create_loaders(r, opt, rep, phase);
     if (st == DBK_OK) st = create_session(r, opt, rep);
     if (st == DBK_OK) st = dbk_session_state_put(r->session, state);
     dbk_session_state_destroy(state);
