@@ -277,6 +277,15 @@
      * dst0 dx (dx may alias dy). ~15 FLOPs per element. */                                   \
     X(GELU_BWD, gelu_bwd, eltwise, "x dy", "dx", none, check_eltwise,                         \
       15.0 * n_dst(d, 0), all_bytes(d), BWD, EW, ALL)                                         \
+    /* SiLU (swish): y = x * sigmoid(x) = x / (1 + exp(-x)).         torch.nn.SiLU            \
+     * src0 x  dst0 y (any shape; y may alias x, but the backward needs x: not in training).  \
+     * ~5 FLOPs per element (exp counted as 1). */                                             \
+    X(SILU_FWD, silu_fwd, eltwise, "x", "y", none, check_eltwise,                             \
+      5.0 * n_dst(d, 0), all_bytes(d), FWD, EW, ALL)                                          \
+    /* dx = dy * s * (1 + x * (1 - s)), s = 1 / (1 + exp(-x)) (torch's silu_backward).        \
+     * src0 x (the forward INPUT)  src1 dy  dst0 dx (dx may alias dy). ~8 FLOPs per element. */\
+    X(SILU_BWD, silu_bwd, eltwise, "x dy", "dx", none, check_eltwise,                         \
+      8.0 * n_dst(d, 0), all_bytes(d), BWD, EW, ALL)                                          \
                                                                                               \
     /* Per-channel bias: y[n,c,h,w] = x[n,c,h,w] + b[c]; conv2d's bias term.                  \
      *                                                 torch.nn.functional.conv2d(x, w, b)    \

@@ -993,6 +993,33 @@ static void gelu_bwd_cases(dbk_op_checker *ck) {
 }
 OP_TEST(gelu_bwd, 1e-9);
 
+/* SiLU over [-10, 10): sigmoid's saturated tails (exp overflow is not reached) and the dip
+ * near x = -1.28 where its derivative changes sign. Tolerance: the devices' exp. */
+static void silu_fwd_cases(dbk_op_checker *ck) {
+    char sh[64];
+    for (int in_place = 0; in_place < 2; in_place++)
+        for (int i = 0; i < (int)EW_SHAPE_COUNT; i++) {
+            tcase *c = case_new(ck, DBK_OP_SILU_FWD, "%s%s", ew_summary(i, sh, sizeof sh), in_place ? " in place (y = x)" : "");
+            set_uniform(c, SRC(0), ROLE_IN, -10.0f, 10.0f, EW(i));
+            set_ew_output(c, i, in_place ? SRC(0) : -1);
+            dbk_op_check_case(c);
+        }
+}
+OP_TEST(silu_fwd, 1e-9);
+
+static void silu_bwd_cases(dbk_op_checker *ck) {
+    char sh[64];
+    for (int in_place = 0; in_place < 2; in_place++)
+        for (int i = 0; i < (int)EW_SHAPE_COUNT; i++) {
+            tcase *c = case_new(ck, DBK_OP_SILU_BWD, "%s%s", ew_summary(i, sh, sizeof sh), in_place ? " in place (dx = dy)" : "");
+            set_uniform(c, SRC(0), ROLE_IN, -10.0f, 10.0f, EW(i));
+            set_uniform(c, SRC(1), ROLE_IN, -1.0f, 1.0f, EW(i));
+            set_ew_output(c, i, in_place ? SRC(1) : -1);
+            dbk_op_check_case(c);
+        }
+}
+OP_TEST(silu_bwd, 1e-9);
+
 /* (N,C,H,W) of the bias ops: odd sizes, batch 1, 1x1 maps, airbench94's whitening output
  * (C 24, 31x31) at batch 1 and 16, C 512 as in ResNet9's last layers, and (channel_sum only)
  * airbench's batch 1024 at 31x31: ~1M values per channel, the longest reduction the op must

@@ -681,22 +681,31 @@ dbk_value dbk_nn_relu(dbk_graph *g, dbk_value x) {
     return x;
 }
 
-dbk_value dbk_nn_gelu(dbk_graph *g, dbk_value x, const char *name) {
+/* An activation whose backward reads its input: op fwd (x -> a new y), op bwd (x, dy -> dx). */
+static dbk_value input_activation(dbk_graph *g, dbk_value x, dbk_op fwd, dbk_op bwd, const char *name) {
     char lb[96];
     dbk_value y = dbk_graph_value(g, x.grad.ndim != 0, x.data.shape[0], x.data.shape[1], x.data.shape[2],
                                   x.data.shape[3]);
-    dbk_op_desc op = {.op = DBK_OP_GELU_FWD};
+    dbk_op_desc op = {.op = fwd};
     op.src[0] = x.data;
     op.dst[0] = y.data;
     dbk_graph_forward(g, &op, name);
     if (g->cfg.training && x.grad.ndim) {
-        dbk_op_desc b = {.op = DBK_OP_GELU_BWD};
-        b.src[0] = x.data; /* the forward input: GELU's derivative depends on it */
+        dbk_op_desc b = {.op = bwd};
+        b.src[0] = x.data; /* the forward input: GELU's and SiLU's derivatives depend on it */
         b.src[1] = y.grad;
         b.dst[0] = x.grad;
         dbk_graph_backward(g, &b, label_of(lb, sizeof lb, name, "bwd"));
     }
     return y;
+}
+
+dbk_value dbk_nn_gelu(dbk_graph *g, dbk_value x, const char *name) {
+    return input_activation(g, x, DBK_OP_GELU_FWD, DBK_OP_GELU_BWD, name);
+}
+
+dbk_value dbk_nn_silu(dbk_graph *g, dbk_value x, const char *name) {
+    return input_activation(g, x, DBK_OP_SILU_FWD, DBK_OP_SILU_BWD, name);
 }
 
 /* Fusion of the max pool (docs/fusion.md): a 2x2, stride-2 max pool of the fused batch norm +

@@ -273,6 +273,7 @@ typedef struct dbk_batchnorm_options {
 dbk_value dbk_nn_batchnorm_ex(dbk_graph *g, dbk_value x, const dbk_batchnorm_options *o, const char *name);
 dbk_value dbk_nn_relu(dbk_graph *g, dbk_value x);                  /* in place */
 dbk_value dbk_nn_gelu(dbk_graph *g, dbk_value x, const char *name);  /* exact (erf) GELU, a new value */
+dbk_value dbk_nn_silu(dbk_graph *g, dbk_value x, const char *name);  /* SiLU x * sigmoid(x), a new value */
 dbk_value dbk_nn_maxpool(dbk_graph *g, dbk_value x, int size, int stride, const char *name);
 /* With a -inf border of pad (at most size / 2) on every side: torch's MaxPool2d(size, stride, pad). */
 dbk_value dbk_nn_maxpool_padded(dbk_graph *g, dbk_value x, int size, int stride, int pad, const char *name);

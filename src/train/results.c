@@ -293,7 +293,8 @@ static void add_platform_and_flops(cJSON *root, const dbk_train_report *r) {
     /* Utilisation over the training steps (preprocessing and evaluation excluded). */
     double train_seconds = 0.0;
     for (int i = 0; i < r->epochs_run; i++) train_seconds += r->epochs[i].epoch_seconds;
-    double total = r->step_flops * r->steps_per_epoch * r->epochs_run;
+    double total = 0.0;   /* the steps run, each as the session ran it */
+    for (int i = 0; i < r->epochs_run; i++) total += r->epochs[i].flops;
     double achieved = train_seconds > 0 ? total / train_seconds : 0.0;
     cJSON *f = cJSON_AddObjectToObject(root, "flops");
     cJSON_AddNumberToObject(f, "per_step", r->step_flops);
@@ -335,6 +336,7 @@ cJSON *dbk_results_epoch_json(const dbk_epoch_record *e) {
     cJSON_AddNumberToObject(o, "clock_seconds", e->clock_seconds);
     cJSON_AddNumberToObject(o, "eval_seconds", e->eval_seconds);
     cJSON_AddNumberToObject(o, "images_per_second", e->images_per_second);
+    cJSON_AddNumberToObject(o, "flops", e->flops);
     cJSON_AddNumberToObject(o, "lr_end", e->lr_end);
     cJSON_AddNumberToObject(o, "test_top5_accuracy", e->test_top5);
     cJSON_AddNumberToObject(o, "loader_wait_seconds", e->loader_wait_seconds);

@@ -546,6 +546,7 @@ static dbk_status train_epoch(run *r, const dbk_train_options *opt, dbk_epoch_re
     *clock += e->epoch_seconds;
     e->clock_seconds = *clock;
     e->images_per_second = (double)tc.images / e->epoch_seconds;
+    e->flops = dbk_session_steps_flops(s, first_step, epoch_steps);
     e->train_loss = tc.loss_sum / (double)tc.images;
     e->train_accuracy = 100.0 * tc.correct / (double)tc.images;
     if (r->loader) {

@@ -103,6 +103,8 @@ typedef struct dbk_epoch_record {
     double clock_seconds;           /* cumulative clock at the end of the epoch */
     double eval_seconds;            /* off the clock */
     double images_per_second;       /* training images / epoch_seconds */
+    double flops;                   /* model FLOPs of the epoch's training steps (a step after a
+                                       group stopped computes less: dbk_session_steps_flops) */
     float  lr_end;                  /* learning rate at the last step */
 } dbk_epoch_record;
 
