@@ -44,6 +44,47 @@ __kernel void adamw_update(__global const float *grad, const uint g_off, __globa
     param[p_off + i] = param[p_off + i] * decay - step_size * m / denom;
 }
 
+/* Muon's momentum (EW): v = mu * v + g; u = nesterov ? g + mu * v : v.  global (n) */
+__kernel void muon_momentum(__global const float *g, const uint g_off, __global float *v, const uint v_off,
+                            __global float *u, const uint u_off, const float mu, const float nesterov, const int n) {
+    const int i = get_global_id(0);
+    if (i >= n) return;
+    const float gi = g[g_off + i], vi = mu * v[v_off + i] + gi;
+    v[v_off + i] = vi;
+    u[u_off + i] = nesterov != 0.0f ? gi + mu * vi : vi;
+}
+
+/* Muon's step (EW): p = (p - lr * x) * (1 - lr * wd); lr read from device memory.  global (n) */
+__kernel void muon_update(__global const float *x, const uint x_off, __global const float *lr, const uint lr_off,
+                          __global float *p, const uint p_off, const float wd, const int n) {
+    const int i = get_global_id(0);
+    if (i >= n) return;
+    const float rate = lr[lr_off];
+    p[p_off + i] = (p[p_off + i] - rate * x[x_off + i]) * (1.0f - rate * wd);
+}
+
+/* y = x * (g > 0 ? alpha g / (||x|| + eps) : 1) in ONE work-group: work-item l sums the squares
+ * of x[l], x[l + ls], ..., a tree in local memory adds the ls partial sums (a fixed order, so
+ * the result never changes from run to run), then every work-item scales its own elements
+ * (each read before the barrier, so y may alias x).  global (ls), local (ls) */
+__kernel void norm_scale(__global const float *x, const uint x_off, __global const float *g, const uint g_off,
+                         __global float *y, const uint y_off, const float alpha, const float eps, const int n,
+                         __local float *scratch) {
+    const int lid = get_local_id(0), ls = get_local_size(0);
+    const float gate = g[g_off];
+    float acc = 0.0f;
+    if (gate > 0.0f)
+        for (int i = lid; i < n; i += ls) acc += x[x_off + i] * x[x_off + i];
+    scratch[lid] = acc;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (int off = ls / 2; off > 0; off >>= 1) {
+        if (lid < off) scratch[lid] += scratch[lid + off];
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+    const float scale = gate > 0.0f ? alpha * gate / (sqrt(scratch[0]) + eps) : 1.0f;
+    for (int i = lid; i < n; i += ls) y[y_off + i] = x[x_off + i] * scale;
+}
+
 /* Lookahead: w = 1 - decay; ema = torch.lerp(ema, params, w) in ATen's two-branch form;
  * params = ema. decay is read from device memory (written by the host before each update).
  * global (n) */

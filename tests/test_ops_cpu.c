@@ -889,6 +889,61 @@ static int adamw_should_take_beta1_from_the_step_values(void) {
     return rc | guards_intact();
 }
 
+/* Muon's ops by hand: the momentum buffer and nesterov direction, the renormalisation to
+ * sqrt(K) (g 1, eps 0) and a skipped one (g 0), speedrun's scaling with a target and eps, and
+ * the step with and without decoupled decay. */
+static int muon_ops_should_match_hand_computation(void) {
+    enum { N = 4 };
+    const float g0[N] = {1.0f, -2.0f, 0.5f, 0.0f}, v0[N] = {0.5f, 0.5f, -1.0f, 2.0f};
+    dbk_tensor g = gf(1, N, 1, 1, 1), v = gf(1, N, 1, 1, 1), u = gf(1, N, 1, 1, 1), s = gf(1, 1, 1, 1, 1);
+    int rc = 0;
+    for (int nesterov = 0; nesterov < 2; nesterov++) {
+        DBK_CHECK_OK(dbk_tensor_write(&g, g0));
+        DBK_CHECK_OK(dbk_tensor_write(&v, v0));
+        dbk_op_desc op = {.op = DBK_OP_MUON_MOMENTUM, .p.muon_momentum = {0.6f, (float)nesterov}};
+        op.src[0] = g; op.dst[0] = v; op.dst[1] = u;
+        DBK_CHECK_OK(dbk_backend_run(be, &op));
+        float wv[N], wu[N];
+        for (int i = 0; i < N; i++) {
+            wv[i] = 0.6f * v0[i] + g0[i];
+            wu[i] = nesterov ? g0[i] + 0.6f * wv[i] : wv[i];
+        }
+        float *gv = dbk_test_read(&v), *gu = dbk_test_read(&u);
+        rc |= close_abs("muon momentum buffer", wv, gv, N, 1e-7) | close_abs("muon direction", wu, gu, N, 1e-7);
+        free(gv); free(gu);
+    }
+    /* ||(3, 4, 0, 0)|| = 5: alpha 2 (sqrt(K) of a K = 4 filter) gives (1.2, 1.6, 0, 0) */
+    const float x0[N] = {3.0f, 4.0f, 0.0f, 0.0f};
+    const struct { float alpha, eps, g, want0; } runs[] = {
+        {2.0f, 0.0f, 1.0f, 1.2f}, {2.0f, 0.0f, 0.0f, 3.0f}, {1.0f, 1e-5f, 0.5f, 0.5f * 3.0f / (5.0f + 1e-5f)}};
+    for (int r = 0; r < 3; r++) {
+        DBK_CHECK_OK(dbk_tensor_write(&g, x0));
+        DBK_CHECK_OK(dbk_tensor_write(&s, &runs[r].g));
+        dbk_op_desc op = {.op = DBK_OP_NORM_SCALE, .p.norm_scale = {runs[r].alpha, runs[r].eps}};
+        op.src[0] = g; op.src[1] = s; op.dst[0] = g; /* in place */
+        DBK_CHECK_OK(dbk_backend_run(be, &op));
+        float *gy = dbk_test_read(&g);
+        const float want[N] = {runs[r].want0, runs[r].want0 * 4.0f / 3.0f, 0.0f, 0.0f};
+        rc |= close_abs("norm scale", want, gy, N, 1e-6);
+        free(gy);
+    }
+    for (int decay = 0; decay < 2; decay++) {
+        const float lr = 0.25f, wd = decay ? 0.5f : 0.0f;
+        DBK_CHECK_OK(dbk_tensor_write(&g, g0));   /* the update x */
+        DBK_CHECK_OK(dbk_tensor_write(&v, v0));   /* the parameters */
+        DBK_CHECK_OK(dbk_tensor_write(&s, &lr));
+        dbk_op_desc op = {.op = DBK_OP_MUON_UPDATE, .p.muon_update = {wd}};
+        op.src[0] = g; op.src[1] = s; op.dst[0] = v;
+        DBK_CHECK_OK(dbk_backend_run(be, &op));
+        float want[N];
+        for (int i = 0; i < N; i++) want[i] = (v0[i] - lr * g0[i]) * (1.0f - lr * wd);
+        float *gp = dbk_test_read(&v);
+        rc |= decay ? close_abs("muon step with decay", want, gp, N, 1e-7) : equal_bytes("muon step", want, gp, sizeof want);
+        free(gp);
+    }
+    return rc | guards_intact();
+}
+
 /* Decoupled weight decay does not go through the gradient: a zero gradient on zero moments
  * scales the parameters by exactly (1 - lr * wd) in fp32 and leaves both moments zero, and
  * with wd = 0 the parameters do not move at all. */
@@ -1822,6 +1877,7 @@ int main(void) {
     RUN(sgd_should_match_hand_computation_with_and_without_nesterov);
     RUN(adamw_should_match_hand_computation_over_three_steps);
     RUN(adamw_should_take_beta1_from_the_step_values);
+    RUN(muon_ops_should_match_hand_computation);
     RUN(adamw_without_gradient_should_only_decay);
     RUN(augment_choices_should_follow_the_documented_draw);
     RUN(augment_train_should_match_independent_geometry);

@@ -298,6 +298,25 @@
     X(CHANNEL_SUM, channel_sum, bias, "dy", "db", none, check_channel_sum,                    \
       n_src(d, 0), all_bytes(d), BWD, OWN, ALL)                                               \
                                                                                               \
+    /* --- Muon (airbench94_muon.py, cifar10-speedrun): per 4-D filter, its gradient's momentum \
+     * orthogonalised by Newton-Schulz (GEMM and SCALE ops between these), train/recipe.h --- */\
+    /* v = momentum * v + g;  u = nesterov ? g + momentum * v : v   (Muon.step's buffer)      \
+     * src0 g (n)  dst0 v (n) in place  dst1 u (n) */                                         \
+    X(MUON_MOMENTUM, muon_momentum, optim, "g", "v u", muon_momentum, check_muon_momentum,    \
+      3.0 * n_src(d, 0), all_bytes(d), NONE, EW, ALL)                                         \
+    /* y = x * (g > 0 ? alpha * g / (||x||_2 + eps) : 1), ||x|| over all n elements; g the     \
+     * step's value (its gate or target: 0 leaves x as it is). Muon's weight renormalisation   \
+     * p *= sqrt(K) / ||p|| and Newton-Schulz's X /= ||X|| + eps. Device kernels reduce in one \
+     * work-group in a fixed order.                                                           \
+     * src0 x (n)  src1 g f32 (1), written by the host each step  dst0 y (n), may alias x */  \
+    X(NORM_SCALE, norm_scale, optim, "x g", "y", norm_scale, check_norm_scale,                \
+      3.0 * n_src(d, 0), all_bytes(d), NONE, OWN, ALL)                                        \
+    /* p = (p - lr * x) * (1 - lr * weight_decay)   (Muon's step, then speedrun's decay)     \
+     * src0 x (n) the orthogonalised update  src1 lr f32 (1), written by the host each step   \
+     * dst0 params (n) in place */                                                            \
+    X(MUON_UPDATE, muon_update, optim, "x lr", "params", muon_update, check_muon_update,      \
+      3.0 * n_src(d, 0), all_bytes(d), NONE, EW, ALL)                                         \
+                                                                                              \
     /* Lookahead (EMA) sync of airbench94's LookaheadState.update: with w = 1 - decay in fp32 \
      *   ema = torch.lerp(ema, params, w)                                                     \
      *       = |w| < 0.5 ? ema + w * (params - ema) : params - (params - ema) * (1 - w)       \

@@ -555,6 +555,42 @@ static dbk_status check_channel_sum(const dbk_op_desc *d) {
 
 /* decay f32 (1); ema and params f32 with the same element count (any shapes: flat buffers
  * or one layer's views). */
+/* g, v, u f32 of one element count; nesterov 0 or 1. */
+static dbk_status check_muon_momentum(const dbk_op_desc *d) {
+    DBK_TRY(want(d, &d->src[0], "g", DBK_DTYPE_F32, 0));
+    DBK_TRY(want(d, &d->dst[0], "v", DBK_DTYPE_F32, 0));
+    DBK_TRY(want(d, &d->dst[1], "u", DBK_DTYPE_F32, 0));
+    const int64_t n = dbk_tensor_numel(&d->src[0]);
+    if (dbk_tensor_numel(&d->dst[0]) != n || dbk_tensor_numel(&d->dst[1]) != n)
+        FAIL("%s: g, v and u must have the same element count", dbk_op_name(d->op));
+    const float nesterov = d->p.muon_momentum.nesterov;
+    if (nesterov != 0.0f && nesterov != 1.0f) FAIL("%s: nesterov must be 0 or 1 (got %g)", dbk_op_name(d->op), (double)nesterov);
+    return DBK_OK;
+}
+
+/* x and y f32 of one element count, g f32 (1), eps >= 0. */
+static dbk_status check_norm_scale(const dbk_op_desc *d) {
+    DBK_TRY(want(d, &d->src[0], "x", DBK_DTYPE_F32, 0));
+    DBK_TRY(check_scalar(d, &d->src[1], "g", DBK_DTYPE_F32, 1));
+    DBK_TRY(want(d, &d->dst[0], "y", DBK_DTYPE_F32, 0));
+    if (dbk_tensor_numel(&d->src[0]) != dbk_tensor_numel(&d->dst[0]))
+        FAIL("%s: x and y must have the same element count", dbk_op_name(d->op));
+    if (!(d->p.norm_scale.eps >= 0.0f)) FAIL("%s: eps must be >= 0 (got %g)", dbk_op_name(d->op), (double)d->p.norm_scale.eps);
+    return DBK_OK;
+}
+
+/* x and params f32 of one element count, lr f32 (1), weight decay >= 0. */
+static dbk_status check_muon_update(const dbk_op_desc *d) {
+    DBK_TRY(want(d, &d->src[0], "x", DBK_DTYPE_F32, 0));
+    DBK_TRY(check_scalar(d, &d->src[1], "lr", DBK_DTYPE_F32, 1));
+    DBK_TRY(want(d, &d->dst[0], "params", DBK_DTYPE_F32, 0));
+    if (dbk_tensor_numel(&d->src[0]) != dbk_tensor_numel(&d->dst[0]))
+        FAIL("%s: x and params must have the same element count", dbk_op_name(d->op));
+    if (!(d->p.muon_update.weight_decay >= 0.0f))
+        FAIL("%s: weight decay must be >= 0 (got %g)", dbk_op_name(d->op), (double)d->p.muon_update.weight_decay);
+    return DBK_OK;
+}
+
 static dbk_status check_lookahead(const dbk_op_desc *d) {
     const dbk_tensor *o = d->dst;
     DBK_TRY(check_scalar(d, &d->src[0], "decay", DBK_DTYPE_F32, 1));

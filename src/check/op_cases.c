@@ -873,6 +873,66 @@ static void adamw_update_cases(dbk_op_checker *ck) {
 }
 OP_TEST(adamw_update, 1e-10);
 
+/* Muon (airbench94_muon, cifar10-speedrun): momentum, renormalisation / Newton-Schulz scaling,
+ * step. Sizes: 1, odd, and the largest filter 256 x 2304 (589,824: one work-group's
+ * reduction over all of it). */
+static void muon_momentum_cases(dbk_op_checker *ck) {
+    static const int64_t counts[] = {1, 4099, 589824};
+    for (int nesterov = 0; nesterov < 2; nesterov++)
+        for (size_t i = 0; i < sizeof counts / sizeof counts[0]; i++) {
+            tcase *c = case_new(ck, DBK_OP_MUON_MOMENTUM, "n %lld momentum 0.6 nesterov %s", (long long)counts[i],
+                                nesterov ? "true" : "false");
+            c->desc.p.muon_momentum = (dbk_muon_momentum_params){0.6f, (float)nesterov};
+            /* g (n) -> v (n) in place, u (n) */
+            set_uniform(c, SRC(0), ROLE_IN, -1.0f, 1.0f, 1, counts[i], 1, 1, 1);
+            set_uniform(c, DST(0), ROLE_INOUT, -0.5f, 0.5f, 1, counts[i], 1, 1, 1);
+            set_slot(c, DST(1), ROLE_OUT, DBK_DTYPE_F32, 1, counts[i], 1, 1, 1);
+            dbk_op_check_case(c);
+        }
+}
+OP_TEST(muon_momentum, 1e-10);
+
+/* The renormalisation p *= sqrt(K) / ||p|| (g 1, eps 0), Newton-Schulz's X / (||X|| + 1e-7),
+ * speedrun's X * target / (||X|| + 1e-5) with a target of 0.3, a step that skips (g 0: y = x),
+ * in place and not. Tolerance: the devices' fp32 tree of partial sums against the reference's
+ * double sum moves the scale by ~1e-7. */
+static void norm_scale_cases(dbk_op_checker *ck) {
+    static const struct { int64_t n; float alpha, eps, g; bool in_place; } runs[] = {
+        {1, 1.0f, 1e-7f, 1.0f, false},        {4099, 8.0f, 0.0f, 1.0f, true},    {4099, 1.0f, 1e-5f, 0.3f, false},
+        {4099, 16.0f, 1e-7f, 0.0f, true},     {589824, 16.0f, 0.0f, 1.0f, true}, {589824, 1.0f, 1e-7f, 1.0f, false},
+    };
+    for (size_t i = 0; i < sizeof runs / sizeof runs[0]; i++) {
+        tcase *c = case_new(ck, DBK_OP_NORM_SCALE, "n %lld alpha %g eps %g g %g%s", (long long)runs[i].n,
+                            (double)runs[i].alpha, (double)runs[i].eps, (double)runs[i].g,
+                            runs[i].in_place ? " in place" : "");
+        c->desc.p.norm_scale = (dbk_norm_scale_params){runs[i].alpha, runs[i].eps};
+        /* x (n), g (1) -> y (n) */
+        set_uniform(c, SRC(0), ROLE_IN, -0.05f, 0.05f, 1, runs[i].n, 1, 1, 1);
+        set_scalar(c, SRC(1), ROLE_IN, runs[i].g);
+        if (runs[i].in_place) set_alias(c, DST(0), SRC(0));
+        else set_slot(c, DST(0), ROLE_OUT, DBK_DTYPE_F32, 1, runs[i].n, 1, 1, 1);
+        dbk_op_check_case(c);
+    }
+}
+OP_TEST(norm_scale, 1e-10);
+
+static void muon_update_cases(dbk_op_checker *ck) {
+    static const int64_t counts[] = {1, 4099, 589824};
+    for (int decay = 0; decay < 2; decay++)
+        for (size_t i = 0; i < sizeof counts / sizeof counts[0]; i++) {
+            /* speedrun's decoupled decay 1.0418e-6 * 1536 */
+            const float wd = decay ? 1.0418e-6f * 1536.0f : 0.0f;
+            tcase *c = case_new(ck, DBK_OP_MUON_UPDATE, "n %lld lr 0.24 wd %g", (long long)counts[i], (double)wd);
+            c->desc.p.muon_update.weight_decay = wd;
+            /* x (n), lr (1) -> params (n) in place */
+            set_uniform(c, SRC(0), ROLE_IN, -1.0f, 1.0f, 1, counts[i], 1, 1, 1);
+            set_scalar(c, SRC(1), ROLE_IN, 0.24f);
+            set_uniform(c, DST(0), ROLE_INOUT, -0.5f, 0.5f, 1, counts[i], 1, 1, 1);
+            dbk_op_check_case(c);
+        }
+}
+OP_TEST(muon_update, 1e-10);
+
 /* ---------------------------------------------------------------------------------- */
 /* augmentation                                                                        */
 

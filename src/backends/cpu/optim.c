@@ -89,6 +89,57 @@ dbk_status dbk_cpu_adamw_update(dbk_backend *be, const dbk_op_desc *op) {
     return DBK_OK;
 }
 
+/* Muon (airbench94_muon.py Muon.step; cifar10-speedrun's batched Muon): the momentum buffer and
+ * the step's nesterov direction, buf.mul_(momentum).add_(g); g.add(buf, alpha=momentum). */
+dbk_status dbk_cpu_muon_momentum(dbk_backend *be, const dbk_op_desc *op) {
+    (void)be;
+    const int64_t n = dbk_tensor_numel(&op->src[0]);
+    const float *g = dbk_cpu_f32(&op->src[0]);   /* (n) */
+    float *v = dbk_cpu_f32(&op->dst[0]);         /* (n) in place */
+    float *u = dbk_cpu_f32(&op->dst[1]);         /* (n) */
+    const float mu = op->p.muon_momentum.momentum;
+    const bool nesterov = op->p.muon_momentum.nesterov != 0.0f;
+#pragma omp parallel for schedule(static)
+    for (int64_t i = 0; i < n; i++) {
+        const float vi = mu * v[i] + g[i];
+        v[i] = vi;
+        u[i] = nesterov ? g[i] + mu * vi : vi;
+    }
+    return DBK_OK;
+}
+
+/* y = x * (g > 0 ? alpha g / (||x|| + eps) : 1): the norm summed in double (the reference's
+ * exact value; the devices sum fp32 partial sums in a fixed tree), the scale formed in fp32. */
+dbk_status dbk_cpu_norm_scale(dbk_backend *be, const dbk_op_desc *op) {
+    (void)be;
+    const int64_t n = dbk_tensor_numel(&op->src[0]);
+    const float *x = dbk_cpu_f32(&op->src[0]);   /* (n) */
+    const float g = *dbk_cpu_f32(&op->src[1]);   /* (1) */
+    float *y = dbk_cpu_f32(&op->dst[0]);         /* (n), may alias x */
+    float scale = 1.0f;
+    if (g > 0.0f) {
+        double ss = 0.0;
+        for (int64_t i = 0; i < n; i++) ss += (double)x[i] * (double)x[i];
+        scale = op->p.norm_scale.alpha * g / ((float)sqrt(ss) + op->p.norm_scale.eps);
+    }
+#pragma omp parallel for schedule(static)
+    for (int64_t i = 0; i < n; i++) y[i] = x[i] * scale;
+    return DBK_OK;
+}
+
+/* p.add_(update, alpha=-lr), then speedrun's p.mul_(1 - lr * weight_decay). */
+dbk_status dbk_cpu_muon_update(dbk_backend *be, const dbk_op_desc *op) {
+    (void)be;
+    const int64_t n = dbk_tensor_numel(&op->src[0]);
+    const float *x = dbk_cpu_f32(&op->src[0]);   /* (n) */
+    const float lr = *dbk_cpu_f32(&op->src[1]);  /* (1) */
+    float *p = dbk_cpu_f32(&op->dst[0]);         /* (n) in place */
+    const float decay = 1.0f - lr * op->p.muon_update.weight_decay;
+#pragma omp parallel for schedule(static)
+    for (int64_t i = 0; i < n; i++) p[i] = (p[i] - lr * x[i]) * decay;
+    return DBK_OK;
+}
+
 dbk_status dbk_cpu_lookahead(dbk_backend *be, const dbk_op_desc *op) {
     (void)be;
     const int64_t n = dbk_tensor_numel(&op->dst[0]);
