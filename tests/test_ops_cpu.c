@@ -1191,6 +1191,46 @@ static int augment_eval_should_only_normalise(void) {
     return rc;
 }
 
+/* cifar10-speedrun's jitter: with brightness B and contrast C every value of a row is (o + b) c,
+ * o the same op's output without jitter (same seed: same crops and flips), one (b, c) per row,
+ * |b| <= B, |c - 1| <= C; different rows draw different pairs. The cutout (after the jitter)
+ * is off here. */
+static int augment_jitter_should_shift_and_scale_each_row(void) {
+    aug_fixture *f = calloc(1, sizeof *f);
+    int rc = aug_setup(f);
+    dbk_op_desc d = aug_desc(f, true, true);
+    d.p.augment.cutout = 0;
+    rc |= aug_run(f, &d, 5, 77);
+    float *plain = dbk_test_read(&d.dst[0]);
+    d.p.augment.brightness = 0.1399f;
+    d.p.augment.contrast = 0.1308f;
+    rc |= aug_run(f, &d, 5, 77);
+    float *jit = dbk_test_read(&d.dst[0]);
+    const int per = 3 * AUG_H * AUG_W;
+    double first_c = 0.0;
+    int distinct = 0;
+    for (int i = 0; i < AUG_N && !rc; i++) {
+        const float *o = plain + i * per, *v = jit + i * per;
+        /* two values of the row with different o give c and b */
+        int k = 1;
+        while (k < per && fabsf(o[k] - o[0]) < 0.5f) k++;
+        const double v0 = v[0], vk = v[k], o0 = o[0], ok = o[k];
+        const double c = (vk - v0) / (ok - o0), b = v0 / c - o0;
+        DBK_CHECK_MSG(fabs(b) <= 0.1399 + 1e-4 && fabs(c - 1.0) <= 0.1308 + 1e-4, "row %d: b %g, c %g out of range", i,
+                      b, c);
+        for (int e = 0; e < per; e++)
+            DBK_CHECK_MSG(fabs((double)v[e] - ((double)o[e] + b) * c) < 1e-5, "row %d value %d: %g, (o + b) c = %g", i, e,
+                          (double)v[e], ((double)o[e] + b) * c);
+        if (i == 0) first_c = c;
+        else distinct += fabs(c - first_c) > 1e-6;
+    }
+    DBK_CHECK_MSG(distinct > 0, "every row drew the same contrast");
+    rc |= guards_intact();
+    free(plain); free(jit); free(f);
+    free_all();
+    return rc;
+}
+
 static int augment_should_be_deterministic_per_seed(void) {
     aug_fixture *f = calloc(1, sizeof *f);
     int rc = aug_setup(f);
@@ -1882,6 +1922,7 @@ int main(void) {
     RUN(augment_choices_should_follow_the_documented_draw);
     RUN(augment_train_should_match_independent_geometry);
     RUN(augment_eval_should_only_normalise);
+    RUN(augment_jitter_should_shift_and_scale_each_row);
     RUN(augment_should_be_deterministic_per_seed);
     RUN(augment_should_reject_out_of_range_rows);
     RUN(augment_alternating_flip_should_mirror_each_image_once_per_two_epochs);

@@ -37,7 +37,13 @@ daybreak's):
         batch_num >= cnt_phases);
   cifar10-alexnet@1024  sands-lab/layer-wise-aaai20 CIFAR10/dawn.py defaults: 2 workers x 512,
         TorchOptimiser (step_number += 1 before the lr), PiecewiseLinear([0, 5, 24], [0, 0.4, 0])
-        / 512 on the summed loss, all_reduce / world_size, momentum 0, wd 5e-4 * 512.
+        / 512 on the summed loss, all_reduce / world_size, momentum 0, wd 5e-4 * 512;
+  airbench94-muon@2000  KellerJordan/cifar10-airbench airbench94_muon.py main() (commit f1c599c);
+  cifar10-speedrun@1536  hiverge/cifar10-speedrun cifar10_speedrun.py main() and Muon.step
+        (commit 5cd49b1);
+for these two also renorm/<case> (1 on the steps that renormalise the filters) and
+ns_target/<case> (the Newton-Schulz input's target norm: speedrun's 0.5012 -> 0.0786, else 1);
+their Muon group "filters" stores the lr itself as its rate and the decoupled lr * wd as decay.
 """
 import argparse
 import json
@@ -60,20 +66,18 @@ def airbench94(batch):
     wd = 0.0153 * batch / kilostep_scale                  # L361
     lr_biases = lr * 64.0                                 # L362
 
-    def get_lr(step):                                     # L381-L389
-        warmup_steps = int(total_train_steps * 0.23)
-        warmdown_steps = total_train_steps - warmup_steps
-        if step < warmup_steps:
-            frac = step / warmup_steps
-            return 0.2 * (1 - frac) + 1.0 * frac
-        frac = (step - warmup_steps) / warmdown_steps
-        return 1.0 * (1 - frac) + 0.07 * frac
+    warmup = int(total_train_steps * 0.23)                # L381-L389: 0.2 -> 1 over the warm-up, -> 0.07
+
+    def factor(step):
+        if step < warmup:
+            return 0.2 + 0.8 * step / warmup
+        return 1.0 - 0.93 * (step - warmup) / (total_train_steps - warmup)
 
     # L377-L378: dict(norm_biases, lr=lr_biases, weight_decay=wd/lr_biases), dict(others, lr=lr,
     # weight_decay=wd/lr); the summed loss (L422): scale 1. LambdaLR multiplies lr by get_lr.
     groups = {"": [], "norm_biases": [], "whiten_bias": []}
     for s in range(total_train_steps):
-        f = get_lr(s)
+        f = factor(s)
         for name, base, decay in (("", lr, wd / lr), ("norm_biases", lr_biases, wd / lr_biases),
                                   ("whiten_bias", lr, wd / lr)):
             step_lr = base * f
@@ -85,169 +89,104 @@ def airbench94(batch):
 # ---------------------------------------------------------------------------------------------
 # imagenet18 one_machine (train.py, training/train_imagenet_nv.py)
 
+# one_machine with lr = 1 and bs = [512, 224, 128] per GPU (8 GPUs), bs_scale = bs / 512: the
+# linear lr phases (first epoch, last epoch, lr at the first, lr at the last) and the per-GPU
+# batch from each epoch on.
+IMAGENET18_LR = [(0, 7, 1.0, 2.0), (7, 13, 2.0, 0.25), (13, 22, 224 / 512, 224 / 512 / 10),
+                 (22, 25, 224 / 512 / 10, 224 / 512 / 100), (25, 28, 128 / 512 / 100, 128 / 512 / 1000)]
+IMAGENET18_BS = [(0, 512), (13, 224), (25, 128)]
+
+
 def imagenet18(steps_per_epoch):
-    lr = 1.0
-    bs = [512, 224, 128]
-    bs_scale = [x / bs[0] for x in bs]
-    one_machine = [
-        {'ep': 0, 'sz': 128, 'bs': bs[0], 'trndir': '-sz/160'},
-        {'ep': (0, 7), 'lr': (lr, lr * 2)},
-        {'ep': (7, 13), 'lr': (lr * 2, lr / 4)},
-        {'ep': 13, 'sz': 224, 'bs': bs[1], 'trndir': '-sz/352', 'min_scale': 0.087},
-        {'ep': (13, 22), 'lr': (lr * bs_scale[1], lr / 10 * bs_scale[1])},
-        {'ep': (22, 25), 'lr': (lr / 10 * bs_scale[1], lr / 100 * bs_scale[1])},
-        {'ep': 25, 'sz': 288, 'bs': bs[2], 'min_scale': 0.5, 'rect_val': True},
-        {'ep': (25, 28), 'lr': (lr / 100 * bs_scale[2], lr / 1000 * bs_scale[2])},
-    ]
-    listify = lambda x: list(x) if isinstance(x, (list, tuple)) else [x]
-    phases = []
-    for p in one_machine:                         # Scheduler.__init__ / format_phase
-        if 'lr' not in p:
-            continue
-        phases.append({'ep': listify(p['ep']), 'lr': listify(p['lr'])})
-    tot_epochs = max(max(p['ep']) for p in phases)
+    def lr_of(epoch, batch_number):
+        # the last phase starting at or before the epoch; within it the rate moves linearly over
+        # its epochs' batches, read after counting the batch (its Scheduler gets i + 1)
+        first, last, lr0, lr1 = [p for p in IMAGENET18_LR if p[0] <= epoch][-1]
+        done = (epoch - first) * steps_per_epoch + batch_number
+        return lr0 + done * (lr1 - lr0) / ((last - first) * steps_per_epoch)
 
-    def get_lr(epoch, batch_curr, batch_tot):     # Scheduler.get_lr / linear_phase_lr / calc_linear_lr
-        phase = next(p for p in reversed(phases) if epoch >= p['ep'][0])
-        if len(phase['lr']) == 1:
-            return phase['lr'][0]
-        lr_start, lr_end = phase['lr']
-        ep_start, ep_end = phase['ep']
-        ep_relative, ep_tot = epoch - ep_start, ep_end - ep_start
-        step_tot = ep_tot * batch_tot
-        step_curr = ep_relative * batch_tot + batch_curr
-        return lr_start + step_curr * (lr_end - lr_start) / step_tot
-
-    def global_batch(epoch):                      # DataManager: the phase's per-GPU bs, 8 GPUs
-        return 8 * [p for p in one_machine if 'bs' in p and p['ep'] <= epoch][-1]['bs']
-
+    epochs = IMAGENET18_LR[-1][1]
     groups = {"": [], "bn": []}
-    for epoch in range(tot_epochs):
+    for epoch in range(epochs):
+        gpu_batch = [b for e, b in IMAGENET18_BS if e <= epoch][-1]
         for i in range(steps_per_epoch):
-            step_lr = get_lr(epoch, i + 1, steps_per_epoch)   # train(): scheduler.update_lr(epoch, i+1, len)
-            # mean loss over the global batch; SGD coupled wd 1e-4, none on batch norm (--no-bn-wd)
-            per_example = step_lr / global_batch(epoch)
+            # a mean loss over 8 GPUs' batches; coupled wd 1e-4, none on batch norm (--no-bn-wd)
+            per_example = lr_of(epoch, i + 1) / (8 * gpu_batch)
             groups[""].append((per_example, per_example * 1e-4))
             groups["bn"].append((per_example, 0.0))
-    return steps_per_epoch, tot_epochs * steps_per_epoch, groups, [0.9] * (tot_epochs * steps_per_epoch)
+    total = epochs * steps_per_epoch
+    return steps_per_epoch, total, groups, [0.9] * total
 
 
 # ---------------------------------------------------------------------------------------------
-# fastai 0.7 (old/fastai/sgdr.py)
+# fastai 0.7 (old/fastai/sgdr.py, old/fastai/model.py)
 
-class CircularLR_beta:
-    """sgdr.py's CircularLR_beta with LR_Updater's calls: on_train_begin and every on_batch_end
-    call update_lr (calc_lr, which advances cycle_iter) then update_mom (calc_mom)."""
+def clr_beta(nb, lr, div, pct, mom_max, mom_min):
+    """use_clr_beta=(div, pct, mom_max, mom_min) over nb batches. fastai's callback sets the rate
+    and momentum before the first batch and after every batch from a cycle position that it
+    advances between computing the rate and the momentum: batch i runs with the rate of
+    position i and the momentum of position i + 1 (0 again at the cycle's end)."""
+    half = int(nb * (1 - pct / 100) / 2)
 
-    def __init__(self, nb, div, pct, momentums):
-        self.nb, self.div, self.pct = nb, div, pct
-        self.cycle_nb = int(nb * (1 - pct / 100) / 2)
-        self.moms = momentums
-        self.cycle_iter = 0
+    def rise(p):            # 0 at the cycle's start, 1 at `half`, 0 again at 2 * half
+        return p / half if p <= half else 1 - (p - half) / half
 
-    def calc_lr(self, init_lrs):
-        if self.cycle_iter > 2 * self.cycle_nb:
-            pct = (self.cycle_iter - 2 * self.cycle_nb) / (self.nb - 2 * self.cycle_nb)
-            res = init_lrs * (1 + (pct * (1 - 100) / 100)) / self.div
-        elif self.cycle_iter > self.cycle_nb:
-            pct = 1 - (self.cycle_iter - self.cycle_nb) / self.cycle_nb
-            res = init_lrs * (1 + pct * (self.div - 1)) / self.div
-        else:
-            pct = self.cycle_iter / self.cycle_nb
-            res = init_lrs * (1 + pct * (self.div - 1)) / self.div
-        self.cycle_iter += 1
-        if self.cycle_iter == self.nb:
-            self.cycle_iter = 0
-        return res
+    def rate(p):
+        if p > 2 * half:    # the tail: lr/div down to lr/div/100
+            return lr / div * (1 - 0.99 * (p - 2 * half) / (nb - 2 * half))
+        return lr / div * (1 + rise(p) * (div - 1))
 
-    def calc_mom(self):
-        if self.cycle_iter > 2 * self.cycle_nb:
-            res = self.moms[0]
-        elif self.cycle_iter > self.cycle_nb:
-            pct = 1 - (self.cycle_iter - self.cycle_nb) / self.cycle_nb
-            res = self.moms[0] + pct * (self.moms[1] - self.moms[0])
-        else:
-            pct = self.cycle_iter / self.cycle_nb
-            res = self.moms[0] + pct * (self.moms[1] - self.moms[0])
-        return res
+    def momentum(p):
+        return mom_max if p > 2 * half else mom_max + rise(p) * (mom_min - mom_max)
+
+    return [rate(i) for i in range(nb)], [momentum((i + 1) % nb) for i in range(nb)]
 
 
 def wrn22(batch=1024):
     steps_per_epoch = TRAIN_IMAGES // batch
-    cycle_len, lr, wd = 50, 1.3, 2e-4
-    div, pct, mom_max, mom_min = 50, 15, 0.95, 0.85          # --use-clr 50,15,0.95,0.85
-    nb = steps_per_epoch * cycle_len
-    sched = CircularLR_beta(nb, div, pct, (mom_max, mom_min))
-    lrs, moms = [], []
-    cur_lr, cur_mom = sched.calc_lr(lr), sched.calc_mom()    # on_train_begin
-    for _ in range(nb):
-        lrs.append(cur_lr)                                   # the batch runs with these
-        moms.append(cur_mom)
-        cur_lr, cur_mom = sched.calc_lr(lr), sched.calc_mom()  # on_batch_end
-    # mean loss over the 1024 images of 8 GPUs (DDP averages); coupled wd
+    wd, nb = 2e-4, steps_per_epoch * 50                  # --cycle-len 50 --wd 2e-4
+    lrs, moms = clr_beta(nb, 1.3, 50, 15, 0.95, 0.85)     # --lr 1.3 --use-clr 50,15,0.95,0.85
+    # a mean loss over the 1024 images of 8 GPUs (DDP averages); coupled wd
     groups = {"": [(x / batch, x * wd / batch) for x in lrs]}
     return steps_per_epoch, nb, groups, moms
 
 
-class DecayScheduler:
-    def __init__(self, linear, num_it, start_val, end_val=None):
-        self.linear, self.nb, self.start_val, self.end_val = linear, num_it, start_val, end_val
-        self.it = 0
-
-    def next_val(self):
-        self.it += 1
-        if not self.linear:
-            return self.start_val
-        pct = self.it / self.nb
-        return self.start_val + pct * (self.end_val - self.start_val)
+def training_phases(steps_per_epoch, phases):
+    """fit_opt_sched over TrainingPhases (epochs, (lr0, lr1), (mom0, mom1)): a phase starts at
+    its first values and moves them linearly by 1 / (epochs * steps) after every batch; fastai
+    moves to the next phase after the first batch number >= the phases' cumulative epochs *
+    steps (floats)."""
+    ends, acc = [], 0.0
+    for epochs, _, _ in phases:
+        acc += epochs * steps_per_epoch
+        ends.append(acc)
+    lrs, moms = [], []
+    batch_number, phase, k = 0, 0, 0
+    while phase < len(phases):
+        epochs, (lr0, lr1), (mom0, mom1) = phases[phase]
+        span = epochs * steps_per_epoch
+        lrs.append(lr0 + k / span * (lr1 - lr0))
+        moms.append(mom0 + k / span * (mom1 - mom0))
+        batch_number, k = batch_number + 1, k + 1
+        if batch_number >= ends[phase]:
+            phase, k = phase + 1, 0
+    return lrs, moms
 
 
 def wrn22_adamw(batch=128):
     steps_per_epoch = TRAIN_IMAGES // batch
-    base_lr, lr_div, wd, cyc_len, ann_len, moms = 3e-3, 10, 0.1, 18, 0.075, (0.95, 0.85)
-    phase_lengths = [cyc_len * (1 - ann_len) / 2, cyc_len * (1 - ann_len) / 2, cyc_len * ann_len]
-    # (epochs, lr start/end, LINEAR, momentum start/end, momentum LINEAR?)
-    phases = [(phase_lengths[0], (base_lr / lr_div, base_lr), moms, True),
-              (phase_lengths[1], (base_lr, base_lr / lr_div), (moms[1], moms[0]), True),
-              (phase_lengths[2], (base_lr / lr_div, base_lr / (lr_div * 100)), (moms[0], None), False)]
-    cnt_phases = []
-    acc = 0.0
-    for ep, *_ in phases:                                    # fit_gen: np.array([ep * len(dl)]).cumsum()
-        acc += ep * steps_per_epoch
-        cnt_phases.append(acc)
-    tot_epochs = int(math.ceil(sum(p[0] for p in phases)))
-
-    def phase_begin(p):                                      # TrainingPhase.phase_begin
-        ep, lr, mom, mom_linear = phases[p]
-        lr_sched = DecayScheduler(True, steps_per_epoch * ep, lr[0], lr[1])
-        mom_sched = DecayScheduler(mom_linear, steps_per_epoch * ep, mom[0], mom[1])
-        return lr_sched, mom_sched, lr[0], mom[0]
-
-    lrs, moms_out = [], []
-    phase, batch_num = 0, 0
-    lr_sched, mom_sched, cur_lr, cur_mom = phase_begin(0)
-    done = False
-    for epoch in range(tot_epochs):
-        for _ in range(steps_per_epoch):
-            batch_num += 1
-            lrs.append(cur_lr)
-            moms_out.append(cur_mom)
-            cur_lr, cur_mom = lr_sched.next_val(), mom_sched.next_val()   # OptimScheduler.on_batch_end
-            if batch_num >= cnt_phases[phase]:
-                phase += 1
-                if phase >= len(phases):
-                    done = True
-                    break
-                lr_sched, mom_sched, cur_lr, cur_mom = phase_begin(phase)
-        if done:
-            break
+    base, div, wd, cycle, ann = 3e-3, 10, 0.1, 18, 0.075
+    lengths = [cycle * (1 - ann) / 2, cycle * (1 - ann) / 2, cycle * ann]
+    lrs, moms = training_phases(steps_per_epoch, [(lengths[0], (base / div, base), (0.95, 0.85)),
+                                                  (lengths[1], (base, base / div), (0.85, 0.95)),
+                                                  (lengths[2], (base / div, base / (div * 100)), (0.95, 0.95))])
     # At 390 steps per epoch the phases' float cumsum ends at 7020.000000000001, one step past 18
-    # epochs, so this loop takes one step of a 19th (np.ceil(18.000000000000004) epochs); at the
-    # notebook's own 391 steps it ends at 7038.0, exactly 18 epochs. The fixture keeps 18 epochs.
-    lrs, moms_out = lrs[:cyc_len * steps_per_epoch], moms_out[:cyc_len * steps_per_epoch]
+    # epochs, so fastai's loop would take one step of a 19th (np.ceil(18.000000000000004) epochs);
+    # at the notebook's own 391 steps it ends at 7038.0, exactly 18 epochs. The fixture keeps 18.
+    lrs, moms = lrs[:cycle * steps_per_epoch], moms[:cycle * steps_per_epoch]
     # Adam: the lr itself; wd_loss=False: p -= lr * wd * p before the step (decoupled)
     groups = {"": [(x, x * wd) for x in lrs]}
-    return steps_per_epoch, len(lrs), groups, moms_out
+    return steps_per_epoch, len(lrs), groups, moms
 
 
 # ---------------------------------------------------------------------------------------------
@@ -273,6 +212,40 @@ def alexnet():
         # is lr / world_size; coupled wd 5e-4 * 512 per step of world_size * 512 examples
         groups[""].append((lr / world_size, lr * 5e-4 * worker_batch / (world_size * worker_batch)))
     return steps_per_epoch, epochs * steps_per_epoch, groups, [0.0] * (epochs * steps_per_epoch)
+
+
+# ---------------------------------------------------------------------------------------------
+# the record recipes: airbench94_muon.py main(), cifar10_speedrun.py main() and its Muon.step
+
+def muon_recipe(batch, epochs, whiten_epochs, lr_bias, lr_head, lr_muon, wd_per_example, mom, speedrun):
+    steps_per_epoch = TRAIN_IMAGES // batch                 # drop_last
+    total = math.ceil(epochs * steps_per_epoch)
+    bias_steps = math.ceil(whiten_epochs * steps_per_epoch)
+    wd = wd_per_example * batch                             # wd = 2e-6 * batch_size (speedrun 1.0418e-6)
+    groups = {"whiten_bias": [], "norm_biases": [], "head": [], "filters": []}
+    renorm, targets, last = [], [], 0
+    for step in range(total):
+        decay = 1 - step / total                            # lr = initial * (1 - step / total), before the step
+        # SGD groups, summed loss: weight_decay = wd / lr_group, so lr * weight_decay = decay * wd;
+        # the whitening bias decays over its own steps and is detached (skipped) after them
+        b = 1 - step / bias_steps
+        groups["whiten_bias"].append((lr_bias * b, lr_bias * b * (wd / lr_bias) / batch) if step < bias_steps
+                                     else (0.0, 0.0))
+        groups["norm_biases"].append((lr_bias * decay, lr_bias * decay * (wd / lr_bias) / batch))
+        groups["head"].append((lr_head * decay, lr_head * decay * (wd / lr_head) / batch))
+        # Muon: the lr itself, and (speedrun) the decoupled decay lr * wd after the step
+        groups["filters"].append((lr_muon * decay, lr_muon * decay * wd if speedrun else 0.0))
+        count = step + 1                                    # Muon.step_count after its increment
+        if speedrun:
+            due = count - last >= 2 + int(15 * (count / total))
+            last = count if due else last
+            renorm.append(1.0 if due else 0.0)
+            progress = count / max(1, total)
+            targets.append(0.5012 * (1 - progress) + 0.0786 * progress)
+        else:
+            renorm.append(1.0)                              # p.data.mul_(...) every step
+            targets.append(1.0)
+    return steps_per_epoch, total, groups, [mom] * total, renorm, targets
 
 
 # ---------------------------------------------------------------------------------------------
@@ -313,7 +286,15 @@ def main():
         "cifar10-wrn22-adamw@128": (128, wrn22_adamw()),
         "cifar10-alexnet@1024": (1024, alexnet()),
     }
+    muon_cases = {
+        "airbench94-muon@2000": (2000, muon_recipe(2000, 8, 3, 0.053, 0.67, 0.24, 2e-6, 0.85, False)),
+        "cifar10-speedrun@1536": (1536, muon_recipe(1536, 7.59, 0.19, 0.0573, 0.5415, 0.205, 1.0418e-6, 0.825, True)),
+    }
     tensors, meta_cases = [], {}
+    for case, (batch, (spe, total, groups, moms, renorm, targets)) in muon_cases.items():
+        cases[case] = (batch, (spe, total, groups, moms))
+        tensors.append((f"renorm/{case}", renorm))
+        tensors.append((f"ns_target/{case}", targets))
     for case, (batch, (spe, total, groups, moms)) in cases.items():
         meta_cases[case] = {"batch": batch, "steps_per_epoch": spe, "steps": total, "groups": sorted(groups)}
         for g, rows in groups.items():

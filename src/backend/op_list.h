@@ -237,6 +237,10 @@
      *   one random orientation per image for the whole run, all images mirrored on odd       \
      *   epochs, so in any two consecutive epochs every image is seen once each way.          \
      *   Crop and cutout draws are the same in both flip modes.                               \
+     *   brightness/contrast > 0 (cifar10-speedrun's jitter): after normalising, every value of \
+     *   the row becomes (x + b) * c, b = (2 u6 - 1) * brightness, c = (2 u7 - 1) * contrast + 1,\
+     *   u_k = (dbk_hash_u32(seed, row, k, 0) >> 8) * 2^-24 (purposes 6, 7), fp32 in this order; \
+     *   cutout applies after it.                                                             \
      * Evaluation (train false): no draws; pad, flip, cutout and flip_alternating do not      \
      *   apply; the fixed test-time view dy = view_dy, dx = view_dx, flip = view_flip         \
      *   (0, 0, false: the plain normalised image). airbench94's infer_mirror_translate,      \
@@ -246,7 +250,8 @@
      *   t.flip(-1) of a translated view t is t(y, W-1-x) = x(r(y+dy), r(W-1-x+dx)), i.e.     \
      *   view (dy, dx, flip) with the same dy, dx.                                            \
      * Checked: state i32 with 4 elements; pad in [0, min(H, W)); cutout <= H, W; std > 0;    \
-     *   flip_alternating only with train and flip; view_dy, view_dx, view_flip zero in       \
+     *   flip_alternating only with train and flip; brightness, contrast in [0, 1) and zero   \
+     *   in evaluation; view_dy, view_dx, view_flip zero in                                   \
      *   training (rejected otherwise), |view_dy| < H and |view_dx| < W in evaluation.        \
      * The host guarantees every j lies in [0, M): the CPU backend checks and returns         \
      * DBK_ERR_INVALID_ARG, device kernels cannot report it.                                  \

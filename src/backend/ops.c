@@ -419,6 +419,10 @@ static dbk_status check_augment(const dbk_op_desc *d) {
         if (!(p->std[c] > 0.0f)) FAIL("%s: std[%d] must be > 0", dbk_op_name(d->op), c);
     if (p->flip_alternating && !(p->train && p->flip))
         FAIL("%s: flip_alternating needs train and flip", dbk_op_name(d->op));
+    if (!(p->brightness >= 0.0f && p->brightness < 1.0f && p->contrast >= 0.0f && p->contrast < 1.0f) ||
+        (!p->train && (p->brightness > 0.0f || p->contrast > 0.0f)))
+        FAIL("%s: brightness %g and contrast %g must lie in [0, 1), and be 0 in evaluation", dbk_op_name(d->op),
+             (double)p->brightness, (double)p->contrast);
     /* A view set on a training descriptor would be silently dropped: refuse it instead. */
     if (p->train && (p->view_dy || p->view_dx || p->view_flip))
         FAIL("%s: view_dy %d, view_dx %d, view_flip %d are for evaluation (train false) only", dbk_op_name(d->op),

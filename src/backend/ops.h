@@ -118,6 +118,9 @@ typedef struct dbk_augment_params {
                                run XOR (epoch & 1), instead of a fresh coin per row */
     int   view_dy, view_dx; /* evaluation only: the fixed test-time view, a reflect shift */
     bool  view_flip;        /* evaluation only: mirror the shifted view horizontally */
+    float brightness;       /* train: per image x = (x + b) * c after normalisation, b uniform in */
+    float contrast;         /* [-brightness, brightness), c in 1 + [-contrast, contrast) (0: none;
+                               cifar10-speedrun's batch_color_jitter) */
 } dbk_augment_params;
 
 /* DBK_OP_LEAKY_RELU_FWD / _BWD (elementwise: floats only). */

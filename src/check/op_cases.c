@@ -947,38 +947,45 @@ typedef struct aug_shape {
     bool    flip_alt;                   /* params.flip_alternating */
     int     view_dy, view_dx;           /* evaluation view */
     bool    view_flip;
+    float   brightness, contrast;       /* train: speedrun's jitter */
 } aug_shape;
 
 static const aug_shape aug_shapes[] = {
-    {50, 32, 32, 64, 16, 5, 12345, true, true, 4, 8, 0, 0, false, 0, 0, false},
-    {50, 32, 32, 0, 16, 7, -123456789, true, true, 4, 8, 0, 0, false, 0, 0, false},
-    {50, 32, 32, 64, 16, 5, 99, false, true, 4, 8, 0, 0, false, 0, 0, false},
-    {50, 32, 32, 0, 50, 0, 0, false, false, 4, 0, 0, 0, false, 0, 0, false},
-    {50, 32, 32, 64, 16, 40, 7, true, false, 4, 0, 0, 0, false, 0, 0, false},
-    {20, 13, 11, 40, 9, 30, 2024, true, true, 2, 5, 0, 0, false, 0, 0, false},
-    {50, 32, 32, 64, 1, 63, 31337, true, true, 4, 8, 0, 0, false, 0, 0, false},
-    {300, 32, 32, 300, 256, 44, 5, true, true, 4, 8, 0, 0, false, 0, 0, false},
+    {50, 32, 32, 64, 16, 5, 12345, true, true, 4, 8, 0, 0, false, 0, 0, false, 0.0f, 0.0f},
+    {50, 32, 32, 0, 16, 7, -123456789, true, true, 4, 8, 0, 0, false, 0, 0, false, 0.0f, 0.0f},
+    {50, 32, 32, 64, 16, 5, 99, false, true, 4, 8, 0, 0, false, 0, 0, false, 0.0f, 0.0f},
+    {50, 32, 32, 0, 50, 0, 0, false, false, 4, 0, 0, 0, false, 0, 0, false, 0.0f, 0.0f},
+    {50, 32, 32, 64, 16, 40, 7, true, false, 4, 0, 0, 0, false, 0, 0, false, 0.0f, 0.0f},
+    {20, 13, 11, 40, 9, 30, 2024, true, true, 2, 5, 0, 0, false, 0, 0, false, 0.0f, 0.0f},
+    {50, 32, 32, 64, 1, 63, 31337, true, true, 4, 8, 0, 0, false, 0, 0, false, 0.0f, 0.0f},
+    {300, 32, 32, 300, 256, 44, 5, true, true, 4, 8, 0, 0, false, 0, 0, false, 0.0f, 0.0f},
     /* the old modes ignore epoch and run_seed */
-    {50, 32, 32, 64, 16, 5, 12345, true, true, 4, 8, 3, 987654, false, 0, 0, false},
+    {50, 32, 32, 64, 16, 5, 12345, true, true, 4, 8, 3, 987654, false, 0, 0, false, 0.0f, 0.0f},
     /* airbench94's training augmentation: pad 2, alternating flip, no cutout, over epochs
      * 0..3 with a seed per epoch, with and without indices; one case keeps a cutout */
-    {50, 32, 32, 64, 48, 5, 111, true, true, 2, 0, 0, 424242, true, 0, 0, false},
-    {50, 32, 32, 64, 48, 5, 222, true, true, 2, 0, 1, 424242, true, 0, 0, false},
-    {50, 32, 32, 64, 48, 5, 333, true, true, 2, 0, 2, 424242, true, 0, 0, false},
-    {50, 32, 32, 64, 48, 5, 444, true, true, 2, 0, 3, 424242, true, 0, 0, false},
-    {50, 32, 32, 0, 50, 0, 555, true, true, 2, 0, 0, -77, true, 0, 0, false},
-    {50, 32, 32, 0, 50, 0, 666, true, true, 2, 0, 1, -77, true, 0, 0, false},
-    {20, 13, 11, 40, 9, 30, 2024, true, true, 3, 4, 7, 31, true, 0, 0, false},
+    {50, 32, 32, 64, 48, 5, 111, true, true, 2, 0, 0, 424242, true, 0, 0, false, 0.0f, 0.0f},
+    {50, 32, 32, 64, 48, 5, 222, true, true, 2, 0, 1, 424242, true, 0, 0, false, 0.0f, 0.0f},
+    {50, 32, 32, 64, 48, 5, 333, true, true, 2, 0, 2, 424242, true, 0, 0, false, 0.0f, 0.0f},
+    {50, 32, 32, 64, 48, 5, 444, true, true, 2, 0, 3, 424242, true, 0, 0, false, 0.0f, 0.0f},
+    {50, 32, 32, 0, 50, 0, 555, true, true, 2, 0, 0, -77, true, 0, 0, false, 0.0f, 0.0f},
+    {50, 32, 32, 0, 50, 0, 666, true, true, 2, 0, 1, -77, true, 0, 0, false, 0.0f, 0.0f},
+    {20, 13, 11, 40, 9, 30, 2024, true, true, 3, 4, 7, 31, true, 0, 0, false, 0.0f, 0.0f},
     /* test-time views: airbench94's six (pad 1) and larger shifts on an odd image */
-    {50, 32, 32, 0, 50, 0, 0, false, false, 4, 0, 0, 0, false, 0, 0, true},
-    {50, 32, 32, 0, 50, 0, 0, false, false, 4, 0, 0, 0, false, -1, -1, false},
-    {50, 32, 32, 0, 50, 0, 0, false, false, 4, 0, 0, 0, false, -1, -1, true},
-    {50, 32, 32, 0, 50, 0, 0, false, false, 4, 0, 0, 0, false, 1, 1, false},
-    {50, 32, 32, 0, 50, 0, 0, false, false, 4, 0, 0, 0, false, 1, 1, true},
-    {50, 32, 32, 64, 16, 5, 99, false, true, 4, 8, 1, 5, false, 1, -1, true},
-    {20, 13, 11, 40, 9, 30, 0, false, false, 2, 0, 0, 0, false, -3, 4, true},
-    {20, 13, 11, 0, 20, 0, 0, false, false, 2, 0, 0, 0, false, 12, -10, false},
-    {20, 13, 11, 0, 20, 0, 0, false, false, 2, 0, 0, 0, false, -12, 10, true},
+    {50, 32, 32, 0, 50, 0, 0, false, false, 4, 0, 0, 0, false, 0, 0, true, 0.0f, 0.0f},
+    {50, 32, 32, 0, 50, 0, 0, false, false, 4, 0, 0, 0, false, -1, -1, false, 0.0f, 0.0f},
+    {50, 32, 32, 0, 50, 0, 0, false, false, 4, 0, 0, 0, false, -1, -1, true, 0.0f, 0.0f},
+    {50, 32, 32, 0, 50, 0, 0, false, false, 4, 0, 0, 0, false, 1, 1, false, 0.0f, 0.0f},
+    {50, 32, 32, 0, 50, 0, 0, false, false, 4, 0, 0, 0, false, 1, 1, true, 0.0f, 0.0f},
+    {50, 32, 32, 64, 16, 5, 99, false, true, 4, 8, 1, 5, false, 1, -1, true, 0.0f, 0.0f},
+    {20, 13, 11, 40, 9, 30, 0, false, false, 2, 0, 0, 0, false, -3, 4, true, 0.0f, 0.0f},
+    {20, 13, 11, 0, 20, 0, 0, false, false, 2, 0, 0, 0, false, 12, -10, false, 0.0f, 0.0f},
+    {20, 13, 11, 0, 20, 0, 0, false, false, 2, 0, 0, 0, false, -12, 10, true, 0.0f, 0.0f},
+    /* cifar10-speedrun: airbench's flips and translation with its brightness and contrast
+     * jitter, over two epochs, with and without indices; one with a cutout after the jitter */
+    {50, 32, 32, 64, 48, 5, 777, true, true, 2, 0, 0, 424242, true, 0, 0, false, 0.1399f, 0.1308f},
+    {50, 32, 32, 64, 48, 5, 888, true, true, 2, 0, 1, 424242, true, 0, 0, false, 0.1399f, 0.1308f},
+    {50, 32, 32, 0, 50, 0, 999, true, true, 2, 0, 0, -77, true, 0, 0, false, 0.1399f, 0.1308f},
+    {20, 13, 11, 40, 9, 30, 2025, true, true, 3, 4, 7, 31, true, 0, 0, false, 0.5f, 0.9f},
 };
 
 static void augment_cases(dbk_op_checker *ck) {
@@ -987,11 +994,11 @@ static void augment_cases(dbk_op_checker *ck) {
                                             .std = {62.99f / 255.0f, 62.09f / 255.0f, 66.70f / 255.0f}};
     for (size_t i = 0; i < sizeof aug_shapes / sizeof aug_shapes[0]; i++) {
         const aug_shape *v = &aug_shapes[i];
-        tcase *c = case_new(ck, DBK_OP_AUGMENT, "M%d %dx%d N%d first %d %s pad %d%s%s cutout %d %s epoch %d view %d,%d%s",
+        tcase *c = case_new(ck, DBK_OP_AUGMENT, "M%d %dx%d N%d first %d %s pad %d%s%s cutout %d %s epoch %d view %d,%d%s%s",
                             v->m, v->h, v->w, v->n, v->first, v->train ? "train" : "eval", v->pad,
                             v->flip ? " flip" : "", v->flip_alt ? " alternating" : "", v->cutout,
                             v->l ? "indices" : "no indices", v->epoch, v->view_dy, v->view_dx,
-                            v->view_flip ? " flipped" : "");
+                            v->view_flip ? " flipped" : "", v->brightness > 0.0f ? " jitter" : "");
         c->desc.p.augment = base;
         c->desc.p.augment.train = v->train;
         c->desc.p.augment.flip = v->flip;
@@ -1001,6 +1008,8 @@ static void augment_cases(dbk_op_checker *ck) {
         c->desc.p.augment.view_dy = v->view_dy;
         c->desc.p.augment.view_dx = v->view_dx;
         c->desc.p.augment.view_flip = v->view_flip;
+        c->desc.p.augment.brightness = v->brightness;
+        c->desc.p.augment.contrast = v->contrast;
         /* images u8 (M,3,H,W), labels u8 (M), indices i32 (L), state i32 {first, seed, epoch,
          * run_seed} -> x f32 (N,3,H,W), labels i32 (N) */
         uint8_t *img = set_slot(c, SRC(0), ROLE_IN, DBK_DTYPE_U8, 4, v->m, 3, v->h, v->w);

@@ -63,6 +63,29 @@ dbk_value dbk_airbench_forward(dbk_graph *g, const void *config, dbk_value x, in
 
 static const dbk_airbench_config airbench94 = {.widths = {64, 256, 256}, .logit_scale = 1.0f / 9.0f};
 
+static const dbk_airbench_config airbench94_muon = {.widths = {64, 256, 256}, .logit_scale = 1.0f / 256.0f,
+                                                    .muon_groups = true, .head_unit_std = true,
+                                                    .whiten_bias_uniform = true};
+static const dbk_airbench_config speedrun = {.widths = {64, 256, 256}, .logit_scale = 1.0f / 256.0f, .silu = true,
+                                             .muon_groups = true, .head_unit_std = true, .whiten_bias_uniform = true};
+
+const dbk_model_def dbk_model_airbench94_muon = {
+    .name = "airbench94-muon",
+    .description = "airbench94_muon.py's network (Keller Jordan, 2024): airbench94's with a unit-std head, logits / "
+                   "256, Muon's filter group",
+    .dataset = "cifar10",
+    .forward = dbk_airbench_forward,
+    .config = &airbench94_muon,
+};
+
+const dbk_model_def dbk_model_cifar10_speedrun = {
+    .name = "cifar10-speedrun",
+    .description = "hiverge/cifar10-speedrun's network (2025): airbench94-muon's with SiLU in the conv groups",
+    .dataset = "cifar10",
+    .forward = dbk_airbench_forward,
+    .config = &speedrun,
+};
+
 const dbk_model_def dbk_model_airbench94 = {
     .name = "airbench94",
     .description = "airbench94 (Keller Jordan, 2024): 2x2 whitening conv, three GELU conv groups 64-256-256, "

@@ -235,6 +235,15 @@ typedef struct dbk_group_step {
 dbk_group_step dbk_recipe_group_step(const dbk_recipe *r, const dbk_recipe_group *g, int batch, double schedule_lr,
                                      long run_step, int steps_per_epoch);
 
+/* Muon: whether run step `step` (0-based) of total_steps renormalises the filters: every
+ * renorm_every-th step, or with renorm_every 0 cifar10-speedrun's rule (its Muon.step: step_count
+ * += 1; norm_freq = 2 + int(15 * step_count / total); renormalise when step_count - last >=
+ * norm_freq, then last = step_count). */
+bool  dbk_recipe_muon_renorm_at(const dbk_recipe *r, long step, long total_steps);
+/* Muon: the Newton-Schulz input's target norm at run step `step` (speedrun: linear from
+ * ns_target to ns_target_end in step_count / total, step_count = step + 1); 1 without a target. */
+float dbk_recipe_muon_ns_target(const dbk_recipe *r, long step, long total_steps);
+
 /* Learning rate at a fractional epoch (np.interp: clamped to the end knots). */
 float dbk_recipe_lr(const dbk_recipe *r, double epoch);
 

@@ -93,15 +93,17 @@ dbk_status dbk_session_init_params(dbk_session *s, uint64_t seed) {
 /* ---------------------------------------------------------------------------------- */
 /* data-dependent initialisation                                                      */
 
-/* A WHITEN weight (2d, C, k, k), d = C*k*k: the patch whitening of the first
- * DBK_WHITEN_AIRBENCH_IMAGES training images, normalised as the network input is. */
+/* A WHITEN weight (2d, C, k, k), d = C*k*k: the patch whitening of the first recipe
+ * whiten_images (airbench's DBK_WHITEN_AIRBENCH_IMAGES) training images, normalised as the
+ * network input is, in the recipe's filter order. */
 static dbk_status whiten(dbk_session *s, const dbk_param_info *pi, const dbk_dataset *train) {
     const dbk_augment_params *a = &s->cfg.recipe->augment;
     dbk_whiten_config wc = {.channels = (int)pi->shape[1],
                             .height = train->height,
                             .width = train->width,
                             .patch = (int)pi->shape[2],
-                            .eps = DBK_WHITEN_AIRBENCH_EPS};
+                            .eps = DBK_WHITEN_AIRBENCH_EPS,
+                            .ascending = s->cfg.recipe->whiten_ascending};
     if (pi->ndim != 4 || pi->shape[2] != pi->shape[3] || wc.channels != train->channels ||
         wc.channels > (int)(sizeof a->mean / sizeof a->mean[0]) || pi->shape[0] != 2 * (int64_t)dbk_whiten_dim(&wc))
         return dbk_set_error(DBK_ERR_INVALID_ARG, "%s: a whitening weight must be (2*C*k*k, C, k, k) for %d-channel images",
@@ -110,7 +112,8 @@ static dbk_status whiten(dbk_session *s, const dbk_param_info *pi, const dbk_dat
         wc.mean[c] = a->mean[c];
         wc.std[c] = a->std[c];
     }
-    const int count = train->count < DBK_WHITEN_AIRBENCH_IMAGES ? train->count : DBK_WHITEN_AIRBENCH_IMAGES;
+    const int want = s->cfg.recipe->whiten_images > 0 ? s->cfg.recipe->whiten_images : DBK_WHITEN_AIRBENCH_IMAGES;
+    const int count = train->count < want ? train->count : want;
     const size_t n = (size_t)pi->shape[0] * (size_t)dbk_whiten_dim(&wc);
     float *w = dbk_malloc(n * sizeof *w);
     if (!w) return DBK_ERR_OUT_OF_HOST_MEMORY;

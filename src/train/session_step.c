@@ -62,6 +62,23 @@ static void adamw_step_rule(const dbk_step_ctx *ctx, const double k[4], void *ds
     memcpy(dst, v, (dbk_recipe_momentum_scheduled(r) ? 4 : 3) * sizeof(float));
 }
 
+/* Muon's step values for group k[0] at batch k[1]: its learning rate (k[2] = 0), the
+ * renormalisation's gate (k[2] = 1: 1 on the steps that renormalise, 0 on the others), the
+ * Newton-Schulz input's target norm (k[2] = 2), or 1 (k[2] = 3). */
+static void muon_rule(const dbk_step_ctx *ctx, const double k[4], void *dst) {
+    const dbk_recipe *r = ctx->recipe;
+    float v = 1.0f;
+    if (k[2] == 0.0) {
+        const dbk_recipe_group g = rule_of(r, k[0]);
+        v = dbk_recipe_group_step(r, &g, (int)k[1], ctx->lr, ctx->run_step, ctx->steps_per_epoch).lr;
+    } else if (k[2] == 1.0) {
+        v = dbk_recipe_muon_renorm_at(r, ctx->run_step, ctx->run_steps) ? 1.0f : 0.0f;
+    } else if (k[2] == 2.0) {
+        v = dbk_recipe_muon_ns_target(r, ctx->run_step, ctx->run_steps);
+    }
+    memcpy(dst, &v, sizeof v);
+}
+
 /* Mixed precision: the dynamic loss scale S (k[0] = 1), or its inverse (k[0] = -1). */
 static void loss_scale_rule(const dbk_step_ctx *ctx, const double k[4], void *dst) {
     const float v = k[0] < 0 ? 1.0f / ctx->loss_scale : ctx->loss_scale;
@@ -208,6 +225,126 @@ static void add_adamw(dbk_session *s, dbk_graph *g, int i, int batch, bool stopp
     dbk_graph_update(g, &op, label);
 }
 
+/* ---------------------------------------------------------------------------------- */
+/* Muon                                                                               */
+
+static dbk_tensor view2(dbk_tensor t, int64_t rows, int64_t cols) {
+    t.ndim = 2;
+    t.shape[0] = rows;
+    t.shape[1] = cols;
+    t.shape[2] = t.shape[3] = 1;
+    return t;
+}
+
+/* Appends one update op (counted among the program's update ops). */
+static void update_op(dbk_session_program *p, const dbk_op_desc *op, const char *label) {
+    dbk_graph_update(p->graph, op, label);
+    p->update_count++;
+}
+
+/* out = alpha * op(a) op(b) + beta * out. */
+static void gemm(dbk_session_program *p, dbk_tensor a, bool ta, dbk_tensor b, bool tb, float alpha, float beta,
+                 dbk_tensor out, const char *label) {
+    dbk_op_desc op = {.op = DBK_OP_GEMM, .p.gemm = {ta, tb, alpha, beta}};
+    op.src[0] = a;
+    op.src[1] = b;
+    op.dst[0] = out;
+    update_op(p, &op, label);
+}
+
+static void scale(dbk_session_program *p, dbk_tensor x, float alpha, dbk_tensor out, const char *label) {
+    dbk_op_desc op = {.op = DBK_OP_SCALE, .p.scale = {alpha}};
+    op.src[0] = x;
+    op.dst[0] = out;
+    update_op(p, &op, label);
+}
+
+static void norm_scale(dbk_session_program *p, dbk_tensor x, dbk_tensor g, float alpha, float eps, dbk_tensor out,
+                       const char *label) {
+    dbk_op_desc op = {.op = DBK_OP_NORM_SCALE, .p.norm_scale = {alpha, eps}};
+    op.src[0] = x;
+    op.src[1] = g;
+    op.dst[0] = out;
+    update_op(p, &op, label);
+}
+
+/* One Muon update of a (K, C, R, S) filter at float offset `offset` of the flat buffers, as a
+ * (K, C*R*S) matrix G (recipe.h dbk_muon_params): momentum, renormalisation, Newton-Schulz
+ * (ns_steps of A = X X^T, B = b A + c A A, X = a X + B X, as GEMM and SCALE ops; on X^T when K
+ * exceeds C*R*S), the step. Scratch tensors are arena tensors, declared in both passes. */
+static void add_muon_filter(dbk_session *s, dbk_session_program *p, const dbk_param_info *pi, const dbk_tensor v[4],
+                            float weight_decay) {
+    dbk_graph *g = p->graph;
+    const dbk_muon_params *m = &s->cfg.recipe->muon;
+    const int64_t rows = pi->shape[0], cols = pi->shape[1] * pi->shape[2] * pi->shape[3];
+    const bool wide = rows <= cols;            /* A = X X^T (rows x rows), else X^T X */
+    const int64_t side = wide ? rows : cols;
+    dbk_tensor u = dbk_graph_tensor(g, DBK_DTYPE_F32, 2, rows, cols, 1, 1);
+    dbk_tensor x2 = dbk_graph_tensor(g, DBK_DTYPE_F32, 2, rows, cols, 1, 1);
+    dbk_tensor a = dbk_graph_tensor(g, DBK_DTYPE_F32, 2, side, side, 1, 1);
+    dbk_tensor b = dbk_graph_tensor(g, DBK_DTYPE_F32, 2, side, side, 1, 1);
+    if (dbk_graph_is_planning(g)) return;
+    char label[64];
+    const size_t off = pi->offset * 4;
+    dbk_tensor grad = view2(dbk_tensor_make(s->grads, off, DBK_DTYPE_F32, 1, rows * cols, 1, 1, 1), rows, cols);
+    dbk_tensor param = grad, mom = grad;
+    param.buf = s->params;
+    mom.buf = s->momentum;
+
+    dbk_op_desc mo = {.op = DBK_OP_MUON_MOMENTUM, .p.muon_momentum = {m->momentum, m->nesterov ? 1.0f : 0.0f}};
+    mo.src[0] = grad;
+    mo.dst[0] = mom;
+    mo.dst[1] = u;
+    snprintf(label, sizeof label, "muon.%.40s", pi->name);
+    update_op(p, &mo, label);
+    /* the weights to norm sqrt(K) on the steps that renormalise (before the step, as the source) */
+    norm_scale(p, param, v[1], sqrtf((float)rows), m->renorm_eps, param, "muon.renorm");
+    if (m->ns_target > 0.0f) norm_scale(p, u, v[2], 1.0f, m->ns_pre_eps, u, "muon.ns.target");
+    norm_scale(p, u, v[3], 1.0f, m->ns_eps, u, "muon.ns.normalise");
+    dbk_tensor x = u, next = x2;
+    for (int i = 0; i < m->ns_steps; i++) {
+        if (wide) gemm(p, x, false, x, true, 1.0f, 0.0f, a, "muon.ns.A");   /* A = X X^T */
+        else gemm(p, x, true, x, false, 1.0f, 0.0f, a, "muon.ns.A");        /* A = X^T X */
+        scale(p, a, m->ns_b, b, "muon.ns.B");                               /* B = b A */
+        gemm(p, a, false, a, false, m->ns_c, 1.0f, b, "muon.ns.B");         /* B += c A A */
+        scale(p, x, m->ns_a, next, "muon.ns.X");                            /* X' = a X */
+        if (wide) gemm(p, b, false, x, false, 1.0f, 1.0f, next, "muon.ns.X"); /* X' += B X */
+        else gemm(p, x, false, b, false, 1.0f, 1.0f, next, "muon.ns.X");      /* X' += X B (B symmetric) */
+        const dbk_tensor t = x;
+        x = next;
+        next = t;
+    }
+    dbk_op_desc up = {.op = DBK_OP_MUON_UPDATE, .p.muon_update = {weight_decay}};
+    up.src[0] = x;
+    up.src[1] = v[0];
+    up.dst[0] = param;
+    update_op(p, &up, "muon.step");
+}
+
+/* Muon over every filter of group i: its step values (lr, the renormalisation's gate, the
+ * Newton-Schulz target, 1), then one update per tensor. */
+static void add_muon(dbk_session *s, dbk_session_program *p, int i, bool stopped) {
+    dbk_graph *g = p->graph;
+    const dbk_recipe *r = s->cfg.recipe;
+    const char *group = dbk_graph_group_name(g, i);
+    const int index = rule_index(r, group);
+    static const char *const what[4] = {"lr", "renorm", "ns_target", "one"};
+    dbk_tensor v[4];
+    for (int k = 0; k < 4; k++) {
+        char name[48];
+        snprintf(name, sizeof name, "muon.%s.%.24s", what[k], group);
+        const double kk[4] = {index, p->batch, k, 0};
+        v[k] = dbk_graph_step_value(g, name, DBK_DTYPE_F32, 1, muon_rule, kk);
+    }
+    if (stopped) return;
+    const dbk_recipe_group rule = rule_of(r, index);
+    const float wd = dbk_recipe_group_step(r, &rule, p->batch, 0.0, 0, 1).weight_decay;
+    for (int k = 0; k < dbk_graph_param_info_count(g); k++) {
+        const dbk_param_info *pi = dbk_graph_param_info(g, k);
+        if (pi->group == i) add_muon_filter(s, p, pi, v, wd);
+    }
+}
+
 /* Mixed precision: every trained group's gradients divided by S and checked for inf/NaN into
  * the counter amp.found, before the optimizer (these ops stay in the training program; the
  * update after them is recorded apart and skipped on overflow, session_run.c). */
@@ -238,11 +375,18 @@ static void add_optimizer(dbk_session *s, dbk_session_program *p) {
     for (int i = 0; i < dbk_graph_group_count(g); i++) {
         const char *group = dbk_graph_group_name(g, i);
         if (!strcmp(group, DBK_GRAPH_GROUP_FROZEN)) continue;
+        /* the default group of a model that puts every parameter in a named one (both passes) */
+        const dbk_tensor members = dbk_graph_group_params(g, i);
+        if (dbk_tensor_numel(&members) == 0) continue;
         /* A group frozen in this graph only (its training stopped) keeps its step value, so
          * that both training steps lay out their values, and counters, alike; no update. */
         const bool stopped = dbk_graph_group_frozen(g, i);
         const int index = rule_index(r, group);
         const dbk_recipe_group rule = rule_of(r, index);
+        if (rule.muon) {
+            add_muon(s, p, i, stopped);
+            continue;
+        }
         if (r->optimizer == DBK_OPTIMIZER_ADAMW) {
             add_adamw(s, g, i, batch, stopped);
             if (!dbk_graph_is_planning(g) && !stopped) p->update_count++;
