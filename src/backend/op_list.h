@@ -332,6 +332,22 @@
     X(LOOKAHEAD, lookahead, optim, "decay", "ema params", none, check_lookahead,              \
       3.0 * n_dst(d, 0), all_bytes(d), NONE, OWN, ALL)                                        \
                                                                                               \
+    /* --- selective test-time augmentation (cifar10-speedrun's tta) --- */                  \
+    /* table[j_i, :] = rows[i, :] for every row i, j_i = indices[state.first + i], or         \
+     * state.first + i without indices: a batch of logits into the whole test set's table.    \
+     * The host guarantees every j_i in [0, M) (the CPU checks: DBK_ERR_INVALID_ARG).          \
+     * src0 rows f32 (N,K)  src1 indices i32 (L) or absent  src2 state i32 (4) {first, ...}    \
+     * dst0 table f32 (M,K), rows not addressed untouched */                                  \
+    X(SCATTER_ROWS, scatter_rows, tta, "rows indices? state", "table", none, check_scatter_rows,\
+      0.0, all_bytes(d), NONE, OWN, ALL)                                                      \
+    /* The k rows of least confidence: confidence = max softmax probability of a row of       \
+     * logits = 1 / S, S = sum_j exp(z_j - max z) (j in order, fp32); the rows in order of      \
+     * increasing confidence (decreasing S), ties by row index (torch.topk(confidences, k,     \
+     * largest=False) without its unspecified order).                                          \
+     * src0 logits f32 (N,K)  dst0 indices i32 (k), k <= N  dst1 work f32 (N): each row's S */\
+    X(CONFIDENCE_SELECT, confidence_select, tta, "logits", "indices work", none,              \
+      check_confidence_select, 3.0 * n_src(d, 0), all_bytes(d), NONE, OWN, ALL)               \
+                                                                                              \
     /* Inverted dropout, training mode.                torch.nn.Dropout(p) in train()         \
      *   y[i] = keep(i) ? x[i] * (1 / (1 - p)) : 0,  scale 1/(1-p) formed in fp32;            \
      *   keep(i) = (dbk_hash_u32(state[1], state[0], salt, i) >> 8) >= (uint32)(p * 2^24)     \

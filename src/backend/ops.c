@@ -595,6 +595,26 @@ static dbk_status check_muon_update(const dbk_op_desc *d) {
     return DBK_OK;
 }
 
+/* rows f32 (N,K), table f32 (M,K) with the same K, indices i32 (L) when present, state i32 (4). */
+static dbk_status check_scatter_rows(const dbk_op_desc *d) {
+    DBK_TRY(want(d, &d->src[0], "rows", DBK_DTYPE_F32, 2));
+    if (d->src[1].ndim) DBK_TRY(want(d, &d->src[1], "indices", DBK_DTYPE_I32, 1));
+    DBK_TRY(check_scalar(d, &d->src[2], "state", DBK_DTYPE_I32, 4));
+    DBK_TRY(want(d, &d->dst[0], "table", DBK_DTYPE_F32, 2));
+    return want_dim(d, "table columns", d->dst[0].shape[1], d->src[0].shape[1]);
+}
+
+/* logits f32 (N,K), indices i32 (k) with k <= N, work f32 (N). */
+static dbk_status check_confidence_select(const dbk_op_desc *d) {
+    DBK_TRY(want(d, &d->src[0], "logits", DBK_DTYPE_F32, 2));
+    DBK_TRY(want(d, &d->dst[0], "indices", DBK_DTYPE_I32, 1));
+    DBK_TRY(want(d, &d->dst[1], "work", DBK_DTYPE_F32, 1));
+    if (d->dst[0].shape[0] > d->src[0].shape[0])
+        FAIL("%s: %lld indices of %lld rows", dbk_op_name(d->op), (long long)d->dst[0].shape[0],
+             (long long)d->src[0].shape[0]);
+    return want_dim(d, "work length", d->dst[1].shape[0], d->src[0].shape[0]);
+}
+
 static dbk_status check_lookahead(const dbk_op_desc *d) {
     const dbk_tensor *o = d->dst;
     DBK_TRY(check_scalar(d, &d->src[0], "decay", DBK_DTYPE_F32, 1));

@@ -933,6 +933,54 @@ static void muon_update_cases(dbk_op_checker *ck) {
 }
 OP_TEST(muon_update, 1e-10);
 
+/* Selective TTA (cifar10-speedrun): a batch of logits into the test set's table at its first
+ * row or through indices (the TTA'd rows), and the rows of least confidence. */
+static void scatter_rows_cases(dbk_op_checker *ck) {
+    static const struct { int64_t n, k, m, l; int32_t first; } runs[] = {
+        {1, 10, 1, 0, 0}, {2000, 10, 10000, 0, 8000}, {37, 10, 100, 0, 63}, {250, 10, 10000, 2500, 2250},
+        {7, 3, 50, 20, 13}};
+    for (size_t r = 0; r < sizeof runs / sizeof runs[0]; r++) {
+        tcase *c = case_new(ck, DBK_OP_SCATTER_ROWS, "N %lld K %lld into M %lld first %d%s", (long long)runs[r].n,
+                            (long long)runs[r].k, (long long)runs[r].m, (int)runs[r].first,
+                            runs[r].l ? " through indices" : "");
+        /* rows (N,K), indices (L), state {first, ...} -> table (M,K) (rows not addressed kept) */
+        set_uniform(c, SRC(0), ROLE_IN, -5.0f, 5.0f, 2, runs[r].n, runs[r].k, 1, 1);
+        if (runs[r].l) {
+            int32_t *idx = set_slot(c, SRC(1), ROLE_IN, DBK_DTYPE_I32, 1, runs[r].l, 1, 1, 1);
+            for (int64_t i = 0; i < runs[r].l; i++) idx[i] = (int32_t)((i * 7919 + 13) % runs[r].m); /* distinct rows */
+        }
+        int32_t *state = set_slot(c, SRC(2), ROLE_IN, DBK_DTYPE_I32, 1, 4, 1, 1, 1);
+        state[0] = runs[r].first;
+        set_uniform(c, DST(0), ROLE_INOUT, -1.0f, 1.0f, 2, runs[r].m, runs[r].k, 1, 1);
+        dbk_op_check_case(c);
+    }
+}
+OP_TEST(scatter_rows, 0.0);
+
+/* Logits with one dominant class of a random margin per row, so that confidences are well
+ * apart (a backend's exp may round another way by an ulp); every 5th row copies the row before
+ * it, so ties occur and must go to the lower row index. k of 1, a quarter (speedrun's) and all. */
+static void confidence_select_cases(dbk_op_checker *ck) {
+    static const struct { int64_t n, k; } runs[] = {{1, 1}, {40, 10}, {2000, 500}, {10000, 2500}, {97, 97}};
+    for (size_t r = 0; r < sizeof runs / sizeof runs[0]; r++) {
+        tcase *c = case_new(ck, DBK_OP_CONFIDENCE_SELECT, "N %lld K 10 k %lld", (long long)runs[r].n,
+                            (long long)runs[r].k);
+        float *z = set_uniform(c, SRC(0), ROLE_IN, -1.0f, 1.0f, 2, runs[r].n, 10, 1, 1);
+        for (int64_t i = 0; i < runs[r].n; i++) {
+            if (i % 5 == 4) {
+                for (int j = 0; j < 10; j++) z[i * 10 + j] = z[(i - 1) * 10 + j];
+                continue;
+            }
+            z[i * 10 + (i % 10)] += 0.002f * (float)dbk_rng_below(&c->ck->rng, 4000);
+        }
+        /* logits (N,10) -> indices (k), work (N) */
+        set_slot(c, DST(0), ROLE_OUT, DBK_DTYPE_I32, 1, runs[r].k, 1, 1, 1);
+        set_slot(c, DST(1), ROLE_OUT, DBK_DTYPE_F32, 1, runs[r].n, 1, 1, 1);
+        dbk_op_check_case(c);
+    }
+}
+OP_TEST(confidence_select, 1e-10);
+
 /* ---------------------------------------------------------------------------------- */
 /* augmentation                                                                        */
 
