@@ -26,6 +26,11 @@ typedef enum dbk_session_program_kind {
     DBK_SESSION_PROGRAM_TRAIN,      /* a training step */
     DBK_SESSION_PROGRAM_EVAL,       /* an evaluation batch */
     DBK_SESSION_PROGRAM_TTA,        /* an evaluation batch with test-time augmentation */
+    /* selective TTA (recipe tta_select): the least confident rows of the plain pass's table,
+     * then the TTA of those rows into the table, then the table's loss and accuracy */
+    DBK_SESSION_PROGRAM_TTA_SELECT,
+    DBK_SESSION_PROGRAM_TTA_SELECTED,
+    DBK_SESSION_PROGRAM_TTA_SCORE,
     DBK_SESSION_PROGRAM_LOOKAHEAD,  /* the lookahead update */
 } dbk_session_program_kind;
 
@@ -51,6 +56,11 @@ struct dbk_session {
                                                       need are not computed; NULL graph when none */
     long                 train_late_from;          /* the run step from which train_late runs */
     dbk_session_program  tta, tta_tail;            /* the final evaluation, when the recipe has TTA */
+    dbk_session_program  tta_select, tta_selected, tta_selected_tail, tta_score; /* selective TTA */
+    int                  tta_k;                    /* selective TTA: rows that get the views */
+    dbk_buffer          *tta_table;                /* selective TTA: the test set's logits f32 (M, classes) */
+    dbk_buffer          *tta_rows, *tta_work;      /* the selected rows i32 (k), their work f32 (M) */
+    dbk_buffer          *test_labels_i32;          /* selective TTA: the test labels as i32 (M) */
     dbk_session_program  lookahead;                /* when the recipe has lookahead */
     dbk_program         *update;                   /* the optimizer alone (cfg.separate_update) */
     dbk_session_exchange_fn exchange;              /* between backward and update, when set */

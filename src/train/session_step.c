@@ -105,11 +105,12 @@ static dbk_tensor augment_state(dbk_graph *g) {
 /* Reads the batch from the resident dataset into x and labels; evaluation reads the view
  * (dy, dx, flip) of each test image. */
 static void add_augment(dbk_session *s, dbk_graph *g, bool training, dbk_tensor state, const dbk_tta_view *view,
-                        dbk_tensor x, dbk_tensor labels) {
+                        bool selected, dbk_tensor x, dbk_tensor labels) {
     const dbk_session_config *c = &s->cfg;
     if (dbk_graph_is_planning(g)) return;
     dbk_op_desc aug = {.op = DBK_OP_AUGMENT, .p.augment = c->recipe->augment};
     const int64_t ch = x.shape[1], h = x.shape[2], w = x.shape[3];
+    if (!training || c->streamed) aug.p.augment.brightness = aug.p.augment.contrast = 0.0f; /* training draws */
     if (training && c->streamed) {
         /* The host cropped and flipped the batch (data/loader.h): normalise only. */
         aug.p.augment.train = false;
@@ -134,6 +135,8 @@ static void add_augment(dbk_session *s, dbk_graph *g, bool training, dbk_tensor 
         } else {
             aug.src[0] = dbk_tensor_make(s->test_images, 0, DBK_DTYPE_U8, 4, c->test_count, ch, h, w);
             aug.src[1] = flat(s->test_labels, DBK_DTYPE_U8, c->test_count);
+            /* selective TTA: the batch's rows are the selected images (state.first into them) */
+            if (selected) aug.src[2] = flat(s->tta_rows, DBK_DTYPE_I32, s->tta_k);
         }
     }
     aug.src[3] = state;
@@ -436,8 +439,10 @@ static dbk_status lay_out_lookahead(dbk_session *s, dbk_session_program *p) {
 }
 
 /* Test-time augmentation: the model applied to every view with the same weights, the logits
- * summed with the views' weights into one (N, classes) tensor. */
-static dbk_value add_tta_forward(dbk_session *s, dbk_graph *g, int batch, dbk_tensor state, dbk_tensor labels) {
+ * summed with the views' weights into one (N, classes) tensor; selected: of the selective
+ * TTA's rows. */
+static dbk_value add_tta_forward(dbk_session *s, dbk_graph *g, int batch, dbk_tensor state, bool selected,
+                                 dbk_tensor labels) {
     const dbk_session_config *c = &s->cfg;
     const dbk_tta_view *views;
     const int n = dbk_tta_views(c->recipe->tta_level, &views);
@@ -446,7 +451,7 @@ static dbk_value add_tta_forward(dbk_session *s, dbk_graph *g, int batch, dbk_te
         char label[48];
         if (v) dbk_graph_reuse_params(g);
         dbk_value x = dbk_graph_value(g, false, batch, c->input.channels, c->input.height, c->input.width);
-        add_augment(s, g, false, state, &views[v], x.data, labels);
+        add_augment(s, g, false, state, &views[v], selected, x.data, labels);
         dbk_value z = dbk_model_forward(g, c->model, x, c->num_classes);
         if (dbk_graph_is_planning(g)) continue;
         snprintf(label, sizeof label, "tta.view%d", v);
@@ -464,26 +469,89 @@ static dbk_value add_tta_forward(dbk_session *s, dbk_graph *g, int batch, dbk_te
     return sum;
 }
 
+/* The test set's logits table of selective TTA as an (M, classes) tensor. */
+static dbk_tensor tta_table(const dbk_session *s) {
+    return dbk_tensor_make(s->tta_table, 0, DBK_DTYPE_F32, 2, s->cfg.test_count, s->cfg.num_classes, 1, 1);
+}
+
+/* rows (N, classes) into the table at the batch's rows, or through the selected rows. */
+static void add_scatter(dbk_session *s, dbk_graph *g, dbk_tensor rows, dbk_tensor state, bool selected) {
+    dbk_op_desc op = {.op = DBK_OP_SCATTER_ROWS};
+    rows.ndim = 2;
+    op.src[0] = rows;
+    if (selected) op.src[1] = flat(s->tta_rows, DBK_DTYPE_I32, s->tta_k);
+    op.src[2] = state;
+    op.dst[0] = tta_table(s);
+    dbk_graph_forward(g, &op, selected ? "tta.scatter" : "logits.scatter");
+}
+
+/* The evaluation programs' per-step layout without their ops: the augment state and the
+ * counters, in add_loss's order (selective TTA's select and selected programs count nothing). */
+static void eval_layout(dbk_session *s, dbk_graph *g) {
+    (void)augment_state(g);
+    (void)dbk_graph_counter(g, "loss_sum");
+    (void)dbk_graph_counter(g, "correct");
+    if (s->cfg.top5) (void)dbk_graph_counter(g, "correct5");
+}
+
+/* Selective TTA's programs: the least confident rows of the table; their views' mean logits
+ * into the table; the table's loss and accuracy (src/train/session_run.c runs them in turn). */
+static dbk_status lay_out_selective(dbk_session *s, dbk_session_program *p) {
+    dbk_graph *g = p->graph;
+    if (p->kind == DBK_SESSION_PROGRAM_TTA_SCORE) {
+        (void)augment_state(g);
+        dbk_value logits = {.data = tta_table(s)}; /* shapes only while planning */
+        add_loss(s, g, s->cfg.test_count, logits, flat(s->test_labels_i32, DBK_DTYPE_I32, s->cfg.test_count));
+    } else if (p->kind == DBK_SESSION_PROGRAM_TTA_SELECT) {
+        eval_layout(s, g);
+        if (!dbk_graph_is_planning(g) && s->tta_k > 0) {
+            dbk_op_desc op = {.op = DBK_OP_CONFIDENCE_SELECT};
+            op.src[0] = tta_table(s);
+            op.dst[0] = flat(s->tta_rows, DBK_DTYPE_I32, s->tta_k);
+            op.dst[1] = flat(s->tta_work, DBK_DTYPE_F32, s->cfg.test_count);
+            dbk_graph_forward(g, &op, "tta.select");
+        }
+    } else { /* TTA_SELECTED */
+        dbk_tensor labels = dbk_graph_tensor(g, DBK_DTYPE_I32, 1, p->batch, 1, 1, 1);
+        dbk_tensor state = augment_state(g);
+        dbk_value sum = add_tta_forward(s, g, p->batch, state, true, labels);
+        (void)dbk_graph_counter(g, "loss_sum");
+        (void)dbk_graph_counter(g, "correct");
+        if (s->cfg.top5) (void)dbk_graph_counter(g, "correct5");
+        if (!dbk_graph_is_planning(g)) add_scatter(s, g, sum.data, state, true);
+    }
+    DBK_TRY(dbk_graph_status(g));
+    if (dbk_graph_is_planning(g)) return DBK_OK;
+    p->ops = dbk_graph_program(g, &p->count);
+    return p->ops ? DBK_OK : DBK_ERR_OUT_OF_HOST_MEMORY;
+}
+
 dbk_status dbk_session_lay_out(dbk_session *s, dbk_session_program *p) {
     dbk_graph *g = p->graph;
     const dbk_session_config *c = &s->cfg;
     const dbk_session_program_kind kind = p->kind;
     const bool training = kind == DBK_SESSION_PROGRAM_TRAIN;
     if (kind == DBK_SESSION_PROGRAM_LOOKAHEAD) return lay_out_lookahead(s, p);
+    if (kind == DBK_SESSION_PROGRAM_TTA_SELECT || kind == DBK_SESSION_PROGRAM_TTA_SELECTED ||
+        kind == DBK_SESSION_PROGRAM_TTA_SCORE)
+        return lay_out_selective(s, p);
     dbk_tensor labels = dbk_graph_tensor(g, DBK_DTYPE_I32, 1, p->batch, 1, 1, 1);
     dbk_tensor state = augment_state(g);
     dbk_value logits;
     if (kind == DBK_SESSION_PROGRAM_TTA) {
-        logits = add_tta_forward(s, g, p->batch, state, labels);
+        logits = add_tta_forward(s, g, p->batch, state, false, labels);
     } else {
         dbk_value x = dbk_graph_value(g, false, p->batch, c->input.channels, c->input.height, c->input.width);
-        add_augment(s, g, training, state, NULL, x.data, labels);
+        add_augment(s, g, training, state, NULL, false, x.data, labels);
         logits = dbk_model_forward(g, c->model, x, c->num_classes);
         /* Streamed: the augment op's labels are zeros; the host wrote the real ones. */
         if (training && c->streamed) labels = flat(s->batch_labels, DBK_DTYPE_I32, p->batch);
     }
     if (!training && c->streamed_eval) labels = flat(s->eval_batch_labels, DBK_DTYPE_I32, p->batch);
     add_loss(s, g, p->batch, logits, labels);
+    /* selective TTA's plain pass: every evaluation batch's logits into the table */
+    if (kind == DBK_SESSION_PROGRAM_EVAL && s->tta_score.graph && !dbk_graph_is_planning(g))
+        add_scatter(s, g, logits.data, state, false);
     if (training) add_optimizer(s, p);
     DBK_TRY(dbk_graph_status(g));
     if (dbk_graph_is_planning(g)) return DBK_OK;
