@@ -187,6 +187,59 @@ dbk_status dbk_results_write_logs_tsv(const char *path, const dbk_train_report *
     return st;
 }
 
+/* What issue 29's sources added to a recipe: the schedule's kind and arithmetic, Muon, selective
+ * TTA, the evaluation batch, the whitening's images and order, the jitter. */
+static void add_source_fields(cJSON *o, const dbk_recipe *rc) {
+    static const char *const kinds[] = {"knots", "fastai_clr_beta", "fastai_phases"};
+    cJSON_AddStringToObject(o, "schedule", kinds[rc->schedule]);
+    if (rc->schedule == DBK_SCHEDULE_FASTAI_CLR_BETA) {
+        cJSON *c = cJSON_AddObjectToObject(o, "clr");
+        cJSON_AddNumberToObject(c, "lr", rc->clr.lr);
+        cJSON_AddNumberToObject(c, "div", rc->clr.div);
+        cJSON_AddNumberToObject(c, "pct", rc->clr.pct);
+        cJSON_AddNumberToObject(c, "momentum_max", rc->clr.mom_max);
+        cJSON_AddNumberToObject(c, "momentum_min", rc->clr.mom_min);
+    }
+    cJSON *ph = cJSON_AddArrayToObject(o, "phases");
+    for (int i = 0; i < rc->phase_count; i++) {
+        const dbk_fastai_phase *p = &rc->phases[i];
+        cJSON *x = cJSON_CreateObject();
+        cJSON_AddNumberToObject(x, "epochs", p->epochs);
+        cJSON *lr = cJSON_AddArrayToObject(x, "lr"), *mom = cJSON_AddArrayToObject(x, "momentum");
+        cJSON_AddItemToArray(lr, cJSON_CreateNumber(p->lr0));
+        cJSON_AddItemToArray(lr, cJSON_CreateNumber(p->lr1));
+        cJSON_AddItemToArray(mom, cJSON_CreateNumber(p->mom0));
+        cJSON_AddItemToArray(mom, cJSON_CreateNumber(p->mom1));
+        cJSON_AddItemToArray(ph, x);
+    }
+    cJSON_AddBoolToObject(o, "lr_at_step_end", rc->lr_at_step_end);
+    cJSON_AddBoolToObject(o, "lr_per_step", rc->lr_per_step);
+    cJSON_AddNumberToObject(o, "lr_reference_batch", rc->lr_reference_batch);
+    cJSON_AddNumberToObject(o, "passes_per_epoch", rc->passes_per_epoch > 1 ? rc->passes_per_epoch : 1);
+    cJSON_AddNumberToObject(o, "eval_batch", rc->eval_batch > 0 ? rc->eval_batch : rc->batch);
+    cJSON_AddNumberToObject(o, "tta_select_fraction", rc->tta_select.fraction);
+    cJSON_AddNumberToObject(o, "whiten_images", rc->whiten_images > 0 ? rc->whiten_images : 5000);
+    cJSON_AddBoolToObject(o, "whiten_ascending", rc->whiten_ascending);
+    bool muon = false;
+    for (int i = 0; i < rc->group_count; i++) muon = muon || rc->groups[i].muon;
+    if (!muon) return;
+    const dbk_muon_params *m = &rc->muon;
+    cJSON *mo = cJSON_AddObjectToObject(o, "muon");
+    cJSON_AddNumberToObject(mo, "momentum", m->momentum);
+    cJSON_AddBoolToObject(mo, "nesterov", m->nesterov);
+    cJSON_AddNumberToObject(mo, "ns_steps", m->ns_steps);
+    cJSON *abc = cJSON_AddArrayToObject(mo, "ns_coefficients");
+    cJSON_AddItemToArray(abc, cJSON_CreateNumber(m->ns_a));
+    cJSON_AddItemToArray(abc, cJSON_CreateNumber(m->ns_b));
+    cJSON_AddItemToArray(abc, cJSON_CreateNumber(m->ns_c));
+    cJSON_AddNumberToObject(mo, "ns_eps", m->ns_eps);
+    cJSON_AddNumberToObject(mo, "ns_target", m->ns_target);
+    cJSON_AddNumberToObject(mo, "ns_target_end", m->ns_target_end);
+    cJSON_AddNumberToObject(mo, "renorm_every", m->renorm_every);
+    cJSON_AddNumberToObject(mo, "renorm_eps", m->renorm_eps);
+    cJSON_AddNumberToObject(mo, "weight_decay", m->weight_decay);
+}
+
 static cJSON *recipe_json(const dbk_recipe *rc) {
     cJSON *o = cJSON_CreateObject();
     cJSON_AddStringToObject(o, "name", rc->name);
@@ -222,6 +275,8 @@ static cJSON *recipe_json(const dbk_recipe *rc) {
         cJSON_AddNumberToObject(g, "lr_scale", rc->groups[i].lr_scale);
         cJSON_AddNumberToObject(g, "weight_decay_scale", rc->groups[i].weight_decay_scale);
         cJSON_AddNumberToObject(g, "until_epoch", rc->groups[i].until_epoch);
+        cJSON_AddBoolToObject(g, "own_decay", rc->groups[i].own_decay);
+        cJSON_AddBoolToObject(g, "muon", rc->groups[i].muon);
         cJSON_AddItemToArray(groups, g);
     }
     if (rc->lookahead_every > 0) {
@@ -245,6 +300,9 @@ static cJSON *recipe_json(const dbk_recipe *rc) {
     cJSON_AddBoolToObject(aug, "flip", rc->augment.flip);
     cJSON_AddBoolToObject(aug, "flip_alternating", rc->augment.flip_alternating);
     cJSON_AddNumberToObject(aug, "cutout", rc->augment.cutout);
+    cJSON_AddNumberToObject(aug, "brightness", rc->augment.brightness);
+    cJSON_AddNumberToObject(aug, "contrast", rc->augment.contrast);
+    add_source_fields(o, rc);
     cJSON_AddNumberToObject(o, "target", (double)dbk_results_hundredths(rc->target) / 100.0);
     return o;
 }

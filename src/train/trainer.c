@@ -654,7 +654,11 @@ static dbk_status train_loop(run *r, const dbk_train_options *opt, dbk_train_rep
             DBK_TRY(final_evaluation(r, opt, rep, &clock));
             dbk_mlperf_log_event(&r->mlperf, DBK_MLPERF_END, "eval_stop", epoch);
             dbk_mlperf_log_accuracy(&r->mlperf, epoch, e->test_accuracy);
-            if (!opt->quiet)
+            if (!opt->quiet && rc->tta_select.fraction > 0.0f)
+                printf("final evaluation (test-time augmentation level %d for the %.0f%% least confident images, on the "
+                       "clock): test %6.2f%%  time %7.2fs  clock %8.2fs\n", rc->tta_level,
+                       100.0 * (double)rc->tta_select.fraction, e->test_accuracy, rep->final_eval.seconds, clock);
+            else if (!opt->quiet)
                 printf("final evaluation (test-time augmentation level %d, on the clock): test %6.2f%%  time %7.2fs  "
                        "clock %8.2fs\n", rc->tta_level, e->test_accuracy, rep->final_eval.seconds, clock);
         }
