@@ -4,15 +4,17 @@
  * test-time view (DBK_OP_AUGMENT in op_list.h).
  * BIT-EXACT with the CPU reference (src/backends/cpu/augment.c): the random choices are
  * dbk_augment_choices and dbk_augment_base_flip, built on dbk_hash_u32 (src/core/rng.h) —
- * keep these in sync — and the normalisation is (v / 255 - mean) / std in IEEE float (the
- * program is built with -cl-fp32-correctly-rounded-divide-sqrt, and no multiply-add can be
- * contracted here).
+ * keep these in sync — and the normalisation is v * scale + shift in IEEE float, scale and
+ * shift computed on the host (dbk_augment_affine): two correctly rounded operations, never
+ * contracted into a multiply-add (FP_CONTRACT OFF below).
  *
  * Layout: images u8 (M,3,H,W), labels u8 (M), indices i32 (L) (has_indices), state i32 (4)
  * {first, seed, epoch, run_seed}; out x f32 (N,3,H,W), out labels i32 (N). Rows are trusted
  * to be in range (op_list.h: the host guarantees it; the CPU backend checks).
  * global (W, N*3*H)
  */
+
+#pragma OPENCL FP_CONTRACT OFF
 
 static uint dbk_hash_mix(uint h) {
     h ^= h >> 16;
@@ -46,8 +48,8 @@ __kernel void augment(__global const uchar *images, const uint img_off, __global
                       __global float *out, const uint out_off, __global int *out_labels, const uint ol_off,
                       const int N, const int H, const int W, const int train, const int pad, const int flip_on,
                       const int flip_alt, const int cutout, const int view_dy, const int view_dx,
-                      const int view_flip, const float mean0, const float mean1, const float mean2,
-                      const float std0, const float std1, const float std2, const float brightness,
+                      const int view_flip, const float scale0, const float scale1, const float scale2,
+                      const float shift0, const float shift1, const float shift2, const float brightness,
                       const float contrast) {
     const int x = get_global_id(0), row3 = get_global_id(1);
     if (x >= W || row3 >= N * 3 * H) return;
@@ -72,12 +74,13 @@ __kernel void augment(__global const uchar *images, const uint img_off, __global
         cut_x = cutout > 0 ? hash_below(dbk_hash_u32(seed, (uint)row, 4u, 0u), W - cutout + 1) : 0;
         cut = cutout;
     }
-    const float mean = c == 0 ? mean0 : c == 1 ? mean1 : mean2;
-    const float sd = c == 0 ? std0 : c == 1 ? std1 : std2;
+    const float scale = c == 0 ? scale0 : c == 1 ? scale1 : scale2;
+    const float shift = c == 0 ? shift0 : c == 1 ? shift1 : shift2;
     const int xs = flip ? W - 1 - x : x;
     const int sy = reflect_index(y + dy, H), sx = reflect_index(xs + dx, W);
     const float v = (float)images[img_off + ((j * 3 + c) * H + sy) * W + sx];
-    float o = (v / 255.0f - mean) / sd;
+    const float scaled = v * scale;
+    float o = scaled + shift;
     if (train && (brightness > 0.0f || contrast > 0.0f)) { /* speedrun's jitter: (o + b) * c per row */
 #pragma OPENCL FP_CONTRACT OFF /* rounded as the CPU rounds: no fused multiply-add */
         const float b = (2.0f * (float)(dbk_hash_u32(seed, (uint)row, 6u, 0u) >> 8) * 0x1p-24f - 1.0f) * brightness;

@@ -4,7 +4,8 @@
  * torch.nn.CrossEntropyLoss(label_smoothing=eps, reduction='sum')):
  *   loss_i = lse_i - ((1 - eps) z_label + eps/K sum_k z_k),  lse_i = log sum_k exp(z_ik)
  *   dlogits = grad_scale * (probs - target),  target_k = (1-eps)[k == label] + eps/K
- * Labels outside [0, K) add nothing and get a zero gradient row; accuracy counts them wrong.
+ * Labels outside [0, K) add nothing and get a zero gradient row; accuracy counts them wrong,
+ * and a row with a NaN or infinite logit too (NaN compares false, so it would rank first).
  * logits, probs, dlogits (N,K); labels i32 (N); loss_sum and correct single f32 counters the
  * op ADDS to, so a whole epoch accumulates on the device.
  *
@@ -74,9 +75,12 @@ __kernel void accuracy(__global const float *z, const uint z_off, __global const
         if (K == 0 || label < 0 || label >= K) continue;
         __global const float *zi = z + z_off + i * K;
         const float zy = zi[label];
-        int rank = 0;
-        for (int j = 0; j < K; j++) rank += zi[j] > zy || (j < label && zi[j] == zy);
-        if (rank < top) count += 1.0f;
+        int rank = 0, finite = 1;
+        for (int j = 0; j < K; j++) {
+            rank += zi[j] > zy || (j < label && zi[j] == zy);
+            finite &= isfinite(zi[j]);
+        }
+        if (finite && rank < top) count += 1.0f;
     }
     const float t = xent_wg_sum(count, scratch);
     if (get_local_id(0) == 0) correct[c_off] += t;

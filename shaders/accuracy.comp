@@ -2,7 +2,8 @@
 /*
  * accuracy.comp — correct += number of rows whose label ranks below `top` (DBK_OP_ACCURACY,
  * top-k): rank = logits larger than the label's, plus equal ones at a lower index, so top-1 is
- * the first maximum; rows with a label outside [0,K) count as wrong. One work group; the count is summed in
+ * the first maximum; rows with a label outside [0,K) count as wrong, and so do rows with a NaN
+ * or infinite logit (NaN compares false, so it would rank first). One work group; the count is summed in
  * shared memory (exact: integers below 2^24 in float) and added once. Grid: 1.
  */
 #include "common/reduce.glsl"
@@ -26,9 +27,13 @@ void main() {
         const uint row = pc.r0 + i * pc.K;
         const float zy = z[row + uint(label)];
         uint rank = 0;
-        for (uint k = 0; k < pc.K; k++)
-            if (z[row + k] > zy || (k < uint(label) && z[row + k] == zy)) rank++;
-        if (rank < pc.top) count += 1.0;
+        bool finite = true;
+        for (uint k = 0; k < pc.K; k++) {
+            const float zk = z[row + k];
+            if (zk > zy || (k < uint(label) && zk == zy)) rank++;
+            finite = finite && !isnan(zk) && !isinf(zk);
+        }
+        if (finite && rank < pc.top) count += 1.0;
     }
     const float batch = block_sum(count);
     if (lid == 0) correct[pc.r2] += batch;

@@ -3,7 +3,9 @@
  * augment.comp — batch assembly from the resident u8 dataset (DBK_OP_AUGMENT): index lookup,
  * reflect pad + random crop, random or alternating flip, normalisation and cutout, or a fixed
  * test-time view, bit-identical to the CPU reference (src/backends/cpu/augment.c: same hash
- * draws, same float expression (v / 255 - mean) / std).
+ * draws, same float expression v * scale + shift with the host's dbk_augment_affine values:
+ * a multiply and an add, each correctly rounded on every Vulkan device and kept apart by
+ * `precise`; a division is not: Vulkan allows 2.5 ULP, as NVIDIA's driver does).
  *
  * The dataset may be larger than one storage-buffer binding (150 MB for CIFAR-10, lavapipe
  * allows 128 MiB), so it is bound as DBK_VK_WINDOWS (4) consecutive windows of `step`
@@ -22,7 +24,7 @@ layout(push_constant) uniform Push {
     uint step;                     /* bytes per image window */
     uint r_img, r_lab;             /* byte offsets of images (in window 0) and labels */
     uint r_idx, r_state, r_x, r_y; /* element offsets of bindings 2..5 */
-    float mean0, mean1, mean2, std0, std1, std2;
+    float scale0, scale1, scale2, shift0, shift1, shift2;   /* dbk_augment_affine */
     uint flip_alt;                 /* params.flip_alternating */
     int view_dy, view_dx;          /* the evaluation view */
     uint view_flip;
@@ -84,9 +86,10 @@ void main() {
         const int sy = reflect_index(y + dy, int(pc.H));
         const int sx = reflect_index(xs + dx, int(pc.W));
         const float v = float(image_byte(pc.r_img + (j * 3u + c) * hw + uint(sy) * pc.W + uint(sx)));
-        const float mean = c == 0 ? pc.mean0 : (c == 1 ? pc.mean1 : pc.mean2);
-        const float sd = c == 0 ? pc.std0 : (c == 1 ? pc.std1 : pc.std2);
-        precise float out_v = (v / 255.0 - mean) / sd;
+        const float scale = c == 0 ? pc.scale0 : (c == 1 ? pc.scale1 : pc.scale2);
+        const float shift = c == 0 ? pc.shift0 : (c == 1 ? pc.shift1 : pc.shift2);
+        precise float scaled = v * scale;
+        precise float out_v = scaled + shift;
         if (pc.train != 0 && (pc.brightness > 0.0 || pc.contrast > 0.0)) {
             const uint s = uint(seed);
             precise float b = (2.0 * float(dbk_hash_u32(s, row, 6u, 0u) >> 8) * (1.0 / 16777216.0) - 1.0) * pc.brightness;

@@ -8,12 +8,18 @@ Fails, naming what is wrong, when
 - an option the command line parses (a "--name" string in src/app/*.c) is not in README.md;
 - a relative link in README.md or docs/*.md names a file that does not exist, or an anchor
   that no heading of the target file produces (GitHub's heading slugs);
-- a ```yaml block of README.md or docs/*.md is not valid YAML (the CI workflow).
+- a ```yaml block of README.md or docs/*.md is not valid YAML (the CI workflow);
+- a variable of README.md's Environment table is missing from `daybreak --help`;
+- one of a sample of error paths (bad values, unknown names, missing files; nothing that needs
+  data or a device) does not exit with the code README.md's "Exit codes" table gives its kind
+  of error, or does not print exactly one line on stderr, `daybreak: error: ...`, the format
+  README.md promises.
 """
 import os
 import re
 import subprocess
 import sys
+import tempfile
 
 
 def fail_or_skip_in_ci(message):
@@ -92,6 +98,95 @@ def check_yaml_blocks(path, problems):
     return len(blocks)
 
 
+def readme_table(readme, heading):
+    """The rows (first cell, second cell) of the first table after '### heading'."""
+    part = readme.split(f"### {heading}\n", 1)
+    if len(part) < 2:
+        return {}
+    rows = {}
+    for line in part[1].lstrip("\n").split("\n\n", 1)[0].splitlines()[2:]:   # past the header and rule
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) >= 2 and not set(cells[0]) <= set("-: "):
+            rows[cells[0].strip("`")] = cells[1]
+    return rows
+
+
+def check_environment(daybreak, readme, problems):
+    variables = readme_table(readme, "Environment")
+    if len(variables) < 5:
+        problems.append("README.md: could not read the Environment table")
+    out = subprocess.run([daybreak, "--help"], capture_output=True, text=True, check=True).stdout
+    for name in (n for cell in variables for n in re.findall(r"[A-Z][A-Z0-9_]{2,}", cell)):
+        if name not in out:
+            problems.append(f"'daybreak --help' does not list {name}, which README.md's Environment table does")
+
+
+# (arguments, environment, the exit code, words of README.md's row for that code that say why).
+# Every path here fails before reading data or opening a device.
+ERROR_PATHS = [
+    (["frobnicate"], {}, 2, "unknown command"),
+    (["help", "frobnicate"], {}, 2, "unknown command"),
+    (["train", "--frobnicate"], {}, 2, "unknown command or option"),
+    (["train", "--seed", "x"], {}, 2, "bad option value"),
+    (["train", "--seed", "18446744073709551616"], {}, 2, "bad option value"),
+    (["train", "--seed", "9007199254740992"], {}, 2, "bad option value"),
+    (["bench", "--runs", "3", "--seed0", "9007199254740990"], {}, 2, "bad option value"),
+    (["train", "--epochs", "0"], {}, 2, "bad option value"),
+    (["train", "--backend", "opencl:x"], {}, 2, "bad option value"),
+    (["train", "--backend", "opencl:-1"], {}, 2, "bad option value"),
+    (["train", "--out", ""], {}, 2, "bad option value"),
+    (["infer", "--checkpoint", "m.ckpt", "--out", ""], {}, 2, "bad option value"),
+    (["report", "r", "--out", ""], {}, 2, "bad option value"),
+    (["bench", "--runs", "0"], {}, 2, "bad option value"),
+    (["train", "--recipe", "nope"], {}, 1, "unknown recipe"),
+    (["train", "--backend", "nope"], {}, 1, "unknown recipe/backend/device"),
+    (["train", "--backend", "cpu:7"], {}, 1, "device"),
+    (["train", "--backend", "cpu", "--data", "/nonexistent/daybreak-data"], {}, 1, "missing data"),
+    (["eval", "--checkpoint", "/nonexistent/model.ckpt"], {}, 1, "I/O"),
+    (["report", "/nonexistent/daybreak-runs"], {}, 1, "I/O"),
+    (["platforms"], {"DBK_PLATFORMS_DIR": "/nonexistent/daybreak-profiles"}, 1, "I/O"),
+    # a symlink loop is named as one, not as a missing path
+    (["train", "--backend", "cpu", "--data", "{loop}"], {}, 1, "I/O", "Too many levels of symbolic links"),
+    (["report", "{loop}"], {}, 1, "I/O", "Too many levels of symbolic links"),
+    (["eval", "--checkpoint", "{loop}"], {}, 1, "I/O", "Too many levels of symbolic links"),
+]
+
+
+def check_error_paths(daybreak, readme, problems):
+    if "Every\nerror is one line on stderr, `daybreak: error: <what failed and why>`" not in readme:
+        problems.append("README.md no longer states the error format this check holds the program to")
+    codes = readme_table(readme, "Exit codes")
+    with tempfile.TemporaryDirectory() as tmp:
+        loop = os.path.join(tmp, "loop")
+        os.symlink(os.path.join(tmp, "loop2"), loop)
+        os.symlink(loop, os.path.join(tmp, "loop2"))
+        for path in ERROR_PATHS:
+            args, extra, code, why = path[:4]
+            args = [a.replace("{loop}", loop) for a in args]
+            check_error_path(daybreak, codes, args, extra, code, why, path[4] if len(path) > 4 else "", problems)
+    return len(ERROR_PATHS)
+
+
+def check_error_path(daybreak, codes, args, extra, code, why, needle, problems):
+    """One error path: its exit code against README.md's row, one 'daybreak: error:' line naming needle."""
+    row = codes.get(str(code), "")
+    if why not in row:
+        problems.append(f"README.md: the exit code {code} row does not say '{why}' (for daybreak {' '.join(args)})")
+    env = {k: v for k, v in os.environ.items() if k not in ("DAYBREAK_DATA", "DBK_BACKEND")}
+    env.update(extra)
+    r = subprocess.run([daybreak] + args, capture_output=True, text=True, env=env, timeout=60)
+    shown = "daybreak " + " ".join(repr(a) if not a or " " in a else a for a in args)
+    lines = r.stderr.splitlines()
+    if r.returncode != code:
+        problems.append(f"{shown}: exit {r.returncode}, README.md says {code} ({why}); stderr: {r.stderr!r}")
+    if len(lines) != 1 or not lines[0].startswith("daybreak: error: ") or len(lines[0]) <= 17:
+        problems.append(f"{shown}: stderr is not one 'daybreak: error: ...' line: {r.stderr!r}")
+    if re.search(r"\bdbk_[a-z0-9_]+", r.stderr):
+        problems.append(f"{shown}: the message names an internal function: {r.stderr!r}")
+    if needle not in r.stderr:
+        problems.append(f"{shown}: the message does not say '{needle}': {r.stderr!r}")
+
+
 def main():
     if len(sys.argv) != 3:
         raise SystemExit("usage: check_docs.py DAYBREAK SOURCE_DIR")
@@ -114,12 +209,15 @@ def main():
         yaml_blocks += check_yaml_blocks(page, problems)
     if yaml_blocks == 0:
         problems.append("README.md: no yaml block (the CI workflow) found")
+    check_environment(daybreak, readme, problems)
+    errors = check_error_paths(daybreak, readme, problems)
     for p in problems:
         print("FAIL:", p)
     if problems:
         sys.exit(1)
     print(f"docs: {len(pages)} pages, links resolve, {yaml_blocks} yaml block(s) parse, "
-          f"every command and option documented")
+          f"every command, option and environment variable documented, {errors} error paths exit "
+          f"as README.md says with one 'daybreak: error:' line")
 
 
 if __name__ == "__main__":

@@ -20,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cjson/cJSON.h>
 
@@ -330,11 +331,17 @@ static int report_should_have_the_expected_rows_and_charts(void) {
         "## Devices",
         "| 1 | AMD EPYC | cpu | ",
         "| quick | dawnbench | 25.00% | 2560/1000 (subset) | cpu-epyc-zen5-2vcpu | 333 | 40 | n/a |",
-        "| quick | mlperf | 25.00% | 2560/1000 (subset) | example-rented-cpu | 333 | 40 | USD 0.1 (example 2 vCPU) |",
+        "| quick | mlperf | 25.00% | 2560/1000 (subset) | example-rented-cpu | 333 | 40 | USD 0.1 (profile "
+        "example-rented-cpu: example 2 vCPU) |",
         "## Time to target",
         "| quick | 3 | 3 (100%) | ",
         "| 0, 1, 2 | 0.1.0 |",
         "| 10, 11 | 0.1.0 |",
+        /* median cost, energy and fixed-schedule accuracy: these results predate both */
+        "| n/a | not measured | n/a (no run completed its schedule) | ",
+        "| USD 0.00278 | not measured | n/a (no run completed its schedule) | ",
+        "## Energy",
+        "- group 1: not measured: not recorded (a result from before energy was measured)",
         "## Fixed schedule",
         "| quick | 0 of 3 | n/a | n/a |", /* results written before fixed_schedule existed */
         "## Threshold sweep",
@@ -344,6 +351,7 @@ static int report_should_have_the_expected_rows_and_charts(void) {
         "cpu-dawnbench/run-01` | AMD EPYC | cpu |",
         "cpu-mlperf/run-02` | AMD EPYC | cpu |",
         "| reached (subset) |",
+        "| 103.2 s | not measured | 33.60% | n/a | no: trained on 2560 of the 50000 training images (--train-subset); ",
         "![Test accuracy against clock time](accuracy.svg)",
         "![Cost to target](cost_to_target.svg)",
         "![Roofline of group 1](roofline-1.svg)",
@@ -368,6 +376,40 @@ static int report_should_have_the_expected_rows_and_charts(void) {
     snprintf(path, sizeof path, "%s/roofline-2.svg", report_dir);
     FILE *f = fopen(path, "r");
     DBK_CHECK_MSG(f == NULL, "group 2 has no profiled run, yet %s exists", path);
+    return 0;
+}
+
+/* A report's --price overrides the runs' prices for the devices it names, and the report says
+ * so; one that names no run's device, or is malformed, is refused with one line. */
+static int report_prices_should_name_their_source(void) {
+    char args[16384], path[4400];
+    snprintf(args, sizeof args, "report '%s/cpu-dawnbench' '%s/cpu-mlperf' --out '%s-priced' --no-html --price 'epyc=0.5' "
+             "--price example-rented-cpu=2 --energy-price 0.3", examples, examples, report_dir);
+    int rc = run(args);
+    DBK_CHECK_MSG(rc == 0, "daybreak report exited %d:\n%s", rc, out);
+    snprintf(path, sizeof path, "%s-priced/report.md", report_dir);
+    char *md = read_text(path);
+    DBK_CHECK(md != NULL);
+    /* group 1 by device name, group 2 by its profile id (the longer, exact match) */
+    int ok = strstr(md, "| USD 0.5 (--price 'epyc=0.5' of this report) |") &&
+             strstr(md, "| USD 2 (--price 'example-rented-cpu=2' of this report) |") &&
+             strstr(md, "| USD 0.0143 | not measured |");   /* 103.1 s at USD 0.5/h */
+    dbk_free(md);
+    DBK_CHECK_MSG(ok, "%s: the prices of the report's --price and their sources", path);
+    snprintf(path, sizeof path, "%s-priced/report.html", report_dir);
+    DBK_CHECK_MSG(access(path, F_OK) != 0, "--no-html wrote %s", path);
+    const char *bad[][2] = {{"--price 'A100=3'", "--price 'A100=3': no run's device or profile matches 'A100'"},
+                            {"--price 'EPYC'", "--price 'EPYC': give DEVICE=USD_PER_HOUR"},
+                            {"--price 'EPYC=-1'", "--price 'EPYC=-1': give DEVICE=USD_PER_HOUR"},
+                            {"--energy-price 0", "bad --energy-price '0'"}};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        snprintf(args, sizeof args, "report '%s/cpu-dawnbench' --out '%s-bad' %s", examples, report_dir, bad[i][0]);
+        rc = run(args);
+        DBK_CHECK_MSG(rc == 2 && strstr(out, bad[i][1]), "%s: exit %d, expected 2 and '%s':\n%s", bad[i][0], rc, bad[i][1],
+                      out);
+        snprintf(path, sizeof path, "%s-bad/report.md", report_dir);
+        DBK_CHECK_MSG(access(path, F_OK) != 0, "%s: a refused report wrote %s", bad[i][0], path);
+    }
     return 0;
 }
 
@@ -497,6 +539,7 @@ int main(int argc, char **argv) {
     DBK_RUN(xml_checker_should_reject_broken_documents);
     DBK_RUN(stored_entries_should_pass_dawnbench_checks);
     DBK_RUN(report_should_have_the_expected_rows_and_charts);
+    DBK_RUN(report_prices_should_name_their_source);
     if (!dbk_test_cifar_dir()) {
         dbk_test_note_missing("the real-data runs", DBK_TEST_NO_CIFAR);
         return dbk_test_finish();

@@ -3,6 +3,7 @@
 # names (one outside the default three too: it once printed no line and exited 0), a recipe of
 # another dataset or an unknown one is refused with exit 2 and one line, and bad counts get the
 # usage line.
+# --tsv gives the same line tab-separated under a header.
 # usage: test_bench_train.sh <path to bench_train>   (DAYBREAK_DATA: the CIFAR-10 folder)
 set -uo pipefail
 exe=$1
@@ -17,8 +18,16 @@ out=$("$exe" --backend cpu --recipe cifar10-alexnet --batch 2 --steps 1 --warmup
 [ $rc -eq 0 ] || fail "cifar10-alexnet: exit $rc: $out"
 lines=$(echo "$out" | grep -c '^cpu ')
 [ "$lines" -eq 1 ] || fail "cifar10-alexnet: $lines result lines, want 1: $out"
-echo "$out" | grep -qE '^cpu +0 .* cifar10-alexnet +fp32 +2 +[0-9]+\.[0-9] +[0-9]+\.[0-9]$' ||
-  fail "cifar10-alexnet: no img/s and ms/step: $out"
+echo "$out" | grep -qE '^cpu +0 .* cifar10-alexnet +fp32 +2 +[0-9]+\.[0-9] +[0-9]+\.[0-9] +[0-9]+\.[0-9]{2}$' ||
+  fail "cifar10-alexnet: no img/s, ms/step and build_s: $out"
+
+# --tsv: a header and one tab-separated line, every figure present and the error column empty.
+out=$("$exe" --backend cpu --recipe cifar10-alexnet --batch 2 --steps 1 --warmup 0 --tsv 2>&1); rc=$?
+[ $rc -eq 0 ] || fail "--tsv: exit $rc: $out"
+[ "$(echo "$out" | head -1)" = "$(printf 'backend\tindex\tdevice\trecipe\tprecision\tbatch\timg_per_s\tms_per_step\tbuild_s\terror')" ] ||
+  fail "--tsv: header: $out"
+echo "$out" | tail -n +2 | awk -F'\t' 'NF != 10 || $1 != "cpu" || $4 != "cifar10-alexnet" || $7 !~ /^[0-9]+\.[0-9]$/ ||
+  $9 !~ /^[0-9]+\.[0-9][0-9]$/ || $10 != "" { bad = 1 } END { exit bad || NR != 1 }' || fail "--tsv: the line: $out"
 
 # Refusals: exit 2, one line naming the cause.
 check_refused() {

@@ -13,6 +13,8 @@
  *  - `check --backend opencl --no-curve` (PoCL): exit 0, every op line PASS or n/a, the curve
  *    line says skipped, the fp16 line "not a separate check", "opencl:0: PASS".
  *    Without OpenCL the case is skipped (exit 77 at the end), a failure when CI=true.
+ *  - `check --backend cpu --no-curve --ops relu_fwd,gemm --json`: exit 0, exactly those two op
+ *    checks and selected_ops listing them; an unknown name in --ops: exit 2 naming it.
  *  - `check --backend nope`: exit 2 and one line naming the unknown backend; `check --frob`:
  *    exit 2, unknown option; `help check`: exit 0 with the usage.
  * Measured on the shared 2-core machine: ~25 s for the CPU run, ~22 s for PoCL.
@@ -112,6 +114,30 @@ static int opencl_without_curve_should_pass_every_op(void) {
     return 0;
 }
 
+/* --ops: only the ops named run, and the output says the check is partial. */
+static int ops_should_check_only_the_named_ops(void) {
+    const int rc = dbk_test_run_daybreak(exe, "check --backend cpu --no-curve --ops relu_fwd,gemm --json", out, sizeof out);
+    DBK_CHECK_MSG(rc == 0, "exit code %d, expected 0:\n%s", rc, out);
+    cJSON *root = cJSON_Parse(out);
+    DBK_CHECK_MSG(root, "not JSON:\n%s", out);
+    const cJSON *sel = cJSON_GetObjectItemCaseSensitive(root, "selected_ops");
+    const cJSON *dev = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(root, "devices"), 0);
+    const cJSON *checks = cJSON_GetObjectItemCaseSensitive(dev, "checks"), *c;
+    int ops = 0, named = 0;
+    cJSON_ArrayForEach(c, checks) {
+        const cJSON *kind = cJSON_GetObjectItemCaseSensitive(c, "check"), *name = cJSON_GetObjectItemCaseSensitive(c, "name");
+        if (!cJSON_IsString(kind) || strcmp(kind->valuestring, "op")) continue;
+        ops++;
+        named += cJSON_IsString(name) && (!strcmp(name->valuestring, "relu_fwd") || !strcmp(name->valuestring, "gemm"));
+    }
+    const bool listed = cJSON_GetArraySize(sel) == 2;
+    cJSON_Delete(root);
+    DBK_CHECK_MSG(ops == 2 && named == 2 && listed, "%d op checks (%d named), selected_ops listed: %d", ops, named, listed);
+    const int bad = dbk_test_run_daybreak(exe, "check --backend cpu --ops relu_fwd,nope", out, sizeof out);
+    DBK_CHECK_MSG(bad == 2 && strstr(out, "--ops: unknown op 'nope'"), "exit %d:\n%s", bad, out);
+    return 0;
+}
+
 static int bad_usage_should_exit_2_with_one_line(void) {
     int rc = dbk_test_run_daybreak(exe, "check --backend nope", out, sizeof out);
     DBK_CHECK_MSG(rc == 2, "exit code %d, expected 2; output:\n%s", rc, out);
@@ -133,6 +159,7 @@ int main(int argc, char **argv) {
     int index;
     opencl_unavailable = dbk_test_resolve_backend("opencl", &kind, &index);
     DBK_RUN(bad_usage_should_exit_2_with_one_line);
+    DBK_RUN(ops_should_check_only_the_named_ops);
     DBK_RUN(cpu_json_should_pass_every_op_and_fail_the_curve_without_data);
     if (!opencl_unavailable) DBK_RUN(opencl_without_curve_should_pass_every_op);
     const int rc = dbk_test_finish();

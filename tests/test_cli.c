@@ -7,6 +7,7 @@
  * usage: test_cli <path to daybreak>
  */
 #define _POSIX_C_SOURCE 200809L
+#include <math.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,6 +20,7 @@
 #include "core/fileio.h"
 #include "core/status.h"
 #include "core/utf8.h"
+#include "train/checkpoint.h"
 #include "test_util.h"
 
 static const char *exe;
@@ -30,6 +32,8 @@ static int run(const char *env_prefix, const char *args) {
     snprintf(cmd, sizeof cmd, "%s '%s' %s", env_prefix ? env_prefix : "", exe, args);
     return dbk_test_run_command(cmd, out, sizeof out);
 }
+
+static int write_file(const char *path, const char *text);
 
 #define EXPECT(code, needle)                                                                 \
     do {                                                                                     \
@@ -192,12 +196,12 @@ static int a_subset_larger_than_the_split_should_be_refused_with_the_limit(void)
     char args[8192];
     snprintf(args, sizeof args, "train --backend cpu --quiet --train-subset 50001 --out '%s/run'", dir);
     rc = run(NULL, args);
-    EXPECT(2, "daybreak train: --train-subset 50001 is more than the 50000 training images of cifar10 (in ");
+    EXPECT(2, "daybreak: error: train: --train-subset 50001 is more than the 50000 training images of cifar10 (in ");
     DBK_CHECK_MSG(strchr(out, '\n') == out + strlen(out) - 1, "not one line:\n%s", out);
     snprintf(args, sizeof args, "%s/run", dir);
     DBK_CHECK_MSG(access(args, F_OK) != 0, "%s was created by a refused run", args);
     rc = run(NULL, "bench --runs 1 --backend cpu --quiet --test-subset 10001");
-    EXPECT(2, "daybreak bench: --test-subset 10001 is more than the 10000 test images of cifar10");
+    EXPECT(2, "daybreak: error: bench: --test-subset 10001 is more than the 10000 test images of cifar10");
     DBK_CHECK_MSG(strchr(out, '\n') == out + strlen(out) - 1, "not one line:\n%s", out);
     return 0;
 }
@@ -258,6 +262,31 @@ static int platforms_should_list_the_cloud_gpus(void) {
     EXPECT(0, "nvidia-k80");
     DBK_CHECK(strstr(out, "USD 3.06/h (AWS p3.2xlarge)") != NULL);
     DBK_CHECK(strstr(out, "intel-arc-a770") != NULL && strstr(out, "amd-mi210") != NULL);
+    /* Names whole, never cut mid-word by a column width. */
+    DBK_CHECK_MSG(strstr(out, "AMD EPYC (Zen 5), 2 vCPU virtual machine, daybreak CPU reference"), "%s", out);
+    return 0;
+}
+
+/* `daybreak platforms` must not hide a profile set that cannot be used: a missing
+ * DBK_PLATFORMS_DIR, one holding no profile, a profile with a wrong-typed key. Before, each
+ * printed the header (or a list) and exited 0. */
+static int platforms_should_fail_on_profiles_that_cannot_be_used(void) {
+    const char *dir = dbk_test_tmpdir("cli_platforms");
+    DBK_CHECK(dir != NULL);
+    char env[4400], path[4300];
+    snprintf(env, sizeof env, "DBK_PLATFORMS_DIR='%s/missing'", dir);
+    int rc = run(env, "platforms");
+    EXPECT(1, "cannot open the folder");
+    snprintf(env, sizeof env, "DBK_PLATFORMS_DIR='%s'", dir);
+    rc = run(env, "platforms");
+    EXPECT(1, "holds no *.json profile");
+    snprintf(path, sizeof path, "%s/default.json", dir);
+    DBK_CHECK(write_file(path, "{\"id\": \"default\", \"opencl\": {\"gemm\": 5}}") == 0);
+    rc = run(env, "platforms");
+    EXPECT(1, "\"opencl.gemm\" must be a string");
+    DBK_CHECK(write_file(path, "{\"id\": \"default\", \"name\": \"fine\", \"peak_fp32_gflops\": 10}") == 0);
+    rc = run(env, "platforms");
+    EXPECT(0, "fine");
     return 0;
 }
 
@@ -347,8 +376,9 @@ static int an_output_should_never_overwrite_an_input(void) {
 
 /* A hostile --author (invalid UTF-8, quotes, markup) and --out (a multi-byte name with an
  * invalid byte) give JSON that parses, a mlperf.log of valid UTF-8, and a report whose
- * Markdown is valid UTF-8 and whose SVGs are well-formed XML, with a 900-byte device name cut
- * between characters. One 1-epoch, 64-image CPU run: about 6 s. */
+ * Markdown is valid UTF-8, without raw HTML, with tables whose rows keep their cells (a recipe
+ * name with a newline, pipes and a <script>), and whose SVGs are well-formed XML, with a
+ * 900-byte device name cut between characters. One 1-epoch, 64-image CPU run: about 6 s. */
 static int hostile_strings_should_give_well_formed_outputs(void) {
     if (dbk_test_cifar_dir() == NULL) return 0; /* the data tests report the skip */
     const char *dir = dbk_test_tmpdir("cli_hostile");
@@ -401,6 +431,9 @@ static int hostile_strings_should_give_well_formed_outputs(void) {
     for (int i = 0; i < 300; i++) strcat(name, "\xE2\x82\xAC");
     cJSON_SetValuestring(cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(root, "device"), "name"),
                          name);
+    /* A recipe name that would break report.md's tables (a newline, a pipe) and carry raw HTML. */
+    cJSON_SetValuestring(cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(root, "recipe"), "name"),
+                         "quick\n| evil | <script>alert(1)</script> `x");
     char *text = cJSON_Print(root);
     cJSON_Delete(root);
     DBK_CHECK(text != NULL);
@@ -416,10 +449,82 @@ static int hostile_strings_should_give_well_formed_outputs(void) {
              "    m.parse(p)\n"
              "    assert b\"\\xef\\xbf\\xbd\" not in open(p, \"rb\").read(), p + \" has U+FFFD: a label was cut inside a "
              "character\"\n"
-             "open(\"report.md\", \"rb\").read().decode(\"utf-8\")' *.svg",
+             "md = open(\"report.md\", \"rb\").read().decode(\"utf-8\")\n"
+             "import re\n"
+             "assert not re.search(r\"(?<!\\\\)<script\", md), \"raw HTML in report.md\"\n"
+             "assert \"<script\" not in open(\"report.html\", encoding=\"utf-8\").read(), \"a script in report.html\"\n"
+             "for table in re.findall(r\"(?m)(?:^\\|.*\\n)+\", md):\n"
+             "    rows = table.splitlines()\n"
+             "    cells = [len(re.findall(r\"(?<!\\\\)\\|\", row)) for row in rows]\n"
+             "    assert len(set(cells)) == 1, \"a table row has another number of cells: \" + repr(rows)\n"
+             "' *.svg",
              dir);
     rc = dbk_test_run_command(args, out, sizeof out);
     DBK_CHECK_MSG(rc == 0, "the report's files are not well-formed:\n%s", out);
+    return 0;
+}
+
+/* Rewrites checkpoint `from` into `to` with every value of tensor `name` set to NaN. */
+static int plant_nan(const char *from, const char *to, const char *name) {
+    dbk_checkpoint *c = NULL;
+    DBK_CHECK_OK(dbk_checkpoint_load(from, &c));
+    const int n = dbk_checkpoint_count(c);
+    dbk_ckpt_tensor *t = calloc((size_t)n, sizeof *t);
+    float *nan_data = NULL;
+    bool found = false;
+    for (int i = 0; t && i < n; i++) {
+        t[i] = *dbk_checkpoint_tensor(c, i);
+        if (strcmp(t[i].name, name) != 0) continue;
+        int64_t count = 1;
+        for (int d = 0; d < t[i].ndim; d++) count *= t[i].shape[d];
+        nan_data = malloc((size_t)count * sizeof *nan_data);
+        for (int64_t k = 0; nan_data && k < count; k++) nan_data[k] = NAN;
+        t[i].data = nan_data;
+        found = nan_data != NULL;
+    }
+    dbk_status st = found ? dbk_checkpoint_save(to, dbk_checkpoint_model(c), dbk_checkpoint_meta(c), t, n) : DBK_ERR_INVALID_ARG;
+    free(nan_data);
+    free(t);
+    dbk_checkpoint_destroy(c);
+    DBK_CHECK_MSG(found, "no tensor %s in %s", name, from);
+    DBK_CHECK_OK(st);
+    return 0;
+}
+
+/* A model whose outputs are NaN scores nothing: `eval` and `infer` of a checkpoint with NaN
+ * weights (the classifier) or NaN batch-norm running statistics (finite in training, NaN only
+ * at evaluation) end with the divergence exit (4) and one line saying why, print no accuracy,
+ * and write no inference entry. Before, NaN logits ranked first and both reported 100.00%.
+ * (The run's console also says "up to 1 epoch", not "1 epochs".)
+ * One 1-epoch, 64-image CPU run to get a real checkpoint: about 3 s. */
+static int non_finite_outputs_should_end_eval_and_infer_as_diverged(void) {
+    if (dbk_test_cifar_dir() == NULL) return 0; /* the data tests report the skip */
+    const char *dir = dbk_test_tmpdir("cli_nan_eval");
+    DBK_CHECK(dir != NULL);
+    char args[16384], ckpt[4200], bad[4200], entry[4200];
+    snprintf(args, sizeof args, "train --backend cpu --no-progress --batch 32 --train-subset 64 "
+             "--test-subset 50 --epochs 1 --target 0 --out '%s/run'", dir);
+    int rc = run(NULL, args);
+    EXPECT(0, "results in");
+    /* one epoch is "1 epoch" (it was "up to 1 epochs") */
+    DBK_CHECK_MSG(strstr(out, "up to 1 epoch,") && !strstr(out, "1 epochs"), "%s", out);
+    snprintf(ckpt, sizeof ckpt, "%s/run/model.ckpt", dir);
+    const char *tensors[] = {"linear.weight", "layer3.bn.running_var"};
+    for (int i = 0; i < 2; i++) {
+        snprintf(bad, sizeof bad, "%s/nan-%d.ckpt", dir, i);
+        DBK_CHECK(plant_nan(ckpt, bad, tensors[i]) == 0);
+        snprintf(args, sizeof args, "eval --backend cpu --checkpoint '%s' --test-subset 50", bad);
+        rc = run(NULL, args);
+        EXPECT(4, "daybreak: error: ");
+        DBK_CHECK_MSG(strstr(out, "not finite") && !strstr(out, "accuracy "), "%s: eval output:\n%s", tensors[i], out);
+        DBK_CHECK_MSG(strchr(out, '\n') == out + strlen(out) - 1, "not one line:\n%s", out);
+        snprintf(entry, sizeof entry, "%s/nan-%d.json", dir, i);
+        snprintf(args, sizeof args, "infer --backend cpu --checkpoint '%s' --test-subset 20 --out '%s'", bad, entry);
+        rc = run(NULL, args);
+        EXPECT(4, "not finite");
+        DBK_CHECK_MSG(!strstr(out, "accuracy "), "%s: infer output:\n%s", tensors[i], out);
+        DBK_CHECK_MSG(access(entry, F_OK) != 0, "infer wrote %s for a model with NaN outputs", entry);
+    }
     return 0;
 }
 
@@ -449,7 +554,9 @@ int main(int argc, char **argv) {
     DBK_RUN(unknown_platform_should_fail_with_the_known_ids);
     DBK_RUN(missing_result_folder_should_fail_by_name);
     DBK_RUN(platforms_should_list_the_cloud_gpus);
+    DBK_RUN(platforms_should_fail_on_profiles_that_cannot_be_used);
     DBK_RUN(an_output_should_never_overwrite_an_input);
     DBK_RUN(hostile_strings_should_give_well_formed_outputs);
+    DBK_RUN(non_finite_outputs_should_end_eval_and_infer_as_diverged);
     return dbk_test_finish();
 }

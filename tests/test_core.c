@@ -409,7 +409,7 @@ static int file_write_atomic_should_round_trip_and_replace(void) {
     snprintf(sub, sizeof sub, "%s/a_directory", dir);
     DBK_CHECK(mkdir(sub, 0755) == 0);
     DBK_CHECK(dbk_file_write_atomic(sub, "abc", 3) == DBK_ERR_IO);
-    DBK_CHECK_MSG(strstr(dbk_last_error(), sub) && strstr(dbk_last_error(), "it is a directory"), "'%s'",
+    DBK_CHECK_MSG(strstr(dbk_last_error(), sub) && strstr(dbk_last_error(), "it is a folder"), "'%s'",
                   dbk_last_error());
     DBK_CHECK(count_entries(dir, &temps) == 2 && temps == 0);
 

@@ -14,8 +14,10 @@
  *   - programs: replay accumulates, timed runs report device time for every op;
  *   - small writes, staged and not waiting for the queue, land in queue order between ops;
  *   - the vectorised 2x2 max pool keeps the CPU's tie and NaN rules and argmax exactly;
- *   - errors: a kernel that fails to build reports the build log, a missing DBK_KERNEL_DIR
- *     file is named in an exact message, OpenCL errors are reported by name with the right status.
+ *   - errors: a kernel that fails to build reports the build log and the compiler output that
+ *     PoCL prints to fd 2 (the console stays clean; a warning goes to the info log), a missing
+ *     DBK_KERNEL_DIR file is named in an exact message, OpenCL errors are reported by name with
+ *     the right status.
  * Skips (77) when the OpenCL backend is not compiled in or finds no device.
  */
 #define _POSIX_C_SOURCE 200809L
@@ -24,6 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "backends/opencl/ocl_internal.h"
@@ -31,6 +34,7 @@
 #include "core/alloc.h"
 #include "core/fileio.h"
 #include "core/kcache.h"
+#include "core/log.h"
 #include "test_util.h"
 
 #ifndef DBK_TEST_SOURCE_TREE
@@ -453,6 +457,46 @@ static int conv_gemm_plan_should_match_the_launches(void) {
     return rc;
 }
 
+/* A GPU profile may give the im2col path a workspace budget far past what the kernels' 32-bit
+ * indices reach: the chunks must still stay below 2^31 elements per region. 128 images of a
+ * 64-channel 3x3 stride-2 layer to 224x224 make a 3.7G-float col in one chunk. */
+static int im2col_chunks_should_stay_within_32bit_indices(void) {
+    dbk_conv_choice choice;
+    DBK_CHECK_OK(dbk_conv_choice_read(NULL, "opencl", 0, &choice));
+    const int n = 128, c = 64, k = 64, h = 448, p = 224;
+    const dbk_tensor x = dbk_tensor_make(NULL, 0, DBK_DTYPE_F32, 4, n, c, h, h);
+    const dbk_tensor w = dbk_tensor_make(NULL, 0, DBK_DTYPE_F32, 4, k, c, 3, 3);
+    const dbk_tensor y = dbk_tensor_make(NULL, 0, DBK_DTYPE_F32, 4, n, k, p, p);
+    static const dbk_op ops[] = {DBK_OP_CONV2D_FWD, DBK_OP_CONV2D_BWD_DATA, DBK_OP_CONV2D_BWD_FILTER};
+    for (int packed = 0; packed < 2; packed++) {
+        const dbk_ocl_conv_config cfg = {.packed = packed, .rb_w = 16, .conv_budget = (size_t)1 << 40,
+                                         .choice = &choice};
+        for (int o = 0; o < 3; o++) {
+            dbk_op_desc d = {.op = ops[o]};
+            d.p.conv = (dbk_conv2d_params){.stride_h = 2, .stride_w = 2, .pad_h = 1, .pad_w = 1};
+            d.src[0] = ops[o] == DBK_OP_CONV2D_BWD_DATA ? y : x;
+            d.src[1] = ops[o] == DBK_OP_CONV2D_BWD_FILTER ? y : w;
+            d.dst[0] = ops[o] == DBK_OP_CONV2D_FWD ? y : ops[o] == DBK_OP_CONV2D_BWD_DATA ? x : w;
+            dbk_ocl_conv_gemm plan[DBK_OCL_CONV_MAX_GEMMS];
+            const int shapes = dbk_ocl_conv_gemm_plan(&cfg, &d, plan);
+            DBK_CHECK_MSG(shapes > 0, "%s: no GEMMs planned", dbk_op_name(ops[o]));
+            long long images = 0;
+            int gemms = 0;
+            for (int i = 0; i < shapes; i++) {
+                /* the chunk's col (C*R*S, nb*P*Q): the GEMM's k x n (forward, filter) or m x n */
+                const long long cols = ops[o] == DBK_OP_CONV2D_BWD_FILTER ? plan[i].k : plan[i].n;
+                DBK_CHECK_MSG((long long)c * 9 * cols <= 0x7fffffffLL, "%s (%s): a chunk's col holds %lld floats, past "
+                              "2^31", dbk_op_name(ops[o]), packed ? "gemm_rb" : "CLBlast", (long long)c * 9 * cols);
+                images += (cols / ((long long)p * p)) * plan[i].count;
+                gemms += plan[i].count;
+            }
+            DBK_CHECK_MSG(images == n && gemms >= 2, "%s (%s): %d chunks cover %lld of %d images",
+                          dbk_op_name(ops[o]), packed ? "gemm_rb" : "CLBlast", gemms, images, n);
+        }
+    }
+    return 0;
+}
+
 /* ---------------------------------------------------------------------------------- */
 /* the vectorised 2x2 max pool: ties to the first tap, NaN wins, exact argmax          */
 
@@ -584,6 +628,32 @@ static int small_writes_should_stay_in_queue_order(void) {
 extern const dbk_embedded_file dbk_ocl_kernels[];
 extern const int               dbk_ocl_kernels_count;
 
+/* Runs create() with file descriptor 2 pointed at a temp file; what landed there into
+ * console (cap bytes). */
+static dbk_status create_watching_stderr(dbk_backend **be, char *console, size_t cap) {
+    fflush(stderr);
+    FILE *tmp = tmpfile();
+    const int saved = dup(STDERR_FILENO);
+    dup2(fileno(tmp), STDERR_FILENO);
+    dbk_status st = create(be);
+    fflush(stderr);
+    dup2(saved, STDERR_FILENO);
+    close(saved);
+    rewind(tmp);
+    size_t n = fread(console, 1, cap - 1, tmp);
+    console[n] = '\0';
+    fclose(tmp);
+    return st;
+}
+
+static char caught_log[4096];
+static void catch_log(dbk_log_level level, const char *msg, void *user) {
+    (void)level, (void)user;
+    if (strstr(msg, "compiler output")) snprintf(caught_log, sizeof caught_log, "%s", msg);
+}
+
+/* cl/ into dir; broken "error" adds a kernel that does not compile to eltwise.cl, "warning" a
+ * #warning only, NULL nothing. */
 static int copy_kernels(const char *dir, const char *broken) {
     for (int i = 0; i < dbk_ocl_kernels_count; i++) {
         const char *const name = dbk_ocl_kernels[i].name;
@@ -593,8 +663,12 @@ static int copy_kernels(const char *dir, const char *broken) {
         void *data;
         size_t n;
         DBK_CHECK_OK(dbk_file_read_all(src, &data, &n));
-        if (broken && !strcmp(name, broken)) {
-            const char *bad = "\n__kernel void broken_on_purpose(__global float *y) { y[0] = undeclared_symbol; }\n";
+        if (broken && !strcmp(name, "eltwise.cl")) {
+            /* A unique warning (PoCL caches builds by source), or an error as well. */
+            char bad[256];
+            snprintf(bad, sizeof bad, "\n#warning \"daybreak test %ld %ld\"\n%s", (long)getpid(), (long)time(NULL),
+                     strcmp(broken, "warning") ? "__kernel void broken_on_purpose(__global float *y) { y[0] = "
+                                                 "undeclared_symbol; }\n" : "");
             char *text = malloc(n + strlen(bad) + 1);
             memcpy(text, data, n);
             memcpy(text + n, bad, strlen(bad) + 1);
@@ -608,27 +682,42 @@ static int copy_kernels(const char *dir, const char *broken) {
     return 0;
 }
 
+/* A kernel that fails to build: the error names the build log and the compiler's own summary,
+ * which PoCL's compiler prints straight to file descriptor 2; the console stays daybreak's
+ * (nothing on fd 2). The same folder with a warning only builds, and the compiler's "1 warning
+ * generated." goes to the info log, not the console. */
 static int a_kernel_that_fails_to_build_should_show_its_build_log(void) {
     const char *dir = dbk_test_tmpdir("ocl_broken_kernels");
-    if (copy_kernels(dir, "eltwise.cl")) return 1;
+    if (copy_kernels(dir, "error")) return 1;
     setenv("DBK_KERNEL_DIR", dir, 1);
     setenv("DBK_CACHE_DIR", "off", 1);
     dbk_backend *be = NULL;
-    dbk_status st = create(&be);
+    char console[4096];
+    dbk_status st = create_watching_stderr(&be, console, sizeof console);
     unsetenv("DBK_KERNEL_DIR");
     DBK_CHECK(be == NULL);
     DBK_CHECK_MSG(st == DBK_ERR_COMPILE, "got %s: %s", dbk_status_str(st), dbk_last_error());
     const char *msg = dbk_last_error();
     DBK_CHECK_MSG(strstr(msg, "CL_BUILD_PROGRAM_FAILURE") && strstr(msg, "build log") && strstr(msg, "undeclared_symbol"),
                   "message: %s", msg);
+    DBK_CHECK_MSG(strstr(msg, "compiler output: ") && strstr(msg, " generated."), "no compiler summary: %s", msg);
+    DBK_CHECK_MSG(console[0] == '\0', "the compiler wrote to the console:\n%s", console);
 
-    /* The same folder without the error builds: DBK_KERNEL_DIR really is the source. */
-    if (copy_kernels(dir, NULL)) return 1;
+    /* The same folder with a warning only builds: DBK_KERNEL_DIR really is the source. */
+    if (copy_kernels(dir, "warning")) return 1;
     setenv("DBK_KERNEL_DIR", dir, 1);
-    st = create(&be);
+    const dbk_log_level level = dbk_log_get_level();
+    dbk_log_set_level(DBK_LOG_LEVEL_INFO);
+    dbk_log_set_callback(catch_log, NULL);
+    caught_log[0] = '\0';
+    st = create_watching_stderr(&be, console, sizeof console);
+    dbk_log_set_callback(NULL, NULL);
+    dbk_log_set_level(level);
     unsetenv("DBK_KERNEL_DIR");
     DBK_CHECK_OK(st);
     dbk_backend_destroy(be);
+    DBK_CHECK_MSG(console[0] == '\0', "the compiler wrote to the console:\n%s", console);
+    DBK_CHECK_MSG(strstr(caught_log, "warning generated."), "the warning is not in the info log: '%s'", caught_log);
     return 0;
 }
 
@@ -688,5 +777,6 @@ int main(void) {
     DBK_RUN(tiled_gemm_rb2_should_match_the_cpu);
     DBK_RUN(clblast_gemm_path_should_match_the_cpu);
     DBK_RUN(conv_gemm_plan_should_match_the_launches);
+    DBK_RUN(im2col_chunks_should_stay_within_32bit_indices);
     return dbk_test_finish();
 }

@@ -141,6 +141,33 @@ static int profile_parse_should_read_a_buffer(void) {
     return 0;
 }
 
+/* A key daybreak reads, with another type than it expects, fails the load naming the key:
+ * before, "opencl.gemm": 5 made the backend take its fallback (CLBlast) silently, and a string
+ * peak or price read as 0. Every shipped profile passes. */
+static int wrong_typed_keys_should_be_refused_naming_the_key(void) {
+    static const struct { const char *json, *key; } bad[] = {
+        {"{\"id\": \"x\", \"opencl\": {\"gemm\": 5}}", "\"opencl.gemm\" must be a string"},
+        {"{\"id\": \"x\", \"peak_fp32_gflops\": \"fast\"}", "\"peak_fp32_gflops\" must be a number"},
+        {"{\"id\": \"x\", \"peak_fp32_gflops\": -3}", "\"peak_fp32_gflops\" must be a number >= 0"},
+        {"{\"id\": \"x\", \"cloud\": {\"price_per_hour\": \"3.06\"}}", "\"cloud.price_per_hour\" must be"},
+        {"{\"id\": \"x\", \"match\": \"V100\"}", "\"match\" must be a list of strings"},
+        {"{\"id\": \"x\", \"match\": [\"V100\", 7]}", "\"match\" must be a list of strings"},
+        {"{\"id\": \"x\", \"opencl\": {\"gemm_tiled\": {\"TSM\": \"64\"}}}", "\"opencl.gemm_tiled.TSM\" must be"},
+        {"{\"id\": \"x\", \"vulkan\": []}", "\"vulkan\" must be an object"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        dbk_profile *p = NULL;
+        dbk_status st = dbk_profile_parse(bad[i].json, strlen(bad[i].json), "test.json", &p);
+        DBK_CHECK_MSG(st == DBK_ERR_FORMAT && p == NULL, "%s: accepted", bad[i].json);
+        DBK_CHECK_MSG(strstr(dbk_last_error(), bad[i].key) && strstr(dbk_last_error(), "test.json"), "%s: '%s'",
+                      bad[i].json, dbk_last_error());
+    }
+    int count = 0;
+    DBK_CHECK_OK(dbk_profile_check_all(&count));
+    DBK_CHECK(count >= 10);
+    return 0;
+}
+
 /* "winograd4" in conv_algorithm, conv_by_shape or DBK_FORCE_CONV: F(4x4,3x3) on both device
  * backends (each reads its own section), per key; an unknown name fails naming the key. */
 static int conv_choice_should_read_winograd4_per_section(void) {
@@ -266,6 +293,7 @@ int main(void) {
     DBK_RUN(duplicate_profile_ids_should_be_refused_naming_both_files);
     DBK_RUN(a_device_as_a_profile_file_should_be_refused);
     DBK_RUN(profile_parse_should_read_a_buffer);
+    DBK_RUN(wrong_typed_keys_should_be_refused_naming_the_key);
     DBK_RUN(conv_choice_should_read_winograd4_per_section);
     DBK_RUN(conv_choice_should_read_direct_and_name_it);
     DBK_RUN(conv_choice_should_read_an_algorithm_per_op);

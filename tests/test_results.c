@@ -365,6 +365,45 @@ static int result_json_should_give_the_fixed_schedule_result_or_why_not(void) {
     return 0;
 }
 
+/* result.json holds what ran, exactly: the largest seed (2^53 - 1) as an exact integer (a seed
+ * near 2^64 was stored rounded), the recipe's floats as their shortest decimals ("momentum":
+ * 0.9, not 0.899999976158142), a command line of 5,000 characters whole (it was cut at
+ * 2,047), and for a failed or diverged run the reason (none was recorded). */
+static int result_json_should_record_seed_floats_command_and_reason_exactly(void) {
+    conforming_run(90.0, 94.5);
+    opt.seed = 9007199254740991ULL;
+    char *command = malloc(5001);
+    DBK_CHECK(command != NULL);
+    memset(command, 'a', 5000);
+    command[5000] = '\0';
+    opt.command_line = command;
+    rep->status = DBK_RUN_FAILED;
+    snprintf(rep->end_reason, sizeof rep->end_reason, "cannot write x: No space left on device");
+    char path[4200];
+    snprintf(path, sizeof path, "%s/exact.json", dir);
+    dbk_status st = dbk_results_write_json(path, &opt, rep, "2026-01-01T00:00:00Z");
+    opt.command_line = NULL;
+    DBK_CHECK_OK(st);
+    char *text = read_text(path);
+    cJSON *root = text ? cJSON_Parse(text) : NULL;
+    DBK_CHECK(root != NULL);
+    const cJSON *cmd = cJSON_GetObjectItemCaseSensitive(root, "command");
+    const bool whole = cJSON_IsString(cmd) && !strcmp(cmd->valuestring, command);
+    const cJSON *reason = cJSON_GetObjectItemCaseSensitive(root, "reason");
+    const bool has_reason = cJSON_IsString(reason) && strstr(reason->valuestring, "No space left");
+    cJSON_Delete(root);
+    free(command);
+    const bool seed_exact = strstr(text, "\"seed\":\t9007199254740991,") != NULL;
+    const bool momentum = strstr(text, "\"momentum\":\t0.9,") != NULL;
+    const bool smoothing = strstr(text, "\"bn_momentum\":\t0.1,") != NULL;
+    free(text);
+    DBK_CHECK_MSG(seed_exact, "the seed is not written exactly");
+    DBK_CHECK_MSG(momentum && smoothing, "the recipe's floats are not their shortest decimals");
+    DBK_CHECK_MSG(whole, "the 5,000-character command line was not kept whole");
+    DBK_CHECK_MSG(has_reason, "a failed run's result.json says no reason");
+    return 0;
+}
+
 int main(void) {
     rep = calloc(1, sizeof *rep);
     const char *d = dbk_test_tmpdir("results");
@@ -379,6 +418,7 @@ int main(void) {
     DBK_RUN(utf8_helper_should_replace_invalid_bytes_and_cut_between_characters);
     DBK_RUN(json_should_be_valid_utf8_whatever_its_strings_hold);
     DBK_RUN(result_json_should_give_the_fixed_schedule_result_or_why_not);
+    DBK_RUN(result_json_should_record_seed_floats_command_and_reason_exactly);
     free(rep);
     return dbk_test_finish();
 }

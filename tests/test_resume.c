@@ -243,6 +243,78 @@ static int sigint_should_leave_interrupted_status_and_resume_checkpoint(void) {
     return 0;
 }
 
+/* SIGHUP (the terminal closed) stops a run as SIGTERM does: exit 129, status interrupted,
+ * resume.ckpt kept. Before, SIGHUP killed the process and left result.json saying running. */
+static int sighup_should_stop_the_run_as_sigterm_does(void) {
+    char dir[4200];
+    run_dir(dir, sizeof dir, "sighup");
+    pid_t pid = start_run(dir, "log");
+    DBK_CHECK_MSG(wait_for_epoch(pid, dir, 0), "the run ended before its first files were written");
+    kill(pid, SIGHUP);
+    int rc = wait_exit(pid);
+    DBK_CHECK_MSG(rc == 129, "SIGHUP: daybreak exited %d, expected 129", rc);
+    if (expect_status(dir, "interrupted")) return 1;
+    DBK_CHECK_MSG(file_exists(dir, "resume.ckpt"), "an interrupted run leaves resume.ckpt");
+    read_log(dir, "log");
+    DBK_CHECK_MSG(strstr(out, "interrupted by SIGHUP") != NULL, "the run should say SIGHUP stopped it");
+    return 0;
+}
+
+/* The bytes of dir/file (caller frees), or NULL. */
+static char *read_bytes(const char *dir, const char *file, size_t *n) {
+    char p[4400];
+    void *data = NULL;
+    path_in(p, sizeof p, dir, file);
+    if (dbk_file_read_all(p, &data, n) != DBK_OK) return NULL;
+    return data;
+}
+
+/* `train --resume DIR [extra]` is refused with one line naming why, and DIR's result.json and
+ * logs.tsv stay as they were. */
+static int resume_should_be_refused(const char *dir, const char *extra, const char *why) {
+    size_t n1, n2, m1, m2;
+    char *json = read_bytes(dir, "result.json", &n1), *logs = read_bytes(dir, "logs.tsv", &m1), args[13000];
+    DBK_CHECK(json && logs);
+    snprintf(args, sizeof args, "train --resume '%s' %s", dir, extra);
+    int rc = dbk_test_run_daybreak(exe, args, out, sizeof out);
+    printf("%s", out);
+    char *json2 = read_bytes(dir, "result.json", &n2), *logs2 = read_bytes(dir, "logs.tsv", &m2);
+    const bool kept = json2 && logs2 && n1 == n2 && m1 == m2 && !memcmp(json, json2, n1) && !memcmp(logs, logs2, m1);
+    dbk_free(json), dbk_free(json2), dbk_free(logs), dbk_free(logs2);
+    DBK_CHECK_MSG(rc == 1 && strstr(out, why), "--resume %s %s: exit %d, expected 1 and '%s'", dir, extra, rc, why);
+    const char *error = strstr(out, "daybreak: error: ");
+    DBK_CHECK_MSG(error && strchr(error, '\n') == out + strlen(out) - 1, "the refusal is not one last line");
+    DBK_CHECK_MSG(kept, "a refused --resume changed %s's result.json or logs.tsv", dir);
+    return 0;
+}
+
+/* --resume checks what it resumes against the folder's records: a resume.ckpt from a run of
+ * another recipe (here: the folder's result.json records cifar10-resnet9) and data that
+ * differs from the run's (one pixel of the first training image changed) are refused before
+ * anything is written. Before, the checkpoint's recipe was trained on and replaced the
+ * folder's result.json and logs.tsv, and the changed data was accepted silently. Uses the
+ * interrupted run of the SIGINT case. */
+static int resume_should_check_the_checkpoint_and_data_against_the_folder(void) {
+    char dir[4200], foreign[4200], data[4200], cmd[24000];
+    run_dir(dir, sizeof dir, "sigint");
+    run_dir(foreign, sizeof foreign, "foreign");
+    DBK_CHECK_MSG(file_exists(dir, "resume.ckpt"), "the SIGINT case left no run to resume");
+    snprintf(cmd, sizeof cmd, "rm -rf '%s' && cp -r '%s' '%s' && sed -i 's/\"name\":[[:space:]]*\"quick\"/\"name\": \"cifar10-resnet9\"/; "
+             "s/\"model\":[[:space:]]*\"resnet9-quarter\"/\"model\": \"resnet9\"/' '%s/result.json' && grep -q cifar10-resnet9 "
+             "'%s/result.json'", foreign, dir, foreign, foreign, foreign);
+    DBK_CHECK_MSG(system(cmd) == 0, "could not make the foreign folder");
+    if (resume_should_be_refused(foreign, "", "is not this folder's run")) return 1;
+
+    run_dir(data, sizeof data, "changed-data");
+    const char *cifar = dbk_test_cifar_dir();
+    snprintf(cmd, sizeof cmd, "rm -rf '%s' && mkdir -p '%s/cifar-10-batches-bin' && cd '%s/cifar-10-batches-bin' && "
+             "for f in '%s'/*; do ln -s \"$f\" .; done && rm data_batch_1.bin && cp '%s/data_batch_1.bin' . && "
+             "printf '\\377' | dd of=data_batch_1.bin bs=1 seek=1 conv=notrunc status=none", data, data, data, cifar, cifar);
+    DBK_CHECK_MSG(system(cmd) == 0, "could not make the changed data");
+    snprintf(cmd, sizeof cmd, "--data '%s'", data);
+    return resume_should_be_refused(dir, cmd, "is not the data the run started with");
+}
+
 static int killed_run_should_be_reported_killed_and_resume(void) {
     char dir[4200], args[13000];
     run_dir(dir, sizeof dir, "killed");
@@ -365,6 +437,8 @@ int main(int argc, char **argv) {
     DBK_RUN(sigterm_then_resume_should_match_uninterrupted_run);
     if (kind != DBK_BACKEND_KIND_CPU) return dbk_test_finish();
     DBK_RUN(sigint_should_leave_interrupted_status_and_resume_checkpoint);
+    DBK_RUN(resume_should_check_the_checkpoint_and_data_against_the_folder);
+    DBK_RUN(sighup_should_stop_the_run_as_sigterm_does);
     DBK_RUN(killed_run_should_be_reported_killed_and_resume);
     DBK_RUN(concurrent_runs_should_lock_out_one);
     DBK_RUN(fp16_resume_should_keep_the_loss_scale);

@@ -38,6 +38,8 @@
 #include <vulkan/vulkan.h>
 
 #include "backend/backend.h"
+#include "core/alloc.h"
+#include "core/fileio.h"
 #include "core/profile.h"
 #include "core/log.h"
 #include "core/rng.h"
@@ -99,6 +101,106 @@ static int a_buffer_over_the_allocation_limit_should_be_refused_by_size(void) {
     dbk_backend_destroy(be);
     DBK_CHECK(st == DBK_ERR_INVALID_ARG || st == DBK_ERR_OUT_OF_DEVICE_MEMORY);
     DBK_CHECK_MSG(named, "message does not name %s: %s", want, dbk_last_error());
+    return 0;
+}
+
+/* Buffers live where `memory` says, and host copies reach them either way: mapped (lavapipe's
+ * default) or through the 16 MiB staging buffer a discrete GPU needs (DBK_VK_MEMORY=staged, as
+ * ctest's vulkan_staged runs this file). A 40 MiB round trip at an odd offset crosses the
+ * staging buffer's chunks; a write into the middle must leave the rest as it was. */
+static int host_copies_should_go_the_way_the_memory_line_says(void) {
+    dbk_device_info listed;
+    DBK_CHECK_OK(dbk_backend_device_info(kind, device, &listed));
+    dbk_backend *be;
+    DBK_CHECK_OK(dbk_backend_create(kind, device, &be));
+    const char *memory = dbk_backend_get_info(be)->memory;
+    const char *want = getenv("DBK_VK_MEMORY") && !strcmp(getenv("DBK_VK_MEMORY"), "staged") ? "staged" : NULL;
+    printf("  buffers: %s\n", memory);
+    DBK_CHECK_MSG(strstr(memory, "memory type ") && strstr(memory, "device-local"), "memory line: '%s'", memory);
+    DBK_CHECK_MSG(!strcmp(listed.memory, memory), "devices says '%s', the backend '%s'", listed.memory, memory);
+    if (want) DBK_CHECK_MSG(strstr(memory, "staged through"), "DBK_VK_MEMORY=staged, but: '%s'", memory);
+    const size_t n = (size_t)40 << 20, off = 4099;
+    unsigned char *src = malloc(n), *back = malloc(n);
+    DBK_CHECK(src && back);
+    for (size_t i = 0; i < n; i++) src[i] = (unsigned char)(i * 2654435761u >> 24);
+    dbk_buffer *b;
+    DBK_CHECK_OK(dbk_buffer_create(be, n + off + 64, &b));
+    DBK_CHECK_OK(dbk_buffer_write(b, off, src, n));
+    memset(back, 0, n);
+    DBK_CHECK_OK(dbk_buffer_read(b, off, back, n));
+    size_t first_bad = n;
+    for (size_t i = 0; i < n && first_bad == n; i++) if (back[i] != src[i]) first_bad = i;
+    DBK_CHECK_MSG(first_bad == n, "byte %zu of a 40 MiB round trip differs", first_bad);
+    const unsigned char mark[3] = {1, 2, 3};
+    DBK_CHECK_OK(dbk_buffer_write(b, off + ((size_t)17 << 20), mark, sizeof mark));
+    DBK_CHECK_OK(dbk_buffer_read(b, off, back, n));
+    for (size_t i = 0; i < n && first_bad == n; i++) {
+        const size_t at = i - ((size_t)17 << 20);
+        const unsigned char expect = at < sizeof mark ? mark[at] : src[i];
+        if (back[i] != expect) first_bad = i;
+    }
+    DBK_CHECK_MSG(first_bad == n, "after a 3-byte write at 17 MiB, byte %zu differs", first_bad);
+    dbk_buffer_destroy(b);
+    dbk_backend_destroy(be);
+    free(src);
+    free(back);
+    return 0;
+}
+
+/* relu_fwd of 1000 values on a new backend (the environment read at its creation); the status
+ * of the run, and with DBK_OK whether every output is max(x, 0). */
+static dbk_status relu_on_new_backend(bool *right) {
+    dbk_backend *be;
+    dbk_status st = dbk_backend_create(kind, device, &be);
+    if (st != DBK_OK) return st;
+    float x[1000], y[1000];
+    for (int i = 0; i < 1000; i++) x[i] = (float)(i - 500) / 7.0f;
+    dbk_buffer *bx = NULL, *by = NULL;
+    st = dbk_buffer_create(be, sizeof x, &bx);
+    if (st == DBK_OK) st = dbk_buffer_create(be, sizeof y, &by);
+    if (st == DBK_OK) st = dbk_buffer_write(bx, 0, x, sizeof x);
+    dbk_op_desc d = {.op = DBK_OP_RELU_FWD};
+    d.src[0] = dbk_tensor_make(bx, 0, DBK_DTYPE_F32, 1, 1000, 0, 0, 0);
+    d.dst[0] = dbk_tensor_make(by, 0, DBK_DTYPE_F32, 1, 1000, 0, 0, 0);
+    if (st == DBK_OK) st = dbk_backend_run(be, &d);
+    if (st == DBK_OK) st = dbk_buffer_read(by, 0, y, sizeof y);
+    *right = true;
+    for (int i = 0; i < 1000 && st == DBK_OK; i++) *right &= y[i] == (x[i] < 0.0f ? 0.0f : x[i]);
+    char msg[1024];
+    snprintf(msg, sizeof msg, "%s", dbk_last_error());
+    dbk_buffer_destroy(bx);
+    dbk_buffer_destroy(by);
+    dbk_backend_destroy(be);
+    if (st != DBK_OK) dbk_set_error(st, "%s", msg);
+    return st;
+}
+
+/* DBK_SHADER_DIR: a valid <shader>.spv there is taken (the build's own relu_fwd.spv computes
+ * relu), one that is not SPIR-V is refused naming the file (so the folder is read), and a shader
+ * the folder lacks stays the embedded one. */
+static int shader_dir_should_replace_embedded_shaders(void) {
+    const char *dir = dbk_test_tmpdir("vk-shader-dir");
+    DBK_CHECK(dir);
+    char path[4200], built[600];
+    snprintf(built, sizeof built, "%s/relu_fwd.spv", DBK_TEST_SHADER_DIR);
+    snprintf(path, sizeof path, "%s/relu_fwd.spv", dir);
+    void *spv = NULL;
+    size_t n = 0;
+    DBK_CHECK_OK(dbk_file_read_all(built, &spv, &n));
+    DBK_CHECK_OK(dbk_file_write_atomic(path, spv, n));
+    dbk_free(spv);
+    setenv("DBK_SHADER_DIR", dir, 1);
+    bool right = false;
+    dbk_status st = relu_on_new_backend(&right);
+    DBK_CHECK_MSG(st == DBK_OK && right, "the folder's relu_fwd.spv: status %d, right %d: %s", st, right, dbk_last_error());
+    DBK_CHECK_OK(dbk_file_write_atomic(path, "not spirv", 9));
+    st = relu_on_new_backend(&right);
+    const bool named = strstr(dbk_last_error(), path) && strstr(dbk_last_error(), "SPIR-V");
+    DBK_CHECK_MSG(st != DBK_OK && named, "a relu_fwd.spv that is not SPIR-V: status %d: %s", st, dbk_last_error());
+    remove(path);
+    st = relu_on_new_backend(&right);   /* the folder without relu_fwd.spv: the embedded one */
+    unsetenv("DBK_SHADER_DIR");
+    DBK_CHECK_MSG(st == DBK_OK && right, "the embedded relu_fwd: status %d: %s", st, dbk_last_error());
     return 0;
 }
 
@@ -836,6 +938,8 @@ int main(int argc, char **argv) {
     if (mode) return bench(!strcmp(mode, "bench-airbench"));
     DBK_RUN(devices_should_report_version_type_and_limits);
     DBK_RUN(a_buffer_over_the_allocation_limit_should_be_refused_by_size);
+    DBK_RUN(host_copies_should_go_the_way_the_memory_line_says);
+    DBK_RUN(shader_dir_should_replace_embedded_shaders);
     DBK_RUN(a_replayed_program_should_match_op_by_op_runs);
     DBK_RUN(pipelines_should_be_created_once_not_per_run);
     DBK_RUN(an_elementwise_op_over_the_binding_limit_should_be_split);

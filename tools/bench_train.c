@@ -4,10 +4,15 @@
  * names, on every device of every backend compiled in, one line each.
  *
  * usage: bench_train [--steps N] [--warmup N] [--data DIR] [--backend SPEC] [--recipe NAME] [--batch N]
- *                    [--precision fp32|fp16]
+ *                    [--precision fp32|fp16] [--tsv]
  * --batch replaces every recipe's own batch (tools/bench_vs_pytorch.sh runs ResNet9 at 128 and 512).
  * --precision fp16 times mixed precision (docs/precision.md); a device without the fp16 path
  * gets an error line naming what it lacks. The precision is a column of the table.
+ * --tsv prints tab-separated columns with a header (backend, index, device, recipe, precision,
+ * batch, img_per_s, ms_per_step, build_s, error), for scripts; a failed line has its error in
+ * the last column and empty figures.
+ * build_s: creating the backend (the OpenCL program compiled or read from the cache), the
+ * session (Vulkan pipelines) and its warm-up pass (lazy driver compilation), before the timing.
  * Needs the recipes' dataset, CIFAR-10 (the batches are real images), via --data or DAYBREAK_DATA.
  */
 #define _POSIX_C_SOURCE 200809L
@@ -17,29 +22,66 @@
 #include <string.h>
 
 #include "bench/throughput.h"
+#include "core/timer.h"
+
+/* One line of the table: a timing, or the error that stopped it (error non-empty). */
+typedef struct bench_line {
+    const char *backend, *device, *recipe, *precision;
+    int         index, batch;
+    double      images_per_second, ms_per_step, build_seconds;
+    char        error[1024];
+} bench_line;
+
+static bool tsv;   /* --tsv: tab-separated, a header line first, for scripts (tools/gpu-check.sh) */
+
+static void print_header(void) {
+    if (tsv) printf("backend\tindex\tdevice\trecipe\tprecision\tbatch\timg_per_s\tms_per_step\tbuild_s\terror\n");
+    else
+        printf("%-8s %-2s %-40s %-16s %-4s %5s %9s %10s %8s\n", "backend", "#", "device", "recipe", "prec", "batch",
+               "img/s", "ms/step", "build_s");
+}
+
+static void print_line(const bench_line *l) {
+    if (tsv && l->error[0])
+        printf("%s\t%d\t%s\t%s\t%s\t%d\t\t\t\t%s\n", l->backend, l->index, l->device, l->recipe, l->precision,
+               l->batch, l->error);
+    else if (tsv)
+        printf("%s\t%d\t%s\t%s\t%s\t%d\t%.1f\t%.1f\t%.2f\t\n", l->backend, l->index, l->device, l->recipe,
+               l->precision, l->batch, l->images_per_second, l->ms_per_step, l->build_seconds);
+    else if (l->error[0])
+        printf("%-8s %-2d %-40.40s %-16s %-4s error: %s\n", l->backend, l->index, l->device, l->recipe, l->precision,
+               l->error);
+    else
+        printf("%-8s %-2d %-40.40s %-16s %-4s %5d %9.1f %10.1f %8.2f\n", l->backend, l->index, l->device, l->recipe,
+               l->precision, l->batch, l->images_per_second, l->ms_per_step, l->build_seconds);
+    fflush(stdout);
+}
 
 static int run_one(dbk_backend_kind kind, int index, const char *recipe_name, int batch, bool fp16, int steps,
                    int warmup, const dbk_dataset *train, const dbk_dataset *test) {
-    const char *precision = fp16 ? "fp16" : "fp32";
     const dbk_recipe *recipe;
     if (dbk_recipe_find(recipe_name, &recipe) != DBK_OK) return 1;
+    bench_line l = {.backend = dbk_backend_kind_name(kind), .device = "?", .recipe = recipe_name,
+                    .precision = fp16 ? "fp16" : "fp32", .index = index, .batch = batch > 0 ? batch : recipe->batch};
     dbk_backend *be;
+    const double created0 = dbk_time_now();
     if (dbk_backend_create(kind, index, &be) != DBK_OK) {
-        printf("%-8s %-2d %-40.40s %-16s %-4s error: %s\n", dbk_backend_kind_name(kind), index, "?", recipe_name,
-               precision, dbk_last_error());
+        snprintf(l.error, sizeof l.error, "%s", dbk_last_error());
+        print_line(&l);
         return 1;
     }
+    const double backend_seconds = dbk_time_now() - created0;
+    l.device = dbk_backend_get_info(be)->name;
     dbk_throughput t;
-    if (batch <= 0) batch = recipe->batch;
-    dbk_status st = dbk_bench_throughput(be, recipe, batch, fp16, warmup, steps, train, test, &t);
-    if (st == DBK_OK)
-        printf("%-8s %-2d %-40.40s %-16s %-4s %5d %9.1f %10.1f\n", dbk_backend_kind_name(kind), index,
-               dbk_backend_get_info(be)->name, recipe_name, precision, batch, t.images_per_second,
-               1000.0 * t.seconds_per_step);
-    else
-        printf("%-8s %-2d %-40.40s %-16s %-4s error: %s\n", dbk_backend_kind_name(kind), index,
-               dbk_backend_get_info(be)->name, recipe_name, precision, dbk_last_error());
-    fflush(stdout);
+    dbk_status st = dbk_bench_throughput(be, recipe, l.batch, fp16, warmup, steps, train, test, &t);
+    if (st == DBK_OK) {
+        l.images_per_second = t.images_per_second;
+        l.ms_per_step = 1000.0 * t.seconds_per_step;
+        l.build_seconds = backend_seconds + t.session_seconds + t.warmup_seconds;
+    } else {
+        snprintf(l.error, sizeof l.error, "%s", dbk_last_error());
+    }
+    print_line(&l);
     dbk_backend_destroy(be);
     return st == DBK_OK ? 0 : 1;
 }
@@ -54,12 +96,13 @@ int main(int argc, char **argv) {
         else if (!strcmp(argv[i], "--data") && i + 1 < argc) data = argv[++i];
         else if (!strcmp(argv[i], "--backend") && i + 1 < argc) only = argv[++i];
         else if (!strcmp(argv[i], "--recipe") && i + 1 < argc) only_recipe = argv[++i];
+        else if (!strcmp(argv[i], "--tsv")) tsv = true;
         else if (!strcmp(argv[i], "--batch") && i + 1 < argc) batch = atoi(argv[++i]) >= 1 ? atoi(argv[i]) : -1;
         else if (!strcmp(argv[i], "--precision") && i + 1 < argc && !strcmp(argv[i + 1], "fp32")) fp16 = false, i++;
         else if (!strcmp(argv[i], "--precision") && i + 1 < argc && !strcmp(argv[i + 1], "fp16")) fp16 = true, i++;
         else {
             fprintf(stderr, "usage: bench_train [--steps N] [--warmup N] [--data DIR] [--backend SPEC] [--recipe NAME] "
-                            "[--batch N] [--precision fp32|fp16]\n");
+                            "[--batch N] [--precision fp32|fp16] [--tsv]\n");
             return 2;
         }
     }
@@ -97,8 +140,7 @@ int main(int argc, char **argv) {
         return 1;
     }
     dbk_dataset_info_deinit(&info);
-    printf("%-8s %-2s %-40s %-16s %-4s %5s %9s %10s\n", "backend", "#", "device", "recipe", "prec", "batch", "img/s",
-           "ms/step");
+    print_header();
     int failures = 0;
     for (int k = 0; k < DBK_BACKEND_KIND_COUNT; k++) {
         int n = dbk_backend_device_count((dbk_backend_kind)k);

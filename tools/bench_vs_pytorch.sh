@@ -72,9 +72,9 @@ for b in $batches; do
   for be in $backends; do
     exe=$build/bench_train
     [ "$be" = opencl-base ] && exe=$baseline/bench_train
-    line=$("$exe" --recipe cifar10-resnet9 --backend "${be%-base}" --batch "$b" --steps "$steps" --warmup 1 2>&1 | tail -n 1)
-    # the line ends "... batch img/s ms/step"; the device name may hold spaces
-    v=$(awk '{ if ($(NF-2) ~ /^[0-9]+$/) print $(NF-1) }' <<<"$line")
+    line=$("$exe" --recipe cifar10-resnet9 --backend "${be%-base}" --batch "$b" --steps "$steps" --warmup 1 --tsv 2>&1 | tail -n 1)
+    # --tsv: the 7th column is img/s, empty when the line is an error
+    v=$(awk -F'\t' 'NF >= 9 && $7 ~ /^[0-9.]+$/ { print $7 }' <<<"$line")
     if [ -z "$v" ]; then
       echo "  $be batch $b failed: $line"
       v=failed

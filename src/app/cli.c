@@ -2,7 +2,9 @@
 #define _POSIX_C_SOURCE 200809L
 #include "app/cli.h"
 
+#include "core/fileio.h"
 #include "core/path.h"
+#include "core/profile.h"
 #include "train/recipe.h"
 
 #include <errno.h>
@@ -19,12 +21,12 @@ int dbk_cli_fail(const char *what) {
 }
 
 int dbk_cli_usage_error(const char *cmd, const char *fmt, ...) {
+    char message[2048];
     va_list ap;
-    fprintf(stderr, "daybreak %s: ", cmd);
     va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
+    vsnprintf(message, sizeof message, fmt, ap);
     va_end(ap);
-    fprintf(stderr, "\nrun 'daybreak %s --help' for usage\n", cmd);
+    fprintf(stderr, "daybreak: error: %s: %s (see 'daybreak %s --help')\n", cmd, message, cmd);
     return DBK_EXIT_USAGE;
 }
 
@@ -64,6 +66,13 @@ bool dbk_cli_parse_u64(const char *s, uint64_t *out) {
     return true;
 }
 
+bool dbk_cli_parse_seed(const char *s, uint64_t *out) {
+    uint64_t v;
+    if (!dbk_cli_parse_u64(s, &v) || v > DBK_CLI_MAX_SEED) return false;
+    *out = v;
+    return true;
+}
+
 bool dbk_cli_parse_double(const char *s, double min, double max, double *out) {
     char *end;
     errno = 0;
@@ -88,25 +97,34 @@ int dbk_cli_parse_clock(const char *s, dbk_clock_mode *out) {
     return 0;
 }
 
-int dbk_cli_refuse_output_on_input(const char *out_flag, const char *out, const char *in_what, const char *in) {
-    if (!dbk_path_same_file(out, in)) return DBK_EXIT_OK;
-    fprintf(stderr, "daybreak: error: %s %s is %s %s; an output must not overwrite an input, choose another %s\n",
-            out_flag, out, in_what, in, out_flag);
-    return DBK_EXIT_ERROR;
+int dbk_cli_check_output(dbk_output_spec *spec, const char *path) {
+    dbk_output_add_input(spec, "the profiles folder DBK_PLATFORMS_DIR", dbk_env_platforms_dir(), true);
+    dbk_output_add_input(spec, "the kernel folder DBK_KERNEL_DIR", dbk_env_kernel_dir(), true);
+    if (!spec->is_dataset_folder) spec->is_dataset_folder = dbk_dataset_is_folder;
+    dbk_status st = dbk_output_check(path, spec);
+    if (st == DBK_OK) return DBK_EXIT_OK;
+    fprintf(stderr, "daybreak: error: %s\n", dbk_last_error());
+    return st == DBK_ERR_INVALID_ARG ? DBK_EXIT_USAGE : DBK_EXIT_ERROR;
 }
 
-int dbk_cli_refuse_out_on_data(const char *out, const char *data_arg, const char *dataset_dir) {
+int dbk_cli_check_run_out(const char *out, const char *data_arg, const char *dataset_dir) {
     if (!data_arg) data_arg = getenv("DAYBREAK_DATA");
-    int rc = dbk_cli_refuse_output_on_input("--out", out, "the data folder", data_arg);
-    if (rc != DBK_EXIT_OK) return rc;
-    return dbk_cli_refuse_output_on_input("--out", out, "the dataset folder", dataset_dir);
+    dbk_output_spec spec = {.flag = "--out", .what = "run folder", .kind = DBK_OUTPUT_FOLDER};
+    dbk_output_add_input(&spec, "the data folder", data_arg, false);
+    dbk_output_add_input(&spec, "the dataset folder", dataset_dir, true);
+    return dbk_cli_check_output(&spec, out);
+}
+
+int dbk_cli_backend_error(dbk_status st) {
+    dbk_cli_fail(NULL);
+    return st == DBK_ERR_INVALID_ARG ? DBK_EXIT_USAGE : DBK_EXIT_ERROR;
 }
 
 int dbk_cli_resolve_device(const char *backend, long device, dbk_backend_kind *kind, int *index) {
     if (!backend) backend = getenv("DBK_BACKEND");
     if (backend && *backend) {
-        if (dbk_backend_resolve(backend, (int)device, kind, index) != DBK_OK) return dbk_cli_fail(NULL);
-        return DBK_EXIT_OK;
+        dbk_status st = dbk_backend_resolve(backend, (int)device, kind, index);
+        return st == DBK_OK ? DBK_EXIT_OK : dbk_cli_backend_error(st);
     }
     dbk_backend_default(kind, index);
     if (device >= 0 && dbk_backend_resolve(dbk_backend_kind_name(*kind), (int)device, kind, index) != DBK_OK)
@@ -125,12 +143,46 @@ int dbk_cli_open_dataset(const char *cmd, const char *dataset, const char *data_
     for (int sp = 0; sp < DBK_DATASET_SPLIT_COUNT; sp++) {
         if (asked[sp] <= out->split_count[sp]) continue;
         /* One line: the limit is a fact of the data, not of the option's syntax. */
-        fprintf(stderr, "daybreak %s: %s %ld is more than the %d %s images of %s (in %s)\n", cmd, flag[sp], asked[sp],
+        fprintf(stderr, "daybreak: error: %s: %s %ld is more than the %d %s images of %s (in %s)\n", cmd, flag[sp], asked[sp],
                 out->split_count[sp], dbk_dataset_split_name((dbk_dataset_split)sp), kind->name, out->dir);
         dbk_dataset_info_deinit(out);
         return DBK_EXIT_USAGE;
     }
     return DBK_EXIT_OK;
+}
+
+/* The handler's one piece of state: where a graceful stop is recorded (train, bench), NULL
+ * when a signal ends the process. A handler takes no context, hence a file-level variable. */
+static volatile sig_atomic_t *graceful_stop;
+
+static void on_signal(int sig) {
+    if (graceful_stop && !*graceful_stop) {
+        *graceful_stop = sig;
+        return;
+    }
+    dbk_file_remove_temps();
+    signal(sig, SIG_DFL);
+    raise(sig);
+}
+
+void dbk_cli_catch_signals(volatile sig_atomic_t *stop) {
+    graceful_stop = stop;
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_signal;
+    sigemptyset(&sa.sa_mask);
+    const int sigs[] = {SIGINT, SIGTERM, SIGHUP};
+    for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++) sigaddset(&sa.sa_mask, sigs[i]);
+    for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++) sigaction(sigs[i], &sa, NULL);
+}
+
+const char *dbk_cli_signal_name(int sig) {
+    static _Thread_local char other[32];
+    if (sig == SIGINT) return "SIGINT";
+    if (sig == SIGTERM) return "SIGTERM";
+    if (sig == SIGHUP) return "SIGHUP";
+    snprintf(other, sizeof other, "signal %d", sig);
+    return other;
 }
 
 void dbk_cli_utc_stamp(char *out, size_t cap) {
@@ -140,10 +192,13 @@ void dbk_cli_utc_stamp(char *out, size_t cap) {
     strftime(out, cap, "%Y%m%d-%H%M%S", &tmv);
 }
 
-void dbk_cli_join(int argc, char **argv, char *out, size_t cap) {
-    size_t n = 0;
-    out[0] = '\0';
-    for (int i = 0; i < argc && n + 1 < cap; i++) n += (size_t)snprintf(out + n, cap - n, "%s%s", i ? " " : "", argv[i]);
+char *dbk_cli_join(int argc, char **argv) {
+    dbk_strbuf joined;
+    dbk_strbuf_init(&joined);
+    for (int i = 0; i < argc; i++) dbk_strbuf_appendf(&joined, "%s%s", i ? " " : "", argv[i]);
+    if (joined.status == DBK_OK && joined.data) return joined.data;   /* the caller owns it now */
+    dbk_strbuf_deinit(&joined);
+    return NULL;
 }
 
 /* ---------------------------------------------------------------------------------- */
@@ -167,7 +222,7 @@ bool dbk_cli_train_option(dbk_cli_args *a, const char *cmd, dbk_cli_train_args *
     if (VALUE("--recipe")) t->recipe = v;
     else if (VALUE("--backend")) t->backend = v;
     else if (VALUE("--data")) t->data = v;
-    else if (VALUE("--out")) t->out = v;
+    else if (VALUE("--out")) bad = m > 0 && !*(t->out = v);
     else if (VALUE("--platform")) t->platform = v;
     else if (VALUE("--author")) t->author = v;
     else if (VALUE("--author-email")) t->author_email = v;
@@ -177,6 +232,8 @@ bool dbk_cli_train_option(dbk_cli_args *a, const char *cmd, dbk_cli_train_args *
     else if (VALUE("--epochs")) bad = m > 0 && !dbk_cli_parse_long(v, 1, DBK_MAX_EPOCHS, &t->epochs);
     else if (VALUE("--batch")) bad = m > 0 && !dbk_cli_parse_long(v, 1, 65536, &t->batch);
     else if (VALUE("--target")) bad = m > 0 && !parse_target(v, &t->target);
+    else if (VALUE("--price")) bad = m > 0 && !dbk_cli_parse_double(v, 1e-9, 1e6, &t->price);
+    else if (VALUE("--energy-price")) bad = m > 0 && !dbk_cli_parse_double(v, 1e-9, 1e3, &t->energy_price);
     else if (VALUE("--train-subset")) bad = m > 0 && !dbk_cli_parse_long(v, 1, DBK_CLI_MAX_SUBSET, &t->train_subset);
     else if (VALUE("--test-subset")) bad = m > 0 && !dbk_cli_parse_long(v, 1, DBK_CLI_MAX_SUBSET, &t->test_subset);
     else if (VALUE("--loader-threads")) bad = m > 0 && !dbk_cli_parse_long(v, 1, 256, &t->loader_threads);
@@ -202,6 +259,7 @@ bool dbk_cli_train_option(dbk_cli_args *a, const char *cmd, dbk_cli_train_args *
         /* The accepted range, for the message. */
         const char *range = "";
         if (!strncmp(arg, "--clock", 7)) range = " (dawnbench or mlperf)";
+        else if (!strncmp(arg, "--out", 5)) range = " (a folder name, not an empty one)";
         else if (!strncmp(arg, "--precision", 11)) range = " (fp32, fp16 or auto)";
         else if (!strncmp(arg, "--epochs", 8)) range = " (1..1000)";
         else if (!strncmp(arg, "--target", 8)) range = " (a percentage, 0..100, at most two decimals)";
@@ -210,6 +268,8 @@ bool dbk_cli_train_option(dbk_cli_args *a, const char *cmd, dbk_cli_train_args *
         else if (!strncmp(arg, "--loader-threads", 16)) range = " (1..256)";
         else if (!strncmp(arg, "--image-size", 12)) range = " (8..1024 pixels)";
         else if (!strncmp(arg, "--loss-scale-interval", 21)) range = " (1..1000000 steps)";
+        else if (!strncmp(arg, "--price", 7)) range = " (USD per hour of this device, above 0, e.g. 2.48)";
+        else if (!strncmp(arg, "--energy-price", 14)) range = " (USD per kWh, above 0, e.g. 0.30)";
         char name[64];
         snprintf(name, sizeof name, "%.*s", (int)strcspn(arg, "="), arg);
         *exit_code = dbk_cli_usage_error(cmd, "bad %s '%s'%s", name, v, range);
@@ -255,5 +315,9 @@ int dbk_cli_train_setup(const dbk_cli_train_args *t, dbk_train_options *opt) {
     opt->platform = t->platform;
     opt->author = t->author;
     opt->author_email = t->author_email;
+    opt->price_per_hour = t->price;
+    opt->energy_price_per_kwh = t->energy_price;
+    opt->energy_root = getenv("DBK_ENERGY_ROOT");     /* test hooks: recorded sysfs trees, a stand-in NVML */
+    opt->nvml_library = getenv("DBK_NVML_LIBRARY");
     return DBK_EXIT_OK;
 }

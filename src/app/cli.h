@@ -6,10 +6,12 @@
 #ifndef DBK_CLI_H
 #define DBK_CLI_H
 
+#include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
 
 #include "backend/backend.h"
+#include "core/output.h"
 #include "data/dataset.h"
 #include "train/trainer.h"
 
@@ -22,7 +24,8 @@ typedef struct dbk_cli_args {
 
 /* "daybreak: error: WHAT: <last error>" on stderr; returns DBK_EXIT_ERROR. */
 int dbk_cli_fail(const char *what);
-/* "daybreak CMD: <message>" and a pointer to --help on stderr; returns DBK_EXIT_USAGE. */
+/* "daybreak: error: CMD: <message> (see 'daybreak CMD --help')", one line on stderr; returns
+ * DBK_EXIT_USAGE. */
 int dbk_cli_usage_error(const char *cmd, const char *fmt, ...)
 #if defined(__GNUC__)
     __attribute__((format(printf, 2, 3)))
@@ -34,6 +37,11 @@ int dbk_cli_usage_error(const char *cmd, const char *fmt, ...)
 int  dbk_cli_match(dbk_cli_args *a, const char *name, bool takes_value, const char **value);
 bool dbk_cli_parse_long(const char *s, long min, long max, long *out);
 bool dbk_cli_parse_u64(const char *s, uint64_t *out);
+/* The largest --seed (and bench's last seed): 2^53 - 1, the largest integer every JSON reader
+ * holds exactly, so result.json records the seed that ran. */
+#define DBK_CLI_MAX_SEED 9007199254740991ULL
+/* A seed 0..DBK_CLI_MAX_SEED. */
+bool dbk_cli_parse_seed(const char *s, uint64_t *out);
 bool dbk_cli_parse_double(const char *s, double min, double max, double *out);
 /* "dawnbench" or "mlperf"; returns 0 on success, -1 otherwise. */
 int  dbk_cli_parse_clock(const char *s, dbk_clock_mode *out);
@@ -50,14 +58,20 @@ int  dbk_cli_parse_clock(const char *s, dbk_clock_mode *out);
 int dbk_cli_open_dataset(const char *cmd, const char *dataset, const char *data_arg, long train_subset,
                          long test_subset, dbk_dataset_info *out);
 
-/* Outputs never overwrite inputs: when the output path `out` (given as out_flag) is the same
- * file or folder as the input `in` (in_what, e.g. "the --checkpoint file"), by device and
- * inode, prints one line naming both and returns DBK_EXIT_ERROR; otherwise DBK_EXIT_OK. */
-int dbk_cli_refuse_output_on_input(const char *out_flag, const char *out, const char *in_what, const char *in);
+/* Every output option of every command is checked here, before any work: the guard of
+ * core/output.h with the dataset layouts of data/dataset.h, and the folders of
+ * DBK_PLATFORMS_DIR and DBK_KERNEL_DIR added as inputs. spec holds the command's own inputs.
+ * Prints one line and returns DBK_EXIT_USAGE for an empty path, DBK_EXIT_ERROR for a refusal;
+ * DBK_EXIT_OK when path may be written. */
+int dbk_cli_check_output(dbk_output_spec *spec, const char *path);
 
-/* A run's --out folder must be neither the data folder given (--data, else $DAYBREAK_DATA) nor
- * the dataset's own folder: dbk_cli_refuse_output_on_input for both. */
-int dbk_cli_refuse_out_on_data(const char *out, const char *data_arg, const char *dataset_dir);
+/* A run's --out folder (train, bench): dbk_cli_check_output with the data folder given (--data,
+ * else $DAYBREAK_DATA) and the dataset's own folder as inputs. */
+int dbk_cli_check_run_out(const char *out, const char *data_arg, const char *dataset_dir);
+
+/* The exit code of a failed dbk_backend_resolve, its message printed: 2 for a malformed spec
+ * (DBK_ERR_INVALID_ARG: "opencl:x", "opencl:-1"), 1 for an unknown backend or a missing device. */
+int dbk_cli_backend_error(dbk_status st);
 
 /* --backend/--device (or $DBK_BACKEND, or the default device). Returns an exit code. */
 int dbk_cli_resolve_device(const char *backend, long device, dbk_backend_kind *kind, int *index);
@@ -73,6 +87,7 @@ typedef struct dbk_cli_train_args {
     const char    *image_sizes;                                        /* NULL = the recipe's phases */
     long           loss_scale_interval;                                /* 0 = the default */
     double         target;                                             /* -1 = the recipe's */
+    double         price, energy_price;                                 /* --price, --energy-price; 0 = the profile's */
     bool           all_epochs, quiet, no_progress, profile;
 } dbk_cli_train_args;
 
@@ -87,10 +102,19 @@ bool dbk_cli_train_option(dbk_cli_args *a, const char *cmd, dbk_cli_train_args *
  * caller). Returns an exit code (errors printed). */
 int dbk_cli_train_setup(const dbk_cli_train_args *t, dbk_train_options *opt);
 
+/* Signals (main() calls it first with NULL). SIGINT, SIGTERM and SIGHUP remove the temp files
+ * being written (core/fileio.h dbk_file_remove_temps) and end the process as the signal would
+ * have. With stop non-NULL (train, bench), the first of them only sets *stop, so the run stops
+ * at its next step with a resumable checkpoint; a second one ends the process at once. */
+void dbk_cli_catch_signals(volatile sig_atomic_t *stop);
+/* "SIGINT", "SIGTERM", "SIGHUP" or "signal N". */
+const char *dbk_cli_signal_name(int sig);
+
 /* "YYYYmmdd-HHMMSS" of the current UTC time. */
 void dbk_cli_utc_stamp(char *out, size_t cap);
-/* argv joined by spaces (for result.json "command"). */
-void dbk_cli_join(int argc, char **argv, char *out, size_t cap);
+/* argv joined by spaces, whole, never cut (result.json "command"): a new string the caller
+ * frees with dbk_free; NULL when out of memory. */
+char *dbk_cli_join(int argc, char **argv);
 
 /* `daybreak devices`: the ICD files the OpenCL or Vulkan loader finds and whether each
  * driver library loads (icd_report.c); nothing for the CPU backend. */

@@ -29,14 +29,14 @@ void dbk_help_bench(void) {
            "the target counts as not converged; it is never dropped.\n\n"
            "options:\n"
            "  --runs N            number of runs (1..%d, required)\n"
-           "  --seed0 S           seed of the first run (default 0)\n"
+           "  --seed0 S           seed of the first run (default 0; the last, S+N-1, at most 2^53-1)\n"
            "  --out DIR           output folder (default: runs/bench-<recipe>-<backend>-<UTC time>);\n"
            "                      refused if it already holds a summary.json or run-01\n"
            "  --clock MODE        dawnbench (default) or mlperf (evaluation on the clock)\n"
            "  --precision P       fp32 (default), fp16 or auto (as train)\n"
            "  --recipe, --backend, --device, --data, --epochs, --batch, --target, --all-epochs,\n"
            "  --train-subset, --test-subset, --quiet, --profile, --no-progress, --platform,\n"
-           "  --loss-scale-interval,\n"
+           "  --loss-scale-interval, --price, --energy-price,\n"
            "  --author, --author-email   as for 'daybreak train'\n\n"
            "exit code: 0 if at least one run reached the target, 3 if none did, 1 on an error.\n",
            MAX_RUNS);
@@ -58,13 +58,17 @@ int dbk_cmd_bench(dbk_cli_args *a) {
             if (m > 0 && !dbk_cli_parse_long(v, 1, MAX_RUNS, &runs))
                 return dbk_cli_usage_error("bench", "bad --runs '%s' (1..%d)", v, MAX_RUNS);
         } else if ((m = dbk_cli_match(a, "--seed0", true, &v)) != 0) {
-            if (m > 0 && !dbk_cli_parse_u64(v, &seed0)) return dbk_cli_usage_error("bench", "bad --seed0 '%s'", v);
+            if (m > 0 && !dbk_cli_parse_seed(v, &seed0))
+                return dbk_cli_usage_error("bench", "bad --seed0 '%s' (0..%llu)", v, DBK_CLI_MAX_SEED);
         } else if (dbk_cli_train_option(a, "bench", &t, &rc)) {
             if (rc != DBK_EXIT_OK) return rc;
         } else return dbk_cli_usage_error("bench", "unknown option '%s'", arg);
         if (m < 0) return dbk_cli_usage_error("bench", "option '%s' needs a value", arg);
     }
     if (runs < 1) return dbk_cli_usage_error("bench", "%s", "--runs N is required");
+    if (seed0 > DBK_CLI_MAX_SEED - (uint64_t)(runs - 1)) /* the last seed, never wrapped past 2^64 to 0 */
+        return dbk_cli_usage_error("bench", "--seed0 %llu with --runs %ld: the last seed would pass %llu",
+                                   (unsigned long long)seed0, runs, DBK_CLI_MAX_SEED);
 
     dbk_train_options opt;
     int rc = dbk_cli_train_setup(&t, &opt);
@@ -92,7 +96,7 @@ int dbk_cmd_bench(dbk_cli_args *a) {
                  stamp);
         out = out_buf;
     }
-    rc = dbk_cli_refuse_out_on_data(out, data, data_dir);
+    rc = dbk_cli_check_run_out(out, data, data_dir);
     if (rc != DBK_EXIT_OK) return rc;
     snprintf(path, sizeof path, "%s/summary.json", out);
     bool taken = access(path, F_OK) == 0;
@@ -104,15 +108,13 @@ int dbk_cmd_bench(dbk_cli_args *a) {
     }
     if (dbk_mkdir_p(out) != DBK_OK) return dbk_cli_fail(NULL);
 
-    char cmdline[2048];
-    dbk_cli_join(a->argc, a->argv, cmdline, sizeof cmdline);
     opt.data_dir = data_dir;
-    opt.command_line = cmdline;
+    opt.command_line = dbk_cli_join(a->argc, a->argv);
 
-    printf("daybreak %s bench: %ld run%s of recipe %s (model %s, batch %d, up to %d epochs, target %.2f%%), "
+    printf("daybreak %s bench: %ld run%s of recipe %s (model %s, batch %d, up to %d epoch%s, target %.2f%%), "
            "seeds %llu..%llu, clock %s\n",
            DBK_VERSION, runs, runs == 1 ? "" : "s", opt.recipe.name, opt.recipe.model, opt.recipe.batch,
-           opt.recipe.epochs, (double)opt.recipe.target, (unsigned long long)seed0,
+           opt.recipe.epochs, opt.recipe.epochs == 1 ? "" : "s", (double)opt.recipe.target, (unsigned long long)seed0,
            (unsigned long long)(seed0 + (uint64_t)runs - 1), dbk_clock_mode_name(clock));
     printf("device %s:%d %s (%s), profile %s\noutput %s\n", dbk_backend_kind_name(opt.backend), opt.device, info.name,
            info.driver, pl.id, out);
@@ -120,6 +122,9 @@ int dbk_cmd_bench(dbk_cli_args *a) {
 
     dbk_train_report *rep = dbk_calloc(1, sizeof *rep);
     if (!rep) return dbk_cli_fail("bench");
+    static volatile sig_atomic_t stop;
+    opt.stop_signal = &stop;
+    dbk_cli_catch_signals(&stop);
     char run_dir[4200];
     for (long i = 0; i < runs; i++) {
         snprintf(run_dir, sizeof run_dir, "%s/run-%02ld", out, i + 1);
@@ -133,11 +138,18 @@ int dbk_cmd_bench(dbk_cli_args *a) {
         } else if (st != DBK_OK) {
             dbk_free(rep);
             return dbk_cli_fail(run_dir);
+        } else if (rep->status == DBK_RUN_INTERRUPTED) {
+            /* The run's files say "interrupted"; the benchmark ends without a summary. */
+            const int sig = rep->stop_signal;
+            printf("run %ld interrupted by %s after epoch %d; the benchmark stops without a summary (the runs so far "
+                   "are in %s)\n", i + 1, dbk_cli_signal_name(sig), rep->epochs_run, out);
+            dbk_free(rep);
+            return 128 + sig;
         } else if (rep->status == DBK_RUN_REACHED) {
             printf("run %ld: target reached in epoch %d, %.1f s on the clock\n", i + 1, rep->epochs_to_target,
                    rep->seconds_to_target);
         } else {
-            printf("run %ld: target not reached in %d epochs\n", i + 1, rep->epochs_run);
+            printf("run %ld: target not reached in %d epoch%s\n", i + 1, rep->epochs_run, rep->epochs_run == 1 ? "" : "s");
         }
         if (st == DBK_OK && rep->schedule.completed)
             printf("run %ld: fixed schedule %.2f%% test accuracy, %.1f s on the clock\n", i + 1, rep->schedule.accuracy,

@@ -6,6 +6,7 @@
  * ops' f16 cases run with the ops; said so, never passed). A table on stdout, or --json (schema: docs/check.md). Exit 0 when every
  * check passes, 1 when one fails, 2 for a usage error or no device.
  */
+#define _POSIX_C_SOURCE 200809L
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -32,6 +33,7 @@ void dbk_help_check(void) {
            "  --data DIR       data folder holding cifar-10-batches-bin/ (default: $DAYBREAK_DATA);\n"
            "                   without it the curve check fails\n"
            "  --no-curve       skip the training curve (reported as skipped)\n"
+           "  --ops LIST       only these ops (comma-separated names, as the table prints them)\n"
            "  --json           one JSON document on stdout instead of the table\n\n"
            "exit codes: 0 every check passed, 1 a check failed, 2 usage error or no device\n",
            DBK_CURVE_MAX_STEPS, CHECK_CURVE_RECIPE);
@@ -42,6 +44,8 @@ void dbk_help_check(void) {
 
 typedef struct check_run {
     bool                  json;
+    bool                  only[DBK_OP_COUNT];   /* --ops: the ops to check */
+    bool                  some_ops;             /* --ops given */
     dbk_backend          *ref;
     const dbk_curve_spec *spec;
     const char           *curve_skip;   /* non-NULL: why the curve is not run (--no-curve) */
@@ -92,6 +96,7 @@ static int check_ops(const check_run *run, dbk_backend *dev, const char *dev_nam
     for (int i = 0; i < DBK_OP_COUNT; i++) {
         const dbk_op op = (dbk_op)i;
         const char *name = dbk_op_name(op);
+        if (run->some_ops && !run->only[i]) continue;
         if (!dbk_op_check_has_cases(op)) {
             failed_ops++;
             if (run->json) cJSON_AddStringToObject(check_object(checks, "op", name, "fail"), "message", "no cases");
@@ -275,7 +280,8 @@ static int resolve_devices(const char *backend, device_list *out) {
             }
         }
         if (out->count == 0) {
-            fprintf(stderr, "daybreak check: --backend all: no OpenCL or Vulkan device found (see 'daybreak devices')\n");
+            fprintf(stderr, "daybreak: error: check: --backend all: no OpenCL or Vulkan device found (see 'daybreak "
+                            "devices')\n");
             return DBK_EXIT_USAGE;
         }
         return DBK_EXIT_OK;
@@ -283,7 +289,7 @@ static int resolve_devices(const char *backend, device_list *out) {
     if (!backend || !*backend) backend = getenv("DBK_BACKEND");
     if (backend && *backend) {
         if (dbk_backend_resolve(backend, -1, &out->kind[0], &out->index[0]) != DBK_OK) {
-            fprintf(stderr, "daybreak check: %s\n", dbk_last_error());
+            fprintf(stderr, "daybreak: error: check: %s\n", dbk_last_error());
             return DBK_EXIT_USAGE;
         }
     } else {
@@ -293,8 +299,25 @@ static int resolve_devices(const char *backend, device_list *out) {
     return DBK_EXIT_OK;
 }
 
+/* --ops: a comma-separated list of op names into run->only; an exit code (2: an unknown name). */
+static int select_ops(const char *list, check_run *run) {
+    char buf[4096];
+    snprintf(buf, sizeof buf, "%s", list);
+    run->some_ops = true;
+    for (char *save = NULL, *name = strtok_r(buf, ",", &save); name; name = strtok_r(NULL, ",", &save)) {
+        dbk_op op;
+        if (dbk_op_from_name(name, &op) != DBK_OK)
+            return dbk_cli_usage_error("check", "--ops: unknown op '%s' (the names 'daybreak check' prints, e.g. "
+                                       "conv2d_fwd,gemm)", name);
+        run->only[op] = true;
+    }
+    for (int i = 0; i < DBK_OP_COUNT; i++)
+        if (run->only[i]) return DBK_EXIT_OK;
+    return dbk_cli_usage_error("check", "--ops: no op named");
+}
+
 int dbk_cmd_check(dbk_cli_args *a) {
-    const char *backend = NULL, *data = NULL;
+    const char *backend = NULL, *data = NULL, *ops = NULL;
     bool json = false, no_curve = false;
     for (a->i = 2; a->i < a->argc; a->i++) {
         const char *v = NULL, *arg = a->argv[a->i];
@@ -307,6 +330,7 @@ int dbk_cmd_check(dbk_cli_args *a) {
         else if ((m = dbk_cli_match(a, "--data", true, &v)) != 0) data = v;
         else if (!strcmp(arg, "--json")) json = true;
         else if (!strcmp(arg, "--no-curve")) no_curve = true;
+        else if ((m = dbk_cli_match(a, "--ops", true, &v)) != 0) ops = v;
         else return dbk_cli_usage_error("check", "unknown option '%s'", arg);
         if (m < 0) return dbk_cli_usage_error("check", "option '%s' needs a value", arg);
     }
@@ -320,6 +344,10 @@ int dbk_cmd_check(dbk_cli_args *a) {
         return DBK_EXIT_ERROR;
     }
     run->json = json;
+    if (ops && (rc = select_ops(ops, run)) != DBK_EXIT_OK) {
+        free(run);
+        return rc;
+    }
     run->spec = dbk_curve_spec_find(CHECK_CURVE_RECIPE);
     if (no_curve) run->curve_skip = "skipped (--no-curve)";
     else if (dbk_curve_load_data(run->spec, data, &run->train, &run->test) != DBK_OK)
@@ -329,6 +357,16 @@ int dbk_cmd_check(dbk_cli_args *a) {
     } else {
         cJSON *root = cJSON_CreateObject();
         cJSON_AddStringToObject(root, "daybreak", DBK_VERSION);
+        if (run->some_ops) {   /* a partial check says which ops it covered */
+            cJSON *sel = cJSON_AddArrayToObject(root, "selected_ops");
+            if (!json) printf("only the ops --ops names:");
+            for (int i = 0; i < DBK_OP_COUNT; i++)
+                if (run->only[i]) {
+                    cJSON_AddItemToArray(sel, cJSON_CreateString(dbk_op_name((dbk_op)i)));
+                    if (!json) printf(" %s", dbk_op_name((dbk_op)i));
+                }
+            if (!json) printf("\n");
+        }
         cJSON *devices = cJSON_AddArrayToObject(root, "devices");
         int failed = 0;
         for (int i = 0; i < devs.count; i++) failed += check_device(run, devs.kind[i], devs.index[i], devices);

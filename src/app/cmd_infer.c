@@ -5,11 +5,12 @@
 #define _POSIX_C_SOURCE 200809L
 #include <libgen.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "app/cli.h"
 #include "bench/infer.h"
-#include "core/path.h"
 #include "data/dataset.h"
 
 void dbk_help_infer(void) {
@@ -29,6 +30,16 @@ void dbk_help_infer(void) {
            "  --author NAME, --author-email ADDR   author fields of the entry\n");
 }
 
+/* --out against the inputs (the dataset's folder once known, else NULL): core/output.h. */
+static int check_out(const char *out, const char *ckpt, const char *data, const char *dataset_dir) {
+    dbk_output_spec spec = {.flag = "--out", .what = "DAWNBench inference entry", .kind = DBK_OUTPUT_FILE,
+                            .is_earlier_output = dbk_infer_is_entry};
+    dbk_output_add_input(&spec, "the --checkpoint file", ckpt, false);
+    dbk_output_add_input(&spec, "the data folder", data ? data : getenv("DAYBREAK_DATA"), false);
+    dbk_output_add_input(&spec, "the dataset folder", dataset_dir, true);
+    return dbk_cli_check_output(&spec, out);
+}
+
 int dbk_cmd_infer(dbk_cli_args *a) {
     const char *ckpt = NULL, *backend = NULL, *data = NULL, *out = NULL, *platform = NULL;
     const char *author = NULL, *author_email = NULL;
@@ -44,7 +55,10 @@ int dbk_cmd_infer(dbk_cli_args *a) {
         if (VALUE("--checkpoint")) ckpt = v;
         else if (VALUE("--backend")) backend = v;
         else if (VALUE("--data")) data = v;
-        else if (VALUE("--out")) out = v;
+        else if (VALUE("--out")) {
+            if (m > 0 && !*v) return dbk_cli_usage_error("infer", "--out needs a file name, not an empty one");
+            out = v;
+        }
         else if (VALUE("--platform")) platform = v;
         else if (VALUE("--author")) author = v;
         else if (VALUE("--author-email")) author_email = v;
@@ -66,7 +80,8 @@ int dbk_cmd_infer(dbk_cli_args *a) {
         snprintf(out_buf, sizeof out_buf, "%s/dawnbench_inference.json", dirname(copy));
         out = out_buf;
     }
-    int rc = dbk_cli_refuse_output_on_input("--out", out, "the --checkpoint file", ckpt);
+    /* Before the checkpoint is read (a missing one is named by the read). */
+    int rc = access(ckpt, F_OK) == 0 ? check_out(out, ckpt, data, NULL) : DBK_EXIT_OK;
     if (rc != DBK_EXIT_OK) return rc;
 
     dbk_backend_kind kind;
@@ -86,15 +101,19 @@ int dbk_cmd_infer(dbk_cli_args *a) {
     rc = dbk_cli_open_dataset("infer", recipe->dataset, data, 0, test_subset, &data_info);
     if (rc != DBK_EXIT_OK) return rc;
 
-    if (dbk_path_in_folder(out, data_info.dir)) {
-        fprintf(stderr, "daybreak: error: --out %s is inside the dataset folder %s; an output must not go among the "
-                        "inputs, choose another --out\n", out, data_info.dir);
+    /* Again with the dataset's folder, before the images are classified. */
+    rc = check_out(out, ckpt, data, data_info.dir);
+    if (rc != DBK_EXIT_OK) {
         dbk_dataset_info_deinit(&data_info);
-        return DBK_EXIT_ERROR;
+        return rc;
     }
     dbk_infer_result r;
     dbk_status st = dbk_infer_run(kind, index, ckpt, &data_info, (int)test_subset, &r);
     dbk_dataset_info_deinit(&data_info);
+    if (st == DBK_ERR_DIVERGED) { /* non-finite outputs: no latency or accuracy worth an entry */
+        fprintf(stderr, "daybreak: error: %s\n", dbk_last_error());
+        return DBK_EXIT_DIVERGED;
+    }
     if (st != DBK_OK) return dbk_cli_fail(NULL);
     printf("%s: model %s, recipe %s, %s:%d %s\n", ckpt, r.model, r.recipe, dbk_backend_kind_name(kind), index,
            r.device.name);

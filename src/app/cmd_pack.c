@@ -26,25 +26,12 @@ void dbk_help_pack_data(void) {
            "training would check it; the pack is then read back, every entry verified, and checked\n"
            "the same way. Prints the sizes and times. FILE is written whole or not at all.\n\n"
            "options:\n"
-           "  --out FILE      the pack to write (required; replaced if it exists; not inside the\n"
-           "                  dataset folder)\n"
+           "  --out FILE      the pack to write (required; an existing file is replaced only when it\n"
+           "                  is a dataset pack; never inside a dataset folder)\n"
            "  --dataset NAME  dataset kind (default cifar10; 'daybreak recipes' lists them)\n"
            "  --data DIR      data folder holding the dataset's folder (default: $DAYBREAK_DATA)\n"
            "  --level N       zstd level 1..19 (default %d; 1 packs fastest)\n",
            DBK_PACK_DEFAULT_LEVEL);
-}
-
-/* True when the folder that will hold out_path lies inside dir (realpath of both). */
-static bool out_inside(const char *out_path, const char *dir) {
-    char parent[PATH_MAX], real_parent[PATH_MAX], real_dir[PATH_MAX];
-    snprintf(parent, sizeof parent, "%s", out_path);
-    char *slash = strrchr(parent, '/');
-    if (!slash) snprintf(parent, sizeof parent, ".");
-    else if (slash == parent) parent[1] = '\0';
-    else *slash = '\0';
-    if (!realpath(parent, real_parent) || !realpath(dir, real_dir)) return false;
-    size_t n = strlen(real_dir);
-    return !strncmp(real_parent, real_dir, n) && (real_parent[n] == '/' || real_parent[n] == '\0');
 }
 
 /* Decompresses and verifies every entry; the largest entry's buffer is reused. */
@@ -72,7 +59,7 @@ int dbk_cmd_pack_data(dbk_cli_args *a) {
             return DBK_EXIT_OK;
         }
         if ((m = dbk_cli_match(a, "--out", true, &v))) {
-            if (m < 0) return dbk_cli_usage_error("pack-data", "--out needs a file name");
+            if (m < 0 || !*v) return dbk_cli_usage_error("pack-data", "--out needs a file name, not an empty one");
             out = v;
         } else if ((m = dbk_cli_match(a, "--data", true, &v))) {
             if (m < 0) return dbk_cli_usage_error("pack-data", "--data needs a folder");
@@ -87,7 +74,7 @@ int dbk_cmd_pack_data(dbk_cli_args *a) {
             return dbk_cli_usage_error("pack-data", "unknown option '%s'", a->argv[a->i]);
         }
     }
-    if (!out || !*out) return dbk_cli_usage_error("pack-data", "--out FILE is required");
+    if (!out) return dbk_cli_usage_error("pack-data", "--out FILE is required");
 
     const dbk_dataset_kind *kind;
     if (dbk_dataset_kind_find(dataset, &kind) != DBK_OK) return dbk_cli_fail(NULL);
@@ -101,11 +88,12 @@ int dbk_cmd_pack_data(dbk_cli_args *a) {
         fprintf(stderr, "daybreak: error: %s is already inside a dataset pack; pack-data reads folders\n", dir);
         return DBK_EXIT_ERROR;
     }
-    if (out_inside(out, dir)) {
-        fprintf(stderr, "daybreak: error: --out %s lies inside the dataset folder %s; write the pack elsewhere\n", out,
-                dir);
-        return DBK_EXIT_ERROR;
-    }
+    dbk_output_spec spec = {.flag = "--out", .what = "dataset pack", .kind = DBK_OUTPUT_FILE,
+                            .is_earlier_output = dbk_pack_is_pack};
+    dbk_output_add_input(&spec, "the data folder", data ? data : getenv("DAYBREAK_DATA"), false);
+    dbk_output_add_input(&spec, "the dataset folder", dir, true);
+    int rc = dbk_cli_check_output(&spec, out);
+    if (rc != DBK_EXIT_OK) return rc;
 
     double t0 = dbk_time_now();
     dbk_pack_write_stats stats;

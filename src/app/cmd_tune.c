@@ -3,18 +3,16 @@
  * time budget and written as a device profile (bench/tune.h; docs/tuning.md).
  */
 #define _XOPEN_SOURCE 700
-#include <errno.h>
-#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "app/cli.h"
 #include "bench/tune.h"
 #include "core/alloc.h"
 #include "core/fileio.h"
+#include "core/profile.h"
 
 void dbk_help_tune(void) {
     printf("usage: daybreak tune --backend B [options]\n\n"
@@ -30,33 +28,13 @@ void dbk_help_tune(void) {
            "  --device N      device index within the backend (overrides :N)\n"
            "  --budget S      seconds to spend on the searches (default 600; > 0)\n"
            "  --out FILE      profile to write (default: the tuned-profile cache that train, bench,\n"
-           "                  eval and check read: <cache dir>/profiles/<backend>-<device>.json)\n"
+           "                  eval and check read: <cache dir>/profiles/<backend>-<device>.json); an\n"
+           "                  existing file is replaced only when it is a profile, never in DBK_PLATFORMS_DIR\n"
            "  --recipe NAME   tune on the layers of this recipe's model (default: every CIFAR-10 recipe)\n"
            "  --batch N       images per tuning convolution (default: each recipe's own batch, at most\n"
            "                  128, or less where the device's max allocation needs it)\n"
            "  --only SEARCH   run only this search: opencl.gemm_rb, opencl.conv_by_shape,\n"
            "                  opencl.clblast_xgemm, vulkan.conv, vulkan.conv_by_shape or vulkan.gemm\n");
-}
-
-/* The folder that will hold path must exist and be writable, and path must not be a folder:
- * checked before any measuring so that a long run never ends in an unwritable file. */
-static int check_writable(const char *path) {
-    struct stat st;
-    if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
-        fprintf(stderr, "daybreak: error: --out %s is a folder; give a file name\n", path);
-        return DBK_EXIT_ERROR;
-    }
-    char dir[PATH_MAX];
-    snprintf(dir, sizeof dir, "%s", path);
-    char *slash = strrchr(dir, '/');
-    if (!slash) snprintf(dir, sizeof dir, ".");
-    else if (slash == dir) dir[1] = '\0';
-    else *slash = '\0';
-    if (access(dir, W_OK) != 0) {
-        fprintf(stderr, "daybreak: error: --out %s: cannot write into %s: %s\n", path, dir, strerror(errno));
-        return DBK_EXIT_ERROR;
-    }
-    return DBK_EXIT_OK;
 }
 
 /* FNV-1a-64 of this executable's bytes: the cache is tied to the build that measured it. */
@@ -91,7 +69,7 @@ int dbk_cmd_tune(dbk_cli_args *a) {
             if (m < 0 || !dbk_cli_parse_double(v, 1e-3, 1e7, &budget))
                 return dbk_cli_usage_error("tune", "--budget needs seconds > 0 (e.g. 600), got '%s'", m < 0 ? "" : v);
         } else if ((m = dbk_cli_match(a, "--out", true, &v))) {
-            if (m < 0 || !*v) return dbk_cli_usage_error("tune", "--out needs a file name");
+            if (m < 0 || !*v) return dbk_cli_usage_error("tune", "--out needs a file name, not an empty one");
             out = v;
         } else if ((m = dbk_cli_match(a, "--recipe", true, &v))) {
             if (m < 0) return dbk_cli_usage_error("tune", "--recipe needs a name ('daybreak recipes' lists them)");
@@ -109,13 +87,19 @@ int dbk_cmd_tune(dbk_cli_args *a) {
     if (!backend) return dbk_cli_usage_error("tune", "--backend is required (opencl[:N] or vulkan[:N])");
     dbk_tune_options o = {.budget_s = budget, .out = out, .recipe = recipe, .batch = (int)batch, .only = only,
                          .print = stdout};
-    if (dbk_backend_resolve(backend, (int)device, &o.kind, &o.index) != DBK_OK) return dbk_cli_fail("--backend");
+    dbk_status st = dbk_backend_resolve(backend, (int)device, &o.kind, &o.index);
+    if (st != DBK_OK) return dbk_cli_backend_error(st);
+    if (only && o.kind != DBK_BACKEND_KIND_CPU && dbk_tune_check_only(o.kind, only) != DBK_OK)
+        return dbk_cli_usage_error("tune", "%s", dbk_last_error());
     if (o.kind == DBK_BACKEND_KIND_CPU)
         return dbk_cli_usage_error("tune", "--backend cpu: the CPU reference has nothing to tune (opencl or vulkan)");
-    if (out && check_writable(out) != DBK_EXIT_OK) return DBK_EXIT_ERROR;
-    char command[2048];
-    dbk_cli_join(a->argc, a->argv, command, sizeof command);
-    o.command = command;
+    if (out) { /* checked before any measuring, so a long run never ends in an unwritable file */
+        dbk_output_spec spec = {.flag = "--out", .what = "hardware profile", .kind = DBK_OUTPUT_FILE,
+                                .is_earlier_output = dbk_profile_file_is_profile};
+        int rc = dbk_cli_check_output(&spec, out);
+        if (rc != DBK_EXIT_OK) return rc;
+    }
+    o.command = dbk_cli_join(a->argc, a->argv);
     o.build_id = build_id();
     dbk_tune_summary s;
     if (dbk_tune_run(&o, &s) != DBK_OK) return dbk_cli_fail("tune");

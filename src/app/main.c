@@ -64,27 +64,39 @@ static void help_main(void) {
            "  DBK_PLATFORMS_DIR  hardware profiles from this folder instead of the built-in ones\n"
            "  DBK_KERNEL_DIR  OpenCL kernel sources from this folder instead of the built-in ones\n"
            "  DBK_CACHE_DIR   compiled-kernel cache, tune measurements and tuned profiles (off: none)\n"
+           "  DBK_FORCE_CONV  im2col, winograd, winograd4 or (OpenCL) direct: the convolution algorithm\n"
+           "                  of every eligible layer, over the profile's choice\n"
            "  DBK_OCL_KERNEL_TIMES  TEXT: train --profile on OpenCL prints each kernel's time in the ops\n"
            "                  whose label contains TEXT (stderr)\n"
-           "  DBK_VK_VALIDATION  1: Vulkan under the validation layer, validation errors fail\n\n"
-           "exit codes: 0 success, 1 error, 2 usage error, 3 target not reached, 4 diverged,\n"
-           "            130/143 train stopped by SIGINT/SIGTERM (continue it with train --resume DIR)\n",
+           "  DBK_FUSE        0: batch norm, ReLU, residual add and max pool as separate ops (no fusion)\n"
+           "  DBK_TUNE_CORRUPT  N (test hook): daybreak tune corrupts its N-th candidate's results\n"
+           "  DBK_VK_VALIDATION  1: Vulkan under the validation layer, validation errors fail\n"
+           "  DBK_SHADER_DIR  Vulkan shaders (<name>.spv) from this folder over the built-in ones\n"
+           "  DBK_VK_MEMORY   staged: Vulkan host copies through a staging buffer, as on a discrete GPU\n"
+           "  DBK_ENERGY_ROOT, DBK_NVML_LIBRARY  test hooks: energy readers on a recorded sysfs tree\n"
+           "                  (ROOT/sys/class/...), NVML from another library\n\n"
+           "exit codes: 0 success, 1 error, 2 usage error, 3 target not reached, 4 diverged (train) or\n"
+           "            not finite outputs (eval, infer),\n"
+           "            130/143/129 train stopped by SIGINT/SIGTERM/SIGHUP (continue it with train --resume DIR)\n"
+           "errors: one line on stderr, 'daybreak: error: ...'; warnings 'daybreak: warn: ...'\n",
            DBK_VERSION);
 }
 
 static void help_train(void) {
     printf("usage: daybreak train [options]\n\n"
-           "Trains a recipe on CIFAR-10 until the test accuracy reaches its target (checked after\n"
-           "every epoch), timing it with the DAWNBench clock (preprocessing and training on the\n"
-           "clock, evaluation off). Writes logs.tsv, dawnbench.json (the DAWNBench entry when the\n"
-           "run conforms: full data sets, 94%% reached, dawnbench clock), mlperf.log, result.json\n"
-           "and model.ckpt to --out, and resume.ckpt after every epoch until the run finishes.\n"
-           "Ctrl-C or SIGTERM stop it at the next step (status interrupted, exit 130 or 143);\n"
+           "Trains a recipe on its dataset (CIFAR-10, or an image folder such as Imagenette) until the\n"
+           "test accuracy reaches its target (checked after every epoch), timing it with the DAWNBench\n"
+           "clock (preprocessing and training on the clock, evaluation off). Writes logs.tsv,\n"
+           "dawnbench.json (the DAWNBench entry when the run conforms: full data sets, DAWNBench's\n"
+           "threshold reached, dawnbench clock; otherwise marked as not conforming, with the reasons),\n"
+           "mlperf.log, result.json and model.ckpt to --out, and resume.ckpt after every epoch until\n"
+           "the run finishes. Ctrl-C, SIGTERM or SIGHUP stop it at the next step (status interrupted,\n"
+           "exit 130, 143 or 129);\n"
            "--resume DIR continues it, or a run that was killed.\n\n"
            "options:\n"
            "  --recipe NAME       recipe to run (default: %s; see 'daybreak recipes')\n"
            "  --backend SPEC      cpu, opencl[:N] or vulkan[:N] (default: $DBK_BACKEND, else the\n"
-           "                      first GPU, else cpu)\n"
+           "                      first GPU, else PoCL (OpenCL on the CPU), else cpu)\n"
            "  --device N          device index within the backend (default 0, or the :N of --backend)\n"
            "  --data DIR          data folder holding the recipe's dataset, e.g. cifar-10-batches-bin/\n"
            "                      or imagenette2-224-mini/, or a dataset pack made by\n"
@@ -96,7 +108,8 @@ static void help_train(void) {
            "                      run, at most two decimals,\n"
            "                      compared as logs.tsv prints it (default: the recipe's)\n"
            "  --all-epochs        run every epoch even after the target is reached\n"
-           "  --seed N            seed of initialisation, shuffling and augmentation (default 0);\n"
+           "  --seed N            seed of initialisation, shuffling and augmentation, 0..2^53-1\n"
+           "                      (default 0);\n"
            "                      the same seed on the same device gives the same run\n"
            "  --out DIR           output folder (default: runs/<recipe>-<backend>-<UTC time>);\n"
            "                      refused if it already holds a result.json or resume.ckpt, is\n"
@@ -110,7 +123,7 @@ static void help_train(void) {
            "                      folders take N images spread evenly over the classes (both)\n"
            "  --loader-threads N  image-folder datasets: decode threads (default: the online cores)\n"
            "  --image-size N      image-folder datasets: train and evaluate on N x N crops\n"
-           "                      (default: the recipe's; ResNets need at least 32)\n"
+           "                      (8..1024; default: the recipe's)\n"
            "  --image-sizes E:S,..  image-folder datasets: progressive resizing, S x S crops from the\n"
            "                      0-based epoch E on, e.g. 0:128,14:224 (default: the recipe's phases)\n"
            "  --quiet             no per-epoch lines\n"
@@ -123,6 +136,11 @@ static void help_train(void) {
            "  --loss-scale-interval N  fp16: clean steps before the loss scale doubles (default 2000)\n"
            "  --platform ID       hardware profile for cost and peak FLOP/s (default: matched by\n"
            "                      device name; see 'daybreak platforms')\n"
+           "  --price USD         this device's price per hour for the cost, over the profile's\n"
+           "                      (what the run would cost on an instance at that price)\n"
+           "  --energy-price USD  price per kWh for the energy cost, over the profile's\n"
+           "                      energy.price_per_kwh (energy is measured where the device has a\n"
+           "                      counter: NVML, hwmon, RAPL; result.json says which, or why not)\n"
            "  --author NAME       author of the DAWNBench entry dawnbench.json (default daybreak)\n"
            "  --author-email ADDR its authorEmail (default empty)\n",
            dbk_recipe_default_name());
@@ -197,6 +215,7 @@ static int cmd_devices(dbk_cli_args *a) {
             printf(", fp16 %s\n", info.fp16 ? "yes" : "no");
             printf("      driver %s; %s\n", info.driver, info.api_version);
             if (info.details[0]) printf("      %s\n", info.details);
+            if (info.memory[0]) printf("      buffers: %s\n", info.memory);
         }
         printf("\n");
     }
@@ -215,8 +234,8 @@ static int cmd_recipes(dbk_cli_args *a) {
     for (int i = 0; i < dbk_recipe_count(); i++) {
         const dbk_recipe *r = dbk_recipe_at(i);
         printf("  %-18s %s%s\n", r->name, r->description, strcmp(r->name, dbk_recipe_default_name()) ? "" : " [default]");
-        printf("  %-18s model %s, batch %d, %d epochs, target %.1f%% (%s)\n", "", r->model, r->batch, r->epochs,
-               (double)r->target, r->target_note);
+        printf("  %-18s model %s, batch %d, %d epoch%s, target %.1f%% (%s)\n", "", r->model, r->batch, r->epochs,
+               r->epochs == 1 ? "" : "s", (double)r->target, r->target_note);
         if (r->size_phase_count > 0) { /* progressive resizing: first epoch (0-based) and size */
             char sizes[128];
             dbk_recipe_format_size_phases(r, sizes, sizeof sizes);
@@ -259,7 +278,8 @@ static int parse_train_args(dbk_cli_args *a, dbk_cli_train_args *t, dbk_cli_dist
         }
         if (!allowed_with_resume(arg) && !*fixed) *fixed = arg;
         if ((m = dbk_cli_match(a, "--seed", true, &v)) != 0) {
-            if (m > 0 && !dbk_cli_parse_u64(v, seed)) return dbk_cli_usage_error("train", "bad --seed '%s'", v);
+            if (m > 0 && !dbk_cli_parse_seed(v, seed))
+                return dbk_cli_usage_error("train", "bad --seed '%s' (0..%llu)", v, DBK_CLI_MAX_SEED);
         } else if ((m = dbk_cli_match(a, "--resume", true, &v)) != 0) {
             *resume = v;
         } else if (dbk_cli_train_option(a, "train", t, &rc) || dbk_cli_dist_option(a, dist, &rc)) {
@@ -310,21 +330,8 @@ static int resume_options(const char *dir, dbk_cli_train_args *t, dbk_cli_dist_a
     return -1;
 }
 
-/* SIGINT and SIGTERM stop the run at the next step boundary (the handler only stores the
- * signal); SA_RESETHAND makes a second one end the process at once. */
+/* SIGINT, SIGTERM and SIGHUP stop the run at the next step boundary (dbk_cli_catch_signals). */
 static volatile sig_atomic_t stop_signal;
-
-static void on_stop_signal(int sig) { stop_signal = sig; }
-
-static void catch_stop_signals(void) {
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = on_stop_signal;
-    sa.sa_flags = SA_RESETHAND;
-    sigemptyset(&sa.sa_mask);
-    sigaction(SIGINT, &sa, NULL);
-    sigaction(SIGTERM, &sa, NULL);
-}
 
 /* airbench's metric next to the time to target: the whole schedule's accuracy and clock. */
 static void print_fixed_schedule(const dbk_train_report *rep) {
@@ -349,7 +356,7 @@ static int train_outcome(const dbk_train_options *opt, const dbk_train_report *r
     } else if (st != DBK_OK) {
         return dbk_cli_fail(NULL);
     } else if (rep->status == DBK_RUN_INTERRUPTED) {
-        const char *sig = rep->stop_signal == SIGINT ? "SIGINT" : "SIGTERM";
+        const char *sig = dbk_cli_signal_name(rep->stop_signal);
         if (opt->peers)
             printf("interrupted by %s after epoch %d; resume with: mpirun -np %d daybreak train --distributed --resume %s\n",
                    sig, rep->epochs_run, opt->peers->size, opt->out_dir);
@@ -363,11 +370,12 @@ static int train_outcome(const dbk_train_options *opt, const dbk_train_report *r
                rep->seconds_to_target / 3600.0);
         code = DBK_EXIT_OK;
     } else {
-        printf("target %.2f%% not reached in %d epochs (best %.2f%%)\n", (double)opt->recipe.target, rep->epochs_run,
-               dbk_results_best_accuracy(rep));
+        printf("target %.2f%% not reached in %d epoch%s (best %.2f%%)\n", (double)opt->recipe.target, rep->epochs_run,
+               rep->epochs_run == 1 ? "" : "s", dbk_results_best_accuracy(rep));
         code = DBK_EXIT_NOT_REACHED;
     }
     print_fixed_schedule(rep);
+    dbk_results_print_energy(stdout, rep);
     dbk_results_print_conformance(stdout, opt, rep);
     printf("results in %s (logs.tsv, dawnbench.json, mlperf.log, result.json%s)\n", opt->out_dir,
            st == DBK_OK ? ", model.ckpt" : "");
@@ -400,7 +408,7 @@ static int train(const dbk_cli_train_args *t, uint64_t seed, bool resume, int ar
     snprintf(data_dir, sizeof data_dir, "%s", data_info.dir);
     dbk_dataset_info_deinit(&data_info);
 
-    char out_buf[4096], cmdline[2048];
+    char out_buf[4096];
     const char *out = t->out;
     if (!out) {
         char stamp[32];
@@ -408,13 +416,11 @@ static int train(const dbk_cli_train_args *t, uint64_t seed, bool resume, int ar
         snprintf(out_buf, sizeof out_buf, "runs/%s-%s-%s", opt.recipe.name, dbk_backend_kind_name(opt.backend), stamp);
         out = out_buf;
     }
-    rc = dbk_cli_refuse_out_on_data(out, t->data, data_dir);
+    rc = dbk_cli_check_run_out(out, t->data, data_dir);
     if (rc != DBK_EXIT_OK) return rc;
-    dbk_cli_join(argc, argv, cmdline, sizeof cmdline);
     opt.data_dir = data_dir;
     opt.seed = seed;
     opt.out_dir = out;
-    opt.command_line = cmdline;
     opt.resume = resume;
     opt.stop_signal = &stop_signal;
     opt.arg_count = argc - 2;
@@ -423,17 +429,23 @@ static int train(const dbk_cli_train_args *t, uint64_t seed, bool resume, int ar
     dbk_device_info info;
     if (dbk_backend_device_info(opt.backend, opt.device, &info) != DBK_OK) return dbk_cli_fail(NULL);
     if (!t->quiet) {
-        printf("daybreak %s: recipe %s (model %s, batch %d, up to %d epochs, target %.2f%%), seed %llu\n", DBK_VERSION,
-               opt.recipe.name, opt.recipe.model, opt.recipe.batch, opt.recipe.epochs, (double)opt.recipe.target,
-               (unsigned long long)seed);
+        printf("daybreak %s: recipe %s (model %s, batch %d, up to %d epoch%s, target %.2f%%), seed %llu\n",
+               DBK_VERSION, opt.recipe.name, opt.recipe.model, opt.recipe.batch, opt.recipe.epochs,
+               opt.recipe.epochs == 1 ? "" : "s", (double)opt.recipe.target, (unsigned long long)seed);
         printf("device %s:%d %s (%s)\noutput %s\n", dbk_backend_kind_name(opt.backend), opt.device, info.name,
                info.driver, out);
         fflush(stdout);
     }
 
+    char *cmdline = dbk_cli_join(argc, argv);
     dbk_train_report *rep = dbk_calloc(1, sizeof *rep);
-    if (!rep) return dbk_cli_fail("train");
-    catch_stop_signals(); /* distributed: the ranks agree on the stop (docs/distributed.md) */
+    if (!rep || !cmdline) {
+        dbk_free(rep);
+        dbk_free(cmdline);
+        return dbk_cli_fail("train");
+    }
+    opt.command_line = cmdline;
+    dbk_cli_catch_signals(&stop_signal); /* distributed: the ranks agree on the stop (docs/distributed.md) */
     dbk_status st = dbk_train_run(&opt, rep);
     if (peers && st != DBK_OK && st != DBK_ERR_DIVERGED && strncmp(dbk_last_error(), "rank ", 5) != 0) {
         char reason[1024]; /* a copy: the message is rewritten in the buffer it lives in */
@@ -442,6 +454,7 @@ static int train(const dbk_cli_train_args *t, uint64_t seed, bool resume, int ar
     }
     rc = train_outcome(&opt, rep, st);
     dbk_free(rep);
+    dbk_free(cmdline);
     return rc;
 }
 
@@ -567,6 +580,10 @@ static int cmd_eval(dbk_cli_args *a) {
     if (dbk_session_upload_data(s, NULL, &test) != DBK_OK) goto done;
     if (dbk_session_load(s, ckpt) != DBK_OK) goto done;
     if (dbk_session_evaluate(s, &ec) != DBK_OK) goto done;
+    if (dbk_session_check_evaluation(&ec, ckpt) != DBK_OK) {
+        code = DBK_EXIT_DIVERGED;
+        goto done;
+    }
     printf("%s: model %s, recipe %s, %s:%d: test accuracy %.2f%% (%lld images), mean loss %.4f\n", ckpt, model_name,
            recipe_name, dbk_backend_kind_name(kind), index, 100.0 * ec.correct / (double)ec.images, (long long)ec.images,
            ec.loss_sum / (double)ec.images);
@@ -574,12 +591,17 @@ static int cmd_eval(dbk_cli_args *a) {
      * it is the one its runs record as their result. */
     if (recipe->tta_level > 0) {
         if (dbk_session_evaluate_final(s, &ec) != DBK_OK) goto done;
+        if (dbk_session_check_evaluation(&ec, ckpt) != DBK_OK) {
+            code = DBK_EXIT_DIVERGED;
+            goto done;
+        }
         printf("%s: with test-time augmentation level %d: test accuracy %.2f%%, mean loss %.4f\n", ckpt,
                recipe->tta_level, 100.0 * ec.correct / (double)ec.images, ec.loss_sum / (double)ec.images);
     }
     code = DBK_EXIT_OK;
 done:
-    if (code != DBK_EXIT_OK) dbk_cli_fail(NULL);
+    if (code == DBK_EXIT_ERROR) dbk_cli_fail(NULL);
+    else if (code == DBK_EXIT_DIVERGED) fprintf(stderr, "daybreak: error: %s\n", dbk_last_error());
     dbk_session_destroy(s);
     dbk_backend_destroy(be);
     dbk_loader_destroy(loader);
@@ -591,6 +613,7 @@ done:
 
 int main(int argc, char **argv) {
     dbk_log_init();
+    dbk_cli_catch_signals(NULL);
     dbk_cli_args a = {.argc = argc, .argv = argv, .i = 1};
     if (argc < 2) {
         help_main();
@@ -618,7 +641,12 @@ int main(int argc, char **argv) {
         else if (!strcmp(topic, "check")) dbk_help_check();
         else if (!strcmp(topic, "pack-data")) dbk_help_pack_data();
         else if (!strcmp(topic, "tune")) dbk_help_tune();
-        else help_main();
+        else if (!*topic) help_main();
+        else {
+            fprintf(stderr, "daybreak: error: help: no command '%s' (commands: train, eval, devices, recipes, bench, "
+                            "infer, report, platforms, check, pack-data, tune)\n", topic);
+            return DBK_EXIT_USAGE;
+        }
         return DBK_EXIT_OK;
     }
     if (!strcmp(cmd, "train")) return cmd_train(&a);
@@ -632,7 +660,7 @@ int main(int argc, char **argv) {
     if (!strcmp(cmd, "check")) return dbk_cmd_check(&a);
     if (!strcmp(cmd, "pack-data")) return dbk_cmd_pack_data(&a);
     if (!strcmp(cmd, "tune")) return dbk_cmd_tune(&a);
-    fprintf(stderr, "daybreak: unknown command '%s' (commands: train, eval, devices, recipes, bench, infer, report, "
-                    "platforms, check, pack-data, tune)\nrun 'daybreak --help' for usage\n", cmd);
+    fprintf(stderr, "daybreak: error: unknown command '%s' (commands: train, eval, devices, recipes, bench, infer, "
+                    "report, platforms, check, pack-data, tune; see 'daybreak --help')\n", cmd);
     return DBK_EXIT_USAGE;
 }

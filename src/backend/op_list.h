@@ -189,7 +189,9 @@
      * dst0 correct f32 (1): += number of rows whose label ranks below k (k = max(p.k, 1)),   \
      * rank = #{j : z_j > z_label} + #{j < label : z_j == z_label}: logits ordered by value,  \
      * ties by index, so top-1 is the first maximum (torch.argmax) and a tie at the k-th      \
-     * place goes to the lower class index. Labels outside [0, K) count as wrong. */          \
+     * place goes to the lower class index. Labels outside [0, K) count as wrong, and so      \
+     * does a row with any NaN or infinite logit (a NaN compares false: it would rank         \
+     * first, so a model with NaN logits would score 100%). */                                \
     X(ACCURACY, accuracy, loss, "logits labels", "correct", accuracy, check_accuracy,         \
       0.0, all_bytes(d), NONE, OWN, ALL)                                                      \
                                                                                               \
@@ -219,7 +221,9 @@
      *   label[i] = labels[j]; the image is images[j] (3,H,W) u8; output pixel (y, x) of      \
      *   channel c reads source pixel (reflect(y + dy, H), reflect(xs + dx, W)),              \
      *   xs = flip ? W-1-x : x (the flip applies to the shifted view), normalised as          \
-     *   (v/255 - mean[c]) / std[c]; reflect is F.pad(mode='reflect'), ReflectionPad2d:       \
+     *   v * scale[c] + shift[c] (two fp32 operations, each rounded, never fused), scale and  \
+     *   shift from dbk_augment_affine: (v/255 - mean[c]) / std[c] within an ulp, the same    \
+     *   bits on every device; reflect is F.pad(mode='reflect'), ReflectionPad2d:             \
      *   no edge repeat, reflect(-1) = 1, reflect(H) = H-2.                                   \
      * Training (params.augment.train): reflect-pad by pad and crop back to H x W at          \
      *   (crop_y, crop_x) in [0, 2 pad]^2, i.e. dy = crop_y - pad, dx = crop_x - pad;         \

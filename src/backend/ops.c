@@ -761,3 +761,10 @@ dbk_conv2d_geom dbk_conv2d_geom_of(const dbk_op_desc *d) {
     g.pad_w = d->p.conv.pad_w;
     return g;
 }
+
+void dbk_augment_affine(const dbk_augment_params *p, float scale[3], float shift[3]) {
+    for (int c = 0; c < 3; c++) {
+        scale[c] = (float)(1.0 / (255.0 * (double)p->std[c]));
+        shift[c] = (float)(-(double)p->mean[c] / (double)p->std[c]);
+    }
+}

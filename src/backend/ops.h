@@ -123,6 +123,13 @@ typedef struct dbk_augment_params {
                                cifar10-speedrun's batch_color_jitter) */
 } dbk_augment_params;
 
+/* The augment op's normalisation as one multiply and one add per channel, x = v * scale[c] +
+ * shift[c] for the byte v: scale = 1 / (255 std), shift = -mean / std, computed here once in
+ * double and rounded to float, so every backend applies the same two correctly rounded fp32
+ * operations and gets the same bits. A division in a kernel is not correctly rounded on every
+ * device (Vulkan allows 2.5 ULP, and NVIDIA's driver takes it); a multiply and an add are. */
+void dbk_augment_affine(const dbk_augment_params *p, float scale[3], float shift[3]);
+
 /* DBK_OP_LEAKY_RELU_FWD / _BWD (elementwise: floats only). */
 typedef struct dbk_leaky_params {
     float slope;            /* negative_slope, > 0 (fast.ai's DarkNet: 0.1) */

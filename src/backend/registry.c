@@ -4,6 +4,7 @@
  * This is the ONLY file that tests DBK_WITH_OPENCL / DBK_WITH_VULKAN (STYLE.md 3.12): a
  * backend that is compiled out simply has no entry and reports 0 devices.
  */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -79,19 +80,21 @@ dbk_status dbk_backend_resolve(const char *spec, int device, dbk_backend_kind *k
         if (!strcmp(name, dbk_backend_kind_name((dbk_backend_kind)k))) break;
     if (k == DBK_BACKEND_KIND_COUNT)
         return dbk_set_error(DBK_ERR_NOT_FOUND, "unknown backend '%s' (known: cpu, opencl, vulkan)", name);
+    int idx = 0;
+    if (colon) {
+        char *end;
+        errno = 0;
+        long v = strtol(colon + 1, &end, 10);
+        if (*end != '\0' || end == colon + 1 || v < 0 || v > 1000 || errno || colon[1] == '-' || colon[1] == '+')
+            return dbk_set_error(DBK_ERR_INVALID_ARG, "bad device index in '%s' (%s:N, N a device index 0..1000)", spec,
+                                 name);
+        idx = (int)v;
+    }
     if (!dbk_backend_kind_compiled((dbk_backend_kind)k))
         return dbk_set_error(DBK_ERR_NOT_FOUND,
                              "backend '%s' is not compiled into this daybreak (its packages were "
                              "missing at build time; see README)", name);
 
-    int idx = 0;
-    if (colon) {
-        char *end;
-        long v = strtol(colon + 1, &end, 10);
-        if (*end != '\0' || end == colon + 1 || v < 0)
-            return dbk_set_error(DBK_ERR_NOT_FOUND, "bad device index in '%s'", spec);
-        idx = (int)v;
-    }
     if (device >= 0) idx = device;
 
     int n = dbk_backend_device_count((dbk_backend_kind)k);
@@ -104,22 +107,30 @@ dbk_status dbk_backend_resolve(const char *spec, int device, dbk_backend_kind *k
     return DBK_OK;
 }
 
+/* PoCL, the OpenCL CPU device this project measures: its driver string names it. */
+static bool is_pocl(const dbk_device_info *info) {
+    return info->type == DBK_DEVICE_TYPE_CPU &&
+           (strstr(info->driver, "Portable Computing Language") || strstr(info->api_version, "PoCL"));
+}
+
 void dbk_backend_default(dbk_backend_kind *kind, int *index) {
     const dbk_backend_kind order[] = {DBK_BACKEND_KIND_OPENCL, DBK_BACKEND_KIND_VULKAN};
+    int pocl = -1;
     for (size_t o = 0; o < sizeof order / sizeof order[0]; o++) {
         int n = dbk_backend_device_count(order[o]);
         for (int i = 0; i < n; i++) {
             dbk_device_info info;
-            if (dbk_backend_device_info(order[o], i, &info) == DBK_OK &&
-                info.type == DBK_DEVICE_TYPE_GPU) {
+            if (dbk_backend_device_info(order[o], i, &info) != DBK_OK) continue;
+            if (info.type == DBK_DEVICE_TYPE_GPU) {
                 *kind = order[o];
                 *index = i;
                 return;
             }
+            if (order[o] == DBK_BACKEND_KIND_OPENCL && pocl < 0 && is_pocl(&info)) pocl = i;
         }
     }
-    *kind = DBK_BACKEND_KIND_CPU;
-    *index = 0;
+    *kind = pocl >= 0 ? DBK_BACKEND_KIND_OPENCL : DBK_BACKEND_KIND_CPU;
+    *index = pocl >= 0 ? pocl : 0;
 }
 
 dbk_status dbk_backend_create(dbk_backend_kind kind, int index, dbk_backend **out) {

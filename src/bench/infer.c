@@ -8,6 +8,8 @@
 
 #include <cjson/cJSON.h>
 
+#include "core/alloc.h"
+#include "core/fileio.h"
 #include "core/timer.h"
 #include "data/loader.h"
 #include "models/models.h"
@@ -77,6 +79,7 @@ dbk_status dbk_infer_run(dbk_backend_kind kind, int index, const char *checkpoin
         st = dbk_session_create(be, &cfg, &s);
     }
     if (st == DBK_OK && loader) dbk_session_set_eval_loader(s, loader);
+    if (st == DBK_OK) st = dbk_session_warm_up(s, &out->warmup_seconds); /* no first-image compile in the latency */
     if (st == DBK_OK) st = dbk_session_upload_data(s, NULL, &test);
     if (st == DBK_OK) st = dbk_session_load(s, checkpoint);
     if (st == DBK_OK) st = dbk_backend_sync(be);
@@ -86,6 +89,7 @@ dbk_status dbk_infer_run(dbk_backend_kind kind, int index, const char *checkpoin
         st = dbk_session_evaluate(s, &ec);
         out->seconds = dbk_time_now() - t0;
     }
+    if (st == DBK_OK) st = dbk_session_check_evaluation(&ec, checkpoint);
     if (st == DBK_OK && loader) {
         dbk_loader_stats ls;
         dbk_loader_get_stats(loader, &ls);
@@ -107,6 +111,21 @@ dbk_status dbk_infer_run(dbk_backend_kind kind, int index, const char *checkpoin
 
 void dbk_infer_conformance(const dbk_infer_result *r, dbk_conformance *c) {
     dbk_results_inference_conformance(r->dataset, r->images, r->split_images, r->accuracy, c);
+}
+
+bool dbk_infer_is_entry(const char *path) {
+    const dbk_file_spec spec = {.what = "inference entry", .max_bytes = (size_t)1 << 20};
+    void *text;
+    size_t n;
+    if (dbk_file_read_spec(path, &spec, &text, &n) != DBK_OK) return false;
+    cJSON *root = cJSON_ParseWithLength(text, n);
+    dbk_free(text);
+    const cJSON *misc = cJSON_GetObjectItemCaseSensitive(root, "misc");
+    const bool entry = cJSON_IsObject(root) && cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(root, "latency")) &&
+                       cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(root, "top1Accuracy")) &&
+                       cJSON_IsString(cJSON_GetObjectItemCaseSensitive(misc, "daybreakVersion"));
+    cJSON_Delete(root);
+    return entry;
 }
 
 dbk_status dbk_infer_write_entry(const char *path, const char *checkpoint, const dbk_infer_result *r,

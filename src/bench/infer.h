@@ -10,7 +10,8 @@
  * time spent waiting for the decode threads is left out of the latency (reported as the
  * loader wait). Each image is normalised, run through the model with batch-norm running
  * statistics, and scored on the device. The checkpoint's metadata names the model and recipe
- * (dataset, normalisation).
+ * (dataset, normalisation). The programs run once before the timing (dbk_session_warm_up), so
+ * the drivers' lazy compilation is not in the first image's latency.
  *
  * The DAWNBench inference entry (written by dbk_infer_write_entry): version "v1.0" when it
  * conforms (dbk_results_inference_conformance: the whole test set, the benchmark's accuracy
@@ -40,6 +41,7 @@ typedef struct dbk_infer_result {
     double          latency_ms;     /* seconds / images, in ms */
     bool            streamed;       /* an image folder, decoded by loader threads */
     double          loader_wait_seconds; /* streamed: the wait for decoded images, not in seconds */
+    double          warmup_seconds; /* every program run once before the timing, off it */
 } dbk_infer_result;
 
 /* The recipe and model a checkpoint's metadata names (the recipe gives the dataset and the
@@ -47,12 +49,16 @@ typedef struct dbk_infer_result {
 dbk_status dbk_infer_checkpoint(const char *checkpoint, const dbk_recipe **recipe, const dbk_model_def **model);
 
 /* data: the checkpoint recipe's dataset, opened (dbk_dataset_open). test_limit 0 = the whole
- * test split. */
+ * test split. DBK_ERR_DIVERGED when the model's outputs are not finite (no accuracy). */
 dbk_status dbk_infer_run(dbk_backend_kind kind, int index, const char *checkpoint, const dbk_dataset_info *data,
                          int test_limit, dbk_infer_result *out);
 
 /* Whether r is a DAWNBench inference entry, and why not. */
 void dbk_infer_conformance(const dbk_infer_result *r, dbk_conformance *c);
+
+/* Whether the file at path is an inference entry daybreak wrote (so `infer --out` may replace
+ * it): a JSON object with "latency", "top1Accuracy" and misc.daybreakVersion. */
+bool dbk_infer_is_entry(const char *path);
 
 /* Writes the inference entry atomically. author/author_email NULL give "daybreak" and "". */
 dbk_status dbk_infer_write_entry(const char *path, const char *checkpoint, const dbk_infer_result *r,

@@ -13,6 +13,7 @@
 #include "core/alloc.h"
 #include "core/fileio.h"
 #include "core/utf8.h"
+#include "train/results.h"
 
 static const char *const palette[] = {"#1f77b4", "#d62728", "#2ca02c", "#9467bd",
                                       "#ff7f0e", "#8c564b", "#e377c2", "#17becf"};
@@ -47,13 +48,27 @@ static void xml_char(dbk_strbuf *sb, const char *ch, int len) {
 
 static void xml_text(dbk_strbuf *sb, const char *s) { append_escaped(sb, s, xml_char); }
 
-/* Markdown table cell: pipes would split the cell, newlines end the row. */
-static void md_char(dbk_strbuf *sb, const char *ch, int len) {
+/* Markdown inside a code span (`...`, where markup is literal): pipes would split a table cell
+ * (GitHub's tables split on them even there), newlines end the row, and a backtick would end the
+ * span, so it becomes an apostrophe. Control characters other than tab are dropped. */
+static void md_code_char(dbk_strbuf *sb, const char *ch, int len) {
     if (*ch == '|') dbk_strbuf_appendf(sb, "\\|");
+    else if (*ch == '`') dbk_strbuf_appendf(sb, "'");
     else if ((unsigned char)*ch >= 0x20 || *ch == '\t') dbk_strbuf_appendf(sb, "%.*s", len, ch);
 }
 
+/* Outside a code span also backslashes, backticks and asterisks, which would start an escape,
+ * a code span or emphasis, and <, > and &, which would let raw HTML through to a Markdown
+ * renderer: each is escaped with a backslash (a device or recipe name is shown as it is, in
+ * report.md and report.html, whose renderer reads the same escapes). */
+static void md_char(dbk_strbuf *sb, const char *ch, int len) {
+    if (*ch == '\\' || *ch == '`' || *ch == '*' || *ch == '<' || *ch == '>' || *ch == '&')
+        dbk_strbuf_appendf(sb, "\\%c", *ch);
+    else md_code_char(sb, ch, len);
+}
+
 static void md_cell(dbk_strbuf *sb, const char *s) { append_escaped(sb, s, md_char); }
+static void md_code(dbk_strbuf *sb, const char *s) { append_escaped(sb, s, md_code_char); }
 
 /* snprintf for chart labels, cut between characters when the buffer is too small. */
 static void label_printf(char *out, size_t cap, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -432,9 +447,13 @@ static void md_versions(dbk_strbuf *sb, const dbk_run_set *set, const dbk_run_gr
 static void md_group_id(dbk_strbuf *sb, const dbk_run_group *g, int index) {
     dbk_strbuf_appendf(sb, "| %d | ", index + 1);
     md_cell(sb, g->first->device);
-    dbk_strbuf_appendf(sb, " | %s | ", g->first->backend);
+    dbk_strbuf_appendf(sb, " | ");
+    md_cell(sb, g->first->backend);
+    dbk_strbuf_appendf(sb, " | ");
     md_cell(sb, g->first->driver);
-    dbk_strbuf_appendf(sb, " | %s | ", g->first->recipe);
+    dbk_strbuf_appendf(sb, " | ");
+    md_cell(sb, g->first->recipe);
+    dbk_strbuf_appendf(sb, " | ");
 }
 
 /* What a roofline's reader needs to trust it: where the memory roof comes from, which ops ran an
@@ -445,11 +464,14 @@ static void roofline_notes(dbk_strbuf *sb, const dbk_run_set *set, const dbk_run
     for (int m = 0; m < g->count && !r; m++)
         if (set->runs[g->members[m]].op_count > 0) r = &set->runs[g->members[m]];
     if (!r) return;
-    if (r->bandwidth_gbs > 0)
-        dbk_strbuf_appendf(sb, "- Memory roof %.1f GB/s: %s.\n", r->bandwidth_gbs,
-                           strncmp(r->bandwidth_source, "measured", 8)
-                               ? "an estimate in the device profile, not a measurement (`daybreak tune` measures it)"
-                               : r->bandwidth_source);
+    if (r->bandwidth_gbs > 0 && strncmp(r->bandwidth_source, "measured", 8))
+        dbk_strbuf_appendf(sb, "- Memory roof %.1f GB/s: an estimate in the device profile, not a measurement "
+                               "(`daybreak tune` measures it).\n", r->bandwidth_gbs);
+    else if (r->bandwidth_gbs > 0) {
+        dbk_strbuf_appendf(sb, "- Memory roof %.1f GB/s: ", r->bandwidth_gbs);
+        md_cell(sb, r->bandwidth_source);
+        dbk_strbuf_appendf(sb, ".\n");
+    }
     const char *algos[4];   /* the algorithms other than the ops' plain ones, and their op counts */
     int counts[4], distinct = 0;
     double ops = 0.0;
@@ -464,10 +486,13 @@ static void roofline_notes(dbk_strbuf *sb, const dbk_run_set *set, const dbk_run
         }
         if (j < distinct) counts[j]++;
     }
-    for (int j = 0; j < distinct; j++)
-        dbk_strbuf_appendf(sb, "- %d op%s ran as %s: their GFLOP are the direct convolution's (2*N*K*C*R*S*P*Q), and "
-                               "Winograd does %gx fewer multiply-adds, so they can sit above the FMA peak.\n",
-                           counts[j], counts[j] == 1 ? "" : "s", algos[j], dbk_algorithm_multiply_add_saving(algos[j]));
+    for (int j = 0; j < distinct; j++) {
+        dbk_strbuf_appendf(sb, "- %d op%s ran as ", counts[j], counts[j] == 1 ? "" : "s");
+        md_cell(sb, algos[j]);
+        dbk_strbuf_appendf(sb, ": their GFLOP are the direct convolution's (2*N*K*C*R*S*P*Q), and Winograd does %gx "
+                               "fewer multiply-adds, so they can sit above the FMA peak.\n",
+                           dbk_algorithm_multiply_add_saving(algos[j]));
+    }
     if (r->profiled_step_seconds > 0)
         dbk_strbuf_appendf(sb, "- Time outside the ops: %.3f ms of a %.3f ms step (%.1f%%).\n",
                            1e3 * (r->profiled_step_seconds - ops), 1e3 * r->profiled_step_seconds,
@@ -503,6 +528,47 @@ static void md_fixed_schedule(dbk_strbuf *sb, const dbk_run_set *set, const dbk_
     }
 }
 
+/* A group's median energy to the target: joules, kWh, and USD where a price per kWh is known. */
+static void md_energy(dbk_strbuf *sb, const dbk_run_group *g) {
+    if (!g->energy_measured) dbk_strbuf_appendf(sb, "not measured | ");
+    else if (!isfinite(g->joules.median)) dbk_strbuf_appendf(sb, "not reached | ");
+    else {
+        dbk_strbuf_appendf(sb, "%.1f J (%.4g kWh", g->joules.median, g->joules.median / DBK_JOULES_PER_KWH);
+        if (g->energy_priced && isfinite(g->energy_cost.median))
+            dbk_strbuf_appendf(sb, ", USD %.3g", g->energy_cost.median);
+        dbk_strbuf_appendf(sb, ") | ");
+    }
+}
+
+static void md_schedule_accuracy(dbk_strbuf *sb, const dbk_run_group *g) {
+    const dbk_stats *a = &g->schedule_accuracy;   /* over the runs that completed their schedule */
+    if (a->n > 0) dbk_strbuf_appendf(sb, "%.2f%% (%d run%s) | ", a->median, a->n, a->n == 1 ? "" : "s");
+    else dbk_strbuf_appendf(sb, "n/a (no run completed its schedule) | ");
+}
+
+/* What each group's energy reading covers, or why there is none; the price per kWh's source. */
+static void md_energy_section(dbk_strbuf *sb, const dbk_run_set *set, const dbk_run_group *groups, int ng) {
+    dbk_strbuf_appendf(sb, "\n## Energy\n\nJoules the device drew while the clock ran (evaluation off it, as the "
+                           "time), read from its own counter or power reading; 1 kWh = 3.6 MJ.\n\n");
+    for (int g = 0; g < ng; g++) {
+        const dbk_run_group *gr = &groups[g];
+        dbk_strbuf_appendf(sb, "- group %d: ", g + 1);
+        if (gr->energy_measured) {
+            dbk_strbuf_appendf(sb, "%s: ", gr->first->energy_source);
+            md_cell(sb, gr->first->energy_note);
+            if (gr->energy_priced) {
+                dbk_strbuf_appendf(sb, "; USD %.4g per kWh (", gr->first->energy_price_per_kwh);
+                md_cell(sb, gr->first->energy_price_source);
+                dbk_strbuf_appendf(sb, ")");
+            }
+        } else {
+            dbk_strbuf_appendf(sb, "not measured: ");
+            md_cell(sb, dbk_run_group_energy_note(set, gr));
+        }
+        dbk_strbuf_appendf(sb, "\n");
+    }
+}
+
 static void write_markdown(dbk_strbuf *sb, const dbk_run_set *set, const dbk_run_group *groups, int ng,
                            const char *const *sources, int nsources, bool any_priced, const bool *roofline) {
     char stamp[32];
@@ -514,7 +580,7 @@ static void write_markdown(dbk_strbuf *sb, const dbk_run_set *set, const dbk_run
                        set->count, set->count == 1 ? "" : "s");
     for (int i = 0; i < nsources; i++) {
         dbk_strbuf_appendf(sb, "%s`", i ? ", " : "");
-        md_cell(sb, sources[i]);
+        md_code(sb, sources[i]);
         dbk_strbuf_appendf(sb, "`");
     }
     dbk_strbuf_appendf(sb, ". Runs are grouped by backend, device, driver, recipe, clock, target, image counts and profiling "
@@ -532,22 +598,30 @@ static void write_markdown(dbk_strbuf *sb, const dbk_run_set *set, const dbk_run
     for (int g = 0; g < ng; g++) {
         const dbk_run *f = groups[g].first;
         md_group_id(sb, &groups[g], g);
-        dbk_strbuf_appendf(sb, "%s | %.2f%% | %d/%d%s | %s | ", f->clock_mode, f->target, f->train_images, f->test_images,
-                           f->subset ? " (subset)" : "", f->platform_id);
+        md_cell(sb, f->clock_mode);
+        dbk_strbuf_appendf(sb, " | %.2f%% | %d/%d%s | ", f->target, f->train_images, f->test_images,
+                           f->subset ? " (subset)" : "");
+        md_cell(sb, f->platform_id);
+        dbk_strbuf_appendf(sb, " | ");
         if (f->peak_gflops > 0) dbk_strbuf_appendf(sb, "%.0f | ", f->peak_gflops);
         else dbk_strbuf_appendf(sb, "n/a | ");
         if (f->bandwidth_gbs > 0) dbk_strbuf_appendf(sb, "%.0f | ", f->bandwidth_gbs);
         else dbk_strbuf_appendf(sb, "n/a | ");
         if (f->price_per_hour > 0) {
             dbk_strbuf_appendf(sb, "USD %.4g (", f->price_per_hour);
-            md_cell(sb, f->instance);
+            md_cell(sb, f->price_source);
+            if (f->instance[0] && !strncmp(f->price_source, "profile", 7)) {
+                dbk_strbuf_appendf(sb, ": ");
+                md_cell(sb, f->instance);
+            }
             dbk_strbuf_appendf(sb, ") |\n");
         } else dbk_strbuf_appendf(sb, "n/a |\n");
     }
 
     dbk_strbuf_appendf(sb, "\n## Time to target\n\n| group | device | backend | driver | recipe | runs | reached | "
-                           "median time | olympic mean | CV | median epochs | median cost | utilisation | seeds | "
-                           "daybreak |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+                           "median time | olympic mean | CV | median epochs | median cost | median energy | "
+                           "fixed-schedule accuracy | utilisation | seeds | daybreak |\n"
+                           "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
     for (int g = 0; g < ng; g++) {
         const dbk_run_group *gr = &groups[g];
         md_group_id(sb, gr, g);
@@ -561,6 +635,8 @@ static void write_markdown(dbk_strbuf *sb, const dbk_run_set *set, const dbk_run
         else dbk_strbuf_appendf(sb, "not reached | ");
         if (gr->priced && isfinite(gr->cost.median)) dbk_strbuf_appendf(sb, "USD %.3g | ", gr->cost.median);
         else dbk_strbuf_appendf(sb, "n/a | ");
+        md_energy(sb, gr);
+        md_schedule_accuracy(sb, gr);
         if (isfinite(gr->utilisation_median))
             dbk_strbuf_appendf(sb, "%.2f%% (%.1f GFLOP/s) | ", 100.0 * gr->utilisation_median,
                                gr->achieved_gflops_median);
@@ -575,7 +651,11 @@ static void write_markdown(dbk_strbuf *sb, const dbk_run_set *set, const dbk_run
     dbk_strbuf_appendf(sb, "\nMedian and olympic mean (drop the fastest and the slowest run; plain mean below 3 runs) "
                            "are over all runs, a run that missed the target counting as slower than any other; CV "
                            "(standard deviation / mean) is over the runs that reached it. Utilisation = model FLOPs of "
-                           "the training steps / (peak FP32 FLOP/s of the profile x training time).\n");
+                           "the training steps / (peak FP32 FLOP/s of the profile x training time). Energy is the "
+                           "device's reading over the time on the clock (Energy below); the fixed-schedule accuracy "
+                           "is the median test accuracy after the recipe's whole schedule, over the runs that "
+                           "completed it (Fixed schedule below).\n");
+    md_energy_section(sb, set, groups, ng);
 
     md_fixed_schedule(sb, set, groups, ng);
 
@@ -599,25 +679,42 @@ static void write_markdown(dbk_strbuf *sb, const dbk_run_set *set, const dbk_run
         dbk_strbuf_appendf(sb, " |\n");
     }
 
-    dbk_strbuf_appendf(sb, "\n## Runs\n\n| run | device | backend | driver | recipe | seed | clock | status | epochs "
-                           "| time to target | best accuracy | fixed-schedule accuracy | daybreak |\n"
-                           "|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+    dbk_strbuf_appendf(sb, "\n## Runs\n\nPrograms (the OpenCL program, Vulkan's pipelines, a warm-up pass running each "
+                           "once) are built before the clock starts: `builds` gives their seconds.\n\n| run | device | backend | driver | recipe | seed | clock | status | epochs "
+                           "| time to target | energy to target | best accuracy | fixed-schedule accuracy | DAWNBench entry | builds | daybreak |\n"
+                           "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
     for (int i = 0; i < set->count; i++) {
         const dbk_run *r = &set->runs[i];
         double best = 0.0;
         for (int e = 0; e < r->epochs; e++) best = fmax(best, r->accuracy[e]);
         dbk_strbuf_appendf(sb, "| `");
-        md_cell(sb, r->dir);
-        dbk_strbuf_appendf(sb, "` | ");
-        md_cell(sb, r->device);
-        dbk_strbuf_appendf(sb, " | %s | ", r->backend);
-        md_cell(sb, r->driver);
-        dbk_strbuf_appendf(sb, " | %s | %llu | %s | %s%s | %d | ", r->recipe, (unsigned long long)r->seed, r->clock_mode,
-                           r->status, r->subset ? " (subset)" : "", r->epochs);
+        md_code(sb, r->dir);
+        dbk_strbuf_appendf(sb, "` ");
+        const char *cells[] = {r->device, r->backend, r->driver, r->recipe};
+        for (size_t c = 0; c < sizeof cells / sizeof cells[0]; c++) {
+            dbk_strbuf_appendf(sb, "| ");
+            md_cell(sb, cells[c]);
+            dbk_strbuf_appendf(sb, " ");
+        }
+        dbk_strbuf_appendf(sb, "| %llu | ", (unsigned long long)r->seed);
+        md_cell(sb, r->clock_mode);
+        dbk_strbuf_appendf(sb, " | ");
+        md_cell(sb, r->status);
+        dbk_strbuf_appendf(sb, "%s | %d | ", r->subset ? " (subset)" : "", r->epochs);
         md_seconds(sb, r->seconds_to_target);
+        if (isfinite(r->joules_to_target)) dbk_strbuf_appendf(sb, " | %.1f J", r->joules_to_target);
+        else dbk_strbuf_appendf(sb, " | %s", r->energy_measured ? "not reached" : "not measured");
         dbk_strbuf_appendf(sb, " | %.2f%% | ", best);
         if (isfinite(r->schedule_accuracy)) dbk_strbuf_appendf(sb, "%.2f%% | ", r->schedule_accuracy);
         else dbk_strbuf_appendf(sb, "n/a | ");
+        if (r->conforms) dbk_strbuf_appendf(sb, "yes");
+        else {
+            dbk_strbuf_appendf(sb, "no: ");
+            md_cell(sb, r->nonconforming[0] ? r->nonconforming : "the folder has no dawnbench.json");
+        }
+        dbk_strbuf_appendf(sb, " | ");
+        if (isfinite(r->build_seconds)) dbk_strbuf_appendf(sb, "%.1f s | ", r->build_seconds);
+        else dbk_strbuf_appendf(sb, "– | ");
         md_cell(sb, r->version);
         dbk_strbuf_appendf(sb, " |\n");
     }
@@ -638,7 +735,7 @@ static void write_markdown(dbk_strbuf *sb, const dbk_run_set *set, const dbk_run
 }
 
 dbk_status dbk_report_write(const dbk_run_set *set, const dbk_run_group *groups, int ngroups, const char *out_dir,
-                            const char *const *sources, int nsources) {
+                            const char *const *sources, int nsources, bool html) {
     DBK_TRY(dbk_mkdir_p(out_dir));
     DBK_TRY(chart_accuracy(set, groups, ngroups, out_dir));
     DBK_TRY(chart_bars(set, groups, ngroups, false, out_dir, "time_to_target.svg"));
@@ -663,6 +760,14 @@ dbk_status dbk_report_write(const dbk_run_set *set, const dbk_run_group *groups,
         char path[4200];
         snprintf(path, sizeof path, "%s/report.md", out_dir);
         if (st == DBK_OK) st = write_utf8(&sb, path);
+        if (st == DBK_OK && html) {
+            dbk_strbuf clean;   /* the text as report.md holds it */
+            dbk_strbuf_init(&clean);
+            dbk_utf8_append_sanitized(&clean, dbk_strbuf_str(&sb), sb.len);
+            snprintf(path, sizeof path, "%s/report.html", out_dir);
+            st = clean.status != DBK_OK ? clean.status : dbk_report_html_write(dbk_strbuf_str(&clean), out_dir, path);
+            dbk_strbuf_deinit(&clean);
+        }
         dbk_strbuf_deinit(&sb);
     }
     dbk_free(roof);

@@ -3,14 +3,17 @@
 #include "bench/runs.h"
 
 #include <dirent.h>
+#include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 
 #include <cjson/cJSON.h>
 
 #include "core/alloc.h"
+#include "core/fileio.h"
 #include "core/log.h"
 #include "core/utf8.h"
 #include "train/results.h"
@@ -29,6 +32,47 @@ static void copy_str(char *dst, size_t cap, const cJSON *o, const char *key) {
 static double num(const cJSON *o, const char *key, double fallback) {
     const cJSON *v = get(o, key);
     return cJSON_IsNumber(v) ? v->valuedouble : fallback;
+}
+
+/* result.json's "energy" (absent in results before it: not measured). */
+static void load_energy(dbk_run *r, const cJSON *e) {
+    r->joules_to_target = nan("");
+    r->energy_measured = cJSON_IsTrue(get(e, "measured"));
+    if (!cJSON_IsObject(e)) {
+        snprintf(r->energy_note, sizeof r->energy_note, "not recorded (a result from before energy was measured)");
+        return;
+    }
+    if (!r->energy_measured) {
+        copy_str(r->energy_note, sizeof r->energy_note, e, "reason");
+        return;
+    }
+    copy_str(r->energy_source, sizeof r->energy_source, e, "source");
+    copy_str(r->energy_note, sizeof r->energy_note, e, "scope");
+    r->joules_to_target = num(e, "joules_to_target", nan(""));
+    r->energy_price_per_kwh = num(e, "price_per_kwh", 0.0);
+    copy_str(r->energy_price_source, sizeof r->energy_price_source, e, "price_source");
+}
+
+/* Whether DIR/dawnbench.json is a DAWNBench entry, and why not (its nonconforming_reasons). */
+static void load_conformance(dbk_run *r, const char *dir) {
+    char path[1100];
+    snprintf(path, sizeof path, "%s/dawnbench.json", dir);
+    void *text;
+    size_t n;
+    r->conforms = false;
+    r->nonconforming[0] = '\0';
+    if (dbk_file_read_all(path, &text, &n) != DBK_OK) return;
+    cJSON *entry = cJSON_ParseWithLength(text, n);
+    dbk_free(text);
+    r->conforms = cJSON_IsString(get(entry, "version")) && !cJSON_IsFalse(get(entry, "conforms"));
+    const cJSON *why;
+    cJSON_ArrayForEach(why, get(entry, "nonconforming_reasons")) {
+        size_t used = strlen(r->nonconforming);
+        if (cJSON_IsString(why))
+            snprintf(r->nonconforming + used, sizeof r->nonconforming - used, "%s%s", used ? "; " : "", why->valuestring);
+    }
+    dbk_utf8_trim_partial(r->nonconforming);
+    cJSON_Delete(entry);
 }
 
 dbk_status dbk_run_load(const char *dir, dbk_run *r) {
@@ -65,6 +109,9 @@ dbk_status dbk_run_load(const char *dir, dbk_run *r) {
         snprintf(r->instance, sizeof r->instance, "%s%s%s", provider, *provider && *instance ? " " : "", instance);
         dbk_utf8_trim_partial(r->instance);
         r->price_per_hour = num(pl, "price_per_hour", 0.0);
+        copy_str(r->price_source, sizeof r->price_source, pl, "price_source");
+        if (r->price_per_hour > 0 && !r->price_source[0])   /* results before price_source */
+            snprintf(r->price_source, sizeof r->price_source, "profile %.64s", r->platform_id);
         r->peak_gflops = num(pl, "peak_fp32_gflops", 0.0);
         r->bandwidth_gbs = num(pl, "mem_bandwidth_gbs", 0.0);
         copy_str(r->bandwidth_source, sizeof r->bandwidth_source, pl, "mem_bandwidth_source");
@@ -88,9 +135,13 @@ dbk_status dbk_run_load(const char *dir, dbk_run *r) {
     const bool completed = cJSON_IsObject(fs) && cJSON_IsTrue(get(fs, "completed"));
     r->schedule_accuracy = completed ? num(fs, "test_accuracy", nan("")) : nan("");
     r->schedule_seconds = completed ? num(fs, "seconds", nan("")) : nan("");
+    const cJSON *builds = get(root, "builds");
+    r->build_seconds = cJSON_IsObject(builds) ? num(builds, "total_seconds", nan("")) : nan("");
     const cJSON *fl = get(root, "flops");
     r->achieved_gflops = cJSON_IsObject(fl) ? num(fl, "achieved_gflops", 0.0) : 0.0;
     r->utilisation = cJSON_IsObject(fl) ? num(fl, "utilisation", nan("")) : nan("");
+    load_energy(r, get(root, "energy"));
+    load_conformance(r, dir);
 
     r->epochs = cJSON_GetArraySize(eps);
     st = DBK_OK;
@@ -172,8 +223,11 @@ static int cmp_names(const void *a, const void *b) { return strcmp(*(char *const
 dbk_status dbk_run_set_add(dbk_run_set *set, const char *dir) {
     char path[1100];
     struct stat sb;
-    if (stat(dir, &sb) != 0 || !S_ISDIR(sb.st_mode))
+    if (stat(dir, &sb) != 0 && errno == ENOENT)
         return dbk_set_error(DBK_ERR_NOT_FOUND, "result folder %s does not exist", dir);
+    if (stat(dir, &sb) != 0) /* a symlink loop, a forbidden folder: say so, not "missing" */
+        return dbk_set_error(DBK_ERR_IO, "result folder %s: cannot use it: %s", dir, strerror(errno));
+    if (!S_ISDIR(sb.st_mode)) return dbk_set_error(DBK_ERR_NOT_FOUND, "result folder %s is not a folder", dir);
     snprintf(path, sizeof path, "%s/result.json", dir);
     if (stat(path, &sb) == 0) return set_push(set, dir);
 
@@ -244,6 +298,27 @@ static double median_of(double *v, int n) {
     return s.median;
 }
 
+/* Energy to the target (joules, and USD at the runs' price per kWh) when every run measured it.
+ * tmp: n doubles. */
+static dbk_status summarise_energy(const dbk_run_set *set, dbk_run_group *g, double *tmp) {
+    const int n = g->count;
+    g->energy_measured = true;
+    for (int i = 0; i < n; i++) g->energy_measured = g->energy_measured && set->runs[g->members[i]].energy_measured;
+    g->energy_priced = g->energy_measured && g->first->energy_price_per_kwh > 0;
+    for (int i = 0; i < n; i++) {
+        const double j = set->runs[g->members[i]].joules_to_target;
+        tmp[i] = isfinite(j) ? j : HUGE_VAL;
+    }
+    DBK_TRY(dbk_stats_compute(tmp, n, &g->joules));
+    for (int i = 0; i < n; i++) {
+        const dbk_run *r = &set->runs[g->members[i]];
+        tmp[i] = isfinite(r->joules_to_target) && r->energy_price_per_kwh > 0
+                     ? r->joules_to_target / DBK_JOULES_PER_KWH * r->energy_price_per_kwh : HUGE_VAL;
+    }
+    DBK_TRY(dbk_stats_compute(tmp, n, &g->energy_cost));
+    return DBK_OK;
+}
+
 static dbk_status summarise(const dbk_run_set *set, dbk_run_group *g) {
     const int n = g->count;
     double *secs = dbk_malloc(sizeof *secs * (size_t)n * 4);
@@ -260,6 +335,7 @@ static dbk_status summarise(const dbk_run_set *set, dbk_run_group *g) {
     dbk_status st = dbk_stats_compute(secs, n, &g->seconds);
     if (st == DBK_OK) st = dbk_stats_compute(eps, n, &g->epochs);
     if (st == DBK_OK) st = dbk_stats_compute(cost, n, &g->cost);
+    if (st == DBK_OK) st = summarise_energy(set, g, secs);
 
     int m = 0;
     for (int i = 0; i < n; i++) /* the runs that completed their schedule only */
@@ -293,6 +369,55 @@ static dbk_status summarise(const dbk_run_set *set, dbk_run_group *g) {
         if (st == DBK_OK) st = dbk_stats_compute(eps, n, &g->threshold_epochs[t]);
     }
     dbk_free(secs);
+    return st;
+}
+
+/* DEVICE=USD of a report's --price: whether it applies to run r, and how well (match length). */
+static int price_match(const char *device, const dbk_run *r) {
+    if (!strcmp(device, r->platform_id)) return (int)strlen(device) + 1000;   /* a profile id, named exactly */
+    size_t n = strlen(device);
+    for (const char *p = r->device; *p; p++)
+        if (!strncasecmp(p, device, n)) return (int)n;
+    return 0;
+}
+
+dbk_status dbk_run_set_apply_prices(dbk_run_set *set, const char *const *prices, int nprices, double energy_price) {
+    int *best = dbk_calloc((size_t)set->count + 1, sizeof *best);
+    if (!best) return DBK_ERR_OUT_OF_HOST_MEMORY;
+    dbk_status st = DBK_OK;
+    for (int k = 0; k < nprices && st == DBK_OK; k++) {
+        const char *eq = strrchr(prices[k], '=');
+        char device[256], *end = NULL;
+        double usd = eq ? strtod(eq + 1, &end) : 0.0;
+        if (!eq || eq == prices[k] || (size_t)(eq - prices[k]) >= sizeof device || end == eq + 1 || *end ||
+            !(usd > 0 && usd <= 1e6)) {
+            st = dbk_set_error(DBK_ERR_INVALID_ARG, "--price '%s': give DEVICE=USD_PER_HOUR (a profile id or part of the "
+                               "device name, and a price above 0), e.g. --price 'V100=3.06'", prices[k]);
+            break;
+        }
+        snprintf(device, sizeof device, "%.*s", (int)(eq - prices[k]), prices[k]);
+        int matched = 0;
+        for (int i = 0; i < set->count; i++) {
+            dbk_run *r = &set->runs[i];
+            const int q = price_match(device, r);
+            if (!q) continue;
+            matched++;
+            if (q < best[i]) continue;   /* a longer match given earlier wins */
+            best[i] = q;
+            r->price_per_hour = usd;
+            snprintf(r->price_source, sizeof r->price_source, "--price '%.100s' of this report", prices[k]);
+            dbk_utf8_trim_partial(r->price_source);
+        }
+        if (!matched)
+            st = dbk_set_error(DBK_ERR_INVALID_ARG, "--price '%s': no run's device or profile matches '%s'", prices[k],
+                               device);
+    }
+    dbk_free(best);
+    for (int i = 0; i < set->count && st == DBK_OK && energy_price > 0; i++) {
+        set->runs[i].energy_price_per_kwh = energy_price;
+        snprintf(set->runs[i].energy_price_source, sizeof set->runs[i].energy_price_source,
+                 "--energy-price of this report");
+    }
     return st;
 }
 
@@ -344,6 +469,12 @@ void dbk_run_groups_destroy(dbk_run_group *groups, int count) {
     if (!groups) return;
     for (int g = 0; g < count; g++) dbk_free(groups[g].members);
     dbk_free(groups);
+}
+
+const char *dbk_run_group_energy_note(const dbk_run_set *set, const dbk_run_group *g) {
+    for (int i = 0; i < g->count; i++)
+        if (!set->runs[g->members[i]].energy_measured) return set->runs[g->members[i]].energy_note;
+    return g->first->energy_note;
 }
 
 void dbk_run_group_label(const dbk_run_group *g, char *out, size_t cap) {
@@ -409,9 +540,13 @@ void dbk_runs_print_summary(FILE *out, const dbk_run_set *set, const dbk_run_gro
         print_schedule_summary(out, gr);
         if (gr->priced && isfinite(gr->cost.median))
             fprintf(out, "  cost to target:     median USD %.3g at USD %.2f/h (%s)\n", gr->cost.median,
-                    gr->first->price_per_hour, gr->first->platform_id);
+                    gr->first->price_per_hour, gr->first->price_source);
         else if (!gr->priced)
             fprintf(out, "  cost to target:     n/a (profile %s has no price)\n", gr->first->platform_id);
+        if (gr->energy_measured && isfinite(gr->joules.median))
+            fprintf(out, "  energy to target:   median %.1f J (%.4g kWh), %s\n", gr->joules.median,
+                    gr->joules.median / DBK_JOULES_PER_KWH, gr->first->energy_source);
+        else if (!gr->energy_measured) fprintf(out, "  energy to target:   not measured (%s)\n", dbk_run_group_energy_note(set, gr));
         if (isfinite(gr->utilisation_median))
             fprintf(out, "  utilisation:        %.2f%% of %.0f GFLOP/s peak (achieved %.1f GFLOP/s)\n",
                     100.0 * gr->utilisation_median, gr->first->peak_gflops, gr->achieved_gflops_median);
@@ -451,7 +586,7 @@ dbk_status dbk_runs_write_summary_json(const char *path, const dbk_run_set *set,
         const dbk_run *r = &set->runs[i];
         cJSON *o = cJSON_CreateObject();
         cJSON_AddStringToObject(o, "dir", r->dir);
-        cJSON_AddNumberToObject(o, "seed", (double)r->seed);
+        cJSON_AddItemToObject(o, "seed", dbk_results_u64_json(r->seed));
         cJSON_AddStringToObject(o, "status", r->status);
         if (r->epochs_to_target > 0) {
             cJSON_AddNumberToObject(o, "epochs_to_target", r->epochs_to_target);
@@ -505,6 +640,10 @@ dbk_status dbk_runs_write_summary_json(const char *path, const dbk_run_set *set,
             cJSON_AddNullToObject(o, "price_per_hour");
             cJSON_AddNullToObject(o, "cost_to_target");
         }
+        if (gr->energy_measured) cJSON_AddItemToObject(o, "joules_to_target", stats_json(&gr->joules));
+        else cJSON_AddNullToObject(o, "joules_to_target");
+        if (gr->energy_priced) cJSON_AddItemToObject(o, "energy_cost_to_target", stats_json(&gr->energy_cost));
+        else cJSON_AddNullToObject(o, "energy_cost_to_target");
         if (isfinite(gr->utilisation_median)) cJSON_AddNumberToObject(o, "utilisation_median", gr->utilisation_median);
         else cJSON_AddNullToObject(o, "utilisation_median");
         if (isfinite(gr->achieved_gflops_median))

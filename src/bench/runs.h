@@ -33,6 +33,15 @@ typedef struct dbk_run {
     char     backend[16], device[256], driver[128];
     char     platform_id[64], platform_name[160], instance[160];
     double   price_per_hour, peak_gflops, bandwidth_gbs;   /* 0 = unknown */
+    char     price_source[160];      /* where price_per_hour comes from ("profile ID", "--price", a report's --price) */
+    bool     energy_measured;
+    char     energy_source[8];       /* "nvml", "hwmon", "rapl" when measured */
+    char     energy_note[640];       /* what the reading covers when measured, else why it was not */
+    double   joules_to_target;       /* NAN when not measured or not reached */
+    double   energy_price_per_kwh;   /* 0 = unknown */
+    char     energy_price_source[160];
+    bool     conforms;               /* dawnbench.json is a DAWNBench entry */
+    char     nonconforming[400];     /* else its reasons, "; "-joined ("" when the folder has no dawnbench.json) */
     char     bandwidth_source[256];  /* platform.mem_bandwidth_source; "estimate" when a run predates it */
     uint64_t seed;
     int      train_images, test_images;
@@ -42,6 +51,8 @@ typedef struct dbk_run {
     double   seconds_to_target;      /* HUGE_VAL when not reached */
     double   schedule_accuracy;      /* fixed_schedule.test_accuracy; NAN when the schedule did not complete */
     double   schedule_seconds;       /* fixed_schedule.seconds; NAN likewise */
+    double   build_seconds;          /* builds.total_seconds: programs built off the clock; NAN
+                                        for a run that predates the record */
     double   achieved_gflops;
     double   utilisation;            /* fraction of peak FP32, NAN when the peak is unknown */
     int      epochs;
@@ -85,6 +96,10 @@ typedef struct dbk_run_group {
     dbk_stats  schedule_accuracy;    /* fixed-schedule accuracy over the runs that completed it */
     dbk_stats  schedule_seconds;     /* and their clock seconds (n = those runs; 0 when none) */
     bool       priced;
+    bool       energy_measured;      /* every run's energy was measured (else no energy figures) */
+    dbk_stats  joules;               /* J to the target, when energy_measured */
+    bool       energy_priced;        /* and a price per kWh is known */
+    dbk_stats  energy_cost;          /* USD of energy to the target, when energy_priced */
     double     utilisation_median;   /* NAN when unknown */
     double     achieved_gflops_median;
     int        nthresholds;
@@ -93,10 +108,19 @@ typedef struct dbk_run_group {
     dbk_stats  threshold_epochs[DBK_MAX_THRESHOLDS];
 } dbk_run_group;
 
+/* A report's prices over the runs' own: `--price DEVICE=USD_PER_HOUR` (DEVICE: a profile id, or
+ * text found in the device name, ignoring case; the longest match wins) and `--energy-price
+ * USD_PER_KWH` (every run; 0 = none). Each run's price source then names the option.
+ * DBK_ERR_INVALID_ARG names a --price whose DEVICE matches no run, or a malformed one. */
+dbk_status dbk_run_set_apply_prices(dbk_run_set *set, const char *const *prices, int nprices, double energy_price);
+
 /* Groups and summarises the finished runs of the set (groups in order of first appearance);
  * DBK_ERR_INVALID_ARG when none is finished. */
 dbk_status dbk_run_groups_build(const dbk_run_set *set, dbk_run_group **groups, int *count);
 void       dbk_run_groups_destroy(dbk_run_group *groups, int count);
+
+/* What the group's energy reading covers when every run measured it, else why a run did not. */
+const char *dbk_run_group_energy_note(const dbk_run_set *set, const dbk_run_group *g);
 
 /* "backend · device · recipe" label of a group (for tables and chart legends). */
 void dbk_run_group_label(const dbk_run_group *g, char *out, size_t cap);

@@ -2,7 +2,8 @@
  * throughput.h — training throughput of a recipe on one device, in images per second.
  *
  * Builds the recipe's full training step (augment, forward, loss, backward, SGD) on the
- * device, runs warm-up steps, then times `steps` steps between two device synchronisations.
+ * device, runs every program once (dbk_session_warm_up, timed apart as in training), runs
+ * warm-up steps, then times `steps` steps between two device synchronisations.
  * Timings belong in benchmarks, not tests: this is what tools/bench_train prints.
  */
 #ifndef DBK_THROUGHPUT_H
@@ -17,6 +18,8 @@ typedef struct dbk_throughput {
     double seconds_per_step;
     int    steps;
     int    batch;
+    double session_seconds;   /* creating the session (Vulkan pipelines, op preparation) */
+    double warmup_seconds;    /* its programs run once (dbk_session_warm_up: lazy compilation) */
 } dbk_throughput;
 
 /* train must hold at least batch * (warmup + steps) images (or it wraps within one epoch).

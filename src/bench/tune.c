@@ -599,6 +599,11 @@ static dbk_status check_only(const dbk_tune_options *o) {
                          names);
 }
 
+dbk_status dbk_tune_check_only(dbk_backend_kind kind, const char *only) {
+    const dbk_tune_options o = {.kind = kind, .only = only};
+    return check_only(&o);
+}
+
 static void fingerprint(tune_run *r) {
     uint64_t h = dbk_fnv1a64("tune-cache-1", 12);
     h = dbk_fnv1a64_update(h, &r->o->build_id, sizeof r->o->build_id);

@@ -48,6 +48,9 @@ typedef struct dbk_tune_summary {
  * reference, an unwritable output, out of memory. */
 dbk_status dbk_tune_run(const dbk_tune_options *o, dbk_tune_summary *sum);
 
+/* DBK_ERR_INVALID_ARG listing the searches when `only` names none of kind's (--only). */
+dbk_status dbk_tune_check_only(dbk_backend_kind kind, const char *only);
+
 /* ---------------------------------------------------------------------------------- */
 /* the workload (tune_workload.c)                                                      */
 

@@ -53,8 +53,10 @@
  *    CPU's double sum; the backward is one division per element).
  *  - leaky_relu fwd / bwd, dropout fwd / bwd: 1e-10 (one multiply per element; dropout's mask
  *    is an integer hash, the same on every backend, so any other mask fails by NMSE ~1).
- *  - accuracy: bit-exact (a count). augment: bit-exact, the device kernels reproduce the
- *    CPU's hash draw and compute (v / 255 - mean) / std with correctly rounded division.
+ *  - accuracy: bit-exact (a count; cases with NaN and infinite logits planted, never correct on
+ *    any backend). augment: bit-exact, the device kernels reproduce the
+ *    CPU's hash draw and normalise with one multiply and one add, never fused, by the host's
+ *    dbk_augment_affine values (no division: a GPU's is not correctly rounded).
  *  - sparse_select, sparse_add, sparse_gather: bit-exact (the selection is integer comparisons
  *    of magnitude bits and copies; the gathering one multiply per pair; the decoding one
  *    unfused multiply and add per pair, contraction off).
@@ -794,6 +796,37 @@ static void accuracy_cases(dbk_op_checker *ck) {
             set_scalar(c, DST(0), ROLE_INOUT, 5.0f);
             dbk_op_check_case(c);
         }
+    /* Non-finite logits planted in most rows (a model whose logits overflow or turn NaN, e.g.
+     * from NaN batch-norm statistics at evaluation): such a row is never correct, and every row
+     * planted here would count as correct under a rank made of '>' alone. */
+    for (size_t t = 1; t < sizeof ks / sizeof ks[0]; t++) {
+        static const int planted_k[] = {10, 1000};
+        for (size_t i = 0; i < sizeof planted_k / sizeof planted_k[0]; i++) {
+            const int n = 64, k = planted_k[i];
+            tcase *c = case_new(ck, DBK_OP_ACCURACY, "N%d K%d k %d, NaN and infinite logits planted, correct += from 5",
+                                n, k, (int)ks[t]);
+            c->desc.p.accuracy.k = ks[t];
+            float *z = set_uniform(c, SRC(0), ROLE_IN, -4.0f, 4.0f, 2, n, k, 1, 1);
+            set_labels(c, SRC(1), n, k, true);
+            const int32_t *labels = (const int32_t *)(const void *)c->slots[SRC(1)].init;
+            for (int r = 0; r < n; r++) {
+                float *row = z + (int64_t)r * k;
+                const int32_t y = labels[r];
+                if (y < 0 || y >= k) continue;
+                const int other = (y + 1) % k;
+                switch (r % 6) {
+                case 0: row[y] = NAN; break;                                   /* NaN at the label */
+                case 1: row[y] = 100.0f; row[other] = NAN; break;              /* NaN elsewhere */
+                case 2: row[y] = INFINITY; break;                              /* overflow at the label */
+                case 3: row[y] = 100.0f; row[other] = -INFINITY; break;        /* -inf elsewhere */
+                case 4: for (int j = 0; j < k; j++) row[j] = NAN; break;       /* all NaN */
+                default: row[y] = 100.0f; break;                               /* finite: correct */
+                }
+            }
+            set_scalar(c, DST(0), ROLE_INOUT, 5.0f);
+            dbk_op_check_case(c);
+        }
+    }
 }
 OP_TEST(accuracy, 0.0);
 

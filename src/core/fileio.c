@@ -10,6 +10,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -18,14 +19,14 @@
 
 #include "core/alloc.h"
 
-/* The kind of a non-regular file, for the refusal message. */
-static const char *file_kind(mode_t mode) {
-    if (S_ISDIR(mode)) return "a directory";
+const char *dbk_file_kind_name(unsigned mode) {
+    if (S_ISREG(mode)) return "a regular file";
+    if (S_ISDIR(mode)) return "a folder";
     if (S_ISCHR(mode)) return "a character device";
     if (S_ISBLK(mode)) return "a block device";
     if (S_ISFIFO(mode)) return "a FIFO";
     if (S_ISSOCK(mode)) return "a socket";
-    return "not a regular file";
+    return "a special file";
 }
 
 /* ---------------------------------------------------------------------------------- */
@@ -66,51 +67,134 @@ static void sync_parent_dir(const char *path) {
     close(fd);
 }
 
-dbk_status dbk_file_write_atomic(const char *path, const void *data, size_t n) {
-    if (!path || !*path) return dbk_set_error(DBK_ERR_INVALID_ARG, "dbk_file_write_atomic: empty path");
-    size_t tmp_cap = strlen(path) + 32;
-    char *tmp = dbk_malloc(tmp_cap);
-    if (!tmp) return DBK_ERR_OUT_OF_HOST_MEMORY;
-    snprintf(tmp, tmp_cap, "%s.tmp.%ld", path, (long)getpid());
+/* The temp files being written, for dbk_file_remove_temps. A signal handler cannot take a
+ * lock or walk a heap list, so this is a fixed table of path copies with an atomic state per
+ * slot (free, being filled, registered); it is process-wide by necessity (a handler has no
+ * context argument), the one such table of the program. More files written at once than it
+ * has slots are still written, only not removed on a signal. */
+#define TEMP_SLOTS 8
+#define TEMP_PATH_BYTES 4224
+enum { SLOT_FREE, SLOT_FILLING, SLOT_REGISTERED };
+static _Atomic int temp_state[TEMP_SLOTS];
+static char temp_path[TEMP_SLOTS][TEMP_PATH_BYTES];
+
+static int temp_register(const char *tmp) {
+    if (strlen(tmp) >= TEMP_PATH_BYTES) return -1;
+    for (int i = 0; i < TEMP_SLOTS; i++) {
+        int expected = SLOT_FREE;
+        if (!atomic_compare_exchange_strong(&temp_state[i], &expected, SLOT_FILLING)) continue;
+        memcpy(temp_path[i], tmp, strlen(tmp) + 1);
+        atomic_store(&temp_state[i], SLOT_REGISTERED);
+        return i;
+    }
+    return -1;
+}
+
+static void temp_unregister(int slot) {
+    if (slot >= 0) atomic_store(&temp_state[slot], SLOT_FREE);
+}
+
+void dbk_file_remove_temps(void) {
+    for (int i = 0; i < TEMP_SLOTS; i++)
+        if (atomic_load(&temp_state[i]) == SLOT_REGISTERED) unlink(temp_path[i]);
+}
+
+dbk_status dbk_atomic_file_open(dbk_atomic_file *f, const char *path) {
+    f->fd = -1;
+    f->path = f->tmp = NULL;
+    f->slot = -1;
+    f->created = false;
+    if (!path || !*path) return dbk_set_error(DBK_ERR_INVALID_ARG, "cannot write a file of no name (an empty path)");
     /* rename() would replace a device node or FIFO given as an output path. */
     struct stat target;
-    if (stat(path, &target) == 0 && !S_ISREG(target.st_mode)) {
-        dbk_free(tmp);
+    if (stat(path, &target) == 0 && !S_ISREG(target.st_mode))
         return dbk_set_error(DBK_ERR_IO, "cannot write %s: it is %s, not a regular file", path,
-                             file_kind(target.st_mode));
+                             dbk_file_kind_name(target.st_mode));
+    const size_t len = strlen(path);
+    f->path = dbk_malloc(len + 1);
+    f->tmp = dbk_malloc(len + 48);
+    if (!f->path || !f->tmp) {
+        dbk_atomic_file_abort(f);
+        return DBK_ERR_OUT_OF_HOST_MEMORY;
     }
-
-    dbk_status st = DBK_OK;
-    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    if (fd < 0) {
-        /* Nothing was created, so there is nothing to remove; name the target, which is
-         * what the user asked for (ENOENT here means its directory does not exist). */
-        st = dbk_set_error(DBK_ERR_IO, "cannot write %s: %s (creating %s)", path, strerror(errno), tmp);
-        dbk_free(tmp);
+    memcpy(f->path, path, len + 1);
+    /* O_EXCL|O_NOFOLLOW: a leftover or planted file (or link) of the temp name is never
+     * written through; the next name is tried instead. */
+    int e = 0;
+    for (int k = 0; k < 16 && f->fd < 0; k++) {
+        if (k == 0) snprintf(f->tmp, len + 48, "%s.tmp.%ld", path, (long)getpid());
+        else snprintf(f->tmp, len + 48, "%s.tmp.%ld.%d", path, (long)getpid(), k);
+        f->fd = open(f->tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+        e = errno;
+        if (f->fd < 0 && e != EEXIST) break;
+    }
+    if (f->fd < 0) {
+        /* Nothing was created, so there is nothing to remove; name the target, which is what
+         * the user asked for (ENOENT here means its folder does not exist). */
+        dbk_status st = dbk_set_error(DBK_ERR_IO, "cannot write %s: %s (creating %s)", path, strerror(e), f->tmp);
+        dbk_atomic_file_abort(f);
         return st;
     }
-    int err = write_fully(fd, data, n);
-    const char *step = "write";
-    if (!err && fsync(fd) != 0) {
-        err = errno;
-        step = "fsync";
-    }
-    if (close(fd) != 0 && !err) {
+    f->created = true;
+    f->slot = temp_register(f->tmp);
+    return DBK_OK;
+}
+
+dbk_status dbk_atomic_file_write(dbk_atomic_file *f, const void *data, size_t n) {
+    int err = write_fully(f->fd, data, n);
+    if (err) return dbk_set_error(DBK_ERR_IO, "cannot write %s: %s", f->path, strerror(err));
+    return DBK_OK;
+}
+
+dbk_status dbk_atomic_file_commit(dbk_atomic_file *f) {
+    int err = 0;
+    const char *step = "fsync";
+    if (fsync(f->fd) != 0) err = errno;
+    if (close(f->fd) != 0 && !err) {
         err = errno;
         step = "close";
     }
-    if (!err && rename(tmp, path) != 0) {
+    f->fd = -1;
+    if (!err && rename(f->tmp, f->path) != 0) {
         err = errno;
         step = "rename";
     }
     if (err) {
-        unlink(tmp);
-        st = dbk_set_error(DBK_ERR_IO, "cannot write %s: %s failed: %s", path, step, strerror(err));
-    } else {
-        sync_parent_dir(path);
+        dbk_status st = dbk_set_error(DBK_ERR_IO, "cannot write %s: %s failed: %s", f->path, step, strerror(err));
+        dbk_atomic_file_abort(f);
+        return st;
     }
-    dbk_free(tmp);
-    return st;
+    temp_unregister(f->slot);
+    f->slot = -1;
+    f->created = false;
+    sync_parent_dir(f->path);
+    dbk_free(f->path);
+    dbk_free(f->tmp);
+    f->path = f->tmp = NULL;
+    return DBK_OK;
+}
+
+void dbk_atomic_file_abort(dbk_atomic_file *f) {
+    if (f->fd >= 0) close(f->fd);
+    if (f->created) unlink(f->tmp);
+    f->fd = -1;
+    f->created = false;
+    temp_unregister(f->slot);
+    f->slot = -1;
+    dbk_free(f->path);
+    dbk_free(f->tmp);
+    f->path = f->tmp = NULL;
+}
+
+dbk_status dbk_file_write_atomic(const char *path, const void *data, size_t n) {
+    dbk_atomic_file f;
+    DBK_TRY(dbk_atomic_file_open(&f, path));
+    dbk_status st = dbk_atomic_file_write(&f, data, n);
+    if (st != DBK_OK) {
+        dbk_atomic_file_abort(&f);
+        return st;
+    }
+    return dbk_atomic_file_commit(&f);
 }
 
 /* ---------------------------------------------------------------------------------- */
@@ -134,7 +218,7 @@ dbk_status dbk_file_open_regular(const char *path, const char *what, size_t max_
     if (!S_ISREG(st.st_mode)) {
         close(f);
         return dbk_set_error(DBK_ERR_IO, "cannot read %s file %s: it is %s, not a regular file", what, path,
-                             file_kind(st.st_mode));
+                             dbk_file_kind_name(st.st_mode));
     }
     if (st.st_size < 0 || (unsigned long long)st.st_size > max_bytes) {
         close(f);
@@ -217,7 +301,7 @@ static dbk_status mkdir_one(const char *dir) {
 }
 
 dbk_status dbk_mkdir_p(const char *path) {
-    if (!path || !*path) return dbk_set_error(DBK_ERR_INVALID_ARG, "dbk_mkdir_p: empty path");
+    if (!path || !*path) return dbk_set_error(DBK_ERR_INVALID_ARG, "cannot create a folder of no name (an empty path)");
     size_t len = strlen(path);
     char *buf = dbk_malloc(len + 1);
     if (!buf) return DBK_ERR_OUT_OF_HOST_MEMORY;
@@ -279,7 +363,7 @@ dbk_status dbk_strbuf_vappendf(dbk_strbuf *sb, const char *fmt, va_list ap) {
     int need = vsnprintf(room ? sb->data + sb->len : NULL, room, fmt, ap);
     if (need < 0) {
         va_end(ap2);
-        sb->status = dbk_set_error(DBK_ERR_INVALID_ARG, "dbk_strbuf_appendf: bad format \"%s\"", fmt);
+        sb->status = dbk_set_error(DBK_ERR_INVALID_ARG, "cannot format text with \"%s\" (an internal error)", fmt);
         if (sb->data) sb->data[sb->len] = '\0';
         return sb->status;
     }

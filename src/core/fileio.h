@@ -14,6 +14,7 @@
 #define DBK_FILEIO_H
 
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -25,6 +26,37 @@
  * is not a regular file (a device such as /dev/zero, a FIFO, a directory) is refused, never
  * replaced. */
 dbk_status dbk_file_write_atomic(const char *path, const void *data, size_t n);
+
+/* The same, for a file written piece by piece (a dataset pack): open, write through fd
+ * (write or pwrite), then commit, or abort on any error. While open, the temp file is
+ * registered, so that dbk_file_remove_temps (called by the command line's signal handler)
+ * removes it if the process is stopped by a signal: an interrupted write leaves neither a
+ * half-written target nor a temp file. */
+typedef struct dbk_atomic_file {
+    int   fd;          /* the temp file, open for writing; -1 when closed */
+    char *path;        /* the target (owned copy) */
+    char *tmp;         /* "<path>.tmp.<pid>[.<k>]" (owned) */
+    int   slot;        /* its place in the registry of temp files, -1 when none */
+    bool  created;     /* the temp file exists (and is ours to remove) */
+} dbk_atomic_file;
+
+/* Creates the temp file beside path (O_EXCL: an existing file or link of that name is never
+ * followed); refuses an existing path that is not a regular file, as dbk_file_write_atomic. */
+dbk_status dbk_atomic_file_open(dbk_atomic_file *f, const char *path);
+/* write() of n bytes at the file's position, retrying short writes; DBK_ERR_IO names the target. */
+dbk_status dbk_atomic_file_write(dbk_atomic_file *f, const void *data, size_t n);
+/* fsync, close and rename over the target; on failure the temp file is removed (as by abort). */
+dbk_status dbk_atomic_file_commit(dbk_atomic_file *f);
+/* Closes and removes the temp file; the target is untouched. Safe to call twice. */
+void       dbk_atomic_file_abort(dbk_atomic_file *f);
+
+/* Removes every temp file being written (async-signal-safe: unlink only). For a signal handler
+ * that is about to end the process. */
+void dbk_file_remove_temps(void);
+
+/* What a file of st_mode `mode` is, for messages: "a regular file", "a folder", "a
+ * character device", "a block device", "a FIFO", "a socket" or "a special file". */
+const char *dbk_file_kind_name(unsigned mode);
 
 /* Reading untrusted files. Every reader of a file daybreak did not just write (checkpoints,
  * profiles, kernel caches, datasets) goes through these, so that a path naming a device

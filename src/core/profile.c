@@ -8,7 +8,9 @@
 #include "core/profile.h"
 
 #include <ctype.h>
+#include <math.h>
 #include <dirent.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -60,7 +62,7 @@ static dbk_status list_sources(source_list *out) {
         }
     } else {
         DIR *d = opendir(dir);
-        if (!d) return dbk_set_error(DBK_ERR_IO, "DBK_PLATFORMS_DIR=%s: cannot open the folder", dir);
+        if (!d) return dbk_set_error(DBK_ERR_IO, "DBK_PLATFORMS_DIR=%s: cannot open the folder: %s", dir, strerror(errno));
         struct dirent *e;
         while ((e = readdir(d))) {
             size_t n = strlen(e->d_name);
@@ -83,6 +85,85 @@ static dbk_status list_sources(source_list *out) {
     return DBK_OK;
 }
 
+/* --- the keys daybreak reads, and their types ------------------------------------------ */
+
+typedef enum key_type { KEY_STRING, KEY_NUMBER, KEY_OBJECT, KEY_STRINGS } key_type;
+
+/* Every key some part of daybreak reads (profile.h's schema and the backends'): a profile whose
+ * key has another type fails to load, naming the key, instead of the reader silently taking
+ * its fallback ("opencl.gemm": 5 would have meant CLBlast). "a.*" types every member of object
+ * a. Other keys (comments, the "tuned" record, conv_by_shape's layers) are not checked here; a
+ * new key a reader takes from profiles belongs in this table. Numbers must be finite and >= 0. */
+static const struct {
+    const char *path;
+    key_type    type;
+} known_keys[] = {
+    {"id", KEY_STRING}, {"name", KEY_STRING}, {"vendor", KEY_STRING}, {"match", KEY_STRINGS},
+    {"backends", KEY_STRINGS}, {"source", KEY_STRING}, {"generated", KEY_STRING},
+    {"peak_fp32_gflops", KEY_NUMBER}, {"peak_fp16_gflops", KEY_NUMBER}, {"mem_bandwidth_gbs", KEY_NUMBER},
+    {"mem_bandwidth_source", KEY_STRING}, {"cloud", KEY_OBJECT}, {"cloud.provider", KEY_STRING},
+    {"cloud.instance", KEY_STRING}, {"cloud.price_per_hour", KEY_NUMBER}, {"tuned", KEY_OBJECT},
+    {"opencl", KEY_OBJECT}, {"opencl.gemm", KEY_STRING}, {"opencl.gemm_tiled", KEY_OBJECT},
+    {"opencl.gemm_tiled.*", KEY_NUMBER}, {"opencl.clblast_xgemm", KEY_OBJECT}, {"opencl.clblast_xgemm.*", KEY_NUMBER},
+    {"opencl.conv_algorithm", KEY_STRING}, {"opencl.conv_by_shape", KEY_OBJECT},
+    {"opencl.conv_workspace_mb", KEY_NUMBER}, {"opencl.winograd_min_channels", KEY_NUMBER},
+    {"opencl.winograd_workspace_mb", KEY_NUMBER}, {"vulkan", KEY_OBJECT}, {"vulkan.block_mib", KEY_NUMBER},
+    {"vulkan.wg", KEY_NUMBER}, {"vulkan.conv", KEY_OBJECT}, {"vulkan.conv.*", KEY_NUMBER}, {"vulkan.gemm", KEY_OBJECT},
+    {"vulkan.gemm.*", KEY_NUMBER}, {"vulkan.conv_algorithm", KEY_STRING}, {"vulkan.conv_by_shape", KEY_OBJECT},
+    {"vulkan.winograd_min_channels", KEY_NUMBER}, {"vulkan.winograd_workspace_mb", KEY_NUMBER},
+};
+
+static const char *type_name(key_type t) {
+    return t == KEY_STRING ? "a string" : t == KEY_NUMBER ? "a number >= 0" : t == KEY_OBJECT ? "an object" : "a list of strings";
+}
+
+static bool has_type(const cJSON *v, key_type t) {
+    if (t == KEY_STRING) return cJSON_IsString(v);
+    if (t == KEY_NUMBER) return cJSON_IsNumber(v) && isfinite(v->valuedouble) && v->valuedouble >= 0.0;
+    if (t == KEY_OBJECT) return cJSON_IsObject(v);
+    if (!cJSON_IsArray(v)) return false;
+    const cJSON *e;
+    cJSON_ArrayForEach(e, v) if (!cJSON_IsString(e)) return false;
+    return true;
+}
+
+/* The value at a dotted path ("a.b"), NULL when absent. */
+static const cJSON *at_path(const cJSON *root, const char *path) {
+    char key[96];
+    const cJSON *node = root;
+    while (node && *path) {
+        const size_t len = strcspn(path, ".");
+        if (len >= sizeof key) return NULL;
+        memcpy(key, path, len);
+        key[len] = '\0';
+        node = cJSON_IsObject(node) ? cJSON_GetObjectItemCaseSensitive(node, key) : NULL;
+        path += len + (path[len] == '.');
+    }
+    return node;
+}
+
+static dbk_status check_types(const cJSON *root, const char *where) {
+    for (size_t i = 0; i < sizeof known_keys / sizeof known_keys[0]; i++) {
+        const char *path = known_keys[i].path;
+        const size_t len = strlen(path);
+        const bool members = len > 2 && !strcmp(path + len - 2, ".*");
+        char parent[96];
+        snprintf(parent, sizeof parent, "%.*s", (int)(members ? len - 2 : len), path);
+        const cJSON *v = at_path(root, parent);
+        if (!v) continue;
+        if (!members) {
+            if (!has_type(v, known_keys[i].type))
+                return dbk_set_error(DBK_ERR_FORMAT, "%s: \"%s\" must be %s", where, path, type_name(known_keys[i].type));
+            continue;
+        }
+        const cJSON *m;
+        cJSON_ArrayForEach(m, v) if (!has_type(m, known_keys[i].type))
+            return dbk_set_error(DBK_ERR_FORMAT, "%s: \"%s.%s\" must be %s", where, parent, m->string,
+                                 type_name(known_keys[i].type));
+    }
+    return DBK_OK;
+}
+
 dbk_status dbk_profile_parse(const char *text, size_t n, const char *where, dbk_profile **out) {
     *out = NULL;
     cJSON *root = cJSON_ParseWithLength(text, n);
@@ -91,6 +172,11 @@ dbk_status dbk_profile_parse(const char *text, size_t n, const char *where, dbk_
         cJSON_Delete(root);
         return dbk_set_error(DBK_ERR_FORMAT, "%s: not a profile (a JSON object with a string \"id\" is expected)",
                              where);
+    }
+    dbk_status st = check_types(root, where);
+    if (st != DBK_OK) {
+        cJSON_Delete(root);
+        return st;
     }
     dbk_profile *p = calloc(1, sizeof *p);
     if (!p) {
@@ -101,6 +187,18 @@ dbk_status dbk_profile_parse(const char *text, size_t n, const char *where, dbk_
     snprintf(p->id, sizeof p->id, "%s", id->valuestring);
     *out = p;
     return DBK_OK;
+}
+
+bool dbk_profile_file_is_profile(const char *path) {
+    const dbk_file_spec spec = {.what = "platform profile", .max_bytes = DBK_PROFILE_MAX_BYTES};
+    void *text;
+    size_t n;
+    if (dbk_file_read_spec(path, &spec, &text, &n) != DBK_OK) return false;
+    dbk_profile *p = NULL;
+    const bool ok = dbk_profile_parse(text, n, path, &p) == DBK_OK;
+    dbk_profile_destroy(p);
+    dbk_free(text);
+    return ok;
 }
 
 /* Where a profile file comes from, for messages: "<dir>/<name>" or "platforms/<name> (embedded)". */
@@ -343,6 +441,16 @@ const char *dbk_profile_member(const dbk_profile *p, const char *dotted_path, in
     return cJSON_IsString(m) ? m->valuestring : "";
 }
 
+dbk_status dbk_profile_check_all(int *count) {
+    profile_set set;
+    DBK_TRY(load_profiles(&set));
+    *count = set.files.count;
+    profile_set_free(&set);
+    if (*count == 0)
+        return dbk_set_error(DBK_ERR_NOT_FOUND, "DBK_PLATFORMS_DIR=%s holds no *.json profile", platforms_dir());
+    return DBK_OK;
+}
+
 int dbk_profile_count(void) {
     profile_set set;
     if (load_profiles(&set) != DBK_OK) return 0;
@@ -368,6 +476,8 @@ const char *dbk_profile_id_at(int index) {
 
 /* --- environment knobs ------------------------------------------------------------------ */
 
+const char *dbk_env_platforms_dir(void) { return platforms_dir(); }
+
 const char *dbk_env_kernel_dir(void) {
     const char *d = getenv("DBK_KERNEL_DIR");
     if (!d || !*d) return NULL;
@@ -390,6 +500,25 @@ void dbk_env_cache_dir(char *out, size_t cap) {
     if (xdg && *xdg) snprintf(out, cap, "%s/daybreak", xdg);
     else if (home && *home) snprintf(out, cap, "%s/.cache/daybreak", home);
     else snprintf(out, cap, "%s", "");
+}
+
+const char *dbk_env_shader_dir(void) {
+    const char *d = getenv("DBK_SHADER_DIR");
+    if (!d || !*d) return NULL;
+    dbk_log(DBK_LOG_LEVEL_INFO, "DBK_SHADER_DIR=%s: Vulkan shaders found there replace the embedded copies", d);
+    return d;
+}
+
+bool dbk_env_vk_staged(void) {
+    const char *v = getenv("DBK_VK_MEMORY");
+    if (!v || !*v || !strcmp(v, "auto")) return false;
+    if (strcmp(v, "staged")) {
+        dbk_log(DBK_LOG_LEVEL_WARN, "DBK_VK_MEMORY=%s is neither staged nor auto; ignored", v);
+        return false;
+    }
+    dbk_log(DBK_LOG_LEVEL_INFO, "DBK_VK_MEMORY=staged: Vulkan buffers in device-local memory the host does not map, "
+            "copied through a staging buffer");
+    return true;
 }
 
 bool dbk_env_vk_validation(void) {

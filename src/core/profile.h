@@ -11,7 +11,8 @@
  * ("match") and optionally the backends it applies to ("backends"); the longest matching
  * substring wins, and "default" serves devices nothing matches.
  *
- * Schema (every field but "id" optional):
+ * Schema (every field but "id" optional; a key daybreak reads that has another type than this,
+ * e.g. "opencl.gemm": 5, fails the load naming the key):
  *   { "id": "nvidia-v100", "name": "...", "vendor": "...", "match": ["V100"],
  *     "backends": ["opencl", "vulkan"], "peak_fp32_gflops": 15700, "peak_fp16_gflops": ...,
  *     "mem_bandwidth_gbs": 900, "cloud": {"provider": "AWS", "instance": "p3.2xlarge",
@@ -55,6 +56,10 @@ dbk_status dbk_profile_by_id(const char *id, dbk_profile **out);
 /* Parses one profile from n bytes of JSON text; `where` names the source in errors. */
 dbk_status dbk_profile_parse(const char *text, size_t n, const char *where, dbk_profile **out);
 
+/* Whether the file at path holds a profile (a regular file of at most DBK_PROFILE_MAX_BYTES
+ * that parses): what `daybreak tune --out` may replace. */
+bool dbk_profile_file_is_profile(const char *path);
+
 void dbk_profile_destroy(dbk_profile *p);                     /* accepts NULL */
 
 /* The profile as indented JSON text (caller frees with free()); NULL when out of memory. */
@@ -71,15 +76,36 @@ bool        dbk_profile_has(const dbk_profile *p, const char *dotted_path);
  * string value ("" when not a string); NULL past the last member or when no object is there. */
 const char *dbk_profile_member(const dbk_profile *p, const char *dotted_path, int index, char *key, size_t cap);
 
+/* Loads every available profile as the lookups do: *count of them, or the error that makes
+ * them unusable (DBK_PLATFORMS_DIR missing or empty, a malformed file, a known key of the wrong
+ * type, a duplicate id), named. For listings, which must not hide such an error. */
+dbk_status dbk_profile_check_all(int *count);
+
 /* Ids of every available profile, for listings (index 0 .. count-1). */
 int         dbk_profile_count(void);
 const char *dbk_profile_id_at(int index);                      /* NULL when out of range */
 
 /* --- environment knobs ------------------------------------------------------------- */
 
+/* DBK_PLATFORMS_DIR: the folder whose *.json files replace the built-in profiles; NULL when
+ * unset or empty. */
+const char *dbk_env_platforms_dir(void);
+
 /* DBK_KERNEL_DIR: load cl/ and shaders/ sources from this folder instead of the embedded
  * copies (developing kernels without rebuilding). NULL when unset. */
 const char *dbk_env_kernel_dir(void);
+
+/* DBK_SHADER_DIR: SPIR-V files (<shader>.spv, as glslc makes them from shaders/<shader>.comp)
+ * that the Vulkan backend takes instead of the embedded copies of the same name; shaders not
+ * in the folder stay embedded. Trying a shader fix on a machine without a compiler or a
+ * rebuild (docs/gpu.md). NULL when unset or empty. */
+const char *dbk_env_shader_dir(void);
+
+/* DBK_VK_MEMORY=staged: the Vulkan backend places buffers in device-local memory that the
+ * host cannot map and copies through a staging buffer, as on a discrete GPU, even where a
+ * mapped device-local type exists (lavapipe, integrated GPUs): so the discrete path runs in
+ * CI. false when unset; anything but "staged" or "auto" is ignored with a warning. */
+bool dbk_env_vk_staged(void);
 
 /* The folder for compiled-kernel caches: $DBK_CACHE_DIR, else $XDG_CACHE_HOME/daybreak,
  * else $HOME/.cache/daybreak; "" when none can be formed (caching is then off).

@@ -142,7 +142,7 @@ dbk_status dbk_cifar10_load(const char *dir, dbk_cifar10_split split, int32_t li
     switch (split) {
     case DBK_CIFAR10_TRAIN: files = train_files; nfiles = 5; break;
     case DBK_CIFAR10_TEST:  files = test_files;  nfiles = 1; break;
-    default: return dbk_set_error(DBK_ERR_INVALID_ARG, "dbk_cifar10_load: unknown split %d", (int)split);
+    default: return dbk_set_error(DBK_ERR_INVALID_ARG, "CIFAR-10 has no split %d (an internal error)", (int)split);
     }
 
     for (int f = 0; f < nfiles; f++) DBK_TRY(check_batch_file(dir, files[f]));

@@ -8,11 +8,15 @@
 #define _POSIX_C_SOURCE 200809L
 #include "data/dataset.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include <sys/stat.h>
+
 #include "core/alloc.h"
+#include "core/fileio.h"
 #include "core/log.h"
 #include "data/cifar10.h"
 #include "data/source.h"
@@ -61,6 +65,28 @@ static const dbk_dataset_kind kinds[] = {
 int dbk_dataset_kind_count(void) { return (int)(sizeof kinds / sizeof kinds[0]); }
 const dbk_dataset_kind *dbk_dataset_kind_at(int i) { return &kinds[i]; }
 
+uint64_t dbk_dataset_fingerprint(uint64_t h, const dbk_dataset *d) {
+    const int32_t dims[5] = {d->count, d->channels, d->height, d->width, d->num_classes};
+    h = dbk_fnv1a64_update(h, dims, sizeof dims);
+    for (int32_t c = 0; d->class_names && c < d->num_classes; c++)
+        h = dbk_fnv1a64_update(h, d->class_names[c], strlen(d->class_names[c]) + 1);
+    h = dbk_fnv1a64_update(h, d->labels, (size_t)d->count);
+    return dbk_fnv1a64_update(h, d->images, (size_t)d->count * (size_t)d->channels * (size_t)d->height * (size_t)d->width);
+}
+
+/* Whether dir/name exists as a folder (want_dir) or as anything else. */
+static bool has_entry(const char *dir, const char *name, bool want_dir) {
+    char path[4400];
+    struct stat st;
+    if (snprintf(path, sizeof path, "%s/%s", dir, name) >= (int)sizeof path || stat(path, &st) != 0) return false;
+    return want_dir == (bool)S_ISDIR(st.st_mode);
+}
+
+bool dbk_dataset_is_folder(const char *dir) {
+    return has_entry(dir, "data_batch_1.bin", false) || has_entry(dir, "test_batch.bin", false) ||
+           (has_entry(dir, "train", true) && has_entry(dir, "val", true));
+}
+
 dbk_status dbk_dataset_kind_find(const char *name, const dbk_dataset_kind **out) {
     for (int i = 0; i < dbk_dataset_kind_count(); i++) {
         if (!strcmp(kinds[i].name, name)) {
@@ -91,6 +117,12 @@ size_t dbk_image_shape_bytes(const dbk_image_shape *shape) {
 static int is_dir(const char *path) {
     uint64_t size;
     return dbk_source_stat(path, &size) == DBK_SOURCE_DIR;
+}
+
+/* errno of stat(path), 0 when it succeeds. */
+static int stat_error(const char *path) {
+    struct stat st;
+    return stat(path, &st) == 0 ? 0 : errno;
 }
 
 static int exists(const char *path) {
@@ -132,6 +164,8 @@ dbk_status dbk_dataset_resolve(const dbk_dataset_kind *kind, const char *data_ar
         found = inner;
     else if (exists(probe))
         found = root;
+    else if (!exists(root) && stat_error(root) != ENOENT) /* a symlink loop, a forbidden folder: not "missing" */
+        return dbk_set_error(DBK_ERR_IO, "%s (from %s): cannot use it: %s", root, from, strerror(stat_error(root)));
     else if (!exists(root))
         return dbk_set_error(DBK_ERR_NOT_FOUND, "%s (from %s) does not exist; it should be a folder holding %s/ (%s)",
                              root, from, kind->folder, kind->contents);

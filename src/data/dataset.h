@@ -107,6 +107,16 @@ dbk_status              dbk_dataset_kind_find(const char *name, const dbk_datase
  * result does not fit in cap. */
 dbk_status dbk_dataset_resolve(const dbk_dataset_kind *kind, const char *data_arg, char *out, size_t cap);
 
+/* The identity of a loaded split, for a resumed run to check that it trains on the data it
+ * started with: FNV-1a-64 (core/fileio.h) over the image shape, class names, labels and every
+ * pixel, continuing from h (start with 0). Independent of where the folder lies. */
+uint64_t dbk_dataset_fingerprint(uint64_t h, const dbk_dataset *d);
+
+/* Whether dir is a dataset's own folder in any kind's layout: CIFAR-10's batches
+ * (data_batch_1.bin or test_batch.bin), or an image folder's train/ and val/ folders. For the
+ * output guard (core/output.h): nothing is ever written inside one. Reads nothing but names. */
+bool dbk_dataset_is_folder(const char *dir);
+
 /* Resolves (as dbk_dataset_resolve) and probes the dataset: the quick check a command runs
  * before a long job, which also gives the real shape, classes and split sizes. */
 dbk_status dbk_dataset_open(const dbk_dataset_kind *kind, const char *data_arg, dbk_dataset_info *out);

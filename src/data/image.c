@@ -3,6 +3,7 @@
  */
 #define _POSIX_C_SOURCE 200809L
 #include "data/image.h"
+#include "data/jpeg_scan.h"
 
 #include <math.h>
 #include <string.h>
@@ -136,6 +137,10 @@ static dbk_status check_before_decode(const unsigned char *bytes, size_t n, cons
     if (actual == FORMAT_JPEG && !jpeg_has_end_marker(bytes, n))
         return dbk_set_error(DBK_ERR_FORMAT, "image %s: truncated JPEG (no end-of-image marker in its %zu bytes)",
                              path, n);
+    /* A file cut short and closed with FF D9 again has an end marker: its scans tell. */
+    char why[160];
+    if (actual == FORMAT_JPEG && !dbk_jpeg_scan_complete(bytes, n, why, sizeof why))
+        return dbk_set_error(DBK_ERR_FORMAT, "image %s: truncated or corrupt JPEG: %s", path, why);
     return DBK_OK;
 }
 

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "core/alloc.h"
+#include "core/fileio.h"
 #include "data/image.h"
 #include "data/loader.h"
 #include "data/source.h"
@@ -368,4 +369,17 @@ dbk_status dbk_imagefolder_load_split(const dbk_dataset_info *info, dbk_dataset_
     }
     dbk_dataset_deinit(out);
     return st;
+}
+
+uint64_t dbk_imagefolder_fingerprint(uint64_t h, const dbk_imagefolder_list *list) {
+    h = dbk_fnv1a64_update(h, &list->count, sizeof list->count);
+    for (int32_t c = 0; c < list->num_classes; c++)
+        h = dbk_fnv1a64_update(h, list->class_names[c], strlen(list->class_names[c]) + 1);
+    for (int32_t i = 0; i < list->count; i++) {
+        const char *path = list->paths + list->offsets[i], *tail = path + strlen(path);
+        for (int slashes = 0; tail > path && !(tail[-1] == '/' && ++slashes == 2);) tail--;
+        h = dbk_fnv1a64_update(h, &list->labels[i], sizeof list->labels[i]);
+        h = dbk_fnv1a64_update(h, tail, strlen(tail) + 1);
+    }
+    return h;
 }

@@ -56,6 +56,11 @@ dbk_status dbk_imagefolder_parse_classes(const char *text, size_t n, const char 
 dbk_status dbk_imagefolder_scan(const char *dir, dbk_dataset_split split, dbk_imagefolder_list *out);
 void       dbk_imagefolder_list_deinit(dbk_imagefolder_list *list);     /* accepts a zeroed list */
 
+/* The identity of a scanned split (data/dataset.h dbk_dataset_fingerprint, for image folders):
+ * FNV-1a-64 over the class names and, per image, its label and the last two components of its
+ * path (class folder and file name), continuing from h. Independent of where the folder lies. */
+uint64_t dbk_imagefolder_fingerprint(uint64_t h, const dbk_imagefolder_list *list);
+
 static inline const char *dbk_imagefolder_path(const dbk_imagefolder_list *l, int32_t i) {
     return l->paths + l->offsets[i];
 }

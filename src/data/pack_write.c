@@ -215,13 +215,14 @@ dbk_status dbk_pack_write_dir(const char *dir, const char *prefix, const char *o
     }
     qsort(l.names, (size_t)l.count, sizeof l.names[0], compare_names);
 
-    char tmp[4200];
-    snprintf(tmp, sizeof tmp, "%s.tmp.%ld", out_path, (long)getpid());
-    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    if (fd < 0) {
+    dbk_atomic_file f;
+    st = dbk_atomic_file_open(&f, out_path);
+    if (st != DBK_OK) {
         names_free(&l);
-        return dbk_set_error(DBK_ERR_IO, "cannot create %s: %s", tmp, strerror(errno));
+        return st;
     }
+    const int fd = f.fd;
+    const char *tmp = f.tmp;
     ZSTD_CCtx *cctx = ZSTD_createCCtx();
     byte_buf ix = {0};
     if (!cctx) st = DBK_ERR_OUT_OF_HOST_MEMORY;
@@ -255,12 +256,11 @@ dbk_status dbk_pack_write_dir(const char *dir, const char *prefix, const char *o
         if (pwrite(fd, header, sizeof header, 0) != (ssize_t)sizeof header)
             st = dbk_set_error(DBK_ERR_IO, "cannot write %s: %s", tmp, strerror(errno));
     }
-    if (st == DBK_OK && fsync(fd) != 0) st = dbk_set_error(DBK_ERR_IO, "cannot sync %s: %s", tmp, strerror(errno));
-    if (close(fd) != 0 && st == DBK_OK) st = dbk_set_error(DBK_ERR_IO, "cannot close %s: %s", tmp, strerror(errno));
-    if (st == DBK_OK && rename(tmp, out_path) != 0)
-        st = dbk_set_error(DBK_ERR_IO, "cannot rename %s to %s: %s", tmp, out_path, strerror(errno));
-    if (st != DBK_OK) unlink(tmp);
-    else stats->pack_bytes = offset + ix.len;
+    /* The temp file is removed on any failure, and by the command line's signal handler if the
+     * process is stopped meanwhile (dbk_atomic_file). */
+    if (st == DBK_OK) st = dbk_atomic_file_commit(&f);
+    else dbk_atomic_file_abort(&f);
+    if (st == DBK_OK) stats->pack_bytes = offset + ix.len;
     ZSTD_freeCCtx(cctx);
     dbk_free(ix.data);
     names_free(&l);

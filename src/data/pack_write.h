@@ -20,8 +20,9 @@ typedef struct dbk_pack_write_stats {
 /* Packs every regular file under dir (recursively, in name order) as entries named
  * prefix + "/" + path relative to dir, compressed with zstd at `level` (1..19; all CPU
  * cores) or stored as it is (images by their name, other files that zstd does not shrink),
- * into out_path: written to "<out_path>.tmp.<pid>", fsynced, then renamed, so out_path
- * is either complete or untouched. Symbolic links to regular files are followed; any other
+ * into out_path through dbk_atomic_file (core/fileio.h): a temp file beside it, fsynced, then
+ * renamed, so out_path is either complete or untouched and no temp file is left behind, even
+ * when a signal stops the process. Symbolic links to regular files are followed; any other
  * kind of file (device, FIFO, socket, a link to one) is refused, as is a file larger than
  * DBK_PACK_MAX_ENTRY_BYTES. Errors name the file: DBK_ERR_NOT_FOUND, DBK_ERR_IO,
  * DBK_ERR_FORMAT, DBK_ERR_OUT_OF_HOST_MEMORY. */

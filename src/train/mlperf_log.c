@@ -63,13 +63,6 @@ static void point_number(dbk_mlperf_log *log, const char *key, double value) {
     emit(log, DBK_MLPERF_POINT, key, cJSON_CreateNumber(value), NULL);
 }
 
-/* A recipe's float as the decimal it was written as (0.4f would print as 0.40000000596...). */
-static double float_decimal(float f) {
-    char text[32];
-    snprintf(text, sizeof text, "%.7g", (double)f);
-    return strtod(text, NULL);
-}
-
 void dbk_mlperf_log_init_start(dbk_mlperf_log *log, const dbk_train_options *opt, const dbk_train_report *report) {
     const dbk_recipe *rc = &opt->recipe;
     emit(log, DBK_MLPERF_POINT, "cache_clear", cJSON_CreateTrue(), NULL);
@@ -84,15 +77,15 @@ void dbk_mlperf_log_init_start(dbk_mlperf_log *log, const dbk_train_options *opt
     dbk_results_hardware_string(dbk_backend_kind_name(opt->backend), &report->device, &report->platform, hardware,
                                 sizeof hardware);
     point_string(log, "submission_platform", hardware);
-    point_number(log, "seed", (double)opt->seed);
+    emit(log, DBK_MLPERF_POINT, "seed", dbk_results_u64_json(opt->seed), NULL);
     point_number(log, "global_batch_size", rc->batch);
     point_number(log, "gradient_accumulation_steps", 1);
     point_string(log, "opt_name", dbk_optimizer_name(rc->optimizer));
     float peak = 0.0f;
     for (int i = 0; i < rc->lr_knots; i++)
         if (rc->lr_values[i] > peak) peak = rc->lr_values[i];
-    point_number(log, "opt_base_learning_rate", float_decimal(peak));
-    point_number(log, "opt_weight_decay", float_decimal(rc->weight_decay));
+    point_number(log, "opt_base_learning_rate", dbk_results_float_decimal(peak));
+    point_number(log, "opt_weight_decay", dbk_results_float_decimal(rc->weight_decay));
     point_number(log, "train_samples", report->train_images);
     point_number(log, "eval_samples", report->test_images);
 }

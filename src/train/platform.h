@@ -29,11 +29,17 @@ typedef struct dbk_platform_info {
      * datasheet or a guess, written by hand). "" when there is no bandwidth. */
     char   mem_bandwidth_source[256];
     bool   chosen;                 /* named with --platform (not matched by device name) */
+    char   price_source[96];       /* where price_per_hour comes from: "--price" or "profile ID" ("" when none) */
+    double energy_price_per_kwh;   /* USD per kWh: --energy-price, else the profile's energy.price_per_kwh; 0 = unknown */
+    char   energy_price_source[96];/* "--energy-price" or "profile ID" ("" when none) */
 } dbk_platform_info;
 
 /* platform_id non-NULL: that profile (DBK_ERR_NOT_FOUND lists the known ids); otherwise the
  * best match for the device name on this backend. */
 dbk_status dbk_platform_resolve(const char *platform_id, const char *backend, const char *device_name,
                                 dbk_platform_info *out);
+/* The user's prices over the profile's (--price, --energy-price; 0 = keep the profile's), and
+ * where each price comes from. */
+void       dbk_platform_set_prices(dbk_platform_info *p, double price_per_hour, double energy_price_per_kwh);
 
 #endif

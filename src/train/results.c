@@ -3,6 +3,7 @@
  */
 #include "train/results.h"
 
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -194,11 +195,11 @@ static void add_source_fields(cJSON *o, const dbk_recipe *rc) {
     cJSON_AddStringToObject(o, "schedule", kinds[rc->schedule]);
     if (rc->schedule == DBK_SCHEDULE_FASTAI_CLR_BETA) {
         cJSON *c = cJSON_AddObjectToObject(o, "clr");
-        cJSON_AddNumberToObject(c, "lr", rc->clr.lr);
-        cJSON_AddNumberToObject(c, "div", rc->clr.div);
-        cJSON_AddNumberToObject(c, "pct", rc->clr.pct);
-        cJSON_AddNumberToObject(c, "momentum_max", rc->clr.mom_max);
-        cJSON_AddNumberToObject(c, "momentum_min", rc->clr.mom_min);
+        cJSON_AddNumberToObject(c, "lr", dbk_results_float_decimal(rc->clr.lr));
+        cJSON_AddNumberToObject(c, "div", dbk_results_float_decimal(rc->clr.div));
+        cJSON_AddNumberToObject(c, "pct", dbk_results_float_decimal(rc->clr.pct));
+        cJSON_AddNumberToObject(c, "momentum_max", dbk_results_float_decimal(rc->clr.mom_max));
+        cJSON_AddNumberToObject(c, "momentum_min", dbk_results_float_decimal(rc->clr.mom_min));
     }
     cJSON *ph = cJSON_AddArrayToObject(o, "phases");
     for (int i = 0; i < rc->phase_count; i++) {
@@ -217,7 +218,7 @@ static void add_source_fields(cJSON *o, const dbk_recipe *rc) {
     cJSON_AddNumberToObject(o, "lr_reference_batch", rc->lr_reference_batch);
     cJSON_AddNumberToObject(o, "passes_per_epoch", rc->passes_per_epoch > 1 ? rc->passes_per_epoch : 1);
     cJSON_AddNumberToObject(o, "eval_batch", rc->eval_batch > 0 ? rc->eval_batch : rc->batch);
-    cJSON_AddNumberToObject(o, "tta_select_fraction", rc->tta_select.fraction);
+    cJSON_AddNumberToObject(o, "tta_select_fraction", dbk_results_float_decimal(rc->tta_select.fraction));
     cJSON_AddNumberToObject(o, "whiten_images", rc->whiten_images > 0 ? rc->whiten_images : 5000);
     cJSON_AddBoolToObject(o, "whiten_ascending", rc->whiten_ascending);
     bool muon = false;
@@ -225,19 +226,36 @@ static void add_source_fields(cJSON *o, const dbk_recipe *rc) {
     if (!muon) return;
     const dbk_muon_params *m = &rc->muon;
     cJSON *mo = cJSON_AddObjectToObject(o, "muon");
-    cJSON_AddNumberToObject(mo, "momentum", m->momentum);
+    cJSON_AddNumberToObject(mo, "momentum", dbk_results_float_decimal(m->momentum));
     cJSON_AddBoolToObject(mo, "nesterov", m->nesterov);
     cJSON_AddNumberToObject(mo, "ns_steps", m->ns_steps);
     cJSON *abc = cJSON_AddArrayToObject(mo, "ns_coefficients");
-    cJSON_AddItemToArray(abc, cJSON_CreateNumber(m->ns_a));
-    cJSON_AddItemToArray(abc, cJSON_CreateNumber(m->ns_b));
-    cJSON_AddItemToArray(abc, cJSON_CreateNumber(m->ns_c));
-    cJSON_AddNumberToObject(mo, "ns_eps", m->ns_eps);
-    cJSON_AddNumberToObject(mo, "ns_target", m->ns_target);
-    cJSON_AddNumberToObject(mo, "ns_target_end", m->ns_target_end);
+    cJSON_AddItemToArray(abc, cJSON_CreateNumber(dbk_results_float_decimal(m->ns_a)));
+    cJSON_AddItemToArray(abc, cJSON_CreateNumber(dbk_results_float_decimal(m->ns_b)));
+    cJSON_AddItemToArray(abc, cJSON_CreateNumber(dbk_results_float_decimal(m->ns_c)));
+    cJSON_AddNumberToObject(mo, "ns_eps", dbk_results_float_decimal(m->ns_eps));
+    cJSON_AddNumberToObject(mo, "ns_target", dbk_results_float_decimal(m->ns_target));
+    cJSON_AddNumberToObject(mo, "ns_target_end", dbk_results_float_decimal(m->ns_target_end));
     cJSON_AddNumberToObject(mo, "renorm_every", m->renorm_every);
-    cJSON_AddNumberToObject(mo, "renorm_eps", m->renorm_eps);
-    cJSON_AddNumberToObject(mo, "weight_decay", m->weight_decay);
+    cJSON_AddNumberToObject(mo, "renorm_eps", dbk_results_float_decimal(m->renorm_eps));
+    cJSON_AddNumberToObject(mo, "weight_decay", dbk_results_float_decimal(m->weight_decay));
+}
+
+cJSON *dbk_results_u64_json(uint64_t v) {
+    char digits[24];
+    snprintf(digits, sizeof digits, "%llu", (unsigned long long)v);
+    return cJSON_CreateRaw(digits);
+}
+
+double dbk_results_float_decimal(float v) {
+    if (!isfinite(v)) return (double)v;
+    char text[32];
+    for (int digits = 6; digits < 9; digits++) {
+        snprintf(text, sizeof text, "%.*g", digits, (double)v);
+        if (strtof(text, NULL) == v) return strtod(text, NULL);
+    }
+    snprintf(text, sizeof text, "%.9g", (double)v);
+    return strtod(text, NULL);
 }
 
 static cJSON *recipe_json(const dbk_recipe *rc) {
@@ -247,33 +265,33 @@ static cJSON *recipe_json(const dbk_recipe *rc) {
     cJSON_AddStringToObject(o, "dataset", rc->dataset);
     cJSON_AddNumberToObject(o, "batch", rc->batch);
     cJSON_AddNumberToObject(o, "epochs", rc->epochs);
-    cJSON_AddNumberToObject(o, "train_epochs", rc->train_epochs > 0.0f ? (double)rc->train_epochs : rc->epochs);
+    cJSON_AddNumberToObject(o, "train_epochs", rc->train_epochs > 0.0f ? dbk_results_float_decimal(rc->train_epochs) : rc->epochs);
     cJSON_AddBoolToObject(o, "lr_knots_in_run", rc->lr_knots_in_run);
     cJSON *knots = cJSON_AddArrayToObject(o, "lr_schedule");
     for (int i = 0; i < rc->lr_knots; i++) {
         cJSON *k = cJSON_CreateArray();
-        cJSON_AddItemToArray(k, cJSON_CreateNumber(rc->lr_epochs[i]));
-        cJSON_AddItemToArray(k, cJSON_CreateNumber(rc->lr_values[i]));
+        cJSON_AddItemToArray(k, cJSON_CreateNumber(dbk_results_float_decimal(rc->lr_epochs[i])));
+        cJSON_AddItemToArray(k, cJSON_CreateNumber(dbk_results_float_decimal(rc->lr_values[i])));
         cJSON_AddItemToArray(knots, k);
     }
     cJSON_AddStringToObject(o, "optimizer", dbk_optimizer_name(rc->optimizer));
     if (rc->optimizer == DBK_OPTIMIZER_ADAMW) {
         cJSON *betas = cJSON_AddArrayToObject(o, "adam_betas");
-        cJSON_AddItemToArray(betas, cJSON_CreateNumber(rc->adam_beta1));
-        cJSON_AddItemToArray(betas, cJSON_CreateNumber(rc->adam_beta2));
-        cJSON_AddNumberToObject(o, "adam_eps", rc->adam_eps);
+        cJSON_AddItemToArray(betas, cJSON_CreateNumber(dbk_results_float_decimal(rc->adam_beta1)));
+        cJSON_AddItemToArray(betas, cJSON_CreateNumber(dbk_results_float_decimal(rc->adam_beta2)));
+        cJSON_AddNumberToObject(o, "adam_eps", dbk_results_float_decimal(rc->adam_eps));
     }
-    cJSON_AddNumberToObject(o, "momentum", rc->momentum);
+    cJSON_AddNumberToObject(o, "momentum", dbk_results_float_decimal(rc->momentum));
     cJSON_AddBoolToObject(o, "nesterov", rc->nesterov);
-    cJSON_AddNumberToObject(o, "weight_decay", rc->weight_decay);
+    cJSON_AddNumberToObject(o, "weight_decay", dbk_results_float_decimal(rc->weight_decay));
     cJSON_AddBoolToObject(o, "loss_summed", rc->loss_summed);
-    cJSON_AddNumberToObject(o, "label_smoothing", rc->label_smoothing);
+    cJSON_AddNumberToObject(o, "label_smoothing", dbk_results_float_decimal(rc->label_smoothing));
     cJSON *groups = cJSON_AddArrayToObject(o, "parameter_groups");
     for (int i = 0; i < rc->group_count; i++) {
         cJSON *g = cJSON_CreateObject();
         cJSON_AddStringToObject(g, "name", rc->groups[i].name);
-        cJSON_AddNumberToObject(g, "lr_scale", rc->groups[i].lr_scale);
-        cJSON_AddNumberToObject(g, "weight_decay_scale", rc->groups[i].weight_decay_scale);
+        cJSON_AddNumberToObject(g, "lr_scale", dbk_results_float_decimal(rc->groups[i].lr_scale));
+        cJSON_AddNumberToObject(g, "weight_decay_scale", dbk_results_float_decimal(rc->groups[i].weight_decay_scale));
         cJSON_AddNumberToObject(g, "until_epoch", rc->groups[i].until_epoch);
         cJSON_AddBoolToObject(g, "own_decay", rc->groups[i].own_decay);
         cJSON_AddBoolToObject(g, "muon", rc->groups[i].muon);
@@ -282,8 +300,8 @@ static cJSON *recipe_json(const dbk_recipe *rc) {
     if (rc->lookahead_every > 0) {
         cJSON *la = cJSON_AddObjectToObject(o, "lookahead");
         cJSON_AddNumberToObject(la, "every", rc->lookahead_every);
-        cJSON_AddNumberToObject(la, "base", rc->lookahead_base);
-        cJSON_AddNumberToObject(la, "power", rc->lookahead_power);
+        cJSON_AddNumberToObject(la, "base", dbk_results_float_decimal(rc->lookahead_base));
+        cJSON_AddNumberToObject(la, "power", dbk_results_float_decimal(rc->lookahead_power));
     }
     cJSON_AddNumberToObject(o, "tta_level", rc->tta_level);
     cJSON_AddBoolToObject(o, "fixed_budget", rc->fixed_budget);
@@ -293,8 +311,8 @@ static cJSON *recipe_json(const dbk_recipe *rc) {
         dbk_recipe_format_size_phases(rc, phases, sizeof phases);
         cJSON_AddStringToObject(o, "image_sizes", phases);
     }
-    cJSON_AddNumberToObject(o, "bn_eps", rc->bn.eps);
-    cJSON_AddNumberToObject(o, "bn_momentum", rc->bn.momentum);
+    cJSON_AddNumberToObject(o, "bn_eps", dbk_results_float_decimal(rc->bn.eps));
+    cJSON_AddNumberToObject(o, "bn_momentum", dbk_results_float_decimal(rc->bn.momentum));
     cJSON *aug = cJSON_AddObjectToObject(o, "augment");
     cJSON_AddNumberToObject(aug, "pad", rc->augment.pad);
     cJSON_AddBoolToObject(aug, "flip", rc->augment.flip);
@@ -341,6 +359,7 @@ static void add_platform_and_flops(cJSON *root, const dbk_train_report *r) {
     cJSON_AddStringToObject(p, "provider", pl->provider);
     cJSON_AddStringToObject(p, "instance", pl->instance);
     add_number_or_null(p, "price_per_hour", pl->price_per_hour, pl->price_per_hour > 0);
+    if (pl->price_per_hour > 0) cJSON_AddStringToObject(p, "price_source", pl->price_source);
     add_number_or_null(p, "peak_fp32_gflops", pl->peak_fp32_gflops, pl->peak_fp32_gflops > 0);
     add_number_or_null(p, "peak_fp16_gflops", pl->peak_fp16_gflops, pl->peak_fp16_gflops > 0);
     add_number_or_null(p, "mem_bandwidth_gbs", pl->mem_bandwidth_gbs, pl->mem_bandwidth_gbs > 0);
@@ -395,11 +414,12 @@ cJSON *dbk_results_epoch_json(const dbk_epoch_record *e) {
     cJSON_AddNumberToObject(o, "eval_seconds", e->eval_seconds);
     cJSON_AddNumberToObject(o, "images_per_second", e->images_per_second);
     cJSON_AddNumberToObject(o, "flops", e->flops);
-    cJSON_AddNumberToObject(o, "lr_end", e->lr_end);
+    cJSON_AddNumberToObject(o, "lr_end", dbk_results_float_decimal(e->lr_end));
     cJSON_AddNumberToObject(o, "test_top5_accuracy", e->test_top5);
     cJSON_AddNumberToObject(o, "loader_wait_seconds", e->loader_wait_seconds);
     cJSON_AddNumberToObject(o, "decode_seconds", e->decode_seconds);
     cJSON_AddNumberToObject(o, "eval_wait_seconds", e->eval_wait_seconds);
+    if (isfinite(e->clock_joules)) cJSON_AddNumberToObject(o, "clock_joules", e->clock_joules);
     return o;
 }
 
@@ -411,13 +431,16 @@ dbk_status dbk_results_write_json(const char *path, const dbk_train_options *opt
     cJSON_AddStringToObject(root, "started_at", started_at);
     cJSON_AddStringToObject(root, "command", opt->command_line ? opt->command_line : "");
     cJSON_AddStringToObject(root, "status", dbk_run_status_name(r->status));
+    if (r->status == DBK_RUN_FAILED || r->status == DBK_RUN_DIVERGED)
+        cJSON_AddStringToObject(root, "reason", r->end_reason[0] ? r->end_reason : "(not recorded)");
     cJSON_AddItemToObject(root, "recipe", recipe_json(&opt->recipe));
     cJSON_AddStringToObject(root, "model", opt->recipe.model);
     cJSON_AddNumberToObject(root, "parameters", (double)r->param_count);
-    cJSON_AddNumberToObject(root, "seed", (double)opt->seed);
+    cJSON_AddItemToObject(root, "seed", dbk_results_u64_json(opt->seed));
     cJSON_AddNumberToObject(root, "train_images", r->train_images);
     cJSON_AddNumberToObject(root, "test_images", r->test_images);
     cJSON_AddBoolToObject(root, "subset", r->subset);
+    cJSON_AddStringToObject(root, "dataset_fingerprint", r->dataset_fingerprint);
 
     cJSON *dev = cJSON_AddObjectToObject(root, "device");
     cJSON_AddStringToObject(dev, "backend", dbk_backend_kind_name(opt->backend));
@@ -426,6 +449,7 @@ dbk_status dbk_results_write_json(const char *path, const dbk_train_options *opt
     cJSON_AddStringToObject(dev, "vendor", r->device.vendor);
     cJSON_AddStringToObject(dev, "driver", r->device.driver);
     cJSON_AddStringToObject(dev, "api", r->device.api_version);
+    cJSON_AddStringToObject(dev, "memory", r->device.memory);
 
     cJSON *prec = cJSON_AddObjectToObject(root, "precision");
     cJSON_AddStringToObject(prec, "requested", dbk_precision_name(opt->precision));
@@ -439,6 +463,12 @@ dbk_status dbk_results_write_json(const char *path, const dbk_train_options *opt
 
     cJSON_AddStringToObject(root, "clock", dbk_clock_mode_name(opt->clock));
     cJSON_AddNumberToObject(root, "preprocess_seconds", r->preprocess_seconds);
+    cJSON *builds = cJSON_AddObjectToObject(root, "builds");
+    cJSON_AddNumberToObject(builds, "backend_seconds", r->builds.backend_seconds);
+    cJSON_AddNumberToObject(builds, "session_seconds", r->builds.session_seconds);
+    cJSON_AddNumberToObject(builds, "warmup_seconds", r->builds.warmup_seconds);
+    cJSON_AddNumberToObject(builds, "total_seconds",
+                            r->builds.backend_seconds + r->builds.session_seconds + r->builds.warmup_seconds);
     cJSON_AddNumberToObject(root, "resumed", r->resumed);
     cJSON_AddNumberToObject(root, "resume_seconds", r->resume_seconds);
     cJSON_AddNumberToObject(root, "target", (double)dbk_results_hundredths(opt->recipe.target) / 100.0);
@@ -488,6 +518,7 @@ dbk_status dbk_results_write_json(const char *path, const dbk_train_options *opt
 
     add_fixed_schedule(root, r);
     add_platform_and_flops(root, r);
+    dbk_results_add_energy(root, r);
 
     cJSON *eps = cJSON_AddArrayToObject(root, "epochs");
     for (int i = 0; i < r->epochs_run; i++) {

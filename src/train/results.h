@@ -66,9 +66,28 @@ void dbk_results_schedule_note(const dbk_train_report *r, char *out, size_t cap)
 dbk_status dbk_results_write_logs_tsv(const char *path, const dbk_train_report *r);
 /* The subset marker line of logs.tsv (without its newline), or "" for a full run. */
 void dbk_results_subset_marker(const dbk_train_report *r, char *out, size_t cap);
+/* A float as the shortest decimal that reads back as the same float, widened to double: JSON
+ * then says 0.9 for a recipe's 0.9f, not its binary value 0.899999976158142. */
+double dbk_results_float_decimal(float v);
+
+/* An integer (a seed) as a JSON number of its exact digits: cJSON prints numbers with 15
+ * significant digits only, which would round a seed above 10^15. */
+struct cJSON *dbk_results_u64_json(uint64_t v);
+
 /* results_peers.c: adds result.json's "distributed" object (a cJSON object root) for a
  * distributed run (report->peers.ranks > 0); nothing otherwise. */
 void dbk_results_add_distributed(void *json_root, const dbk_train_options *opt, const dbk_train_report *r);
+#define DBK_JOULES_PER_KWH 3.6e6
+
+/* results_energy.c: result.json's "energy" object (a cJSON object root); the joules on the clock
+ * at the epoch that reached the target (NAN when not reached or not measured); the energy
+ * record resume.ckpt carries (add to / read from its metadata object). */
+void   dbk_results_add_energy(void *json_root, const dbk_train_report *r);
+double dbk_results_joules_to_target(const dbk_train_report *r);
+void   dbk_results_add_energy_state(void *json_root, const dbk_train_report *r);
+void   dbk_results_read_energy_state(const void *json_root, dbk_train_report *r);
+/* One console line: the energy to the target (or on the clock) and its source, or why none. */
+void   dbk_results_print_energy(FILE *out, const dbk_train_report *r);
 dbk_status dbk_results_write_json(const char *path, const dbk_train_options *opt, const dbk_train_report *r,
                                   const char *started_at);
 

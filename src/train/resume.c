@@ -43,8 +43,10 @@ dbk_status dbk_resume_save(dbk_session *s, const char *dir, const dbk_train_opti
     cJSON_AddNumberToObject(m, "resume_seconds", rep->resume_seconds);
     cJSON_AddNumberToObject(m, "epochs_to_target", rep->epochs_to_target);
     cJSON_AddNumberToObject(m, "seconds_to_target", rep->seconds_to_target);
+    cJSON_AddStringToObject(m, "dataset_fingerprint", rep->dataset_fingerprint);
     cJSON *eps = cJSON_AddArrayToObject(m, "epochs");
     for (int i = 0; i < rep->epochs_run; i++) cJSON_AddItemToArray(eps, dbk_results_epoch_json(&rep->epochs[i]));
+    dbk_results_add_energy_state(m, rep);
     if (peers) cJSON_AddItemToObject(m, "distributed", cJSON_Parse(peers->meta_json));
     const dbk_loss_scaler *ls = dbk_session_loss_scaler(s);
     if (ls) {
@@ -100,6 +102,8 @@ static void read_epochs(const cJSON *eps, dbk_train_report *rep, const char **ba
         r->eval_wait_seconds = number(e, "eval_wait_seconds", bad);
         const cJSON *flops = cJSON_GetObjectItemCaseSensitive(e, "flops"); /* absent before it existed */
         r->flops = cJSON_IsNumber(flops) ? flops->valuedouble : 0.0;
+        const cJSON *joules = cJSON_GetObjectItemCaseSensitive(e, "clock_joules");   /* only when measured */
+        r->clock_joules = cJSON_IsNumber(joules) ? joules->valuedouble : (double)NAN;
         if (r->epoch != rep->epochs_run && !*bad) *bad = "epochs (not numbered 1, 2, ...)";
     }
 }
@@ -115,6 +119,8 @@ static void read_header(const cJSON *m, dbk_resume_header *h, const char **bad) 
     h->device = (int)number(m, "device", bad);
     h->epochs_done = (int)number(m, "epochs_done", bad);
     h->clock_seconds = number(m, "clock_seconds", bad);
+    const cJSON *fp = cJSON_GetObjectItemCaseSensitive(m, "dataset_fingerprint");
+    if (cJSON_IsString(fp)) snprintf(h->dataset_fingerprint, sizeof h->dataset_fingerprint, "%s", fp->valuestring);
     char *end = NULL;
     errno = 0;
     h->seed = strtoull(seed, &end, 10);
@@ -171,6 +177,7 @@ static void read_totals(const cJSON *m, dbk_train_report *rep, const char **bad)
     rep->resume_seconds = number(m, "resume_seconds", bad);
     rep->epochs_to_target = (int)number(m, "epochs_to_target", bad);
     rep->seconds_to_target = number(m, "seconds_to_target", bad);
+    dbk_results_read_energy_state(m, rep);
 }
 
 dbk_status dbk_resume_read(const char *dir, dbk_resume_header *h, dbk_train_report *rep, dbk_checkpoint **ckpt) {
@@ -214,17 +221,30 @@ void dbk_resume_remove(const char *dir) {
     unlink(path);
 }
 
-dbk_status dbk_resume_previous_status(const char *dir, char *out, size_t cap) {
+dbk_status dbk_resume_read_record(const char *dir, dbk_run_record *out) {
+    memset(out, 0, sizeof *out);
+    snprintf(out->status, sizeof out->status, "none");
+    out->train_images = out->test_images = -1;
     cJSON *root;
     dbk_status st = dbk_results_read_json(dir, &root);
-    if (st == DBK_ERR_NOT_FOUND) {
-        snprintf(out, cap, "none");
-        return DBK_OK;
-    }
+    if (st == DBK_ERR_NOT_FOUND) return DBK_OK;
     if (st != DBK_OK) return st;
+    out->present = true;
     const cJSON *status = cJSON_GetObjectItemCaseSensitive(root, "status");
+    const cJSON *recipe = cJSON_GetObjectItemCaseSensitive(root, "recipe");
+    const cJSON *fields[] = {cJSON_GetObjectItemCaseSensitive(recipe, "name"),
+                             cJSON_GetObjectItemCaseSensitive(root, "model"),
+                             cJSON_GetObjectItemCaseSensitive(root, "dataset_fingerprint")};
+    char *dst[] = {out->recipe, out->model, out->dataset_fingerprint};
+    const size_t cap[] = {sizeof out->recipe, sizeof out->model, sizeof out->dataset_fingerprint};
+    for (int i = 0; i < 3; i++)
+        if (cJSON_IsString(fields[i])) snprintf(dst[i], cap[i], "%s", fields[i]->valuestring);
+    const cJSON *train = cJSON_GetObjectItemCaseSensitive(root, "train_images");
+    const cJSON *test = cJSON_GetObjectItemCaseSensitive(root, "test_images");
+    if (cJSON_IsNumber(train)) out->train_images = train->valuedouble;
+    if (cJSON_IsNumber(test)) out->test_images = test->valuedouble;
     const bool found = cJSON_IsString(status);
-    if (found) snprintf(out, cap, "%s", status->valuestring);
+    if (found) snprintf(out->status, sizeof out->status, "%s", status->valuestring);
     cJSON_Delete(root);
     return found ? DBK_OK : dbk_set_error(DBK_ERR_FORMAT, "%s/result.json has no \"status\"", dir);
 }

@@ -10,7 +10,8 @@
  *   decimal string: u64), "epochs_done",
  *   "clock_seconds" (the clock at the end of epoch epochs_done), "preprocess_seconds",
  *   "resumed" and "resume_seconds" (earlier resumes), "epochs_to_target",
- *   "seconds_to_target", and "epochs" (the per-epoch records, as in result.json); a
+ *   "seconds_to_target", "dataset_fingerprint" (trainer.h), and "epochs" (the per-epoch
+ *   records, as in result.json); a
  *   distributed run adds "distributed" (src/dist: ranks, exchanges done, the exchange's
  *   counts) and, with error feedback, the tensor "distributed.residuals" (ranks, n); a run in
  *   mixed precision adds "loss_scaler": {"scale" S, "clean_steps" since S last changed,
@@ -40,6 +41,7 @@ typedef struct dbk_resume_header {
     double   clock_seconds;
     int      argc;                        /* -1: not recorded (a run of `daybreak bench`) */
     char    *argv[DBK_RESUME_MAX_ARGS];   /* owned; dbk_resume_header_deinit */
+    char     dataset_fingerprint[24];     /* the run's data (trainer.h); "" when not recorded */
     bool     has_loss_scaler;             /* saved by a run in mixed precision */
     dbk_loss_scaler loss_scaler;          /* then its state (growth_interval not saved: 0) */
 } dbk_resume_header;
@@ -64,8 +66,19 @@ dbk_status dbk_resume_save(dbk_session *s, const char *dir, const dbk_train_opti
 dbk_status dbk_resume_read(const char *dir, dbk_resume_header *h, dbk_train_report *rep, dbk_checkpoint **ckpt);
 void       dbk_resume_header_deinit(dbk_resume_header *h);
 
-/* The "status" of dir/result.json into out, "none" when there is no result.json yet. */
-dbk_status dbk_resume_previous_status(const char *dir, char *out, size_t cap);
+/* What dir/result.json records of the run in the folder, to check resume.ckpt and the data
+ * against it before anything is resumed. */
+typedef struct dbk_run_record {
+    bool    present;                      /* dir/result.json exists */
+    char    status[32];                   /* its "status"; "none" without result.json */
+    char    recipe[64], model[64];        /* "" when not recorded */
+    char    dataset_fingerprint[24];      /* "" when not recorded */
+    double  train_images, test_images;    /* -1 when not recorded */
+} dbk_run_record;
+
+/* Reads dir/result.json into out (present false, status "none" when there is none).
+ * DBK_ERR_FORMAT when it is not JSON or lacks "status". */
+dbk_status dbk_resume_read_record(const char *dir, dbk_run_record *out);
 
 /* Deletes dir/resume.ckpt (a finished run has nothing to resume). */
 void dbk_resume_remove(const char *dir);

@@ -102,6 +102,15 @@ dbk_status dbk_session_init_params(dbk_session *s, uint64_t seed);
  * model without such weights needs nothing. On the clock, as airbench times it. */
 dbk_status dbk_session_init_from_data(dbk_session *s, const dbk_dataset *train);
 
+/* Runs every recorded program once (training step, separate update, evaluation batches,
+ * test-time augmentation, lookahead) with the real shapes and waits, so the driver's lazy
+ * compilation (PoCL's per-kernel builds, CLBlast's kernels, pipelines finished at first use)
+ * happens before the clock starts. Call it on a new session, before the data upload and the
+ * state's initialisation: it touches no dataset (label buffers zeroed, parameters from seed 0)
+ * and leaves the datasets and the training state undefined for the caller to write.
+ * *seconds (may be NULL): its wall time. */
+dbk_status dbk_session_warm_up(dbk_session *s, double *seconds);
+
 /* Shuffles the training set for the epoch (host permutation, one upload) and zeroes the
  * on-device counters. */
 dbk_status dbk_session_begin_epoch(dbk_session *s, int epoch, uint64_t seed);   /* epoch: 1, 2, ... */
@@ -124,6 +133,11 @@ void dbk_session_set_eval_loader(dbk_session *s, dbk_loader *loader);
 
 /* Evaluates the whole test set; returns correct count and summed loss. */
 dbk_status dbk_session_evaluate(dbk_session *s, dbk_epoch_counters *out);
+
+/* DBK_ERR_DIVERGED when an evaluation's mean loss is NaN or infinite: the model's logits were
+ * not finite (ACCURACY counts such rows as wrong), so no accuracy may be reported. The message
+ * names `model` (e.g. the checkpoint's path) and the loss. */
+dbk_status dbk_session_check_evaluation(const dbk_epoch_counters *c, const char *model);
 
 /* The recipe's final evaluation: with its test-time augmentation (the weighted logits of every
  * view, dbk_tta_views) when it has one, else the same as dbk_session_evaluate. */

@@ -4,6 +4,7 @@
  * (session_step.c declares them) and enqueues the recorded program; nothing is read back
  * until the epoch ends.
  */
+#include <math.h>
 #include <string.h>
 
 #include "core/rng.h"
@@ -190,6 +191,14 @@ static dbk_status evaluate_selective(dbk_session *s, dbk_epoch_counters *out) {
     DBK_TRY(read_counters(s, s->eval_steps, g, out));
     out->correct5 = 0;
     return s->cfg.top5 ? read_counter(s->eval_steps, g, "correct5", &out->correct5) : DBK_OK;
+}
+
+dbk_status dbk_session_check_evaluation(const dbk_epoch_counters *c, const char *model) {
+    const double loss = c->images > 0 ? c->loss_sum / (double)c->images : 0.0;
+    if (isfinite(loss)) return DBK_OK;
+    return dbk_set_error(DBK_ERR_DIVERGED, "%s: the mean test loss is %s: the model's outputs are not finite numbers "
+                         "(NaN or infinite weights or batch-norm statistics), so it has no accuracy", model,
+                         isnan(loss) ? "NaN" : "infinite");
 }
 
 dbk_status dbk_session_evaluate_final(dbk_session *s, dbk_epoch_counters *out) {

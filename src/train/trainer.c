@@ -19,6 +19,7 @@
 #include "data/dataset.h"
 #include "data/imagefolder.h"
 #include "data/loader.h"
+#include "train/energy_clock.h"
 #include "train/loss_scaler.h"
 #include "train/mlperf_log.h"
 #include "train/results.h"
@@ -46,9 +47,13 @@ typedef struct run {
     int          size_phase;        /* progressive resizing: the phase the session is built for */
     bool         resume_has_scaler; /* with opt->resume: resume.ckpt holds the loss scaler's state */
     dbk_loss_scaler resume_scaler;  /* then that state */
+    dbk_run_record resume_record;   /* with opt->resume: what the folder's result.json records */
+    char         resume_fingerprint[24]; /* and the data resume.ckpt was trained on ("" unknown) */
+    dbk_energy_clock energy;        /* the energy on the clock */
 } run;
 
 static void run_release(run *r) {
+    dbk_energy_clock_close(&r->energy);
     dbk_checkpoint_destroy(r->resume_ckpt);
     dbk_mlperf_log_deinit(&r->mlperf);
     dbk_session_destroy(r->session);
@@ -193,7 +198,9 @@ static dbk_status create_session(run *r, const dbk_train_options *opt, dbk_train
         .fp16 = rep->fp16,
         .loss_scale_interval = opt->loss_scale_interval,
     };
+    const double t0 = dbk_time_now();
     DBK_TRY(dbk_session_create(r->be, &cfg, &r->session));
+    rep->builds.session_seconds += dbk_time_now() - t0;
     if (streamed) dbk_session_set_eval_loader(r->session, r->eval_loader);
     if (opt->peers) { /* the summary from the start: result.json says it is distributed mid-run too */
         DBK_TRY(opt->peers->attach(opt->peers->ctx, r->session, &rep->device));
@@ -204,6 +211,20 @@ static dbk_status create_session(run *r, const dbk_train_options *opt, dbk_train
     rep->step_flops = dbk_session_step_flops(r->session);
     rep->steps_per_epoch = dbk_session_steps_per_epoch(r->session);
     rep->activation_bytes = dbk_session_activation_bytes(r->session);
+    return DBK_OK;
+}
+
+/* The programs run once off the clock (dbk_session_warm_up), and one console line saying how
+ * long the builds took (a cold kernel cache on PoCL takes minutes). */
+static dbk_status warm_up(run *r, const dbk_train_options *opt, dbk_train_report *rep, bool say) {
+    double seconds;
+    DBK_TRY(dbk_session_warm_up(r->session, &seconds));
+    rep->builds.warmup_seconds += seconds;
+    const double total = rep->builds.backend_seconds + rep->builds.session_seconds + rep->builds.warmup_seconds;
+    if (say && !opt->quiet)
+        printf("programs built in %.1f s before the clock started (backend %.1f s, session %.1f s, warm-up %.1f s)\n",
+               total, rep->builds.backend_seconds, rep->builds.session_seconds, rep->builds.warmup_seconds);
+    fflush(stdout);
     return DBK_OK;
 }
 
@@ -238,13 +259,16 @@ static void print_size_phase(const dbk_recipe *rc, int phase, int epoch0, const 
 /* At the first epoch of a size phase: the session and the decode threads rebuilt at the
  * phase's size, with the same parameters, statistics and optimizer state. The old session is
  * destroyed (its activations freed) before the new one allocates. On the clock: it is part of
- * the training. Runs at every phase boundary, even one that keeps the size. */
+ * the training, except the new session's program builds (its creation and warm-up), which are
+ * off the clock like the first session's. Runs at every phase boundary, even one that keeps
+ * the size. */
 static dbk_status enter_size_phase(run *r, const dbk_train_options *opt, dbk_train_report *rep, int epoch0,
                                    double *clock) {
     const dbk_recipe *rc = &opt->recipe;
     const int phase = dbk_recipe_size_phase_at(rc, epoch0);
     if (phase == r->size_phase) return DBK_OK;
-    const double t0 = dbk_time_now();
+    dbk_energy_clock_start(&r->energy);
+    const double t0 = dbk_time_now(), built0 = rep->builds.session_seconds;
     dbk_session_state *state;
     DBK_TRY(dbk_session_state_take(r->session, &state));
     dbk_session_destroy(r->session);
@@ -255,18 +279,42 @@ static dbk_status enter_size_phase(run *r, const dbk_train_options *opt, dbk_tra
     const bool resized = dbk_dataset_set_image_size(&r->data, rc->size_phases[phase].size);
     DBK_ASSERT(resized); /* check_size_phases: an image-folder dataset */
     dbk_status st = create_loaders(r, opt, rep, phase);
+    const double warmed0 = rep->builds.warmup_seconds;
+    dbk_energy_clock_stop(&r->energy);   /* the programs' builds are off the clock, their energy too */
     if (st == DBK_OK) st = create_session(r, opt, rep);
+    if (st == DBK_OK) st = warm_up(r, opt, rep, false); /* the phase's line says it */
+    dbk_energy_clock_start(&r->energy);
     if (st == DBK_OK) st = dbk_session_state_put(r->session, state);
     dbk_session_state_destroy(state);
     DBK_TRY(st);
     r->size_phase = phase;
-    const double seconds = dbk_time_now() - t0;
+    const double built = rep->builds.session_seconds - built0 + rep->builds.warmup_seconds - warmed0;
+    const double seconds = dbk_time_now() - t0 - built;
+    dbk_energy_clock_stop(&r->energy);
     *clock += seconds;
     if (!opt->quiet) {
-        char how[64];
-        snprintf(how, sizeof how, ": rebuilt in %.2f s on the clock", seconds);
+        char how[96];
+        snprintf(how, sizeof how, ": rebuilt in %.2f s on the clock, programs built in %.2f s off it", seconds, built);
         print_size_phase(rc, phase, epoch0, how);
     }
+    return DBK_OK;
+}
+
+/* A resumed run trains on the data it started with: the same image counts as result.json
+ * records and the same fingerprint as resume.ckpt (and result.json) record. */
+static dbk_status check_resumed_data(const run *r, const dbk_train_options *opt, const dbk_train_report *rep) {
+    const dbk_run_record *rec = &r->resume_record;
+    if ((rec->train_images >= 0 && rec->train_images != rep->train_images) ||
+        (rec->test_images >= 0 && rec->test_images != rep->test_images))
+        return dbk_set_error(DBK_ERR_INVALID_ARG, "%s: the run trained on %.0f images and evaluated %.0f; the data in %s "
+                             "now gives %d and %d: resume it with the data it started with", opt->out_dir,
+                             rec->train_images, rec->test_images, opt->data_dir, (int)rep->train_images,
+                             (int)rep->test_images);
+    const char *expected = r->resume_fingerprint[0] ? r->resume_fingerprint : rec->dataset_fingerprint;
+    if (expected[0] && strcmp(expected, rep->dataset_fingerprint))
+        return dbk_set_error(DBK_ERR_INVALID_ARG, "%s: the data in %s is not the data the run started with (dataset "
+                             "fingerprint %s, the run's %s): resume it with the same data", opt->out_dir, opt->data_dir,
+                             rep->dataset_fingerprint, expected);
     return DBK_OK;
 }
 
@@ -294,6 +342,11 @@ static dbk_status setup(run *r, const dbk_train_options *opt, dbk_train_report *
         rep->train_images = r->train.count;
         rep->test_images = r->test.count;
     }
+    uint64_t fingerprint = 0;
+    if (streamed) fingerprint = dbk_imagefolder_fingerprint(dbk_imagefolder_fingerprint(0, &r->train_list), &r->test_list);
+    else fingerprint = dbk_dataset_fingerprint(dbk_dataset_fingerprint(0, &r->train), &r->test);
+    snprintf(rep->dataset_fingerprint, sizeof rep->dataset_fingerprint, "%016llx", (unsigned long long)fingerprint);
+    if (opt->resume) DBK_TRY(check_resumed_data(r, opt, rep));
     rep->streamed = streamed;
     rep->top5 = streamed || rc->target_top5;
     rep->train_split_images = r->data.split_count[DBK_DATASET_SPLIT_TRAIN];
@@ -301,14 +354,19 @@ static dbk_status setup(run *r, const dbk_train_options *opt, dbk_train_report *
     rep->subset = rep->train_images < r->data.split_count[DBK_DATASET_SPLIT_TRAIN] ||
                   rep->test_images < r->data.split_count[DBK_DATASET_SPLIT_TEST];
 
+    const double t0 = dbk_time_now();
     DBK_TRY(dbk_backend_create(opt->backend, opt->device, &r->be));
+    rep->builds.backend_seconds = dbk_time_now() - t0;
     rep->device = *dbk_backend_get_info(r->be);
     DBK_TRY(dbk_platform_resolve(opt->platform, dbk_backend_kind_name(opt->backend), rep->device.name, &rep->platform));
+    dbk_platform_set_prices(&rep->platform, opt->price_per_hour, opt->energy_price_per_kwh);
+    dbk_energy_clock_open(&r->energy, opt, rep);
     if (!r->mlperf_continued) dbk_mlperf_log_init_start(&r->mlperf, opt, rep);
     dbk_log(DBK_LOG_LEVEL_INFO, "device: %s %d: %s (%s)", dbk_backend_kind_name(opt->backend), opt->device,
             rep->device.name, rep->device.driver);
 
-    return create_session(r, opt, rep);
+    DBK_TRY(create_session(r, opt, rep));
+    return warm_up(r, opt, rep, true);
 }
 
 /* A fresh run: the folder must hold no earlier run. */
@@ -320,6 +378,12 @@ static dbk_status check_fresh(run *r, const dbk_train_options *opt) {
     if (access(path, F_OK) == 0)
         return dbk_set_error(DBK_ERR_IO, "%s holds an unfinished run (%s); continue it with --resume %s or remove it",
                              opt->out_dir, DBK_RESUME_FILE, opt->out_dir);
+    /* Another run's (or program's) files of the names a run writes are never replaced. */
+    const char *const others[] = {r->logs_path, r->ckpt_path, r->entry_path, r->mlperf_path};
+    for (size_t i = 0; i < sizeof others / sizeof others[0]; i++)
+        if (access(others[i], F_OK) == 0)
+            return dbk_set_error(DBK_ERR_IO, "%s already exists and a run would replace it; choose another --out or "
+                                 "remove it", others[i]);
     time_t now = time(NULL);
     struct tm tmv;
     gmtime_r(&now, &tmv);
@@ -330,12 +394,31 @@ static dbk_status check_fresh(run *r, const dbk_train_options *opt) {
 /* A resumed run: resume.ckpt read (records into rep, the state kept for prepare), and one
  * line saying how the run it continues ended. */
 static dbk_status open_resume(run *r, const dbk_train_options *opt, dbk_train_report *rep) {
-    char previous[32] = "running";
-    if (dbk_peers_writes_files(opt->peers)) DBK_TRY(dbk_resume_previous_status(opt->out_dir, previous, sizeof previous));
+    dbk_run_record *rec = &r->resume_record;
+    if (dbk_peers_writes_files(opt->peers)) {
+        DBK_TRY(dbk_resume_read_record(opt->out_dir, rec));
+    } else { /* the other ranks of a distributed run check resume.ckpt only */
+        snprintf(rec->status, sizeof rec->status, "running");
+        rec->train_images = rec->test_images = -1;
+    }
+    const char *previous = rec->status;
     dbk_resume_header h;
     DBK_TRY(dbk_resume_read(opt->out_dir, &h, rep, &r->resume_ckpt));
+    snprintf(r->resume_fingerprint, sizeof r->resume_fingerprint, "%s", h.dataset_fingerprint);
     dbk_status st = DBK_OK;
-    if (strcmp(h.daybreak_version, DBK_VERSION) != 0)
+    /* resume.ckpt must be the run the folder records: a checkpoint copied in from another run
+     * would otherwise train that run on and replace this one's result.json and logs.tsv. */
+    if (rec->recipe[0] && (strcmp(rec->recipe, opt->recipe.name) || strcmp(rec->model, opt->recipe.model)))
+        st = dbk_set_error(DBK_ERR_INVALID_ARG, "%s/%s continues a run of recipe %s (model %s), but %s/result.json "
+                           "records recipe %s (model %s): the checkpoint is not this folder's run; nothing was resumed",
+                           opt->out_dir, DBK_RESUME_FILE, opt->recipe.name, opt->recipe.model, opt->out_dir, rec->recipe,
+                           rec->model[0] ? rec->model : "?");
+    else if (rec->dataset_fingerprint[0] && h.dataset_fingerprint[0] &&
+             strcmp(rec->dataset_fingerprint, h.dataset_fingerprint))
+        st = dbk_set_error(DBK_ERR_INVALID_ARG, "%s/%s was trained on other data (dataset %s) than %s/result.json records "
+                           "(dataset %s): the checkpoint is not this folder's run; nothing was resumed", opt->out_dir,
+                           DBK_RESUME_FILE, h.dataset_fingerprint, opt->out_dir, rec->dataset_fingerprint);
+    else if (strcmp(h.daybreak_version, DBK_VERSION) != 0)
         st = dbk_set_error(DBK_ERR_INVALID_ARG, "%s/%s was written by daybreak %s; this is daybreak %s", opt->out_dir,
                            DBK_RESUME_FILE, h.daybreak_version, DBK_VERSION);
     else if (h.seed != opt->seed || strcmp(h.backend, dbk_backend_kind_name(opt->backend)) != 0 ||
@@ -427,6 +510,7 @@ static dbk_status lookahead_after(dbk_session *s, const dbk_recipe *rc, long don
 static dbk_status final_evaluation(run *r, const dbk_train_options *opt, dbk_train_report *rep, double *clock) {
     const dbk_recipe *rc = &opt->recipe;
     dbk_epoch_record *e = &rep->epochs[rep->epochs_run - 1];
+    dbk_energy_clock_start(&r->energy);
     double start = dbk_time_now();
     dbk_epoch_counters fc = {0};
     if (dbk_peers_evaluates(opt->peers)) DBK_TRY(dbk_session_evaluate_final(r->session, &fc)); /* synchronises */
@@ -434,12 +518,14 @@ static dbk_status final_evaluation(run *r, const dbk_train_options *opt, dbk_tra
     f->done = true;
     f->tta_level = rc->tta_level;
     f->seconds = dbk_time_now() - start;
+    dbk_energy_clock_stop(&r->energy);
     DBK_TRY(dbk_peers_share_eval(opt->peers, &fc, &f->seconds));
     f->accuracy = 100.0 * fc.correct / (double)fc.images;
     f->loss = fc.loss_sum / (double)fc.images;
     f->plain_accuracy = e->test_accuracy;
     *clock += f->seconds;
     e->clock_seconds = *clock;
+    dbk_energy_clock_record(&r->energy, e);
     e->test_accuracy = f->accuracy;
     e->test_loss = f->loss;
     return DBK_OK;
@@ -473,6 +559,7 @@ static dbk_status prepare(run *r, const dbk_train_options *opt, dbk_train_report
         dbk_mlperf_log_event(&r->mlperf, DBK_MLPERF_END, "init_stop", 0);
         dbk_mlperf_log_event(&r->mlperf, DBK_MLPERF_START, "run_start", 0);
     }
+    dbk_energy_clock_start(&r->energy);
     double t0 = dbk_time_now();
     DBK_TRY(dbk_session_upload_data(s, &r->train, &r->test));
     if (opt->resume) {
@@ -485,6 +572,7 @@ static dbk_status prepare(run *r, const dbk_train_options *opt, dbk_train_report
             dbk_log(DBK_LOG_LEVEL_WARN, "%s holds no loss scale (the run it continues trained in fp32): fp16 starts "
                     "at the initial scale %g", DBK_RESUME_FILE, (double)DBK_LOSS_SCALE_INIT);
         const double restore = dbk_time_now() - t0;
+        dbk_energy_clock_stop(&r->energy);
         rep->resumed++;
         rep->resume_seconds += restore;
         *clock = r->resume_clock + restore;
@@ -494,6 +582,7 @@ static dbk_status prepare(run *r, const dbk_train_options *opt, dbk_train_report
     DBK_TRY(dbk_session_init_from_data(s, &r->train));
     DBK_TRY(dbk_backend_sync(r->be));
     *clock = rep->preprocess_seconds = dbk_time_now() - t0;
+    dbk_energy_clock_stop(&r->energy);
     DBK_TRY(dbk_peers_slowest(opt->peers, clock, "preprocessing time"));
     rep->preprocess_seconds = *clock;
     DBK_TRY(save_resume(r, opt, rep, *clock));
@@ -516,6 +605,7 @@ static dbk_status train_epoch(run *r, const dbk_train_options *opt, dbk_epoch_re
     double start = dbk_time_now();
     const long first_step = (long)(e->epoch - 1) * steps;
     const int epoch_steps = total_steps - first_step < steps ? (int)(total_steps - first_step) : steps;
+    dbk_energy_clock_start(&r->energy);
     dbk_mlperf_log_event(&r->mlperf, DBK_MLPERF_START, "epoch_start", e->epoch);
     DBK_TRY(dbk_session_begin_epoch(s, e->epoch, opt->seed));
     if (r->loader) DBK_TRY(dbk_loader_begin_epoch(r->loader, e->epoch));
@@ -541,10 +631,12 @@ static dbk_status train_epoch(run *r, const dbk_train_options *opt, dbk_epoch_re
     DBK_TRY(stop_requested(opt, stopped));
     if (*stopped) return DBK_OK;
     e->epoch_seconds = dbk_time_now() - start;
+    dbk_energy_clock_stop(&r->energy);
     DBK_TRY(dbk_peers_combine_epoch(opt->peers, &tc, &e->epoch_seconds)); /* all ranks: the slowest's time */
     dbk_mlperf_log_event(&r->mlperf, DBK_MLPERF_END, "epoch_stop", e->epoch);
     *clock += e->epoch_seconds;
     e->clock_seconds = *clock;
+    dbk_energy_clock_record(&r->energy, e);
     e->images_per_second = (double)tc.images / e->epoch_seconds;
     e->flops = dbk_session_steps_flops(s, first_step, epoch_steps);
     e->train_loss = tc.loss_sum / (double)tc.images;
@@ -562,11 +654,13 @@ static dbk_status train_epoch(run *r, const dbk_train_options *opt, dbk_epoch_re
 /* The test set after an epoch: off the clock (DAWNBench), on it with --clock mlperf. */
 static dbk_status evaluate_epoch(run *r, const dbk_train_options *opt, dbk_epoch_record *e, double *clock) {
     dbk_mlperf_log_event(&r->mlperf, DBK_MLPERF_START, "eval_start", e->epoch);
+    if (opt->clock == DBK_CLOCK_MLPERF) dbk_energy_clock_start(&r->energy);
     double eval_start = dbk_time_now();
     dbk_epoch_counters ec = {0};
     if (opt->peers) DBK_TRY(opt->peers->before_eval(opt->peers->ctx, r->session));
     if (dbk_peers_evaluates(opt->peers)) DBK_TRY(dbk_session_evaluate(r->session, &ec));
     e->eval_seconds = dbk_time_now() - eval_start;
+    dbk_energy_clock_stop(&r->energy);   /* nothing to stop on the DAWNBench clock */
     if (r->eval_loader) {
         dbk_loader_stats ls;
         dbk_loader_get_stats(r->eval_loader, &ls);
@@ -582,6 +676,7 @@ static dbk_status evaluate_epoch(run *r, const dbk_train_options *opt, dbk_epoch
     if (opt->clock == DBK_CLOCK_MLPERF) {
         *clock += e->eval_seconds;
         e->clock_seconds = *clock;
+        dbk_energy_clock_record(&r->energy, e);
     }
     return DBK_OK;
 }
@@ -642,14 +737,8 @@ static dbk_status train_loop(run *r, const dbk_train_options *opt, dbk_train_rep
         collect_loss_scale(r->session, rep, epoch);
         if (!opt->quiet) print_epoch(e, epochs, rep);
 
-        if (!isfinite(e->train_loss) || !isfinite(e->test_loss)) {
-            rep->status = DBK_RUN_DIVERGED;
-            dbk_mlperf_log_run_stop(&r->mlperf, false);
-            DBK_TRY(finish(r, opt, rep));
-            return diverged(e);
-        }
         bool last = epoch == epochs;
-        if (rc->fixed_budget && last) {
+        if (rc->fixed_budget && last && isfinite(e->train_loss) && isfinite(e->test_loss)) {
             dbk_mlperf_log_event(&r->mlperf, DBK_MLPERF_START, "eval_start", epoch);
             DBK_TRY(final_evaluation(r, opt, rep, &clock));
             dbk_mlperf_log_event(&r->mlperf, DBK_MLPERF_END, "eval_stop", epoch);
@@ -661,6 +750,16 @@ static dbk_status train_loop(run *r, const dbk_train_options *opt, dbk_train_rep
             else if (!opt->quiet)
                 printf("final evaluation (test-time augmentation level %d, on the clock): test %6.2f%%  time %7.2fs  "
                        "clock %8.2fs\n", rc->tta_level, e->test_accuracy, rep->final_eval.seconds, clock);
+        }
+        /* Non-finite logits give a non-finite loss (and count as wrong, op_list.h ACCURACY): the
+         * run ends as diverged, whichever evaluation (per epoch or the final one) saw them. */
+        if (!isfinite(e->train_loss) || !isfinite(e->test_loss)) {
+            rep->status = DBK_RUN_DIVERGED;
+            diverged(e);
+            snprintf(rep->end_reason, sizeof rep->end_reason, "%s", dbk_last_error());
+            dbk_mlperf_log_run_stop(&r->mlperf, false);
+            DBK_TRY(finish(r, opt, rep));
+            return diverged(e);
         }
         /* A fixed budget is judged by its final evaluation only. */
         const double judged = rc->target_top5 ? e->test_top5 : e->test_accuracy;
@@ -711,6 +810,7 @@ dbk_status dbk_train_run(const dbk_train_options *opt, dbk_train_report *rep) {
             /* Keep the record of the epochs that completed, marked failed (not "running"). */
             char reason[1024];
             snprintf(reason, sizeof reason, "%s", dbk_last_error());
+            snprintf(rep->end_reason, sizeof rep->end_reason, "%.500s", reason);
             rep->status = DBK_RUN_FAILED;
             dbk_mlperf_log_run_stop(&r.mlperf, false);
             write_files(&r, opt, rep);

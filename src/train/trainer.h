@@ -87,6 +87,10 @@ typedef struct dbk_train_options {
     char *const     *args;
     const dbk_peers *peers;         /* data-parallel job (train/peers.h); NULL = one process.
                                        recipe.batch is then each rank's batch */
+    double           price_per_hour;       /* --price: USD per hour over the profile's (0 = the profile's) */
+    double           energy_price_per_kwh; /* --energy-price: USD per kWh over the profile's (0 = the profile's) */
+    const char      *energy_root;   /* energy readers' sysfs root (DBK_ENERGY_ROOT, a test hook); NULL = "/" */
+    const char      *nvml_library;  /* NVML's library (DBK_NVML_LIBRARY, a test hook); NULL = libnvidia-ml.so.1 */
 } dbk_train_options;
 
 typedef struct dbk_epoch_record {
@@ -105,6 +109,7 @@ typedef struct dbk_epoch_record {
     double images_per_second;       /* training images / epoch_seconds */
     double flops;                   /* model FLOPs of the epoch's training steps (a step after a
                                        group stopped computes less: dbk_session_steps_flops) */
+    double clock_joules;            /* energy on the clock up to the epoch's end (J); NAN when not measured */
     float  lr_end;                  /* learning rate at the last step */
 } dbk_epoch_record;
 
@@ -141,6 +146,29 @@ typedef struct dbk_schedule_result {
     double top5;                    /* percent, when top-5 is evaluated */
     double seconds;                 /* the clock at the schedule's end */
 } dbk_schedule_result;
+/* Time spent off the clock building programs (DESIGN.md decision 8): a resumed run's are
+ * this process's, not the interrupted one's. */
+typedef struct dbk_build_times {
+    double backend_seconds;   /* creating the backend: the OpenCL program compiled or read from
+                                 the kernel cache */
+    double session_seconds;   /* planning, allocating and recording the session: Vulkan's
+                                 pipelines, each op's preparation */
+    double warmup_seconds;    /* every program run once (dbk_session_warm_up): the drivers' lazy
+                                 compilation; with progressive resizing, each size's session */
+} dbk_build_times;
+
+/* The energy of the run on the clock (energy/energy.h reads it; train/energy_clock.h adds up
+ * the intervals the clock runs): measured, or why not. */
+typedef struct dbk_energy_record {
+    bool   measured;
+    char   reason[512];             /* why not measured ("" when measured) */
+    char   source[8];               /* "nvml", "hwmon", "rapl" */
+    char   scope[640];              /* what the reading covers, from where */
+    bool   counter;                 /* an energy counter; false: power sampled and integrated */
+    double interval;                /* seconds between the sampling thread's samples */
+    long   samples;
+    double joules;                  /* on the clock so far */
+} dbk_energy_record;
 
 typedef struct dbk_train_report {
     dbk_run_status   status;
@@ -177,6 +205,11 @@ typedef struct dbk_train_report {
     long             skipped_steps;        /* fp16: steps skipped for an inf/NaN gradient */
     double           loss_scale;           /* fp16: the dynamic loss scale at the end */
     uint64_t         activation_bytes;     /* the memory plan's activation buffers, all together */
+    char             end_reason[512];      /* status failed or diverged: the one-line error that ended it */
+    char             dataset_fingerprint[24]; /* the data trained and evaluated on: 16 hex digits of
+                                            * dbk_dataset_fingerprint / dbk_imagefolder_fingerprint */
+    dbk_build_times  builds;               /* off the clock */
+    dbk_energy_record energy;
 } dbk_train_report;
 
 /* Runs the whole training. Returns DBK_OK when the run completed (reached or not: see

@@ -16,7 +16,9 @@
  *     3. flip horizontally when params.flip and the row's coin says so, or with
  *        params.flip_alternating when the image's coin for the run XOR (epoch & 1) is 1
  *        (airbench94: a random orientation at epoch 0, every image mirrored on odd epochs);
- *     4. normalise every pixel: (v / 255 - mean[c]) / std[c] (always, also in evaluation);
+ *     4. normalise every pixel: v * scale[c] + shift[c] with dbk_augment_affine's scale and
+ *        shift, i.e. (v / 255 - mean[c]) / std[c] within an ulp (always, also in evaluation):
+ *        a multiply and an add round the same on every device, a division does not;
  *     5. with params.brightness or contrast (cifar10-speedrun's batch_color_jitter): every value
  *        of the image becomes (x + b) * c, one b and c per row (dbk_augment_jitter);
  *     6. cutout: zero a cutout x cutout square with top-left (cut_y, cut_x) in output
@@ -101,6 +103,8 @@ dbk_status dbk_cpu_augment(dbk_backend *be, const dbk_op_desc *op) {
                                  (long long)row, (long long)j, (long long)m);
     }
 
+    float scale[3], shift[3];
+    dbk_augment_affine(p, scale, shift);
 #pragma omp parallel for schedule(static)
     for (int64_t i = 0; i < n; i++) {
         const int64_t row = first + i;
@@ -127,13 +131,13 @@ dbk_status dbk_cpu_augment(dbk_backend *be, const dbk_op_desc *op) {
         for (int64_t c = 0; c < 3; c++) {
             const uint8_t *src = images + (j * 3 + c) * H * W;   /* (H, W) */
             float *dst = out + (i * 3 + c) * H * W;               /* (H, W) */
-            const float mean = p->mean[c], std = p->std[c];
             for (int64_t y = 0; y < H; y++) {
                 const uint8_t *srow = src + reflect(y + dy0, H) * W;
                 for (int64_t x = 0; x < W; x++) {
                     const int64_t xs = flip ? W - 1 - x : x;
                     const float v = (float)srow[reflect(xs + dx0, W)];
-                    const float o = (v / 255.0f - mean) / std;
+                    const float scaled = v * scale[c];   /* two roundings, as every device's */
+                    const float o = scaled + shift[c];
                     dst[y * W + x] = jitter ? (o + jb) * jc : o;
                 }
             }

@@ -58,6 +58,9 @@ static dbk_status cpu_device_info(int index, dbk_device_info *out) {
     out->fp16 = true;   /* f16 storage, widened to f32 in plain C (core/half.h) */
     out->fp16_missing[0] = '\0';
     snprintf(out->details, sizeof out->details, "threads: %d", out->compute_units);
+    snprintf(out->memory, sizeof out->memory, "host memory");
+    out->vendor_id = 0;
+    out->has_uuid = false;
     return DBK_OK;
 }
 

@@ -23,6 +23,11 @@
  * nothing to loss_sum, its dlogits row is zero (no gradient), and accuracy counts it as
  * wrong. probs is still the softmax of the row. Data loaders validate labels on the host,
  * so this is a guard against corruption, not a feature.
+ *
+ * Non-finite logits: accuracy counts a row with any NaN or infinite logit as wrong, so a model
+ * whose logits overflow or turn NaN can never score. A NaN or +inf logit also makes the row's
+ * loss NaN or infinite, which the trainer and `daybreak eval`/`infer` report as a divergence; a
+ * -inf logit alone may leave the loss finite (as in PyTorch), and the row is still wrong.
  */
 #include <math.h>
 
@@ -96,6 +101,11 @@ dbk_status dbk_cpu_accuracy(dbk_backend *be, const dbk_op_desc *op) {
         if (k == 0 || !label_ok(labels[i], k)) continue;
         const float *zi = z + i * k;
         const int64_t y = labels[i];
+        /* A row with a NaN or infinite logit is wrong whatever its rank: NaN compares false
+         * with everything, so the rank below would put a NaN label first. */
+        bool finite = true;
+        for (int64_t j = 0; j < k; j++) finite = finite && isfinite(zi[j]);
+        if (!finite) continue;
         /* the label's place when logits are ordered by value, ties by index (op_list.h) */
         int64_t rank = 0;
         for (int64_t j = 0; j < k; j++) rank += zi[j] > zi[y] || (j < y && zi[j] == zi[y]);

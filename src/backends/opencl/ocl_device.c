@@ -106,10 +106,18 @@ static void describe(cl_platform_id p, cl_device_id d, dbk_device_info *out) {
     out->global_mem_bytes = dev_ulong(d, CL_DEVICE_GLOBAL_MEM_SIZE);
     out->max_alloc_bytes = dev_ulong(d, CL_DEVICE_MAX_MEM_ALLOC_SIZE);
     out->local_mem_bytes = dev_ulong(d, CL_DEVICE_LOCAL_MEM_SIZE);
+    out->vendor_id = dev_uint(d, CL_DEVICE_VENDOR_ID);
+    /* CL_DEVICE_UUID_KHR of cl_khr_device_uuid (0x106A; older headers lack the name). */
+    out->has_uuid = strstr(ext, "cl_khr_device_uuid") &&
+                    clGetDeviceInfo(d, 0x106A, sizeof out->uuid, out->uuid, NULL) == CL_SUCCESS;
     out->fp16 = strstr(ext, "cl_khr_fp16") != NULL;
     snprintf(out->fp16_missing, sizeof out->fp16_missing, "%s",
              out->fp16 ? "fp16 kernels, which daybreak's OpenCL backend does not have yet (the device has cl_khr_fp16)"
                        : "the OpenCL extension cl_khr_fp16");
+    cl_bool unified = CL_FALSE;
+    clGetDeviceInfo(d, CL_DEVICE_HOST_UNIFIED_MEMORY, sizeof unified, &unified, NULL);
+    snprintf(out->memory, sizeof out->memory, "%s; buffers written and read by clEnqueueWrite/ReadBuffer",
+             unified ? "memory unified with the host's" : "device memory apart from the host's");
     size_t max_wg = 0;
     clGetDeviceInfo(d, CL_DEVICE_MAX_WORK_GROUP_SIZE, sizeof max_wg, &max_wg, NULL);
     snprintf(out->details, sizeof out->details,

@@ -70,6 +70,9 @@ typedef struct dbk_ocl_build_stats {
 
 /* Staging for small writes (ocl_buffer.c): the per-step scalars are copied here and written
  * without waiting for the queue; a slot is reused once its write has completed. */
+/* Kernels index with int (31-bit element counts) and take uint offsets: the im2col path's
+ * chunks are cut so that every region stays within this many elements (ocl_ops_conv.c). */
+#define DBK_OCL_MAX_INDEX 0x7fffffffu
 #define DBK_OCL_STAGING_SLOTS 64
 #define DBK_OCL_STAGING_BYTES 256
 

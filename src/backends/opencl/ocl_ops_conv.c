@@ -6,7 +6,9 @@
  *
  * The batch is cut into chunks of nb images so that the workspace — col (C*R*S, nb*P*Q) plus,
  * when nb > 1, tmp (K, nb*P*Q) — stays within the profile's "opencl.conv_workspace_mb"
- * (default 64 MiB, at most half the device's max allocation); big chunks keep the GEMMs wide
+ * (default 64 MiB, at most half the device's max allocation) and every region below 2^31
+ * elements (the kernels' 32-bit indices: a GPU profile's large budget cannot overflow them);
+ * big chunks keep the GEMMs wide
  * (the 4x4 layers would otherwise give 16-column GEMMs). Per chunk starting at image n0:
  *   forward     col = im2col(x chunk); tmp (K, cols) = w (K, CRS) . col; y chunk = scatter(tmp)
  *   bwd data    tmp = gather(dy chunk); dcol (CRS, cols) = w^T . tmp; dx chunk = col2im(dcol)
@@ -63,6 +65,35 @@ static bool pointwise(const conv_geom *g) {
  * panel width), the GEMM stores straight into the (nb, K, P, Q) output: no tmp, no scatter. */
 static bool direct_store(const conv_geom *g) { return g->packed && g->nb > 1 && g->pq % g->panel == 0; }
 
+/* Workspace regions of a chunk of g->nb images (the file comment lists them). */
+static void set_regions(conv_geom *g, dbk_op op) {
+    const size_t cols = (size_t)g->nb * (size_t)g->pq, pn = (size_t)g->panel;
+    const size_t crs = (size_t)g->crs, k = (size_t)g->K;
+    g->r2_floats = 0;
+    if (op == DBK_OP_CONV2D_BWD_DATA) {
+        g->r0_floats = crs * cols;
+        g->r1_floats = g->packed ? k * round_up(cols, pn) : (g->nb > 1 ? k * cols : 0);
+        g->r2_floats = g->packed ? k * crs : 0;
+    } else if (op == DBK_OP_CONV2D_BWD_FILTER) {
+        g->r0_floats = crs * cols;
+        g->r1_floats = g->packed ? cols * round_up(k, pn) : (g->nb > 1 ? k * cols : 0);
+    } else {
+        g->r0_floats = g->packed ? crs * round_up(cols, pn) : crs * cols;
+        g->r1_floats = g->nb > 1 && !direct_store(g) ? k * cols : 0;
+    }
+}
+
+/* Whether a chunk's indices fit the kernels' 32-bit arithmetic: each region and the chunk's
+ * slices of x and y index with int (below 2^31 elements), the regions' offsets in the
+ * workspace are uint (their sum below 2^32). */
+static bool chunk_fits_32bit(const conv_geom *g) {
+    const size_t limit = (size_t)DBK_OCL_MAX_INDEX;
+    const size_t x_chunk = (size_t)g->nb * (size_t)g->C * (size_t)g->H * (size_t)g->W;
+    const size_t y_chunk = (size_t)g->nb * (size_t)g->K * (size_t)g->pq;
+    return g->r0_floats <= limit && g->r1_floats <= limit && g->r2_floats <= limit && x_chunk <= limit &&
+           y_chunk <= limit && g->r0_floats + g->r1_floats + g->r2_floats <= 2 * limit;
+}
+
 static conv_geom geometry_for(const dbk_ocl_conv_config *cfg, const dbk_op_desc *op) {
     const dbk_conv2d_geom cg = dbk_conv2d_geom_of(op);   /* 31-bit sizes: checked in prepare */
     conv_geom g;
@@ -80,22 +111,13 @@ static conv_geom geometry_for(const dbk_ocl_conv_config *cfg, const dbk_op_desc 
     int nb = per_image ? (int)(cfg->conv_budget / per_image) : g.N;
     if (nb < 1) nb = 1;
     if (nb > g.N) nb = g.N > 0 ? g.N : 1;
-    const int chunks = (g.N + nb - 1) / nb;
-    if (chunks > 0) nb = (g.N + chunks - 1) / chunks;
-    g.nb = nb;
-    const size_t cols = (size_t)nb * (size_t)g.pq, pn = (size_t)g.panel;
-    const size_t crs = (size_t)g.crs, k = (size_t)g.K;
-    g.r2_floats = 0;
-    if (op->op == DBK_OP_CONV2D_BWD_DATA) {
-        g.r0_floats = crs * cols;
-        g.r1_floats = g.packed ? k * round_up(cols, pn) : (nb > 1 ? k * cols : 0);
-        g.r2_floats = g.packed ? k * crs : 0;
-    } else if (op->op == DBK_OP_CONV2D_BWD_FILTER) {
-        g.r0_floats = crs * cols;
-        g.r1_floats = g.packed ? cols * round_up(k, pn) : (nb > 1 ? k * cols : 0);
-    } else {
-        g.r0_floats = g.packed ? crs * round_up(cols, pn) : crs * cols;
-        g.r1_floats = nb > 1 && !direct_store(&g) ? k * cols : 0;
+    /* A GPU profile's budget may allow more than 32-bit indices reach: fewer images then. */
+    for (;;) {
+        const int chunks = (g.N + nb - 1) / nb;
+        g.nb = chunks > 0 ? (g.N + chunks - 1) / chunks : nb;
+        set_regions(&g, op->op);
+        if (g.nb == 1 || chunk_fits_32bit(&g)) break;
+        nb = g.nb - 1;
     }
     return g;
 }
@@ -203,6 +225,10 @@ static dbk_status transpose(dbk_backend *be, dbk_ocl_launches *out, const dbk_te
 }
 
 static dbk_status check_workspace(dbk_backend *be, const dbk_op_desc *op, const conv_geom *g) {
+    if (!chunk_fits_32bit(g))   /* even one image's col is past what 32-bit indices reach */
+        return dbk_set_error(DBK_ERR_UNSUPPORTED, "%s%s%s: one image's im2col matrix (%zu floats) is too large for "
+                             "32-bit kernel indexing", dbk_op_name(op->op), op->label ? " for " : "",
+                             op->label ? op->label : "", g->r0_floats);
     const size_t need = (g->r0_floats + g->r1_floats + g->r2_floats) * sizeof(float);
     if (need > dbk_ocl(be)->workspace_bytes || !dbk_ocl(be)->workspace)
         return dbk_set_error(DBK_ERR_INVALID_ARG, "%s%s%s was not prepared (workspace %zu bytes needed)",

@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "backends/opencl/ocl_internal.h"
 #include "backends/opencl/ocl_source.h"
@@ -27,6 +28,41 @@
 #include "core/kcache.h"
 #include "core/log.h"
 #include "core/profile.h"
+
+/* ---------------------------------------------------------------------------------- */
+/* the compiler's console output                                                      */
+
+/* clBuildProgram with file descriptor 2 pointed at a temp file: PoCL's compiler (clang, inside
+ * this process) prints "78 warnings generated." or "3 errors generated." straight to fd 2,
+ * not into the build log, and the console is daybreak's. What it printed is appended to
+ * caught (the build log's companion): shown with the build log when the build fails, and at
+ * info level (DBK_LOG=info) when it succeeds. fd 2 is process-wide, so another thread's stderr
+ * output during the build lands there too; it is logged the same way, never dropped. */
+static cl_int build_capturing_stderr(cl_program program, cl_device_id device, const char *options, dbk_strbuf *caught) {
+    fflush(stderr);
+    FILE *tmp = tmpfile();
+    const int saved = tmp ? dup(STDERR_FILENO) : -1;
+    const bool redirected = saved >= 0 && dup2(fileno(tmp), STDERR_FILENO) >= 0;
+    const cl_int err = clBuildProgram(program, 1, &device, options, NULL, NULL);
+    if (redirected) {
+        fflush(stderr);
+        dup2(saved, STDERR_FILENO);
+        char chunk[1024];
+        size_t n;
+        rewind(tmp);
+        while ((n = fread(chunk, 1, sizeof chunk, tmp)) > 0) dbk_strbuf_appendf(caught, "%.*s", (int)n, chunk);
+        while (caught->len > 0 && caught->data[caught->len - 1] == '\n') caught->data[--caught->len] = '\0';
+    }
+    if (saved >= 0) close(saved);
+    if (tmp) fclose(tmp);
+    return err;
+}
+
+/* The compiler's console output of a build that succeeded, for DBK_LOG=info. */
+static void log_caught(const dbk_strbuf *caught, const char *what) {
+    if (caught->len == 0) return;
+    dbk_log(DBK_LOG_LEVEL_INFO, "OpenCL compiler output while building %s:\n%s", what, dbk_strbuf_str(caught));
+}
 
 /* ---------------------------------------------------------------------------------- */
 /* cache                                                                              */
@@ -76,10 +112,16 @@ static bool load_cached(dbk_backend *be, const char *path, uint64_t key, const c
         c->program = clCreateProgramWithBinary(c->context, 1, &c->device, &n, &payload, &bin_status, &err);
         if (!c->program || err != CL_SUCCESS || bin_status != CL_SUCCESS) {
             why = "the driver refused the binary";
-        } else if ((err = clBuildProgram(c->program, 1, &c->device, options, NULL, NULL)) != CL_SUCCESS) {
-            why = "the binary did not build";
         } else {
-            ok = true;
+            dbk_strbuf caught;
+            dbk_strbuf_init(&caught);
+            if ((err = build_capturing_stderr(c->program, c->device, options, &caught)) != CL_SUCCESS) {
+                why = "the binary did not build";
+            } else {
+                ok = true;
+                log_caught(&caught, "the cached kernels");
+            }
+            dbk_strbuf_deinit(&caught);
         }
         if (!ok && c->program) {
             clReleaseProgram(c->program);
@@ -125,9 +167,15 @@ static dbk_status build_from_source(dbk_backend *be, const char *source, const c
     size_t len = strlen(source);
     c->program = clCreateProgramWithSource(c->context, 1, &source, &len, &err);
     if (!c->program) return dbk_ocl_fail(be, err, "creating the kernel program");
-    err = clBuildProgram(c->program, 1, &c->device, options, NULL, NULL);
+    dbk_strbuf caught;
+    dbk_strbuf_init(&caught);
+    err = build_capturing_stderr(c->program, c->device, options, &caught);
     c->stats.from_source++;
-    if (err == CL_SUCCESS) return DBK_OK;
+    if (err == CL_SUCCESS) {
+        log_caught(&caught, "the kernels");
+        dbk_strbuf_deinit(&caught);
+        return DBK_OK;
+    }
     size_t log_len = 0;
     clGetProgramBuildInfo(c->program, c->device, CL_PROGRAM_BUILD_LOG, 0, NULL, &log_len);
     char *log = dbk_malloc(log_len + 1);
@@ -136,8 +184,10 @@ static dbk_status build_from_source(dbk_backend *be, const char *source, const c
         clGetProgramBuildInfo(c->program, c->device, CL_PROGRAM_BUILD_LOG, log_len, log, NULL);
         log[log_len] = '\0';
     }
-    dbk_status st = dbk_ocl_fail(be, err, "building the kernels (options %s); build log:\n%s", options,
-                                 log ? log : "(unavailable)");
+    /* The compiler's own summary ("3 errors generated.") first: the build log may be cut. */
+    dbk_status st = dbk_ocl_fail(be, err, "building the kernels (options %s); compiler output: %s; build log:\n%s",
+                                 options, caught.len ? dbk_strbuf_str(&caught) : "(none)", log ? log : "(unavailable)");
+    dbk_strbuf_deinit(&caught);
     dbk_free(log);
     clReleaseProgram(c->program);
     c->program = NULL;

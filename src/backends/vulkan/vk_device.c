@@ -159,7 +159,9 @@ static bool has_device_ext(VkPhysicalDevice pd, const char *name) {
 
 /* Fills a dbk_device_info (with the `details` lines) from a physical device. */
 static void describe(VkPhysicalDevice pd, dbk_device_info *out) {
-    VkPhysicalDeviceDriverProperties drv = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_DRIVER_PROPERTIES};
+    VkPhysicalDeviceIDProperties ids = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_ID_PROPERTIES};
+    VkPhysicalDeviceDriverProperties drv = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_DRIVER_PROPERTIES,
+                                            .pNext = &ids};
     VkPhysicalDeviceSubgroupProperties sub = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_PROPERTIES,
                                               .pNext = &drv};
     VkPhysicalDeviceMaintenance3Properties m3 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_MAINTENANCE_3_PROPERTIES,
@@ -178,6 +180,9 @@ static void describe(VkPhysicalDevice pd, dbk_device_info *out) {
 
     snprintf(out->name, sizeof out->name, "%s", p->deviceName);
     snprintf(out->vendor, sizeof out->vendor, "%s (0x%04x)", vendor_name(p->vendorID), p->vendorID);
+    out->vendor_id = p->vendorID;
+    out->has_uuid = true;
+    memcpy(out->uuid, ids.deviceUUID, sizeof out->uuid);
     snprintf(out->driver, sizeof out->driver, "%.60s %.60s", drv.driverName, drv.driverInfo);
     snprintf(out->api_version, sizeof out->api_version, "Vulkan %u.%u.%u", VK_API_VERSION_MAJOR(p->apiVersion),
              VK_API_VERSION_MINOR(p->apiVersion), VK_API_VERSION_PATCH(p->apiVersion));
@@ -197,6 +202,11 @@ static void describe(VkPhysicalDevice pd, dbk_device_info *out) {
                  (double)mem.memoryHeaps[i].size / 1048576.0, dl ? " device-local" : "");
     }
     out->global_mem_bytes = local;
+    uint32_t type;
+    bool mapped;
+    /* As dbk_vk_memory_init will choose (it also asks which types storage buffers may use). */
+    if (dbk_vk_memory_choose(&mem, ~0u, dbk_env_vk_staged(), &type, &mapped))
+        dbk_vk_memory_describe(&mem, type, mapped, out->memory, sizeof out->memory);
     out->max_alloc_bytes = m3.maxMemoryAllocationSize;
     out->local_mem_bytes = l->maxComputeSharedMemorySize;
     out->fp16 = f12.shaderFloat16 && f11.storageBuffer16BitAccess;
@@ -376,6 +386,7 @@ static dbk_status vk_create(int index, dbk_backend *be) {
     dbk_status st = make_instance(validation, vk, &vk->instance);
     if (st == DBK_OK) st = create_device(vk, index, &be->info);
     if (st == DBK_OK) st = dbk_vk_memory_init(vk);
+    if (st == DBK_OK) snprintf(be->info.memory, sizeof be->info.memory, "%s", vk->memory_note);
     if (st == DBK_OK) st = dbk_vk_cmd_init(vk);
     if (st == DBK_OK) st = dbk_vk_pipeline_init(be);
     if (st != DBK_OK) {

@@ -141,10 +141,12 @@ typedef struct dbk_vk_state {
     dbk_vk_block            *blocks;
     int                      nblocks;
     void                    *staging;      /* host-visible copy buffer; NULL when blocks are mapped */
+    char                     memory_note[192]; /* dbk_vk_memory_describe of the choice */
 
     /* pipelines (vk_pipeline.c) */
     dbk_vk_pipeline         *pipes;
     int                      npipes;
+    const char              *shader_dir;   /* DBK_SHADER_DIR: .spv files replacing embedded ones */
     double                   pipe_seconds; /* spent creating them (llvmpipe JIT-compiles each) */
     dbk_vk_tiles             gemm_tiles, conv_tiles;
     uint32_t                 wg;           /* work-group size of elementwise and reduction shaders */
@@ -187,6 +189,13 @@ dbk_status dbk_vk_check_validation(dbk_vk_state *vk);
 /* ---------------------------------------------------------------------------------- */
 /* vk_memory.c                                                                          */
 
+/* The memory type device buffers use among type_bits (the file comment of vk_memory.c says
+ * the rule); staged forces one the host does not map. false when no type fits. */
+bool dbk_vk_memory_choose(const VkPhysicalDeviceMemoryProperties *mp, uint32_t type_bits, bool staged,
+                          uint32_t *type, bool *host_visible);
+/* One line for dbk_device_info.memory: the type's flags and heap, and mapped or staged. */
+void dbk_vk_memory_describe(const VkPhysicalDeviceMemoryProperties *mp, uint32_t type, bool host_visible, char *out,
+                            size_t cap);
 dbk_status dbk_vk_memory_init(dbk_vk_state *vk);
 void       dbk_vk_memory_destroy(dbk_vk_state *vk);
 dbk_status dbk_vk_buffer_alloc(dbk_backend *be, size_t nbytes, dbk_buffer *buf);

@@ -5,8 +5,11 @@
  *
  * Memory type: device-local; when the device also offers a device-local type that is
  * host-visible and coherent on its largest heap (lavapipe, integrated GPUs, resizable BAR),
- * blocks use it and stay mapped, so host copies are memcpy. Otherwise copies go through a
- * host-visible staging buffer and vkCmdCopyBuffer.
+ * blocks use it and stay mapped, so host copies are memcpy. Otherwise (a discrete GPU such as
+ * NVIDIA's, whose host-visible device-local heap is a 256 MiB window) copies go through a
+ * host-visible staging buffer and vkCmdCopyBuffer. DBK_VK_MEMORY=staged forces the second
+ * path on any device (a device-local type the host does not map, if there is one), so CI runs
+ * a discrete GPU's copies on lavapipe. `daybreak devices` and result.json name the choice.
  *
  * Blocks are `vulkan.block_mib` from the profile (default 256 MiB) or larger for a larger
  * buffer, never above maxMemoryAllocationSize; blocks live until the backend is destroyed.
@@ -19,12 +22,14 @@
  *    waits: a replayed step is not stalled by its own scalar writes.
  *  - any other write and every read wait for the queue to drain (dbk_vk_sync), then copy.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "backends/vulkan/vk_internal.h"
 #include "core/alloc.h"
 #include "core/log.h"
+#include "core/profile.h"
 
 #define STAGING_BYTES ((VkDeviceSize)16 << 20)
 
@@ -46,6 +51,65 @@ static bool find_type(const VkPhysicalDeviceMemoryProperties *mp, uint32_t bits,
     return false;
 }
 
+bool dbk_vk_memory_choose(const VkPhysicalDeviceMemoryProperties *mp, uint32_t type_bits, bool staged,
+                          uint32_t *type, bool *host_visible) {
+    uint32_t largest = 0;
+    for (uint32_t h = 0; h < mp->memoryHeapCount; h++)
+        if ((mp->memoryHeaps[h].flags & VK_MEMORY_HEAP_DEVICE_LOCAL_BIT) &&
+            mp->memoryHeaps[h].size > mp->memoryHeaps[largest].size)
+            largest = h;
+    const VkMemoryPropertyFlags mapped = VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT;
+    const VkMemoryPropertyFlags shared = VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT | mapped;
+    uint32_t t;
+    if (staged) {   /* a device-local type the host does not see, else any device-local one, unmapped */
+        for (uint32_t i = 0; i < mp->memoryTypeCount; i++) {
+            const VkMemoryPropertyFlags f = mp->memoryTypes[i].propertyFlags;
+            if ((type_bits & (1u << i)) && (f & VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT) &&
+                !(f & VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT)) {
+                *type = i;
+                *host_visible = false;
+                return true;
+            }
+        }
+        if (!find_type(mp, type_bits, VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT, &t) && !find_type(mp, type_bits, 0, &t))
+            return false;
+        *type = t;
+        *host_visible = false;
+        return true;
+    }
+    if (find_type(mp, type_bits, shared, &t) && mp->memoryTypes[t].heapIndex == largest) {
+        *type = t;
+        *host_visible = true;
+    } else if (find_type(mp, type_bits, VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT, &t)) {
+        *type = t;
+        *host_visible = false;
+    } else if (find_type(mp, type_bits, 0, &t)) {
+        *type = t;
+        *host_visible = (mp->memoryTypes[t].propertyFlags & mapped) == mapped;
+    } else {
+        return false;
+    }
+    return true;
+}
+
+void dbk_vk_memory_describe(const VkPhysicalDeviceMemoryProperties *mp, uint32_t type, bool host_visible, char *out,
+                            size_t cap) {
+    const VkMemoryPropertyFlags f = mp->memoryTypes[type].propertyFlags;
+    const uint32_t heap = mp->memoryTypes[type].heapIndex;
+    char flags[96] = "";
+    static const struct { VkMemoryPropertyFlags bit; const char *name; } names[] = {
+        {VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT, "device-local"}, {VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT, "host-visible"},
+        {VK_MEMORY_PROPERTY_HOST_COHERENT_BIT, "host-coherent"}, {VK_MEMORY_PROPERTY_HOST_CACHED_BIT, "host-cached"}};
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+        if (f & names[i].bit) {
+            const size_t used = strlen(flags);
+            snprintf(flags + used, sizeof flags - used, "%s%s", used ? ", " : "", names[i].name);
+        }
+    snprintf(out, cap, "memory type %u (%s) on heap %u (%.0f MiB); host copies %s", type, flags[0] ? flags : "no flags",
+             heap, (double)mp->memoryHeaps[heap].size / 1048576.0,
+             host_visible ? "mapped (memcpy)" : "staged through a 16 MiB host-visible buffer");
+}
+
 dbk_status dbk_vk_memory_init(dbk_vk_state *vk) {
     /* A probe buffer tells which memory types storage buffers may use. */
     const VkBufferCreateInfo bci = {.sType = VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO,
@@ -61,29 +125,11 @@ dbk_status dbk_vk_memory_init(dbk_vk_state *vk) {
 
     VkPhysicalDeviceMemoryProperties mp;
     vkGetPhysicalDeviceMemoryProperties(vk->phys, &mp);
-    uint32_t largest = 0;
-    for (uint32_t h = 0; h < mp.memoryHeapCount; h++)
-        if ((mp.memoryHeaps[h].flags & VK_MEMORY_HEAP_DEVICE_LOCAL_BIT) &&
-            mp.memoryHeaps[h].size > mp.memoryHeaps[largest].size)
-            largest = h;
-    const VkMemoryPropertyFlags shared = VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT | VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT |
-                                         VK_MEMORY_PROPERTY_HOST_COHERENT_BIT;
-    uint32_t t;
-    if (find_type(&mp, req.memoryTypeBits, shared, &t) && mp.memoryTypes[t].heapIndex == largest) {
-        vk->mem_type = t;
-        vk->host_visible = true;
-    } else if (find_type(&mp, req.memoryTypeBits, VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT, &t)) {
-        vk->mem_type = t;
-        vk->host_visible = false;
-    } else if (find_type(&mp, req.memoryTypeBits, 0, &t)) {
-        vk->mem_type = t;
-        vk->host_visible = (mp.memoryTypes[t].propertyFlags & (VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT |
-                                                               VK_MEMORY_PROPERTY_HOST_COHERENT_BIT)) ==
-                           (VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT);
-    } else {
+    if (!dbk_vk_memory_choose(&mp, req.memoryTypeBits, dbk_env_vk_staged(), &vk->mem_type, &vk->host_visible))
         return dbk_set_error(DBK_ERR_UNSUPPORTED, "Vulkan device '%s': no memory type for storage buffers",
                              vk->props.deviceName);
-    }
+    dbk_vk_memory_describe(&mp, vk->mem_type, vk->host_visible, vk->memory_note, sizeof vk->memory_note);
+    uint32_t t;
     if (vk->block_bytes == 0) vk->block_bytes = (VkDeviceSize)256 << 20;
     if (vk->max_alloc && vk->block_bytes > vk->max_alloc) vk->block_bytes = vk->max_alloc;
     if (vk->host_visible) return DBK_OK;

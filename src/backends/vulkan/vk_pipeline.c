@@ -31,7 +31,9 @@
 
 #include "backend/tiles.h"
 #include "backends/vulkan/vk_internal.h"
+#include "core/alloc.h"
 #include "core/embedded.h"
+#include "core/fileio.h"
 #include "core/log.h"
 #include "core/profile.h"
 #include "core/timer.h"
@@ -85,6 +87,7 @@ static void read_tiles(dbk_vk_state *vk, const dbk_profile *p, const char *key, 
 
 dbk_status dbk_vk_pipeline_init(dbk_backend *be) {
     dbk_vk_state *vk = dbk_vk(be);
+    vk->shader_dir = dbk_env_shader_dir();
     dbk_profile *owned = NULL;
     if (!be->profile && dbk_profile_for_device("vulkan", be->info.name, &owned) != DBK_OK) {
         dbk_log(DBK_LOG_LEVEL_WARN, "no profile for '%s' (%s); using defaults", be->info.name, dbk_last_error());
@@ -179,25 +182,61 @@ static dbk_status reflect(const uint32_t *words, size_t count, int *bindings, in
     return DBK_OK;
 }
 
-static dbk_status build(dbk_vk_state *vk, dbk_vk_pipeline *pp) {
+static dbk_status spirv_head(const char *path, const unsigned char *head, size_t n, size_t size) {
+    static const unsigned char magic[4] = {0x03, 0x02, 0x23, 0x07};   /* 0x07230203, little-endian */
+    if (n < 4 || memcmp(head, magic, 4) || size % 4)
+        return dbk_set_error(DBK_ERR_FORMAT, "%s is not a SPIR-V module (glslc's .spv: the magic 0x07230203 and a "
+                             "multiple of 4 bytes)", path);
+    return DBK_OK;
+}
+
+/* The SPIR-V words of a shader: DBK_SHADER_DIR's <shader>.spv when the folder has one, else the
+ * embedded copy. *words from dbk_malloc (uint32_t aligned; dbk_free it); *bytes its size. */
+static dbk_status shader_code(const dbk_vk_state *vk, const char *shader, uint32_t **words, size_t *bytes) {
     char file[DBK_VK_SHADER_NAME + 8];
-    snprintf(file, sizeof file, "%s.spv", pp->shader);
+    snprintf(file, sizeof file, "%s.spv", shader);
+    if (vk->shader_dir) {
+        char path[4096];
+        snprintf(path, sizeof path, "%s/%s", vk->shader_dir, file);
+        const dbk_file_spec spec = {.what = "Vulkan shader", .max_bytes = (size_t)16 << 20, .head_bytes = 4,
+                                    .check_head = spirv_head};
+        void *data = NULL;
+        dbk_status st = dbk_file_read_spec(path, &spec, &data, bytes);
+        if (st == DBK_OK) {
+            dbk_log(DBK_LOG_LEVEL_INFO, "Vulkan: shader %s from %s (DBK_SHADER_DIR)", shader, path);
+            *words = data;
+            return DBK_OK;
+        }
+        if (st != DBK_ERR_NOT_FOUND) return st;
+        dbk_clear_error();
+    }
     const dbk_embedded_file *f = dbk_embedded_find(dbk_vk_shaders, dbk_vk_shaders_count, file);
     if (!f || f->size % 4)
         return dbk_set_error(DBK_ERR_COMPILE, "Vulkan: shader %s is not embedded in this build (shaders/%s.comp)",
-                             file, pp->shader);
-
+                             file, shader);
     /* The embedded bytes are an unsigned char array: copy them to uint32_t alignment. */
-    uint32_t *code = malloc(f->size);
-    if (!code) return DBK_ERR_OUT_OF_HOST_MEMORY;
-    memcpy(code, f->data, f->size);
+    if (!(*words = dbk_malloc(f->size))) return DBK_ERR_OUT_OF_HOST_MEMORY;
+    memcpy(*words, f->data, f->size);
+    *bytes = f->size;
+    return DBK_OK;
+}
+
+static dbk_status build(dbk_vk_state *vk, dbk_vk_pipeline *pp) {
+    uint32_t *code = NULL;
+    size_t code_bytes = 0;
+    DBK_TRY(shader_code(vk, pp->shader, &code, &code_bytes));
     int nspec;
-    dbk_status rs = reflect(code, f->size / 4, &pp->nbind, &nspec, &pp->windowed);
+    dbk_status rs = reflect(code, code_bytes / 4, &pp->nbind, &nspec, &pp->windowed);
     if (rs != DBK_OK) {
-        free(code);
+        dbk_free(code);
         return rs;
     }
-    DBK_ASSERT(pp->nbind <= DBK_VK_MAX_BINDINGS && pp->nspec <= nspec);
+    if (pp->nbind > DBK_VK_MAX_BINDINGS || pp->nspec > nspec) {   /* a replaced shader that does not fit */
+        dbk_free(code);
+        return dbk_set_error(DBK_ERR_COMPILE, "Vulkan: shader %s declares %d bindings and %d specialization "
+                             "constants; the backend binds at most %d and sets %d", pp->shader, pp->nbind, nspec,
+                             DBK_VK_MAX_BINDINGS, pp->nspec);
+    }
 
     VkDescriptorSetLayoutBinding b[DBK_VK_MAX_BINDINGS];
     for (int i = 0; i < pp->nbind; i++)
@@ -215,7 +254,7 @@ static dbk_status build(dbk_vk_state *vk, dbk_vk_pipeline *pp) {
     };
     VkResult dr = vkCreateDescriptorSetLayout(vk->dev, &dci, NULL, &pp->dsl);
     if (dr != VK_SUCCESS) {
-        free(code);
+        dbk_free(code);
         return dbk_vk_fail(dr, "vkCreateDescriptorSetLayout");
     }
     const VkPushConstantRange pcr = {.stageFlags = VK_SHADER_STAGE_COMPUTE_BIT, .offset = 0, .size = DBK_VK_PUSH_BYTES};
@@ -226,15 +265,15 @@ static dbk_status build(dbk_vk_state *vk, dbk_vk_pipeline *pp) {
                                             .pPushConstantRanges = &pcr};
     VkResult lr = vkCreatePipelineLayout(vk->dev, &lci, NULL, &pp->layout);
     if (lr != VK_SUCCESS) {
-        free(code);
+        dbk_free(code);
         return dbk_vk_fail(lr, "vkCreatePipelineLayout");
     }
     const VkShaderModuleCreateInfo mci = {.sType = VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO,
-                                          .codeSize = f->size,
+                                          .codeSize = code_bytes,
                                           .pCode = code};
     VkShaderModule mod;
     VkResult mr = vkCreateShaderModule(vk->dev, &mci, NULL, &mod);
-    free(code);
+    dbk_free(code);
     if (mr != VK_SUCCESS) return dbk_vk_fail(mr, "vkCreateShaderModule");
     VkSpecializationMapEntry map[DBK_VK_MAX_SPEC];
     for (int i = 0; i < pp->nspec; i++)
@@ -256,7 +295,7 @@ static dbk_status build(dbk_vk_state *vk, dbk_vk_pipeline *pp) {
     vkDestroyShaderModule(vk->dev, mod, NULL);
     if (r != VK_SUCCESS) {
         char what[128];
-        snprintf(what, sizeof what, "vkCreateComputePipelines for %s", file);
+        snprintf(what, sizeof what, "vkCreateComputePipelines for %s.spv", pp->shader);
         return dbk_vk_fail(r, what);
     }
     return DBK_OK;

@@ -1,0 +1,80 @@
+/*
+ * session_warmup.c — every recorded program run once before the clock starts, so that the
+ * driver's own compilation happens off the clock (DESIGN.md decision 8).
+ *
+ * Creating the backend builds the OpenCL program (or loads it from the cache) and recording a
+ * session creates the Vulkan pipelines, but drivers compile more on first use: PoCL compiles
+ * each kernel for its work-group size at its first launch, CLBlast builds its kernels at the
+ * first call of each routine and size class, GPU drivers finish pipelines lazily. airbench
+ * leaves torch.compile's warm-up off its clock for the same reason.
+ *
+ * The warm-up runs before any real data reaches the device (MLPerf's rule: nothing of the
+ * dataset is touched before run_start), on a freshly created session: it zeroes every label
+ * buffer (labels index the logits, so they must be in range; image bytes are valid whatever
+ * they hold), writes an identity-like permutation and initial parameters, then runs the
+ * training step (and the separate update), an evaluation batch, the last partial batch, the
+ * test-time augmentation's batches and the lookahead once each with the real shapes, and
+ * waits. It leaves the datasets, parameters, statistics and optimizer state undefined: the
+ * caller uploads the data and initialises (or loads) the state afterwards, as it would
+ * without a warm-up, so a run trains bit for bit the same. The data-parallel exchange is not
+ * called (no collective runs); its compressors' kernels still compile at their first use.
+ */
+#include "core/alloc.h"
+#include "core/timer.h"
+#include "train/session_impl.h"
+
+/* Zeroes a buffer (NULL: none). */
+static dbk_status zero_buffer(dbk_buffer *b) {
+    if (!b) return DBK_OK;
+    const size_t n = dbk_buffer_size(b);
+    void *zeros = dbk_calloc(n ? n : 1, 1);
+    if (!zeros) return DBK_ERR_OUT_OF_HOST_MEMORY;
+    dbk_status st = dbk_buffer_write(b, 0, zeros, n);
+    dbk_free(zeros);
+    return st;
+}
+
+/* One run of an evaluation program (NULL graph: the session has none) from row 0. */
+static dbk_status run_eval(dbk_session *s, const dbk_session_program *p) {
+    if (!p->graph) return DBK_OK;
+    const dbk_step_ctx ctx = {.epoch = 0, .step = 0, .first = 0};
+    dbk_graph_fill_step(s->eval.graph, &ctx, s->eval_host);
+    DBK_TRY(dbk_buffer_write(s->eval_steps, 0, s->eval_host, dbk_graph_step_host_bytes(s->eval.graph)));
+    return dbk_program_run(p->recorded);
+}
+
+static dbk_status run_train(dbk_session *s) {
+    DBK_TRY(dbk_session_begin_epoch(s, 1, 0)); /* the permutation the augment op reads */
+    const dbk_step_ctx ctx = {.epoch = 0, .step = 0, .steps_per_epoch = dbk_session_steps_per_epoch(s),
+                              .lr = 0.0, .loss_scale = s->scaler.scale};
+    dbk_graph_fill_step(s->train.graph, &ctx, s->train_host);
+    DBK_TRY(dbk_buffer_write(s->train_steps, 0, s->train_host, dbk_graph_step_host_bytes(s->train.graph)));
+    DBK_TRY(dbk_program_run(s->train.recorded));
+    return s->update ? dbk_program_run(s->update) : DBK_OK;
+}
+
+static dbk_status run_lookahead(dbk_session *s) {
+    if (!s->lookahead.graph) return DBK_OK;
+    const dbk_step_ctx ctx = {.run_step = 0, .run_steps = 0};
+    dbk_graph_fill_step(s->lookahead.graph, &ctx, s->lookahead_host);
+    DBK_TRY(dbk_buffer_write(s->lookahead_steps, 0, s->lookahead_host, dbk_graph_step_host_bytes(s->lookahead.graph)));
+    return dbk_program_run(s->lookahead.recorded);
+}
+
+dbk_status dbk_session_warm_up(dbk_session *s, double *seconds) {
+    const double t0 = dbk_time_now();
+    dbk_buffer *labels[] = {s->train_labels, s->test_labels, s->batch_labels, s->eval_batch_labels};
+    for (size_t i = 0; i < sizeof labels / sizeof labels[0]; i++) DBK_TRY(zero_buffer(labels[i]));
+    DBK_TRY(dbk_session_init_params(s, 0));
+    if (s->train.graph) DBK_TRY(run_train(s));
+    DBK_TRY(run_eval(s, &s->eval));
+    DBK_TRY(run_eval(s, &s->tail));
+    DBK_TRY(run_eval(s, &s->tta));
+    DBK_TRY(run_eval(s, &s->tta_tail));
+    DBK_TRY(run_lookahead(s));
+    DBK_TRY(dbk_backend_sync(s->be));
+    s->epoch = 0;
+    s->epoch_steps = 0;
+    if (seconds) *seconds = dbk_time_now() - t0;
+    return DBK_OK;
+}
