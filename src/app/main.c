@@ -337,14 +337,15 @@ static volatile sig_atomic_t stop_signal;
 static void print_fixed_schedule(const dbk_train_report *rep) {
     const dbk_schedule_result *sc = &rep->schedule;
     if (sc->completed) {
-        printf("fixed schedule (%d epochs, %ld steps): %.2f%% test accuracy", sc->epochs, sc->steps, sc->accuracy);
+        printf("fixed schedule (%d epoch%s, %ld step%s): %.2f%% test accuracy", sc->epochs, sc->epochs == 1 ? "" : "s",
+               sc->steps, sc->steps == 1 ? "" : "s", sc->accuracy);
         if (rep->top5) printf(" (top-5 %.2f%%)", sc->top5);
         printf(", %.1f s (%.6f h) on the clock\n", sc->seconds, sc->seconds / 3600.0);
         return;
     }
     char note[256];
     dbk_results_schedule_note(rep, note, sizeof note);
-    printf("fixed schedule (%d epochs): no result, %s\n", sc->epochs, note);
+    printf("fixed schedule (%d epoch%s): no result, %s\n", sc->epochs, sc->epochs == 1 ? "" : "s", note);
 }
 
 /* The console's last lines of a run and its exit code (README "Exit codes"). */
