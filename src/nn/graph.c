@@ -549,7 +549,11 @@ dbk_value dbk_nn_batchnorm_ex(dbk_graph *g, dbk_value x, const dbk_batchnorm_opt
     op.dst[4] = rvar;
     dbk_graph_forward(g, &op, name);
 
-    DBK_ASSERT(x.grad.ndim);
+    /* The op always writes the input's gradient too; an input that needs none (a frozen
+     * convolution of the images) gets it in scratch. */
+    const dbk_tensor dx = x.grad.ndim ? x.grad
+                                      : dbk_graph_tensor(g, DBK_DTYPE_F32, 4, x.data.shape[0], c, x.data.shape[2],
+                                                         x.data.shape[3]);
     /* Mixed precision: the backward pass reads x from an f16 copy, so the f32 x (the
      * convolution's result) lives only through the forward pass. */
     dbk_tensor xs = x.data;
@@ -563,7 +567,7 @@ dbk_value dbk_nn_batchnorm_ex(dbk_graph *g, dbk_value x, const dbk_batchnorm_opt
     b.src[2] = gamma;
     b.src[3] = mean;
     b.src[4] = invstd;
-    b.dst[0] = x.grad;
+    b.dst[0] = dx;
     b.dst[1] = dgamma;
     b.dst[2] = dbeta;
     dbk_graph_backward(g, &b, label_of(lb, sizeof lb, name, "bwd"));
