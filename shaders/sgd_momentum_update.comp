@@ -15,23 +15,25 @@ layout(push_constant) uniform Push {
     float mu, wd;
     uint nesterov;
     uint rk, masked;       /* element offset of binding 4; whether it is a mask */
+    uint mu_in_lr;         /* lr holds {lr, momentum}: the step's momentum replaces mu */
 } pc;
 
 layout(binding = 0) readonly buffer BufG { float grad[]; };   /* (n) */
-layout(binding = 1) readonly buffer BufL { float lr[]; };     /* (1) */
+layout(binding = 1) readonly buffer BufL { float lr[]; };     /* (1) or (2) */
 layout(binding = 2) buffer BufP { float param[]; };           /* (n) in place */
 layout(binding = 3) buffer BufV { float mom[]; };             /* (n) in place */
 layout(binding = 4) readonly buffer BufK { float mask[]; };   /* (n) */
 
 void main() {
     const float rate = lr[pc.rl];
+    const float mu = pc.mu_in_lr != 0 ? lr[pc.rl + 1] : pc.mu;
     const uint stride = gl_NumWorkGroups.x * gl_WorkGroupSize.x;
     for (uint i = gl_GlobalInvocationID.x; i < pc.n; i += stride) {
         if (pc.masked != 0u && mask[pc.rk + i] == 0.0) continue;
         const float p = param[pc.rp + i];
         const float g = grad[pc.rg + i] + pc.wd * p;
-        const float v = pc.mu * mom[pc.rv + i] + g;
-        const float step = pc.nesterov != 0 ? g + pc.mu * v : v;
+        const float v = mu * mom[pc.rv + i] + g;
+        const float step = pc.nesterov != 0 ? g + mu * v : v;
         mom[pc.rv + i] = v;
         param[pc.rp + i] = p - rate * step;
     }

@@ -346,7 +346,12 @@ int dbk_cli_train_setup(const dbk_cli_train_args *t, dbk_train_options *opt) {
     opt->recipe = *recipe;
     if (t->epochs > 0) dbk_recipe_set_epochs(&opt->recipe, (int)t->epochs);
     if (t->lr > 0.0) dbk_recipe_set_peak_lr(&opt->recipe, (float)t->lr);
-    if (t->batch > 0) opt->recipe.batch = (int)t->batch;
+    if (t->batch > 0) {
+        opt->recipe.batch = (int)t->batch;
+        /* a smaller --batch also caps the evaluation batch (airbench's 2000): a device short of
+         * memory for the training batch is short of it for the evaluation batch too */
+        if (opt->recipe.eval_batch > opt->recipe.batch) opt->recipe.eval_batch = opt->recipe.batch;
+    }
     if (t->target >= 0.0) opt->recipe.target = (float)t->target;
     if (t->image_size > 0 && t->image_sizes) {
         fprintf(stderr, "daybreak: error: --image-size and --image-sizes: give one (a fixed size, or phases)\n");

@@ -152,6 +152,9 @@ int dbk_cmd_bench(dbk_cli_args *a) {
         } else {
             printf("run %ld: target not reached in %d epoch%s\n", i + 1, rep->epochs_run, rep->epochs_run == 1 ? "" : "s");
         }
+        if (st == DBK_OK && rep->schedule.completed)
+            printf("run %ld: fixed schedule %.2f%% test accuracy, %.1f s on the clock\n", i + 1, rep->schedule.accuracy,
+                   rep->schedule.seconds);
         if (st == DBK_OK || st == DBK_ERR_DIVERGED) dbk_results_print_conformance(stdout, &opt, rep);
         fflush(stdout);
     }

@@ -344,6 +344,21 @@ static int resume_options(const char *dir, dbk_cli_train_args *t, dbk_cli_dist_a
 /* SIGINT, SIGTERM and SIGHUP stop the run at the next step boundary (dbk_cli_catch_signals). */
 static volatile sig_atomic_t stop_signal;
 
+/* airbench's metric next to the time to target: the whole schedule's accuracy and clock. */
+static void print_fixed_schedule(const dbk_train_report *rep) {
+    const dbk_schedule_result *sc = &rep->schedule;
+    if (sc->completed) {
+        printf("fixed schedule (%d epoch%s, %ld step%s): %.2f%% test accuracy", sc->epochs, sc->epochs == 1 ? "" : "s",
+               sc->steps, sc->steps == 1 ? "" : "s", sc->accuracy);
+        if (rep->top5) printf(" (top-5 %.2f%%)", sc->top5);
+        printf(", %.1f s (%.6f h) on the clock\n", sc->seconds, sc->seconds / 3600.0);
+        return;
+    }
+    char note[256];
+    dbk_results_schedule_note(rep, note, sizeof note);
+    printf("fixed schedule (%d epoch%s): no result, %s\n", sc->epochs, sc->epochs == 1 ? "" : "s", note);
+}
+
 /* The console's last lines of a run and its exit code (README "Exit codes"). */
 static int train_outcome(const dbk_train_options *opt, const dbk_train_report *rep, dbk_status st) {
     int code;
@@ -374,6 +389,7 @@ static int train_outcome(const dbk_train_options *opt, const dbk_train_report *r
                rep->epochs_run == 1 ? "" : "s", dbk_results_best_accuracy(rep));
         code = DBK_EXIT_NOT_REACHED;
     }
+    print_fixed_schedule(rep);
     const dbk_peers_summary *p = &rep->peers;
     if (p->local_steps > 0 && p->averages > 0) /* what model averaging sent, against the alternatives */
         printf("model averaging every %d steps: %ld averages, %.0f bytes per rank in all (%.0f per average); the dense "

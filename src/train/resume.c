@@ -106,6 +106,8 @@ static void read_epochs(const cJSON *eps, dbk_train_report *rep, const char **ba
         r->loader_wait_seconds = number(e, "loader_wait_seconds", bad);
         r->decode_seconds = number(e, "decode_seconds", bad);
         r->eval_wait_seconds = number(e, "eval_wait_seconds", bad);
+        const cJSON *flops = cJSON_GetObjectItemCaseSensitive(e, "flops"); /* absent before it existed */
+        r->flops = cJSON_IsNumber(flops) ? flops->valuedouble : 0.0;
         const cJSON *joules = cJSON_GetObjectItemCaseSensitive(e, "clock_joules");   /* only when measured */
         r->clock_joules = cJSON_IsNumber(joules) ? joules->valuedouble : (double)NAN;
         if (r->epoch != rep->epochs_run && !*bad) *bad = "epochs (not numbered 1, 2, ...)";

@@ -196,6 +196,9 @@ void dbk_session_print_profile(const dbk_session *s, FILE *out);
 
 /* FLOPs of one training step: dbk_op_flops summed over its ops (2 per multiply-add). */
 double dbk_session_step_flops(const dbk_session *s);
+/* FLOPs of the run's training steps [first, first + count) as the session runs them: once a
+ * group has stopped (recipe until_epoch), its step without that group's gradients. */
+double dbk_session_steps_flops(const dbk_session *s, long first, long count);
 
 /* One op of the training step as measured by profiling (for result.json and rooflines). */
 typedef struct dbk_op_profile {

@@ -28,6 +28,11 @@ typedef enum dbk_session_program_kind {
     DBK_SESSION_PROGRAM_TRAIN,      /* a training step */
     DBK_SESSION_PROGRAM_EVAL,       /* an evaluation batch */
     DBK_SESSION_PROGRAM_TTA,        /* an evaluation batch with test-time augmentation */
+    /* selective TTA (recipe tta_select): the least confident rows of the plain pass's table,
+     * then the TTA of those rows into the table, then the table's loss and accuracy */
+    DBK_SESSION_PROGRAM_TTA_SELECT,
+    DBK_SESSION_PROGRAM_TTA_SELECTED,
+    DBK_SESSION_PROGRAM_TTA_SCORE,
     DBK_SESSION_PROGRAM_LOOKAHEAD,  /* the lookahead update */
     DBK_SESSION_PROGRAM_FISHER,     /* one image's gradient into the Fisher information (sparse masks) */
 } dbk_session_program_kind;
@@ -49,7 +54,16 @@ struct dbk_session {
     dbk_backend         *be;
     dbk_session_config   cfg;
     dbk_session_program  train, eval, tail;        /* tail: the last partial eval batch */
+    dbk_session_program  train_late;               /* the training step once a group stopped (recipe
+                                                      until_epoch): its gradients and what only they
+                                                      need are not computed; NULL graph when none */
+    long                 train_late_from;          /* the run step from which train_late runs */
     dbk_session_program  tta, tta_tail;            /* the final evaluation, when the recipe has TTA */
+    dbk_session_program  tta_select, tta_selected, tta_selected_tail, tta_score; /* selective TTA */
+    int                  tta_k;                    /* selective TTA: rows that get the views */
+    dbk_buffer          *tta_table;                /* selective TTA: the test set's logits f32 (M, classes) */
+    dbk_buffer          *tta_rows, *tta_work;      /* the selected rows i32 (k), their work f32 (M) */
+    dbk_buffer          *test_labels_i32;          /* selective TTA: the test labels as i32 (M) */
     dbk_session_program  lookahead;                /* when the recipe has lookahead */
     dbk_program         *update;                   /* the optimizer alone (cfg.separate_update) */
     dbk_session_exchange_fn exchange;              /* between backward and update, when set */
@@ -68,7 +82,8 @@ struct dbk_session {
     dbk_buffer          *eval_images, *eval_zeros, *eval_batch_labels; /* streamed_eval: one batch,
                                                       its u8 zeros for the augment op, its labels i32 */
     dbk_loader          *eval_loader;              /* streamed_eval: borrowed */
-    int32_t             *perm;                     /* host permutation buffer */
+    int32_t             *perm;                     /* host copy of the epoch's order (train/epoch_order.h) */
+    int32_t             *perm_scratch;             /* one pass's permutation while building it */
     uint32_t             epoch_seed;               /* augmentation seed of the current epoch */
     uint32_t             run_seed;                 /* per-image draws fixed for the run (begin_epoch) */
     int                  epoch;
@@ -101,6 +116,9 @@ dbk_status dbk_session_lay_out(dbk_session *s, dbk_session_program *p);
 /* session_memory.c */
 dbk_status dbk_session_alloc(dbk_session *s, size_t nbytes, const char *what, dbk_buffer **out);
 dbk_status dbk_session_place_activations(dbk_session *s);
+
+/* session_run.c: the recipe's passes per epoch (1 unless passes_per_epoch > 1). */
+int dbk_session_passes(const dbk_session *s);
 
 /* session.c: an evaluation batch of rows (<= eval_batch) from the host (streamed_eval). */
 dbk_status dbk_session_upload_eval_batch(dbk_session *s, const uint8_t *images, const int32_t *labels, int rows);

@@ -105,23 +105,26 @@ static dbk_status checkpoint_meta(const dbk_train_options *opt, const dbk_train_
 
 /* A streamed dataset's decode threads (data/loader.h) at the current image shape: the
  * training loader and the validation split's, in evaluation batches (the session's
- * eval_batch: the recipe's batch, or the whole split when smaller). */
-static dbk_status create_loaders(run *r, const dbk_train_options *opt, const dbk_train_report *rep) {
+ * eval_batch: the recipe's eval_batch or else its batch, or the whole split when smaller). */
+static dbk_status create_loaders(run *r, const dbk_train_options *opt, const dbk_train_report *rep, int phase) {
     const dbk_recipe *rc = &opt->recipe;
+    /* progressive resizing: a phase may have its own smallest crop area (imagenet18: 0.5 at 288) */
+    const float min_scale = phase >= 0 && rc->size_phases[phase].min_scale > 0.0f ? rc->size_phases[phase].min_scale
+                                                                                    : rc->min_scale;
     const dbk_loader_config lc = {.list = &r->train_list,
                                   .count = rep->train_images,
                                   .batch = rc->batch,
                                   .height = r->data.shape.height,
                                   .width = r->data.shape.width,
                                   .train = true,
-                                  .min_scale = rc->min_scale,
+                                  .min_scale = min_scale,
                                   .threads = opt->loader_threads,
                                   .seed = opt->seed,
                                   .shard_count = opt->peers ? opt->peers->size : 1,
                                   .shard_index = opt->peers ? opt->peers->rank : 0};
     DBK_TRY(dbk_loader_create(&lc, &r->loader));
-    const int32_t n = rep->test_images;
-    const dbk_loader_config ec = dbk_loader_eval_config(&r->test_list, n, n < rc->batch ? n : rc->batch,
+    const int32_t n = rep->test_images, eb = rc->eval_batch > 0 ? rc->eval_batch : rc->batch;
+    const dbk_loader_config ec = dbk_loader_eval_config(&r->test_list, n, n < eb ? n : eb,
                                                         r->data.shape.height, r->data.shape.width, opt->loader_threads);
     return dbk_loader_create(&ec, &r->eval_loader);
 }
@@ -134,7 +137,7 @@ static dbk_status open_loader(run *r, const dbk_train_options *opt, dbk_train_re
     DBK_TRY(dbk_imagefolder_scan(r->data.dir, DBK_DATASET_SPLIT_TEST, &r->test_list));
     const int32_t m = r->test_list.count;
     rep->test_images = opt->test_limit > 0 && opt->test_limit < m ? opt->test_limit : m;
-    DBK_TRY(create_loaders(r, opt, rep));
+    DBK_TRY(create_loaders(r, opt, rep, r->size_phase));
     dbk_loader_stats stats;
     dbk_loader_get_stats(r->loader, &stats);
     rep->loader_threads = stats.threads;
@@ -188,7 +191,7 @@ static dbk_status create_session(run *r, const dbk_train_options *opt, dbk_train
         .input = r->data.shape,
         .num_classes = r->data.num_classes,
         .batch = rc->batch,
-        .eval_batch = rc->batch,
+        .eval_batch = rc->eval_batch > 0 ? rc->eval_batch : rc->batch,
         .train_count = rep->train_images,
         .streamed = streamed,
         .streamed_eval = streamed,
@@ -283,7 +286,7 @@ static dbk_status enter_size_phase(run *r, const dbk_train_options *opt, dbk_tra
     r->loader = r->eval_loader = NULL;
     const bool resized = dbk_dataset_set_image_size(&r->data, rc->size_phases[phase].size);
     DBK_ASSERT(resized); /* check_size_phases: an image-folder dataset */
-    dbk_status st = create_loaders(r, opt, rep);
+    dbk_status st = create_loaders(r, opt, rep, phase);
     const double warmed0 = rep->builds.warmup_seconds;
     dbk_energy_clock_stop(&r->energy);   /* the programs' builds are off the clock, their energy too */
     if (st == DBK_OK) st = create_session(r, opt, rep);
@@ -657,6 +660,7 @@ static dbk_status train_epoch(run *r, const dbk_train_options *opt, dbk_train_re
     e->clock_seconds = *clock;
     dbk_energy_clock_record(&r->energy, e);
     e->images_per_second = (double)tc.images / e->epoch_seconds;
+    e->flops = dbk_session_steps_flops(s, first_step, epoch_steps);
     e->train_loss = tc.loss_sum / (double)tc.images;
     e->train_accuracy = 100.0 * tc.correct / (double)tc.images;
     if (r->loader) {
@@ -744,6 +748,13 @@ static dbk_status finish(run *r, const dbk_train_options *opt, dbk_train_report 
     return write_files(r, opt, rep); /* result.json with the difference's bytes */
 }
 
+/* The whole schedule ran: its accuracy (the final evaluation's, now in e) and its clock. */
+static void record_schedule(dbk_train_report *rep, const dbk_epoch_record *e, long total_steps, int epochs,
+                            double clock) {
+    rep->schedule = (dbk_schedule_result){.completed = true, .epochs = epochs, .steps = total_steps,
+                                          .accuracy = e->test_accuracy, .top5 = e->test_top5, .seconds = clock};
+}
+
 static dbk_status train_loop(run *r, const dbk_train_options *opt, dbk_train_report *rep) {
     const dbk_recipe *rc = &opt->recipe;
     double clock;
@@ -753,6 +764,8 @@ static dbk_status train_loop(run *r, const dbk_train_options *opt, dbk_train_rep
     const int steps = dbk_session_steps_per_epoch(r->session);
     const long total_steps = dbk_recipe_total_steps(rc, steps);
     const int epochs = (int)((total_steps + steps - 1) / steps);
+    rep->schedule.epochs = epochs;
+    rep->schedule.steps = total_steps;
     for (int epoch = rep->epochs_run + 1; epoch <= epochs && epoch <= DBK_MAX_EPOCHS; epoch++) {
         dbk_epoch_record *e = &rep->epochs[epoch - 1];
         memset(e, 0, sizeof *e);
@@ -777,7 +790,11 @@ static dbk_status train_loop(run *r, const dbk_train_options *opt, dbk_train_rep
             DBK_TRY(final_evaluation(r, opt, rep, &clock));
             dbk_mlperf_log_event(&r->mlperf, DBK_MLPERF_END, "eval_stop", epoch);
             dbk_mlperf_log_accuracy(&r->mlperf, epoch, e->test_accuracy);
-            if (!opt->quiet)
+            if (!opt->quiet && rc->tta_select.fraction > 0.0f)
+                printf("final evaluation (test-time augmentation level %d for the %.0f%% least confident images, on the "
+                       "clock): test %6.2f%%  time %7.2fs  clock %8.2fs\n", rc->tta_level,
+                       100.0 * (double)rc->tta_select.fraction, e->test_accuracy, rep->final_eval.seconds, clock);
+            else if (!opt->quiet)
                 printf("final evaluation (test-time augmentation level %d, on the clock): test %6.2f%%  time %7.2fs  "
                        "clock %8.2fs\n", rc->tta_level, e->test_accuracy, rep->final_eval.seconds, clock);
         }
@@ -799,6 +816,7 @@ static dbk_status train_loop(run *r, const dbk_train_options *opt, dbk_train_rep
             rep->seconds_to_target = clock;
         }
         bool reached = rep->epochs_to_target > 0;
+        if (last) record_schedule(rep, e, total_steps, epochs, clock);
         if (last || (reached && !opt->all_epochs)) {
             rep->status = reached ? DBK_RUN_REACHED : DBK_RUN_NOT_REACHED;
             dbk_mlperf_log_run_stop(&r->mlperf, reached);

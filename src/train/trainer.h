@@ -114,6 +114,8 @@ typedef struct dbk_epoch_record {
     double clock_seconds;           /* cumulative clock at the end of the epoch */
     double eval_seconds;            /* off the clock */
     double images_per_second;       /* training images / epoch_seconds */
+    double flops;                   /* model FLOPs of the epoch's training steps (a step after a
+                                       group stopped computes less: dbk_session_steps_flops) */
     double clock_joules;            /* energy on the clock up to the epoch's end (J); NAN when not measured */
     float  lr_end;                  /* learning rate at the last step */
 } dbk_epoch_record;
@@ -139,6 +141,18 @@ typedef struct dbk_final_eval {
     double plain_accuracy;          /* the last epoch's diagnostic evaluation, without TTA */
 } dbk_final_eval;
 
+/* The fixed-schedule result, airbench's metric next to DAWNBench's time to target: the test
+ * accuracy after the recipe's whole schedule and the clock at its end (a fixed-budget recipe's
+ * final evaluation included). completed is false when the run ended before the schedule did
+ * (stopped at the target without all_epochs, diverged, failed, interrupted). */
+typedef struct dbk_schedule_result {
+    bool   completed;
+    int    epochs;                  /* the schedule's epochs, the last one possibly partial */
+    long   steps;                   /* its training steps */
+    double accuracy;                /* percent: the final evaluation's, else the last epoch's */
+    double top5;                    /* percent, when top-5 is evaluated */
+    double seconds;                 /* the clock at the schedule's end */
+} dbk_schedule_result;
 /* Time spent off the clock building programs (DESIGN.md decision 8): a resumed run's are
  * this process's, not the interrupted one's. */
 typedef struct dbk_build_times {
@@ -170,6 +184,7 @@ typedef struct dbk_train_report {
     double           seconds_to_target;    /* clock seconds, 0 when not reached */
     double           preprocess_seconds;
     dbk_final_eval   final_eval;
+    dbk_schedule_result schedule;          /* airbench's metric (see dbk_schedule_result) */
     dbk_epoch_record epochs[DBK_MAX_EPOCHS];
     dbk_device_info  device;
     size_t           param_count;

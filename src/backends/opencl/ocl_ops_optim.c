@@ -1,5 +1,7 @@
 /*
- * ocl_ops_optim.c — the SGD momentum update, AdamW (each with its optional sparse mask) and the
+ * ocl_ops_optim.c — the SGD momentum update, AdamW (each with its optional sparse mask), Muon's
+ * weight renormalisation and Newton-Schulz scaling (norm_scale; Muon's elementwise ops are
+ * launched generically) and the
  * lookahead (EMA) sync of the OpenCL backend, lowered to cl/optim.cl. Semantics are the CPU reference's
  * (src/backends/cpu/optim.c); the learning rate, AdamW's step values and the lookahead decay are read from device
  * memory, written by the host before each run.
@@ -19,6 +21,7 @@ dbk_status dbk_ocl_record_sgd_momentum_update(dbk_backend *be, const dbk_op_desc
     dbk_ocl_arg_float(&a, op->p.sgd.momentum);
     dbk_ocl_arg_float(&a, op->p.sgd.weight_decay);
     dbk_ocl_arg_int(&a, op->p.sgd.nesterov ? 1 : 0);
+    dbk_ocl_arg_int(&a, dbk_tensor_numel(&op->src[1]) == 2 ? 1 : 0);
     dbk_ocl_arg_int(&a, masked);
     dbk_ocl_arg_int(&a, n);
     return dbk_ocl_range1(&a, (size_t)n);
@@ -39,9 +42,29 @@ dbk_status dbk_ocl_record_adamw_update(dbk_backend *be, const dbk_op_desc *op, d
     dbk_ocl_arg_float(&a, p->beta2);
     dbk_ocl_arg_float(&a, p->eps);
     dbk_ocl_arg_float(&a, p->weight_decay);
+    dbk_ocl_arg_int(&a, dbk_tensor_numel(&op->src[1]) == 4 ? 1 : 0);
     dbk_ocl_arg_int(&a, masked);
     dbk_ocl_arg_int(&a, n);
     return dbk_ocl_range1(&a, (size_t)n);
+}
+
+/* One work-group over the whole tensor (see cl/optim.cl): a power-of-two width within the
+ * kernel's limit and the local memory. */
+dbk_status dbk_ocl_record_norm_scale(dbk_backend *be, const dbk_op_desc *op, dbk_ocl_launches *out) {
+    const int n = (int)dbk_tensor_numel(&op->src[0]);
+    if (n == 0) return DBK_OK;
+    dbk_ocl_args a;
+    DBK_TRY(dbk_ocl_kernel(be, out, "norm_scale", &a));
+    size_t ls = dbk_ocl_wg_limit(be, a.launch->kernel, 256);
+    while (ls > 1 && ls * sizeof(float) > dbk_ocl(be)->local_mem) ls /= 2;
+    dbk_ocl_arg_tensor(&a, &op->src[0]);
+    dbk_ocl_arg_tensor(&a, &op->src[1]);
+    dbk_ocl_arg_tensor(&a, &op->dst[0]);
+    dbk_ocl_arg_float(&a, op->p.norm_scale.alpha);
+    dbk_ocl_arg_float(&a, op->p.norm_scale.eps);
+    dbk_ocl_arg_int(&a, n);
+    dbk_ocl_arg_local(&a, ls * sizeof(float));
+    return dbk_ocl_args_done(&a, 1, &ls, &ls);
 }
 
 dbk_status dbk_ocl_record_lookahead(dbk_backend *be, const dbk_op_desc *op, dbk_ocl_launches *out) {

@@ -21,13 +21,14 @@ dbk_status dbk_vk_record_sgd_momentum_update(dbk_backend *be, dbk_vk_rec *rec, c
         uint32_t rem[5];
         /* grad, lr, params (in place), momentum (in place), mask (no mask: grad, unread) */
         DBK_TRY(dbk_vk_window(vk, &op->src[0], e0, cnt, false, &d.bind[0], &rem[0]));
-        DBK_TRY(dbk_vk_window(vk, &op->src[1], 0, 1, false, &d.bind[1], &rem[1]));
+        const int64_t nlr = dbk_tensor_numel(&op->src[1]); /* {lr} or {lr, momentum} */
+        DBK_TRY(dbk_vk_window(vk, &op->src[1], 0, nlr, false, &d.bind[1], &rem[1]));
         DBK_TRY(dbk_vk_window(vk, &op->dst[0], e0, cnt, true, &d.bind[2], &rem[2]));
         DBK_TRY(dbk_vk_window(vk, &op->dst[1], e0, cnt, true, &d.bind[3], &rem[3]));
         DBK_TRY(dbk_vk_window(vk, masked ? &op->src[2] : &op->src[0], e0, cnt, false, &d.bind[4], &rem[4]));
-        const uint32_t pc[10] = {(uint32_t)cnt, rem[0], rem[1], rem[2], rem[3], dbk_vk_f32_bits(op->p.sgd.momentum),
+        const uint32_t pc[11] = {(uint32_t)cnt, rem[0], rem[1], rem[2], rem[3], dbk_vk_f32_bits(op->p.sgd.momentum),
                                  dbk_vk_f32_bits(op->p.sgd.weight_decay), op->p.sgd.nesterov ? 1u : 0u, rem[4],
-                                 masked ? 1u : 0u};
+                                 masked ? 1u : 0u, nlr == 2 ? 1u : 0u};
         memcpy(d.push, pc, sizeof pc);
         d.groups[0] = dbk_vk_groups_1d(vk, cnt, vk->wg);
         DBK_TRY(dbk_vk_emit(be, rec, &d));
@@ -48,17 +49,37 @@ dbk_status dbk_vk_record_adamw_update(dbk_backend *be, dbk_vk_rec *rec, const db
         /* grad, step values, params, exp_avg, exp_avg_sq (the last three in place), mask (no
          * mask: grad, unread) */
         DBK_TRY(dbk_vk_window(vk, &op->src[0], e0, cnt, false, &d.bind[0], &rem[0]));
-        DBK_TRY(dbk_vk_window(vk, &op->src[1], 0, 3, false, &d.bind[1], &rem[1]));
+        const int64_t nstep = dbk_tensor_numel(&op->src[1]); /* 3, or 4 with beta1 */
+        DBK_TRY(dbk_vk_window(vk, &op->src[1], 0, nstep, false, &d.bind[1], &rem[1]));
         for (int i = 0; i < 3; i++) DBK_TRY(dbk_vk_window(vk, &op->dst[i], e0, cnt, true, &d.bind[2 + i], &rem[2 + i]));
         DBK_TRY(dbk_vk_window(vk, masked ? &op->src[2] : &op->src[0], e0, cnt, false, &d.bind[5], &rem[5]));
-        const uint32_t pc[12] = {(uint32_t)cnt,          rem[0], rem[1], rem[2], rem[3], rem[4],
+        const uint32_t pc[13] = {(uint32_t)cnt,          rem[0], rem[1], rem[2], rem[3], rem[4],
                                  dbk_vk_f32_bits(p->beta1), dbk_vk_f32_bits(p->beta2), dbk_vk_f32_bits(p->eps),
-                                 dbk_vk_f32_bits(p->weight_decay), rem[5], masked ? 1u : 0u};
+                                 dbk_vk_f32_bits(p->weight_decay), rem[5], masked ? 1u : 0u, nstep == 4 ? 1u : 0u};
         memcpy(d.push, pc, sizeof pc);
         d.groups[0] = dbk_vk_groups_1d(vk, cnt, vk->wg);
         DBK_TRY(dbk_vk_emit(be, rec, &d));
     }
     return DBK_OK;
+}
+
+/* One work group over the whole tensor (norm_scale.comp); Muon's filters (at most 256 x 2304
+ * floats) fit one binding on every device. */
+dbk_status dbk_vk_record_norm_scale(dbk_backend *be, dbk_vk_rec *rec, const dbk_op_desc *op) {
+    dbk_vk_state *vk = dbk_vk(be);
+    const int64_t n = dbk_tensor_numel(&op->src[0]);
+    if (n == 0) return DBK_OK;
+    dbk_vk_dispatch d = {.shader = "norm_scale", .nspec = 1, .spec = {vk->wg}, .nbind = 3};
+    uint32_t rem[3];
+    /* x, g -> y (may alias x) */
+    DBK_TRY(dbk_vk_window(vk, &op->src[0], 0, n, false, &d.bind[0], &rem[0]));
+    DBK_TRY(dbk_vk_window(vk, &op->src[1], 0, 1, false, &d.bind[1], &rem[1]));
+    DBK_TRY(dbk_vk_window(vk, &op->dst[0], 0, n, true, &d.bind[2], &rem[2]));
+    const uint32_t pc[6] = {(uint32_t)n, rem[0], rem[1], rem[2], dbk_vk_f32_bits(op->p.norm_scale.alpha),
+                            dbk_vk_f32_bits(op->p.norm_scale.eps)};
+    memcpy(d.push, pc, sizeof pc);
+    d.groups[0] = 1;
+    return dbk_vk_emit(be, rec, &d);
 }
 
 dbk_status dbk_vk_record_lookahead(dbk_backend *be, dbk_vk_rec *rec, const dbk_op_desc *op) {
