@@ -5,13 +5,16 @@
  *   g = grad + wd * p;  v = mu * v + g;  step = nesterov ? g + mu * v : v;  p -= lr * step
  * lr is read from device memory (written by the host before each step), so a recorded step
  * replays with a new learning rate without touching kernel arguments; with mu_in_lr the
- * momentum is the value after it.  global (n)
+ * momentum is the value after it. With has_mask, an element whose mask is 0 is left as it is
+ * (sparse masks).  global (n)
  */
 __kernel void sgd_momentum_update(__global const float *grad, const uint g_off, __global const float *lr, const uint lr_off,
-                           __global float *param, const uint p_off, __global float *mom, const uint m_off,
-                           const float mu_param, const float wd, const int nesterov, const int mu_in_lr, const int n) {
+                           __global const float *mask, const uint k_off, __global float *param, const uint p_off,
+                           __global float *mom, const uint m_off, const float mu_param, const float wd,
+                           const int nesterov, const int mu_in_lr, const int has_mask, const int n) {
     const int i = get_global_id(0);
     if (i >= n) return;
+    if (has_mask && mask[k_off + i] == 0.0f) return;   /* masked out: nothing changes */
     const float rate = lr[lr_off];
     const float mu = mu_in_lr ? lr[lr_off + 1] : mu_param; /* {lr, momentum}: a scheduled momentum */
     const float p = param[p_off + i];
@@ -28,11 +31,13 @@ __kernel void sgd_momentum_update(__global const float *grad, const uint g_off, 
  * step = {lr, step_size, bc2_sqrt[, beta1]} is read from device memory (the host writes it each step).
  * global (n) */
 __kernel void adamw_update(__global const float *grad, const uint g_off, __global const float *step, const uint s_off,
-                           __global float *param, const uint p_off, __global float *exp_avg, const uint m_off,
-                           __global float *exp_avg_sq, const uint v_off, const float beta1_param, const float beta2,
-                           const float eps, const float wd, const int beta1_in_step, const int n) {
+                           __global const float *mask, const uint k_off, __global float *param, const uint p_off,
+                           __global float *exp_avg, const uint m_off, __global float *exp_avg_sq, const uint v_off,
+                           const float beta1_param, const float beta2, const float eps, const float wd,
+                           const int beta1_in_step, const int has_mask, const int n) {
     const int i = get_global_id(0);
     if (i >= n) return;
+    if (has_mask && mask[k_off + i] == 0.0f) return;   /* masked out: nothing changes */
     const float decay = 1.0f - step[s_off] * wd, step_size = step[s_off + 1], bc2_sqrt = step[s_off + 2];
     const float beta1 = beta1_in_step ? step[s_off + 3] : beta1_param;
     const float g = grad[g_off + i], m0 = exp_avg[m_off + i];
@@ -97,4 +102,16 @@ __kernel void lookahead(__global const float *decay, const uint d_off, __global 
     const float v = fabs(w) < 0.5f ? e + w * (p - e) : p - (p - e) * (1.0f - w);
     ema[e_off + i] = v;
     param[p_off + i] = v;
+}
+
+/* FISHER_ACCUMULATE (launch EW): acc += absolute ? |g| : g * g, the product rounded before
+ * the add as on the CPU (contraction off). global (n) */
+#pragma OPENCL FP_CONTRACT OFF
+__kernel void fisher_accumulate(__global const float *g, const uint g_off, __global float *acc, const uint a_off,
+                                const float absolute, const int n) {
+    const int i = get_global_id(0);
+    if (i >= n) return;
+    const float v = g[g_off + i];
+    const float term = absolute != 0.0f ? fabs(v) : v * v;
+    acc[a_off + i] = acc[a_off + i] + term;
 }

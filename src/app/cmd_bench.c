@@ -36,7 +36,8 @@ void dbk_help_bench(void) {
            "  --precision P       fp32 (default), fp16 or auto (as train)\n"
            "  --recipe, --backend, --device, --data, --epochs, --batch, --target, --all-epochs,\n"
            "  --train-subset, --test-subset, --quiet, --profile, --no-progress, --platform,\n"
-           "  --loss-scale-interval, --price, --energy-price,\n"
+           "  --loss-scale-interval, --price, --energy-price, --lr, --sparse-mask, --mask-samples,\n"
+           "  --mask-grad, --fix-mask, --mask-warmup, --checkpoint-diff, --base,\n"
            "  --author, --author-email   as for 'daybreak train'\n\n"
            "exit code: 0 if at least one run reached the target, 3 if none did, 1 on an error.\n",
            MAX_RUNS);

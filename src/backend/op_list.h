@@ -199,8 +199,10 @@
      *   g = grad + wd * p;  v = mu * v + g;  step = nesterov ? g + mu * v : v;  p -= lr*step \
      * src0 grad (n)  src1 lr f32 (1 or 2), written by the host each step: {lr}, or {lr, mu} \
      *   whose mu replaces params.momentum (a momentum schedule: fastai's cycled momentum)     \
+     * src2 mask f32 (n), optional (sparse masks, docs/sparse-masks.md): where mask[i] == 0   \
+     *   element i is left as it is, params and momentum alike (no decay, no momentum step)   \
      * dst0 params (n) in place  dst1 momentum v (n) in place */                              \
-    X(SGD_MOMENTUM_UPDATE, sgd_momentum_update, optim, "grad lr", "params momentum", sgd,     \
+    X(SGD_MOMENTUM_UPDATE, sgd_momentum_update, optim, "grad lr mask?", "params momentum", sgd,\
       check_sgd_momentum_update, 6.0 * n_src(d, 0), all_bytes(d), NONE, OWN, ALL)             \
                                                                                               \
     /* AdamW over flat buffers, PyTorch's torch.optim.AdamW (amsgrad off):                    \
@@ -211,9 +213,18 @@
      * src0 grad (n)  src1 step f32 (3 or 4): {lr, step_size = lr / (1 - beta1^t),            \
      *   bc2_sqrt = sqrt(1 - beta2^t)} for the 1-based step t, written by the host each step, \
      *   and a 4th, beta1, replacing params.beta1 (a beta1 schedule: fastai's cycled momentum) \
+     * src2 mask f32 (n), optional: where mask[i] == 0 element i is left as it is (p, m, v)   \
      * dst0 params (n) in place  dst1 exp_avg m (n) in place  dst2 exp_avg_sq v (n) in place */\
-    X(ADAMW_UPDATE, adamw_update, optim, "grad step", "params exp_avg exp_avg_sq", adamw,     \
-      check_adamw_update, 12.0 * n_src(d, 0), all_bytes(d), NONE, OWN, ALL)                   \
+    X(ADAMW_UPDATE, adamw_update, optim, "grad step mask?", "params exp_avg exp_avg_sq",      \
+      adamw, check_adamw_update, 12.0 * n_src(d, 0), all_bytes(d), NONE, OWN, ALL)            \
+                                                                                              \
+    /* The empirical Fisher information of one sample's gradient, accumulated (FISH's         \
+     * calculate_the_importance_label, docs/sparse-masks.md):                                 \
+     *   acc += absolute ? |g| : g * g       (params.fisher.absolute 1 or 0)                  \
+     * contraction off: the product rounds once, then the sum (every backend alike).          \
+     * src0 g f32 (n)  dst0 acc f32 (n) in place */                                           \
+    X(FISHER_ACCUMULATE, fisher_accumulate, optim, "g", "acc", fisher, check_eltwise,         \
+      2.0 * n_dst(d, 0), all_bytes(d), NONE, EW, ALL)                                         \
                                                                                               \
     /* Builds a normalised float batch from the u8 dataset resident on the device             \
      * (DESIGN.md decision 4). For batch row i:                                               \
@@ -389,6 +400,13 @@
      * src0 pairs i32 (2k)  dst0 acc f32 (n) in place */                                      \
     X(SPARSE_ADD, sparse_add, compress, "pairs", "acc", scale, check_sparse_add,              \
       n_src(d, 0), all_bytes(d), NONE, OWN, ALL)                                              \
+    /* Scatter of a sparse payload: y[index] = v for every pair {index, bits of value}, where  \
+     * v is params.scatter.value when params.scatter.constant, else the pair's value (a mask's \
+     * ones from a selection's pairs; the averaged values of sparse model averaging); indices \
+     * distinct within one call; a pair whose index is outside y writes nothing.              \
+     * src0 pairs i32 (2k)  dst0 y f32 (n) in place */                                        \
+    X(SPARSE_SCATTER, sparse_scatter, compress, "pairs", "y", scatter, check_sparse_scatter,  \
+      0.0, all_bytes(d), NONE, OWN, ALL)                                                      \
     /* Random-k's packing: pair j = {indices[j], bits of x[indices[j]] * scale}, the scale of \
      * the segment whose pairs j falls in (the host draws the indices and the scales, so the  \
      * draws are the host compressor's).                                                     \

@@ -363,6 +363,13 @@ static dbk_status check_accuracy(const dbk_op_desc *d) {
     return check_scalar(d, &d->dst[0], "correct", DBK_DTYPE_F32, 1);
 }
 
+/* The optimizers' optional mask (sparse masks): f32 with the parameters' element count. */
+static dbk_status check_update_mask(const dbk_op_desc *d, const dbk_tensor *mask, const dbk_tensor *params) {
+    if (mask->ndim == 0) return DBK_OK;
+    DBK_TRY(want(d, mask, "mask", DBK_DTYPE_F32, 0));
+    return want_dim(d, "mask elements (one per parameter)", dbk_tensor_numel(mask), dbk_tensor_numel(params));
+}
+
 static dbk_status check_sgd_momentum_update(const dbk_op_desc *d) {
     const dbk_tensor *s = d->src, *o = d->dst;
     DBK_TRY(want(d, &s[0], "grad", DBK_DTYPE_F32, 0));
@@ -371,7 +378,7 @@ static dbk_status check_sgd_momentum_update(const dbk_op_desc *d) {
     DBK_TRY(want(d, &o[1], "momentum", DBK_DTYPE_F32, 0));
     if (dbk_tensor_numel(&s[0]) != dbk_tensor_numel(&o[0]) || dbk_tensor_numel(&o[1]) != dbk_tensor_numel(&o[0]))
         FAIL("%s: grad, params and momentum must have the same element count", dbk_op_name(d->op));
-    return DBK_OK;
+    return check_update_mask(d, &s[2], &o[0]);
 }
 
 /* grad, params, exp_avg, exp_avg_sq f32 of one element count; step f32 (3 or 4); betas in
@@ -393,7 +400,7 @@ static dbk_status check_adamw_update(const dbk_op_desc *d) {
     if (!(p->eps > 0.0f)) FAIL("%s: eps must be > 0 (got %g)", dbk_op_name(d->op), (double)p->eps);
     if (!(p->weight_decay >= 0.0f))
         FAIL("%s: weight decay must be >= 0 (got %g)", dbk_op_name(d->op), (double)p->weight_decay);
-    return DBK_OK;
+    return check_update_mask(d, &s[2], &o[0]);
 }
 
 static dbk_status check_augment(const dbk_op_desc *d) {
@@ -467,6 +474,15 @@ static dbk_status check_sparse_add(const dbk_op_desc *d) {
     DBK_TRY(want(d, &d->src[0], "pairs", DBK_DTYPE_I32, 0));
     if (dbk_tensor_numel(&d->src[0]) % 2) FAIL("%s: pairs must hold whole {index, value} pairs", dbk_op_name(d->op));
     return want(d, &d->dst[0], "acc", DBK_DTYPE_F32, 0);
+}
+
+/* pairs i32 of whole pairs, y f32; a constant must be finite. */
+static dbk_status check_sparse_scatter(const dbk_op_desc *d) {
+    DBK_TRY(want(d, &d->src[0], "pairs", DBK_DTYPE_I32, 0));
+    if (dbk_tensor_numel(&d->src[0]) % 2) FAIL("%s: pairs must hold whole {index, value} pairs", dbk_op_name(d->op));
+    if (d->p.scatter.constant && !(d->p.scatter.value - d->p.scatter.value == 0.0f))
+        FAIL("%s: the constant value must be finite (got %g)", dbk_op_name(d->op), (double)d->p.scatter.value);
+    return want(d, &d->dst[0], "y", DBK_DTYPE_F32, 0);
 }
 
 /* x f32, indices i32 (k), scales i32 (S,2), pairs i32 (2k). */

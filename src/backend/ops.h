@@ -145,6 +145,16 @@ typedef struct dbk_fill_params {
     float value;
 } dbk_fill_params;
 
+/* DBK_OP_FISHER_ACCUMULATE (elementwise: floats only). */
+typedef struct dbk_fisher_params {
+    float absolute;         /* 1: acc += |g| (FISH's "absolute"); 0: acc += g * g ("square") */
+} dbk_fisher_params;
+
+/* DBK_OP_SPARSE_SCATTER. */
+typedef struct dbk_scatter_params {
+    bool  constant;         /* y[index] = value for every pair (a mask), else the pair's own value */
+    float value;
+} dbk_scatter_params;
 /* DBK_OP_MUON_MOMENTUM (elementwise: floats only). */
 typedef struct dbk_muon_momentum_params {
     float momentum;         /* airbench94_muon 0.6, speedrun 0.655 */
@@ -207,6 +217,8 @@ typedef struct dbk_op_desc {
         dbk_muon_update_params muon_update;
         dbk_select_params  select;
         dbk_quant_params   quant;
+        dbk_fisher_params  fisher;
+        dbk_scatter_params scatter;
     } p;
     const char *label;      /* optional, for logs and profiles, e.g. "layer1.conv" (borrowed) */
 } dbk_op_desc;

@@ -2,6 +2,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "bench/report.h"
 #include "bench/report_dist.h"
+#include "bench/report_sparse.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -757,6 +758,7 @@ dbk_status dbk_report_write(const dbk_run_set *set, const dbk_run_group *groups,
         dbk_strbuf_init(&sb);
         write_markdown(&sb, set, groups, ngroups, sources, nsources, any_priced, roof);
         st = dbk_report_distributed(&sb, set);
+        if (st == DBK_OK) st = dbk_report_sparse(&sb, set);
         char path[4200];
         snprintf(path, sizeof path, "%s/report.md", out_dir);
         if (st == DBK_OK) st = write_utf8(&sb, path);

@@ -79,6 +79,7 @@ dbk_status dbk_run_load(const char *dir, dbk_run *r) {
     memset(r, 0, sizeof *r);
     char path[1100];
     dbk_utf8_copy(r->dir, sizeof r->dir, dir);
+    snprintf(r->path, sizeof r->path, "%s", dir);
     snprintf(path, sizeof path, "%s/result.json", dir);
     cJSON *root;
     dbk_status st = dbk_results_read_json(dir, &root);
@@ -127,6 +128,14 @@ dbk_status dbk_run_load(const char *dir, dbk_run *r) {
         const cJSON *c = get(dist, "compress"), *sc = get(dist, "scope");
         snprintf(r->exchange, sizeof r->exchange, "%.40s/%.16s%s", cJSON_IsString(c) ? c->valuestring : "?",
                  cJSON_IsString(sc) ? sc->valuestring : "?", cJSON_IsTrue(get(dist, "error_feedback")) ? "+ef" : "");
+        const cJSON *avg = get(dist, "averaging");
+        if (cJSON_IsObject(avg)) snprintf(r->exchange, sizeof r->exchange, "average every %.0f", num(avg, "local_steps", 0));
+    }
+    const cJSON *mask = get(root, "sparse_mask"), *spec = get(mask, "mask"); /* masks never group together either */
+    if (cJSON_IsString(spec)) {
+        const size_t n = strlen(r->exchange);
+        snprintf(r->exchange + n, sizeof r->exchange - n, "%smask %.24s%s", n ? ", " : "", spec->valuestring,
+                 cJSON_IsTrue(get(mask, "fixed")) ? " fixed" : "");
     }
     r->target = num(root, "target", 0.0);
     r->epochs_to_target = (int)num(root, "epochs_to_target", 0.0);

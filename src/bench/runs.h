@@ -27,7 +27,8 @@ typedef struct dbk_run_op {
 } dbk_run_op;
 
 typedef struct dbk_run {
-    char     dir[1024];
+    char     dir[1024];              /* as given, made valid UTF-8 (for printing) */
+    char     path[1024];             /* as given, byte for byte (for reading it again) */
     char     version[32], status[16], clock_mode[16], started_at[32];
     char     recipe[64], model[64];
     char     backend[16], device[256], driver[128];
@@ -58,7 +59,8 @@ typedef struct dbk_run {
     int      epochs;
     double  *accuracy, *clock;       /* [epochs]: test accuracy %, cumulative clock seconds */
     int      ranks;                  /* 0: one process; else the ranks of a distributed run */
-    char     exchange[80];           /* a distributed run's "compress/scope[+ef]", "" otherwise */
+    char     exchange[80];           /* a distributed run's "compress/scope[+ef]" or "average every M",
+                                        then ", mask SPEC[ fixed]" with a sparse mask; "" otherwise */
     int      op_count;               /* 0 unless the run was profiled */
     double   profiled_step_seconds;  /* wall time of a profiled step (ops plus the time outside them) */
     dbk_run_op *ops;

@@ -57,6 +57,8 @@
  *    any backend). augment: bit-exact, the device kernels reproduce the
  *    CPU's hash draw and normalise with one multiply and one add, never fused, by the host's
  *    dbk_augment_affine values (no division: a GPU's is not correctly rounded).
+ *  - fisher_accumulate: bit-exact (one rounded product or |g|, one rounded add; contraction
+ *    off on every backend). sparse_scatter: bit-exact (copies).
  *  - sparse_select, sparse_add, sparse_gather: bit-exact (the selection is integer comparisons
  *    of magnitude bits and copies; the gathering one multiply per pair; the decoding one
  *    unfused multiply and add per pair, contraction off).
@@ -833,18 +835,22 @@ OP_TEST(accuracy, 0.0);
 /* ---------------------------------------------------------------------------------- */
 /* optimizer                                                                           */
 
+/* With a mask (sparse masks): half the elements 0, which must come back exactly as they went
+ * in (an update that ignores the mask moves them by lr * step: NMSE ~1e-5). */
 static void sgd_momentum_update_cases(dbk_op_checker *ck) {
     static const int64_t counts[] = {1, 17, 4099, 262147};
+    for (int masked = 0; masked < 2; masked++)
     for (int nesterov = 0; nesterov < 2; nesterov++)
         for (size_t i = 0; i < sizeof counts / sizeof counts[0]; i++) {
             /* weight decay 5e-4, and 5e-4 * 256 as a summed loss over batch 256 uses */
             const float wd = i % 2 ? 0.128f : 5e-4f;
-            tcase *c = case_new(ck, DBK_OP_SGD_MOMENTUM_UPDATE, "n %lld momentum 0.9 wd %g nesterov %s", (long long)counts[i],
-                                (double)wd, nesterov ? "true" : "false");
+            tcase *c = case_new(ck, DBK_OP_SGD_MOMENTUM_UPDATE, "n %lld momentum 0.9 wd %g nesterov %s%s",
+                                (long long)counts[i], (double)wd, nesterov ? "true" : "false", masked ? " masked" : "");
             c->desc.p.sgd = (dbk_sgd_params){0.9f, wd, nesterov};
-            /* grad (n), lr (1) -> params (n), momentum (n) in place */
+            /* grad (n), lr (1), mask (n) or absent -> params (n), momentum (n) in place */
             set_uniform(c, SRC(0), ROLE_IN, -1.0f, 1.0f, 1, counts[i], 1, 1, 1);
             set_scalar(c, SRC(1), ROLE_IN, 0.4f / 256.0f);
+            if (masked) set_levels(c, SRC(2), 2, 1, counts[i], 1, 1, 1);
             set_uniform(c, DST(0), ROLE_INOUT, -0.5f, 0.5f, 1, counts[i], 1, 1, 1);
             set_uniform(c, DST(1), ROLE_INOUT, -0.1f, 0.1f, 1, counts[i], 1, 1, 1);
             dbk_op_check_case(c);
@@ -871,14 +877,16 @@ OP_TEST(sgd_momentum_update, 1e-10);
 static void adamw_update_cases(dbk_op_checker *ck) {
     static const int64_t counts[] = {1, 17, 4099, 262147};
     static const struct { int t; float beta2, wd; } runs[] = {{1, 0.999f, 0.01f}, {200, 0.99f, 0.0f}, {200, 0.999f, 0.1f}};
+    for (int masked = 0; masked < 2; masked++)
     for (size_t r = 0; r < sizeof runs / sizeof runs[0]; r++)
         for (size_t i = 0; i < sizeof counts / sizeof counts[0]; i++) {
             const int t = runs[r].t;
             const double lr = 3e-3, b1 = 0.9, b2 = runs[r].beta2;
-            tcase *c = case_new(ck, DBK_OP_ADAMW_UPDATE, "n %lld t %d betas (0.9, %g) wd %g", (long long)counts[i], t,
-                                (double)runs[r].beta2, (double)runs[r].wd);
+            tcase *c = case_new(ck, DBK_OP_ADAMW_UPDATE, "n %lld t %d betas (0.9, %g) wd %g%s", (long long)counts[i], t,
+                                (double)runs[r].beta2, (double)runs[r].wd, masked ? " masked" : "");
             c->desc.p.adamw = (dbk_adamw_params){0.9f, runs[r].beta2, 1e-8f, runs[r].wd};
-            /* grad (n), step (3) -> params, exp_avg, exp_avg_sq (n) in place */
+            /* grad (n), step (3), mask (n) or absent -> params, exp_avg, exp_avg_sq (n) in place */
+            if (masked) set_levels(c, SRC(2), 2, 1, counts[i], 1, 1, 1);
             set_uniform(c, SRC(0), ROLE_IN, -1.0f, 1.0f, 1, counts[i], 1, 1, 1);
             float *step = set_slot(c, SRC(1), ROLE_IN, DBK_DTYPE_F32, 1, 3, 1, 1, 1);
             step[0] = (float)lr;
@@ -906,6 +914,22 @@ static void adamw_update_cases(dbk_op_checker *ck) {
 }
 OP_TEST(adamw_update, 1e-10);
 
+/* One sample's gradient into the Fisher information, squared and absolute, over the
+ * elementwise shapes, onto an accumulator that already holds earlier samples' sums. */
+static void fisher_accumulate_cases(dbk_op_checker *ck) {
+    char sh[64];
+    for (int absolute = 0; absolute < 2; absolute++)
+        for (int i = 0; i < (int)EW_SHAPE_COUNT; i++) {
+            tcase *c = case_new(ck, DBK_OP_FISHER_ACCUMULATE, "%s %s", ew_summary(i, sh, sizeof sh),
+                                absolute ? "absolute" : "square");
+            c->desc.p.fisher.absolute = (float)absolute;
+            /* g -> acc in place */
+            set_uniform(c, SRC(0), ROLE_IN, -1.0f, 1.0f, EW(i));
+            set_uniform(c, DST(0), ROLE_INOUT, 0.0f, 3.0f, EW(i));
+            dbk_op_check_case(c);
+        }
+}
+OP_TEST(fisher_accumulate, 0.0);
 /* Muon (airbench94_muon, cifar10-speedrun): momentum, renormalisation / Newton-Schulz scaling,
  * step. Sizes: 1, odd, and the largest filter 256 x 2304 (589,824: one work-group's
  * reduction over all of it). */
@@ -1311,6 +1335,22 @@ static void sparse_select_cases(dbk_op_checker *ck) {
 }
 OP_TEST(sparse_select, 0.0);
 
+/* A sparse payload (src0: k pairs of distinct indices below n in a random order, values in
+ * [-1, 1); with outside one index n) and the vector dst0 (n) it goes into. */
+static void set_payload(tcase *c, int64_t n, int64_t k, bool outside) {
+    int32_t *pairs = set_slot(c, SRC(0), ROLE_IN, DBK_DTYPE_I32, 1, 2 * k, 1, 1, 1);
+    int32_t *perm = dbk_op_check_alloc((size_t)n * sizeof *perm);
+    dbk_rng_permutation(&c->ck->rng, perm, (int32_t)n);
+    for (int64_t j = 0; j < k; j++) {
+        const float v = 2.0f * dbk_rng_uniform(&c->ck->rng) - 1.0f;
+        pairs[2 * j] = perm[j];
+        memcpy(&pairs[2 * j + 1], &v, sizeof v);
+    }
+    free(perm);
+    if (outside) pairs[2 * (k / 2)] = (int32_t)n;
+    set_uniform(c, DST(0), ROLE_INOUT, -1.0f, 1.0f, 1, n, 1, 1, 1);
+}
+
 /* Payloads of k distinct indices in a random order (one index outside acc in one case),
  * alpha 1/2, 1/3 (not a power of two: an unfused multiply and add round as the CPU's) and -1
  * (error feedback's residual), into acc of n values. */
@@ -1325,21 +1365,29 @@ static void sparse_add_cases(dbk_op_checker *ck) {
                                 (double)alphas[a], outside ? " one index outside" : "");
             c->desc.p.scale.alpha = alphas[a];
             /* pairs (2k) -> acc (n) in place */
-            int32_t *pairs = set_slot(c, SRC(0), ROLE_IN, DBK_DTYPE_I32, 1, 2 * k, 1, 1, 1);
-            int32_t *perm = dbk_op_check_alloc((size_t)n * sizeof *perm);
-            dbk_rng_permutation(&ck->rng, perm, (int32_t)n);
-            for (int64_t j = 0; j < k; j++) {
-                const float v = 2.0f * dbk_rng_uniform(&ck->rng) - 1.0f;
-                pairs[2 * j] = perm[j];
-                memcpy(&pairs[2 * j + 1], &v, sizeof v);
-            }
-            free(perm);
-            if (outside) pairs[2 * (k / 2)] = (int32_t)n;
-            set_uniform(c, DST(0), ROLE_INOUT, -1.0f, 1.0f, 1, n, 1, 1, 1);
+            set_payload(c, n, k, outside);
             dbk_op_check_case(c);
         }
 }
 OP_TEST(sparse_add, 0.0);
+
+/* Payloads of k distinct indices in a random order (one index outside y in one case), the
+ * pairs' own values and the constant 1 (a mask's ones), into y of n values. */
+static void sparse_scatter_cases(dbk_op_checker *ck) {
+    static const int64_t ns[] = {1, 1000, 70001};
+    for (size_t i = 0; i < sizeof ns / sizeof ns[0]; i++)
+        for (int constant = 0; constant < 2; constant++) {
+            const int64_t n = ns[i], k = n < 7 ? n : n / 7;
+            const bool outside = i == 1 && !constant;
+            tcase *c = case_new(ck, DBK_OP_SPARSE_SCATTER, "n %lld k %lld %s%s", (long long)n, (long long)k,
+                                constant ? "constant 1" : "values", outside ? " one index outside" : "");
+            c->desc.p.scatter = (dbk_scatter_params){constant == 1, 1.0f};
+            /* pairs (2k) -> y (n) in place */
+            set_payload(c, n, k, outside);
+            dbk_op_check_case(c);
+        }
+}
+OP_TEST(sparse_scatter, 0.0);
 
 /* Random-k's packing over segment layouts of odd sizes: per segment k distinct indices in a
  * random order and the scale count/k, as the host draws them. */

@@ -184,6 +184,12 @@ typedef struct dbk_recipe {
     float       target;              /* test accuracy in percent that stops the run (top-1, or
                                         top-5 with target_top5) */
     const char *target_note;         /* where the target comes from */
+    /* Sparse masks (FISH recipes, docs/sparse-masks.md): the defaults of the train options. */
+    const char *sparse_mask;         /* --sparse-mask ("fisher:0.005"); NULL: every parameter trains */
+    int         mask_samples;        /* --mask-samples (0: 1024) */
+    int         mask_warmup;         /* --mask-warmup */
+    bool        mask_same;           /* --mask-split same (every rank the same mask) */
+    int         local_steps;         /* --local-steps of a --distributed run (0: gradient exchange) */
 } dbk_recipe;
 
 /* One view of test-time augmentation: the test image translated by (dy, dx) with reflect
@@ -211,6 +217,9 @@ const char       *dbk_recipe_default_name(void);                           /* "q
  * them); a phase rounded onto the previous one's start replaces it. */
 void dbk_recipe_set_epochs(dbk_recipe *r, int epochs);
 
+/* --lr: the schedule scaled so that its largest knot value is peak (> 0); a schedule of zeros
+ * is left as it is. */
+void dbk_recipe_set_peak_lr(dbk_recipe *r, float peak);
 /* The momentum (SGD) or beta1 (AdamW) of global step `step` (0-based): the schedule's for
  * DBK_SCHEDULE_FASTAI_*, else the recipe's constant (momentum, or adam_beta1). */
 float dbk_recipe_momentum_at_step(const dbk_recipe *r, long step, int steps_per_epoch, long total_steps);

@@ -528,6 +528,7 @@ dbk_status dbk_results_write_json(const char *path, const dbk_train_options *opt
     }
     add_profile(root, r);
     dbk_results_add_distributed(root, opt, r);
+    dbk_results_add_sparse(root, opt, r);
     return dbk_results_write_cjson(path, root);
 }
 

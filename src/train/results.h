@@ -77,6 +77,9 @@ struct cJSON *dbk_results_u64_json(uint64_t v);
 /* results_peers.c: adds result.json's "distributed" object (a cJSON object root) for a
  * distributed run (report->peers.ranks > 0); nothing otherwise. */
 void dbk_results_add_distributed(void *json_root, const dbk_train_options *opt, const dbk_train_report *r);
+/* results_mask.c: adds "sparse_mask" (a run with a sparse mask) and "checkpoint_diff" (one that
+ * wrote model.diff); nothing otherwise. */
+void dbk_results_add_sparse(void *json_root, const dbk_train_options *opt, const dbk_train_report *r);
 #define DBK_JOULES_PER_KWH 3.6e6
 
 /* results_energy.c: result.json's "energy" object (a cJSON object root); the joules on the clock

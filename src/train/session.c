@@ -13,9 +13,9 @@
 
 static dbk_status graph_frozen(const dbk_session_config *cfg, dbk_session_program_kind kind, int batch,
                                const char *frozen_group, dbk_session_program *p) {
-    dbk_graph_config gc = {.training = kind == DBK_SESSION_PROGRAM_TRAIN, .bn = cfg->recipe->bn, .fp16 = cfg->fp16,
-                           .no_fusion = kind == DBK_SESSION_PROGRAM_TRAIN && !dbk_env_fusion(),
-                           .frozen_group = frozen_group};
+    const bool training = kind == DBK_SESSION_PROGRAM_TRAIN || kind == DBK_SESSION_PROGRAM_FISHER;
+    dbk_graph_config gc = {.training = training, .bn = cfg->recipe->bn, .fp16 = cfg->fp16,
+                           .no_fusion = training && !dbk_env_fusion(), .frozen_group = frozen_group};
     p->kind = kind;
     p->batch = batch;
     return dbk_graph_create(&gc, &p->graph);
@@ -50,6 +50,7 @@ static dbk_buffer *steps_of(dbk_session *s, const dbk_session_program *p) {
     switch (p->kind) {
     case DBK_SESSION_PROGRAM_TRAIN:     return s->train_steps;
     case DBK_SESSION_PROGRAM_LOOKAHEAD: return s->lookahead_steps;
+    case DBK_SESSION_PROGRAM_FISHER:    return s->fisher_steps;
     case DBK_SESSION_PROGRAM_EVAL:
     case DBK_SESSION_PROGRAM_TTA:
     case DBK_SESSION_PROGRAM_TTA_SELECT:
@@ -100,9 +101,10 @@ static dbk_status build(dbk_session *s) {
         if (tail_batch) DBK_TRY(graph_for(cfg, DBK_SESSION_PROGRAM_TTA, tail_batch, &s->tta_tail));
     }
     if (train && r->lookahead_every > 0) DBK_TRY(graph_for(cfg, DBK_SESSION_PROGRAM_LOOKAHEAD, 1, &s->lookahead));
+    if (train && s->mask_spec.method == DBK_MASK_FISHER) DBK_TRY(graph_for(cfg, DBK_SESSION_PROGRAM_FISHER, 1, &s->fisher));
     dbk_session_program *progs[] = {&s->train,      &s->train_late,   &s->eval,         &s->tail,
                                     &s->tta,        &s->tta_tail,     &s->lookahead,    &s->tta_select,
-                                    &s->tta_selected, &s->tta_selected_tail, &s->tta_score};
+                                    &s->tta_selected, &s->tta_selected_tail, &s->tta_score, &s->fisher};
     const int nprogs = (int)(sizeof progs / sizeof progs[0]);
 
     /* Plan. */
@@ -177,21 +179,24 @@ static dbk_status build(dbk_session *s) {
         DBK_TRY(dbk_session_alloc(s, step_bytes, "lookahead per-step values", &s->lookahead_steps));
         if (!(s->lookahead_host = dbk_calloc(1, step_bytes + 1))) return DBK_ERR_OUT_OF_HOST_MEMORY;
     }
+    if (train && s->mask_spec.method != DBK_MASK_ALL) DBK_TRY(dbk_session_alloc_mask(s));
 
     /* Build: the same layout again, now with buffers, assembling the programs. Activations go
      * to a virtual arena until the memory plan has placed them by lifetime. */
     for (int i = 0; i < nprogs; i++) {
         if (!progs[i]->graph) continue;
-        const bool training = progs[i]->kind == DBK_SESSION_PROGRAM_TRAIN;
+        const bool training = progs[i]->kind == DBK_SESSION_PROGRAM_TRAIN, fisher = progs[i] == &s->fisher;
+        /* The Fisher program's batch norm updates scratch statistics: the model's stay as trained. */
         const dbk_graph_buffers bufs = {.params = s->params,
-                                        .grads = training ? s->grads : NULL,
-                                        .state = s->state,
+                                        .grads = training || fisher ? s->grads : NULL,
+                                        .state = fisher ? s->fisher_state : s->state,
                                         .arena = dbk_memplan_virtual_arena(),
                                         .steps = steps_of(s, progs[i])};
         dbk_graph_begin_build(progs[i]->graph, &bufs);
         DBK_TRY(dbk_session_lay_out(s, progs[i]));
     }
     DBK_TRY(dbk_session_place_activations(s));
+    if (s->mask) DBK_TRY(dbk_session_place_mask(s));
 
     /* Let the backend size workspaces, build kernels and record every sequence, once. */
     for (int i = 0; i < nprogs; i++) {
@@ -230,12 +235,21 @@ dbk_status dbk_session_create(dbk_backend *be, const dbk_session_config *cfg, db
                              dbk_backend_kind_name(dbk_backend_get_kind(be)), dev->name, dev->fp16_missing);
     if (cfg->fp16 && cfg->separate_update)
         return dbk_set_error(DBK_ERR_INVALID_ARG, "--precision fp16 with distributed training is not supported yet");
+    const bool masked = cfg->mask && cfg->mask->method != DBK_MASK_ALL;
+    if (masked && cfg->fp16)
+        return dbk_set_error(DBK_ERR_UNSUPPORTED, "--sparse-mask with --precision fp16 is not supported yet");
+    if (masked && cfg->streamed)
+        return dbk_set_error(DBK_ERR_UNSUPPORTED, "--sparse-mask: the Fisher samples are read from the device-resident "
+                             "training set; image-folder datasets (streamed) are not supported yet");
     dbk_session *s = dbk_calloc(1, sizeof *s);
     if (!s) return DBK_ERR_OUT_OF_HOST_MEMORY;
     dbk_loss_scaler_init(&s->scaler, DBK_LOSS_SCALE_INIT,
                          cfg->loss_scale_interval > 0 ? cfg->loss_scale_interval : DBK_LOSS_SCALE_INTERVAL);
     s->be = be;
     s->cfg = *cfg;
+    dbk_mask_spec_init(&s->mask_spec);
+    if (cfg->mask) s->mask_spec = *cfg->mask;
+    s->cfg.mask = &s->mask_spec;
     if (cfg->test_count < cfg->eval_batch) s->cfg.eval_batch = cfg->test_count > 0 ? cfg->test_count : 1;
     dbk_status st = build(s);
     if (st != DBK_OK) {
@@ -250,8 +264,9 @@ void dbk_session_destroy(dbk_session *s) {
     if (!s) return;
     dbk_session_program *progs[] = {&s->train,      &s->train_late,   &s->eval,         &s->tail,
                                     &s->tta,        &s->tta_tail,     &s->lookahead,    &s->tta_select,
-                                    &s->tta_selected, &s->tta_selected_tail, &s->tta_score};
+                                    &s->tta_selected, &s->tta_selected_tail, &s->tta_score, &s->fisher};
     dbk_program_destroy(s->update);
+    dbk_session_free_mask(s);
     for (size_t i = 0; i < sizeof progs / sizeof progs[0]; i++) {
         dbk_program_destroy(progs[i]->recorded);
         dbk_graph_destroy(progs[i]->graph);

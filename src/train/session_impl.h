@@ -13,6 +13,7 @@
  *                      the next session of progressive resizing
  *   session_peers.c    what data-parallel training needs: the exchange between backward
  *                      and update, the trainable tensors, the statistics buffer
+ *   session_mask.c     sparse masks: the Fisher information, the selection, the mask
  */
 #ifndef DBK_SESSION_IMPL_H
 #define DBK_SESSION_IMPL_H
@@ -21,6 +22,7 @@
 #include "nn/memplan.h"
 #include "train/loss_scaler.h"
 #include "train/session.h"
+#include "train/sparse_mask.h"
 
 typedef enum dbk_session_program_kind {
     DBK_SESSION_PROGRAM_TRAIN,      /* a training step */
@@ -32,6 +34,7 @@ typedef enum dbk_session_program_kind {
     DBK_SESSION_PROGRAM_TTA_SELECTED,
     DBK_SESSION_PROGRAM_TTA_SCORE,
     DBK_SESSION_PROGRAM_LOOKAHEAD,  /* the lookahead update */
+    DBK_SESSION_PROGRAM_FISHER,     /* one image's gradient into the Fisher information (sparse masks) */
 } dbk_session_program_kind;
 
 /* One fixed op sequence: its graph (which owns the ops, the parameter layout and the
@@ -92,6 +95,18 @@ struct dbk_session {
     long                 profiled_steps;
     uint64_t             device_bytes;
     dbk_loss_scaler      scaler;                   /* mixed precision (cfg.fp16) */
+    /* sparse masks (cfg.mask, session_mask.c) */
+    dbk_mask_spec        mask_spec;                /* a copy of *cfg.mask (method ALL: no mask) */
+    dbk_mask_layout      mask_layout;              /* selectable ranges and counts */
+    dbk_session_program  fisher;                   /* batch 1, no update: gradients into importance */
+    dbk_buffer          *mask;                     /* f32 (params): 1 trains, 0 stays as it is */
+    dbk_buffer          *importance;               /* f32 (params): the Fisher information */
+    dbk_buffer          *fisher_state, *fisher_steps;  /* scratch statistics; per-step values */
+    void                *fisher_host;
+    dbk_buffer          *mask_packed;              /* f32 (selectable): importance, then the mask */
+    dbk_buffer          *mask_tables, *mask_pairs, *mask_count, *mask_work;   /* the selection */
+    int                  mask_chunks;
+    size_t               mask_selected;            /* pairs of the last selection */
 };
 
 /* session_step.c: lays out one program on its graph (planning or build pass, as the graph
@@ -113,5 +128,16 @@ dbk_status dbk_session_run_exchanged(dbk_session *s);
 
 /* session_profile.c: one training step with per-op device timing. */
 dbk_status dbk_session_run_profiled(dbk_session *s);
+
+/* session_mask.c: the mask's layout and buffers, after the planning pass (cfg.mask set and
+ * not ALL); the Fisher program's buffers too for a Fisher mask. */
+dbk_status dbk_session_alloc_mask(dbk_session *s);
+/* After the build pass: the layout's ranges at the parameters' final offsets (the planning
+ * pass places every group at 0). */
+dbk_status dbk_session_place_mask(dbk_session *s);
+/* The warm-up (session_warmup.c): the mask's ops once, the Fisher program on one image; leaves
+ * the mask undefined (set at the first epoch, or loaded from resume.ckpt). */
+dbk_status dbk_session_warm_up_mask(dbk_session *s);
+void       dbk_session_free_mask(dbk_session *s);
 
 #endif

@@ -47,7 +47,7 @@ dbk_status dbk_session_place_activations(dbk_session *s) {
     DBK_TRY(dbk_memplan_create(max_chunk, &s->memplan));
     dbk_session_program *progs[] = {&s->train, &s->train_late, &s->eval,         &s->tail,
                                     &s->tta,   &s->tta_tail,   &s->tta_select,   &s->tta_selected,
-                                    &s->tta_selected_tail,     &s->tta_score};
+                                    &s->tta_selected_tail,     &s->tta_score,    &s->fisher};
     for (size_t i = 0; i < sizeof progs / sizeof progs[0]; i++)
         if (progs[i]->count) DBK_TRY(dbk_memplan_add_program(s->memplan, progs[i]->ops, progs[i]->count));
     const int n = dbk_memplan_chunk_count(s->memplan);

@@ -7,6 +7,8 @@
  *   final (TTA)    = per view of the recipe's test-time augmentation: the view, the model
  *                    (same weights), the logits weighted into a sum; loss, accuracy of the sum
  *   lookahead      = the EMA of parameters and statistics, copied back (airbench94)
+ *   Fisher         = a training step of one image without the update: its gradients
+ *                    squared (or absolute) into the importance (sparse masks)
  *
  * Every value that changes from step to step is declared here on the graph with the rule
  * that computes it (dbk_graph_step_value): the augmentation state {first row, seed, epoch,
@@ -96,6 +98,13 @@ static int rule_index(const dbk_recipe *r, const char *group) {
 
 static dbk_tensor flat(dbk_buffer *b, dbk_dtype dt, int64_t n) { return dbk_tensor_make(b, 0, dt, 1, n, 1, 1, 1); }
 
+/* The same view (offset, shape) of another buffer laid out like the parameters (momentum,
+ * the sparse mask, the importance). */
+static dbk_tensor with_buffer(dbk_tensor t, dbk_buffer *b) {
+    t.buf = b;
+    return t;
+}
+
 /* The augmentation state every augment op of a program reads. */
 static dbk_tensor augment_state(dbk_graph *g) {
     const double none[4] = {0};
@@ -147,8 +156,9 @@ static void add_augment(dbk_session *s, dbk_graph *g, bool training, dbk_tensor 
 
 /* Loss and accuracy into the graph's counters (an evaluation with config top5 also counts
  * top-5 hits on the device); in training also the loss backward, which is pushed last and so
- * runs first in the backward list. */
-static void add_loss(dbk_session *s, dbk_graph *g, int batch, dbk_value logits, dbk_tensor labels) {
+ * runs first in the backward list. smoothing: the recipe's label smoothing, or 0 for the
+ * Fisher information (FISH: the plain cross-entropy at the true label). */
+static void add_loss(dbk_session *s, dbk_graph *g, int batch, dbk_value logits, dbk_tensor labels, float smoothing) {
     const dbk_recipe *r = s->cfg.recipe;
     const int64_t classes = logits.data.shape[1];
     dbk_tensor probs = dbk_graph_tensor(g, DBK_DTYPE_F32, 2, batch, classes, 1, 1);
@@ -164,7 +174,7 @@ static void add_loss(dbk_session *s, dbk_graph *g, int batch, dbk_value logits, 
     dbk_tensor z = logits.data, dz = logits.grad;
     z.ndim = 2;
 
-    dbk_op_desc loss = {.op = DBK_OP_SOFTMAX_XENT_FWD, .p.xent.label_smoothing = r->label_smoothing};
+    dbk_op_desc loss = {.op = DBK_OP_SOFTMAX_XENT_FWD, .p.xent.label_smoothing = smoothing};
     loss.src[0] = z;
     loss.src[1] = labels;
     loss.dst[0] = probs;
@@ -192,7 +202,7 @@ static void add_loss(dbk_session *s, dbk_graph *g, int batch, dbk_value logits, 
         ls.dst[0] = dz;
         dbk_graph_backward(g, &ls, "amp.loss_scale");
     }
-    dbk_op_desc lb = {.op = DBK_OP_SOFTMAX_XENT_BWD, .p.xent.label_smoothing = r->label_smoothing};
+    dbk_op_desc lb = {.op = DBK_OP_SOFTMAX_XENT_BWD, .p.xent.label_smoothing = smoothing};
     const dbk_recipe_group defaults = dbk_recipe_group_rule(r, "");
     lb.p.xent.grad_scale = dbk_recipe_group_step(r, &defaults, batch, 0.0, 0, 1).grad_scale;
     lb.src[0] = probs;
@@ -224,6 +234,7 @@ static void add_adamw(dbk_session *s, dbk_graph *g, int i, int batch, bool stopp
     op.dst[1].buf = s->momentum;
     op.dst[2] = op.dst[0];
     op.dst[2].buf = s->exp_avg_sq;
+    if (s->mask) op.src[2] = with_buffer(op.dst[0], s->mask);
     snprintf(label, sizeof label, "%s", name);
     dbk_graph_update(g, &op, label);
 }
@@ -409,8 +420,22 @@ static void add_optimizer(dbk_session *s, dbk_session_program *p) {
         sgd.dst[0] = dbk_graph_group_params(g, i);
         sgd.dst[1] = sgd.dst[0];
         sgd.dst[1].buf = s->momentum;
+        if (s->mask) sgd.src[2] = with_buffer(sgd.dst[0], s->mask);
         dbk_graph_update(g, &sgd, label);
         p->update_count++;
+    }
+}
+
+/* The Fisher program's end: every trained group's gradients of the one image, squared or
+ * absolute, added into the importance (FISH's calculate_the_importance_label). */
+static void add_fisher(dbk_session *s, dbk_graph *g) {
+    if (dbk_graph_is_planning(g)) return;
+    for (int i = 0; i < dbk_graph_group_count(g); i++) {
+        if (dbk_graph_group_frozen(g, i)) continue;
+        dbk_op_desc op = {.op = DBK_OP_FISHER_ACCUMULATE, .p.fisher.absolute = s->mask_spec.absolute ? 1.0f : 0.0f};
+        op.src[0] = dbk_graph_group_grads(g, i);
+        op.dst[0] = with_buffer(dbk_graph_group_params(g, i), s->importance);
+        dbk_graph_update(g, &op, "fisher.accumulate");
     }
 }
 
@@ -501,7 +526,8 @@ static dbk_status lay_out_selective(dbk_session *s, dbk_session_program *p) {
     if (p->kind == DBK_SESSION_PROGRAM_TTA_SCORE) {
         (void)augment_state(g);
         dbk_value logits = {.data = tta_table(s)}; /* shapes only while planning */
-        add_loss(s, g, s->cfg.test_count, logits, flat(s->test_labels_i32, DBK_DTYPE_I32, s->cfg.test_count));
+        add_loss(s, g, s->cfg.test_count, logits, flat(s->test_labels_i32, DBK_DTYPE_I32, s->cfg.test_count),
+                 s->cfg.recipe->label_smoothing);
     } else if (p->kind == DBK_SESSION_PROGRAM_TTA_SELECT) {
         eval_layout(s, g);
         if (!dbk_graph_is_planning(g) && s->tta_k > 0) {
@@ -530,7 +556,7 @@ dbk_status dbk_session_lay_out(dbk_session *s, dbk_session_program *p) {
     dbk_graph *g = p->graph;
     const dbk_session_config *c = &s->cfg;
     const dbk_session_program_kind kind = p->kind;
-    const bool training = kind == DBK_SESSION_PROGRAM_TRAIN;
+    const bool fisher = kind == DBK_SESSION_PROGRAM_FISHER, training = kind == DBK_SESSION_PROGRAM_TRAIN || fisher;
     if (kind == DBK_SESSION_PROGRAM_LOOKAHEAD) return lay_out_lookahead(s, p);
     if (kind == DBK_SESSION_PROGRAM_TTA_SELECT || kind == DBK_SESSION_PROGRAM_TTA_SELECTED ||
         kind == DBK_SESSION_PROGRAM_TTA_SCORE)
@@ -548,11 +574,12 @@ dbk_status dbk_session_lay_out(dbk_session *s, dbk_session_program *p) {
         if (training && c->streamed) labels = flat(s->batch_labels, DBK_DTYPE_I32, p->batch);
     }
     if (!training && c->streamed_eval) labels = flat(s->eval_batch_labels, DBK_DTYPE_I32, p->batch);
-    add_loss(s, g, p->batch, logits, labels);
+    add_loss(s, g, p->batch, logits, labels, fisher ? 0.0f : c->recipe->label_smoothing);
     /* selective TTA's plain pass: every evaluation batch's logits into the table */
     if (kind == DBK_SESSION_PROGRAM_EVAL && s->tta_score.graph && !dbk_graph_is_planning(g))
         add_scatter(s, g, logits.data, state, false);
-    if (training) add_optimizer(s, p);
+    if (fisher) add_fisher(s, g);
+    else if (training) add_optimizer(s, p);
     DBK_TRY(dbk_graph_status(g));
     if (dbk_graph_is_planning(g)) return DBK_OK;
     p->ops = dbk_graph_program(g, &p->count);

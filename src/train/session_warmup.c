@@ -14,7 +14,8 @@
  * they hold), writes an identity-like permutation and initial parameters, then runs the
  * training step (and the separate update, and the step once a group stopped), an evaluation
  * batch, the last partial batch, the test-time augmentation's batches (selective TTA's
- * selection, views and scoring) and the lookahead once each with the real shapes, and
+ * selection, views and scoring), the lookahead and a sparse mask's computation (the Fisher
+ * program once, the selection, the scatter and copies) once each with the real shapes, and
  * waits. It leaves the datasets, parameters, statistics and optimizer state undefined: the
  * caller uploads the data and initialises (or loads) the state afterwards, as it would
  * without a warm-up, so a run trains bit for bit the same. The data-parallel exchange is not
@@ -91,6 +92,7 @@ dbk_status dbk_session_warm_up(dbk_session *s, double *seconds) {
     for (size_t i = 0; i < sizeof zeroed / sizeof zeroed[0]; i++) DBK_TRY(zero_buffer(zeroed[i]));
     DBK_TRY(dbk_session_init_params(s, 0));
     if (s->train.graph) DBK_TRY(run_train(s));
+    if (s->mask) DBK_TRY(dbk_session_warm_up_mask(s)); /* after run_train: its shuffle */
     DBK_TRY(run_eval(s, &s->eval));
     DBK_TRY(run_eval(s, &s->tail));
     DBK_TRY(run_eval(s, &s->tta));

@@ -34,6 +34,7 @@
 #include "train/platform.h"
 #include "train/recipe.h"
 #include "train/session.h"
+#include "train/sparse_mask.h"
 
 #define DBK_MAX_EPOCHS 1000
 #define DBK_MAX_PROFILE_OPS 512
@@ -87,6 +88,12 @@ typedef struct dbk_train_options {
     char *const     *args;
     const dbk_peers *peers;         /* data-parallel job (train/peers.h); NULL = one process.
                                        recipe.batch is then each rank's batch */
+    dbk_mask_spec    mask;          /* --sparse-mask and its options (zeroed: every parameter
+                                       trains; docs/sparse-masks.md) */
+    bool             checkpoint_diff; /* --checkpoint-diff: model.diff, the trained model as its
+                                       difference from the base (train/ckpt_diff.h) */
+    const char      *base;          /* --base FILE: start from that model.ckpt (the difference's
+                                       base); NULL: the run's initial model, saved as base.ckpt */
     double           price_per_hour;       /* --price: USD per hour over the profile's (0 = the profile's) */
     double           energy_price_per_kwh; /* --energy-price: USD per kWh over the profile's (0 = the profile's) */
     const char      *energy_root;   /* energy readers' sysfs root (DBK_ENERGY_ROOT, a test hook); NULL = "/" */
@@ -205,6 +212,11 @@ typedef struct dbk_train_report {
     long             skipped_steps;        /* fp16: steps skipped for an inf/NaN gradient */
     double           loss_scale;           /* fp16: the dynamic loss scale at the end */
     uint64_t         activation_bytes;     /* the memory plan's activation buffers, all together */
+    dbk_mask_report  mask;                 /* the sparse mask (mask.on false without one) */
+    bool             diff_written;         /* model.diff was written (--checkpoint-diff) */
+    dbk_diff_summary diff;                 /* its counts and bytes */
+    double           model_ckpt_bytes;     /* model.ckpt's bytes, beside the difference's */
+    char             diff_base[4096];      /* the base it is against */
     char             end_reason[512];      /* status failed or diverged: the one-line error that ended it */
     char             dataset_fingerprint[24]; /* the data trained and evaluated on: 16 hex digits of
                                             * dbk_dataset_fingerprint / dbk_imagefolder_fingerprint */

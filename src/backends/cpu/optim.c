@@ -36,6 +36,12 @@
  * each step, as PyTorch computes them in Python floats; a 4th value is the step's beta1 (a
  * cycled beta1, fastai's), used instead of params.beta1. m and v start at zero.
  *
+ * Sparse masks (docs/sparse-masks.md): with the optional mask (src2), an element whose mask
+ * is 0 is skipped entirely: its parameter, momentum (AdamW: both moments) stay bit for bit as
+ * they were, so no weight decay, no momentum step and no moment decay reach it.
+ *
+ * Fisher accumulation: acc += |g| or g * g (FISH's grad_method on each single-image gradient).
+ *
  * Elements are independent: one OpenMP loop per op, the buffers updated in place.
  */
 #include <math.h>
@@ -49,12 +55,14 @@ dbk_status dbk_cpu_sgd_momentum_update(dbk_backend *be, const dbk_op_desc *op) {
     const float *rate = dbk_cpu_f32(&op->src[1]);  /* (1) {lr} or (2) {lr, momentum} */
     float *param = dbk_cpu_f32(&op->dst[0]);        /* (n) in place */
     float *mom = dbk_cpu_f32(&op->dst[1]);          /* (n) in place */
+    const float *mask = op->src[2].ndim ? dbk_cpu_f32(&op->src[2]) : NULL;   /* (n) or absent */
     const float lr = rate[0], wd = op->p.sgd.weight_decay;
     const float mu = dbk_tensor_numel(&op->src[1]) == 2 ? rate[1] : op->p.sgd.momentum;
     const bool nesterov = op->p.sgd.nesterov;
 
 #pragma omp parallel for schedule(static)
     for (int64_t i = 0; i < n; i++) {
+        if (mask && mask[i] == 0.0f) continue;
         const float g = grad[i] + wd * param[i];
         const float v = mu * mom[i] + g;
         const float step = nesterov ? g + mu * v : v;
@@ -72,12 +80,14 @@ dbk_status dbk_cpu_adamw_update(dbk_backend *be, const dbk_op_desc *op) {
     float *param = dbk_cpu_f32(&op->dst[0]);        /* (n) in place */
     float *m = dbk_cpu_f32(&op->dst[1]);            /* (n) in place */
     float *v = dbk_cpu_f32(&op->dst[2]);            /* (n) in place */
+    const float *mask = op->src[2].ndim ? dbk_cpu_f32(&op->src[2]) : NULL;   /* (n) or absent */
     const dbk_adamw_params *a = &op->p.adamw;
     const float decay = 1.0f - step[0] * a->weight_decay, step_size = step[1], bc2_sqrt = step[2];
     const float w1 = 1.0f - (dbk_tensor_numel(&op->src[1]) == 4 ? step[3] : a->beta1), w2 = 1.0f - a->beta2;
 
 #pragma omp parallel for schedule(static)
     for (int64_t i = 0; i < n; i++) {
+        if (mask && mask[i] == 0.0f) continue;
         const float g = grad[i];
         const float mi = m[i] + w1 * (g - m[i]);
         const float vi = a->beta2 * v[i] + w2 * g * g;
@@ -155,6 +165,21 @@ dbk_status dbk_cpu_lookahead(dbk_backend *be, const dbk_op_desc *op) {
         const float v = small ? e + w * (p - e) : p - (p - e) * (1.0f - w);
         ema[i] = v;
         param[i] = v;
+    }
+    return DBK_OK;
+}
+
+dbk_status dbk_cpu_fisher_accumulate(dbk_backend *be, const dbk_op_desc *op) {
+    (void)be;
+    const int64_t n = dbk_tensor_numel(&op->dst[0]);
+    const float *g = dbk_cpu_f32(&op->src[0]);      /* (n) */
+    float *acc = dbk_cpu_f32(&op->dst[0]);          /* (n) in place */
+    const bool absolute = op->p.fisher.absolute != 0.0f;
+
+#pragma omp parallel for schedule(static)
+    for (int64_t i = 0; i < n; i++) {
+        const float term = absolute ? fabsf(g[i]) : g[i] * g[i];   /* rounded before the add */
+        acc[i] += term;
     }
     return DBK_OK;
 }
