@@ -49,7 +49,8 @@ __kernel void augment(__global const uchar *images, const uint img_off, __global
                       const int N, const int H, const int W, const int train, const int pad, const int flip_on,
                       const int flip_alt, const int cutout, const int view_dy, const int view_dx,
                       const int view_flip, const float scale0, const float scale1, const float scale2,
-                      const float shift0, const float shift1, const float shift2) {
+                      const float shift0, const float shift1, const float shift2, const float brightness,
+                      const float contrast) {
     const int x = get_global_id(0), row3 = get_global_id(1);
     if (x >= W || row3 >= N * 3 * H) return;
     const int y = row3 % H, ic = row3 / H;
@@ -80,6 +81,12 @@ __kernel void augment(__global const uchar *images, const uint img_off, __global
     const float v = (float)images[img_off + ((j * 3 + c) * H + sy) * W + sx];
     const float scaled = v * scale;
     float o = scaled + shift;
+    if (train && (brightness > 0.0f || contrast > 0.0f)) { /* speedrun's jitter: (o + b) * c per row */
+#pragma OPENCL FP_CONTRACT OFF /* rounded as the CPU rounds: no fused multiply-add */
+        const float b = (2.0f * (float)(dbk_hash_u32(seed, (uint)row, 6u, 0u) >> 8) * 0x1p-24f - 1.0f) * brightness;
+        const float cc = (2.0f * (float)(dbk_hash_u32(seed, (uint)row, 7u, 0u) >> 8) * 0x1p-24f - 1.0f) * contrast + 1.0f;
+        o = (o + b) * cc;
+    }
     if (y >= cut_y && y < cut_y + cut && x >= cut_x && x < cut_x + cut) o = 0.0f;
     out[out_off + ((i * 3 + c) * H + y) * W + x] = o;
 }

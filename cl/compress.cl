@@ -135,6 +135,17 @@ __kernel void sparse_add(__global const int *pairs, const uint p_off, __global f
     acc[a_off + i] = acc[a_off + i] + v;
 }
 
+/* SPARSE_SCATTER: y[index] = the constant (use_constant != 0) or the pair's value, for every pair
+ * j of the payload; an index outside y writes nothing. global (k) */
+__kernel void sparse_scatter(__global const int *pairs, const uint p_off, __global float *y, const uint y_off,
+                             const int use_constant, const float value, const int k, const uint n) {
+    const int j = get_global_id(0);
+    if (j >= k) return;
+    const uint i = (uint)pairs[p_off + 2 * j];
+    if (i >= n) return;
+    y[y_off + i] = use_constant ? value : as_float(pairs[p_off + 2 * j + 1]);
+}
+
 /* SPARSE_GATHER: pair j = {indices[j], x[indices[j]] * the scale of its segment}, the segment
  * found by a binary search of the first pairs. global (k) */
 __kernel void sparse_gather(__global const float *x, const uint x_off, __global const int *indices, const uint i_off,

@@ -5,7 +5,7 @@
  * (y = x, dx = dy, y = a or b) is safe: each work-item reads its element before writing it.
  *
  * The kernels named after an op (relu_fwd, relu_bwd, leaky_relu_fwd, leaky_relu_bwd, gelu_fwd,
- * gelu_bwd, add, scale, fill) are launched
+ * gelu_bwd, silu_fwd, silu_bwd, add, scale, fill) are launched
  * generically (op_list.h, launch EW): (buffer, offset) per src slot, then per dst slot, then
  * the params struct's floats, then n.
  */
@@ -94,6 +94,24 @@ __kernel void gelu_bwd(__global const float *x, const uint x_off, __global const
     const float cdf = 0.5f * (1.0f + dbk_erf(v * M_SQRT1_2_F));
     const float pdf = exp(-0.5f * v * v) * 0.39894228040143268f;   /* 1 / sqrt(2 pi) */
     dx[dx_off + i] = dy[dy_off + i] * (cdf + v * pdf);
+}
+
+/* SiLU: y = x / (1 + exp(-x)) (torch.nn.SiLU); x may alias y. */
+__kernel void silu_fwd(__global const float *x, const uint x_off, __global float *y, const uint y_off, const int n) {
+    const int i = get_global_id(0);
+    if (i >= n) return;
+    const float v = x[x_off + i];
+    y[y_off + i] = v / (1.0f + exp(-v));
+}
+
+/* dx = dy s (1 + x (1 - s)), s = sigmoid(x); x is the forward input. */
+__kernel void silu_bwd(__global const float *x, const uint x_off, __global const float *dy, const uint dy_off,
+                       __global float *dx, const uint dx_off, const int n) {
+    const int i = get_global_id(0);
+    if (i >= n) return;
+    const float v = x[x_off + i];
+    const float s = 1.0f / (1.0f + exp(-v));
+    dx[dx_off + i] = dy[dy_off + i] * s * (1.0f + v * (1.0f - s));
 }
 
 __kernel void add(__global const float *a, const uint a_off, __global const float *b, const uint b_off,

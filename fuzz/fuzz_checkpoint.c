@@ -1,13 +1,33 @@
-/* fuzz_checkpoint.c — libFuzzer target: the checkpoint parser (train/checkpoint.h) on arbitrary bytes. */
+/* fuzz_checkpoint.c — libFuzzer target: the checkpoint parser (train/checkpoint.h) and the
+ * small-checkpoint difference parser (train/ckpt_diff.h) on arbitrary bytes. */
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
 
 #include "train/checkpoint.h"
+#include "train/ckpt_diff.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
+/* An accepted difference: indices strictly increasing below P, every value and statistic
+ * readable, the strings terminated. */
+static void check_diff(const uint8_t *data, size_t size) {
+    dbk_ckpt_diff d;
+    if (dbk_ckpt_diff_parse(data, size, "fuzz", &d) != DBK_OK) return;
+    volatile size_t sink = strlen(d.model) + strlen(d.meta);
+    if (d.changed > d.param_count) __builtin_trap();
+    for (uint64_t j = 0; j < d.changed; j++) {
+        if (d.indices[j] >= d.param_count || (j && d.indices[j] <= d.indices[j - 1])) __builtin_trap();
+        sink += d.values[j] != 0.0f;
+    }
+    for (uint64_t j = 0; j < d.stat_count; j++) sink += d.stats[j] != 0.0f;
+    if (dbk_ckpt_diff_bytes(&d) != size) __builtin_trap();   /* the format's size, exactly */
+    (void)sink;
+    dbk_ckpt_diff_deinit(&d);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+    check_diff(data, size);
     dbk_checkpoint *c = NULL;
     if (dbk_checkpoint_parse(data, size, "fuzz", &c) != DBK_OK) return 0;
     /* An accepted file must be fully readable: touch every string and every value. */

@@ -2,7 +2,9 @@
  * make_seeds.c — writes the seed corpora of the fuzz targets from real files, at run time:
  *   fuzz_seeds OUT_DIR [CIFAR_DIR]
  * OUT_DIR/checkpoint/  two checkpoints written by dbk_checkpoint_save (a small ResNet-like set
- *                      of tensors, and one with no tensors)
+ *                      of tensors, and one with no tensors) and two small-checkpoint
+ *                      differences written by dbk_ckpt_diff_save (of the first against a base
+ *                      with some values changed, and one that changes nothing)
  * OUT_DIR/kcache/      a kernel cache file sealed by dbk_kcache_seal
  * OUT_DIR/cifar10/     the first records of CIFAR_DIR/data_batch_1.bin and batches.meta.txt
  *                      (never committed: made from the dataset on each run)
@@ -23,6 +25,7 @@
 #include "data/cifar10.h"
 #include "data/pack_write.h"
 #include "train/checkpoint.h"
+#include "train/ckpt_diff.h"
 
 #define SEED_RECORDS 3
 
@@ -56,7 +59,25 @@ static dbk_status checkpoint_seeds(const char *out) {
     snprintf(path, sizeof path, "%s/small.ckpt", dir);
     DBK_TRY(dbk_checkpoint_save(path, "resnet9", "{\"epoch\": 3, \"recipe\": \"quick\"}", t, 3));
     snprintf(path, sizeof path, "%s/empty.ckpt", dir);
-    return dbk_checkpoint_save(path, "", "", NULL, 0);
+    DBK_TRY(dbk_checkpoint_save(path, "", "", NULL, 0));
+    /* Differences: the weights and classifier as parameters, the statistics as statistics. */
+    enum { P = sizeof w / sizeof w[0] + sizeof fc / sizeof fc[0] };
+    float base[P], trained[P];
+    memcpy(base, w, sizeof w);
+    memcpy(base + sizeof w / sizeof w[0], fc, sizeof fc);
+    memcpy(trained, base, sizeof base);
+    for (size_t i = 0; i < P; i += 7) trained[i] += 0.5f;
+    dbk_ckpt_diff d;
+    DBK_TRY(dbk_ckpt_diff_make("resnet9", "{\"recipe\": \"quick\"}", base, mean, trained, mean, P, 4, &d));
+    snprintf(path, sizeof path, "%s/small.diff", dir);
+    dbk_status st = dbk_ckpt_diff_save(path, &d);
+    dbk_ckpt_diff_deinit(&d);
+    DBK_TRY(st);
+    DBK_TRY(dbk_ckpt_diff_make("", "", base, mean, base, mean, P, 0, &d));
+    snprintf(path, sizeof path, "%s/unchanged.diff", dir);
+    st = dbk_ckpt_diff_save(path, &d);
+    dbk_ckpt_diff_deinit(&d);
+    return st;
 }
 
 static dbk_status kcache_seed(const char *out) {

@@ -28,6 +28,7 @@ layout(push_constant) uniform Push {
     uint flip_alt;                 /* params.flip_alternating */
     int view_dy, view_dx;          /* the evaluation view */
     uint view_flip;
+    float brightness, contrast;    /* train: speedrun's jitter, (x + b) * c per row (0, 0: none) */
 } pc;
 
 layout(binding = 0) readonly buffer BufI { uint words[]; } images[4];   /* (M,3,H,W) u8, windowed */
@@ -89,6 +90,12 @@ void main() {
         const float shift = c == 0 ? pc.shift0 : (c == 1 ? pc.shift1 : pc.shift2);
         precise float scaled = v * scale;
         precise float out_v = scaled + shift;
+        if (pc.train != 0 && (pc.brightness > 0.0 || pc.contrast > 0.0)) {
+            const uint s = uint(seed);
+            precise float b = (2.0 * float(dbk_hash_u32(s, row, 6u, 0u) >> 8) * (1.0 / 16777216.0) - 1.0) * pc.brightness;
+            precise float cc = (2.0 * float(dbk_hash_u32(s, row, 7u, 0u) >> 8) * (1.0 / 16777216.0) - 1.0) * pc.contrast + 1.0;
+            out_v = (out_v + b) * cc;
+        }
         if (y >= cut_y && y < cut_y + cut && xo >= cut_x && xo < cut_x + cut) out_v = 0.0;
         x[pc.r_x + e] = out_v;
         if (c == 0 && yx == 0) {

@@ -78,8 +78,10 @@ static int recipes_should_list_quick_and_resnet9(void) {
 
 static int unknown_recipe_should_fail_with_the_known_names(void) {
     int rc = run(NULL, "train --recipe nope --quiet");
-    EXPECT(1, "unknown recipe 'nope' (known: quick, cifar10-resnet9, airbench94, cifar10-wrn22, cifar10-wrn22-adamw, "
-              "cifar10-resnet18, cifar10-alexnet, cifar10-darknet, imagenette-resnet18, imagenet-resnet50)");
+    EXPECT(1, "unknown recipe 'nope' (known: quick, cifar10-resnet9, airbench94, airbench94-muon, cifar10-speedrun, "
+              "cifar10-wrn22, cifar10-wrn22-adamw, cifar10-resnet18, cifar10-alexnet, cifar10-darknet, "
+              "fish-small-checkpoints, fish-distributed, fish-quick, fish-distributed-quick, imagenette-resnet18, "
+              "imagenet-resnet50)");
     return 0;
 }
 

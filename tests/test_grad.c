@@ -630,6 +630,26 @@ int gelu_bwd_should_match_finite_differences(void) {
     return rc;
 }
 
+/* SiLU is smooth; x spans [-6, 6): both saturating sides and the minimum near x = -1.28. */
+int silu_bwd_should_match_finite_differences(void) {
+    const int64_t n = 120;
+    dbk_tensor x = new_f32(2, 10, 12, 1, 1), y = new_f32(2, 10, 12, 1, 1);
+    dbk_tensor dy = new_f32(2, 10, 12, 1, 1), dx = new_f32(2, 10, 12, 1, 1);
+    float *hx = dbk_test_uniform(n, -6.0f, 6.0f, 85), *g = dbk_test_uniform(n, -1.0f, 1.0f, 86);
+    DBK_CHECK_OK(dbk_tensor_write(&x, hx));
+    DBK_CHECK_OK(dbk_tensor_write(&dy, g));
+    dbk_op_desc f = {.op = DBK_OP_SILU_FWD}, b = {.op = DBK_OP_SILU_BWD};
+    f.src[0] = x; f.dst[0] = y;
+    b.src[0] = x; b.src[1] = dy; b.dst[0] = dx;
+    DBK_CHECK_OK(dbk_backend_run(be, &b));
+    float *adx = (float *)dbk_test_read(&dx);
+    const loss_def d = {&f, 1, &y, g, NULL};
+    int rc = fd_check("silu dx", &d, &x, hx, adx, SMOOTH);
+    free(hx); free(g); free(adx);
+    free_all();
+    return rc;
+}
+
 /* CHANNEL_SUM is the gradient of BIAS_ADD with respect to b: the loss sum(y * G) with
  * y = bias_add(x, b) has dL/db[c] = sum over n,h,w of G[n,c,h,w]. Linear in b. */
 static int channel_sum_case_grads(int n, int c, int h, int w) {

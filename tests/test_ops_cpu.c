@@ -781,10 +781,14 @@ static int accuracy_should_never_count_a_row_with_a_non_finite_logit(void) {
 /* ---------------------------------------------------------------------------------- */
 /* SGD                                                                                */
 
-static int sgd_case_check(bool nesterov) {
+/* scheduled: lr holds {lr, momentum}, the momentum changing per step (fastai's cycle) and
+ * replacing params.momentum. */
+static int sgd_case_check(bool nesterov, bool scheduled) {
     enum { N = 9 };
-    const float mu = 0.9f, wd = 5e-3f, lrs[2] = {0.1f, 0.05f};
-    dbk_tensor grad = gf(1, N, 1, 1, 1), lr = gf(1, 1, 1, 1, 1), param = gf(1, N, 1, 1, 1), mom = gf(1, N, 1, 1, 1);
+    const float wd = 5e-3f, lrs[2] = {0.1f, 0.05f}, mus[2] = {0.95f, 0.85f};
+    const float mu_param = 0.9f;
+    dbk_tensor grad = gf(1, N, 1, 1, 1), lr = gf(1, scheduled ? 2 : 1, 1, 1, 1), param = gf(1, N, 1, 1, 1),
+               mom = gf(1, N, 1, 1, 1);
     float *hp = dbk_test_uniform(N, -1.0f, 1.0f, 20), *hv = dbk_test_uniform(N, -0.1f, 0.1f, 21);
     double rp[N], rv[N];
     for (int i = 0; i < N; i++) {
@@ -793,12 +797,13 @@ static int sgd_case_check(bool nesterov) {
     }
     DBK_CHECK_OK(dbk_tensor_write(&param, hp));
     DBK_CHECK_OK(dbk_tensor_write(&mom, hv));
-    dbk_op_desc d = {.op = DBK_OP_SGD_MOMENTUM_UPDATE, .p.sgd = {mu, wd, nesterov}};
+    dbk_op_desc d = {.op = DBK_OP_SGD_MOMENTUM_UPDATE, .p.sgd = {mu_param, wd, nesterov}};
     d.src[0] = grad; d.src[1] = lr; d.dst[0] = param; d.dst[1] = mom;
     for (int step = 0; step < 2; step++) {
         float *hg = dbk_test_uniform(N, -1.0f, 1.0f, 22 + (uint64_t)step);
+        const float mu = scheduled ? mus[step] : mu_param, values[2] = {lrs[step], mus[step]};
         DBK_CHECK_OK(dbk_tensor_write(&grad, hg));
-        DBK_CHECK_OK(dbk_tensor_write(&lr, &lrs[step]));   /* the host rewrites lr every step */
+        DBK_CHECK_OK(dbk_tensor_write(&lr, values));   /* the host rewrites lr (and momentum) every step */
         DBK_CHECK_OK(dbk_backend_run(be, &d));
         for (int i = 0; i < N; i++) {
             const double g = (double)hg[i] + (double)wd * rp[i];
@@ -812,8 +817,11 @@ static int sgd_case_check(bool nesterov) {
         fp[i] = (float)rp[i];
         fv[i] = (float)rv[i];
     }
-    int rc = close_abs(nesterov ? "sgd nesterov params" : "sgd params", fp, gp, N, 1e-6);
-    rc |= close_abs(nesterov ? "sgd nesterov momentum" : "sgd momentum", fv, gv, N, 1e-6);
+    char what[64];
+    snprintf(what, sizeof what, "sgd%s%s params", nesterov ? " nesterov" : "", scheduled ? " scheduled momentum" : "");
+    int rc = close_abs(what, fp, gp, N, 1e-6);
+    snprintf(what, sizeof what, "sgd%s%s momentum", nesterov ? " nesterov" : "", scheduled ? " scheduled momentum" : "");
+    rc |= close_abs(what, fv, gv, N, 1e-6);
     rc |= guards_intact();
     free(hp); free(hv); free(gp); free(gv);
     free_all();
@@ -821,7 +829,8 @@ static int sgd_case_check(bool nesterov) {
 }
 
 static int sgd_should_match_hand_computation_with_and_without_nesterov(void) {
-    return sgd_case_check(false) | sgd_case_check(true);
+    return sgd_case_check(false, false) | sgd_case_check(true, false) | sgd_case_check(false, true) |
+           sgd_case_check(true, true);
 }
 
 /* The step values the trainer writes for AdamW step t (1-based), in double as PyTorch. */
@@ -885,6 +894,86 @@ static int adamw_should_match_hand_computation_over_three_steps(void) {
         snprintf(what, sizeof what, "adamw step %d exp_avg_sq", t);
         rc |= close_abs(what, fv, gv, N, 1e-7);
         free(gp); free(gm); free(gv);
+    }
+    return rc | guards_intact();
+}
+
+/* A 4th step value is the step's beta1 (fastai's cycled momentum): exp_avg = m + (1 - b1) (g - m)
+ * with that b1, not params.beta1. */
+static int adamw_should_take_beta1_from_the_step_values(void) {
+    enum { N = 4 };
+    const float p0[N] = {1.0f, -0.5f, 0.25f, 2.0f}, m0[N] = {0.1f, -0.2f, 0.3f, 0.0f}, g0[N] = {1.0f, 2.0f, -1.0f, 0.5f};
+    const float zeros[N] = {0}, sv[4] = {0.0f, 0.0f, 1.0f, 0.5f}; /* lr 0: only the moments move */
+    dbk_tensor g = gf(1, N, 1, 1, 1), st = gf(1, 4, 1, 1, 1), p = gf(1, N, 1, 1, 1), m = gf(1, N, 1, 1, 1),
+               v = gf(1, N, 1, 1, 1);
+    DBK_CHECK_OK(dbk_tensor_write(&st, sv));
+    DBK_CHECK_OK(dbk_tensor_write(&g, g0));
+    DBK_CHECK_OK(dbk_tensor_write(&p, p0));
+    DBK_CHECK_OK(dbk_tensor_write(&m, m0));
+    DBK_CHECK_OK(dbk_tensor_write(&v, zeros));
+    dbk_op_desc op = {.op = DBK_OP_ADAMW_UPDATE, .p.adamw = {0.9f, 0.999f, 1e-8f, 0.0f}};
+    op.src[0] = g; op.src[1] = st;
+    op.dst[0] = p; op.dst[1] = m; op.dst[2] = v;
+    DBK_CHECK_OK(dbk_backend_run(be, &op));
+    float want[N];
+    for (int i = 0; i < N; i++) want[i] = m0[i] + 0.5f * (g0[i] - m0[i]);
+    float *gm = dbk_test_read(&m);
+    int rc = close_abs("exp_avg with beta1 0.5 from the step values", want, gm, N, 1e-7);
+    free(gm);
+    return rc | guards_intact();
+}
+
+/* Muon's ops by hand: the momentum buffer and nesterov direction, the renormalisation to
+ * sqrt(K) (g 1, eps 0) and a skipped one (g 0), speedrun's scaling with a target and eps, and
+ * the step with and without decoupled decay. */
+static int muon_ops_should_match_hand_computation(void) {
+    enum { N = 4 };
+    const float g0[N] = {1.0f, -2.0f, 0.5f, 0.0f}, v0[N] = {0.5f, 0.5f, -1.0f, 2.0f};
+    dbk_tensor g = gf(1, N, 1, 1, 1), v = gf(1, N, 1, 1, 1), u = gf(1, N, 1, 1, 1), s = gf(1, 1, 1, 1, 1);
+    int rc = 0;
+    for (int nesterov = 0; nesterov < 2; nesterov++) {
+        DBK_CHECK_OK(dbk_tensor_write(&g, g0));
+        DBK_CHECK_OK(dbk_tensor_write(&v, v0));
+        dbk_op_desc op = {.op = DBK_OP_MUON_MOMENTUM, .p.muon_momentum = {0.6f, (float)nesterov}};
+        op.src[0] = g; op.dst[0] = v; op.dst[1] = u;
+        DBK_CHECK_OK(dbk_backend_run(be, &op));
+        float wv[N], wu[N];
+        for (int i = 0; i < N; i++) {
+            wv[i] = 0.6f * v0[i] + g0[i];
+            wu[i] = nesterov ? g0[i] + 0.6f * wv[i] : wv[i];
+        }
+        float *gv = dbk_test_read(&v), *gu = dbk_test_read(&u);
+        rc |= close_abs("muon momentum buffer", wv, gv, N, 1e-7) | close_abs("muon direction", wu, gu, N, 1e-7);
+        free(gv); free(gu);
+    }
+    /* ||(3, 4, 0, 0)|| = 5: alpha 2 (sqrt(K) of a K = 4 filter) gives (1.2, 1.6, 0, 0) */
+    const float x0[N] = {3.0f, 4.0f, 0.0f, 0.0f};
+    const struct { float alpha, eps, g, want0; } runs[] = {
+        {2.0f, 0.0f, 1.0f, 1.2f}, {2.0f, 0.0f, 0.0f, 3.0f}, {1.0f, 1e-5f, 0.5f, 0.5f * 3.0f / (5.0f + 1e-5f)}};
+    for (int r = 0; r < 3; r++) {
+        DBK_CHECK_OK(dbk_tensor_write(&g, x0));
+        DBK_CHECK_OK(dbk_tensor_write(&s, &runs[r].g));
+        dbk_op_desc op = {.op = DBK_OP_NORM_SCALE, .p.norm_scale = {runs[r].alpha, runs[r].eps}};
+        op.src[0] = g; op.src[1] = s; op.dst[0] = g; /* in place */
+        DBK_CHECK_OK(dbk_backend_run(be, &op));
+        float *gy = dbk_test_read(&g);
+        const float want[N] = {runs[r].want0, runs[r].want0 * 4.0f / 3.0f, 0.0f, 0.0f};
+        rc |= close_abs("norm scale", want, gy, N, 1e-6);
+        free(gy);
+    }
+    for (int decay = 0; decay < 2; decay++) {
+        const float lr = 0.25f, wd = decay ? 0.5f : 0.0f;
+        DBK_CHECK_OK(dbk_tensor_write(&g, g0));   /* the update x */
+        DBK_CHECK_OK(dbk_tensor_write(&v, v0));   /* the parameters */
+        DBK_CHECK_OK(dbk_tensor_write(&s, &lr));
+        dbk_op_desc op = {.op = DBK_OP_MUON_UPDATE, .p.muon_update = {wd}};
+        op.src[0] = g; op.src[1] = s; op.dst[0] = v;
+        DBK_CHECK_OK(dbk_backend_run(be, &op));
+        float want[N];
+        for (int i = 0; i < N; i++) want[i] = (v0[i] - lr * g0[i]) * (1.0f - lr * wd);
+        float *gp = dbk_test_read(&v);
+        rc |= decay ? close_abs("muon step with decay", want, gp, N, 1e-7) : equal_bytes("muon step", want, gp, sizeof want);
+        free(gp);
     }
     return rc | guards_intact();
 }
@@ -1132,6 +1221,46 @@ static int augment_eval_should_only_normalise(void) {
     for (int j = 0; j < AUG_M; j++) DBK_CHECK_MSG(gl[j] == f->hlab[j], "row %d label %d", j, gl[j]);
     rc |= guards_intact();
     free(got); free(gl); free(expect); free(f);
+    free_all();
+    return rc;
+}
+
+/* cifar10-speedrun's jitter: with brightness B and contrast C every value of a row is (o + b) c,
+ * o the same op's output without jitter (same seed: same crops and flips), one (b, c) per row,
+ * |b| <= B, |c - 1| <= C; different rows draw different pairs. The cutout (after the jitter)
+ * is off here. */
+static int augment_jitter_should_shift_and_scale_each_row(void) {
+    aug_fixture *f = calloc(1, sizeof *f);
+    int rc = aug_setup(f);
+    dbk_op_desc d = aug_desc(f, true, true);
+    d.p.augment.cutout = 0;
+    rc |= aug_run(f, &d, 5, 77);
+    float *plain = dbk_test_read(&d.dst[0]);
+    d.p.augment.brightness = 0.1399f;
+    d.p.augment.contrast = 0.1308f;
+    rc |= aug_run(f, &d, 5, 77);
+    float *jit = dbk_test_read(&d.dst[0]);
+    const int per = 3 * AUG_H * AUG_W;
+    double first_c = 0.0;
+    int distinct = 0;
+    for (int i = 0; i < AUG_N && !rc; i++) {
+        const float *o = plain + i * per, *v = jit + i * per;
+        /* two values of the row with different o give c and b */
+        int k = 1;
+        while (k < per && fabsf(o[k] - o[0]) < 0.5f) k++;
+        const double v0 = v[0], vk = v[k], o0 = o[0], ok = o[k];
+        const double c = (vk - v0) / (ok - o0), b = v0 / c - o0;
+        DBK_CHECK_MSG(fabs(b) <= 0.1399 + 1e-4 && fabs(c - 1.0) <= 0.1308 + 1e-4, "row %d: b %g, c %g out of range", i,
+                      b, c);
+        for (int e = 0; e < per; e++)
+            DBK_CHECK_MSG(fabs((double)v[e] - ((double)o[e] + b) * c) < 1e-5, "row %d value %d: %g, (o + b) c = %g", i, e,
+                          (double)v[e], ((double)o[e] + b) * c);
+        if (i == 0) first_c = c;
+        else distinct += fabs(c - first_c) > 1e-6;
+    }
+    DBK_CHECK_MSG(distinct > 0, "every row drew the same contrast");
+    rc |= guards_intact();
+    free(plain); free(jit); free(f);
     free_all();
     return rc;
 }
@@ -1825,10 +1954,13 @@ int main(void) {
     RUN(accuracy_should_never_count_a_row_with_a_non_finite_logit);
     RUN(sgd_should_match_hand_computation_with_and_without_nesterov);
     RUN(adamw_should_match_hand_computation_over_three_steps);
+    RUN(adamw_should_take_beta1_from_the_step_values);
+    RUN(muon_ops_should_match_hand_computation);
     RUN(adamw_without_gradient_should_only_decay);
     RUN(augment_choices_should_follow_the_documented_draw);
     RUN(augment_train_should_match_independent_geometry);
     RUN(augment_eval_should_only_normalise);
+    RUN(augment_jitter_should_shift_and_scale_each_row);
     RUN(augment_should_be_deterministic_per_seed);
     RUN(augment_should_reject_out_of_range_rows);
     RUN(augment_alternating_flip_should_mirror_each_image_once_per_two_epochs);

@@ -3,13 +3,16 @@
  * fractional epoch budgets and knots placed as fractions of the run's steps, checked against
  * airbench94's get_lr arithmetic written out independently here; progressive resizing's size
  * schedules (parsing, the phase of an epoch, imagenet-resnet50's) and the check that a model's
- * parameters do not depend on the image size.
+ * parameters do not depend on the image size; an epoch's order with several passes (the
+ * alexnet study's two workers) and the steps a stopping group trains.
  */
 #include <math.h>
 #include <string.h>
 
+#include "core/rng.h"
 #include "models/models.h"
 #include "test_util.h"
+#include "train/epoch_order.h"
 #include "train/recipe.h"
 
 static dbk_recipe airbench_like(void) {
@@ -89,27 +92,29 @@ static int size_phases_should_parse_and_name_the_phase_of_each_epoch(void) {
     return 0;
 }
 
-/* imagenet_nv/main.py (fastai/imagenet-fast 71682e3) with --small and 28 epochs: 128, then
- * 224 from int(28 * 0.4 + 0.5) = 11, 288 from int(28 * 0.92 + 0.5) = 26. */
+/* imagenet18's one_machine phases (cybertronai/imagenet18_old train.py): 128 pixels, 224 from
+ * epoch 13 (min_scale 0.087), 288 from epoch 25 (min_scale 0.5); the first phase takes the
+ * loader's default 0.08. */
 static int imagenet_resnet50_should_follow_the_fastai_sizes(void) {
     const dbk_recipe *r;
     DBK_CHECK_OK(dbk_recipe_find("imagenet-resnet50", &r));
     char text[64];
     dbk_recipe_format_size_phases(r, text, sizeof text);
-    DBK_CHECK_MSG(!strcmp(text, "0:128,11:224,26:288"), "imagenet-resnet50 sizes '%s'", text);
-    DBK_CHECK((int)(28 * 0.4 + 0.5) == 11 && (int)(28 * 0.92 + 0.5) == 26 && r->epochs == 28);
-    DBK_CHECK(r->image_size == 288);
+    DBK_CHECK_MSG(!strcmp(text, "0:128,13:224,25:288"), "imagenet-resnet50 sizes '%s'", text);
+    DBK_CHECK(r->epochs == 28 && r->image_size == 288);
+    DBK_CHECK(r->size_phases[0].min_scale == 0.08f && r->size_phases[1].min_scale == 0.087f &&
+              r->size_phases[2].min_scale == 0.5f);
     return 0;
 }
 
-/* --epochs moves the phases with the run: imagenet-resnet50 at 56 epochs changes size at 22 and
- * 52; at 2 epochs 11/28 and 26/28 of the run round to epochs 1 and 2 (int(x + 0.5)); at 1 epoch
+/* --epochs moves the phases with the run: imagenet-resnet50 at 56 epochs changes size at 26 and
+ * 50; at 2 epochs 13/28 and 25/28 of the run round to epochs 1 and 2 (int(x + 0.5)); at 1 epoch
  * to 0 and 1, so 224 replaces 128 at epoch 0. */
 static int set_epochs_should_move_the_size_phases(void) {
     const dbk_recipe *r;
     DBK_CHECK_OK(dbk_recipe_find("imagenet-resnet50", &r));
     const int epochs[] = {56, 2, 1};
-    const char *expect[] = {"0:128,22:224,52:288", "0:128,1:224,2:288", "0:224,1:288"};
+    const char *expect[] = {"0:128,26:224,50:288", "0:128,1:224,2:288", "0:224,1:288"};
     for (int i = 0; i < 3; i++) {
         dbk_recipe c = *r;
         dbk_recipe_set_epochs(&c, epochs[i]);
@@ -144,6 +149,47 @@ static int models_with_size_dependent_parameters_should_be_refused(void) {
     return 0;
 }
 
+/* Two passes of 10 images in steps of 4 rows (2 per pass): 5 steps, every step's first two rows
+ * from pass 0 and last two from pass 1, each pass a permutation whose first 10 rows are all 10
+ * images; one pass keeps the session's earlier order; a batch that does not split is refused. */
+static int epoch_order_should_put_each_pass_in_its_own_rows(void) {
+    enum { N = 10, B = 4 };
+    int32_t order[2 * N], scratch[N], one[N];
+    DBK_CHECK(dbk_epoch_steps(N, 2, B) == 5 && dbk_epoch_steps(N, 1, B) == 2);
+    DBK_CHECK_OK(dbk_epoch_order(N, 2, B, 7, 3, scratch, order));
+    for (int p = 0; p < 2; p++) {
+        int seen[N] = {0};
+        for (int s = 0; s < 5; s++)
+            for (int i = 0; i < 2; i++) {
+                const int32_t j = order[s * B + p * 2 + i];
+                DBK_CHECK_MSG(j >= 0 && j < N && !seen[j]++, "pass %d step %d row %d: image %d twice or out of range",
+                              p, s, i, j);
+            }
+    }
+    int differ = 0;
+    for (int s = 0; s < 5; s++) differ += order[s * B] != order[s * B + 2];
+    DBK_CHECK_MSG(differ > 0, "the two passes drew the same permutation");
+    DBK_CHECK_OK(dbk_epoch_order(N, 1, B, 7, 3, scratch, one));
+    dbk_rng rng;
+    int32_t want[N];
+    dbk_rng_init(&rng, 7 ^ ((uint64_t)(3 + 1) * 0x9e3779b97f4a7c15ULL));
+    dbk_rng_permutation(&rng, want, N);
+    DBK_CHECK_MSG(!memcmp(one, want, sizeof want), "one pass changed the session's permutation");
+    DBK_CHECK(dbk_epoch_order(N, 3, B, 7, 3, scratch, order) == DBK_ERR_INVALID_ARG);
+    return 0;
+}
+
+/* A group's last step: ceil(until * steps per epoch), whole products taken as they are (3 of
+ * airbench94's 48-step epochs is 144) and float recipes' decimals as the source's (0.19 of 32
+ * steps is ceil(6.08) = 7, cifar10-speedrun's whitening bias). */
+static int until_step_should_be_the_sources_ceil(void) {
+    const dbk_recipe_group three = {.name = "w", .until_epoch = 3.0f}, frac = {.name = "w", .until_epoch = 0.19f},
+                           none = {.name = "w"};
+    DBK_CHECK(dbk_recipe_group_until_step(&three, 48) == 144 && dbk_recipe_group_until_step(&three, 25) == 75);
+    DBK_CHECK(dbk_recipe_group_until_step(&frac, 32) == 7 && dbk_recipe_group_until_step(&none, 32) == -1);
+    return 0;
+}
+
 int main(void) {
     DBK_RUN(total_steps_should_round_a_fractional_budget_up);
     DBK_RUN(lr_knots_in_run_should_follow_airbench_get_lr);
@@ -152,5 +198,7 @@ int main(void) {
     DBK_RUN(imagenet_resnet50_should_follow_the_fastai_sizes);
     DBK_RUN(set_epochs_should_move_the_size_phases);
     DBK_RUN(models_with_size_dependent_parameters_should_be_refused);
+    DBK_RUN(epoch_order_should_put_each_pass_in_its_own_rows);
+    DBK_RUN(until_step_should_be_the_sources_ceil);
     return dbk_test_finish();
 }

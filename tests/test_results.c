@@ -5,6 +5,8 @@
  *     says why not otherwise; costPerHour is absent without a price; the same rule for the
  *     inference entry (94.00% on the whole test set);
  *   - logs.tsv of a subset run starts with its marker line, a full run's is DAWNBench's format;
+ *   - result.json's fixed_schedule (airbench's metric): the whole schedule's accuracy and
+ *     clock when it completed, nulls and the reason when the run stopped at its target;
  *   - the UTF-8 helper (core/utf8.h) and JSON written with invalid bytes in its strings.
  *
  * usage: test_results
@@ -321,6 +323,48 @@ static int json_should_be_valid_utf8_whatever_its_strings_hold(void) {
     return 0;
 }
 
+/* airbench's metric next to DAWNBench's: a run that trained its whole schedule records the
+ * accuracy and clock at its end; one that stopped at its target records nulls and says why. */
+static int result_json_should_give_the_fixed_schedule_result_or_why_not(void) {
+    char path[4200];
+    snprintf(path, sizeof path, "%s/result.json", dir);
+    for (int stopped = 0; stopped < 2; stopped++) {
+        conforming_run(94.5, 95.0);
+        rep->schedule = (dbk_schedule_result){.epochs = 24, .steps = 24 * 97};
+        if (!stopped) {
+            rep->epochs_run = 24;
+            rep->epochs[23] = (dbk_epoch_record){.epoch = 24, .test_accuracy = 93.87, .clock_seconds = 345.5};
+            rep->status = DBK_RUN_REACHED;
+            rep->schedule.completed = true;
+            rep->schedule.accuracy = 93.87;
+            rep->schedule.seconds = 345.5;
+        }
+        DBK_CHECK_OK(dbk_results_write_json(path, &opt, rep, "2026-11-23T12:00:00Z"));
+        cJSON *root = read_json(path);
+        DBK_CHECK(root != NULL);
+        const cJSON *fs = cJSON_GetObjectItemCaseSensitive(root, "fixed_schedule");
+        DBK_CHECK_MSG(cJSON_IsObject(fs), "no fixed_schedule object");
+        const cJSON *acc = cJSON_GetObjectItemCaseSensitive(fs, "test_accuracy");
+        const cJSON *secs = cJSON_GetObjectItemCaseSensitive(fs, "seconds");
+        const cJSON *note = cJSON_GetObjectItemCaseSensitive(fs, "note");
+        DBK_CHECK(cJSON_GetObjectItemCaseSensitive(fs, "epochs")->valuedouble == 24);
+        DBK_CHECK(cJSON_GetObjectItemCaseSensitive(fs, "steps")->valuedouble == 24 * 97);
+        if (!stopped) {
+            DBK_CHECK(cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(fs, "completed")));
+            DBK_CHECK_MSG(cJSON_IsNumber(acc) && acc->valuedouble == 93.87, "accuracy not the last epoch's");
+            DBK_CHECK(cJSON_IsNumber(secs) && secs->valuedouble == 345.5);
+            DBK_CHECK(cJSON_IsString(note) && note->valuestring[0] == '\0');
+        } else {
+            DBK_CHECK(cJSON_IsFalse(cJSON_GetObjectItemCaseSensitive(fs, "completed")));
+            DBK_CHECK_MSG(cJSON_IsNull(acc) && cJSON_IsNull(secs), "a stopped run has no fixed-schedule numbers");
+            DBK_CHECK_MSG(cJSON_IsString(note) && strstr(note->valuestring, "stopped at its target after epoch 2 of 24") &&
+                          strstr(note->valuestring, "--all-epochs"), "note '%s'", note ? note->valuestring : "");
+        }
+        cJSON_Delete(root);
+    }
+    return 0;
+}
+
 /* result.json holds what ran, exactly: the largest seed (2^53 - 1) as an exact integer (a seed
  * near 2^64 was stored rounded), the recipe's floats as their shortest decimals ("momentum":
  * 0.9, not 0.899999976158142), a command line of 5,000 characters whole (it was cut at
@@ -373,6 +417,7 @@ int main(void) {
     DBK_RUN(imagenet_should_be_judged_on_top5_and_log_it);
     DBK_RUN(utf8_helper_should_replace_invalid_bytes_and_cut_between_characters);
     DBK_RUN(json_should_be_valid_utf8_whatever_its_strings_hold);
+    DBK_RUN(result_json_should_give_the_fixed_schedule_result_or_why_not);
     DBK_RUN(result_json_should_record_seed_floats_command_and_reason_exactly);
     free(rep);
     return dbk_test_finish();

@@ -151,6 +151,23 @@ int dbk_cli_open_dataset(const char *cmd, const char *dataset, const char *data_
     return DBK_EXIT_OK;
 }
 
+void dbk_cli_mask_help(void) {
+    printf("\nsparse masks and small checkpoints (docs/sparse-masks.md):\n"
+           "  --sparse-mask M     fisher:K (the K of all parameters with the largest empirical Fisher\n"
+           "                      information train, the classifier included; K a fraction or percentage,\n"
+           "                      e.g. 0.005 or 0.5%%), random:K (as many, at random) or all (default);\n"
+           "                      the others stay exactly at their starting values\n"
+           "  --mask-samples N    Fisher: single training images summed (default 1024)\n"
+           "  --mask-grad G       Fisher: square (default) or absolute gradients\n"
+           "  --fix-mask          compute the mask once instead of at the start of every epoch\n"
+           "  --mask-warmup E     train every parameter for the first E epochs (default 0)\n"
+           "  --mask-split S      --distributed --local-steps: interleave (default: each rank its share of\n"
+           "                      the top ranks x K) or same (every rank the same top K)\n"
+           "  --checkpoint-diff   also write model.diff: the changed parameters against the base (base.ckpt,\n"
+           "                      the run's initial model, or --base), for eval/infer --diff\n"
+           "  --base FILE         start from this model.ckpt instead of a fresh initialisation\n");
+}
+
 /* The handler's one piece of state: where a graceful stop is recorded (train, bench), NULL
  * when a signal ends the process. A handler takes no context, hence a file-level variable. */
 static volatile sig_atomic_t *graceful_stop;
@@ -210,6 +227,46 @@ void dbk_cli_train_args_init(dbk_cli_train_args *t) {
     t->clock = DBK_CLOCK_DAWNBENCH;
     t->device = t->epochs = t->batch = -1;
     t->target = -1.0;
+    dbk_mask_spec_init(&t->mask);
+}
+
+/* The mask options given on the command line (the rest come from the recipe). */
+enum { GIVEN_MASK = 1, GIVEN_SAMPLES = 2, GIVEN_WARMUP = 4, GIVEN_SPLIT = 8 };
+
+/* The sparse-mask options (docs/sparse-masks.md); true when argv[a->i] was one. */
+static bool mask_option(dbk_cli_args *a, const char *cmd, dbk_cli_train_args *t, int *exit_code) {
+    const char *v = NULL, *arg = a->argv[a->i];
+    int m = 0;
+    long n = 0;
+    bool bad = false;
+    dbk_status st = DBK_OK;
+#define VALUE(name) ((m = dbk_cli_match(a, name, true, &v)) != 0)
+    if (VALUE("--sparse-mask")) {
+        st = m > 0 ? dbk_mask_spec_parse(v, &t->mask) : DBK_OK;
+        t->mask_given |= GIVEN_MASK;
+    } else if (VALUE("--mask-grad")) st = m > 0 ? dbk_mask_grad_parse(v, &t->mask) : DBK_OK;
+    else if (VALUE("--mask-split")) {
+        st = m > 0 ? dbk_mask_split_parse(v, &t->mask) : DBK_OK;
+        t->mask_given |= GIVEN_SPLIT;
+    } else if (VALUE("--mask-samples")) {
+        bad = m > 0 && !dbk_cli_parse_long(v, 1, DBK_MASK_MAX_SAMPLES, &n);
+        t->mask.samples = (int)n;
+        t->mask_given |= GIVEN_SAMPLES;
+    } else if (VALUE("--mask-warmup")) {
+        bad = m > 0 && !dbk_cli_parse_long(v, 0, DBK_MAX_EPOCHS, &n);
+        t->mask.warmup_epochs = (int)n;
+        t->mask_given |= GIVEN_WARMUP;
+    } else if (dbk_cli_match(a, "--fix-mask", false, NULL) > 0) t->mask.fixed = true;
+    else return false;
+#undef VALUE
+    if (strncmp(arg, "--sparse-mask", 13) != 0 && !t->mask_option) t->mask_option = arg;
+    if (m < 0) *exit_code = dbk_cli_usage_error(cmd, "option '%s' needs a value", arg);
+    else if (st != DBK_OK) *exit_code = dbk_cli_usage_error(cmd, "%s", dbk_last_error());
+    else if (bad)
+        *exit_code = dbk_cli_usage_error(cmd, "bad %.*s '%s' (%s)", (int)strcspn(arg, "="), arg, v,
+                                         !strncmp(arg, "--mask-samples", 14) ? "a number of images, 1..1000000"
+                                                                              : "a number of epochs, 0..1000");
+    return true;
 }
 
 bool dbk_cli_train_option(dbk_cli_args *a, const char *cmd, dbk_cli_train_args *t, int *exit_code) {
@@ -217,9 +274,12 @@ bool dbk_cli_train_option(dbk_cli_args *a, const char *cmd, dbk_cli_train_args *
     int m = 0;
     bool bad = false;
     *exit_code = DBK_EXIT_OK;
+    if (mask_option(a, cmd, t, exit_code)) return true;
 #define VALUE(name) ((m = dbk_cli_match(a, name, true, &v)) != 0)
 #define FLAG(name) (dbk_cli_match(a, name, false, NULL) > 0)
     if (VALUE("--recipe")) t->recipe = v;
+    else if (VALUE("--base")) t->base = v;
+    else if (FLAG("--checkpoint-diff")) t->checkpoint_diff = true;
     else if (VALUE("--backend")) t->backend = v;
     else if (VALUE("--data")) t->data = v;
     else if (VALUE("--out")) bad = m > 0 && !*(t->out = v);
@@ -231,6 +291,7 @@ bool dbk_cli_train_option(dbk_cli_args *a, const char *cmd, dbk_cli_train_args *
     else if (VALUE("--device")) bad = m > 0 && !dbk_cli_parse_long(v, 0, 1000, &t->device);
     else if (VALUE("--epochs")) bad = m > 0 && !dbk_cli_parse_long(v, 1, DBK_MAX_EPOCHS, &t->epochs);
     else if (VALUE("--batch")) bad = m > 0 && !dbk_cli_parse_long(v, 1, 65536, &t->batch);
+    else if (VALUE("--lr")) bad = m > 0 && !dbk_cli_parse_double(v, 1e-9, 1e6, &t->lr);
     else if (VALUE("--target")) bad = m > 0 && !parse_target(v, &t->target);
     else if (VALUE("--price")) bad = m > 0 && !dbk_cli_parse_double(v, 1e-9, 1e6, &t->price);
     else if (VALUE("--energy-price")) bad = m > 0 && !dbk_cli_parse_double(v, 1e-9, 1e3, &t->energy_price);
@@ -262,6 +323,7 @@ bool dbk_cli_train_option(dbk_cli_args *a, const char *cmd, dbk_cli_train_args *
         else if (!strncmp(arg, "--out", 5)) range = " (a folder name, not an empty one)";
         else if (!strncmp(arg, "--precision", 11)) range = " (fp32, fp16 or auto)";
         else if (!strncmp(arg, "--epochs", 8)) range = " (1..1000)";
+        else if (!strncmp(arg, "--lr", 4)) range = " (the schedule's peak learning rate, > 0)";
         else if (!strncmp(arg, "--target", 8)) range = " (a percentage, 0..100, at most two decimals)";
         else if (!strncmp(arg, "--train-subset", 14) || !strncmp(arg, "--test-subset", 13))
             range = " (a number of images, at least 1)";
@@ -283,7 +345,13 @@ int dbk_cli_train_setup(const dbk_cli_train_args *t, dbk_train_options *opt) {
     if (dbk_recipe_find(t->recipe, &recipe) != DBK_OK) return dbk_cli_fail(NULL);
     opt->recipe = *recipe;
     if (t->epochs > 0) dbk_recipe_set_epochs(&opt->recipe, (int)t->epochs);
-    if (t->batch > 0) opt->recipe.batch = (int)t->batch;
+    if (t->lr > 0.0) dbk_recipe_set_peak_lr(&opt->recipe, (float)t->lr);
+    if (t->batch > 0) {
+        opt->recipe.batch = (int)t->batch;
+        /* a smaller --batch also caps the evaluation batch (airbench's 2000): a device short of
+         * memory for the training batch is short of it for the evaluation batch too */
+        if (opt->recipe.eval_batch > opt->recipe.batch) opt->recipe.eval_batch = opt->recipe.batch;
+    }
     if (t->target >= 0.0) opt->recipe.target = (float)t->target;
     if (t->image_size > 0 && t->image_sizes) {
         fprintf(stderr, "daybreak: error: --image-size and --image-sizes: give one (a fixed size, or phases)\n");
@@ -310,6 +378,22 @@ int dbk_cli_train_setup(const dbk_cli_train_args *t, dbk_train_options *opt) {
     opt->platform = t->platform;
     opt->author = t->author;
     opt->author_email = t->author_email;
+    /* The recipe's mask (FISH recipes), under the options given. */
+    dbk_mask_spec mask = t->mask;
+    const dbk_recipe *r = &opt->recipe;
+    if (!(t->mask_given & GIVEN_MASK) && r->sparse_mask && dbk_mask_spec_parse(r->sparse_mask, &mask) != DBK_OK)
+        return dbk_cli_fail("recipe");
+    if (!(t->mask_given & GIVEN_SAMPLES) && r->mask_samples > 0) mask.samples = r->mask_samples;
+    if (!(t->mask_given & GIVEN_WARMUP)) mask.warmup_epochs = r->mask_warmup;
+    if (!(t->mask_given & GIVEN_SPLIT)) mask.same_for_ranks = r->mask_same;
+    if (t->mask_option && mask.method == DBK_MASK_ALL) {
+        fprintf(stderr, "daybreak: error: %.*s needs --sparse-mask fisher:K or random:K\n",
+                (int)strcspn(t->mask_option, "="), t->mask_option);
+        return DBK_EXIT_USAGE;
+    }
+    opt->mask = mask;
+    opt->checkpoint_diff = t->checkpoint_diff;
+    opt->base = t->base;
     opt->price_per_hour = t->price;
     opt->energy_price_per_kwh = t->energy_price;
     opt->energy_root = getenv("DBK_ENERGY_ROOT");     /* test hooks: recorded sysfs trees, a stand-in NVML */

@@ -89,6 +89,12 @@ typedef struct dbk_cli_train_args {
     double         target;                                             /* -1 = the recipe's */
     double         price, energy_price;                                 /* --price, --energy-price; 0 = the profile's */
     bool           all_epochs, quiet, no_progress, profile;
+    dbk_mask_spec  mask;                                               /* --sparse-mask and its options */
+    const char    *mask_option;                                        /* the first mask option given */
+    unsigned       mask_given;                                         /* which were given (cli.c) */
+    double         lr;                                                 /* --lr: the schedule's peak; 0 = the recipe's */
+    bool           checkpoint_diff;                                    /* --checkpoint-diff */
+    const char    *base;                                               /* --base FILE */
 } dbk_cli_train_args;
 
 void dbk_cli_train_args_init(dbk_cli_train_args *t);
@@ -102,6 +108,8 @@ bool dbk_cli_train_option(dbk_cli_args *a, const char *cmd, dbk_cli_train_args *
  * caller). Returns an exit code (errors printed). */
 int dbk_cli_train_setup(const dbk_cli_train_args *t, dbk_train_options *opt);
 
+/* The help lines of the sparse-mask and small-checkpoint options (train and bench). */
+void dbk_cli_mask_help(void);
 /* Signals (main() calls it first with NULL). SIGINT, SIGTERM and SIGHUP remove the temp files
  * being written (core/fileio.h dbk_file_remove_temps) and end the process as the signal would
  * have. With stop non-NULL (train, bench), the first of them only sets *stop, so the run stops

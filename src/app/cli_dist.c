@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "train/recipe.h"
+
 /* The links of the exchange-time model when --link is not given: a 10 Gb/s Ethernet with
  * TCP-like latency and a 100 Gb/s RDMA fabric (assumed figures, stated in the report). */
 static const double default_gbps[2] = {10.0, 100.0}, default_latency_us[2] = {50.0, 5.0};
@@ -54,6 +56,12 @@ bool dbk_cli_dist_option(dbk_cli_args *a, dbk_cli_dist_args *d, int *exit_code) 
     else if (FLAG("--sync-bn-stats")) d->opt.sync_statistics = true;
     else if (FLAG("--device-per-rank")) d->device_per_rank = true;
     else if (VALUE("--dist-timeout")) bad = m > 0 && !dbk_cli_parse_double(v, 1.0, 86400.0, &d->opt.timeout_seconds);
+    else if (VALUE("--local-steps")) {
+        long steps = 0;
+        bad = m > 0 && !dbk_cli_parse_long(v, 0, 1000000, &steps);
+        d->opt.local_steps = (int)steps;
+        d->local_steps_given = true;
+    }
     else if (VALUE("--link")) {
         if (m > 0) {
             if (!d->links_given) d->opt.link_count = 0;
@@ -77,6 +85,9 @@ bool dbk_cli_dist_option(dbk_cli_args *a, dbk_cli_dist_args *d, int *exit_code) 
             *exit_code = dbk_cli_usage_error("train", "bad --link '%s' (GBPS or GBPS@LATENCY_US, e.g. 10@50)", v);
         else if (!strcmp(name, "--dist-timeout"))
             *exit_code = dbk_cli_usage_error("train", "bad --dist-timeout '%s' (seconds, 1..86400)", v);
+        else if (!strcmp(name, "--local-steps"))
+            *exit_code = dbk_cli_usage_error("train", "bad --local-steps '%s' (training steps between model averages, "
+                                             "1..1000000, or 0: a gradient exchange every step)", v);
         else *exit_code = dbk_cli_usage_error("train", "%s", dbk_last_error());
     }
     return true;
@@ -85,7 +96,19 @@ bool dbk_cli_dist_option(dbk_cli_args *a, dbk_cli_dist_args *d, int *exit_code) 
 int dbk_cli_dist_check(const dbk_cli_dist_args *d) {
     if (d->first_other && !d->distributed)
         return dbk_cli_usage_error("train", "'%s' needs --distributed", d->first_other);
+    if (d->opt.local_steps > 0 && (d->opt.compress.method != DBK_COMPRESS_NONE || d->opt.compress.error_feedback))
+        return dbk_cli_usage_error("train", "--local-steps averages models every few steps and exchanges no gradients: "
+                                   "--compress and --error-feedback do not apply");
+    if (d->opt.local_steps > 0 && d->opt.sync_statistics)
+        return dbk_cli_usage_error("train", "--local-steps averages the batch-norm statistics with the model: "
+                                   "--sync-bn-stats does not apply");
     return DBK_EXIT_OK;
+}
+
+int dbk_cli_dist_recipe_defaults(dbk_cli_dist_args *d, const char *recipe) {
+    const dbk_recipe *r;
+    if (!d->local_steps_given && dbk_recipe_find(recipe, &r) == DBK_OK) d->opt.local_steps = r->local_steps;
+    return dbk_cli_dist_check(d);
 }
 
 int dbk_cli_dist_start(dbk_cli_dist_args *d, uint64_t seed, dbk_dist **out) {
@@ -107,6 +130,10 @@ void dbk_cli_dist_help(void) {
            "  --error-feedback    keep what compression left out and add it to the next step\n"
            "  --sync-bn-stats     average batch-norm running statistics over ranks before evaluating\n"
            "  --dist-timeout S    a collective not done in S seconds ends the job (default 120)\n"
+           "  --local-steps M     sparse model averaging instead of a gradient exchange every step: each rank\n"
+           "                      trains its own copy (its --sparse-mask share) and the copies are averaged\n"
+           "                      every M steps, only the masked values sent (docs/sparse-masks.md); 0: the\n"
+           "                      gradient exchange (default, except for the fish-distributed recipes)\n"
            "  --link GBPS[@US]    a link of the exchange-time model (repeatable, up to 4; default\n"
            "                      10@50 and 100@5: 10 Gb/s with 50 us latency, 100 Gb/s with 5 us)\n");
 }

@@ -36,7 +36,8 @@ void dbk_help_bench(void) {
            "  --precision P       fp32 (default), fp16 or auto (as train)\n"
            "  --recipe, --backend, --device, --data, --epochs, --batch, --target, --all-epochs,\n"
            "  --train-subset, --test-subset, --quiet, --profile, --no-progress, --platform,\n"
-           "  --loss-scale-interval, --price, --energy-price,\n"
+           "  --loss-scale-interval, --price, --energy-price, --lr, --sparse-mask, --mask-samples,\n"
+           "  --mask-grad, --fix-mask, --mask-warmup, --checkpoint-diff, --base,\n"
            "  --author, --author-email   as for 'daybreak train'\n\n"
            "exit code: 0 if at least one run reached the target, 3 if none did, 1 on an error.\n",
            MAX_RUNS);
@@ -151,6 +152,9 @@ int dbk_cmd_bench(dbk_cli_args *a) {
         } else {
             printf("run %ld: target not reached in %d epoch%s\n", i + 1, rep->epochs_run, rep->epochs_run == 1 ? "" : "s");
         }
+        if (st == DBK_OK && rep->schedule.completed)
+            printf("run %ld: fixed schedule %.2f%% test accuracy, %.1f s on the clock\n", i + 1, rep->schedule.accuracy,
+                   rep->schedule.seconds);
         if (st == DBK_OK || st == DBK_ERR_DIVERGED) dbk_results_print_conformance(stdout, &opt, rep);
         fflush(stdout);
     }

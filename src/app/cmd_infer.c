@@ -23,6 +23,8 @@ void dbk_help_infer(void) {
            "is printed and left out of the latency. Writes the DAWNBench inference entry JSON.\n\n"
            "options:\n"
            "  --checkpoint FILE   the checkpoint (required)\n"
+           "  --diff FILE         a small checkpoint (model.diff of train --checkpoint-diff) applied to\n"
+           "                      --checkpoint, which must be its base\n"
            "  --out FILE          entry to write (default: dawnbench_inference.json beside FILE)\n"
            "  --backend SPEC, --device N, --data DIR   as for train\n"
            "  --test-subset N     classify the first N test images only (DAWNBench uses all 10,000)\n"
@@ -31,17 +33,18 @@ void dbk_help_infer(void) {
 }
 
 /* --out against the inputs (the dataset's folder once known, else NULL): core/output.h. */
-static int check_out(const char *out, const char *ckpt, const char *data, const char *dataset_dir) {
+static int check_out(const char *out, const char *ckpt, const char *diff, const char *data, const char *dataset_dir) {
     dbk_output_spec spec = {.flag = "--out", .what = "DAWNBench inference entry", .kind = DBK_OUTPUT_FILE,
                             .is_earlier_output = dbk_infer_is_entry};
     dbk_output_add_input(&spec, "the --checkpoint file", ckpt, false);
+    dbk_output_add_input(&spec, "the --diff file", diff, false);
     dbk_output_add_input(&spec, "the data folder", data ? data : getenv("DAYBREAK_DATA"), false);
     dbk_output_add_input(&spec, "the dataset folder", dataset_dir, true);
     return dbk_cli_check_output(&spec, out);
 }
 
 int dbk_cmd_infer(dbk_cli_args *a) {
-    const char *ckpt = NULL, *backend = NULL, *data = NULL, *out = NULL, *platform = NULL;
+    const char *ckpt = NULL, *backend = NULL, *data = NULL, *out = NULL, *platform = NULL, *diff = NULL;
     const char *author = NULL, *author_email = NULL;
     long device = -1, test_subset = 0;
     for (a->i = 2; a->i < a->argc; a->i++) {
@@ -53,6 +56,7 @@ int dbk_cmd_infer(dbk_cli_args *a) {
         }
 #define VALUE(name) ((m = dbk_cli_match(a, name, true, &v)) != 0)
         if (VALUE("--checkpoint")) ckpt = v;
+        else if (VALUE("--diff")) diff = v;
         else if (VALUE("--backend")) backend = v;
         else if (VALUE("--data")) data = v;
         else if (VALUE("--out")) {
@@ -81,7 +85,7 @@ int dbk_cmd_infer(dbk_cli_args *a) {
         out = out_buf;
     }
     /* Before the checkpoint is read (a missing one is named by the read). */
-    int rc = access(ckpt, F_OK) == 0 ? check_out(out, ckpt, data, NULL) : DBK_EXIT_OK;
+    int rc = access(ckpt, F_OK) == 0 ? check_out(out, ckpt, diff, data, NULL) : DBK_EXIT_OK;
     if (rc != DBK_EXIT_OK) return rc;
 
     dbk_backend_kind kind;
@@ -102,21 +106,21 @@ int dbk_cmd_infer(dbk_cli_args *a) {
     if (rc != DBK_EXIT_OK) return rc;
 
     /* Again with the dataset's folder, before the images are classified. */
-    rc = check_out(out, ckpt, data, data_info.dir);
+    rc = check_out(out, ckpt, diff, data, data_info.dir);
     if (rc != DBK_EXIT_OK) {
         dbk_dataset_info_deinit(&data_info);
         return rc;
     }
     dbk_infer_result r;
-    dbk_status st = dbk_infer_run(kind, index, ckpt, &data_info, (int)test_subset, &r);
+    dbk_status st = dbk_infer_run(kind, index, ckpt, diff, &data_info, (int)test_subset, &r);
     dbk_dataset_info_deinit(&data_info);
     if (st == DBK_ERR_DIVERGED) { /* non-finite outputs: no latency or accuracy worth an entry */
         fprintf(stderr, "daybreak: error: %s\n", dbk_last_error());
         return DBK_EXIT_DIVERGED;
     }
     if (st != DBK_OK) return dbk_cli_fail(NULL);
-    printf("%s: model %s, recipe %s, %s:%d %s\n", ckpt, r.model, r.recipe, dbk_backend_kind_name(kind), index,
-           r.device.name);
+    printf("%s%s%s: model %s, recipe %s, %s:%d %s\n", ckpt, diff ? " + " : "", diff ? diff : "", r.model, r.recipe,
+           dbk_backend_kind_name(kind), index, r.device.name);
     printf("latency %.4f ms per image (%d images one at a time, %.2f s", r.latency_ms, r.images, r.seconds);
     if (r.streamed) printf("; loader wait %.2f s, not counted", r.loader_wait_seconds);
     printf("), top-1 accuracy %.2f%%", r.accuracy);

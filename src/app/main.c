@@ -104,6 +104,7 @@ static void help_train(void) {
            "  --epochs N          most epochs to run; the learning-rate schedule is stretched or\n"
            "                      compressed to N epochs (default: the recipe's)\n"
            "  --batch N           batch size (default: the recipe's)\n"
+           "  --lr PEAK           scale the learning-rate schedule so that its peak is PEAK\n"
            "  --target PCT        test accuracy (top-1, or top-5 for ImageNet recipes) that stops the\n"
            "                      run, at most two decimals,\n"
            "                      compared as logs.tsv prints it (default: the recipe's)\n"
@@ -144,6 +145,7 @@ static void help_train(void) {
            "  --author NAME       author of the DAWNBench entry dawnbench.json (default daybreak)\n"
            "  --author-email ADDR its authorEmail (default empty)\n",
            dbk_recipe_default_name());
+    dbk_cli_mask_help();
     dbk_cli_dist_help();
 }
 
@@ -154,6 +156,8 @@ static void help_eval(void) {
            "also the accuracy with it, the one its runs record.\n\n"
            "options:\n"
            "  --checkpoint FILE   the checkpoint (required)\n"
+           "  --diff FILE         a small checkpoint (model.diff of train --checkpoint-diff) applied to\n"
+           "                      --checkpoint, which must be its base (its base.ckpt, or --base)\n"
            "  --backend SPEC      as for train\n"
            "  --device N          as for train\n"
            "  --data DIR          as for train\n"
@@ -236,6 +240,13 @@ static int cmd_recipes(dbk_cli_args *a) {
         printf("  %-18s %s%s\n", r->name, r->description, strcmp(r->name, dbk_recipe_default_name()) ? "" : " [default]");
         printf("  %-18s model %s, batch %d, %d epoch%s, target %.1f%% (%s)\n", "", r->model, r->batch, r->epochs,
                r->epochs == 1 ? "" : "s", (double)r->target, r->target_note);
+        if (r->sparse_mask) { /* FISH recipes: the defaults of the mask options */
+            printf("  %-18s sparse mask %s, %d Fisher samples, %d dense warm-up epoch%s%s", "", r->sparse_mask,
+                   r->mask_samples > 0 ? r->mask_samples : 1024, r->mask_warmup, r->mask_warmup == 1 ? "" : "s",
+                   r->mask_same ? ", the same mask on every rank" : "");
+            if (r->local_steps > 0) printf("; with --distributed: model averaging every %d steps", r->local_steps);
+            printf("\n");
+        }
         if (r->size_phase_count > 0) { /* progressive resizing: first epoch (0-based) and size */
             char sizes[128];
             dbk_recipe_format_size_phases(r, sizes, sizeof sizes);
@@ -333,6 +344,21 @@ static int resume_options(const char *dir, dbk_cli_train_args *t, dbk_cli_dist_a
 /* SIGINT, SIGTERM and SIGHUP stop the run at the next step boundary (dbk_cli_catch_signals). */
 static volatile sig_atomic_t stop_signal;
 
+/* airbench's metric next to the time to target: the whole schedule's accuracy and clock. */
+static void print_fixed_schedule(const dbk_train_report *rep) {
+    const dbk_schedule_result *sc = &rep->schedule;
+    if (sc->completed) {
+        printf("fixed schedule (%d epoch%s, %ld step%s): %.2f%% test accuracy", sc->epochs, sc->epochs == 1 ? "" : "s",
+               sc->steps, sc->steps == 1 ? "" : "s", sc->accuracy);
+        if (rep->top5) printf(" (top-5 %.2f%%)", sc->top5);
+        printf(", %.1f s (%.6f h) on the clock\n", sc->seconds, sc->seconds / 3600.0);
+        return;
+    }
+    char note[256];
+    dbk_results_schedule_note(rep, note, sizeof note);
+    printf("fixed schedule (%d epoch%s): no result, %s\n", sc->epochs, sc->epochs == 1 ? "" : "s", note);
+}
+
 /* The console's last lines of a run and its exit code (README "Exit codes"). */
 static int train_outcome(const dbk_train_options *opt, const dbk_train_report *rep, dbk_status st) {
     int code;
@@ -343,7 +369,10 @@ static int train_outcome(const dbk_train_options *opt, const dbk_train_report *r
         return dbk_cli_fail(NULL);
     } else if (rep->status == DBK_RUN_INTERRUPTED) {
         const char *sig = dbk_cli_signal_name(rep->stop_signal);
-        if (opt->peers)
+        if (rep->peers.local_steps > 0)
+            printf("interrupted by %s after epoch %d; a --local-steps run cannot be resumed yet (each rank's model "
+                   "since the last average is not saved)\n", sig, rep->epochs_run);
+        else if (opt->peers)
             printf("interrupted by %s after epoch %d; resume with: mpirun -np %d daybreak train --distributed --resume %s\n",
                    sig, rep->epochs_run, opt->peers->size, opt->out_dir);
         else printf("interrupted by %s after epoch %d; resume with: daybreak train --resume %s\n", sig, rep->epochs_run,
@@ -360,6 +389,14 @@ static int train_outcome(const dbk_train_options *opt, const dbk_train_report *r
                rep->epochs_run == 1 ? "" : "s", dbk_results_best_accuracy(rep));
         code = DBK_EXIT_NOT_REACHED;
     }
+    print_fixed_schedule(rep);
+    const dbk_peers_summary *p = &rep->peers;
+    if (p->local_steps > 0 && p->averages > 0) /* what model averaging sent, against the alternatives */
+        printf("model averaging every %d steps: %ld averages, %.0f bytes per rank in all (%.0f per average); the dense "
+               "average would send %.0f, the gradient allreduce %.0f\n", p->local_steps, p->averages,
+               p->bytes_sent / p->ranks, p->bytes_sent / p->ranks / (double)p->averages,
+               4.0 * (p->trainable_values + p->statistics_values) * (double)p->averages,
+               4.0 * p->trainable_values * (double)p->train_steps);
     dbk_results_print_energy(stdout, rep);
     dbk_results_print_conformance(stdout, opt, rep);
     printf("results in %s (logs.tsv, dawnbench.json, mlperf.log, result.json%s)\n", opt->out_dir,
@@ -449,7 +486,8 @@ static int train(const dbk_cli_train_args *t, uint64_t seed, bool resume, int ar
 static int train_distributed(const dbk_cli_train_args *t, dbk_cli_dist_args *dist, uint64_t seed, bool resume,
                              int argc, char **argv) {
     dbk_dist *d = NULL;
-    int rc = dbk_cli_dist_start(dist, seed, &d);
+    int rc = dbk_cli_dist_recipe_defaults(dist, t->recipe);
+    if (rc == DBK_EXIT_OK) rc = dbk_cli_dist_start(dist, seed, &d);
     if (rc != DBK_EXIT_OK) return rc;
     dbk_peers peers;
     dbk_dist_peers(d, &peers);
@@ -500,7 +538,7 @@ static int cmd_train(dbk_cli_args *a) {
 }
 
 static int cmd_eval(dbk_cli_args *a) {
-    const char *ckpt = NULL, *backend = NULL, *data = NULL;
+    const char *ckpt = NULL, *backend = NULL, *data = NULL, *diff = NULL;
     long device = -1, batch = 500, test_subset = 0;
     for (a->i = 2; a->i < a->argc; a->i++) {
         const char *v = NULL, *arg = a->argv[a->i];
@@ -510,6 +548,7 @@ static int cmd_eval(dbk_cli_args *a) {
             return DBK_EXIT_OK;
         }
         if ((m = dbk_cli_match(a, "--checkpoint", true, &v)) != 0) ckpt = v;
+        else if ((m = dbk_cli_match(a, "--diff", true, &v)) != 0) diff = v;
         else if ((m = dbk_cli_match(a, "--backend", true, &v)) != 0) backend = v;
         else if ((m = dbk_cli_match(a, "--data", true, &v)) != 0) data = v;
         else if ((m = dbk_cli_match(a, "--device", true, &v)) != 0) {
@@ -564,12 +603,14 @@ static int cmd_eval(dbk_cli_args *a) {
     if (streamed) dbk_session_set_eval_loader(s, loader);
     if (dbk_session_upload_data(s, NULL, &test) != DBK_OK) goto done;
     if (dbk_session_load(s, ckpt) != DBK_OK) goto done;
+    if (diff && dbk_session_load_diff(s, ckpt, diff) != DBK_OK) goto done;
     if (dbk_session_evaluate(s, &ec) != DBK_OK) goto done;
     if (dbk_session_check_evaluation(&ec, ckpt) != DBK_OK) {
         code = DBK_EXIT_DIVERGED;
         goto done;
     }
-    printf("%s: model %s, recipe %s, %s:%d: test accuracy %.2f%% (%lld images), mean loss %.4f\n", ckpt, model_name,
+    printf("%s%s%s: model %s, recipe %s, %s:%d: test accuracy %.2f%% (%lld images), mean loss %.4f\n", ckpt,
+           diff ? " + " : "", diff ? diff : "", model_name,
            recipe_name, dbk_backend_kind_name(kind), index, 100.0 * ec.correct / (double)ec.images, (long long)ec.images,
            ec.loss_sum / (double)ec.images);
     /* A recipe judged with test-time augmentation (airbench94) reports that accuracy too:

@@ -197,11 +197,14 @@
                                                                                               \
     /* SGD with momentum and weight decay over flat buffers, PyTorch's torch.optim.SGD:       \
      *   g = grad + wd * p;  v = mu * v + g;  step = nesterov ? g + mu * v : v;  p -= lr*step \
-     * src0 grad (n)  src1 lr f32 (1), written by the host each step                          \
-     * src2 skip f32 (1), optional: non-zero = change nothing (mixed precision: the step found \
+     * src0 grad (n)  src1 lr f32 (1 or 2), written by the host each step: {lr}, or {lr, mu} \
+     *   whose mu replaces params.momentum (a momentum schedule: fastai's cycled momentum)     \
+     * src2 mask f32 (n), optional (sparse masks, docs/sparse-masks.md): where mask[i] == 0   \
+     *   element i is left as it is, params and momentum alike (no decay, no momentum step)   \
+     * src3 skip f32 (1), optional: non-zero = change nothing (mixed precision: the step found \
      *      an inf/NaN gradient, AMP_UPDATE_SCALE's state[2])                                 \
      * dst0 params (n) in place  dst1 momentum v (n) in place */                              \
-    X(SGD_MOMENTUM_UPDATE, sgd_momentum_update, optim, "grad lr skip?", "params momentum", sgd, \
+    X(SGD_MOMENTUM_UPDATE, sgd_momentum_update, optim, "grad lr mask? skip?", "params momentum", sgd, \
       check_sgd_momentum_update, 6.0 * n_src(d, 0), all_bytes(d), NONE, OWN, ALL)             \
                                                                                               \
     /* AdamW over flat buffers, PyTorch's torch.optim.AdamW (amsgrad off):                    \
@@ -209,12 +212,22 @@
      *   m = m + (1 - beta1) * (g - m)                   (exp_avg.lerp_(grad, 1 - beta1))     \
      *   v = beta2 * v + (1 - beta2) * g * g                                                  \
      *   p = p - step_size * m / (sqrt(v) / bc2_sqrt + eps)                                   \
-     * src0 grad (n)  src1 step f32 (3): {lr, step_size = lr / (1 - beta1^t),                 \
-     *   bc2_sqrt = sqrt(1 - beta2^t)} for the 1-based step t, written by the host each step  \
-     * src2 skip f32 (1), optional: non-zero = change nothing (as SGD's)                      \
+     * src0 grad (n)  src1 step f32 (3 or 4): {lr, step_size = lr / (1 - beta1^t),            \
+     *   bc2_sqrt = sqrt(1 - beta2^t)} for the 1-based step t, written by the host each step, \
+     *   and a 4th, beta1, replacing params.beta1 (a beta1 schedule: fastai's cycled momentum) \
+     * src2 mask f32 (n), optional: where mask[i] == 0 element i is left as it is (p, m, v)   \
+     * src3 skip f32 (1), optional: non-zero = change nothing (as SGD's)                      \
      * dst0 params (n) in place  dst1 exp_avg m (n) in place  dst2 exp_avg_sq v (n) in place */\
-    X(ADAMW_UPDATE, adamw_update, optim, "grad step skip?", "params exp_avg exp_avg_sq", adamw, \
-      check_adamw_update, 12.0 * n_src(d, 0), all_bytes(d), NONE, OWN, ALL)                   \
+    X(ADAMW_UPDATE, adamw_update, optim, "grad step mask? skip?", "params exp_avg exp_avg_sq", \
+      adamw, check_adamw_update, 12.0 * n_src(d, 0), all_bytes(d), NONE, OWN, ALL)            \
+                                                                                              \
+    /* The empirical Fisher information of one sample's gradient, accumulated (FISH's         \
+     * calculate_the_importance_label, docs/sparse-masks.md):                                 \
+     *   acc += absolute ? |g| : g * g       (params.fisher.absolute 1 or 0)                  \
+     * contraction off: the product rounds once, then the sum (every backend alike).          \
+     * src0 g f32 (n)  dst0 acc f32 (n) in place */                                           \
+    X(FISHER_ACCUMULATE, fisher_accumulate, optim, "g", "acc", fisher, check_eltwise,         \
+      2.0 * n_dst(d, 0), all_bytes(d), NONE, EW, ALL)                                         \
                                                                                               \
     /* Builds a normalised float batch from the u8 dataset resident on the device             \
      * (DESIGN.md decision 4). For batch row i:                                               \
@@ -242,6 +255,10 @@
      *   one random orientation per image for the whole run, all images mirrored on odd       \
      *   epochs, so in any two consecutive epochs every image is seen once each way.          \
      *   Crop and cutout draws are the same in both flip modes.                               \
+     *   brightness/contrast > 0 (cifar10-speedrun's jitter): after normalising, every value of \
+     *   the row becomes (x + b) * c, b = (2 u6 - 1) * brightness, c = (2 u7 - 1) * contrast + 1,\
+     *   u_k = (dbk_hash_u32(seed, row, k, 0) >> 8) * 2^-24 (purposes 6, 7), fp32 in this order; \
+     *   cutout applies after it.                                                             \
      * Evaluation (train false): no draws; pad, flip, cutout and flip_alternating do not      \
      *   apply; the fixed test-time view dy = view_dy, dx = view_dx, flip = view_flip         \
      *   (0, 0, false: the plain normalised image). airbench94's infer_mirror_translate,      \
@@ -251,7 +268,8 @@
      *   t.flip(-1) of a translated view t is t(y, W-1-x) = x(r(y+dy), r(W-1-x+dx)), i.e.     \
      *   view (dy, dx, flip) with the same dy, dx.                                            \
      * Checked: state i32 with 4 elements; pad in [0, min(H, W)); cutout <= H, W; std > 0;    \
-     *   flip_alternating only with train and flip; view_dy, view_dx, view_flip zero in       \
+     *   flip_alternating only with train and flip; brightness, contrast in [0, 1) and zero   \
+     *   in evaluation; view_dy, view_dx, view_flip zero in                                   \
      *   training (rejected otherwise), |view_dy| < H and |view_dx| < W in evaluation.        \
      * The host guarantees every j lies in [0, M): the CPU backend checks and returns         \
      * DBK_ERR_INVALID_ARG, device kernels cannot report it.                                  \
@@ -282,6 +300,15 @@
      * dst0 dx (dx may alias dy). ~15 FLOPs per element. */                                   \
     X(GELU_BWD, gelu_bwd, eltwise, "x dy", "dx", none, check_eltwise,                         \
       15.0 * n_dst(d, 0), all_bytes(d), BWD, EW, ALL)                                         \
+    /* SiLU (swish): y = x * sigmoid(x) = x / (1 + exp(-x)).         torch.nn.SiLU            \
+     * src0 x  dst0 y (any shape; y may alias x, but the backward needs x: not in training).  \
+     * ~5 FLOPs per element (exp counted as 1). */                                             \
+    X(SILU_FWD, silu_fwd, eltwise, "x", "y", none, check_eltwise,                             \
+      5.0 * n_dst(d, 0), all_bytes(d), FWD, EW, ALL)                                          \
+    /* dx = dy * s * (1 + x * (1 - s)), s = 1 / (1 + exp(-x)) (torch's silu_backward).        \
+     * src0 x (the forward INPUT)  src1 dy  dst0 dx (dx may alias dy). ~8 FLOPs per element. */\
+    X(SILU_BWD, silu_bwd, eltwise, "x dy", "dx", none, check_eltwise,                         \
+      8.0 * n_dst(d, 0), all_bytes(d), BWD, EW, ALL)                                          \
                                                                                               \
     /* Per-channel bias: y[n,c,h,w] = x[n,c,h,w] + b[c]; conv2d's bias term.                  \
      *                                                 torch.nn.functional.conv2d(x, w, b)    \
@@ -294,6 +321,25 @@
     X(CHANNEL_SUM, channel_sum, bias, "dy", "db", none, check_channel_sum,                    \
       n_src(d, 0), all_bytes(d), BWD, OWN, ALL)                                               \
                                                                                               \
+    /* --- Muon (airbench94_muon.py, cifar10-speedrun): per 4-D filter, its gradient's momentum \
+     * orthogonalised by Newton-Schulz (GEMM and SCALE ops between these), train/recipe.h --- */\
+    /* v = momentum * v + g;  u = nesterov ? g + momentum * v : v   (Muon.step's buffer)      \
+     * src0 g (n)  dst0 v (n) in place  dst1 u (n) */                                         \
+    X(MUON_MOMENTUM, muon_momentum, optim, "g", "v u", muon_momentum, check_muon_momentum,    \
+      3.0 * n_src(d, 0), all_bytes(d), NONE, EW, ALL)                                         \
+    /* y = x * (g > 0 ? alpha * g / (||x||_2 + eps) : 1), ||x|| over all n elements; g the     \
+     * step's value (its gate or target: 0 leaves x as it is). Muon's weight renormalisation   \
+     * p *= sqrt(K) / ||p|| and Newton-Schulz's X /= ||X|| + eps. Device kernels reduce in one \
+     * work-group in a fixed order.                                                           \
+     * src0 x (n)  src1 g f32 (1), written by the host each step  dst0 y (n), may alias x */  \
+    X(NORM_SCALE, norm_scale, optim, "x g", "y", norm_scale, check_norm_scale,                \
+      3.0 * n_src(d, 0), all_bytes(d), NONE, OWN, ALL)                                        \
+    /* p = (p - lr * x) * (1 - lr * weight_decay)   (Muon's step, then speedrun's decay)     \
+     * src0 x (n) the orthogonalised update  src1 lr f32 (1), written by the host each step   \
+     * dst0 params (n) in place */                                                            \
+    X(MUON_UPDATE, muon_update, optim, "x lr", "params", muon_update, check_muon_update,      \
+      3.0 * n_src(d, 0), all_bytes(d), NONE, EW, ALL)                                         \
+                                                                                              \
     /* Lookahead (EMA) sync of airbench94's LookaheadState.update: with w = 1 - decay in fp32 \
      *   ema = torch.lerp(ema, params, w)                                                     \
      *       = |w| < 0.5 ? ema + w * (params - ema) : params - (params - ema) * (1 - w)       \
@@ -303,6 +349,22 @@
      * dst0 ema (n) in place  dst1 params (n) in place (same element count) */                \
     X(LOOKAHEAD, lookahead, optim, "decay", "ema params", none, check_lookahead,              \
       3.0 * n_dst(d, 0), all_bytes(d), NONE, OWN, ALL)                                        \
+                                                                                              \
+    /* --- selective test-time augmentation (cifar10-speedrun's tta) --- */                  \
+    /* table[j_i, :] = rows[i, :] for every row i, j_i = indices[state.first + i], or         \
+     * state.first + i without indices: a batch of logits into the whole test set's table.    \
+     * The host guarantees every j_i in [0, M) (the CPU checks: DBK_ERR_INVALID_ARG).          \
+     * src0 rows f32 (N,K)  src1 indices i32 (L) or absent  src2 state i32 (4) {first, ...}    \
+     * dst0 table f32 (M,K), rows not addressed untouched */                                  \
+    X(SCATTER_ROWS, scatter_rows, tta, "rows indices? state", "table", none, check_scatter_rows,\
+      0.0, all_bytes(d), NONE, OWN, ALL)                                                      \
+    /* The k rows of least confidence: confidence = max softmax probability of a row of       \
+     * logits = 1 / S, S = sum_j exp(z_j - max z) (j in order, fp32); the rows in order of      \
+     * increasing confidence (decreasing S), ties by row index (torch.topk(confidences, k,     \
+     * largest=False) without its unspecified order).                                          \
+     * src0 logits f32 (N,K)  dst0 indices i32 (k), k <= N  dst1 work f32 (N): each row's S */\
+    X(CONFIDENCE_SELECT, confidence_select, tta, "logits", "indices work", none,              \
+      check_confidence_select, 3.0 * n_src(d, 0), all_bytes(d), NONE, OWN, ALL)               \
                                                                                               \
     /* Inverted dropout, training mode.                torch.nn.Dropout(p) in train()         \
      *   y[i] = keep(i) ? x[i] * (1 / (1 - p)) : 0,  scale 1/(1-p) formed in fp32;            \
@@ -341,6 +403,13 @@
      * src0 pairs i32 (2k)  dst0 acc f32 (n) in place */                                      \
     X(SPARSE_ADD, sparse_add, compress, "pairs", "acc", scale, check_sparse_add,              \
       n_src(d, 0), all_bytes(d), NONE, OWN, ALL)                                              \
+    /* Scatter of a sparse payload: y[index] = v for every pair {index, bits of value}, where  \
+     * v is params.scatter.value when params.scatter.constant, else the pair's value (a mask's \
+     * ones from a selection's pairs; the averaged values of sparse model averaging); indices \
+     * distinct within one call; a pair whose index is outside y writes nothing.              \
+     * src0 pairs i32 (2k)  dst0 y f32 (n) in place */                                        \
+    X(SPARSE_SCATTER, sparse_scatter, compress, "pairs", "y", scatter, check_sparse_scatter,  \
+      0.0, all_bytes(d), NONE, OWN, ALL)                                                      \
     /* Random-k's packing: pair j = {indices[j], bits of x[indices[j]] * scale}, the scale of \
      * the segment whose pairs j falls in (the host draws the indices and the scales, so the  \
      * draws are the host compressor's).                                                     \

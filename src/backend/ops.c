@@ -363,29 +363,37 @@ static dbk_status check_accuracy(const dbk_op_desc *d) {
     return check_scalar(d, &d->dst[0], "correct", DBK_DTYPE_F32, 1);
 }
 
+/* The optimizers' optional mask (sparse masks): f32 with the parameters' element count. */
+static dbk_status check_update_mask(const dbk_op_desc *d, const dbk_tensor *mask, const dbk_tensor *params) {
+    if (mask->ndim == 0) return DBK_OK;
+    DBK_TRY(want(d, mask, "mask", DBK_DTYPE_F32, 0));
+    return want_dim(d, "mask elements (one per parameter)", dbk_tensor_numel(mask), dbk_tensor_numel(params));
+}
+
 static dbk_status check_sgd_momentum_update(const dbk_op_desc *d) {
     const dbk_tensor *s = d->src, *o = d->dst;
     DBK_TRY(want(d, &s[0], "grad", DBK_DTYPE_F32, 0));
-    DBK_TRY(check_scalar(d, &s[1], "lr", DBK_DTYPE_F32, 1));
+    DBK_TRY(check_scalar(d, &s[1], "lr {lr[, momentum]}", DBK_DTYPE_F32, dbk_tensor_numel(&s[1]) == 2 ? 2 : 1));
     DBK_TRY(want(d, &o[0], "params", DBK_DTYPE_F32, 0));
     DBK_TRY(want(d, &o[1], "momentum", DBK_DTYPE_F32, 0));
-    if (s[2].ndim) DBK_TRY(check_scalar(d, &s[2], "skip", DBK_DTYPE_F32, 1));
+    if (s[3].ndim) DBK_TRY(check_scalar(d, &s[3], "skip", DBK_DTYPE_F32, 1));
     if (dbk_tensor_numel(&s[0]) != dbk_tensor_numel(&o[0]) || dbk_tensor_numel(&o[1]) != dbk_tensor_numel(&o[0]))
         FAIL("%s: grad, params and momentum must have the same element count", dbk_op_name(d->op));
-    return DBK_OK;
+    return check_update_mask(d, &s[2], &o[0]);
 }
 
-/* grad, params, exp_avg, exp_avg_sq f32 of one element count; step f32 (3); betas in
+/* grad, params, exp_avg, exp_avg_sq f32 of one element count; step f32 (3 or 4); betas in
  * [0, 1), eps > 0, weight decay >= 0. */
 static dbk_status check_adamw_update(const dbk_op_desc *d) {
     const dbk_tensor *s = d->src, *o = d->dst;
     const dbk_adamw_params *p = &d->p.adamw;
     DBK_TRY(want(d, &s[0], "grad", DBK_DTYPE_F32, 0));
-    DBK_TRY(check_scalar(d, &s[1], "step {lr, step_size, bc2_sqrt}", DBK_DTYPE_F32, 3));
+    DBK_TRY(check_scalar(d, &s[1], "step {lr, step_size, bc2_sqrt[, beta1]}", DBK_DTYPE_F32,
+                         dbk_tensor_numel(&s[1]) == 4 ? 4 : 3));
     DBK_TRY(want(d, &o[0], "params", DBK_DTYPE_F32, 0));
     DBK_TRY(want(d, &o[1], "exp_avg", DBK_DTYPE_F32, 0));
     DBK_TRY(want(d, &o[2], "exp_avg_sq", DBK_DTYPE_F32, 0));
-    if (s[2].ndim) DBK_TRY(check_scalar(d, &s[2], "skip", DBK_DTYPE_F32, 1));
+    if (s[3].ndim) DBK_TRY(check_scalar(d, &s[3], "skip", DBK_DTYPE_F32, 1));
     const int64_t n = dbk_tensor_numel(&o[0]);
     if (dbk_tensor_numel(&s[0]) != n || dbk_tensor_numel(&o[1]) != n || dbk_tensor_numel(&o[2]) != n)
         FAIL("%s: grad, params, exp_avg and exp_avg_sq must have the same element count", dbk_op_name(d->op));
@@ -394,7 +402,7 @@ static dbk_status check_adamw_update(const dbk_op_desc *d) {
     if (!(p->eps > 0.0f)) FAIL("%s: eps must be > 0 (got %g)", dbk_op_name(d->op), (double)p->eps);
     if (!(p->weight_decay >= 0.0f))
         FAIL("%s: weight decay must be >= 0 (got %g)", dbk_op_name(d->op), (double)p->weight_decay);
-    return DBK_OK;
+    return check_update_mask(d, &s[2], &o[0]);
 }
 
 static dbk_status check_augment(const dbk_op_desc *d) {
@@ -420,6 +428,10 @@ static dbk_status check_augment(const dbk_op_desc *d) {
         if (!(p->std[c] > 0.0f)) FAIL("%s: std[%d] must be > 0", dbk_op_name(d->op), c);
     if (p->flip_alternating && !(p->train && p->flip))
         FAIL("%s: flip_alternating needs train and flip", dbk_op_name(d->op));
+    if (!(p->brightness >= 0.0f && p->brightness < 1.0f && p->contrast >= 0.0f && p->contrast < 1.0f) ||
+        (!p->train && (p->brightness > 0.0f || p->contrast > 0.0f)))
+        FAIL("%s: brightness %g and contrast %g must lie in [0, 1), and be 0 in evaluation", dbk_op_name(d->op),
+             (double)p->brightness, (double)p->contrast);
     /* A view set on a training descriptor would be silently dropped: refuse it instead. */
     if (p->train && (p->view_dy || p->view_dx || p->view_flip))
         FAIL("%s: view_dy %d, view_dx %d, view_flip %d are for evaluation (train false) only", dbk_op_name(d->op),
@@ -464,6 +476,15 @@ static dbk_status check_sparse_add(const dbk_op_desc *d) {
     DBK_TRY(want(d, &d->src[0], "pairs", DBK_DTYPE_I32, 0));
     if (dbk_tensor_numel(&d->src[0]) % 2) FAIL("%s: pairs must hold whole {index, value} pairs", dbk_op_name(d->op));
     return want(d, &d->dst[0], "acc", DBK_DTYPE_F32, 0);
+}
+
+/* pairs i32 of whole pairs, y f32; a constant must be finite. */
+static dbk_status check_sparse_scatter(const dbk_op_desc *d) {
+    DBK_TRY(want(d, &d->src[0], "pairs", DBK_DTYPE_I32, 0));
+    if (dbk_tensor_numel(&d->src[0]) % 2) FAIL("%s: pairs must hold whole {index, value} pairs", dbk_op_name(d->op));
+    if (d->p.scatter.constant && !(d->p.scatter.value - d->p.scatter.value == 0.0f))
+        FAIL("%s: the constant value must be finite (got %g)", dbk_op_name(d->op), (double)d->p.scatter.value);
+    return want(d, &d->dst[0], "y", DBK_DTYPE_F32, 0);
 }
 
 /* x f32, indices i32 (k), scales i32 (S,2), pairs i32 (2k). */
@@ -564,6 +585,62 @@ static dbk_status check_channel_sum(const dbk_op_desc *d) {
 
 /* decay f32 (1); ema and params f32 with the same element count (any shapes: flat buffers
  * or one layer's views). */
+/* g, v, u f32 of one element count; nesterov 0 or 1. */
+static dbk_status check_muon_momentum(const dbk_op_desc *d) {
+    DBK_TRY(want(d, &d->src[0], "g", DBK_DTYPE_F32, 0));
+    DBK_TRY(want(d, &d->dst[0], "v", DBK_DTYPE_F32, 0));
+    DBK_TRY(want(d, &d->dst[1], "u", DBK_DTYPE_F32, 0));
+    const int64_t n = dbk_tensor_numel(&d->src[0]);
+    if (dbk_tensor_numel(&d->dst[0]) != n || dbk_tensor_numel(&d->dst[1]) != n)
+        FAIL("%s: g, v and u must have the same element count", dbk_op_name(d->op));
+    const float nesterov = d->p.muon_momentum.nesterov;
+    if (nesterov != 0.0f && nesterov != 1.0f) FAIL("%s: nesterov must be 0 or 1 (got %g)", dbk_op_name(d->op), (double)nesterov);
+    return DBK_OK;
+}
+
+/* x and y f32 of one element count, g f32 (1), eps >= 0. */
+static dbk_status check_norm_scale(const dbk_op_desc *d) {
+    DBK_TRY(want(d, &d->src[0], "x", DBK_DTYPE_F32, 0));
+    DBK_TRY(check_scalar(d, &d->src[1], "g", DBK_DTYPE_F32, 1));
+    DBK_TRY(want(d, &d->dst[0], "y", DBK_DTYPE_F32, 0));
+    if (dbk_tensor_numel(&d->src[0]) != dbk_tensor_numel(&d->dst[0]))
+        FAIL("%s: x and y must have the same element count", dbk_op_name(d->op));
+    if (!(d->p.norm_scale.eps >= 0.0f)) FAIL("%s: eps must be >= 0 (got %g)", dbk_op_name(d->op), (double)d->p.norm_scale.eps);
+    return DBK_OK;
+}
+
+/* x and params f32 of one element count, lr f32 (1), weight decay >= 0. */
+static dbk_status check_muon_update(const dbk_op_desc *d) {
+    DBK_TRY(want(d, &d->src[0], "x", DBK_DTYPE_F32, 0));
+    DBK_TRY(check_scalar(d, &d->src[1], "lr", DBK_DTYPE_F32, 1));
+    DBK_TRY(want(d, &d->dst[0], "params", DBK_DTYPE_F32, 0));
+    if (dbk_tensor_numel(&d->src[0]) != dbk_tensor_numel(&d->dst[0]))
+        FAIL("%s: x and params must have the same element count", dbk_op_name(d->op));
+    if (!(d->p.muon_update.weight_decay >= 0.0f))
+        FAIL("%s: weight decay must be >= 0 (got %g)", dbk_op_name(d->op), (double)d->p.muon_update.weight_decay);
+    return DBK_OK;
+}
+
+/* rows f32 (N,K), table f32 (M,K) with the same K, indices i32 (L) when present, state i32 (4). */
+static dbk_status check_scatter_rows(const dbk_op_desc *d) {
+    DBK_TRY(want(d, &d->src[0], "rows", DBK_DTYPE_F32, 2));
+    if (d->src[1].ndim) DBK_TRY(want(d, &d->src[1], "indices", DBK_DTYPE_I32, 1));
+    DBK_TRY(check_scalar(d, &d->src[2], "state", DBK_DTYPE_I32, 4));
+    DBK_TRY(want(d, &d->dst[0], "table", DBK_DTYPE_F32, 2));
+    return want_dim(d, "table columns", d->dst[0].shape[1], d->src[0].shape[1]);
+}
+
+/* logits f32 (N,K), indices i32 (k) with k <= N, work f32 (N). */
+static dbk_status check_confidence_select(const dbk_op_desc *d) {
+    DBK_TRY(want(d, &d->src[0], "logits", DBK_DTYPE_F32, 2));
+    DBK_TRY(want(d, &d->dst[0], "indices", DBK_DTYPE_I32, 1));
+    DBK_TRY(want(d, &d->dst[1], "work", DBK_DTYPE_F32, 1));
+    if (d->dst[0].shape[0] > d->src[0].shape[0])
+        FAIL("%s: %lld indices of %lld rows", dbk_op_name(d->op), (long long)d->dst[0].shape[0],
+             (long long)d->src[0].shape[0]);
+    return want_dim(d, "work length", d->dst[1].shape[0], d->src[0].shape[0]);
+}
+
 static dbk_status check_lookahead(const dbk_op_desc *d) {
     const dbk_tensor *o = d->dst;
     DBK_TRY(check_scalar(d, &d->src[0], "decay", DBK_DTYPE_F32, 1));

@@ -123,6 +123,9 @@ typedef struct dbk_augment_params {
                                run XOR (epoch & 1), instead of a fresh coin per row */
     int   view_dy, view_dx; /* evaluation only: the fixed test-time view, a reflect shift */
     bool  view_flip;        /* evaluation only: mirror the shifted view horizontally */
+    float brightness;       /* train: per image x = (x + b) * c after normalisation, b uniform in */
+    float contrast;         /* [-brightness, brightness), c in 1 + [-contrast, contrast) (0: none;
+                               cifar10-speedrun's batch_color_jitter) */
 } dbk_augment_params;
 
 /* The augment op's normalisation as one multiply and one add per channel, x = v * scale[c] +
@@ -146,6 +149,33 @@ typedef struct dbk_dropout_params {
 typedef struct dbk_fill_params {
     float value;
 } dbk_fill_params;
+
+/* DBK_OP_FISHER_ACCUMULATE (elementwise: floats only). */
+typedef struct dbk_fisher_params {
+    float absolute;         /* 1: acc += |g| (FISH's "absolute"); 0: acc += g * g ("square") */
+} dbk_fisher_params;
+
+/* DBK_OP_SPARSE_SCATTER. */
+typedef struct dbk_scatter_params {
+    bool  constant;         /* y[index] = value for every pair (a mask), else the pair's own value */
+    float value;
+} dbk_scatter_params;
+/* DBK_OP_MUON_MOMENTUM (elementwise: floats only). */
+typedef struct dbk_muon_momentum_params {
+    float momentum;         /* airbench94_muon 0.6, speedrun 0.655 */
+    float nesterov;         /* 1: u = g + momentum * v; 0: u = v */
+} dbk_muon_momentum_params;
+
+/* DBK_OP_NORM_SCALE. */
+typedef struct dbk_norm_scale_params {
+    float alpha;            /* the target norm per unit of the step's g (sqrt(K) to renormalise a filter) */
+    float eps;              /* added to the norm: X / (||X|| + eps) */
+} dbk_norm_scale_params;
+
+/* DBK_OP_MUON_UPDATE (elementwise: floats only). */
+typedef struct dbk_muon_update_params {
+    float weight_decay;     /* decoupled, after the step: p *= 1 - lr * weight_decay (0: none) */
+} dbk_muon_update_params;
 
 /* DBK_OP_SPARSE_SELECT (gradient compression). */
 typedef struct dbk_select_params {
@@ -188,8 +218,13 @@ typedef struct dbk_op_desc {
         dbk_dropout_params dropout;
         dbk_augment_params augment;
         dbk_fill_params    fill;
+        dbk_muon_momentum_params muon_momentum;
+        dbk_norm_scale_params norm_scale;
+        dbk_muon_update_params muon_update;
         dbk_select_params  select;
         dbk_quant_params   quant;
+        dbk_fisher_params  fisher;
+        dbk_scatter_params scatter;
     } p;
     const char *label;      /* optional, for logs and profiles, e.g. "layer1.conv" (borrowed) */
 } dbk_op_desc;

@@ -41,8 +41,8 @@ dbk_status dbk_infer_checkpoint(const char *checkpoint, const dbk_recipe **recip
     return DBK_OK;
 }
 
-dbk_status dbk_infer_run(dbk_backend_kind kind, int index, const char *checkpoint, const dbk_dataset_info *data,
-                         int test_limit, dbk_infer_result *out) {
+dbk_status dbk_infer_run(dbk_backend_kind kind, int index, const char *checkpoint, const char *diff,
+                         const dbk_dataset_info *data, int test_limit, dbk_infer_result *out) {
     memset(out, 0, sizeof *out);
     out->backend = kind;
     out->device_index = index;
@@ -82,6 +82,7 @@ dbk_status dbk_infer_run(dbk_backend_kind kind, int index, const char *checkpoin
     if (st == DBK_OK) st = dbk_session_warm_up(s, &out->warmup_seconds); /* no first-image compile in the latency */
     if (st == DBK_OK) st = dbk_session_upload_data(s, NULL, &test);
     if (st == DBK_OK) st = dbk_session_load(s, checkpoint);
+    if (st == DBK_OK && diff) st = dbk_session_load_diff(s, checkpoint, diff);
     if (st == DBK_OK) st = dbk_backend_sync(be);
     if (st == DBK_OK) {
         dbk_session_set_eval_sync(s, true);

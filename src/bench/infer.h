@@ -49,9 +49,10 @@ typedef struct dbk_infer_result {
 dbk_status dbk_infer_checkpoint(const char *checkpoint, const dbk_recipe **recipe, const dbk_model_def **model);
 
 /* data: the checkpoint recipe's dataset, opened (dbk_dataset_open). test_limit 0 = the whole
- * test split. DBK_ERR_DIVERGED when the model's outputs are not finite (no accuracy). */
-dbk_status dbk_infer_run(dbk_backend_kind kind, int index, const char *checkpoint, const dbk_dataset_info *data,
-                         int test_limit, dbk_infer_result *out);
+ * test split. diff: a small checkpoint applied to checkpoint, its base (NULL: none).
+ * DBK_ERR_DIVERGED when the model's outputs are not finite (no accuracy). */
+dbk_status dbk_infer_run(dbk_backend_kind kind, int index, const char *checkpoint, const char *diff,
+                         const dbk_dataset_info *data, int test_limit, dbk_infer_result *out);
 
 /* Whether r is a DAWNBench inference entry, and why not. */
 void dbk_infer_conformance(const dbk_infer_result *r, dbk_conformance *c);

@@ -2,6 +2,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "bench/report.h"
 #include "bench/report_dist.h"
+#include "bench/report_sparse.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -500,6 +501,34 @@ static void roofline_notes(dbk_strbuf *sb, const dbk_run_set *set, const dbk_run
     dbk_strbuf_appendf(sb, "\n");
 }
 
+/* airbench's metric per group: the accuracy after the whole schedule and its clock time, over
+ * the runs that completed it (a run stopped at its target has none). */
+static void md_fixed_schedule(dbk_strbuf *sb, const dbk_run_set *set, const dbk_run_group *groups, int ng) {
+    dbk_strbuf_appendf(sb, "\n## Fixed schedule\n\nThe test accuracy after the recipe's whole schedule (a fixed-budget "
+                           "recipe's final evaluation) and the clock time at its end, airbench's metric, over the runs "
+                           "that completed their schedule (a run stopped at its target has none: `--all-epochs`).\n\n"
+                           "| group | device | backend | driver | recipe | completed | mean accuracy | sd | min | max | "
+                           "median time | seeds | daybreak |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+    for (int g = 0; g < ng; g++) {
+        const dbk_run_group *gr = &groups[g];
+        const dbk_stats *a = &gr->schedule_accuracy;
+        md_group_id(sb, gr, g);
+        dbk_strbuf_appendf(sb, "%d of %d | ", a->n, gr->count);
+        if (a->n > 0) {
+            dbk_strbuf_appendf(sb, "%.2f%% | ", a->mean);
+            if (isfinite(a->stddev)) dbk_strbuf_appendf(sb, "%.2f | ", a->stddev);
+            else dbk_strbuf_appendf(sb, "n/a | ");
+            dbk_strbuf_appendf(sb, "%.2f%% | %.2f%% | ", a->min, a->max);
+            md_seconds(sb, gr->schedule_seconds.median);
+            dbk_strbuf_appendf(sb, " | ");
+        } else dbk_strbuf_appendf(sb, "n/a | n/a | n/a | n/a | n/a | ");
+        md_seeds(sb, set, gr);
+        dbk_strbuf_appendf(sb, " | ");
+        md_versions(sb, set, gr);
+        dbk_strbuf_appendf(sb, " |\n");
+    }
+}
+
 /* A group's median energy to the target: joules, kWh, and USD where a price per kWh is known. */
 static void md_energy(dbk_strbuf *sb, const dbk_run_group *g) {
     if (!g->energy_measured) dbk_strbuf_appendf(sb, "not measured | ");
@@ -513,10 +542,9 @@ static void md_energy(dbk_strbuf *sb, const dbk_run_group *g) {
 }
 
 static void md_schedule_accuracy(dbk_strbuf *sb, const dbk_run_group *g) {
-    if (g->schedule_runs > 0)
-        dbk_strbuf_appendf(sb, "%.2f%% (%d run%s) | ", g->schedule_accuracy_median, g->schedule_runs,
-                           g->schedule_runs == 1 ? "" : "s");
-    else dbk_strbuf_appendf(sb, "n/a (every run stopped at the target; --all-epochs runs them all) | ");
+    const dbk_stats *a = &g->schedule_accuracy;   /* over the runs that completed their schedule */
+    if (a->n > 0) dbk_strbuf_appendf(sb, "%.2f%% (%d run%s) | ", a->median, a->n, a->n == 1 ? "" : "s");
+    else dbk_strbuf_appendf(sb, "n/a (no run completed its schedule) | ");
 }
 
 /* What each group's energy reading covers, or why there is none; the price per kWh's source. */
@@ -626,8 +654,11 @@ static void write_markdown(dbk_strbuf *sb, const dbk_run_set *set, const dbk_run
                            "(standard deviation / mean) is over the runs that reached it. Utilisation = model FLOPs of "
                            "the training steps / (peak FP32 FLOP/s of the profile x training time). Energy is the "
                            "device's reading over the time on the clock (Energy below); the fixed-schedule accuracy "
-                           "is the test accuracy after every epoch of the schedule, over the runs that ran them all.\n");
+                           "is the median test accuracy after the recipe's whole schedule, over the runs that "
+                           "completed it (Fixed schedule below).\n");
     md_energy_section(sb, set, groups, ng);
+
+    md_fixed_schedule(sb, set, groups, ng);
 
     dbk_strbuf_appendf(sb, "\n## Threshold sweep\n\nMedian clock time to the first epoch at or above each test "
                            "accuracy (runs that reached it / runs).\n\n| group | device | backend | driver | recipe | "
@@ -651,8 +682,8 @@ static void write_markdown(dbk_strbuf *sb, const dbk_run_set *set, const dbk_run
 
     dbk_strbuf_appendf(sb, "\n## Runs\n\nPrograms (the OpenCL program, Vulkan's pipelines, a warm-up pass running each "
                            "once) are built before the clock starts: `builds` gives their seconds.\n\n| run | device | backend | driver | recipe | seed | clock | status | epochs "
-                           "| time to target | energy to target | best accuracy | DAWNBench entry | builds | daybreak |\n"
-                           "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+                           "| time to target | energy to target | best accuracy | fixed-schedule accuracy | DAWNBench entry | builds | daybreak |\n"
+                           "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
     for (int i = 0; i < set->count; i++) {
         const dbk_run *r = &set->runs[i];
         double best = 0.0;
@@ -675,6 +706,8 @@ static void write_markdown(dbk_strbuf *sb, const dbk_run_set *set, const dbk_run
         if (isfinite(r->joules_to_target)) dbk_strbuf_appendf(sb, " | %.1f J", r->joules_to_target);
         else dbk_strbuf_appendf(sb, " | %s", r->energy_measured ? "not reached" : "not measured");
         dbk_strbuf_appendf(sb, " | %.2f%% | ", best);
+        if (isfinite(r->schedule_accuracy)) dbk_strbuf_appendf(sb, "%.2f%% | ", r->schedule_accuracy);
+        else dbk_strbuf_appendf(sb, "n/a | ");
         if (r->conforms) dbk_strbuf_appendf(sb, "yes");
         else {
             dbk_strbuf_appendf(sb, "no: ");
@@ -725,6 +758,7 @@ dbk_status dbk_report_write(const dbk_run_set *set, const dbk_run_group *groups,
         dbk_strbuf_init(&sb);
         write_markdown(&sb, set, groups, ngroups, sources, nsources, any_priced, roof);
         st = dbk_report_distributed(&sb, set);
+        if (st == DBK_OK) st = dbk_report_sparse(&sb, set);
         char path[4200];
         snprintf(path, sizeof path, "%s/report.md", out_dir);
         if (st == DBK_OK) st = write_utf8(&sb, path);

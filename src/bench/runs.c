@@ -79,6 +79,7 @@ dbk_status dbk_run_load(const char *dir, dbk_run *r) {
     memset(r, 0, sizeof *r);
     char path[1100];
     dbk_utf8_copy(r->dir, sizeof r->dir, dir);
+    snprintf(r->path, sizeof r->path, "%s", dir);
     snprintf(path, sizeof path, "%s/result.json", dir);
     cJSON *root;
     dbk_status st = dbk_results_read_json(dir, &root);
@@ -127,19 +128,28 @@ dbk_status dbk_run_load(const char *dir, dbk_run *r) {
         const cJSON *c = get(dist, "compress"), *sc = get(dist, "scope");
         snprintf(r->exchange, sizeof r->exchange, "%.40s/%.16s%s", cJSON_IsString(c) ? c->valuestring : "?",
                  cJSON_IsString(sc) ? sc->valuestring : "?", cJSON_IsTrue(get(dist, "error_feedback")) ? "+ef" : "");
+        const cJSON *avg = get(dist, "averaging");
+        if (cJSON_IsObject(avg)) snprintf(r->exchange, sizeof r->exchange, "average every %.0f", num(avg, "local_steps", 0));
+    }
+    const cJSON *mask = get(root, "sparse_mask"), *spec = get(mask, "mask"); /* masks never group together either */
+    if (cJSON_IsString(spec)) {
+        const size_t n = strlen(r->exchange);
+        snprintf(r->exchange + n, sizeof r->exchange - n, "%smask %.24s%s", n ? ", " : "", spec->valuestring,
+                 cJSON_IsTrue(get(mask, "fixed")) ? " fixed" : "");
     }
     r->target = num(root, "target", 0.0);
     r->epochs_to_target = (int)num(root, "epochs_to_target", 0.0);
     r->seconds_to_target = r->epochs_to_target > 0 ? num(root, "seconds_to_target", HUGE_VAL) : HUGE_VAL;
+    const cJSON *fs = get(root, "fixed_schedule");
+    const bool completed = cJSON_IsObject(fs) && cJSON_IsTrue(get(fs, "completed"));
+    r->schedule_accuracy = completed ? num(fs, "test_accuracy", nan("")) : nan("");
+    r->schedule_seconds = completed ? num(fs, "seconds", nan("")) : nan("");
     const cJSON *builds = get(root, "builds");
     r->build_seconds = cJSON_IsObject(builds) ? num(builds, "total_seconds", nan("")) : nan("");
     const cJSON *fl = get(root, "flops");
     r->achieved_gflops = cJSON_IsObject(fl) ? num(fl, "achieved_gflops", 0.0) : 0.0;
     r->utilisation = cJSON_IsObject(fl) ? num(fl, "utilisation", nan("")) : nan("");
     load_energy(r, get(root, "energy"));
-    const cJSON *final = get(root, "final_test_accuracy");
-    r->final_accuracy = cJSON_IsNumber(final) ? final->valuedouble : nan("");
-    r->schedule_epochs = (int)num(rec, "epochs", 0.0);
     load_conformance(r, dir);
 
     r->epochs = cJSON_GetArraySize(eps);
@@ -297,8 +307,8 @@ static double median_of(double *v, int n) {
     return s.median;
 }
 
-/* Energy to the target (joules, and USD at the runs' price per kWh) when every run measured it,
- * and the accuracy of the whole schedule over the runs that ran it all. tmp: n doubles. */
+/* Energy to the target (joules, and USD at the runs' price per kWh) when every run measured it.
+ * tmp: n doubles. */
 static dbk_status summarise_energy(const dbk_run_set *set, dbk_run_group *g, double *tmp) {
     const int n = g->count;
     g->energy_measured = true;
@@ -315,14 +325,6 @@ static dbk_status summarise_energy(const dbk_run_set *set, dbk_run_group *g, dou
                      ? r->joules_to_target / DBK_JOULES_PER_KWH * r->energy_price_per_kwh : HUGE_VAL;
     }
     DBK_TRY(dbk_stats_compute(tmp, n, &g->energy_cost));
-    int m = 0;
-    for (int i = 0; i < n; i++) {
-        const dbk_run *r = &set->runs[g->members[i]];
-        if (r->schedule_epochs > 0 && r->epochs >= r->schedule_epochs && isfinite(r->final_accuracy))
-            tmp[m++] = r->final_accuracy;
-    }
-    g->schedule_runs = m;
-    g->schedule_accuracy_median = median_of(tmp, m);
     return DBK_OK;
 }
 
@@ -345,6 +347,16 @@ static dbk_status summarise(const dbk_run_set *set, dbk_run_group *g) {
     if (st == DBK_OK) st = summarise_energy(set, g, secs);
 
     int m = 0;
+    for (int i = 0; i < n; i++) /* the runs that completed their schedule only */
+        if (isfinite(set->runs[g->members[i]].schedule_accuracy)) {
+            tmp[m] = set->runs[g->members[i]].schedule_accuracy;
+            cost[m++] = set->runs[g->members[i]].schedule_seconds;
+        }
+    memset(&g->schedule_accuracy, 0, sizeof g->schedule_accuracy);
+    memset(&g->schedule_seconds, 0, sizeof g->schedule_seconds);
+    if (st == DBK_OK && m > 0) st = dbk_stats_compute(tmp, m, &g->schedule_accuracy);
+    if (st == DBK_OK && m > 0) st = dbk_stats_compute(cost, m, &g->schedule_seconds);
+    m = 0;
     for (int i = 0; i < n; i++)
         if (isfinite(set->runs[g->members[i]].utilisation)) tmp[m++] = set->runs[g->members[i]].utilisation;
     g->utilisation_median = median_of(tmp, m);
@@ -488,9 +500,21 @@ static void fmt_seconds(char *out, size_t cap, double s) {
     else snprintf(out, cap, "not reached");
 }
 
+/* airbench's metric: mean and spread of the whole schedule's accuracy, and its time. */
+static void print_schedule_summary(FILE *out, const dbk_run_group *gr) {
+    const dbk_stats *a = &gr->schedule_accuracy, *t = &gr->schedule_seconds;
+    if (a->n == 0) {
+        fprintf(out, "  fixed schedule:     no run completed its schedule\n");
+        return;
+    }
+    fprintf(out, "  fixed schedule:     accuracy mean %.2f%%", a->mean);
+    if (isfinite(a->stddev)) fprintf(out, " (sd %.2f)", a->stddev);
+    fprintf(out, ", time median %.1f s, over %d of %d runs\n", t->median, a->n, gr->count);
+}
+
 void dbk_runs_print_summary(FILE *out, const dbk_run_set *set, const dbk_run_group *groups, int count) {
-    fprintf(out, "\n%-4s %-8s %-28.28s %-10s %6s %-12s %7s %14s %9s %8s\n", "run", "backend", "device", "recipe", "seed",
-            "status", "epochs", "time to target", "best acc", "util");
+    fprintf(out, "\n%-4s %-8s %-28.28s %-10s %6s %-12s %7s %14s %9s %9s %8s\n", "run", "backend", "device", "recipe",
+            "seed", "status", "epochs", "time to target", "best acc", "sched acc", "util");
     for (int i = 0; i < set->count; i++) {
         const dbk_run *r = &set->runs[i];
         char t[32], util[16];
@@ -500,9 +524,12 @@ void dbk_runs_print_summary(FILE *out, const dbk_run_set *set, const dbk_run_gro
         fmt_seconds(t, sizeof t, r->seconds_to_target);
         if (isfinite(r->utilisation)) snprintf(util, sizeof util, "%.2f%%", 100.0 * r->utilisation);
         else snprintf(util, sizeof util, "n/a");
-        fprintf(out, "%-4d %-8s %-28.28s %-10s %6llu %-12s %7d %14s %8.2f%% %8s\n", i + 1, r->backend, r->device,
+        char sched[16];
+        if (isfinite(r->schedule_accuracy)) snprintf(sched, sizeof sched, "%.2f%%", r->schedule_accuracy);
+        else snprintf(sched, sizeof sched, "n/a");
+        fprintf(out, "%-4d %-8s %-28.28s %-10s %6llu %-12s %7d %14s %8.2f%% %9s %8s\n", i + 1, r->backend, r->device,
                 r->recipe, (unsigned long long)r->seed, r->status, r->epochs_to_target ? r->epochs_to_target : r->epochs,
-                t, best, util);
+                t, best, sched, util);
     }
     for (int g = 0; g < count; g++) {
         const dbk_run_group *gr = &groups[g];
@@ -519,6 +546,7 @@ void dbk_runs_print_summary(FILE *out, const dbk_run_set *set, const dbk_run_gro
         fprintf(out, "\n");
         if (isfinite(gr->epochs.median)) fprintf(out, "  epochs to target:   median %.1f\n", gr->epochs.median);
         else fprintf(out, "  epochs to target:   median not reached\n");
+        print_schedule_summary(out, gr);
         if (gr->priced && isfinite(gr->cost.median))
             fprintf(out, "  cost to target:     median USD %.3g at USD %.2f/h (%s)\n", gr->cost.median,
                     gr->first->price_per_hour, gr->first->price_source);
@@ -576,6 +604,13 @@ dbk_status dbk_runs_write_summary_json(const char *path, const dbk_run_set *set,
             cJSON_AddNullToObject(o, "epochs_to_target");
             cJSON_AddNullToObject(o, "seconds_to_target");
         }
+        if (isfinite(r->schedule_accuracy)) {
+            cJSON_AddNumberToObject(o, "fixed_schedule_accuracy", r->schedule_accuracy);
+            cJSON_AddNumberToObject(o, "fixed_schedule_seconds", r->schedule_seconds);
+        } else {
+            cJSON_AddNullToObject(o, "fixed_schedule_accuracy");
+            cJSON_AddNullToObject(o, "fixed_schedule_seconds");
+        }
         cJSON_AddItemToArray(runs, o);
     }
     cJSON *gs = cJSON_AddArrayToObject(root, "groups");
@@ -598,6 +633,15 @@ dbk_status dbk_runs_write_summary_json(const char *path, const dbk_run_set *set,
             cJSON_AddItemToArray(seeds, cJSON_CreateNumber((double)set->runs[gr->members[i]].seed));
         cJSON_AddItemToObject(o, "seconds_to_target", stats_json(&gr->seconds));
         cJSON_AddItemToObject(o, "epochs_to_target", stats_json(&gr->epochs));
+        cJSON *fs = cJSON_AddObjectToObject(o, "fixed_schedule");
+        cJSON_AddNumberToObject(fs, "runs_completed", gr->schedule_accuracy.n);
+        if (gr->schedule_accuracy.n > 0) {
+            cJSON_AddItemToObject(fs, "accuracy", stats_json(&gr->schedule_accuracy));
+            cJSON_AddItemToObject(fs, "seconds", stats_json(&gr->schedule_seconds));
+        } else {
+            cJSON_AddNullToObject(fs, "accuracy");
+            cJSON_AddNullToObject(fs, "seconds");
+        }
         if (gr->priced) {
             cJSON_AddNumberToObject(o, "price_per_hour", f->price_per_hour);
             cJSON_AddItemToObject(o, "cost_to_target", stats_json(&gr->cost));

@@ -8,7 +8,8 @@
  * repetitions of one measurement. Within a group the
  * time, epochs and cost to the target are summarised with bench/stats.h (a run that missed
  * the target counts as not converged, never dropped), and so is every threshold of the sweep
- * (90..94% and the target).
+ * (90..94% and the target). The fixed-schedule accuracy and time (airbench's metric) are
+ * summarised over the runs that completed their schedule.
  */
 #ifndef DBK_RUNS_H
 #define DBK_RUNS_H
@@ -26,7 +27,8 @@ typedef struct dbk_run_op {
 } dbk_run_op;
 
 typedef struct dbk_run {
-    char     dir[1024];
+    char     dir[1024];              /* as given, made valid UTF-8 (for printing) */
+    char     path[1024];             /* as given, byte for byte (for reading it again) */
     char     version[32], status[16], clock_mode[16], started_at[32];
     char     recipe[64], model[64];
     char     backend[16], device[256], driver[128];
@@ -41,8 +43,6 @@ typedef struct dbk_run {
     char     energy_price_source[160];
     bool     conforms;               /* dawnbench.json is a DAWNBench entry */
     char     nonconforming[400];     /* else its reasons, "; "-joined ("" when the folder has no dawnbench.json) */
-    int      schedule_epochs;        /* the epochs of the run's whole schedule (recipe.epochs) */
-    double   final_accuracy;         /* test accuracy after the last epoch run */
     char     bandwidth_source[256];  /* platform.mem_bandwidth_source; "estimate" when a run predates it */
     uint64_t seed;
     int      train_images, test_images;
@@ -50,6 +50,8 @@ typedef struct dbk_run {
     double   target;
     int      epochs_to_target;       /* 0 = not reached */
     double   seconds_to_target;      /* HUGE_VAL when not reached */
+    double   schedule_accuracy;      /* fixed_schedule.test_accuracy; NAN when the schedule did not complete */
+    double   schedule_seconds;       /* fixed_schedule.seconds; NAN likewise */
     double   build_seconds;          /* builds.total_seconds: programs built off the clock; NAN
                                         for a run that predates the record */
     double   achieved_gflops;
@@ -57,7 +59,8 @@ typedef struct dbk_run {
     int      epochs;
     double  *accuracy, *clock;       /* [epochs]: test accuracy %, cumulative clock seconds */
     int      ranks;                  /* 0: one process; else the ranks of a distributed run */
-    char     exchange[80];           /* a distributed run's "compress/scope[+ef]", "" otherwise */
+    char     exchange[80];           /* a distributed run's "compress/scope[+ef]" or "average every M",
+                                        then ", mask SPEC[ fixed]" with a sparse mask; "" otherwise */
     int      op_count;               /* 0 unless the run was profiled */
     double   profiled_step_seconds;  /* wall time of a profiled step (ops plus the time outside them) */
     dbk_run_op *ops;
@@ -92,13 +95,13 @@ typedef struct dbk_run_group {
     dbk_stats  seconds;              /* clock seconds to the target */
     dbk_stats  epochs;               /* epochs to the target */
     dbk_stats  cost;                 /* USD to the target; only meaningful when priced */
+    dbk_stats  schedule_accuracy;    /* fixed-schedule accuracy over the runs that completed it */
+    dbk_stats  schedule_seconds;     /* and their clock seconds (n = those runs; 0 when none) */
     bool       priced;
     bool       energy_measured;      /* every run's energy was measured (else no energy figures) */
     dbk_stats  joules;               /* J to the target, when energy_measured */
     bool       energy_priced;        /* and a price per kWh is known */
     dbk_stats  energy_cost;          /* USD of energy to the target, when energy_priced */
-    int        schedule_runs;        /* runs that ran their whole schedule (not stopped at the target) */
-    double     schedule_accuracy_median; /* their median final accuracy; NAN when none */
     double     utilisation_median;   /* NAN when unknown */
     double     achieved_gflops_median;
     int        nthresholds;

@@ -57,6 +57,8 @@
  *    any backend). augment: bit-exact, the device kernels reproduce the
  *    CPU's hash draw and normalise with one multiply and one add, never fused, by the host's
  *    dbk_augment_affine values (no division: a GPU's is not correctly rounded).
+ *  - fisher_accumulate: bit-exact (one rounded product or |g|, one rounded add; contraction
+ *    off on every backend). sparse_scatter: bit-exact (copies).
  *  - sparse_select, sparse_add, sparse_gather: bit-exact (the selection is integer comparisons
  *    of magnitude bits and copies; the gathering one multiply per pair; the decoding one
  *    unfused multiply and add per pair, contraction off).
@@ -842,18 +844,22 @@ OP_TEST(accuracy, 0.0);
 /* ---------------------------------------------------------------------------------- */
 /* optimizer                                                                           */
 
+/* With a mask (sparse masks): half the elements 0, which must come back exactly as they went
+ * in (an update that ignores the mask moves them by lr * step: NMSE ~1e-5). */
 static void sgd_momentum_update_cases(dbk_op_checker *ck) {
     static const int64_t counts[] = {1, 17, 4099, 262147};
+    for (int masked = 0; masked < 2; masked++)
     for (int nesterov = 0; nesterov < 2; nesterov++)
         for (size_t i = 0; i < sizeof counts / sizeof counts[0]; i++) {
             /* weight decay 5e-4, and 5e-4 * 256 as a summed loss over batch 256 uses */
             const float wd = i % 2 ? 0.128f : 5e-4f;
-            tcase *c = case_new(ck, DBK_OP_SGD_MOMENTUM_UPDATE, "n %lld momentum 0.9 wd %g nesterov %s", (long long)counts[i],
-                                (double)wd, nesterov ? "true" : "false");
+            tcase *c = case_new(ck, DBK_OP_SGD_MOMENTUM_UPDATE, "n %lld momentum 0.9 wd %g nesterov %s%s",
+                                (long long)counts[i], (double)wd, nesterov ? "true" : "false", masked ? " masked" : "");
             c->desc.p.sgd = (dbk_sgd_params){0.9f, wd, nesterov};
-            /* grad (n), lr (1) -> params (n), momentum (n) in place */
+            /* grad (n), lr (1), mask (n) or absent -> params (n), momentum (n) in place */
             set_uniform(c, SRC(0), ROLE_IN, -1.0f, 1.0f, 1, counts[i], 1, 1, 1);
             set_scalar(c, SRC(1), ROLE_IN, 0.4f / 256.0f);
+            if (masked) set_levels(c, SRC(2), 2, 1, counts[i], 1, 1, 1);
             set_uniform(c, DST(0), ROLE_INOUT, -0.5f, 0.5f, 1, counts[i], 1, 1, 1);
             set_uniform(c, DST(1), ROLE_INOUT, -0.1f, 0.1f, 1, counts[i], 1, 1, 1);
             dbk_op_check_case(c);
@@ -864,7 +870,20 @@ static void sgd_momentum_update_cases(dbk_op_checker *ck) {
         c->desc.p.sgd = (dbk_sgd_params){0.9f, 5e-4f, true};
         set_uniform(c, SRC(0), ROLE_IN, -1.0f, 1.0f, 1, 4099, 1, 1, 1);
         set_scalar(c, SRC(1), ROLE_IN, 0.4f / 256.0f);
-        set_scalar(c, SRC(2), ROLE_IN, (float)skip);
+        set_scalar(c, SRC(3), ROLE_IN, (float)skip);
+        set_uniform(c, DST(0), ROLE_INOUT, -0.5f, 0.5f, 1, 4099, 1, 1, 1);
+        set_uniform(c, DST(1), ROLE_INOUT, -0.1f, 0.1f, 1, 4099, 1, 1, 1);
+        dbk_op_check_case(c);
+    }
+    /* {lr, momentum}: a scheduled momentum (fastai's 0.95 -> 0.85 cycle) replaces params' 0.9 */
+    for (int nesterov = 0; nesterov < 2; nesterov++) {
+        tcase *c = case_new(ck, DBK_OP_SGD_MOMENTUM_UPDATE, "n 4099 {lr, momentum 0.87} wd 2e-4 nesterov %s",
+                            nesterov ? "true" : "false");
+        c->desc.p.sgd = (dbk_sgd_params){0.9f, 2e-4f, nesterov};
+        set_uniform(c, SRC(0), ROLE_IN, -1.0f, 1.0f, 1, 4099, 1, 1, 1);
+        float *step = set_slot(c, SRC(1), ROLE_IN, DBK_DTYPE_F32, 1, 2, 1, 1, 1);
+        step[0] = 0.6f;
+        step[1] = 0.87f;
         set_uniform(c, DST(0), ROLE_INOUT, -0.5f, 0.5f, 1, 4099, 1, 1, 1);
         set_uniform(c, DST(1), ROLE_INOUT, -0.1f, 0.1f, 1, 4099, 1, 1, 1);
         dbk_op_check_case(c);
@@ -878,14 +897,16 @@ OP_TEST(sgd_momentum_update, 1e-10);
 static void adamw_update_cases(dbk_op_checker *ck) {
     static const int64_t counts[] = {1, 17, 4099, 262147};
     static const struct { int t; float beta2, wd; } runs[] = {{1, 0.999f, 0.01f}, {200, 0.99f, 0.0f}, {200, 0.999f, 0.1f}};
+    for (int masked = 0; masked < 2; masked++)
     for (size_t r = 0; r < sizeof runs / sizeof runs[0]; r++)
         for (size_t i = 0; i < sizeof counts / sizeof counts[0]; i++) {
             const int t = runs[r].t;
             const double lr = 3e-3, b1 = 0.9, b2 = runs[r].beta2;
-            tcase *c = case_new(ck, DBK_OP_ADAMW_UPDATE, "n %lld t %d betas (0.9, %g) wd %g", (long long)counts[i], t,
-                                (double)runs[r].beta2, (double)runs[r].wd);
+            tcase *c = case_new(ck, DBK_OP_ADAMW_UPDATE, "n %lld t %d betas (0.9, %g) wd %g%s", (long long)counts[i], t,
+                                (double)runs[r].beta2, (double)runs[r].wd, masked ? " masked" : "");
             c->desc.p.adamw = (dbk_adamw_params){0.9f, runs[r].beta2, 1e-8f, runs[r].wd};
-            /* grad (n), step (3) -> params, exp_avg, exp_avg_sq (n) in place */
+            /* grad (n), step (3), mask (n) or absent -> params, exp_avg, exp_avg_sq (n) in place */
+            if (masked) set_levels(c, SRC(2), 2, 1, counts[i], 1, 1, 1);
             set_uniform(c, SRC(0), ROLE_IN, -1.0f, 1.0f, 1, counts[i], 1, 1, 1);
             float *step = set_slot(c, SRC(1), ROLE_IN, DBK_DTYPE_F32, 1, 3, 1, 1, 1);
             step[0] = (float)lr;
@@ -905,14 +926,151 @@ static void adamw_update_cases(dbk_op_checker *ck) {
         step[0] = 3e-3f;
         step[1] = (float)(3e-3 / (1.0 - pow(0.9, 200)));
         step[2] = (float)sqrt(1.0 - pow(0.999, 200));
-        set_scalar(c, SRC(2), ROLE_IN, (float)skip);
+        set_scalar(c, SRC(3), ROLE_IN, (float)skip);
         set_uniform(c, DST(0), ROLE_INOUT, -0.5f, 0.5f, 1, 4099, 1, 1, 1);
         set_uniform(c, DST(1), ROLE_INOUT, -0.3f, 0.3f, 1, 4099, 1, 1, 1);
         set_uniform(c, DST(2), ROLE_INOUT, 0.0f, 0.09f, 1, 4099, 1, 1, 1);
         dbk_op_check_case(c);
     }
+    /* {lr, step_size, bc2_sqrt, beta1}: a scheduled beta1 (fastai's cycled momentum) replaces 0.9 */
+    tcase *c = case_new(ck, DBK_OP_ADAMW_UPDATE, "n 4099 t 50 beta1 0.88 in the step values wd 0.1");
+    c->desc.p.adamw = (dbk_adamw_params){0.9f, 0.99f, 1e-8f, 0.1f};
+    set_uniform(c, SRC(0), ROLE_IN, -1.0f, 1.0f, 1, 4099, 1, 1, 1);
+    float *step = set_slot(c, SRC(1), ROLE_IN, DBK_DTYPE_F32, 1, 4, 1, 1, 1);
+    step[0] = 3e-3f;
+    step[1] = (float)(3e-3 / (1.0 - pow(0.88, 50)));
+    step[2] = (float)sqrt(1.0 - pow(0.99, 50));
+    step[3] = 0.88f;
+    set_uniform(c, DST(0), ROLE_INOUT, -0.5f, 0.5f, 1, 4099, 1, 1, 1);
+    set_uniform(c, DST(1), ROLE_INOUT, -0.3f, 0.3f, 1, 4099, 1, 1, 1);
+    set_uniform(c, DST(2), ROLE_INOUT, 0.0f, 0.09f, 1, 4099, 1, 1, 1);
+    dbk_op_check_case(c);
 }
 OP_TEST(adamw_update, 1e-10);
+
+/* One sample's gradient into the Fisher information, squared and absolute, over the
+ * elementwise shapes, onto an accumulator that already holds earlier samples' sums. */
+static void fisher_accumulate_cases(dbk_op_checker *ck) {
+    char sh[64];
+    for (int absolute = 0; absolute < 2; absolute++)
+        for (int i = 0; i < (int)EW_SHAPE_COUNT; i++) {
+            tcase *c = case_new(ck, DBK_OP_FISHER_ACCUMULATE, "%s %s", ew_summary(i, sh, sizeof sh),
+                                absolute ? "absolute" : "square");
+            c->desc.p.fisher.absolute = (float)absolute;
+            /* g -> acc in place */
+            set_uniform(c, SRC(0), ROLE_IN, -1.0f, 1.0f, EW(i));
+            set_uniform(c, DST(0), ROLE_INOUT, 0.0f, 3.0f, EW(i));
+            dbk_op_check_case(c);
+        }
+}
+OP_TEST(fisher_accumulate, 0.0);
+/* Muon (airbench94_muon, cifar10-speedrun): momentum, renormalisation / Newton-Schulz scaling,
+ * step. Sizes: 1, odd, and the largest filter 256 x 2304 (589,824: one work-group's
+ * reduction over all of it). */
+static void muon_momentum_cases(dbk_op_checker *ck) {
+    static const int64_t counts[] = {1, 4099, 589824};
+    for (int nesterov = 0; nesterov < 2; nesterov++)
+        for (size_t i = 0; i < sizeof counts / sizeof counts[0]; i++) {
+            tcase *c = case_new(ck, DBK_OP_MUON_MOMENTUM, "n %lld momentum 0.6 nesterov %s", (long long)counts[i],
+                                nesterov ? "true" : "false");
+            c->desc.p.muon_momentum = (dbk_muon_momentum_params){0.6f, (float)nesterov};
+            /* g (n) -> v (n) in place, u (n) */
+            set_uniform(c, SRC(0), ROLE_IN, -1.0f, 1.0f, 1, counts[i], 1, 1, 1);
+            set_uniform(c, DST(0), ROLE_INOUT, -0.5f, 0.5f, 1, counts[i], 1, 1, 1);
+            set_slot(c, DST(1), ROLE_OUT, DBK_DTYPE_F32, 1, counts[i], 1, 1, 1);
+            dbk_op_check_case(c);
+        }
+}
+OP_TEST(muon_momentum, 1e-10);
+
+/* The renormalisation p *= sqrt(K) / ||p|| (g 1, eps 0), Newton-Schulz's X / (||X|| + 1e-7),
+ * speedrun's X * target / (||X|| + 1e-5) with a target of 0.3, a step that skips (g 0: y = x),
+ * in place and not. Tolerance: the devices' fp32 tree of partial sums against the reference's
+ * double sum moves the scale by ~1e-7. */
+static void norm_scale_cases(dbk_op_checker *ck) {
+    static const struct { int64_t n; float alpha, eps, g; bool in_place; } runs[] = {
+        {1, 1.0f, 1e-7f, 1.0f, false},        {4099, 8.0f, 0.0f, 1.0f, true},    {4099, 1.0f, 1e-5f, 0.3f, false},
+        {4099, 16.0f, 1e-7f, 0.0f, true},     {589824, 16.0f, 0.0f, 1.0f, true}, {589824, 1.0f, 1e-7f, 1.0f, false},
+    };
+    for (size_t i = 0; i < sizeof runs / sizeof runs[0]; i++) {
+        tcase *c = case_new(ck, DBK_OP_NORM_SCALE, "n %lld alpha %g eps %g g %g%s", (long long)runs[i].n,
+                            (double)runs[i].alpha, (double)runs[i].eps, (double)runs[i].g,
+                            runs[i].in_place ? " in place" : "");
+        c->desc.p.norm_scale = (dbk_norm_scale_params){runs[i].alpha, runs[i].eps};
+        /* x (n), g (1) -> y (n) */
+        set_uniform(c, SRC(0), ROLE_IN, -0.05f, 0.05f, 1, runs[i].n, 1, 1, 1);
+        set_scalar(c, SRC(1), ROLE_IN, runs[i].g);
+        if (runs[i].in_place) set_alias(c, DST(0), SRC(0));
+        else set_slot(c, DST(0), ROLE_OUT, DBK_DTYPE_F32, 1, runs[i].n, 1, 1, 1);
+        dbk_op_check_case(c);
+    }
+}
+OP_TEST(norm_scale, 1e-10);
+
+static void muon_update_cases(dbk_op_checker *ck) {
+    static const int64_t counts[] = {1, 4099, 589824};
+    for (int decay = 0; decay < 2; decay++)
+        for (size_t i = 0; i < sizeof counts / sizeof counts[0]; i++) {
+            /* speedrun's decoupled decay 1.0418e-6 * 1536 */
+            const float wd = decay ? 1.0418e-6f * 1536.0f : 0.0f;
+            tcase *c = case_new(ck, DBK_OP_MUON_UPDATE, "n %lld lr 0.24 wd %g", (long long)counts[i], (double)wd);
+            c->desc.p.muon_update.weight_decay = wd;
+            /* x (n), lr (1) -> params (n) in place */
+            set_uniform(c, SRC(0), ROLE_IN, -1.0f, 1.0f, 1, counts[i], 1, 1, 1);
+            set_scalar(c, SRC(1), ROLE_IN, 0.24f);
+            set_uniform(c, DST(0), ROLE_INOUT, -0.5f, 0.5f, 1, counts[i], 1, 1, 1);
+            dbk_op_check_case(c);
+        }
+}
+OP_TEST(muon_update, 1e-10);
+
+/* Selective TTA (cifar10-speedrun): a batch of logits into the test set's table at its first
+ * row or through indices (the TTA'd rows), and the rows of least confidence. */
+static void scatter_rows_cases(dbk_op_checker *ck) {
+    static const struct { int64_t n, k, m, l; int32_t first; } runs[] = {
+        {1, 10, 1, 0, 0}, {2000, 10, 10000, 0, 8000}, {37, 10, 100, 0, 63}, {250, 10, 10000, 2500, 2250},
+        {7, 3, 50, 20, 13}};
+    for (size_t r = 0; r < sizeof runs / sizeof runs[0]; r++) {
+        tcase *c = case_new(ck, DBK_OP_SCATTER_ROWS, "N %lld K %lld into M %lld first %d%s", (long long)runs[r].n,
+                            (long long)runs[r].k, (long long)runs[r].m, (int)runs[r].first,
+                            runs[r].l ? " through indices" : "");
+        /* rows (N,K), indices (L), state {first, ...} -> table (M,K) (rows not addressed kept) */
+        set_uniform(c, SRC(0), ROLE_IN, -5.0f, 5.0f, 2, runs[r].n, runs[r].k, 1, 1);
+        if (runs[r].l) {
+            int32_t *idx = set_slot(c, SRC(1), ROLE_IN, DBK_DTYPE_I32, 1, runs[r].l, 1, 1, 1);
+            for (int64_t i = 0; i < runs[r].l; i++) idx[i] = (int32_t)((i * 7919 + 13) % runs[r].m); /* distinct rows */
+        }
+        int32_t *state = set_slot(c, SRC(2), ROLE_IN, DBK_DTYPE_I32, 1, 4, 1, 1, 1);
+        state[0] = runs[r].first;
+        set_uniform(c, DST(0), ROLE_INOUT, -1.0f, 1.0f, 2, runs[r].m, runs[r].k, 1, 1);
+        dbk_op_check_case(c);
+    }
+}
+OP_TEST(scatter_rows, 0.0);
+
+/* Logits with one dominant class of a random margin per row, so that confidences are well
+ * apart (a backend's exp may round another way by an ulp); every 5th row copies the row before
+ * it, so ties occur and must go to the lower row index. k of 1, a quarter (speedrun's) and all. */
+static void confidence_select_cases(dbk_op_checker *ck) {
+    static const struct { int64_t n, k; } runs[] = {{1, 1}, {40, 10}, {2000, 500}, {10000, 2500}, {97, 97}};
+    for (size_t r = 0; r < sizeof runs / sizeof runs[0]; r++) {
+        tcase *c = case_new(ck, DBK_OP_CONFIDENCE_SELECT, "N %lld K 10 k %lld", (long long)runs[r].n,
+                            (long long)runs[r].k);
+        float *z = set_uniform(c, SRC(0), ROLE_IN, -1.0f, 1.0f, 2, runs[r].n, 10, 1, 1);
+        for (int64_t i = 0; i < runs[r].n; i++) {
+            if (i % 5 == 4) {
+                for (int j = 0; j < 10; j++) z[i * 10 + j] = z[(i - 1) * 10 + j];
+                continue;
+            }
+            z[i * 10 + (i % 10)] += 0.002f * (float)dbk_rng_below(&c->ck->rng, 4000);
+        }
+        /* logits (N,10) -> indices (k), work (N) */
+        set_slot(c, DST(0), ROLE_OUT, DBK_DTYPE_I32, 1, runs[r].k, 1, 1, 1);
+        set_slot(c, DST(1), ROLE_OUT, DBK_DTYPE_F32, 1, runs[r].n, 1, 1, 1);
+        dbk_op_check_case(c);
+    }
+}
+OP_TEST(confidence_select, 1e-10);
 
 /* ---------------------------------------------------------------------------------- */
 /* augmentation                                                                        */
@@ -928,38 +1086,45 @@ typedef struct aug_shape {
     bool    flip_alt;                   /* params.flip_alternating */
     int     view_dy, view_dx;           /* evaluation view */
     bool    view_flip;
+    float   brightness, contrast;       /* train: speedrun's jitter */
 } aug_shape;
 
 static const aug_shape aug_shapes[] = {
-    {50, 32, 32, 64, 16, 5, 12345, true, true, 4, 8, 0, 0, false, 0, 0, false},
-    {50, 32, 32, 0, 16, 7, -123456789, true, true, 4, 8, 0, 0, false, 0, 0, false},
-    {50, 32, 32, 64, 16, 5, 99, false, true, 4, 8, 0, 0, false, 0, 0, false},
-    {50, 32, 32, 0, 50, 0, 0, false, false, 4, 0, 0, 0, false, 0, 0, false},
-    {50, 32, 32, 64, 16, 40, 7, true, false, 4, 0, 0, 0, false, 0, 0, false},
-    {20, 13, 11, 40, 9, 30, 2024, true, true, 2, 5, 0, 0, false, 0, 0, false},
-    {50, 32, 32, 64, 1, 63, 31337, true, true, 4, 8, 0, 0, false, 0, 0, false},
-    {300, 32, 32, 300, 256, 44, 5, true, true, 4, 8, 0, 0, false, 0, 0, false},
+    {50, 32, 32, 64, 16, 5, 12345, true, true, 4, 8, 0, 0, false, 0, 0, false, 0.0f, 0.0f},
+    {50, 32, 32, 0, 16, 7, -123456789, true, true, 4, 8, 0, 0, false, 0, 0, false, 0.0f, 0.0f},
+    {50, 32, 32, 64, 16, 5, 99, false, true, 4, 8, 0, 0, false, 0, 0, false, 0.0f, 0.0f},
+    {50, 32, 32, 0, 50, 0, 0, false, false, 4, 0, 0, 0, false, 0, 0, false, 0.0f, 0.0f},
+    {50, 32, 32, 64, 16, 40, 7, true, false, 4, 0, 0, 0, false, 0, 0, false, 0.0f, 0.0f},
+    {20, 13, 11, 40, 9, 30, 2024, true, true, 2, 5, 0, 0, false, 0, 0, false, 0.0f, 0.0f},
+    {50, 32, 32, 64, 1, 63, 31337, true, true, 4, 8, 0, 0, false, 0, 0, false, 0.0f, 0.0f},
+    {300, 32, 32, 300, 256, 44, 5, true, true, 4, 8, 0, 0, false, 0, 0, false, 0.0f, 0.0f},
     /* the old modes ignore epoch and run_seed */
-    {50, 32, 32, 64, 16, 5, 12345, true, true, 4, 8, 3, 987654, false, 0, 0, false},
+    {50, 32, 32, 64, 16, 5, 12345, true, true, 4, 8, 3, 987654, false, 0, 0, false, 0.0f, 0.0f},
     /* airbench94's training augmentation: pad 2, alternating flip, no cutout, over epochs
      * 0..3 with a seed per epoch, with and without indices; one case keeps a cutout */
-    {50, 32, 32, 64, 48, 5, 111, true, true, 2, 0, 0, 424242, true, 0, 0, false},
-    {50, 32, 32, 64, 48, 5, 222, true, true, 2, 0, 1, 424242, true, 0, 0, false},
-    {50, 32, 32, 64, 48, 5, 333, true, true, 2, 0, 2, 424242, true, 0, 0, false},
-    {50, 32, 32, 64, 48, 5, 444, true, true, 2, 0, 3, 424242, true, 0, 0, false},
-    {50, 32, 32, 0, 50, 0, 555, true, true, 2, 0, 0, -77, true, 0, 0, false},
-    {50, 32, 32, 0, 50, 0, 666, true, true, 2, 0, 1, -77, true, 0, 0, false},
-    {20, 13, 11, 40, 9, 30, 2024, true, true, 3, 4, 7, 31, true, 0, 0, false},
+    {50, 32, 32, 64, 48, 5, 111, true, true, 2, 0, 0, 424242, true, 0, 0, false, 0.0f, 0.0f},
+    {50, 32, 32, 64, 48, 5, 222, true, true, 2, 0, 1, 424242, true, 0, 0, false, 0.0f, 0.0f},
+    {50, 32, 32, 64, 48, 5, 333, true, true, 2, 0, 2, 424242, true, 0, 0, false, 0.0f, 0.0f},
+    {50, 32, 32, 64, 48, 5, 444, true, true, 2, 0, 3, 424242, true, 0, 0, false, 0.0f, 0.0f},
+    {50, 32, 32, 0, 50, 0, 555, true, true, 2, 0, 0, -77, true, 0, 0, false, 0.0f, 0.0f},
+    {50, 32, 32, 0, 50, 0, 666, true, true, 2, 0, 1, -77, true, 0, 0, false, 0.0f, 0.0f},
+    {20, 13, 11, 40, 9, 30, 2024, true, true, 3, 4, 7, 31, true, 0, 0, false, 0.0f, 0.0f},
     /* test-time views: airbench94's six (pad 1) and larger shifts on an odd image */
-    {50, 32, 32, 0, 50, 0, 0, false, false, 4, 0, 0, 0, false, 0, 0, true},
-    {50, 32, 32, 0, 50, 0, 0, false, false, 4, 0, 0, 0, false, -1, -1, false},
-    {50, 32, 32, 0, 50, 0, 0, false, false, 4, 0, 0, 0, false, -1, -1, true},
-    {50, 32, 32, 0, 50, 0, 0, false, false, 4, 0, 0, 0, false, 1, 1, false},
-    {50, 32, 32, 0, 50, 0, 0, false, false, 4, 0, 0, 0, false, 1, 1, true},
-    {50, 32, 32, 64, 16, 5, 99, false, true, 4, 8, 1, 5, false, 1, -1, true},
-    {20, 13, 11, 40, 9, 30, 0, false, false, 2, 0, 0, 0, false, -3, 4, true},
-    {20, 13, 11, 0, 20, 0, 0, false, false, 2, 0, 0, 0, false, 12, -10, false},
-    {20, 13, 11, 0, 20, 0, 0, false, false, 2, 0, 0, 0, false, -12, 10, true},
+    {50, 32, 32, 0, 50, 0, 0, false, false, 4, 0, 0, 0, false, 0, 0, true, 0.0f, 0.0f},
+    {50, 32, 32, 0, 50, 0, 0, false, false, 4, 0, 0, 0, false, -1, -1, false, 0.0f, 0.0f},
+    {50, 32, 32, 0, 50, 0, 0, false, false, 4, 0, 0, 0, false, -1, -1, true, 0.0f, 0.0f},
+    {50, 32, 32, 0, 50, 0, 0, false, false, 4, 0, 0, 0, false, 1, 1, false, 0.0f, 0.0f},
+    {50, 32, 32, 0, 50, 0, 0, false, false, 4, 0, 0, 0, false, 1, 1, true, 0.0f, 0.0f},
+    {50, 32, 32, 64, 16, 5, 99, false, true, 4, 8, 1, 5, false, 1, -1, true, 0.0f, 0.0f},
+    {20, 13, 11, 40, 9, 30, 0, false, false, 2, 0, 0, 0, false, -3, 4, true, 0.0f, 0.0f},
+    {20, 13, 11, 0, 20, 0, 0, false, false, 2, 0, 0, 0, false, 12, -10, false, 0.0f, 0.0f},
+    {20, 13, 11, 0, 20, 0, 0, false, false, 2, 0, 0, 0, false, -12, 10, true, 0.0f, 0.0f},
+    /* cifar10-speedrun: airbench's flips and translation with its brightness and contrast
+     * jitter, over two epochs, with and without indices; one with a cutout after the jitter */
+    {50, 32, 32, 64, 48, 5, 777, true, true, 2, 0, 0, 424242, true, 0, 0, false, 0.1399f, 0.1308f},
+    {50, 32, 32, 64, 48, 5, 888, true, true, 2, 0, 1, 424242, true, 0, 0, false, 0.1399f, 0.1308f},
+    {50, 32, 32, 0, 50, 0, 999, true, true, 2, 0, 0, -77, true, 0, 0, false, 0.1399f, 0.1308f},
+    {20, 13, 11, 40, 9, 30, 2025, true, true, 3, 4, 7, 31, true, 0, 0, false, 0.5f, 0.9f},
 };
 
 static void augment_cases(dbk_op_checker *ck) {
@@ -968,11 +1133,11 @@ static void augment_cases(dbk_op_checker *ck) {
                                             .std = {62.99f / 255.0f, 62.09f / 255.0f, 66.70f / 255.0f}};
     for (size_t i = 0; i < sizeof aug_shapes / sizeof aug_shapes[0]; i++) {
         const aug_shape *v = &aug_shapes[i];
-        tcase *c = case_new(ck, DBK_OP_AUGMENT, "M%d %dx%d N%d first %d %s pad %d%s%s cutout %d %s epoch %d view %d,%d%s",
+        tcase *c = case_new(ck, DBK_OP_AUGMENT, "M%d %dx%d N%d first %d %s pad %d%s%s cutout %d %s epoch %d view %d,%d%s%s",
                             v->m, v->h, v->w, v->n, v->first, v->train ? "train" : "eval", v->pad,
                             v->flip ? " flip" : "", v->flip_alt ? " alternating" : "", v->cutout,
                             v->l ? "indices" : "no indices", v->epoch, v->view_dy, v->view_dx,
-                            v->view_flip ? " flipped" : "");
+                            v->view_flip ? " flipped" : "", v->brightness > 0.0f ? " jitter" : "");
         c->desc.p.augment = base;
         c->desc.p.augment.train = v->train;
         c->desc.p.augment.flip = v->flip;
@@ -982,6 +1147,8 @@ static void augment_cases(dbk_op_checker *ck) {
         c->desc.p.augment.view_dy = v->view_dy;
         c->desc.p.augment.view_dx = v->view_dx;
         c->desc.p.augment.view_flip = v->view_flip;
+        c->desc.p.augment.brightness = v->brightness;
+        c->desc.p.augment.contrast = v->contrast;
         /* images u8 (M,3,H,W), labels u8 (M), indices i32 (L), state i32 {first, seed, epoch,
          * run_seed} -> x f32 (N,3,H,W), labels i32 (N) */
         uint8_t *img = set_slot(c, SRC(0), ROLE_IN, DBK_DTYPE_U8, 4, v->m, 3, v->h, v->w);
@@ -1033,6 +1200,33 @@ static void gelu_bwd_cases(dbk_op_checker *ck) {
         }
 }
 OP_TEST(gelu_bwd, 1e-9);
+
+/* SiLU over [-10, 10): sigmoid's saturated tails (exp overflow is not reached) and the dip
+ * near x = -1.28 where its derivative changes sign. Tolerance: the devices' exp. */
+static void silu_fwd_cases(dbk_op_checker *ck) {
+    char sh[64];
+    for (int in_place = 0; in_place < 2; in_place++)
+        for (int i = 0; i < (int)EW_SHAPE_COUNT; i++) {
+            tcase *c = case_new(ck, DBK_OP_SILU_FWD, "%s%s", ew_summary(i, sh, sizeof sh), in_place ? " in place (y = x)" : "");
+            set_uniform(c, SRC(0), ROLE_IN, -10.0f, 10.0f, EW(i));
+            set_ew_output(c, i, in_place ? SRC(0) : -1);
+            dbk_op_check_case(c);
+        }
+}
+OP_TEST(silu_fwd, 1e-9);
+
+static void silu_bwd_cases(dbk_op_checker *ck) {
+    char sh[64];
+    for (int in_place = 0; in_place < 2; in_place++)
+        for (int i = 0; i < (int)EW_SHAPE_COUNT; i++) {
+            tcase *c = case_new(ck, DBK_OP_SILU_BWD, "%s%s", ew_summary(i, sh, sizeof sh), in_place ? " in place (dx = dy)" : "");
+            set_uniform(c, SRC(0), ROLE_IN, -10.0f, 10.0f, EW(i));
+            set_uniform(c, SRC(1), ROLE_IN, -1.0f, 1.0f, EW(i));
+            set_ew_output(c, i, in_place ? SRC(1) : -1);
+            dbk_op_check_case(c);
+        }
+}
+OP_TEST(silu_bwd, 1e-9);
 
 /* (N,C,H,W) of the bias ops: odd sizes, batch 1, 1x1 maps, airbench94's whitening output
  * (C 24, 31x31) at batch 1 and 16, C 512 as in ResNet9's last layers, and (channel_sum only)
@@ -1175,6 +1369,22 @@ static void sparse_select_cases(dbk_op_checker *ck) {
 }
 OP_TEST(sparse_select, 0.0);
 
+/* A sparse payload (src0: k pairs of distinct indices below n in a random order, values in
+ * [-1, 1); with outside one index n) and the vector dst0 (n) it goes into. */
+static void set_payload(tcase *c, int64_t n, int64_t k, bool outside) {
+    int32_t *pairs = set_slot(c, SRC(0), ROLE_IN, DBK_DTYPE_I32, 1, 2 * k, 1, 1, 1);
+    int32_t *perm = dbk_op_check_alloc((size_t)n * sizeof *perm);
+    dbk_rng_permutation(&c->ck->rng, perm, (int32_t)n);
+    for (int64_t j = 0; j < k; j++) {
+        const float v = 2.0f * dbk_rng_uniform(&c->ck->rng) - 1.0f;
+        pairs[2 * j] = perm[j];
+        memcpy(&pairs[2 * j + 1], &v, sizeof v);
+    }
+    free(perm);
+    if (outside) pairs[2 * (k / 2)] = (int32_t)n;
+    set_uniform(c, DST(0), ROLE_INOUT, -1.0f, 1.0f, 1, n, 1, 1, 1);
+}
+
 /* Payloads of k distinct indices in a random order (one index outside acc in one case),
  * alpha 1/2, 1/3 (not a power of two: an unfused multiply and add round as the CPU's) and -1
  * (error feedback's residual), into acc of n values. */
@@ -1189,21 +1399,29 @@ static void sparse_add_cases(dbk_op_checker *ck) {
                                 (double)alphas[a], outside ? " one index outside" : "");
             c->desc.p.scale.alpha = alphas[a];
             /* pairs (2k) -> acc (n) in place */
-            int32_t *pairs = set_slot(c, SRC(0), ROLE_IN, DBK_DTYPE_I32, 1, 2 * k, 1, 1, 1);
-            int32_t *perm = dbk_op_check_alloc((size_t)n * sizeof *perm);
-            dbk_rng_permutation(&ck->rng, perm, (int32_t)n);
-            for (int64_t j = 0; j < k; j++) {
-                const float v = 2.0f * dbk_rng_uniform(&ck->rng) - 1.0f;
-                pairs[2 * j] = perm[j];
-                memcpy(&pairs[2 * j + 1], &v, sizeof v);
-            }
-            free(perm);
-            if (outside) pairs[2 * (k / 2)] = (int32_t)n;
-            set_uniform(c, DST(0), ROLE_INOUT, -1.0f, 1.0f, 1, n, 1, 1, 1);
+            set_payload(c, n, k, outside);
             dbk_op_check_case(c);
         }
 }
 OP_TEST(sparse_add, 0.0);
+
+/* Payloads of k distinct indices in a random order (one index outside y in one case), the
+ * pairs' own values and the constant 1 (a mask's ones), into y of n values. */
+static void sparse_scatter_cases(dbk_op_checker *ck) {
+    static const int64_t ns[] = {1, 1000, 70001};
+    for (size_t i = 0; i < sizeof ns / sizeof ns[0]; i++)
+        for (int constant = 0; constant < 2; constant++) {
+            const int64_t n = ns[i], k = n < 7 ? n : n / 7;
+            const bool outside = i == 1 && !constant;
+            tcase *c = case_new(ck, DBK_OP_SPARSE_SCATTER, "n %lld k %lld %s%s", (long long)n, (long long)k,
+                                constant ? "constant 1" : "values", outside ? " one index outside" : "");
+            c->desc.p.scatter = (dbk_scatter_params){constant == 1, 1.0f};
+            /* pairs (2k) -> y (n) in place */
+            set_payload(c, n, k, outside);
+            dbk_op_check_case(c);
+        }
+}
+OP_TEST(sparse_scatter, 0.0);
 
 /* Random-k's packing over segment layouts of odd sizes: per segment k distinct indices in a
  * random order and the scale count/k, as the host draws them. */

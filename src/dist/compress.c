@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "core/alloc.h"
+#include "core/parse.h"
 #include "core/quant.h"
 #include "core/rng.h"
 
@@ -29,19 +30,6 @@ struct dbk_compressor {
 /* ---------------------------------------------------------------------------------- */
 /* parsing                                                                            */
 
-static bool parse_fraction(const char *s, double *out) {
-    char *end;
-    double v = strtod(s, &end);
-    if (end == s) return false;
-    if (*end == '%') {
-        v /= 100.0;
-        end++;
-    }
-    if (*end || !(v > 0.0 && v <= 1.0)) return false;
-    *out = v;
-    return true;
-}
-
 dbk_status dbk_compress_parse(const char *text, dbk_compress_spec *out) {
     const char *colon = strchr(text, ':');
     const size_t len = colon ? (size_t)(colon - text) : strlen(text);
@@ -50,7 +38,7 @@ dbk_status dbk_compress_parse(const char *text, dbk_compress_spec *out) {
     if (IS("none") && !arg) out->method = DBK_COMPRESS_NONE;
     else if (IS("terngrad") && !arg) out->method = DBK_COMPRESS_TERNGRAD;
     else if (IS("randomk") || IS("topk")) {
-        if (!arg || !parse_fraction(arg, &out->ratio))
+        if (!arg || !dbk_parse_fraction(arg, &out->ratio))
             return dbk_set_error(DBK_ERR_INVALID_ARG, "compression '%s' needs a fraction of the gradient kept in (0, 1] "
                                  "or a percentage, e.g. %.*s:0.01 or %.*s:1%%", text, (int)len, text, (int)len, text);
         out->method = IS("topk") ? DBK_COMPRESS_TOPK : DBK_COMPRESS_RANDOMK;

@@ -29,6 +29,8 @@ typedef struct dbk_dist_options {
     int      link_count;          /* links of the exchange-time model */
     double   link_gbps[DBK_PEERS_MAX_LINKS];
     double   link_latency_us[DBK_PEERS_MAX_LINKS];
+    int      local_steps;         /* > 0: model averaging every this many steps (--local-steps)
+                                     instead of a gradient exchange every step */
 } dbk_dist_options;
 
 /* Whether this build has MPI (false: dbk_dist_init always fails). */

@@ -33,6 +33,7 @@ static int by_offset(const void *a, const void *b) {
 }
 
 void dbk_dist_release_exchange(dbk_dist *d) {
+    dbk_dist_average_release(d);
     dbk_device_compressor_destroy(d->device);
     d->device = NULL;
     dbk_compressor_destroy(d->compressor);
@@ -274,6 +275,10 @@ static dbk_status gather_devices(dbk_dist *d, const dbk_device_info *device) {
 dbk_status dbk_dist_attach(void *ctx, dbk_session *s, const dbk_device_info *device) {
     dbk_dist *d = ctx;
     d->session = s;
+    if (d->opt.local_steps > 0) { /* model averaging: no exchange between backward and update */
+        DBK_TRY(dbk_dist_average_attach(d, s));
+        return gather_devices(d, device);
+    }
     DBK_TRY(size_exchange(d, s));
     if (dbk_device_compress_supported(&d->opt.compress))
         DBK_TRY(dbk_device_compressor_create(dbk_session_backend(s), d->compressor, d->size, &d->device));
@@ -285,6 +290,7 @@ dbk_status dbk_dist_attach(void *ctx, dbk_session *s, const dbk_device_info *dev
 
 void dbk_dist_detach(void *ctx) {
     dbk_dist *d = ctx;
+    dbk_dist_average_release(d);
     dbk_device_compressor_destroy(d->device);
     d->device = NULL;
     d->session = NULL;
@@ -292,6 +298,7 @@ void dbk_dist_detach(void *ctx) {
 
 dbk_status dbk_dist_before_eval(void *ctx, dbk_session *s) {
     dbk_dist *d = ctx;
+    if (d->average) return dbk_dist_average_before_eval(d, s); /* the last average, statistics included */
     if (!d->opt.sync_statistics) return DBK_OK;
     size_t n;
     dbk_buffer *state = dbk_session_statistics(s, &n);
@@ -311,11 +318,13 @@ dbk_status dbk_dist_before_eval(void *ctx, dbk_session *s) {
 dbk_status dbk_dist_summarise(void *ctx, dbk_peers_summary *out) {
     dbk_dist *d = ctx;
     *out = d->summary;
-    double v[3] = {d->summary.bytes_sent, d->summary.exchange_seconds, d->summary.codec_seconds};
-    DBK_TRY(dbk_dist_reduce_f64(d, v, 3, DBK_PEERS_SUM, "exchange summary"));
+    double v[4] = {d->summary.bytes_sent, d->summary.exchange_seconds, d->summary.codec_seconds,
+                   d->summary.averaged_values};
+    DBK_TRY(dbk_dist_reduce_f64(d, v, 4, DBK_PEERS_SUM, "exchange summary"));
     out->bytes_sent = v[0];
     out->exchange_seconds = v[1] / d->size;
     out->codec_seconds = v[2] / d->size;
+    out->averaged_values = v[3];
     return DBK_OK;
 }
 
@@ -343,6 +352,10 @@ static dbk_status peers_reduce(void *ctx, double *v, int n, dbk_peers_op op, con
     return dbk_dist_reduce_f64(ctx, v, n, op, what);
 }
 
+static dbk_status peers_broadcast(void *ctx, void *data, size_t bytes, const char *what) {
+    return dbk_dist_broadcast(ctx, data, bytes, what);
+}
+
 void dbk_dist_peers(dbk_dist *d, dbk_peers *out) {
     *out = (dbk_peers){.ctx = d,
                        .rank = d->rank,
@@ -353,5 +366,11 @@ void dbk_dist_peers(dbk_dist *d, dbk_peers *out) {
                        .restore_state = dbk_dist_restore_state,
                        .reduce = peers_reduce,
                        .before_eval = dbk_dist_before_eval,
-                       .summarise = dbk_dist_summarise};
+                       .summarise = dbk_dist_summarise,
+                       .broadcast = peers_broadcast,
+                       .averaging = d->opt.local_steps > 0,
+                       .after_step = dbk_dist_average_after_step,
+                       .average_now = dbk_dist_average_now,
+                       .set_shares = dbk_dist_average_set_shares,
+                       .after_eval = dbk_dist_average_after_eval};
 }

@@ -31,12 +31,15 @@ struct dbk_dist {
     float           *statistics;  /* (statistics_count) for --sync-bn-stats */
     size_t           statistics_count;
     long             step;        /* exchanges done: names the step in messages, seeds draws */
+    struct dbk_average *average;  /* model averaging (--local-steps): dist_average.c */
 };
 
 /* Collectives over every rank, polled until done or the timeout (then an error naming what,
  * the rank and the step). */
 dbk_status dbk_dist_sum_f32(dbk_dist *d, float *v, size_t n, const char *what);
 dbk_status dbk_dist_reduce_f64(dbk_dist *d, double *v, int n, dbk_peers_op op, const char *what);
+/* Rank 0's `bytes` bytes of data to every rank. */
+dbk_status dbk_dist_broadcast(dbk_dist *d, void *data, size_t bytes, const char *what);
 /* Every rank's `bytes` bytes into recv (size * bytes, in rank order). */
 dbk_status dbk_dist_allgather(dbk_dist *d, const void *send, int bytes, void *recv, const char *what);
 /* Every rank's counts[r] bytes into recv at displs[r]. */
@@ -52,5 +55,16 @@ dbk_status dbk_dist_restore_state(void *ctx, const struct dbk_checkpoint *ckpt, 
 dbk_status dbk_dist_before_eval(void *ctx, struct dbk_session *s);
 dbk_status dbk_dist_summarise(void *ctx, dbk_peers_summary *out);
 void       dbk_dist_release_exchange(dbk_dist *d);
+
+/* dist_average.c: model averaging every opt.local_steps steps (train/peers.h, averaging):
+ * attach's part, the peers functions, and the release. */
+dbk_status dbk_dist_average_attach(dbk_dist *d, struct dbk_session *s);
+void       dbk_dist_average_release(dbk_dist *d);
+dbk_status dbk_dist_average_after_step(void *ctx, struct dbk_session *s, long run_step, long run_steps);
+dbk_status dbk_dist_average_now(void *ctx, struct dbk_session *s);
+dbk_status dbk_dist_average_set_shares(void *ctx, struct dbk_session *s, const int32_t *const *shares,
+                                       const size_t *counts);
+dbk_status dbk_dist_average_before_eval(dbk_dist *d, struct dbk_session *s);
+dbk_status dbk_dist_average_after_eval(void *ctx, struct dbk_session *s);
 
 #endif

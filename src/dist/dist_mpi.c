@@ -98,6 +98,16 @@ dbk_status dbk_dist_reduce_f64(dbk_dist *d, double *v, int n, dbk_peers_op op, c
     return wait_for(d, &req, call, what);
 }
 
+dbk_status dbk_dist_broadcast(dbk_dist *d, void *data, size_t bytes, const char *what) {
+    if (bytes > (size_t)2147483647)
+        return dbk_set_error(DBK_ERR_INVALID_ARG, "rank %d: %s: %zu bytes are more than one MPI message holds (2 GiB)",
+                             d->rank, what, bytes);
+    MPI_Request req;
+    int rc = MPI_Ibcast(data, (int)bytes, MPI_BYTE, 0, MPI_COMM_WORLD, &req);
+    if (rc != MPI_SUCCESS) return mpi_error(d, rc, "MPI_Ibcast", what);
+    return wait_for(d, &req, "MPI_Ibcast", what);
+}
+
 dbk_status dbk_dist_allgather(dbk_dist *d, const void *send, int bytes, void *recv, const char *what) {
     MPI_Request req;
     int rc = MPI_Iallgather(send, bytes, MPI_BYTE, recv, bytes, MPI_BYTE, MPI_COMM_WORLD, &req);

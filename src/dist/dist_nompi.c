@@ -38,6 +38,10 @@ dbk_status dbk_dist_reduce_f64(dbk_dist *d, double *v, int n, dbk_peers_op op, c
     (void)d, (void)v, (void)n, (void)op, (void)what;
     return no_mpi();
 }
+dbk_status dbk_dist_broadcast(dbk_dist *d, void *data, size_t bytes, const char *what) {
+    (void)d, (void)data, (void)bytes, (void)what;
+    return no_mpi();
+}
 dbk_status dbk_dist_allgather(dbk_dist *d, const void *send, int bytes, void *recv, const char *what) {
     (void)d, (void)send, (void)bytes, (void)recv, (void)what;
     return no_mpi();

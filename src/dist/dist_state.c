@@ -101,6 +101,10 @@ static dbk_status restore_counts(dbk_dist *d, const cJSON *o, const char *path) 
 
 dbk_status dbk_dist_restore_state(void *ctx, const dbk_checkpoint *ckpt, const char *path) {
     dbk_dist *d = ctx;
+    if (d->opt.local_steps > 0)
+        return dbk_set_error(DBK_ERR_UNSUPPORTED, "%s: resuming a run with --local-steps (model averaging) is not "
+                             "supported yet: each rank's parameters and momentum since the last average are not saved",
+                             path);
     cJSON *meta = cJSON_Parse(dbk_checkpoint_meta(ckpt));
     const cJSON *o = cJSON_GetObjectItemCaseSensitive(meta, "distributed");
     dbk_status st = cJSON_IsObject(o) ? restore_counts(d, o, path)

@@ -7,8 +7,8 @@
 /* Each defined in its own file (resnet9.c, ...). Declared here, next to the table, so that a
  * new model touches only its own file and this one. */
 extern const dbk_model_def dbk_model_resnet9, dbk_model_resnet9_half, dbk_model_resnet9_quarter;
-extern const dbk_model_def dbk_model_airbench94;
-extern const dbk_model_def dbk_model_wrn22, dbk_model_resnet18_cifar, dbk_model_alexnet_cifar, dbk_model_darknet_cifar;
+extern const dbk_model_def dbk_model_airbench94, dbk_model_airbench94_muon, dbk_model_cifar10_speedrun;
+extern const dbk_model_def dbk_model_wrn22, dbk_model_wrn22_fastai, dbk_model_resnet18_cifar, dbk_model_alexnet_cifar, dbk_model_darknet_cifar;
 extern const dbk_model_def dbk_model_resnet18, dbk_model_resnet50;
 
 static const dbk_model_def *const models[] = {
@@ -16,7 +16,10 @@ static const dbk_model_def *const models[] = {
     &dbk_model_resnet9_half,
     &dbk_model_resnet9_quarter,
     &dbk_model_airbench94,
+    &dbk_model_airbench94_muon,
+    &dbk_model_cifar10_speedrun,
     &dbk_model_wrn22,
+    &dbk_model_wrn22_fastai,
     &dbk_model_resnet18_cifar,
     &dbk_model_alexnet_cifar,
     &dbk_model_darknet_cifar,

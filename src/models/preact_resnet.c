@@ -4,6 +4,10 @@
  *                   cifar10/models/wideresnet.py, wrn_22() = WideResNet(num_groups=3, N=3,
  *                   k=6, start_nf=16): widths 16 -> 96, 192, 384; head AdaptiveAvgPool2d(1),
  *                   bn, relu, conv1x1 to the classes (no linear layer)
+ *   wrn22-fastai    fastai 0.7's wrn_22 (fastai/fastai old/fastai/models/cifar10/wideresnet.py,
+ *                   "Cifar10 Wideresnet for Dawn Submission"), which the AdamW notebook imports:
+ *                   the same blocks with the branch scaled by 0.2 before the add, and head bn,
+ *                   relu, AdaptiveAvgPool2d(1), Linear(384, classes) with bias
  *   resnet18-cifar  the DAWNBench ResNet-18 for CIFAR (Ben Johnson, bkj/basenet
  *                   examples/cifar/cifar10.py, derived from kuangliu/pytorch-cifar): 3x3 stem
  *                   conv-bn-relu 64, PreActBlocks 64, 128, 256, 256 (two per group, strides
@@ -38,6 +42,11 @@ static dbk_value preact_block(dbk_graph *g, const dbk_preact_config *c, dbk_valu
     }
     dbk_value y = dbk_nn_conv(g, a, nf, 3, stride, 1, n[1]);
     y = dbk_nn_conv(g, bn_relu(g, y, n[2]), nf, 3, 1, 1, n[3]);
+    if (c->branch_scale > 0.0f) {
+        char sn[112];
+        snprintf(sn, sizeof sn, "%s.scale", name);
+        y = dbk_nn_scale(g, y, c->branch_scale, sn);   /* x = self.conv2(x) * 0.2 */
+    }
     return dbk_nn_add(g, y, skip, name);
 }
 
@@ -51,6 +60,8 @@ dbk_value dbk_preact_forward(dbk_graph *g, const void *config, dbk_value x, int 
             snprintf(name, sizeof name, "group%d.block%d", i + 1, b);
             y = preact_block(g, c, y, c->widths[i], b == 0 ? c->group_stride[i] : 1, name);
         }
+    if (c->head_bn_relu_pool_linear)
+        return dbk_nn_linear_bias(g, dbk_nn_global_avgpool(g, bn_relu(g, y, "head.bn"), "pool"), num_classes, "head.fc");
     if (!c->head_avg_max_linear) {
         y = dbk_nn_global_avgpool(g, y, "pool");
         return dbk_nn_conv(g, bn_relu(g, y, "head.bn"), num_classes, 1, 1, 0, "head.conv");
@@ -66,6 +77,9 @@ dbk_value dbk_preact_forward(dbk_graph *g, const void *config, dbk_value x, int 
 
 static const dbk_preact_config wrn22 = {.groups = 3, .blocks = 3, .stem = 16, .widths = {96, 192, 384},
                                         .group_stride = {1, 2, 2}, .shortcut_after_activation = true};
+static const dbk_preact_config wrn22_fastai = {.groups = 3, .blocks = 3, .stem = 16, .widths = {96, 192, 384},
+                                               .group_stride = {1, 2, 2}, .shortcut_after_activation = true,
+                                               .head_bn_relu_pool_linear = true, .branch_scale = 0.2f};
 static const dbk_preact_config resnet18 = {.groups = 4, .blocks = 2, .stem = 64, .widths = {64, 128, 256, 256},
                                            .group_stride = {1, 2, 2, 2}, .head_avg_max_linear = true};
 
@@ -76,6 +90,15 @@ const dbk_model_def dbk_model_wrn22 = {
     .dataset = "cifar10",
     .forward = dbk_preact_forward,
     .config = &wrn22,
+};
+
+const dbk_model_def dbk_model_wrn22_fastai = {
+    .name = "wrn22-fastai",
+    .description = "fastai 0.7's wrn_22 (k = 6): as wrn22 with the residual branch scaled by 0.2 and a bn-relu-"
+                   "avg pool-linear head",
+    .dataset = "cifar10",
+    .forward = dbk_preact_forward,
+    .config = &wrn22_fastai,
 };
 
 const dbk_model_def dbk_model_resnet18_cifar = {

@@ -10,11 +10,15 @@
  *     relu after the sum
  *   global average pool, fully connected layer with bias (a 1x1 convolution with bias).
  * Every convolution has no bias. Parameter names follow torchvision's state_dict ("conv1",
- * "layer2.0.downsample.0", "fc") so that a checkpoint reads like a torchvision one.
+ * "layer2.0.downsample.0", "fc") so that a checkpoint reads like a torchvision one. The stem's
+ * max-pool is torchvision's MaxPool2d(3, stride 2, padding 1).
  *
- * One difference from torchvision: the stem's max-pool is 2x2 stride 2 instead of 3x3 stride 2
- * with padding 1 (daybreak's max-pool op has no padding). Both halve the size exactly for
- * even inputs (112 -> 56 at 224); the window is smaller by one pixel on each side.
+ * Initialisation: PyTorch's layer defaults (kaiming-uniform convolutions), or with
+ * imagenet18_init that of fast.ai's DAWNBench ImageNet entry (cybertronai/imagenet18_old
+ * training/resnet.py with --init-bn0): convolutions kaiming_normal_(mode='fan_out',
+ * nonlinearity='relu'), the last batch norm of every residual branch (bn3, or bn2 of a basic
+ * block) scaled by 0, the final layer's weight N(0, 0.01) and its bias PyTorch's uniform; and
+ * every batch-norm parameter in group "bn" (the entry's --no-bn-wd keeps weight decay off them).
  */
 #ifndef DBK_RESNET_H
 #define DBK_RESNET_H
@@ -27,6 +31,7 @@ typedef struct dbk_resnet_config {
     bool    bottleneck;     /* false: basic blocks (ResNet-18/34); true: bottleneck (ResNet-50) */
     int     blocks[4];      /* blocks per layer */
     int64_t width;          /* layer1's width, 64; layers double it */
+    bool    imagenet18_init;/* fast.ai's DAWNBench ImageNet initialisation and "bn" group (above) */
 } dbk_resnet_config;
 
 /* A dbk_model_forward_fn; config is a dbk_resnet_config. */

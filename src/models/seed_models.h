@@ -2,8 +2,9 @@
  * seed_models.h — the networks of the seed CIFAR-10 entries (docs/models.md says which source
  * each follows, file by file): their configurations and forward functions, so that tests can
  * train them at reduced width. The table entries (full width) are in their own files:
- *   preact_resnet.c  fast.ai's DAWNBench Wide ResNet-22 ("wrn22") and the DAWNBench ResNet-18
- *                    for CIFAR ("resnet18-cifar"): pre-activation residual networks
+ *   preact_resnet.c  fast.ai's DAWNBench Wide ResNet-22 ("wrn22"), fastai 0.7's wrn_22
+ *                    ("wrn22-fastai") and the DAWNBench ResNet-18 for CIFAR ("resnet18-cifar"):
+ *                    pre-activation residual networks
  *   alexnet.c        AlexNet for CIFAR of the compressed-gradient study ("alexnet-cifar")
  *   darknet.c        fast.ai's DarkNet for CIFAR-10 ("darknet-cifar")
  * Forward functions take x (N, C, H, W) and return logits (N, classes, 1, 1) (models.h).
@@ -26,8 +27,12 @@ typedef struct dbk_preact_config {
      * it is the identity; bkj's PreActBlock adds x itself there. */
     bool    shortcut_after_activation;
     /* Head. WRN: global avg pool, bn, relu, conv1x1 to the classes. ResNet-18 (bkj): linear
-     * with bias on [global avg pool, global max pool] concatenated. */
+     * with bias on [global avg pool, global max pool] concatenated. fastai 0.7's wrn_22: bn,
+     * relu, global avg pool, linear with bias. */
     bool    head_avg_max_linear;
+    bool    head_bn_relu_pool_linear;
+    /* > 0: the residual branch is multiplied by it before the add (fastai 0.7's wrn_22: 0.2) */
+    float   branch_scale;
 } dbk_preact_config;
 
 dbk_value dbk_preact_forward(dbk_graph *g, const void *config, dbk_value x, int num_classes);

@@ -118,7 +118,8 @@ int dbk_graph_backward_count(const dbk_graph *g) { return g->bwd.count; }
 int dbk_graph_group_count(const dbk_graph *g) { return g->n_groups; }
 const char *dbk_graph_group_name(const dbk_graph *g, int group) { return g->groups[group].name; }
 bool dbk_graph_group_frozen(const dbk_graph *g, int group) {
-    return !strcmp(g->groups[group].name, DBK_GRAPH_GROUP_FROZEN);
+    return !strcmp(g->groups[group].name, DBK_GRAPH_GROUP_FROZEN) ||
+           (g->cfg.frozen_group && !strcmp(g->groups[group].name, g->cfg.frozen_group));
 }
 size_t dbk_graph_step_bytes(const dbk_graph *g) { return g->step_host_bytes + g->step_counter_bytes; }
 size_t dbk_graph_step_host_bytes(const dbk_graph *g) { return g->step_host_bytes; }
@@ -460,15 +461,17 @@ dbk_value dbk_nn_conv_ex(dbk_graph *g, dbk_value x, int64_t k, const dbk_conv_op
     int64_t n = x.data.shape[0], c = x.data.shape[1], h = x.data.shape[2], w = x.data.shape[3];
     int64_t p = (h + 2 * pad - r) / stride + 1, q = (w + 2 * pad - r) / stride + 1;
     const int64_t wshape[4] = {k, c, r, r};
-    dbk_tensor wt, dw;
+    dbk_tensor wt = {0}, dw = {0};
     add_param_in(g, o->weight_group, name, "weight", o->init, c * r * r, 4, wshape, &wt, &dw);
-    dbk_value y = dbk_graph_value(g, true, n, k, p, q);
-
     dbk_tensor bias = {0}, dbias = {0};
     if (o->bias) {
         const int64_t bshape[1] = {k};
-        add_param_in(g, o->bias_group, name, "bias", DBK_PARAM_INIT_ZEROS, 0, 1, bshape, &bias, &dbias);
+        add_param_in(g, o->bias_group, name, "bias", o->bias_uniform ? DBK_PARAM_INIT_KAIMING_UNIFORM : DBK_PARAM_INIT_ZEROS,
+                     c * r * r, 1, bshape, &bias, &dbias);
     }
+    /* The output needs a gradient only when something upstream trains: x, the weight or the
+     * bias (airbench's whitening conv once its bias stops: nothing at all). */
+    dbk_value y = dbk_graph_value(g, x.grad.ndim || dw.ndim || dbias.ndim, n, k, p, q);
 
     /* the operands: f32, or their f16 copies in mixed precision (x's own when it has one) */
     const bool half = g->cfg.fp16;
@@ -515,7 +518,8 @@ dbk_value dbk_nn_batchnorm_ex(dbk_graph *g, dbk_value x, const dbk_batchnorm_opt
     int64_t c = x.data.shape[1];
     const int64_t vshape[1] = {c};
     dbk_tensor gamma, dgamma, beta, dbeta;
-    add_param_in(g, o->weight_group, name, "weight", DBK_PARAM_INIT_ONES, 0, 1, vshape, &gamma, &dgamma);
+    add_param_in(g, o->weight_group, name, "weight", o->weight_zero ? DBK_PARAM_INIT_ZEROS : DBK_PARAM_INIT_ONES, 0, 1,
+                 vshape, &gamma, &dgamma);
     add_param_in(g, o->bias_group, name, "bias", DBK_PARAM_INIT_ZEROS, 0, 1, vshape, &beta, &dbeta);
     dbk_tensor rmean = add_state(g, name, "running_mean", c, 0.0f);
     dbk_tensor rvar = add_state(g, name, "running_var", c, 1.0f);
@@ -545,7 +549,11 @@ dbk_value dbk_nn_batchnorm_ex(dbk_graph *g, dbk_value x, const dbk_batchnorm_opt
     op.dst[4] = rvar;
     dbk_graph_forward(g, &op, name);
 
-    DBK_ASSERT(x.grad.ndim);
+    /* The op always writes the input's gradient too; an input that needs none (a frozen
+     * convolution of the images) gets it in scratch. */
+    const dbk_tensor dx = x.grad.ndim ? x.grad
+                                      : dbk_graph_tensor(g, DBK_DTYPE_F32, 4, x.data.shape[0], c, x.data.shape[2],
+                                                         x.data.shape[3]);
     /* Mixed precision: the backward pass reads x from an f16 copy, so the f32 x (the
      * convolution's result) lives only through the forward pass. */
     dbk_tensor xs = x.data;
@@ -559,7 +567,7 @@ dbk_value dbk_nn_batchnorm_ex(dbk_graph *g, dbk_value x, const dbk_batchnorm_opt
     b.src[2] = gamma;
     b.src[3] = mean;
     b.src[4] = invstd;
-    b.dst[0] = x.grad;
+    b.dst[0] = dx;
     b.dst[1] = dgamma;
     b.dst[2] = dbeta;
     dbk_graph_backward(g, &b, label_of(lb, sizeof lb, name, "bwd"));
@@ -677,22 +685,31 @@ dbk_value dbk_nn_relu(dbk_graph *g, dbk_value x) {
     return x;
 }
 
-dbk_value dbk_nn_gelu(dbk_graph *g, dbk_value x, const char *name) {
+/* An activation whose backward reads its input: op fwd (x -> a new y), op bwd (x, dy -> dx). */
+static dbk_value input_activation(dbk_graph *g, dbk_value x, dbk_op fwd, dbk_op bwd, const char *name) {
     char lb[96];
     dbk_value y = dbk_graph_value(g, x.grad.ndim != 0, x.data.shape[0], x.data.shape[1], x.data.shape[2],
                                   x.data.shape[3]);
-    dbk_op_desc op = {.op = DBK_OP_GELU_FWD};
+    dbk_op_desc op = {.op = fwd};
     op.src[0] = x.data;
     op.dst[0] = y.data;
     dbk_graph_forward(g, &op, name);
     if (g->cfg.training && x.grad.ndim) {
-        dbk_op_desc b = {.op = DBK_OP_GELU_BWD};
-        b.src[0] = x.data; /* the forward input: GELU's derivative depends on it */
+        dbk_op_desc b = {.op = bwd};
+        b.src[0] = x.data; /* the forward input: GELU's and SiLU's derivatives depend on it */
         b.src[1] = y.grad;
         b.dst[0] = x.grad;
         dbk_graph_backward(g, &b, label_of(lb, sizeof lb, name, "bwd"));
     }
     return y;
+}
+
+dbk_value dbk_nn_gelu(dbk_graph *g, dbk_value x, const char *name) {
+    return input_activation(g, x, DBK_OP_GELU_FWD, DBK_OP_GELU_BWD, name);
+}
+
+dbk_value dbk_nn_silu(dbk_graph *g, dbk_value x, const char *name) {
+    return input_activation(g, x, DBK_OP_SILU_FWD, DBK_OP_SILU_BWD, name);
 }
 
 /* Fusion of the max pool (docs/fusion.md): a 2x2, stride-2 max pool of the fused batch norm +
@@ -836,12 +853,16 @@ dbk_value dbk_nn_linear_bias(dbk_graph *g, dbk_value x, int64_t k, const char *n
 }
 
 dbk_value dbk_nn_linear(dbk_graph *g, dbk_value x, int64_t k, const char *name) {
+    return dbk_nn_linear_init(g, x, k, DBK_PARAM_INIT_KAIMING_UNIFORM, name);
+}
+
+dbk_value dbk_nn_linear_init(dbk_graph *g, dbk_value x, int64_t k, dbk_param_init init, const char *name) {
     char lb[96];
     int64_t n = x.data.shape[0], c = dbk_tensor_numel(&x.data) / n;
     const int64_t wshape[2] = {k, c};
-    dbk_tensor wt, dw;
-    add_param(g, name, "weight", DBK_PARAM_INIT_KAIMING_UNIFORM, c, 2, wshape, &wt, &dw);
-    dbk_value y = dbk_graph_value(g, true, n, k, 1, 1);
+    dbk_tensor wt = {0}, dw = {0};
+    add_param(g, name, "weight", init, c, 2, wshape, &wt, &dw);
+    dbk_value y = dbk_graph_value(g, x.grad.ndim || dw.ndim, n, k, 1, 1);
     /* 2-D views of the (N,C,1,1) activations for GEMM. */
     dbk_tensor x2 = x.data, y2 = y.data, dx2 = x.grad, dy2 = y.grad;
     x2.ndim = y2.ndim = 2;

@@ -62,6 +62,14 @@ typedef enum dbk_param_init {
     /* Computed from the training data by the session (train/whiten.h: 2x2 patch whitening,
      * the eigenvectors of the patch covariance and their negatives). */
     DBK_PARAM_INIT_WHITEN,
+    /* torch.nn.init.kaiming_normal_(w, mode='fan_out', nonlinearity='relu'): N(0, 2 / fan_out),
+     * fan_out = K*R*S of a (K,C,R,S) weight (imagenet18's ResNet-50). */
+    DBK_PARAM_INIT_KAIMING_NORMAL_FAN_OUT,
+    /* N(0, 0.01^2) (imagenet18's init_dist_weights for the final linear layer). */
+    DBK_PARAM_INIT_NORMAL_001,
+    /* kaiming-uniform, then scaled so that the tensor's standard deviation (unbiased, over all
+     * its elements) is 1: airbench94_muon's head, w *= 1 / w.std(). */
+    DBK_PARAM_INIT_UNIT_STD,
 } dbk_param_init;
 
 typedef struct dbk_param_info {
@@ -98,6 +106,10 @@ typedef struct dbk_graph_config {
      * those stays an add instead of DBK_OP_BATCHNORM_RELU_ADD_FWD_TRAIN / _BWD, and a 2x2 max
      * pool after those stays a max pool instead of DBK_OP_BATCHNORM_RELU_POOL_FWD_TRAIN / _BWD. */
     bool          no_fusion;
+    /* A group treated as frozen in this graph only (NULL: none): no gradient, no update, and
+     * nothing computed just for it (airbench's whitening bias after its epochs, when the source
+     * stops its requires_grad or detaches it). The group keeps its place in the layout. */
+    const char   *frozen_group;
 } dbk_graph_config;
 
 /* Creates an empty graph in planning mode. */
@@ -151,7 +163,7 @@ dbk_op_desc *dbk_graph_program(dbk_graph *g, int *count);
 void        dbk_graph_set_group(dbk_graph *g, const char *name);
 int         dbk_graph_group_count(const dbk_graph *g);
 const char *dbk_graph_group_name(const dbk_graph *g, int group);
-bool        dbk_graph_group_frozen(const dbk_graph *g, int group);
+bool        dbk_graph_group_frozen(const dbk_graph *g, int group);   /* "frozen", or the config's frozen_group */
 /* The group's parameters (and their gradients): flat views of one contiguous range. */
 dbk_tensor  dbk_graph_group_params(const dbk_graph *g, int group);
 dbk_tensor  dbk_graph_group_grads(const dbk_graph *g, int group);
@@ -174,8 +186,10 @@ typedef struct dbk_step_ctx {
     uint32_t run_seed;              /* constant for the whole run (per-image draws that must
                                        not change between epochs); 0 in evaluation */
     double   lr;                    /* the schedule's learning rate at this step */
-    long     run_step;              /* training steps done in the whole run */
+    long     run_step;              /* training steps done in the whole run before this one */
     long     run_steps;             /* the run's length in steps */
+    const void *recipe;             /* the owner's description of the run, for its rules (the
+                                       session: its dbk_recipe); NULL when it has none */
 } dbk_step_ctx;
 
 /* Computes one per-step value into dst (count elements of the declared dtype) from the
@@ -239,10 +253,12 @@ dbk_value dbk_nn_batchnorm(dbk_graph *g, dbk_value x, const char *name);
  * zero-initialised, added by DBK_OP_BIAS_ADD; its gradient by DBK_OP_CHANNEL_SUM). */
 typedef struct dbk_conv_options {
     int            r, stride, pad;  /* square R x R filter */
-    dbk_param_init init;            /* of the weight: KAIMING_UNIFORM, DIRAC or WHITEN */
+    dbk_param_init init;            /* of the weight: KAIMING_UNIFORM, DIRAC, WHITEN, ... */
     const char    *weight_group;    /* NULL = the current group */
     bool           bias;
     const char    *bias_group;      /* NULL = the current group */
+    bool           bias_uniform;    /* the bias starts U(-1/sqrt(fan_in), 1/sqrt(fan_in)), PyTorch's
+                                       Conv2d/Linear default, instead of 0 */
 } dbk_conv_options;
 dbk_value dbk_nn_conv_ex(dbk_graph *g, dbk_value x, int64_t k, const dbk_conv_options *o, const char *name);
 
@@ -250,16 +266,21 @@ dbk_value dbk_nn_conv_ex(dbk_graph *g, dbk_value x, int64_t k, const dbk_conv_op
  * current group), e.g. a scale frozen at 1 (DBK_GRAPH_GROUP_FROZEN). */
 typedef struct dbk_batchnorm_options {
     const char *weight_group, *bias_group;
+    bool        weight_zero;        /* the scale starts at 0 (the last batch norm of a residual
+                                       branch: Goyal et al.'s zero-init, imagenet18's --init-bn0) */
 } dbk_batchnorm_options;
 dbk_value dbk_nn_batchnorm_ex(dbk_graph *g, dbk_value x, const dbk_batchnorm_options *o, const char *name);
 dbk_value dbk_nn_relu(dbk_graph *g, dbk_value x);                  /* in place */
 dbk_value dbk_nn_gelu(dbk_graph *g, dbk_value x, const char *name);  /* exact (erf) GELU, a new value */
+dbk_value dbk_nn_silu(dbk_graph *g, dbk_value x, const char *name);  /* SiLU x * sigmoid(x), a new value */
 dbk_value dbk_nn_maxpool(dbk_graph *g, dbk_value x, int size, int stride, const char *name);
 /* With a -inf border of pad (at most size / 2) on every side: torch's MaxPool2d(size, stride, pad). */
 dbk_value dbk_nn_maxpool_padded(dbk_graph *g, dbk_value x, int size, int stride, int pad, const char *name);
 dbk_value dbk_nn_global_maxpool(dbk_graph *g, dbk_value x, const char *name);
 dbk_value dbk_nn_global_avgpool(dbk_graph *g, dbk_value x, const char *name); /* (N,C,H,W) -> (N,C,1,1) */
 dbk_value dbk_nn_linear(dbk_graph *g, dbk_value x, int64_t k, const char *name); /* no bias */
+/* The same with the weight's initialisation chosen (dbk_nn_linear: KAIMING_UNIFORM). */
+dbk_value dbk_nn_linear_init(dbk_graph *g, dbk_value x, int64_t k, dbk_param_init init, const char *name);
 /* A linear layer with a bias (torch.nn.Linear): "<name>.weight" (K,C) and "<name>.bias" (K),
  * both U(-1/sqrt(C), 1/sqrt(C)) as PyTorch initialises them; the bias is DBK_OP_BIAS_ADD on
  * the (N,K,1,1) output. */

@@ -14,6 +14,8 @@
 #define DBK_PEERS_H
 
 #include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
 
 #include "backend/backend.h"
 #include "core/status.h"
@@ -46,6 +48,15 @@ typedef struct dbk_peers_summary {
     double link_gbps[DBK_PEERS_MAX_LINKS];
     double link_latency_us[DBK_PEERS_MAX_LINKS];
     double modelled_exchange_seconds[DBK_PEERS_MAX_LINKS]; /* whole run, on that link (a model) */
+    /* model averaging (--local-steps; local_steps 0: a gradient exchange every step) */
+    int    local_steps;                          /* steps between averages */
+    long   train_steps;                          /* training steps so far (each rank's) */
+    long   averages;                             /* models averaged so far (steps: the training steps) */
+    double trainable_values;                     /* trainable parameters: the dense average's and the
+                                                    gradient allreduce's values */
+    double statistics_values;                    /* batch-norm statistics, averaged with the model */
+    double averaged_values;                      /* values sent per rank over all averages (parameters
+                                                    and statistics) */
 } dbk_peers_summary;
 
 typedef struct dbk_peers {
@@ -72,6 +83,23 @@ typedef struct dbk_peers {
     /* From a loaded resume.ckpt (every rank): the exchange's counts and this rank's residual.
      * DBK_ERR_INVALID_ARG when the job's ranks or exchange differ from the saved run's. */
     dbk_status (*restore_state)(void *ctx, const struct dbk_checkpoint *ckpt, const char *path);
+    /* Rank 0's `bytes` bytes of data to every rank (collective; a sparse mask's selection). */
+    dbk_status (*broadcast)(void *ctx, void *data, size_t bytes, const char *what);
+    /* --- model averaging (--local-steps, docs/sparse-masks.md); `averaging` false: these
+     * are not called (the job exchanges gradients every step) --- */
+    bool averaging;
+    /* After each training step (collective): the ranks' models averaged every `local steps`
+     * steps and after the run's last step (run_step of run_steps done). */
+    dbk_status (*after_step)(void *ctx, struct dbk_session *s, long run_step, long run_steps);
+    /* An average now if a step ran since the last one, so that every rank holds the same model
+     * (before a mask is computed from it). Collective. */
+    dbk_status (*average_now)(void *ctx, struct dbk_session *s);
+    /* The parameters each rank trains: shares[r][0..counts[r]) packed selectable indices
+     * (train/sparse_mask.h), or shares NULL: every trainable parameter (dense averaging). The
+     * classifier, which every rank trains, is added. Not collective (every rank knows all). */
+    dbk_status (*set_shares)(void *ctx, struct dbk_session *s, const int32_t *const *shares, const size_t *counts);
+    /* After rank 0 evaluated the last average (before_eval put it in place): its own model back. */
+    dbk_status (*after_eval)(void *ctx, struct dbk_session *s);
 } dbk_peers;
 
 /* --- the trainer's uses (peers.c); with p NULL each is what one process does -------------- */

@@ -140,6 +140,25 @@ void dbk_results_print_conformance(FILE *out, const dbk_train_options *opt, cons
     dbk_conformance_print(out, "dawnbench.json", &c);
 }
 
+void dbk_results_schedule_note(const dbk_train_report *r, char *out, size_t cap) {
+    const dbk_schedule_result *sc = &r->schedule;
+    if (sc->completed) {
+        out[0] = '\0';
+        return;
+    }
+    const char *what = "has not finished";
+    switch (r->status) {
+    case DBK_RUN_REACHED:     what = "stopped at its target"; break;
+    case DBK_RUN_DIVERGED:    what = "diverged"; break;
+    case DBK_RUN_FAILED:      what = "failed"; break;
+    case DBK_RUN_INTERRUPTED: what = "was interrupted"; break;
+    case DBK_RUN_RUNNING:
+    case DBK_RUN_NOT_REACHED: break;
+    }
+    snprintf(out, cap, "the run %s after epoch %d of %d%s", what, r->epochs_run, sc->epochs,
+             r->status == DBK_RUN_REACHED ? " (--all-epochs trains the whole schedule)" : "");
+}
+
 void dbk_results_subset_marker(const dbk_train_report *r, char *out, size_t cap) {
     out[0] = '\0';
     if (!r->subset) return;
@@ -167,6 +186,59 @@ dbk_status dbk_results_write_logs_tsv(const char *path, const dbk_train_report *
     dbk_status st = dbk_file_write_atomic(path, text, n);
     dbk_free(text);
     return st;
+}
+
+/* What issue 29's sources added to a recipe: the schedule's kind and arithmetic, Muon, selective
+ * TTA, the evaluation batch, the whitening's images and order, the jitter. */
+static void add_source_fields(cJSON *o, const dbk_recipe *rc) {
+    static const char *const kinds[] = {"knots", "fastai_clr_beta", "fastai_phases"};
+    cJSON_AddStringToObject(o, "schedule", kinds[rc->schedule]);
+    if (rc->schedule == DBK_SCHEDULE_FASTAI_CLR_BETA) {
+        cJSON *c = cJSON_AddObjectToObject(o, "clr");
+        cJSON_AddNumberToObject(c, "lr", dbk_results_float_decimal(rc->clr.lr));
+        cJSON_AddNumberToObject(c, "div", dbk_results_float_decimal(rc->clr.div));
+        cJSON_AddNumberToObject(c, "pct", dbk_results_float_decimal(rc->clr.pct));
+        cJSON_AddNumberToObject(c, "momentum_max", dbk_results_float_decimal(rc->clr.mom_max));
+        cJSON_AddNumberToObject(c, "momentum_min", dbk_results_float_decimal(rc->clr.mom_min));
+    }
+    cJSON *ph = cJSON_AddArrayToObject(o, "phases");
+    for (int i = 0; i < rc->phase_count; i++) {
+        const dbk_fastai_phase *p = &rc->phases[i];
+        cJSON *x = cJSON_CreateObject();
+        cJSON_AddNumberToObject(x, "epochs", p->epochs);
+        cJSON *lr = cJSON_AddArrayToObject(x, "lr"), *mom = cJSON_AddArrayToObject(x, "momentum");
+        cJSON_AddItemToArray(lr, cJSON_CreateNumber(p->lr0));
+        cJSON_AddItemToArray(lr, cJSON_CreateNumber(p->lr1));
+        cJSON_AddItemToArray(mom, cJSON_CreateNumber(p->mom0));
+        cJSON_AddItemToArray(mom, cJSON_CreateNumber(p->mom1));
+        cJSON_AddItemToArray(ph, x);
+    }
+    cJSON_AddBoolToObject(o, "lr_at_step_end", rc->lr_at_step_end);
+    cJSON_AddBoolToObject(o, "lr_per_step", rc->lr_per_step);
+    cJSON_AddNumberToObject(o, "lr_reference_batch", rc->lr_reference_batch);
+    cJSON_AddNumberToObject(o, "passes_per_epoch", rc->passes_per_epoch > 1 ? rc->passes_per_epoch : 1);
+    cJSON_AddNumberToObject(o, "eval_batch", rc->eval_batch > 0 ? rc->eval_batch : rc->batch);
+    cJSON_AddNumberToObject(o, "tta_select_fraction", dbk_results_float_decimal(rc->tta_select.fraction));
+    cJSON_AddNumberToObject(o, "whiten_images", rc->whiten_images > 0 ? rc->whiten_images : 5000);
+    cJSON_AddBoolToObject(o, "whiten_ascending", rc->whiten_ascending);
+    bool muon = false;
+    for (int i = 0; i < rc->group_count; i++) muon = muon || rc->groups[i].muon;
+    if (!muon) return;
+    const dbk_muon_params *m = &rc->muon;
+    cJSON *mo = cJSON_AddObjectToObject(o, "muon");
+    cJSON_AddNumberToObject(mo, "momentum", dbk_results_float_decimal(m->momentum));
+    cJSON_AddBoolToObject(mo, "nesterov", m->nesterov);
+    cJSON_AddNumberToObject(mo, "ns_steps", m->ns_steps);
+    cJSON *abc = cJSON_AddArrayToObject(mo, "ns_coefficients");
+    cJSON_AddItemToArray(abc, cJSON_CreateNumber(dbk_results_float_decimal(m->ns_a)));
+    cJSON_AddItemToArray(abc, cJSON_CreateNumber(dbk_results_float_decimal(m->ns_b)));
+    cJSON_AddItemToArray(abc, cJSON_CreateNumber(dbk_results_float_decimal(m->ns_c)));
+    cJSON_AddNumberToObject(mo, "ns_eps", dbk_results_float_decimal(m->ns_eps));
+    cJSON_AddNumberToObject(mo, "ns_target", dbk_results_float_decimal(m->ns_target));
+    cJSON_AddNumberToObject(mo, "ns_target_end", dbk_results_float_decimal(m->ns_target_end));
+    cJSON_AddNumberToObject(mo, "renorm_every", m->renorm_every);
+    cJSON_AddNumberToObject(mo, "renorm_eps", dbk_results_float_decimal(m->renorm_eps));
+    cJSON_AddNumberToObject(mo, "weight_decay", dbk_results_float_decimal(m->weight_decay));
 }
 
 cJSON *dbk_results_u64_json(uint64_t v) {
@@ -221,6 +293,8 @@ static cJSON *recipe_json(const dbk_recipe *rc) {
         cJSON_AddNumberToObject(g, "lr_scale", dbk_results_float_decimal(rc->groups[i].lr_scale));
         cJSON_AddNumberToObject(g, "weight_decay_scale", dbk_results_float_decimal(rc->groups[i].weight_decay_scale));
         cJSON_AddNumberToObject(g, "until_epoch", rc->groups[i].until_epoch);
+        cJSON_AddBoolToObject(g, "own_decay", rc->groups[i].own_decay);
+        cJSON_AddBoolToObject(g, "muon", rc->groups[i].muon);
         cJSON_AddItemToArray(groups, g);
     }
     if (rc->lookahead_every > 0) {
@@ -244,6 +318,9 @@ static cJSON *recipe_json(const dbk_recipe *rc) {
     cJSON_AddBoolToObject(aug, "flip", rc->augment.flip);
     cJSON_AddBoolToObject(aug, "flip_alternating", rc->augment.flip_alternating);
     cJSON_AddNumberToObject(aug, "cutout", rc->augment.cutout);
+    cJSON_AddNumberToObject(aug, "brightness", rc->augment.brightness);
+    cJSON_AddNumberToObject(aug, "contrast", rc->augment.contrast);
+    add_source_fields(o, rc);
     cJSON_AddNumberToObject(o, "target", (double)dbk_results_hundredths(rc->target) / 100.0);
     return o;
 }
@@ -251,6 +328,26 @@ static cJSON *recipe_json(const dbk_recipe *rc) {
 static void add_number_or_null(cJSON *o, const char *key, double v, bool known) {
     if (known) cJSON_AddNumberToObject(o, key, v);
     else cJSON_AddNullToObject(o, key);
+}
+
+/* result.json's "fixed_schedule": airbench's metric, the accuracy and clock time of the whole
+ * schedule, or nulls and the reason there are none. */
+static void add_fixed_schedule(cJSON *root, const dbk_train_report *r) {
+    const dbk_schedule_result *sc = &r->schedule;
+    cJSON *o = cJSON_AddObjectToObject(root, "fixed_schedule");
+    cJSON_AddBoolToObject(o, "completed", sc->completed);
+    cJSON_AddNumberToObject(o, "epochs", sc->epochs);
+    cJSON_AddNumberToObject(o, "steps", (double)sc->steps);
+    add_number_or_null(o, "test_accuracy", sc->accuracy, sc->completed);
+    if (r->top5) add_number_or_null(o, "test_top5_accuracy", sc->top5, sc->completed);
+    add_number_or_null(o, "seconds", sc->seconds, sc->completed);
+    add_number_or_null(o, "hours", sc->seconds / 3600.0, sc->completed);
+    add_number_or_null(o, "cost", sc->seconds / 3600.0 * r->platform.price_per_hour,
+                       sc->completed && r->platform.price_per_hour > 0);
+    cJSON_AddStringToObject(o, "accuracy_source", r->final_eval.done ? "final evaluation" : "last epoch's evaluation");
+    char note[256];
+    dbk_results_schedule_note(r, note, sizeof note);
+    cJSON_AddStringToObject(o, "note", note);
 }
 
 static void add_platform_and_flops(cJSON *root, const dbk_train_report *r) {
@@ -273,7 +370,8 @@ static void add_platform_and_flops(cJSON *root, const dbk_train_report *r) {
     /* Utilisation over the training steps (preprocessing and evaluation excluded). */
     double train_seconds = 0.0;
     for (int i = 0; i < r->epochs_run; i++) train_seconds += r->epochs[i].epoch_seconds;
-    double total = r->step_flops * r->steps_per_epoch * r->epochs_run;
+    double total = 0.0;   /* the steps run, each as the session ran it */
+    for (int i = 0; i < r->epochs_run; i++) total += r->epochs[i].flops;
     double achieved = train_seconds > 0 ? total / train_seconds : 0.0;
     cJSON *f = cJSON_AddObjectToObject(root, "flops");
     cJSON_AddNumberToObject(f, "per_step", r->step_flops);
@@ -329,6 +427,7 @@ cJSON *dbk_results_epoch_json(const dbk_epoch_record *e) {
     cJSON_AddNumberToObject(o, "clock_seconds", e->clock_seconds);
     cJSON_AddNumberToObject(o, "eval_seconds", e->eval_seconds);
     cJSON_AddNumberToObject(o, "images_per_second", e->images_per_second);
+    cJSON_AddNumberToObject(o, "flops", e->flops);
     cJSON_AddNumberToObject(o, "lr_end", dbk_results_float_decimal(e->lr_end));
     cJSON_AddNumberToObject(o, "test_top5_accuracy", e->test_top5);
     cJSON_AddNumberToObject(o, "loader_wait_seconds", e->loader_wait_seconds);
@@ -431,6 +530,7 @@ dbk_status dbk_results_write_json(const char *path, const dbk_train_options *opt
         cJSON_AddNumberToObject(f, "test_accuracy_without_tta", fe->plain_accuracy);
     }
 
+    add_fixed_schedule(root, r);
     add_platform_and_flops(root, r);
     dbk_results_add_energy(root, r);
 
@@ -443,6 +543,7 @@ dbk_status dbk_results_write_json(const char *path, const dbk_train_options *opt
     add_profile(root, r);
     add_step_costs(root, r);
     dbk_results_add_distributed(root, opt, r);
+    dbk_results_add_sparse(root, opt, r);
     return dbk_results_write_cjson(path, root);
 }
 
@@ -532,5 +633,8 @@ dbk_status dbk_results_write_dawnbench_entry(const char *path, const dbk_train_o
     add_number_or_null(misc, "hoursToTarget", r->seconds_to_target / 3600.0, hit);
     add_number_or_null(misc, "costToTarget", r->seconds_to_target / 3600.0 * r->platform.price_per_hour,
                        hit && r->platform.price_per_hour > 0);
+    const dbk_schedule_result *sc = &r->schedule; /* airbench's metric: the whole schedule's accuracy and time */
+    add_number_or_null(misc, "fixedScheduleAccuracy", sc->accuracy, sc->completed);
+    add_number_or_null(misc, "fixedScheduleHours", sc->seconds / 3600.0, sc->completed);
     return dbk_results_write_cjson(path, root);
 }

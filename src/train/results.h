@@ -57,6 +57,12 @@ double dbk_results_best_accuracy(const dbk_train_report *r);
 /* The best per-epoch test top-5 accuracy (0 when top-5 was not evaluated). */
 double dbk_results_best_top5(const dbk_train_report *r);
 
+/* Why a run has no fixed-schedule result (r->schedule.completed false), one clause for the
+ * console and result.json: "the run stopped at its target after epoch 5 of 24 (--all-epochs
+ * trains the whole schedule)", "the run was interrupted after epoch 2 of 10", ...; "" when
+ * the schedule completed. */
+void dbk_results_schedule_note(const dbk_train_report *r, char *out, size_t cap);
+
 dbk_status dbk_results_write_logs_tsv(const char *path, const dbk_train_report *r);
 /* The subset marker line of logs.tsv (without its newline), or "" for a full run. */
 void dbk_results_subset_marker(const dbk_train_report *r, char *out, size_t cap);
@@ -71,6 +77,9 @@ struct cJSON *dbk_results_u64_json(uint64_t v);
 /* results_peers.c: adds result.json's "distributed" object (a cJSON object root) for a
  * distributed run (report->peers.ranks > 0); nothing otherwise. */
 void dbk_results_add_distributed(void *json_root, const dbk_train_options *opt, const dbk_train_report *r);
+/* results_mask.c: adds "sparse_mask" (a run with a sparse mask) and "checkpoint_diff" (one that
+ * wrote model.diff); nothing otherwise. */
+void dbk_results_add_sparse(void *json_root, const dbk_train_options *opt, const dbk_train_report *r);
 #define DBK_JOULES_PER_KWH 3.6e6
 
 /* results_energy.c: result.json's "energy" object (a cJSON object root); the joules on the clock

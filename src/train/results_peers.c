@@ -43,6 +43,24 @@ void dbk_results_add_distributed(void *json_root, const dbk_train_options *opt, 
     cJSON_AddNumberToObject(d, "exchange_seconds_per_step", exchange_s);
     cJSON_AddNumberToObject(d, "codec_seconds_per_step", p->codec_seconds * per);
     cJSON_AddNumberToObject(d, "compute_seconds_per_step", compute_s);
+    if (p->local_steps > 0) { /* model averaging: per rank, against the dense average and the allreduce */
+        cJSON *a = cJSON_AddObjectToObject(d, "averaging");
+        const double averages = (double)p->averages, train_steps = (double)p->train_steps;
+        const double per_rank = p->bytes_sent / p->ranks, dense_avg = 4.0 * (p->trainable_values + p->statistics_values);
+        cJSON_AddNumberToObject(a, "local_steps", p->local_steps);
+        cJSON_AddNumberToObject(a, "averages", averages);
+        cJSON_AddNumberToObject(a, "train_steps", train_steps);
+        cJSON_AddNumberToObject(a, "trainable_values", p->trainable_values);
+        cJSON_AddNumberToObject(a, "statistics_values", p->statistics_values);
+        cJSON_AddNumberToObject(a, "values_per_average", averages > 0 ? p->averaged_values / p->ranks / averages : 0.0);
+        cJSON_AddNumberToObject(a, "bytes_per_average", averages > 0 ? per_rank / averages : 0.0);
+        cJSON_AddNumberToObject(a, "bytes_per_step", train_steps > 0 ? per_rank / train_steps : 0.0);
+        cJSON_AddNumberToObject(a, "bytes_per_run", per_rank);
+        cJSON_AddNumberToObject(a, "dense_average_bytes", dense_avg);
+        cJSON_AddNumberToObject(a, "dense_average_bytes_per_run", dense_avg * averages);
+        cJSON_AddNumberToObject(a, "allreduce_bytes_per_step", 4.0 * p->trainable_values);
+        cJSON_AddNumberToObject(a, "allreduce_bytes_per_run", 4.0 * p->trainable_values * train_steps);
+    }
     cJSON *model = cJSON_AddObjectToObject(d, "exchange_model");
     cJSON_AddStringToObject(model, "note", "a model, not a measurement: alpha-beta cost of ring allreduce/allgather "
                                            "of this run's payloads on the stated link, plus the measured compute time");

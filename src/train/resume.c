@@ -48,6 +48,12 @@ dbk_status dbk_resume_save(dbk_session *s, const char *dir, const dbk_train_opti
     for (int i = 0; i < rep->epochs_run; i++) cJSON_AddItemToArray(eps, dbk_results_epoch_json(&rep->epochs[i]));
     dbk_results_add_energy_state(m, rep);
     if (peers) cJSON_AddItemToObject(m, "distributed", cJSON_Parse(peers->meta_json));
+    if (rep->mask.on) { /* the mask's counts so far (the mask itself is the tensor sparse_mask) */
+        cJSON *o = cJSON_AddObjectToObject(m, "sparse_mask");
+        cJSON_AddNumberToObject(o, "computations", rep->mask.computations);
+        cJSON_AddNumberToObject(o, "seconds", rep->mask.seconds);
+        cJSON_AddNumberToObject(o, "selection_bytes_broadcast", rep->mask.mask_bytes);
+    }
     const dbk_loss_scaler *ls = dbk_session_loss_scaler(s);
     if (ls) {
         cJSON *o = cJSON_AddObjectToObject(m, "loss_scaler");
@@ -100,6 +106,8 @@ static void read_epochs(const cJSON *eps, dbk_train_report *rep, const char **ba
         r->loader_wait_seconds = number(e, "loader_wait_seconds", bad);
         r->decode_seconds = number(e, "decode_seconds", bad);
         r->eval_wait_seconds = number(e, "eval_wait_seconds", bad);
+        const cJSON *flops = cJSON_GetObjectItemCaseSensitive(e, "flops"); /* absent before it existed */
+        r->flops = cJSON_IsNumber(flops) ? flops->valuedouble : 0.0;
         const cJSON *joules = cJSON_GetObjectItemCaseSensitive(e, "clock_joules");   /* only when measured */
         r->clock_joules = cJSON_IsNumber(joules) ? joules->valuedouble : (double)NAN;
         if (r->epoch != rep->epochs_run && !*bad) *bad = "epochs (not numbered 1, 2, ...)";
@@ -175,6 +183,12 @@ static void read_totals(const cJSON *m, dbk_train_report *rep, const char **bad)
     rep->resume_seconds = number(m, "resume_seconds", bad);
     rep->epochs_to_target = (int)number(m, "epochs_to_target", bad);
     rep->seconds_to_target = number(m, "seconds_to_target", bad);
+    const cJSON *mask = cJSON_GetObjectItemCaseSensitive(m, "sparse_mask");
+    if (mask) { /* a run with a sparse mask: its computations so far */
+        rep->mask.computations = (int)number(mask, "computations", bad);
+        rep->mask.seconds = number(mask, "seconds", bad);
+        rep->mask.mask_bytes = number(mask, "selection_bytes_broadcast", bad);
+    }
     dbk_results_read_energy_state(m, rep);
 }
 

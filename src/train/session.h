@@ -57,6 +57,13 @@ typedef struct dbk_session_config {
      * the update only when they are clean. Needs the device's fp16 path (fp16_missing ""). */
     bool                  fp16;
     int                   loss_scale_interval;   /* clean steps before S doubles; 0: the default */
+    /* Sparse masks (train/sparse_mask.h; NULL or method ALL: every parameter trains): the
+     * optimizer leaves a parameter whose mask is 0 as it is; a Fisher mask builds a batch-1
+     * program whose gradients accumulate into the importance (dbk_session_fisher_select). The
+     * session keeps a copy. Not with fp16 or a streamed dataset (refused). */
+    const struct dbk_mask_spec *mask;
+    int                   mask_ranks;  /* ranks sharing out one selection (model averaging with
+                                          interleaved masks); 0 or 1: one mask for all */
 } dbk_session_config;
 
 typedef struct dbk_epoch_counters {
@@ -151,6 +158,30 @@ bool       dbk_session_has_lookahead(const dbk_session *s);
 dbk_status dbk_session_lookahead(dbk_session *s, long run_step, long run_steps);
 dbk_status dbk_session_lookahead_final(dbk_session *s);               /* decay 1 */
 
+/* --- sparse masks (config mask; train/sparse_mask.h, docs/sparse-masks.md) ---------------- */
+
+struct dbk_mask_layout;
+struct dbk_mask_pick;
+/* The mask's layout (selectable ranges, kept counts); NULL without a mask. */
+const struct dbk_mask_layout *dbk_session_mask_layout(const dbk_session *s);
+/* Every parameter trains (the mask all ones): warm-up epochs. Enqueues. */
+dbk_status dbk_session_mask_dense(dbk_session *s);
+/* Fisher masks: the importance (empirical Fisher information) summed over `samples` single
+ * images (rows 0.. of the current epoch's shuffle, at most the training set; augmented as in
+ * training with `seed`), then the `count` most important selectable parameters selected, all on
+ * the device (DBK_OP_FISHER_ACCUMULATE, DBK_OP_SPARSE_SELECT). Enqueues; the model's running
+ * statistics are not changed. */
+dbk_status dbk_session_fisher_select(dbk_session *s, int samples, uint32_t seed, size_t count);
+/* The mask from that selection: every selected parameter, the classifier, nothing else. */
+dbk_status dbk_session_mask_from_selection(dbk_session *s);
+/* The selection to the host: count (of fisher_select) picks of packed index and importance. */
+dbk_status dbk_session_read_selection(dbk_session *s, struct dbk_mask_pick *picks);
+/* The mask from n packed indices given by the host (a random mask, a rank's share). */
+dbk_status dbk_session_mask_from_indices(dbk_session *s, const int32_t *indices, size_t n);
+/* The mask and the importance to the host (one float per parameter, flat layout). */
+dbk_status dbk_session_read_mask(dbk_session *s, float *out);
+dbk_status dbk_session_read_importance(dbk_session *s, float *out);
+
 /* When on, evaluation waits for the device after every batch (inference latency: with
  * eval_batch 1 each image is classified completely before the next one starts). */
 void dbk_session_set_eval_sync(dbk_session *s, bool on);
@@ -165,6 +196,9 @@ void dbk_session_print_profile(const dbk_session *s, FILE *out);
 
 /* FLOPs of one training step: dbk_op_flops summed over its ops (2 per multiply-add). */
 double dbk_session_step_flops(const dbk_session *s);
+/* FLOPs of the run's training steps [first, first + count) as the session runs them: once a
+ * group has stopped (recipe until_epoch), its step without that group's gradients. */
+double dbk_session_steps_flops(const dbk_session *s, long first, long count);
 
 /* One op of the training step as measured by profiling (for result.json and rooflines). */
 typedef struct dbk_op_profile {
@@ -221,11 +255,33 @@ int        dbk_session_trainable_tensors(const dbk_session *s, size_t *offsets, 
 dbk_backend *dbk_session_backend(const dbk_session *s);
 /* The flat buffer of batch-norm running statistics and its floats. */
 dbk_buffer *dbk_session_statistics(dbk_session *s, size_t *count);
+/* The flat parameter buffer (dbk_session_param_count floats, the flat layout) to and from the
+ * host (model averaging). The read waits for the ops before it; the write is ordered with them. */
+dbk_status dbk_session_read_params(dbk_session *s, float *out);
+dbk_status dbk_session_write_params(dbk_session *s, const float *params);
 
 /* Writes weights and batch-norm statistics to a checkpoint (train/checkpoint.h). */
 dbk_status dbk_session_save(dbk_session *s, const char *path, const char *meta_json);
 /* Loads a checkpoint written for the same model; names and shapes must match. */
 dbk_status dbk_session_load(dbk_session *s, const char *path);
+/* A run that starts from a checkpoint (--base): dbk_session_load, and lookahead's averages
+ * set to the loaded model as they are set to the initial one. */
+dbk_status dbk_session_start_from(dbk_session *s, const char *path);
+
+/* Small checkpoints (train/ckpt_diff.h): what a difference file holds. */
+typedef struct dbk_diff_summary {
+    uint64_t param_count, stat_count;   /* P, S */
+    uint64_t changed;                   /* K: parameters whose bits differ from the base's */
+    double   bytes;                     /* the file's size */
+    uint64_t base_hash;
+} dbk_diff_summary;
+/* Writes the session's model to path as its difference from the checkpoint base_path (a
+ * model.ckpt of the same model). */
+dbk_status dbk_session_save_diff(dbk_session *s, const char *base_path, const char *path, const char *meta_json,
+                                 dbk_diff_summary *out);
+/* Applies the difference file path to the session's model, which must be its base (loaded
+ * from base_path: named in the wrong-base error). */
+dbk_status dbk_session_load_diff(dbk_session *s, const char *base_path, const char *path);
 
 /* The whole training state for --resume: the flat parameter and statistics buffers, the
  * momentum and lookahead's averages (tensors "params", "statistics", "momentum",

@@ -8,7 +8,9 @@
 #include <string.h>
 
 #include "core/alloc.h"
+#include "core/fileio.h"
 #include "train/checkpoint.h"
+#include "train/ckpt_diff.h"
 #include "train/session_impl.h"
 
 dbk_status dbk_session_save(dbk_session *s, const char *path, const char *meta_json) {
@@ -59,33 +61,151 @@ static dbk_status load_tensor(const dbk_checkpoint *c, const char *path, const c
     return DBK_OK;
 }
 
-dbk_status dbk_session_load(dbk_session *s, const char *path) {
+/* A checkpoint of the session's model into host arrays in the flat layout (np and ns floats). */
+static dbk_status load_flat(const dbk_session *s, const char *path, float *params, float *state) {
     dbk_checkpoint *c = NULL;
     DBK_TRY(dbk_checkpoint_load(path, &c));
     const dbk_graph *g = s->eval.graph;
-    size_t np = dbk_graph_param_count(g), ns = dbk_graph_state_count(g);
-    float *params = dbk_calloc(np + 1, 4), *state = dbk_calloc(ns + 1, 4);
-    dbk_status st = DBK_ERR_OUT_OF_HOST_MEMORY;
-    if (!params || !state) goto done;
-    if (strcmp(dbk_checkpoint_model(c), s->cfg.model->name) != 0) {
+    dbk_status st = DBK_OK;
+    if (strcmp(dbk_checkpoint_model(c), s->cfg.model->name) != 0)
         st = dbk_set_error(DBK_ERR_FORMAT, "%s holds model '%s', not '%s'", path, dbk_checkpoint_model(c),
                            s->cfg.model->name);
-        goto done;
+    for (int i = 0; st == DBK_OK && i < dbk_graph_param_info_count(g); i++) {
+        const dbk_param_info *pi = dbk_graph_param_info(g, i);
+        st = load_tensor(c, path, pi->name, pi->ndim, pi->shape, params + pi->offset);
     }
+    for (int i = 0; st == DBK_OK && i < dbk_graph_state_info_count(g); i++) {
+        const dbk_state_info *si = dbk_graph_state_info(g, i);
+        st = load_tensor(c, path, si->name, 1, &si->count, state + si->offset);
+    }
+    dbk_checkpoint_destroy(c);
+    return st;
+}
+
+dbk_status dbk_session_load(dbk_session *s, const char *path) {
+    const dbk_graph *g = s->eval.graph;
+    size_t np = dbk_graph_param_count(g), ns = dbk_graph_state_count(g);
+    float *params = dbk_calloc(np + 1, 4), *state = dbk_calloc(ns + 1, 4);
+    dbk_status st = params && state ? load_flat(s, path, params, state) : DBK_ERR_OUT_OF_HOST_MEMORY;
+    if (st == DBK_OK) st = dbk_buffer_write(s->params, 0, params, np * 4);
+    if (st == DBK_OK) st = dbk_buffer_write(s->state, 0, state, ns * 4);
+    dbk_free(params);
+    dbk_free(state);
+    return st;
+}
+
+dbk_status dbk_session_start_from(dbk_session *s, const char *path) {
+    DBK_TRY(dbk_session_load(s, path));
+    /* Lookahead's averages start as the starting model, as after dbk_session_init_params. */
+    dbk_buffer *ema[2] = {s->ema_params, s->ema_state}, *live[2] = {s->params, s->state};
+    const size_t counts[2] = {dbk_graph_param_count(s->eval.graph), dbk_graph_state_count(s->eval.graph)};
+    for (int i = 0; i < 2; i++) {
+        if (!ema[i] || !counts[i]) continue;
+        dbk_op_desc copy = {.op = DBK_OP_COPY};
+        copy.src[0] = dbk_tensor_make(live[i], 0, DBK_DTYPE_F32, 1, (int64_t)counts[i], 1, 1, 1);
+        copy.dst[0] = dbk_tensor_make(ema[i], 0, DBK_DTYPE_F32, 1, (int64_t)counts[i], 1, 1, 1);
+        DBK_TRY(dbk_backend_run(s->be, &copy));
+    }
+    return dbk_backend_sync(s->be);
+}
+
+/* ---------------------------------------------------------------------------------- */
+/* small checkpoints: the difference against a base (train/ckpt_diff.h)               */
+
+/* The difference's parameter count: the tensors' sizes (the flat buffer aligns each tensor, so
+ * dbk_graph_param_count may be larger). */
+static size_t canonical_params(const dbk_graph *g) {
+    size_t n = 0;
     for (int i = 0; i < dbk_graph_param_info_count(g); i++) {
         const dbk_param_info *pi = dbk_graph_param_info(g, i);
-        if ((st = load_tensor(c, path, pi->name, pi->ndim, pi->shape, params + pi->offset)) != DBK_OK) goto done;
+        size_t e = 1;
+        for (int d = 0; d < pi->ndim; d++) e *= (size_t)pi->shape[d];
+        n += e;
+    }
+    return n;
+}
+
+/* Between the flat layout and the difference's order (parameters and statistics in
+ * declaration order). */
+static void reorder(const dbk_graph *g, float *params, float *state, float *canon, bool to_canonical) {
+    size_t at = 0;
+    for (int i = 0; i < dbk_graph_param_info_count(g); i++) {
+        const dbk_param_info *pi = dbk_graph_param_info(g, i);
+        size_t n = 1;
+        for (int d = 0; d < pi->ndim; d++) n *= (size_t)pi->shape[d];
+        if (to_canonical) memcpy(canon + at, params + pi->offset, n * 4);
+        else memcpy(params + pi->offset, canon + at, n * 4);
+        at += n;
     }
     for (int i = 0; i < dbk_graph_state_info_count(g); i++) {
         const dbk_state_info *si = dbk_graph_state_info(g, i);
-        if ((st = load_tensor(c, path, si->name, 1, &si->count, state + si->offset)) != DBK_OK) goto done;
+        if (to_canonical) memcpy(canon + at, state + si->offset, (size_t)si->count * 4);
+        else memcpy(state + si->offset, canon + at, (size_t)si->count * 4);
+        at += (size_t)si->count;
     }
-    if ((st = dbk_buffer_write(s->params, 0, params, np * 4)) != DBK_OK) goto done;
-    st = dbk_buffer_write(s->state, 0, state, ns * 4);
-done:
+}
+
+/* The session's model (or, with path, that checkpoint's) in the difference's order: the
+ * canonical_params parameters then ns statistics in canon. */
+static dbk_status read_canonical(dbk_session *s, const char *path, float *canon) {
+    const dbk_graph *g = s->eval.graph;
+    const size_t np = dbk_graph_param_count(g), ns = dbk_graph_state_count(g);
+    float *params = dbk_malloc(np * 4 + 4), *state = dbk_malloc(ns * 4 + 4);
+    dbk_status st = params && state ? DBK_OK : DBK_ERR_OUT_OF_HOST_MEMORY;
+    if (st == DBK_OK && path) st = load_flat(s, path, params, state);
+    if (st == DBK_OK && !path) st = dbk_backend_sync(s->be);
+    if (st == DBK_OK && !path) st = dbk_buffer_read(s->params, 0, params, np * 4);
+    if (st == DBK_OK && !path) st = dbk_buffer_read(s->state, 0, state, ns * 4);
+    if (st == DBK_OK) reorder(g, params, state, canon, true);
     dbk_free(params);
     dbk_free(state);
-    dbk_checkpoint_destroy(c);
+    return st;
+}
+
+dbk_status dbk_session_save_diff(dbk_session *s, const char *base_path, const char *path, const char *meta_json,
+                                 dbk_diff_summary *out) {
+    memset(out, 0, sizeof *out);
+    const size_t np = canonical_params(s->eval.graph), ns = dbk_graph_state_count(s->eval.graph);
+    float *base = dbk_malloc((np + ns) * 4 + 4), *trained = dbk_malloc((np + ns) * 4 + 4);
+    dbk_ckpt_diff d;
+    memset(&d, 0, sizeof d);
+    dbk_status st = base && trained ? DBK_OK : DBK_ERR_OUT_OF_HOST_MEMORY;
+    if (st == DBK_OK) st = read_canonical(s, base_path, base);
+    if (st == DBK_OK) st = read_canonical(s, NULL, trained);
+    if (st == DBK_OK)
+        st = dbk_ckpt_diff_make(s->cfg.model->name, meta_json, base, base + np, trained, trained + np, np, ns, &d);
+    if (st == DBK_OK) st = dbk_ckpt_diff_save(path, &d);
+    if (st == DBK_OK) {
+        out->param_count = np;
+        out->stat_count = ns;
+        out->changed = d.changed;
+        out->bytes = (double)dbk_ckpt_diff_bytes(&d);
+        out->base_hash = d.base_hash;
+    }
+    dbk_ckpt_diff_deinit(&d);
+    dbk_free(base);
+    dbk_free(trained);
+    return st;
+}
+
+dbk_status dbk_session_load_diff(dbk_session *s, const char *base_path, const char *path) {
+    const dbk_graph *g = s->eval.graph;
+    const size_t nflat = dbk_graph_param_count(g), np = canonical_params(g), ns = dbk_graph_state_count(g);
+    dbk_ckpt_diff d;
+    DBK_TRY(dbk_ckpt_diff_load(path, &d));
+    float *canon = dbk_malloc((np + ns) * 4 + 4), *params = dbk_calloc(nflat + 1, 4), *state = dbk_malloc(ns * 4 + 4);
+    dbk_status st = canon && params && state ? DBK_OK : DBK_ERR_OUT_OF_HOST_MEMORY;
+    if (st == DBK_OK) st = read_canonical(s, NULL, canon);
+    if (st == DBK_OK) st = dbk_ckpt_diff_apply(&d, path, s->cfg.model->name, base_path, canon, np, canon + np, ns);
+    if (st == DBK_OK) {
+        reorder(g, params, state, canon, false);
+        st = dbk_buffer_write(s->params, 0, params, nflat * 4);
+    }
+    if (st == DBK_OK) st = dbk_buffer_write(s->state, 0, state, ns * 4);
+    dbk_ckpt_diff_deinit(&d);
+    dbk_free(canon);
+    dbk_free(params);
+    dbk_free(state);
     return st;
 }
 
@@ -99,7 +219,7 @@ typedef struct state_buffer {
     size_t      count;
 } state_buffer;
 
-enum { STATE_BUFFERS = 6 };
+enum { STATE_BUFFERS = 7 };
 
 /* The optimizer's state goes by its optimizer's names (SGD: "momentum"; AdamW: "adamw.exp_avg"
  * and "adamw.exp_avg_sq", PyTorch's), so a state saved by one optimizer does not resume the
@@ -114,6 +234,7 @@ static void state_buffers(const dbk_session *s, state_buffer out[STATE_BUFFERS])
     out[3] = (state_buffer){"adamw.exp_avg_sq", s->exp_avg_sq, np};
     out[4] = (state_buffer){"lookahead.params", s->ema_params, np};
     out[5] = (state_buffer){"lookahead.statistics", s->ema_state, ns};
+    out[6] = (state_buffer){"sparse_mask", s->mask, np};   /* a fixed mask is kept across --resume */
 }
 
 dbk_status dbk_session_save_state(dbk_session *s, const char *path, const char *meta_json) {

@@ -13,6 +13,7 @@
  *                      the next session of progressive resizing
  *   session_peers.c    what data-parallel training needs: the exchange between backward
  *                      and update, the trainable tensors, the statistics buffer
+ *   session_mask.c     sparse masks: the Fisher information, the selection, the mask
  */
 #ifndef DBK_SESSION_IMPL_H
 #define DBK_SESSION_IMPL_H
@@ -21,12 +22,19 @@
 #include "nn/memplan.h"
 #include "train/loss_scaler.h"
 #include "train/session.h"
+#include "train/sparse_mask.h"
 
 typedef enum dbk_session_program_kind {
     DBK_SESSION_PROGRAM_TRAIN,      /* a training step */
     DBK_SESSION_PROGRAM_EVAL,       /* an evaluation batch */
     DBK_SESSION_PROGRAM_TTA,        /* an evaluation batch with test-time augmentation */
+    /* selective TTA (recipe tta_select): the least confident rows of the plain pass's table,
+     * then the TTA of those rows into the table, then the table's loss and accuracy */
+    DBK_SESSION_PROGRAM_TTA_SELECT,
+    DBK_SESSION_PROGRAM_TTA_SELECTED,
+    DBK_SESSION_PROGRAM_TTA_SCORE,
     DBK_SESSION_PROGRAM_LOOKAHEAD,  /* the lookahead update */
+    DBK_SESSION_PROGRAM_FISHER,     /* one image's gradient into the Fisher information (sparse masks) */
 } dbk_session_program_kind;
 
 /* One fixed op sequence: its graph (which owns the ops, the parameter layout and the
@@ -46,7 +54,16 @@ struct dbk_session {
     dbk_backend         *be;
     dbk_session_config   cfg;
     dbk_session_program  train, eval, tail;        /* tail: the last partial eval batch */
+    dbk_session_program  train_late;               /* the training step once a group stopped (recipe
+                                                      until_epoch): its gradients and what only they
+                                                      need are not computed; NULL graph when none */
+    long                 train_late_from;          /* the run step from which train_late runs */
     dbk_session_program  tta, tta_tail;            /* the final evaluation, when the recipe has TTA */
+    dbk_session_program  tta_select, tta_selected, tta_selected_tail, tta_score; /* selective TTA */
+    int                  tta_k;                    /* selective TTA: rows that get the views */
+    dbk_buffer          *tta_table;                /* selective TTA: the test set's logits f32 (M, classes) */
+    dbk_buffer          *tta_rows, *tta_work;      /* the selected rows i32 (k), their work f32 (M) */
+    dbk_buffer          *test_labels_i32;          /* selective TTA: the test labels as i32 (M) */
     dbk_session_program  lookahead;                /* when the recipe has lookahead */
     dbk_program         *update;                   /* the optimizer alone (cfg.separate_update) */
     dbk_session_exchange_fn exchange;              /* between backward and update, when set */
@@ -65,7 +82,8 @@ struct dbk_session {
     dbk_buffer          *eval_images, *eval_zeros, *eval_batch_labels; /* streamed_eval: one batch,
                                                       its u8 zeros for the augment op, its labels i32 */
     dbk_loader          *eval_loader;              /* streamed_eval: borrowed */
-    int32_t             *perm;                     /* host permutation buffer */
+    int32_t             *perm;                     /* host copy of the epoch's order (train/epoch_order.h) */
+    int32_t             *perm_scratch;             /* one pass's permutation while building it */
     uint32_t             epoch_seed;               /* augmentation seed of the current epoch */
     uint32_t             run_seed;                 /* per-image draws fixed for the run (begin_epoch) */
     int                  epoch;
@@ -85,6 +103,18 @@ struct dbk_session {
     dbk_backend_counters cost_sum;                 /* the steps' share of the backend's counters */
     double               cost_wall, cost_min_bytes; /* their wall seconds, dbk_op_bytes moved */
     long                 cost_steps;
+    /* sparse masks (cfg.mask, session_mask.c) */
+    dbk_mask_spec        mask_spec;                /* a copy of *cfg.mask (method ALL: no mask) */
+    dbk_mask_layout      mask_layout;              /* selectable ranges and counts */
+    dbk_session_program  fisher;                   /* batch 1, no update: gradients into importance */
+    dbk_buffer          *mask;                     /* f32 (params): 1 trains, 0 stays as it is */
+    dbk_buffer          *importance;               /* f32 (params): the Fisher information */
+    dbk_buffer          *fisher_state, *fisher_steps;  /* scratch statistics; per-step values */
+    void                *fisher_host;
+    dbk_buffer          *mask_packed;              /* f32 (selectable): importance, then the mask */
+    dbk_buffer          *mask_tables, *mask_pairs, *mask_count, *mask_work;   /* the selection */
+    int                  mask_chunks;
+    size_t               mask_selected;            /* pairs of the last selection */
 };
 
 /* session_profile.c: a step-cost measurement around one call of the step (session.h
@@ -110,6 +140,9 @@ dbk_status dbk_session_lay_out(dbk_session *s, dbk_session_program *p);
 dbk_status dbk_session_alloc(dbk_session *s, size_t nbytes, const char *what, dbk_buffer **out);
 dbk_status dbk_session_place_activations(dbk_session *s);
 
+/* session_run.c: the recipe's passes per epoch (1 unless passes_per_epoch > 1). */
+int dbk_session_passes(const dbk_session *s);
+
 /* session.c: an evaluation batch of rows (<= eval_batch) from the host (streamed_eval). */
 dbk_status dbk_session_upload_eval_batch(dbk_session *s, const uint8_t *images, const int32_t *labels, int rows);
 
@@ -124,5 +157,16 @@ dbk_status dbk_session_put_scaler(dbk_session *s);
 
 /* session_profile.c: one training step with per-op device timing. */
 dbk_status dbk_session_run_profiled(dbk_session *s);
+
+/* session_mask.c: the mask's layout and buffers, after the planning pass (cfg.mask set and
+ * not ALL); the Fisher program's buffers too for a Fisher mask. */
+dbk_status dbk_session_alloc_mask(dbk_session *s);
+/* After the build pass: the layout's ranges at the parameters' final offsets (the planning
+ * pass places every group at 0). */
+dbk_status dbk_session_place_mask(dbk_session *s);
+/* The warm-up (session_warmup.c): the mask's ops once, the Fisher program on one image; leaves
+ * the mask undefined (set at the first epoch, or loaded from resume.ckpt). */
+dbk_status dbk_session_warm_up_mask(dbk_session *s);
+void       dbk_session_free_mask(dbk_session *s);
 
 #endif

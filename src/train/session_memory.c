@@ -45,7 +45,9 @@ dbk_status dbk_session_place_activations(dbk_session *s) {
     size_t max_chunk = s->cfg.max_activation_buffer ? s->cfg.max_activation_buffer : (size_t)info->max_alloc_bytes;
     if (info->max_alloc_bytes && max_chunk > info->max_alloc_bytes) max_chunk = (size_t)info->max_alloc_bytes;
     DBK_TRY(dbk_memplan_create(max_chunk, &s->memplan));
-    dbk_session_program *progs[] = {&s->train, &s->eval, &s->tail, &s->tta, &s->tta_tail};
+    dbk_session_program *progs[] = {&s->train, &s->train_late, &s->eval,         &s->tail,
+                                    &s->tta,   &s->tta_tail,   &s->tta_select,   &s->tta_selected,
+                                    &s->tta_selected_tail,     &s->tta_score,    &s->fisher};
     for (size_t i = 0; i < sizeof progs / sizeof progs[0]; i++)
         if (progs[i]->count) DBK_TRY(dbk_memplan_add_program(s->memplan, progs[i]->ops, progs[i]->count));
     const int n = dbk_memplan_chunk_count(s->memplan);

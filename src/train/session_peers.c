@@ -43,3 +43,11 @@ dbk_buffer *dbk_session_statistics(dbk_session *s, size_t *count) {
 }
 
 dbk_backend *dbk_session_backend(const dbk_session *s) { return s->be; }
+
+dbk_status dbk_session_read_params(dbk_session *s, float *out) {
+    return dbk_buffer_read(s->params, 0, out, dbk_graph_param_count(s->eval.graph) * sizeof *out);
+}
+
+dbk_status dbk_session_write_params(dbk_session *s, const float *params) {
+    return dbk_buffer_write(s->params, 0, params, dbk_graph_param_count(s->eval.graph) * sizeof *params);
+}

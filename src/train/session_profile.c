@@ -166,10 +166,20 @@ void dbk_session_print_profile(const dbk_session *s, FILE *out) {
                 marks[i], marked[i], dbk_algorithm_multiply_add_saving(marked[i]));
 }
 
-double dbk_session_step_flops(const dbk_session *s) {
+static double program_flops(const dbk_session_program *p) {
     double f = 0.0;
-    for (int i = 0; i < s->train.count; i++) f += dbk_op_flops(&s->train.ops[i]);
+    for (int i = 0; i < p->count; i++) f += dbk_op_flops(&p->ops[i]);
     return f;
+}
+
+double dbk_session_step_flops(const dbk_session *s) { return program_flops(&s->train); }
+
+double dbk_session_steps_flops(const dbk_session *s, long first, long count) {
+    const double full = program_flops(&s->train);
+    if (!s->train_late.recorded || s->profiling) return full * (double)count; /* profiling runs the full step */
+    const long from = s->train_late_from, end = first + count;
+    const long late = end <= from ? 0 : end - (first > from ? first : from);
+    return full * (double)(count - late) + program_flops(&s->train_late) * (double)late;
 }
 
 int dbk_session_profile_op_count(const dbk_session *s) { return s->train.count; }

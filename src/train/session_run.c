@@ -8,12 +8,19 @@
 #include <string.h>
 
 #include "core/rng.h"
+#include "train/epoch_order.h"
 #include "train/session_impl.h"
 
 static int shards(const dbk_session *s) { return s->cfg.shard_count > 1 ? s->cfg.shard_count : 1; }
 
+int dbk_session_passes(const dbk_session *s) {
+    return s->cfg.recipe && s->cfg.recipe->passes_per_epoch > 1 ? s->cfg.recipe->passes_per_epoch : 1;
+}
+
 /* Full global batches only (drop_last): with shards, every rank takes its rows of each. */
-int dbk_session_steps_per_epoch(const dbk_session *s) { return s->cfg.train_count / (s->cfg.batch * shards(s)); }
+int dbk_session_steps_per_epoch(const dbk_session *s) {
+    return dbk_epoch_steps(s->cfg.train_count, dbk_session_passes(s), s->cfg.batch * shards(s));
+}
 
 /* The counters of a program's graph live after its host-written values. */
 static dbk_status zero_counters(dbk_buffer *steps, const dbk_graph *g) {
@@ -41,10 +48,10 @@ static dbk_status read_counters(dbk_session *s, dbk_buffer *steps, const dbk_gra
 dbk_status dbk_session_begin_epoch(dbk_session *s, int epoch, uint64_t seed) {
     if (!s->cfg.streamed) { /* streamed: the loader shuffles */
         DBK_ASSERT(s->perm);
-        dbk_rng rng;
-        dbk_rng_init(&rng, seed ^ ((uint64_t)(epoch + 1) * 0x9e3779b97f4a7c15ULL));
-        dbk_rng_permutation(&rng, s->perm, s->cfg.train_count);
-        DBK_TRY(dbk_buffer_write(s->indices, 0, s->perm, (size_t)s->cfg.train_count * 4));
+        const int passes = dbk_session_passes(s);
+        DBK_TRY(dbk_epoch_order(s->cfg.train_count, passes, s->cfg.batch * shards(s), seed, epoch, s->perm_scratch,
+                                s->perm));
+        DBK_TRY(dbk_buffer_write(s->indices, 0, s->perm, (size_t)s->cfg.train_count * (size_t)passes * 4));
     }
     /* The augmentation seed of the epoch; rows are told apart by their position. */
     s->epoch = epoch;
@@ -91,9 +98,13 @@ void dbk_session_restore_loss_scaler(dbk_session *s, const dbk_loss_scaler *save
 }
 
 static dbk_status enqueue_step(dbk_session *s, int step, float lr) {
-    const dbk_step_ctx ctx = {.epoch = s->epoch > 0 ? s->epoch - 1 : 0, /* 0-based for the rules */
+    const int epoch0 = s->epoch > 0 ? s->epoch - 1 : 0, per_epoch = dbk_session_steps_per_epoch(s);
+    const dbk_step_ctx ctx = {.epoch = epoch0, /* 0-based for the rules */
                               .step = step,
-                              .steps_per_epoch = dbk_session_steps_per_epoch(s),
+                              .steps_per_epoch = per_epoch,
+                              .run_step = (long)epoch0 * per_epoch + step,
+                              .run_steps = dbk_recipe_total_steps(s->cfg.recipe, per_epoch),
+                              .recipe = s->cfg.recipe,
                               .first = s->cfg.streamed ? 0 : (step * shards(s) + s->cfg.shard_index) * s->cfg.batch,
                               .seed = s->epoch_seed,
                               .run_seed = s->run_seed,
@@ -104,8 +115,9 @@ static dbk_status enqueue_step(dbk_session *s, int step, float lr) {
     DBK_TRY(dbk_session_put_scaler(s));
     s->epoch_steps++;
     if (s->update) return dbk_session_run_exchanged(s);
-    if (s->profiling) return dbk_session_run_profiled(s);
-    return dbk_program_run(s->train.recorded);
+    if (s->profiling) return dbk_session_run_profiled(s); /* the full step's ops, as the profile's table */
+    const bool late = s->train_late.recorded && ctx.run_step >= s->train_late_from;
+    return dbk_program_run(late ? s->train_late.recorded : s->train.recorded);
 }
 
 dbk_status dbk_session_train_step(dbk_session *s, int step, float lr) {
@@ -170,6 +182,34 @@ dbk_status dbk_session_evaluate(dbk_session *s, dbk_epoch_counters *out) {
     return evaluate_with(s, &s->eval, &s->tail, out);
 }
 
+/* One run of a program with the evaluation layout, its batch's first row at `first`. */
+static dbk_status run_eval_program(dbk_session *s, const dbk_session_program *p, int32_t first) {
+    const dbk_step_ctx ctx = {.epoch = s->epoch > 0 ? s->epoch - 1 : 0, .first = first};
+    const dbk_graph *g = s->eval.graph;
+    dbk_graph_fill_step(g, &ctx, s->eval_host);
+    DBK_TRY(dbk_buffer_write(s->eval_steps, 0, s->eval_host, dbk_graph_step_host_bytes(g)));
+    return dbk_program_run(p->recorded);
+}
+
+/* cifar10-speedrun's tta: the plain pass writes every image's logits into the table; the
+ * int(fraction * N) least confident rows are selected; their six views' mean logits replace
+ * theirs; the table is scored once. Nothing is read back before the counters. */
+static dbk_status evaluate_selective(dbk_session *s, dbk_epoch_counters *out) {
+    dbk_epoch_counters plain;
+    DBK_TRY(evaluate_with(s, &s->eval, &s->tail, &plain));
+    DBK_TRY(run_eval_program(s, &s->tta_select, 0));
+    const int eb = s->cfg.eval_batch;
+    for (int32_t first = 0; first < s->tta_k; first += eb)
+        DBK_TRY(run_eval_program(s, s->tta_k - first < eb ? &s->tta_selected_tail : &s->tta_selected, first));
+    const dbk_graph *g = s->eval.graph;
+    DBK_TRY(zero_counters(s->eval_steps, g));
+    DBK_TRY(run_eval_program(s, &s->tta_score, 0));
+    out->images = s->cfg.test_count;
+    DBK_TRY(read_counters(s, s->eval_steps, g, out));
+    out->correct5 = 0;
+    return s->cfg.top5 ? read_counter(s->eval_steps, g, "correct5", &out->correct5) : DBK_OK;
+}
+
 dbk_status dbk_session_check_evaluation(const dbk_epoch_counters *c, const char *model) {
     const double loss = c->images > 0 ? c->loss_sum / (double)c->images : 0.0;
     if (isfinite(loss)) return DBK_OK;
@@ -179,6 +219,7 @@ dbk_status dbk_session_check_evaluation(const dbk_epoch_counters *c, const char 
 }
 
 dbk_status dbk_session_evaluate_final(dbk_session *s, dbk_epoch_counters *out) {
+    if (s->tta_score.graph) return evaluate_selective(s, out);
     if (!s->tta.graph) return dbk_session_evaluate(s, out);
     return evaluate_with(s, &s->tta, &s->tta_tail, out);
 }

@@ -12,8 +12,10 @@
  * dataset is touched before run_start), on a freshly created session: it zeroes every label
  * buffer (labels index the logits, so they must be in range; image bytes are valid whatever
  * they hold), writes an identity-like permutation and initial parameters, then runs the
- * training step (and the separate update), an evaluation batch, the last partial batch, the
- * test-time augmentation's batches and the lookahead once each with the real shapes, and
+ * training step (and the separate update, and the step once a group stopped), an evaluation
+ * batch, the last partial batch, the test-time augmentation's batches (selective TTA's
+ * selection, views and scoring), the lookahead and a sparse mask's computation (the Fisher
+ * program once, the selection, the scatter and copies) once each with the real shapes, and
  * waits. It leaves the datasets, parameters, statistics and optimizer state undefined: the
  * caller uploads the data and initialises (or loads) the state afterwards, as it would
  * without a warm-up, so a run trains bit for bit the same. The data-parallel exchange is not
@@ -34,22 +36,45 @@ static dbk_status zero_buffer(dbk_buffer *b) {
     return st;
 }
 
-/* One run of an evaluation program (NULL graph: the session has none) from row 0. */
-static dbk_status run_eval(dbk_session *s, const dbk_session_program *p) {
+/* One run of an evaluation program (NULL graph: the session has none) from row `first`. */
+static dbk_status run_eval_at(dbk_session *s, const dbk_session_program *p, int32_t first) {
     if (!p->graph) return DBK_OK;
-    const dbk_step_ctx ctx = {.epoch = 0, .step = 0, .first = 0};
+    const dbk_step_ctx ctx = {.epoch = 0, .step = 0, .first = first, .recipe = s->cfg.recipe};
     dbk_graph_fill_step(s->eval.graph, &ctx, s->eval_host);
     DBK_TRY(dbk_buffer_write(s->eval_steps, 0, s->eval_host, dbk_graph_step_host_bytes(s->eval.graph)));
     return dbk_program_run(p->recorded);
 }
 
-static dbk_status run_train(dbk_session *s) {
-    DBK_TRY(dbk_session_begin_epoch(s, 1, 0)); /* the permutation the augment op reads */
-    const dbk_step_ctx ctx = {.epoch = 0, .step = 0, .steps_per_epoch = dbk_session_steps_per_epoch(s), .lr = 0.0};
+static dbk_status run_eval(dbk_session *s, const dbk_session_program *p) { return run_eval_at(s, p, 0); }
+
+/* Selective TTA's programs once each, at the rows its evaluation gives them (the table was
+ * zeroed, so the selection's indices are in range). */
+static dbk_status run_selective(dbk_session *s) {
+    if (!s->tta_score.graph) return DBK_OK;
+    const int eb = s->cfg.eval_batch;
+    DBK_TRY(run_eval(s, &s->tta_select));
+    if (s->tta_k >= eb) DBK_TRY(run_eval(s, &s->tta_selected));
+    if (s->tta_k % eb) DBK_TRY(run_eval_at(s, &s->tta_selected_tail, s->tta_k - s->tta_k % eb));
+    return run_eval(s, &s->tta_score);
+}
+
+/* One training step with the values dbk_session_train_step gives step `run_step` of the run. */
+static dbk_status run_train_at(dbk_session *s, const dbk_session_program *p, long run_step) {
+    const int per_epoch = dbk_session_steps_per_epoch(s);
+    const dbk_step_ctx ctx = {.epoch = (int)(run_step / per_epoch), .step = (int)(run_step % per_epoch),
+                              .steps_per_epoch = per_epoch, .run_step = run_step,
+                              .run_steps = dbk_recipe_total_steps(s->cfg.recipe, per_epoch),
+                              .recipe = s->cfg.recipe, .lr = 0.0};
     dbk_graph_fill_step(s->train.graph, &ctx, s->train_host);
     DBK_TRY(dbk_buffer_write(s->train_steps, 0, s->train_host, dbk_graph_step_host_bytes(s->train.graph)));
     DBK_TRY(dbk_session_put_scaler(s));   /* mixed precision: the device's scaler state */
-    DBK_TRY(dbk_program_run(s->train.recorded));
+    return dbk_program_run(p->recorded);
+}
+
+static dbk_status run_train(dbk_session *s) {
+    DBK_TRY(dbk_session_begin_epoch(s, 1, 0)); /* the permutation the augment op reads */
+    DBK_TRY(run_train_at(s, &s->train, 0));
+    if (s->train_late.recorded) DBK_TRY(run_train_at(s, &s->train_late, s->train_late_from));
     return s->update ? dbk_program_run(s->update) : DBK_OK;
 }
 
@@ -63,14 +88,17 @@ static dbk_status run_lookahead(dbk_session *s) {
 
 dbk_status dbk_session_warm_up(dbk_session *s, double *seconds) {
     const double t0 = dbk_time_now();
-    dbk_buffer *labels[] = {s->train_labels, s->test_labels, s->batch_labels, s->eval_batch_labels};
-    for (size_t i = 0; i < sizeof labels / sizeof labels[0]; i++) DBK_TRY(zero_buffer(labels[i]));
+    dbk_buffer *zeroed[] = {s->train_labels, s->test_labels, s->batch_labels, s->eval_batch_labels,
+                            s->test_labels_i32, s->tta_table, s->tta_rows};
+    for (size_t i = 0; i < sizeof zeroed / sizeof zeroed[0]; i++) DBK_TRY(zero_buffer(zeroed[i]));
     DBK_TRY(dbk_session_init_params(s, 0));
     if (s->train.graph) DBK_TRY(run_train(s));
+    if (s->mask) DBK_TRY(dbk_session_warm_up_mask(s)); /* after run_train: its shuffle */
     DBK_TRY(run_eval(s, &s->eval));
     DBK_TRY(run_eval(s, &s->tail));
     DBK_TRY(run_eval(s, &s->tta));
     DBK_TRY(run_eval(s, &s->tta_tail));
+    DBK_TRY(run_selective(s));
     DBK_TRY(run_lookahead(s));
     DBK_TRY(dbk_backend_sync(s->be));
     s->epoch = 0;

@@ -38,6 +38,7 @@ typedef struct run {
     dbk_backend *be;
     dbk_session *session;
     char         logs_path[4096], json_path[4096], ckpt_path[4096], entry_path[4096], mlperf_path[4096];
+    char         base_path[4096], diff_path[4096];   /* --checkpoint-diff: base.ckpt, model.diff */
     dbk_mlperf_log mlperf;
     bool         mlperf_continued;  /* with opt->resume: mlperf.log of the run it continues loaded */
     char         started_at[32];
@@ -86,6 +87,10 @@ static dbk_status write_files(run *r, const dbk_train_options *opt, const dbk_tr
     return dbk_results_write_json(r->json_path, opt, rep, r->started_at);
 }
 
+/* Whether the ranks average their models every few steps (--local-steps) instead of
+ * exchanging gradients every step. */
+static bool averaging(const dbk_train_options *opt) { return opt->peers && opt->peers->averaging; }
+
 static dbk_status checkpoint_meta(const dbk_train_options *opt, const dbk_train_report *rep, char *out, size_t cap) {
     const dbk_epoch_record *last = rep->epochs_run ? &rep->epochs[rep->epochs_run - 1] : NULL;
     snprintf(out, cap,
@@ -100,23 +105,26 @@ static dbk_status checkpoint_meta(const dbk_train_options *opt, const dbk_train_
 
 /* A streamed dataset's decode threads (data/loader.h) at the current image shape: the
  * training loader and the validation split's, in evaluation batches (the session's
- * eval_batch: the recipe's batch, or the whole split when smaller). */
-static dbk_status create_loaders(run *r, const dbk_train_options *opt, const dbk_train_report *rep) {
+ * eval_batch: the recipe's eval_batch or else its batch, or the whole split when smaller). */
+static dbk_status create_loaders(run *r, const dbk_train_options *opt, const dbk_train_report *rep, int phase) {
     const dbk_recipe *rc = &opt->recipe;
+    /* progressive resizing: a phase may have its own smallest crop area (imagenet18: 0.5 at 288) */
+    const float min_scale = phase >= 0 && rc->size_phases[phase].min_scale > 0.0f ? rc->size_phases[phase].min_scale
+                                                                                    : rc->min_scale;
     const dbk_loader_config lc = {.list = &r->train_list,
                                   .count = rep->train_images,
                                   .batch = rc->batch,
                                   .height = r->data.shape.height,
                                   .width = r->data.shape.width,
                                   .train = true,
-                                  .min_scale = rc->min_scale,
+                                  .min_scale = min_scale,
                                   .threads = opt->loader_threads,
                                   .seed = opt->seed,
                                   .shard_count = opt->peers ? opt->peers->size : 1,
                                   .shard_index = opt->peers ? opt->peers->rank : 0};
     DBK_TRY(dbk_loader_create(&lc, &r->loader));
-    const int32_t n = rep->test_images;
-    const dbk_loader_config ec = dbk_loader_eval_config(&r->test_list, n, n < rc->batch ? n : rc->batch,
+    const int32_t n = rep->test_images, eb = rc->eval_batch > 0 ? rc->eval_batch : rc->batch;
+    const dbk_loader_config ec = dbk_loader_eval_config(&r->test_list, n, n < eb ? n : eb,
                                                         r->data.shape.height, r->data.shape.width, opt->loader_threads);
     return dbk_loader_create(&ec, &r->eval_loader);
 }
@@ -129,7 +137,7 @@ static dbk_status open_loader(run *r, const dbk_train_options *opt, dbk_train_re
     DBK_TRY(dbk_imagefolder_scan(r->data.dir, DBK_DATASET_SPLIT_TEST, &r->test_list));
     const int32_t m = r->test_list.count;
     rep->test_images = opt->test_limit > 0 && opt->test_limit < m ? opt->test_limit : m;
-    DBK_TRY(create_loaders(r, opt, rep));
+    DBK_TRY(create_loaders(r, opt, rep, r->size_phase));
     dbk_loader_stats stats;
     dbk_loader_get_stats(r->loader, &stats);
     rep->loader_threads = stats.threads;
@@ -183,7 +191,7 @@ static dbk_status create_session(run *r, const dbk_train_options *opt, dbk_train
         .input = r->data.shape,
         .num_classes = r->data.num_classes,
         .batch = rc->batch,
-        .eval_batch = rc->batch,
+        .eval_batch = rc->eval_batch > 0 ? rc->eval_batch : rc->batch,
         .train_count = rep->train_images,
         .streamed = streamed,
         .streamed_eval = streamed,
@@ -191,13 +199,16 @@ static dbk_status create_session(run *r, const dbk_train_options *opt, dbk_train
         .test_count = rep->test_images,
         .shard_count = opt->peers ? opt->peers->size : 1,
         .shard_index = opt->peers ? opt->peers->rank : 0,
-        .separate_update = opt->peers != NULL,
+        .separate_update = opt->peers != NULL && !opt->peers->averaging,
         .fp16 = rep->fp16,
         .loss_scale_interval = opt->loss_scale_interval,
+        .mask = &opt->mask,
+        .mask_ranks = opt->peers && opt->peers->averaging && !opt->mask.same_for_ranks ? opt->peers->size : 1,
     };
     const double t0 = dbk_time_now();
     DBK_TRY(dbk_session_create(r->be, &cfg, &r->session));
     rep->builds.session_seconds += dbk_time_now() - t0;
+    dbk_mask_report_init(&rep->mask, &opt->mask, r->session);
     if (streamed) dbk_session_set_eval_loader(r->session, r->eval_loader);
     if (opt->peers) { /* the summary from the start: result.json says it is distributed mid-run too */
         DBK_TRY(opt->peers->attach(opt->peers->ctx, r->session, &rep->device));
@@ -275,7 +286,7 @@ static dbk_status enter_size_phase(run *r, const dbk_train_options *opt, dbk_tra
     r->loader = r->eval_loader = NULL;
     const bool resized = dbk_dataset_set_image_size(&r->data, rc->size_phases[phase].size);
     DBK_ASSERT(resized); /* check_size_phases: an image-folder dataset */
-    dbk_status st = create_loaders(r, opt, rep);
+    dbk_status st = create_loaders(r, opt, rep, phase);
     const double warmed0 = rep->builds.warmup_seconds;
     dbk_energy_clock_stop(&r->energy);   /* the programs' builds are off the clock, their energy too */
     if (st == DBK_OK) st = create_session(r, opt, rep);
@@ -317,6 +328,9 @@ static dbk_status check_resumed_data(const run *r, const dbk_train_options *opt,
 
 static dbk_status setup(run *r, const dbk_train_options *opt, dbk_train_report *rep) {
     const dbk_recipe *rc = &opt->recipe;
+    if (averaging(opt) && rc->lookahead_every > 0) /* it would move parameters outside a rank's share */
+        return dbk_set_error(DBK_ERR_UNSUPPORTED, "--local-steps: recipe %s has lookahead, which model averaging does "
+                             "not support yet", rc->name);
     DBK_TRY(resolve_precision(opt, rep));
     /* Reading the files is "downloading the data", off the clock as in DAWNBench. */
     const dbk_dataset_kind *kind;
@@ -363,6 +377,7 @@ static dbk_status setup(run *r, const dbk_train_options *opt, dbk_train_report *
             rep->device.name, rep->device.driver);
 
     DBK_TRY(create_session(r, opt, rep));
+    if (!opt->quiet) dbk_mask_report_print(&rep->mask, &opt->mask, opt->peers ? opt->peers->size : 1, stdout);
     return warm_up(r, opt, rep, true);
 }
 
@@ -448,6 +463,8 @@ static void run_paths(run *r, const char *dir) {
     snprintf(r->ckpt_path, sizeof r->ckpt_path, "%s/model.ckpt", dir);
     snprintf(r->entry_path, sizeof r->entry_path, "%s/dawnbench.json", dir);
     snprintf(r->mlperf_path, sizeof r->mlperf_path, "%s/mlperf.log", dir);
+    snprintf(r->base_path, sizeof r->base_path, "%s/base.ckpt", dir);
+    snprintf(r->diff_path, sizeof r->diff_path, "%s/model.diff", dir);
 }
 
 /* The folder, created if needed, and its lock. *created says whether this run made it. */
@@ -577,11 +594,17 @@ static dbk_status prepare(run *r, const dbk_train_options *opt, dbk_train_report
     }
     DBK_TRY(dbk_session_init_params(s, opt->seed));
     DBK_TRY(dbk_session_init_from_data(s, &r->train));
+    if (opt->base) DBK_TRY(dbk_session_start_from(s, opt->base));
     DBK_TRY(dbk_backend_sync(r->be));
     *clock = rep->preprocess_seconds = dbk_time_now() - t0;
     dbk_energy_clock_stop(&r->energy);
     DBK_TRY(dbk_peers_slowest(opt->peers, clock, "preprocessing time"));
     rep->preprocess_seconds = *clock;
+    if (opt->checkpoint_diff && !opt->base && dbk_peers_writes_files(opt->peers)) { /* the difference's base */
+        char meta[1024];
+        DBK_TRY(checkpoint_meta(opt, rep, meta, sizeof meta));
+        DBK_TRY(dbk_session_save(s, r->base_path, meta));
+    }
     DBK_TRY(save_resume(r, opt, rep, *clock));
     return write_files(r, opt, rep);
 }
@@ -594,8 +617,8 @@ static dbk_status stop_requested(const dbk_train_options *opt, int *stopped) {
 
 /* Trains one epoch's steps into e (train loss, accuracy, time, lr). *stopped is the signal
  * that ended it early (the record is then incomplete), 0 otherwise. */
-static dbk_status train_epoch(run *r, const dbk_train_options *opt, dbk_epoch_record *e, long total_steps,
-                              double *clock, int *stopped) {
+static dbk_status train_epoch(run *r, const dbk_train_options *opt, dbk_train_report *rep, dbk_epoch_record *e,
+                              long total_steps, double *clock, int *stopped) {
     const dbk_recipe *rc = &opt->recipe;
     dbk_session *s = r->session;
     const int steps = dbk_session_steps_per_epoch(s);
@@ -605,6 +628,7 @@ static dbk_status train_epoch(run *r, const dbk_train_options *opt, dbk_epoch_re
     dbk_energy_clock_start(&r->energy);
     dbk_mlperf_log_event(&r->mlperf, DBK_MLPERF_START, "epoch_start", e->epoch);
     DBK_TRY(dbk_session_begin_epoch(s, e->epoch, opt->seed));
+    DBK_TRY(dbk_mask_begin_epoch(s, &opt->mask, opt->peers, opt->seed, e->epoch, &rep->mask)); /* on the clock */
     if (r->loader) DBK_TRY(dbk_loader_begin_epoch(r->loader, e->epoch));
     for (int step = 0; step < epoch_steps; step++) {
         DBK_TRY(stop_requested(opt, stopped));
@@ -617,6 +641,7 @@ static dbk_status train_epoch(run *r, const dbk_train_options *opt, dbk_epoch_re
         }
         e->lr_end = dbk_recipe_lr_at_step(rc, first_step + step, steps, total_steps);
         DBK_TRY(dbk_session_train_step(s, step, e->lr_end));
+        if (averaging(opt)) DBK_TRY(opt->peers->after_step(opt->peers->ctx, s, first_step + step + 1, total_steps));
         DBK_TRY(lookahead_after(s, rc, first_step + step + 1, total_steps));
         if (opt->progress) progress_bar(e->epoch, step + 1, epoch_steps, dbk_time_now() - start, rc->batch);
     }
@@ -635,6 +660,7 @@ static dbk_status train_epoch(run *r, const dbk_train_options *opt, dbk_epoch_re
     e->clock_seconds = *clock;
     dbk_energy_clock_record(&r->energy, e);
     e->images_per_second = (double)tc.images / e->epoch_seconds;
+    e->flops = dbk_session_steps_flops(s, first_step, epoch_steps);
     e->train_loss = tc.loss_sum / (double)tc.images;
     e->train_accuracy = 100.0 * tc.correct / (double)tc.images;
     if (r->loader) {
@@ -655,6 +681,7 @@ static dbk_status evaluate_epoch(run *r, const dbk_train_options *opt, dbk_epoch
     dbk_epoch_counters ec = {0};
     if (opt->peers) DBK_TRY(opt->peers->before_eval(opt->peers->ctx, r->session));
     if (dbk_peers_evaluates(opt->peers)) DBK_TRY(dbk_session_evaluate(r->session, &ec));
+    if (averaging(opt)) DBK_TRY(opt->peers->after_eval(opt->peers->ctx, r->session));
     e->eval_seconds = dbk_time_now() - eval_start;
     dbk_energy_clock_stop(&r->energy);   /* nothing to stop on the DAWNBench clock */
     if (r->eval_loader) {
@@ -686,16 +713,46 @@ static dbk_status diverged(const dbk_epoch_record *e) {
                          (double)e->lr_end);
 }
 
+/* model.diff: the saved model as its difference from the base (--base, or base.ckpt), with its
+ * bytes next to model.ckpt's on the console and in the report. */
+static dbk_status save_diff(run *r, const dbk_train_options *opt, dbk_train_report *rep, const char *meta) {
+    const char *base = opt->base ? opt->base : r->base_path;
+    DBK_TRY(dbk_session_save_diff(r->session, base, r->diff_path, meta, &rep->diff));
+    struct stat sb;
+    rep->model_ckpt_bytes = stat(r->ckpt_path, &sb) == 0 ? (double)sb.st_size : 0.0;
+    rep->diff_written = true;
+    snprintf(rep->diff_base, sizeof rep->diff_base, "%s", base);
+    if (!opt->quiet)
+        printf("small checkpoint %s: %.0f bytes, %llu of %llu parameters changed (%.3f%%) against %s; model.ckpt "
+               "%.0f bytes (%.2f%% of it)\n", r->diff_path, rep->diff.bytes, (unsigned long long)rep->diff.changed,
+               (unsigned long long)rep->diff.param_count,
+               100.0 * (double)rep->diff.changed / (double)(rep->diff.param_count ? rep->diff.param_count : 1), base,
+               rep->model_ckpt_bytes, rep->model_ckpt_bytes > 0 ? 100.0 * rep->diff.bytes / rep->model_ckpt_bytes : 0.0);
+    return DBK_OK;
+}
+
 /* The run's end: final files, the model, and no resume.ckpt (nothing is left to resume). */
 static dbk_status finish(run *r, const dbk_train_options *opt, dbk_train_report *rep) {
     DBK_TRY(write_files(r, opt, rep));
     if (dbk_peers_writes_files(opt->peers)) dbk_resume_remove(opt->out_dir);
     if (rep->status == DBK_RUN_DIVERGED) return DBK_OK;
     if (opt->profile) dbk_session_print_profile(r->session, stdout);
+    /* Model averaging: the model saved is the last average, the one the last evaluation saw. */
+    if (averaging(opt)) DBK_TRY(opt->peers->before_eval(opt->peers->ctx, r->session));
     if (!dbk_peers_writes_files(opt->peers)) return DBK_OK;
     char meta[1024];
     DBK_TRY(checkpoint_meta(opt, rep, meta, sizeof meta));
-    return dbk_session_save(r->session, r->ckpt_path, meta);
+    DBK_TRY(dbk_session_save(r->session, r->ckpt_path, meta));
+    if (!opt->checkpoint_diff) return DBK_OK;
+    DBK_TRY(save_diff(r, opt, rep, meta));
+    return write_files(r, opt, rep); /* result.json with the difference's bytes */
+}
+
+/* The whole schedule ran: its accuracy (the final evaluation's, now in e) and its clock. */
+static void record_schedule(dbk_train_report *rep, const dbk_epoch_record *e, long total_steps, int epochs,
+                            double clock) {
+    rep->schedule = (dbk_schedule_result){.completed = true, .epochs = epochs, .steps = total_steps,
+                                          .accuracy = e->test_accuracy, .top5 = e->test_top5, .seconds = clock};
 }
 
 static dbk_status train_loop(run *r, const dbk_train_options *opt, dbk_train_report *rep) {
@@ -703,15 +760,18 @@ static dbk_status train_loop(run *r, const dbk_train_options *opt, dbk_train_rep
     double clock;
     DBK_TRY(prepare(r, opt, rep, &clock));
 
+    if (averaging(opt)) DBK_TRY(opt->peers->average_now(opt->peers->ctx, r->session)); /* the first "average" */
     const int steps = dbk_session_steps_per_epoch(r->session);
     const long total_steps = dbk_recipe_total_steps(rc, steps);
     const int epochs = (int)((total_steps + steps - 1) / steps);
+    rep->schedule.epochs = epochs;
+    rep->schedule.steps = total_steps;
     for (int epoch = rep->epochs_run + 1; epoch <= epochs && epoch <= DBK_MAX_EPOCHS; epoch++) {
         dbk_epoch_record *e = &rep->epochs[epoch - 1];
         memset(e, 0, sizeof *e);
         e->epoch = epoch;
         DBK_TRY(enter_size_phase(r, opt, rep, epoch - 1, &clock));
-        DBK_TRY(train_epoch(r, opt, e, total_steps, &clock, &rep->stop_signal));
+        DBK_TRY(train_epoch(r, opt, rep, e, total_steps, &clock, &rep->stop_signal));
         if (rep->stop_signal) { /* the epoch in progress is dropped; resume.ckpt holds the last one */
             rep->status = DBK_RUN_INTERRUPTED;
             dbk_mlperf_log_run_stop(&r->mlperf, false);
@@ -731,7 +791,11 @@ static dbk_status train_loop(run *r, const dbk_train_options *opt, dbk_train_rep
             DBK_TRY(final_evaluation(r, opt, rep, &clock));
             dbk_mlperf_log_event(&r->mlperf, DBK_MLPERF_END, "eval_stop", epoch);
             dbk_mlperf_log_accuracy(&r->mlperf, epoch, e->test_accuracy);
-            if (!opt->quiet)
+            if (!opt->quiet && rc->tta_select.fraction > 0.0f)
+                printf("final evaluation (test-time augmentation level %d for the %.0f%% least confident images, on the "
+                       "clock): test %6.2f%%  time %7.2fs  clock %8.2fs\n", rc->tta_level,
+                       100.0 * (double)rc->tta_select.fraction, e->test_accuracy, rep->final_eval.seconds, clock);
+            else if (!opt->quiet)
                 printf("final evaluation (test-time augmentation level %d, on the clock): test %6.2f%%  time %7.2fs  "
                        "clock %8.2fs\n", rc->tta_level, e->test_accuracy, rep->final_eval.seconds, clock);
         }
@@ -753,6 +817,7 @@ static dbk_status train_loop(run *r, const dbk_train_options *opt, dbk_train_rep
             rep->seconds_to_target = clock;
         }
         bool reached = rep->epochs_to_target > 0;
+        if (last) record_schedule(rep, e, total_steps, epochs, clock);
         if (last || (reached && !opt->all_epochs)) {
             rep->status = reached ? DBK_RUN_REACHED : DBK_RUN_NOT_REACHED;
             dbk_mlperf_log_run_stop(&r->mlperf, reached);

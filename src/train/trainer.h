@@ -34,6 +34,7 @@
 #include "train/platform.h"
 #include "train/recipe.h"
 #include "train/session.h"
+#include "train/sparse_mask.h"
 
 #define DBK_MAX_EPOCHS 1000
 #define DBK_MAX_PROFILE_OPS 512
@@ -87,6 +88,12 @@ typedef struct dbk_train_options {
     char *const     *args;
     const dbk_peers *peers;         /* data-parallel job (train/peers.h); NULL = one process.
                                        recipe.batch is then each rank's batch */
+    dbk_mask_spec    mask;          /* --sparse-mask and its options (zeroed: every parameter
+                                       trains; docs/sparse-masks.md) */
+    bool             checkpoint_diff; /* --checkpoint-diff: model.diff, the trained model as its
+                                       difference from the base (train/ckpt_diff.h) */
+    const char      *base;          /* --base FILE: start from that model.ckpt (the difference's
+                                       base); NULL: the run's initial model, saved as base.ckpt */
     double           price_per_hour;       /* --price: USD per hour over the profile's (0 = the profile's) */
     double           energy_price_per_kwh; /* --energy-price: USD per kWh over the profile's (0 = the profile's) */
     const char      *energy_root;   /* energy readers' sysfs root (DBK_ENERGY_ROOT, a test hook); NULL = "/" */
@@ -107,6 +114,8 @@ typedef struct dbk_epoch_record {
     double clock_seconds;           /* cumulative clock at the end of the epoch */
     double eval_seconds;            /* off the clock */
     double images_per_second;       /* training images / epoch_seconds */
+    double flops;                   /* model FLOPs of the epoch's training steps (a step after a
+                                       group stopped computes less: dbk_session_steps_flops) */
     double clock_joules;            /* energy on the clock up to the epoch's end (J); NAN when not measured */
     float  lr_end;                  /* learning rate at the last step */
 } dbk_epoch_record;
@@ -132,6 +141,18 @@ typedef struct dbk_final_eval {
     double plain_accuracy;          /* the last epoch's diagnostic evaluation, without TTA */
 } dbk_final_eval;
 
+/* The fixed-schedule result, airbench's metric next to DAWNBench's time to target: the test
+ * accuracy after the recipe's whole schedule and the clock at its end (a fixed-budget recipe's
+ * final evaluation included). completed is false when the run ended before the schedule did
+ * (stopped at the target without all_epochs, diverged, failed, interrupted). */
+typedef struct dbk_schedule_result {
+    bool   completed;
+    int    epochs;                  /* the schedule's epochs, the last one possibly partial */
+    long   steps;                   /* its training steps */
+    double accuracy;                /* percent: the final evaluation's, else the last epoch's */
+    double top5;                    /* percent, when top-5 is evaluated */
+    double seconds;                 /* the clock at the schedule's end */
+} dbk_schedule_result;
 /* Time spent off the clock building programs (DESIGN.md decision 8): a resumed run's are
  * this process's, not the interrupted one's. */
 typedef struct dbk_build_times {
@@ -163,6 +184,7 @@ typedef struct dbk_train_report {
     double           seconds_to_target;    /* clock seconds, 0 when not reached */
     double           preprocess_seconds;
     dbk_final_eval   final_eval;
+    dbk_schedule_result schedule;          /* airbench's metric (see dbk_schedule_result) */
     dbk_epoch_record epochs[DBK_MAX_EPOCHS];
     dbk_device_info  device;
     size_t           param_count;
@@ -192,6 +214,11 @@ typedef struct dbk_train_report {
     uint64_t         activation_bytes;     /* the memory plan's activation buffers, all together */
     dbk_step_costs   step_costs;           /* launches, syncs, host time, bytes per training step
                                               (of the session of the last epoch run) */
+    dbk_mask_report  mask;                 /* the sparse mask (mask.on false without one) */
+    bool             diff_written;         /* model.diff was written (--checkpoint-diff) */
+    dbk_diff_summary diff;                 /* its counts and bytes */
+    double           model_ckpt_bytes;     /* model.ckpt's bytes, beside the difference's */
+    char             diff_base[4096];      /* the base it is against */
     char             end_reason[512];      /* status failed or diverged: the one-line error that ended it */
     char             dataset_fingerprint[24]; /* the data trained and evaluated on: 16 hex digits of
                                             * dbk_dataset_fingerprint / dbk_imagefolder_fingerprint */

@@ -259,8 +259,9 @@ dbk_status dbk_whiten_patch_covariance(const dbk_whiten_config *cfg, const uint8
 /* ---------------------------------------------------------------------------------- */
 /* filters                                                                            */
 
-dbk_status dbk_whiten_filters_from_covariance(int d, const double *cov, float eps, float *weights,
-                                              double *eigenvalues) {
+/* ascending: filter f from eigh's column f (airbench94_muon), else column d-1-f (the flip). */
+static dbk_status filters_from_covariance(int d, const double *cov, float eps, bool ascending, float *weights,
+                                          double *eigenvalues) {
     if (d < 1 || !cov || !weights)
         return dbk_set_error(DBK_ERR_INVALID_ARG, "whiten: need d >= 1 (got %d), a covariance and an output", d);
     if (!(eps >= 0.0f) || !isfinite(eps))
@@ -273,9 +274,9 @@ dbk_status dbk_whiten_filters_from_covariance(int d, const double *cov, float ep
         return DBK_ERR_OUT_OF_HOST_MEMORY;
     }
     dbk_status st = dbk_whiten_eigh(d, cov, vals, vecs);
-    /* eigh is ascending; the source flips to descending, so filter f uses column d-1-f. */
+    /* eigh is ascending; airbench94 flips to descending, so filter f uses column d-1-f */
     for (int f = 0; f < d && st == DBK_OK; f++) {
-        const int j = d - 1 - f;
+        const int j = ascending ? f : d - 1 - f;
         const double denom = vals[j] + (double)eps;
         if (!(denom > 0.0)) {
             st = dbk_set_error(DBK_ERR_INVALID_ARG,
@@ -296,6 +297,11 @@ dbk_status dbk_whiten_filters_from_covariance(int d, const double *cov, float ep
     return st;
 }
 
+dbk_status dbk_whiten_filters_from_covariance(int d, const double *cov, float eps, float *weights,
+                                              double *eigenvalues) {
+    return filters_from_covariance(d, cov, eps, false, weights, eigenvalues);
+}
+
 dbk_status dbk_whiten_filters(const dbk_whiten_config *cfg, const uint8_t *images, int count, float *weights,
                               double *eigenvalues) {
     DBK_TRY(check_config(cfg));
@@ -303,7 +309,7 @@ dbk_status dbk_whiten_filters(const dbk_whiten_config *cfg, const uint8_t *image
     double *cov = dbk_malloc((size_t)d * (size_t)d * sizeof *cov);
     if (!cov) return DBK_ERR_OUT_OF_HOST_MEMORY;
     dbk_status st = dbk_whiten_patch_covariance(cfg, images, count, cov);
-    if (st == DBK_OK) st = dbk_whiten_filters_from_covariance(d, cov, cfg->eps, weights, eigenvalues);
+    if (st == DBK_OK) st = filters_from_covariance(d, cov, cfg->eps, cfg->ascending, weights, eigenvalues);
     dbk_free(cov);
     return st;
 }

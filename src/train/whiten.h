@@ -29,6 +29,7 @@
 #ifndef DBK_WHITEN_H
 #define DBK_WHITEN_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "core/status.h"
@@ -44,6 +45,9 @@ typedef struct dbk_whiten_config {
     float mean[DBK_WHITEN_MAX_CHANNELS];    /* per channel, on the [0,1] scale */
     float std[DBK_WHITEN_MAX_CHANNELS];     /* per channel, > 0 */
     float eps;                              /* added to every eigenvalue before 1/sqrt, >= 0 */
+    bool  ascending;                        /* filters in eigh's ascending order (airbench94_muon.py
+                                               drops the flip); false: descending (airbench94's
+                                               flip, cifar10-speedrun's svd) */
 } dbk_whiten_config;
 
 /* d = C*k*k: the patch length, the number of eigenpairs, half the number of filters. */
@@ -70,7 +74,7 @@ dbk_status dbk_whiten_filters_from_covariance(int d, const double *cov, float ep
                                               double *eigenvalues);
 
 /* The whole initialisation: dbk_whiten_patch_covariance, then
- * dbk_whiten_filters_from_covariance with cfg->eps. weights holds 2*d*d floats, (2d, C, k, k).
+ * dbk_whiten_filters_from_covariance with cfg->eps (in ascending order with cfg->ascending). weights holds 2*d*d floats, (2d, C, k, k).
  * For airbench94 pass the training split's images, count = min(5000, split size), k = 2,
  * eps = 5e-4 and the recipe's normalisation. */
 dbk_status dbk_whiten_filters(const dbk_whiten_config *cfg, const uint8_t *images, int count, float *weights,

@@ -19,7 +19,9 @@
  *     4. normalise every pixel: v * scale[c] + shift[c] with dbk_augment_affine's scale and
  *        shift, i.e. (v / 255 - mean[c]) / std[c] within an ulp (always, also in evaluation):
  *        a multiply and an add round the same on every device, a division does not;
- *     5. cutout: zero a cutout x cutout square with top-left (cut_y, cut_x) in output
+ *     5. with params.brightness or contrast (cifar10-speedrun's batch_color_jitter): every value
+ *        of the image becomes (x + b) * c, one b and c per row (dbk_augment_jitter);
+ *     6. cutout: zero a cutout x cutout square with top-left (cut_y, cut_x) in output
  *        coordinates, after normalisation (so it equals the dataset mean).
  * Random choices come from dbk_augment_choices (below): a stateless hash of (seed, row,
  * purpose), so every backend draws the same numbers with no shared RNG state, and the same
@@ -58,6 +60,14 @@ void dbk_augment_choices(uint32_t seed, uint32_t row, int pad, int cutout, int H
 }
 
 int dbk_augment_base_flip(uint32_t run_seed, uint32_t j) { return (int)(dbk_hash_u32(run_seed, j, 5, 0) & 1u); }
+
+/* A uniform draw in [0, 1) with 24 bits, exact in fp32 on every backend. */
+static float hash_unit(uint32_t h) { return (float)(h >> 8) * 0x1p-24f; }
+
+void dbk_augment_jitter(uint32_t seed, uint32_t row, float brightness, float contrast, float *b, float *c) {
+    *b = (2.0f * hash_unit(dbk_hash_u32(seed, row, 6, 0)) - 1.0f) * brightness;
+    *c = (2.0f * hash_unit(dbk_hash_u32(seed, row, 7, 0)) - 1.0f) * contrast + 1.0f;
+}
 
 /* Reflects an index that overshoots [0, n) by at most n-1 (pad and |view shift| < H, W are
  * validated). */
@@ -104,6 +114,9 @@ dbk_status dbk_cpu_augment(dbk_backend *be, const dbk_op_desc *op) {
         /* Evaluation reads the fixed view; training replaces it with the row's draws. */
         int64_t dy0 = p->view_dy, dx0 = p->view_dx;
         int flip = p->view_flip, cut_y = 0, cut_x = 0, cut = 0;
+        float jb = 0.0f, jc = 1.0f;
+        const bool jitter = p->train && (p->brightness > 0.0f || p->contrast > 0.0f);
+        if (jitter) dbk_augment_jitter(seed, (uint32_t)row, p->brightness, p->contrast, &jb, &jc);
         if (p->train) {
             int crop_y, crop_x;
             dbk_augment_choices(seed, (uint32_t)row, p->pad, p->cutout, (int)H, (int)W, &crop_y, &crop_x, &flip,
@@ -124,7 +137,8 @@ dbk_status dbk_cpu_augment(dbk_backend *be, const dbk_op_desc *op) {
                     const int64_t xs = flip ? W - 1 - x : x;
                     const float v = (float)srow[reflect(xs + dx0, W)];
                     const float scaled = v * scale[c];   /* two roundings, as every device's */
-                    dst[y * W + x] = scaled + shift[c];
+                    const float o = scaled + shift[c];
+                    dst[y * W + x] = jitter ? (o + jb) * jc : o;
                 }
             }
             for (int64_t y = cut_y; y < cut_y + cut; y++)

@@ -137,6 +137,20 @@ dbk_status dbk_cpu_sparse_add(dbk_backend *be, const dbk_op_desc *op) {
     return DBK_OK;
 }
 
+dbk_status dbk_cpu_sparse_scatter(dbk_backend *be, const dbk_op_desc *op) {
+    (void)be;
+    const int32_t *pairs = dbk_cpu_i32(&op->src[0]);      /* (2k) {index, value bits} */
+    float *y = dbk_cpu_f32(&op->dst[0]);                  /* (n) */
+    const int64_t k = dbk_tensor_numel(&op->src[0]) / 2, n = dbk_tensor_numel(&op->dst[0]);
+    for (int64_t j = 0; j < k; j++) {
+        const uint32_t i = (uint32_t)pairs[2 * j];
+        float v = op->p.scatter.value;
+        if (!op->p.scatter.constant) memcpy(&v, &pairs[2 * j + 1], sizeof v);
+        if (i < (uint64_t)n) y[i] = v;
+    }
+    return DBK_OK;
+}
+
 dbk_status dbk_cpu_sparse_gather(dbk_backend *be, const dbk_op_desc *op) {
     (void)be;
     const float *x = dbk_cpu_f32(&op->src[0]);            /* (n) */

@@ -62,5 +62,8 @@ void dbk_augment_choices(uint32_t seed, uint32_t row, int pad, int cutout, int H
 /* The per-image coin of the alternating flip (params.flip_alternating): dbk_hash_u32(run_seed,
  * j, 5, 0) & 1 for dataset index j. Image j is mirrored in epoch e when base_flip XOR (e & 1). */
 int dbk_augment_base_flip(uint32_t run_seed, uint32_t j);
+/* cifar10-speedrun's jitter of batch row `row`: b = (2u - 1) * brightness, c = (2u' - 1) *
+ * contrast + 1 from the hash purposes 6 and 7 (op_list.h DBK_OP_AUGMENT). */
+void dbk_augment_jitter(uint32_t seed, uint32_t row, float brightness, float contrast, float *b, float *c);
 
 #endif

@@ -8,6 +8,8 @@
  *   relu_bwd  dx = dy * (y > 0)          the gradient PyTorch uses (0 at the kink x == 0)
  *   gelu_fwd  y = 0.5 x (1 + erf(x / sqrt 2))          torch.nn.GELU (approximate='none')
  *             https://pytorch.org/docs/stable/generated/torch.nn.GELU.html
+ *   silu_fwd  y = x / (1 + exp(-x))                     torch.nn.SiLU
+ *   silu_bwd  dx = dy s (1 + x (1 - s)), s = 1 / (1 + exp(-x))
  *   gelu_bwd  dx = dy (Phi(x) + x phi(x)), Phi(x) = 0.5 (1 + erf(x / sqrt 2)),
  *             phi(x) = exp(-x^2 / 2) / sqrt(2 pi)      (ATen's GeluBackward, approximate='none')
  *   add       y = a + b                  torch.add
@@ -109,6 +111,31 @@ dbk_status dbk_cpu_gelu_bwd(dbk_backend *be, const dbk_op_desc *op) {
         const float cdf = 0.5f * (1.0f + erff(v * GELU_SQRT1_2));
         const float pdf = expf(-0.5f * v * v) * GELU_INV_SQRT_2PI;
         dx[i] = dy[i] * (cdf + v * pdf);
+    }
+    return DBK_OK;
+}
+
+/* SiLU as PyTorch's CPU kernel: x / (1 + exp(-x)); its backward dy * s * (1 + x * (1 - s)). */
+dbk_status dbk_cpu_silu_fwd(dbk_backend *be, const dbk_op_desc *op) {
+    (void)be;
+    const int64_t n = dbk_tensor_numel(&op->src[0]);
+    const float *x = dbk_cpu_f32(&op->src[0]);   /* (any) */
+    float *y = dbk_cpu_f32(&op->dst[0]);         /* (same), may alias x */
+#pragma omp parallel for schedule(static)
+    for (int64_t i = 0; i < n; i++) y[i] = x[i] / (1.0f + expf(-x[i]));
+    return DBK_OK;
+}
+
+dbk_status dbk_cpu_silu_bwd(dbk_backend *be, const dbk_op_desc *op) {
+    (void)be;
+    const int64_t n = dbk_tensor_numel(&op->src[0]);
+    const float *x = dbk_cpu_f32(&op->src[0]);   /* (any) forward input */
+    const float *dy = dbk_cpu_f32(&op->src[1]);  /* (same) */
+    float *dx = dbk_cpu_f32(&op->dst[0]);        /* (same), may alias dy */
+#pragma omp parallel for schedule(static)
+    for (int64_t i = 0; i < n; i++) {
+        const float s = 1.0f / (1.0f + expf(-x[i]));
+        dx[i] = dy[i] * s * (1.0f + x[i] * (1.0f - s));
     }
     return DBK_OK;
 }

@@ -35,5 +35,7 @@ dbk_status dbk_ocl_record_augment(dbk_backend *be, const dbk_op_desc *op, dbk_oc
     dbk_augment_affine(p, scale, shift);
     for (int c = 0; c < 3; c++) dbk_ocl_arg_float(&a, scale[c]);
     for (int c = 0; c < 3; c++) dbk_ocl_arg_float(&a, shift[c]);
+    dbk_ocl_arg_float(&a, p->brightness);
+    dbk_ocl_arg_float(&a, p->contrast);
     return dbk_ocl_range2(&a, (size_t)w, (size_t)n * 3 * (size_t)h);
 }

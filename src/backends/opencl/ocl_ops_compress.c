@@ -1,6 +1,6 @@
 /*
- * ocl_ops_compress.c — the gradient-compression ops (SPARSE_SELECT, SPARSE_ADD, SPARSE_GATHER,
- * QUANT_ENCODE, QUANT_ADD) on the OpenCL
+ * ocl_ops_compress.c — the gradient-compression ops (SPARSE_SELECT, SPARSE_ADD, SPARSE_SCATTER,
+ * SPARSE_GATHER, QUANT_ENCODE, QUANT_ADD) on the OpenCL
  * backend, lowered to cl/compress.cl (which describes the kernel chain). Semantics are the
  * CPU reference's (src/backends/cpu/compress.c).
  */
@@ -72,6 +72,20 @@ dbk_status dbk_ocl_record_sparse_add(dbk_backend *be, const dbk_op_desc *op, dbk
     dbk_ocl_arg_tensor(&a, &op->src[0]);
     dbk_ocl_arg_tensor(&a, &op->dst[0]);
     dbk_ocl_arg_float(&a, op->p.scale.alpha);
+    dbk_ocl_arg_int(&a, k);
+    dbk_ocl_arg_uint(&a, (cl_uint)dbk_tensor_numel(&op->dst[0]));
+    return dbk_ocl_range1(&a, (size_t)k);
+}
+
+dbk_status dbk_ocl_record_sparse_scatter(dbk_backend *be, const dbk_op_desc *op, dbk_ocl_launches *out) {
+    const int k = (int)(dbk_tensor_numel(&op->src[0]) / 2);
+    if (k == 0) return DBK_OK;
+    dbk_ocl_args a;
+    DBK_TRY(dbk_ocl_kernel(be, out, "sparse_scatter", &a));
+    dbk_ocl_arg_tensor(&a, &op->src[0]);
+    dbk_ocl_arg_tensor(&a, &op->dst[0]);
+    dbk_ocl_arg_int(&a, op->p.scatter.constant ? 1 : 0);
+    dbk_ocl_arg_float(&a, op->p.scatter.value);
     dbk_ocl_arg_int(&a, k);
     dbk_ocl_arg_uint(&a, (cl_uint)dbk_tensor_numel(&op->dst[0]));
     return dbk_ocl_range1(&a, (size_t)k);

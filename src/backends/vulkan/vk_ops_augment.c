@@ -12,8 +12,8 @@
 
 #include "backends/vulkan/vk_internal.h"
 
-/* The push block of augment.comp, 27 words, within the 128 bytes every shader may use. */
-_Static_assert(27 * 4 <= DBK_VK_PUSH_BYTES, "augment push constants exceed the push block");
+/* The push block of augment.comp, 29 words, within the 128 bytes every shader may use. */
+_Static_assert(29 * 4 <= DBK_VK_PUSH_BYTES, "augment push constants exceed the push block");
 
 dbk_status dbk_vk_record_augment(dbk_backend *be, dbk_vk_rec *rec, const dbk_op_desc *op) {
     dbk_vk_state *vk = dbk_vk(be);
@@ -41,12 +41,13 @@ dbk_status dbk_vk_record_augment(dbk_backend *be, dbk_vk_rec *rec, const dbk_op_
     DBK_TRY(dbk_vk_window(vk, &op->dst[1], 0, -1, true, &rest[4], &r_y));
     float scale[3], shift[3];
     dbk_augment_affine(p, scale, shift);
-    const uint32_t pc[27] = {(uint32_t)N, (uint32_t)H, (uint32_t)W, (uint32_t)M, (uint32_t)L, has_idx ? 1u : 0u,
+    const uint32_t pc[29] = {(uint32_t)N, (uint32_t)H, (uint32_t)W, (uint32_t)M, (uint32_t)L, has_idx ? 1u : 0u,
                              (uint32_t)p->pad, (uint32_t)p->cutout, p->train ? 1u : 0u, p->flip ? 1u : 0u,
                              step, r_img, r_lab, r_idx, r_state, r_x, r_y,
                              dbk_vk_f32_bits(scale[0]), dbk_vk_f32_bits(scale[1]), dbk_vk_f32_bits(scale[2]),
                              dbk_vk_f32_bits(shift[0]), dbk_vk_f32_bits(shift[1]), dbk_vk_f32_bits(shift[2]),
-                             p->flip_alternating ? 1u : 0u, (uint32_t)p->view_dy, (uint32_t)p->view_dx, p->view_flip ? 1u : 0u};
+                             p->flip_alternating ? 1u : 0u, (uint32_t)p->view_dy, (uint32_t)p->view_dx, p->view_flip ? 1u : 0u,
+                             dbk_vk_f32_bits(p->brightness), dbk_vk_f32_bits(p->contrast)};
     memcpy(d.push, pc, sizeof pc);
     d.groups[0] = dbk_vk_groups_1d(vk, N * 3 * H * W, vk->wg);
     return dbk_vk_emit(be, rec, &d);

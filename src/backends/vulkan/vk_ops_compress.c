@@ -2,7 +2,7 @@
  * vk_ops_compress.c — the gradient-compression ops on the Vulkan backend: SPARSE_SELECT as
  * the chain of dispatches of sparse_select.comp (one pipeline per phase, the specialization
  * constant PHASE; the steps are described in cl/compress.cl), SPARSE_ADD (sparse_add.comp),
- * SPARSE_GATHER (sparse_gather.comp), QUANT_ENCODE (quant_encode.comp, three phases likewise)
+ * SPARSE_SCATTER (sparse_scatter.comp), SPARSE_GATHER (sparse_gather.comp), QUANT_ENCODE (quant_encode.comp, three phases likewise)
  * and QUANT_ADD (quant_add.comp).
  * Semantics: op_list.h and src/backends/cpu/compress.c. The recorder's hazard tracking puts a
  * barrier between the dispatches, which all write the work tensor. Every tensor is bound
@@ -56,6 +56,22 @@ dbk_status dbk_vk_record_sparse_add(dbk_backend *be, dbk_vk_rec *rec, const dbk_
     DBK_TRY(dbk_vk_window(vk, &op->dst[0], 0, -1, true, &d.bind[1], &rem[1]));
     const uint32_t pc[5] = {(uint32_t)k, (uint32_t)dbk_tensor_numel(&op->dst[0]), rem[0], rem[1],
                             dbk_vk_f32_bits(op->p.scale.alpha)};
+    memcpy(d.push, pc, sizeof pc);
+    d.groups[0] = dbk_vk_groups_1d(vk, k, vk->wg);
+    return dbk_vk_emit(be, rec, &d);
+}
+
+dbk_status dbk_vk_record_sparse_scatter(dbk_backend *be, dbk_vk_rec *rec, const dbk_op_desc *op) {
+    dbk_vk_state *vk = dbk_vk(be);
+    const int64_t k = dbk_tensor_numel(&op->src[0]) / 2;
+    if (k == 0) return DBK_OK;
+    dbk_vk_dispatch d = {.shader = "sparse_scatter", .nspec = 1, .spec = {vk->wg}, .nbind = 2};
+    uint32_t rem[2];
+    /* pairs -> y */
+    DBK_TRY(dbk_vk_window(vk, &op->src[0], 0, -1, false, &d.bind[0], &rem[0]));
+    DBK_TRY(dbk_vk_window(vk, &op->dst[0], 0, -1, true, &d.bind[1], &rem[1]));
+    const uint32_t pc[6] = {(uint32_t)k, (uint32_t)dbk_tensor_numel(&op->dst[0]), rem[0], rem[1],
+                            op->p.scatter.constant ? 1u : 0u, dbk_vk_f32_bits(op->p.scatter.value)};
     memcpy(d.push, pc, sizeof pc);
     d.groups[0] = dbk_vk_groups_1d(vk, k, vk->wg);
     return dbk_vk_emit(be, rec, &d);
