@@ -10,6 +10,8 @@ Fails, naming what is wrong, when
   that no heading of the target file produces (GitHub's heading slugs);
 - a ```yaml block of README.md or docs/*.md is not valid YAML (the CI workflow);
 - a variable of README.md's Environment table is missing from `daybreak --help`;
+- docs/architecture.md's Layout lists a folder or names a file that does not exist, or a
+  folder under src/ has no row of its own there;
 - one of a sample of error paths (bad values, unknown names, missing files; nothing that needs
   data or a device) does not exit with the code README.md's "Exit codes" table gives its kind
   of error, or does not print exactly one line on stderr, `daybreak: error: ...`, the format
@@ -62,6 +64,69 @@ def anchors(path):
         text = f.read()
     text = re.sub(r"```.*?```", "", text, flags=re.S)
     return {slug(m) for m in re.findall(r"^#+ (.*)$", text, flags=re.M)}
+
+
+def layout_entries(text):
+    """The (folder, description) rows of architecture.md's Layout block: a path at column 0, its
+    description on the rest of the line and the indented lines below it."""
+    block = text.split("## Layout\n", 1)[1].split("```", 2)[1]
+    entries = []
+    for line in block.splitlines()[1:]:
+        if line and not line[0].isspace():
+            folder, _, rest = line.partition(" ")
+            entries.append([folder.rstrip("/"), rest])
+        elif entries:
+            entries[-1][1] += " " + line.strip()
+    return entries
+
+
+ROOT_PATH = re.compile(r"\b((?:src|cl|shaders|tests|tools|fuzz)/[\w/.{},-]*\w[}]?)")
+FILE_NAME = re.compile(r"(?<![\w/<>.{-])([A-Za-z_][\w-]*\.(?:c|h|cmake|py|sh))\b")
+
+
+def expand_braces(path):
+    """memplan.{h,c} -> memplan.h, memplan.c"""
+    m = re.search(r"\{([^}]*)\}", path)
+    if not m:
+        return [path]
+    return [path[:m.start()] + alt + path[m.end():] for alt in m.group(1).split(",")]
+
+
+def check_architecture(src, problems):
+    """docs/architecture.md against the tree: every folder of its Layout exists, every file it
+    names there (in that folder) or anywhere as a path under the repository exists, and every
+    folder under src/ has its own Layout row."""
+    page = os.path.join(src, "docs", "architecture.md")
+    with open(page, encoding="utf-8") as f:
+        text = f.read()
+    if "## Layout\n" not in text:
+        problems.append(f"{page}: no '## Layout' section")
+        return 0
+    entries = layout_entries(text)
+    named = 0
+    for folder, description in entries:
+        if not os.path.isdir(os.path.join(src, folder)):
+            problems.append(f"{page}: the Layout lists {folder}/, which does not exist")
+            continue
+        for name in FILE_NAME.findall(ROOT_PATH.sub("", description)):
+            named += 1
+            if not os.path.isfile(os.path.join(src, folder, name)):
+                problems.append(f"{page}: the Layout names {name} in {folder}/, which does not exist")
+    for path in ROOT_PATH.findall(text):
+        if "<" in path or "*" in path:
+            continue
+        for p in expand_braces(path.rstrip(".,")):
+            named += 1
+            if not os.path.exists(os.path.join(src, p)):
+                problems.append(f"{page}: names {p}, which does not exist")
+    listed = {folder for folder, _ in entries}
+    for root, dirs, _ in os.walk(os.path.join(src, "src")):
+        dirs.sort()
+        for d in dirs:
+            rel = os.path.relpath(os.path.join(root, d), src).replace(os.sep, "/")
+            if rel not in listed:
+                problems.append(f"{page}: the folder {rel}/ is not in the Layout")
+    return named
 
 
 def check_links(path, problems):
@@ -210,12 +275,14 @@ def main():
     if yaml_blocks == 0:
         problems.append("README.md: no yaml block (the CI workflow) found")
     check_environment(daybreak, readme, problems)
+    architecture_paths = check_architecture(src, problems)
     errors = check_error_paths(daybreak, readme, problems)
     for p in problems:
         print("FAIL:", p)
     if problems:
         sys.exit(1)
     print(f"docs: {len(pages)} pages, links resolve, {yaml_blocks} yaml block(s) parse, "
+          f"architecture.md lists every src/ folder and its {architecture_paths} paths exist, "
           f"every command, option and environment variable documented, {errors} error paths exit "
           f"as README.md says with one 'daybreak: error:' line")
 
