@@ -9,6 +9,9 @@ Fails, naming what is wrong, when
 - a relative link in README.md or docs/*.md names a file that does not exist, or an anchor
   that no heading of the target file produces (GitHub's heading slugs);
 - a ```yaml block of README.md or docs/*.md is not valid YAML (the CI workflow);
+- README.md, docs/*.md, docs/measurements/*.md, cl/README.md or shaders/README.md hold a
+  development machine's path (/work/..., /home/..., /root/...; /tmp/... outside code) or an
+  issue number ("issue 12", "#12");
 - a variable of README.md's Environment table is missing from `daybreak --help`;
 - docs/architecture.md's Layout lists a folder or names a file that does not exist, or a
   folder under src/ has no row of its own there;
@@ -127,6 +130,26 @@ def check_architecture(src, problems):
             if rel not in listed:
                 problems.append(f"{page}: the folder {rel}/ is not in the Layout")
     return named
+
+
+# A development machine's own folders; /tmp only inside code (an example command's scratch
+# folder), never in the text; an issue of the tracker by number, which a reader cannot follow.
+MACHINE_PATH = re.compile(r"(?<![\w.~$])/(?:work|home|root|Users|mnt|scratch)/[^\s`)'\"]*")
+TMP_PATH = re.compile(r"(?<![\w.~$])/tmp/[^\s`)'\"]*")
+ISSUE_REF = re.compile(r"\b[Ii]ssues?[ -]?#?\d+|(?<![\w&/#])#\d+\b(?![\w-])")
+
+
+def check_machine_paths_and_issues(path, problems):
+    with open(path, encoding="utf-8") as f:
+        text = f.read()
+    prose = re.sub(r"`[^`\n]*`", "", re.sub(r"```.*?```", "", text, flags=re.S))
+    for n, line in enumerate(text.splitlines(), 1):
+        for m in MACHINE_PATH.findall(line):
+            problems.append(f"{path}:{n}: a development machine's path {m.rstrip('.,;:')} (write a generic one: /path/to/data)")
+        for m in ISSUE_REF.findall(line):
+            problems.append(f"{path}:{n}: an issue number ('{m}') a reader cannot follow: say what it was")
+    for m in TMP_PATH.findall(prose):
+        problems.append(f"{path}: the path {m.rstrip('.,;:')} in the text, outside an example command")
 
 
 def check_links(path, problems):
@@ -267,10 +290,14 @@ def main():
         if not re.search(re.escape(option) + r"(?![a-z0-9-])", readme):
             problems.append(f"README.md: the option '{option}' parsed in src/app is not documented")
     docs = os.path.join(src, "docs")
-    pages = [readme_path] + sorted(os.path.join(docs, n) for n in os.listdir(docs) if n.endswith(".md"))
+    pages = [readme_path] + [os.path.join(src, d, "README.md") for d in ("cl", "shaders")]
+    for folder in (docs, os.path.join(docs, "measurements")):
+        if os.path.isdir(folder):
+            pages += sorted(os.path.join(folder, n) for n in os.listdir(folder) if n.endswith(".md"))
     yaml_blocks = 0
     for page in pages:
         check_links(page, problems)
+        check_machine_paths_and_issues(page, problems)
         yaml_blocks += check_yaml_blocks(page, problems)
     if yaml_blocks == 0:
         problems.append("README.md: no yaml block (the CI workflow) found")
