@@ -15,18 +15,6 @@
 #include "core/fileio.h"
 #include "core/utf8.h"
 
-const char *dbk_run_status_name(dbk_run_status s) {
-    switch (s) {
-    case DBK_RUN_RUNNING:     return "running";
-    case DBK_RUN_REACHED:     return "reached";
-    case DBK_RUN_NOT_REACHED: return "not_reached";
-    case DBK_RUN_DIVERGED:    return "diverged";
-    case DBK_RUN_FAILED:      return "failed";
-    case DBK_RUN_INTERRUPTED: return "interrupted";
-    }
-    return "unknown";
-}
-
 long dbk_results_hundredths(double percent) {
     char text[64];
     snprintf(text, sizeof text, "%.2f", percent);
