@@ -15,6 +15,26 @@ __kernel void loss_scale(__global const float *x, const uint x_off, __global con
 
 /* found = 1 when g is inf or NaN (every such work-item writes the same 1: no reduction
  * order to keep), then g *= inv[0]. */
+/* The loss scale's state machine after the update, state (6) = {S, 1/S, found, clean, skipped,
+ * growths} (op_list.h AMP_UPDATE_SCALE): work-item 0 alone, n = 6. */
+__kernel void amp_update_scale(__global float *st, const uint s_off, const float growth_interval, const int n) {
+    if (get_global_id(0) != 0 || n < 6) return;
+    st += s_off;
+    if (st[2] != 0.0f) {
+        st[4] += 1.0f;
+        st[3] = 0.0f;
+        if (st[0] > 1.0f) st[0] *= 0.5f;
+    } else if ((st[3] += 1.0f) >= growth_interval) {
+        st[3] = 0.0f;
+        if (st[0] < 0x1p64f) {
+            st[0] *= 2.0f;
+            st[5] += 1.0f;
+        }
+    }
+    st[1] = 1.0f / st[0];
+    st[2] = 0.0f;
+}
+
 __kernel void grad_unscale(__global const float *inv, const uint inv_off, __global float *g, const uint g_off,
                            __global float *found, const uint found_off, const int n) {
     const int i = get_global_id(0);

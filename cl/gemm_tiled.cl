@@ -112,7 +112,8 @@ void gemm_tiled(const int M, const int N, const int K, const float alpha, const 
  * and not stored. With cpq > 0 C is the (nb, M, cpq) layout of a convolution output, with
  * cpq < 0 C is stored transposed.
  * Tunables: RB_M (rows, 1..12), RB_W (vector width 4, 8 or 16).
- * global (ceil(N / RB_W), ceil(M / RB_M)) rounded to the work-group.
+ * global (ceil(N / RB_W), ceil(M / RB_M), batch) rounded to the work-group: a batch of GEMMs
+ * of one shape in one launch, the e-th on A + e*sa, Bp + e*sb, C + e*sc.
  */
 #ifndef RB_M
 #define RB_M 8
@@ -153,11 +154,16 @@ void gemm_tiled(const int M, const int N, const int K, const float alpha, const 
 __kernel void gemm_rb(const int M, const int N, const int K, const float alpha, const float beta,
                       __global const float *A, const uint a_off, const int lda, const int ta,   /* (M,K) or (K,M) */
                       __global const float *Bp, const uint b_off,                               /* packed (K,N) */
-                      __global float *C, const uint c_off, const int ldc, const int cpq) {     /* (M,N) */
+                      __global float *C, const uint c_off, const int ldc, const int cpq,       /* (M,N) */
+                      const uint sa, const uint sb, const uint sc) {   /* batch strides */
     const int panel = get_global_id(0), n0 = panel * RB_W, m0 = get_global_id(1) * RB_M;
     if (n0 >= N || m0 >= M) return;
-    A += a_off;
-    C += c_off;
+    /* dimension 2: the GEMM of a batch of equal shapes (Winograd's E planes in one launch),
+     * its operands sa, sb, sc elements after the previous one's */
+    const size_t e = get_global_id(2);
+    A += a_off + e * sa;
+    C += c_off + e * sc;
+    Bp += e * sb;
     /* cpq > 0 (a multiple of RB_W): C is stored as (N/cpq, M, cpq) — a convolution's (nb,K,P,Q)
      * output chunk, written in place without a scatter pass; cpq < 0: C is stored transposed,
      * element (m, n) at C[n*ldc + m] (dw from dw^T); else row-major with ldc. */
@@ -302,11 +308,14 @@ __kernel void gemm_rb(const int M, const int N, const int K, const float alpha, 
 __kernel void gemm_rb2(const int M, const int N, const int K, const float alpha, const float beta,
                        __global const float *A, const uint a_off, const int lda, const int ta,
                        __global const float *Bp, const uint b_off,
-                       __global float *C, const uint c_off, const int ldc, const int cpq) {
+                       __global float *C, const uint c_off, const int ldc, const int cpq,
+                       const uint sa, const uint sb, const uint sc) {
     const int panel = 2 * get_global_id(0), n0 = panel * RB_W, n1 = n0 + RB_W, m0 = get_global_id(1) * RB_M;
     if (n0 >= N || m0 >= M) return;
-    A += a_off;
-    C += c_off;
+    const size_t e = get_global_id(2);
+    A += a_off + e * sa;
+    C += c_off + e * sc;
+    Bp += e * sb;
     __global float *c0 = RB_CBASE(n0);
     __global float *c1 = RB_CBASE(n1);
     const int c_row = cpq > 0 ? cpq : ldc;

@@ -6,14 +6,16 @@
  * lr is read from device memory (written by the host before each step), so a recorded step
  * replays with a new learning rate without touching kernel arguments; with mu_in_lr the
  * momentum is the value after it. With has_mask, an element whose mask is 0 is left as it is
- * (sparse masks).  global (n)
+ * (sparse masks). With has_skip, a non-zero skip[0] (mixed precision: an inf/NaN gradient this
+ * step) leaves everything as it was (SGD and AdamW).  global (n)
  */
 __kernel void sgd_momentum_update(__global const float *grad, const uint g_off, __global const float *lr, const uint lr_off,
-                           __global const float *mask, const uint k_off, __global float *param, const uint p_off,
+                           __global const float *mask, const uint k_off, __global const float *skip,
+                           const uint q_off, const int has_skip, __global float *param, const uint p_off,
                            __global float *mom, const uint m_off, const float mu_param, const float wd,
                            const int nesterov, const int mu_in_lr, const int has_mask, const int n) {
     const int i = get_global_id(0);
-    if (i >= n) return;
+    if (i >= n || (has_skip && skip[q_off] != 0.0f)) return;   /* skip: a step with an inf/NaN gradient */
     if (has_mask && mask[k_off + i] == 0.0f) return;   /* masked out: nothing changes */
     const float rate = lr[lr_off];
     const float mu = mu_in_lr ? lr[lr_off + 1] : mu_param; /* {lr, momentum}: a scheduled momentum */
@@ -31,12 +33,13 @@ __kernel void sgd_momentum_update(__global const float *grad, const uint g_off, 
  * step = {lr, step_size, bc2_sqrt[, beta1]} is read from device memory (the host writes it each step).
  * global (n) */
 __kernel void adamw_update(__global const float *grad, const uint g_off, __global const float *step, const uint s_off,
-                           __global const float *mask, const uint k_off, __global float *param, const uint p_off,
+                           __global const float *mask, const uint k_off, __global const float *skip,
+                           const uint q_off, const int has_skip, __global float *param, const uint p_off,
                            __global float *exp_avg, const uint m_off, __global float *exp_avg_sq, const uint v_off,
                            const float beta1_param, const float beta2, const float eps, const float wd,
                            const int beta1_in_step, const int has_mask, const int n) {
     const int i = get_global_id(0);
-    if (i >= n) return;
+    if (i >= n || (has_skip && skip[q_off] != 0.0f)) return;
     if (has_mask && mask[k_off + i] == 0.0f) return;   /* masked out: nothing changes */
     const float decay = 1.0f - step[s_off] * wd, step_size = step[s_off + 1], bc2_sqrt = step[s_off + 2];
     const float beta1 = beta1_in_step ? step[s_off + 3] : beta1_param;

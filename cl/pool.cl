@@ -17,8 +17,11 @@
         bi = select(bi, vi, t_);                                                 \
     } while (0)
 
-/* 2x2 windows with stride 2 (ResNet9), 8 outputs of a row per work-item: two rows of 16
- * inputs, the four taps are their even and odd lanes.  global (Q / 8, N*C*P), Q % 8 == 0 */
+/* 2x2 windows with stride 2 (ResNet9; airbench94's odd planes), 8 outputs of a row per
+ * work-item: two rows of 16 inputs, the four taps are their even and odd lanes. A row's last
+ * group may hold fewer than 8 outputs (Q % 8 != 0): its extra lanes read past the row, which
+ * the host allows only when every such read stays inside the plane (ocl_ops_pool.c), and are
+ * not stored.  global (ceil(Q / 8), N*C*P) */
 __kernel void maxpool_fwd_2x2(__global const float *x, const uint x_off, __global float *y, const uint y_off,
                               __global int *arg, const uint arg_off, const int NCP, const int H, const int W,
                               const int P, const int Q) {
@@ -34,8 +37,19 @@ __kernel void maxpool_fwd_2x2(__global const float *x, const uint x_off, __globa
     POOL_TAKE(a.odd, base + 1);
     POOL_TAKE(b.even, base + W);
     POOL_TAKE(b.odd, base + W + 1);
-    vstore8(best, 0, y + y_off + row * Q + q0);
-    vstore8(bi, 0, arg + arg_off + row * Q + q0);
+    if (q0 + 8 <= Q) {
+        vstore8(best, 0, y + y_off + row * Q + q0);
+        vstore8(bi, 0, arg + arg_off + row * Q + q0);
+        return;
+    }
+    float vb[8];
+    int vi[8];
+    vstore8(best, 0, vb);
+    vstore8(bi, 0, vi);
+    for (int j = 0; j < Q - q0; j++) {
+        y[y_off + row * Q + q0 + j] = vb[j];
+        arg[arg_off + row * Q + q0 + j] = vi[j];
+    }
 }
 
 /* 2x2 windows with stride 2 whose Q is not a multiple of 8 (airbench94: 31x31 -> 15x15,

@@ -6,7 +6,8 @@
  *   p = p - step_size * m / (sqrt(v) / bc2_sqrt + eps)
  * step = {lr, step_size, bc2_sqrt[, beta1]} is read from device memory (the host rewrites it
  * each step). With masked != 0, an element whose mask is 0 is left as it is (sparse masks;
- * without a mask the host binds grad there, never read). Grid-stride over n.
+ * without a mask the host binds grad there, never read). With has_skip, a non-zero skip[0]
+ * (mixed precision: an inf/NaN gradient this step) changes nothing. Grid-stride over n.
  */
 layout(local_size_x_id = 0) in;
 
@@ -16,6 +17,7 @@ layout(push_constant) uniform Push {
     float beta1, beta2, eps, wd;
     uint rk, masked;           /* element offset of binding 5; whether it is a mask */
     uint beta1_in_step;        /* step holds a 4th value, the step's beta1, replacing beta1 */
+    uint rq, has_skip;         /* element offset of binding 6, and whether it is bound */
 } pc;
 
 layout(binding = 0) readonly buffer BufG { float grad[]; };      /* (n) */
@@ -24,8 +26,10 @@ layout(binding = 2) buffer BufP { float param[]; };              /* (n) in place
 layout(binding = 3) buffer BufM { float exp_avg[]; };            /* (n) in place */
 layout(binding = 4) buffer BufV { float exp_avg_sq[]; };         /* (n) in place */
 layout(binding = 5) readonly buffer BufK { float mask[]; };      /* (n) */
+layout(binding = 6) readonly buffer BufQ { float skip[]; };      /* (1), when has_skip */
 
 void main() {
+    if (pc.has_skip != 0u && skip[pc.rq] != 0.0) return;   /* a step with an inf/NaN gradient */
     const float decay = 1.0 - step[pc.rs] * pc.wd, step_size = step[pc.rs + 1], bc2_sqrt = step[pc.rs + 2];
     const float beta1 = pc.beta1_in_step != 0 ? step[pc.rs + 3] : pc.beta1;
     const uint stride = gl_NumWorkGroups.x * gl_WorkGroupSize.x;

@@ -5,7 +5,8 @@
  *   g = grad + wd * p;  v = mu * v + g;  step = nesterov ? g + mu * v : v;  p -= lr * step
  * lr is read from device memory (the host rewrites it each step). With masked != 0, an element
  * whose mask is 0 is left as it is (sparse masks; without a mask the host binds grad there,
- * never read). Grid-stride over n.
+ * never read). With has_skip, a non-zero skip[0] (mixed precision: an inf/NaN gradient this
+ * step) changes nothing. Grid-stride over n.
  */
 layout(local_size_x_id = 0) in;
 
@@ -16,6 +17,7 @@ layout(push_constant) uniform Push {
     uint nesterov;
     uint rk, masked;       /* element offset of binding 4; whether it is a mask */
     uint mu_in_lr;         /* lr holds {lr, momentum}: the step's momentum replaces mu */
+    uint rq, has_skip;     /* element offset of binding 5, and whether it is bound */
 } pc;
 
 layout(binding = 0) readonly buffer BufG { float grad[]; };   /* (n) */
@@ -23,8 +25,10 @@ layout(binding = 1) readonly buffer BufL { float lr[]; };     /* (1) or (2) */
 layout(binding = 2) buffer BufP { float param[]; };           /* (n) in place */
 layout(binding = 3) buffer BufV { float mom[]; };             /* (n) in place */
 layout(binding = 4) readonly buffer BufK { float mask[]; };   /* (n) */
+layout(binding = 5) readonly buffer BufQ { float skip[]; };   /* (1), when has_skip */
 
 void main() {
+    if (pc.has_skip != 0u && skip[pc.rq] != 0.0) return;   /* a step with an inf/NaN gradient */
     const float rate = lr[pc.rl];
     const float mu = pc.mu_in_lr != 0 ? lr[pc.rl + 1] : pc.mu;
     const uint stride = gl_NumWorkGroups.x * gl_WorkGroupSize.x;

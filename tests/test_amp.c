@@ -120,10 +120,69 @@ static int unscale_flag_should_drive_the_scaler(void) {
     return 0;
 }
 
+/* The device's scaler (DBK_OP_AMP_UPDATE_SCALE after GRAD_UNSCALE and an SGD update that
+ * skips on the flag), on the CPU reference, against the host's state machine over a run of
+ * steps with overflows at chosen steps: the same S, counts and skips, the parameters left
+ * alone on a skipped step, and no read-back needed to get there. */
+static int device_scaler_should_match_the_host_scaler(void) {
+    dbk_backend *be = NULL;
+    dbk_buffer *buf = NULL;
+    DBK_CHECK_OK(dbk_backend_create(DBK_BACKEND_KIND_CPU, 0, &be));
+    enum { N = 64, STATE = 0, LR = 6, G = 8, P = G + N, M = P + N, FLOATS = M + N };
+    DBK_CHECK_OK(dbk_buffer_create(be, FLOATS * sizeof(float), &buf));
+    const dbk_tensor state = dbk_tensor_make(buf, 0, DBK_DTYPE_F32, 1, 6, 1, 1, 1);
+    const dbk_tensor scalar[3] = {dbk_tensor_make(buf, 0, DBK_DTYPE_F32, 1, 1, 1, 1, 1),               /* S */
+                                  dbk_tensor_make(buf, 1 * sizeof(float), DBK_DTYPE_F32, 1, 1, 1, 1, 1), /* 1/S */
+                                  dbk_tensor_make(buf, 2 * sizeof(float), DBK_DTYPE_F32, 1, 1, 1, 1, 1)}; /* found */
+    dbk_op_desc unscale = {.op = DBK_OP_GRAD_UNSCALE}, sgd = {.op = DBK_OP_SGD_MOMENTUM_UPDATE},
+                update = {.op = DBK_OP_AMP_UPDATE_SCALE, .p.amp.growth_interval = 3.0f};
+    unscale.src[0] = scalar[1];
+    unscale.dst[0] = dbk_tensor_make(buf, G * sizeof(float), DBK_DTYPE_F32, 1, N, 1, 1, 1);
+    unscale.dst[1] = scalar[2];
+    sgd.p.sgd = (dbk_sgd_params){0.9f, 0.0f, false};
+    sgd.src[0] = unscale.dst[0];
+    sgd.src[1] = dbk_tensor_make(buf, LR * sizeof(float), DBK_DTYPE_F32, 1, 1, 1, 1, 1);
+    sgd.src[3] = scalar[2];
+    sgd.dst[0] = dbk_tensor_make(buf, P * sizeof(float), DBK_DTYPE_F32, 1, N, 1, 1, 1);
+    sgd.dst[1] = dbk_tensor_make(buf, M * sizeof(float), DBK_DTYPE_F32, 1, N, 1, 1, 1);
+    update.dst[0] = state;
+    dbk_loss_scaler ls;
+    dbk_loss_scaler_init(&ls, 65536.0f, 3);
+    float host[FLOATS] = {ls.scale, 1.0f / ls.scale, 0.0f, 0.0f, 0.0f, 0.0f, 0.1f};
+    DBK_CHECK_OK(dbk_buffer_write(buf, 0, host, sizeof host));
+    static const bool overflow[] = {true, false, false, false, true, true, false, false, false, false};
+    for (size_t step = 0; step < sizeof overflow / sizeof overflow[0]; step++) {
+        float g[N], before[FLOATS], after[FLOATS];
+        for (int i = 0; i < N; i++) g[i] = (float)(i - N / 2) * ls.scale;   /* what the backward gives: S * grad */
+        if (overflow[step]) g[7] = INFINITY;
+        DBK_CHECK_OK(dbk_buffer_write(buf, G * sizeof(float), g, sizeof g));
+        DBK_CHECK_OK(dbk_buffer_read(buf, 0, before, sizeof before));
+        DBK_CHECK_OK(dbk_backend_run(be, &unscale));
+        DBK_CHECK_OK(dbk_backend_run(be, &sgd));
+        DBK_CHECK_OK(dbk_backend_run(be, &update));
+        DBK_CHECK_OK(dbk_buffer_read(buf, 0, after, sizeof after));
+        const bool ran = dbk_loss_scaler_step(&ls, overflow[step]);
+        DBK_CHECK_MSG(after[0] == ls.scale && after[1] == 1.0f / ls.scale && after[2] == 0.0f &&
+                          after[3] == (float)ls.clean_steps && after[4] == (float)ls.skipped_steps &&
+                          after[5] == (float)ls.growths,
+                      "step %zu: device {%g, %g, %g, %g, %g, %g}, host S %g clean %d skipped %ld growths %ld", step,
+                      (double)after[0], (double)after[1], (double)after[2], (double)after[3], (double)after[4],
+                      (double)after[5], (double)ls.scale, ls.clean_steps, ls.skipped_steps, ls.growths);
+        DBK_CHECK_MSG(ran == (memcmp(before + P, after + P, 2 * N * sizeof(float)) != 0),
+                      "step %zu: the update %s but the host scaler says it %s", step, ran ? "did not run" : "ran",
+                      ran ? "runs" : "is skipped");
+    }
+    DBK_CHECK(ls.skipped_steps == 3 && ls.growths == 2);   /* the sequence reached both branches */
+    dbk_buffer_destroy(buf);
+    dbk_backend_destroy(be);
+    return 0;
+}
+
 int main(void) {
     DBK_RUN(every_f16_should_round_trip);
     DBK_RUN(narrowing_should_round_to_nearest_even);
     DBK_RUN(scaler_should_skip_halve_and_grow);
     DBK_RUN(unscale_flag_should_drive_the_scaler);
+    DBK_RUN(device_scaler_should_match_the_host_scaler);
     return dbk_test_finish();
 }

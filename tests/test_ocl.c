@@ -380,8 +380,11 @@ static int plan_should_match_launches(dbk_backend *be, const dbk_op_desc *op, co
     for (int i = 0; i < shapes; i++) planned += plan[i].count;
     for (int i = 0; i < l.count; i++) {
         if (!is_gemm_rb(&l.items[i])) continue;
-        issued++;
+        /* a launch of a batch of GEMMs (Winograd's E planes) issues them all */
+        const int batch = l.items[i].dims == 3 ? (int)l.items[i].global[2] : 1;
+        issued += batch;
         if (shape >= shapes || wrong >= 0) continue;
+        if (batch != (plan[shape].batch > 1 ? plan[shape].batch : 1)) wrong = issued;
         const size_t panels = ((size_t)plan[shape].n + (size_t)t->rb_w - 1) / (size_t)t->rb_w;
         const size_t blocks[2] = {t->rb_v == 2 ? (panels + 1) / 2 : panels,
                                   ((size_t)plan[shape].m + (size_t)t->rb_m - 1) / (size_t)t->rb_m};
@@ -389,12 +392,13 @@ static int plan_should_match_launches(dbk_backend *be, const dbk_op_desc *op, co
             const size_t local = l.items[i].local[d];
             if (!local || l.items[i].global[d] != (blocks[d] + local - 1) / local * local) wrong = issued;
         }
-        if (++of_shape == plan[shape].count) shape++, of_shape = 0;
+        of_shape += batch;
+        if (of_shape >= plan[shape].count) shape++, of_shape = 0;
     }
     dbk_ocl_launches_free(&l);
     DBK_CHECK_MSG(issued == planned && issued > 0, "%s: %d gemm_rb launches recorded, the plan says %d", what, issued,
                   planned);
-    DBK_CHECK_MSG(wrong < 0, "%s: gemm_rb launch %d has another M x N than the plan's", what, wrong);
+    DBK_CHECK_MSG(wrong < 0, "%s: gemm_rb launch of GEMM %d has another M x N or batch than the plan's", what, wrong);
     return 0;
 }
 

@@ -313,9 +313,10 @@ static int run_rb(ocl *o, const gemm_shape *s, const float *a, const float *bp, 
     const int M = s->m, N = s->n, K = s->k, lda = s->ta ? s->m : s->k, ta = s->ta ? 1 : 0;
     const int ldc = s->cpq < 0 ? s->m : s->n, cpq = s->cpq;
     const float alpha = 1.0f, beta = 0.0f;
-    const cl_uint zero = 0;
-    const void *args[] = {&M, &N, &K, &alpha, &beta, &da, &zero, &lda, &ta, &db, &zero, &dc, &zero, &ldc, &cpq};
-    const size_t sizes[] = {4, 4, 4, 4, 4, sizeof da, 4, 4, 4, sizeof db, 4, sizeof dc, 4, 4, 4};
+    const cl_uint zero = 0;   /* offsets, and the batch strides of a launch of one GEMM */
+    const void *args[] = {&M, &N, &K, &alpha, &beta, &da, &zero, &lda, &ta, &db, &zero, &dc, &zero, &ldc, &cpq,
+                          &zero, &zero, &zero};
+    const size_t sizes[] = {4, 4, 4, 4, 4, sizeof da, 4, 4, 4, sizeof db, 4, sizeof dc, 4, 4, 4, 4, 4, 4};
     for (cl_uint i = 0; rc == 0 && i < sizeof sizes / sizeof sizes[0]; i++)
         if ((err = clSetKernelArg(o->kernel, i, sizes[i], args[i])) != CL_SUCCESS) rc = fail("clSetKernelArg", err);
     /* The launch of dbk_ocl_gemm_packed_record: one work-item per RB_M x RB_W block, the

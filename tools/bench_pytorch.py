@@ -7,7 +7,7 @@ prints `pytorch: not installed (...)` and exits 3, which the scripts report as s
 
     python3 tools/bench_pytorch.py [--model resnet9|airbench94] [--device cpu|cuda]
         [--variant fp32|default|amp|compile] [--batch B] [--steps N] [--warmup N] [--threads N]
-        [--data DIR]
+        [--channels-last] [--data DIR]
 
 Models (tools/torch_nets.py): resnet9 (cifar10-resnet9's network, default batch 512: cross-
 entropy summed over the batch, SGD with Nesterov momentum 0.9 and weight decay 5e-4 * batch, as
@@ -25,8 +25,13 @@ Variants:
   compile  torch.compile of the default variant; its first (warm-up) steps hold the compilation,
            reported apart as warmup_s.
 --warmup steps (default 1; compile: at least 2) run before the timing; warmup_s is their time.
+--channels-last stores the network and the batches NHWC in any variant (amp always does): on the
+CPU the faster layout for some of airbench94's convolutions, not for others; try both.
 Prints one line:
   pytorch <version> model <m> device <d> variant <v> batch <B> threads <T> img/s <X> ms/step <Y> warmup_s <Z>
+      layout <nchw|nhwc> cpu_s/step <C>
+(C: the process's CPU seconds per timed step, every thread: the work, comparable on a shared
+machine where wall time is not).
 or `pytorch: <variant> not available (<why>)` with exit 4 (torch.compile before PyTorch 2, CUDA
 absent). Exit 2 on a usage error.
 """
@@ -84,6 +89,7 @@ def main():
     ap.add_argument("--warmup", type=int, default=1)
     ap.add_argument("--threads", type=int, default=0,
                     help="CPU threads; 0: the machine's cores (Debian's torch 1.13 would take 1)")
+    ap.add_argument("--channels-last", action="store_true", help="NHWC network and batches")
     ap.add_argument("--data", default=os.environ.get("DAYBREAK_DATA", ""))
     a = ap.parse_args()
     batch = a.batch or (512 if a.model == "resnet9" else 1024)
@@ -117,6 +123,8 @@ def main():
     if a.variant == "amp":
         bf16 = a.device == "cpu" or torch.cuda.is_bf16_supported()
         autocast_dtype = torch.bfloat16 if bf16 else torch.float16
+    channels_last = a.variant == "amp" or a.channels_last
+    if channels_last:
         model = model.to(memory_format=torch.channels_last)
         x_all = x_all.contiguous(memory_format=torch.channels_last)
     forward = torch.compile(model) if a.variant == "compile" else model
@@ -147,14 +155,15 @@ def main():
     for i in range(warmup):
         step(i)
     sync()
-    t1 = time.perf_counter()
+    t1, cpu1 = time.perf_counter(), time.process_time()
     for i in range(warmup, steps):
         step(i)
     sync()
     seconds = (time.perf_counter() - t1) / a.steps
+    cpu = (time.process_time() - cpu1) / a.steps   # every thread of the process
     print(f"pytorch {torch.__version__} model {a.model} device {a.device} variant {a.variant} batch {batch} "
           f"threads {torch.get_num_threads()} img/s {batch / seconds:.1f} ms/step {1000 * seconds:.2f} "
-          f"warmup_s {t1 - t0:.2f}")
+          f"warmup_s {t1 - t0:.2f} layout {'nhwc' if channels_last else 'nchw'} cpu_s/step {cpu:.2f}")
 
 
 if __name__ == "__main__":

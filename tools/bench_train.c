@@ -14,6 +14,13 @@
  * build_s: creating the backend (the OpenCL program compiled or read from the cache), the
  * session (Vulkan pipelines) and its warm-up pass (lazy driver compilation), before the timing.
  * Needs the recipes' dataset, CIFAR-10 (the batches are real images), via --data or DAYBREAK_DATA.
+ *
+ * Before batch, what a timed step asked of the device (train/session.h dbk_step_costs):
+ * launches, syncs (host waits inside the step), host_ms (the step's time outside those waits
+ * and, on the CPU backend, outside the ops), MB_moved by the launches and MB_min, the tensors'
+ * minimum (each op's tensors once); and cpu_s, the process's CPU seconds per step (every
+ * thread: on a CPU device the work a step costs, comparable when other jobs share the cores).
+ * --tsv names them launches, syncs, host_ms, mb_moved, mb_min, cpu_s, before error (last).
  */
 #define _POSIX_C_SOURCE 200809L
 #include <stdbool.h>
@@ -29,31 +36,41 @@ typedef struct bench_line {
     const char *backend, *device, *recipe, *precision;
     int         index, batch;
     double      images_per_second, ms_per_step, build_seconds;
+    dbk_step_costs costs;
+    double      cpu_seconds;   /* per step, every thread */
     char        error[1024];
 } bench_line;
 
 static bool tsv;   /* --tsv: tab-separated, a header line first, for scripts (tools/gpu-check.sh) */
 
 static void print_header(void) {
-    if (tsv) printf("backend\tindex\tdevice\trecipe\tprecision\tbatch\timg_per_s\tms_per_step\tbuild_s\terror\n");
+    if (tsv)
+        printf("backend\tindex\tdevice\trecipe\tprecision\tbatch\timg_per_s\tms_per_step\tbuild_s\tlaunches\tsyncs\t"
+               "host_ms\tmb_moved\tmb_min\tcpu_s\terror\n");
     else
-        printf("%-8s %-2s %-40s %-16s %-4s %5s %9s %10s %8s\n", "backend", "#", "device", "recipe", "prec", "batch",
-               "img/s", "ms/step", "build_s");
+        printf("%-8s %-2s %-40s %-16s %-4s %8s %5s %7s %9s %8s %8s %5s %9s %10s %8s\n", "backend", "#", "device",
+               "recipe", "prec", "launches", "syncs", "host_ms", "MB_moved", "MB_min", "cpu_s", "batch", "img/s",
+               "ms/step", "build_s");
 }
 
 static void print_line(const bench_line *l) {
+    const dbk_step_costs *c = &l->costs;
     if (tsv && l->error[0])
-        printf("%s\t%d\t%s\t%s\t%s\t%d\t\t\t\t%s\n", l->backend, l->index, l->device, l->recipe, l->precision,
-               l->batch, l->error);
+        printf("%s\t%d\t%s\t%s\t%s\t%d\t\t\t\t\t\t\t\t\t\t%s\n", l->backend, l->index, l->device, l->recipe,
+               l->precision, l->batch, l->error);
     else if (tsv)
-        printf("%s\t%d\t%s\t%s\t%s\t%d\t%.1f\t%.1f\t%.2f\t\n", l->backend, l->index, l->device, l->recipe,
-               l->precision, l->batch, l->images_per_second, l->ms_per_step, l->build_seconds);
+        printf("%s\t%d\t%s\t%s\t%s\t%d\t%.1f\t%.1f\t%.2f\t%.0f\t%.2f\t%.3f\t%.0f\t%.0f\t%.2f\t\n", l->backend,
+               l->index, l->device, l->recipe, l->precision, l->batch, l->images_per_second, l->ms_per_step,
+               l->build_seconds, c->launches, c->syncs, 1e3 * c->host_seconds, c->device_bytes * 1e-6,
+               c->min_bytes * 1e-6, l->cpu_seconds);
     else if (l->error[0])
         printf("%-8s %-2d %-40.40s %-16s %-4s error: %s\n", l->backend, l->index, l->device, l->recipe, l->precision,
                l->error);
     else
-        printf("%-8s %-2d %-40.40s %-16s %-4s %5d %9.1f %10.1f %8.2f\n", l->backend, l->index, l->device, l->recipe,
-               l->precision, l->batch, l->images_per_second, l->ms_per_step, l->build_seconds);
+        printf("%-8s %-2d %-40.40s %-16s %-4s %8.0f %5.2f %7.2f %9.0f %8.0f %8.2f %5d %9.1f %10.1f %8.2f\n",
+               l->backend, l->index, l->device, l->recipe, l->precision, c->launches, c->syncs, 1e3 * c->host_seconds,
+               c->device_bytes * 1e-6, c->min_bytes * 1e-6, l->cpu_seconds, l->batch, l->images_per_second,
+               l->ms_per_step, l->build_seconds);
     fflush(stdout);
 }
 
@@ -78,6 +95,8 @@ static int run_one(dbk_backend_kind kind, int index, const char *recipe_name, in
         l.images_per_second = t.images_per_second;
         l.ms_per_step = 1000.0 * t.seconds_per_step;
         l.build_seconds = backend_seconds + t.session_seconds + t.warmup_seconds;
+        l.costs = t.costs;
+        l.cpu_seconds = t.cpu_seconds_per_step;
     } else {
         snprintf(l.error, sizeof l.error, "%s", dbk_last_error());
     }

@@ -55,11 +55,13 @@ static dbk_status check_range(const dbk_buffer *buf, size_t offset, size_t nbyte
 
 dbk_status dbk_buffer_write(dbk_buffer *dst, size_t offset, const void *src, size_t nbytes) {
     DBK_TRY(check_range(dst, offset, nbytes, "buffer write"));
+    dst->be->tally.counts.host_bytes += nbytes;
     return dst->be->vt->buffer_write(dst->be, dst, offset, src, nbytes);
 }
 
 dbk_status dbk_buffer_read(const dbk_buffer *src, size_t offset, void *dst, size_t nbytes) {
     DBK_TRY(check_range(src, offset, nbytes, "buffer read"));
+    src->be->tally.counts.host_bytes += nbytes;
     return src->be->vt->buffer_read(src->be, src, offset, dst, nbytes);
 }
 
@@ -157,6 +159,17 @@ dbk_status dbk_backend_run(dbk_backend *be, const dbk_op_desc *op) {
 
 dbk_status dbk_backend_sync(dbk_backend *be) { return be->vt->sync(be); }
 
+void dbk_backend_get_counters(const dbk_backend *be, dbk_backend_counters *out) { *out = be->tally.counts; }
+
+void dbk_backend_count_syncs(dbk_backend *be, bool on) { be->tally.syncs_off = !on; }
+
+void dbk_backend_tally_wait(dbk_backend_tally *t, double seconds) {
+    if (!t->syncs_off) t->counts.syncs++;
+    t->counts.blocked_seconds += seconds;
+}
+
+void dbk_backend_tally_throttle(dbk_backend_tally *t, double seconds) { t->counts.blocked_seconds += seconds; }
+
 /* ---------------------------------------------------------------------------------- */
 /* programs                                                                           */
 
@@ -222,6 +235,14 @@ dbk_status dbk_program_run_timed(dbk_program *p, double *op_seconds) {
         op_seconds[i] += dbk_time_now() - t0;
     }
     return DBK_OK;
+}
+
+void dbk_program_op_launches(const dbk_program *p, int *launches) {
+    if (p->impl && p->be->vt->program_op_launches) {
+        p->be->vt->program_op_launches(p->be, p, launches);
+        return;
+    }
+    for (int i = 0; i < p->count; i++) launches[i] = 1;
 }
 
 int dbk_program_count(const dbk_program *p) { return p->count; }

@@ -136,6 +136,31 @@ dbk_status dbk_backend_run(dbk_backend *be, const dbk_op_desc *op);
 /* Waits until every enqueued op has finished. */
 dbk_status dbk_backend_sync(dbk_backend *be);
 
+/* --- what the host asks of the device (DESIGN.md decision 9) ------------------------ */
+
+/* Counted by every backend from its creation on; a caller takes the difference of two
+ * readings around the work it measures (train/session.h: the costs of a training step). A CPU
+ * device hides these costs; a GPU's 10-millisecond step does not. */
+typedef struct dbk_backend_counters {
+    uint64_t launches;        /* kernels launched: OpenCL NDRange kernels and CLBlast calls (one
+                                 each), Vulkan dispatches, one per op on the CPU backend */
+    uint64_t syncs;           /* host waits on the device: syncs, reads, blocking writes, and waits
+                                 for the newest work that had not finished when the host asked (a
+                                 wait for older work while newer work stays queued, the back-pressure
+                                 of a host that ran ahead, is not one: the device does not idle) */
+    uint64_t device_bytes;    /* bytes of the tensor and workspace ranges the launches read or
+                                 write, each once per launch (CPU backend: each op's tensors once) */
+    uint64_t host_bytes;      /* bytes copied between host and device */
+    double   blocked_seconds; /* host time inside those waits; on the CPU backend also the time
+                                 running the ops, which is the device's work there */
+} dbk_backend_counters;
+
+void dbk_backend_get_counters(const dbk_backend *be, dbk_backend_counters *out);
+
+/* Off: waits are not counted as syncs (their time still adds to blocked_seconds) until it is
+ * turned on again; a profiler's own synchronisation is not the step's. On at creation. */
+void dbk_backend_count_syncs(dbk_backend *be, bool on);
+
 /* --- programs: fixed op sequences, recorded once and replayed ----------------------- */
 
 /* A training step or evaluation batch is the same op sequence every time (DESIGN.md
@@ -159,6 +184,10 @@ dbk_status dbk_program_run(dbk_program *p);
  * events, Vulkan timestamp queries) without synchronising between ops; the generic path
  * synchronises after every op and times on the host. */
 dbk_status dbk_program_run_timed(dbk_program *p, double *op_seconds);
+
+/* The kernels each op of the program launches per run into launches[0..count): a device
+ * backend's lowering (chunks, transforms, GEMMs); 1 per op on the generic path. */
+void               dbk_program_op_launches(const dbk_program *p, int *launches);
 
 int                dbk_program_count(const dbk_program *p);
 const dbk_op_desc *dbk_program_ops(const dbk_program *p);   /* the copied descriptors */

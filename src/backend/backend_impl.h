@@ -52,13 +52,29 @@ typedef struct dbk_backend_vtable {
     void       (*program_release)  (dbk_backend *be, dbk_program *prog);
     dbk_status (*program_run)      (dbk_backend *be, dbk_program *prog);
     dbk_status (*program_run_timed)(dbk_backend *be, dbk_program *prog, double *op_seconds);
+    /* optional: launches per op of a recorded program (backend.h dbk_program_op_launches) */
+    void       (*program_op_launches)(const dbk_backend *be, const dbk_program *prog, int *launches);
 } dbk_backend_vtable;
+
+/* The counters of backend.h and what the backends need to keep them: a backend reports each
+ * host wait through dbk_backend_tally_wait and adds its launches and their bytes itself. */
+typedef struct dbk_backend_tally {
+    dbk_backend_counters counts;
+    bool                 syncs_off;   /* dbk_backend_count_syncs(be, false) */
+} dbk_backend_tally;
+
+/* A host wait of `seconds` on the device: one sync (unless counting is off) and its time. */
+void dbk_backend_tally_wait(dbk_backend_tally *t, double seconds);
+/* A wait for work several submissions old while newer work stays queued (a bounded queue's
+ * back-pressure: the host ran ahead of the device, which does not idle): its time only. */
+void dbk_backend_tally_throttle(dbk_backend_tally *t, double seconds);
 
 struct dbk_backend {
     const dbk_backend_vtable *vt;
     dbk_backend_kind          kind;
     dbk_device_info           info;
     void                     *impl;   /* backend-private state */
+    dbk_backend_tally         tally;  /* backend.h's counters */
     /* Set during create only: the profile to use instead of the one matched by the device's
      * name (dbk_backend_create_profiled); NULL otherwise. Borrowed. */
     const struct dbk_profile *profile;

@@ -110,6 +110,13 @@ dbk_status dbk_conv_choice_read(const dbk_profile *p, const char *section, size_
     double mb = p ? dbk_profile_number(p, path, 32.0) : 32.0;
     if (!(mb >= 1.0 && mb <= 65536.0)) mb = 32.0;
     out->winograd_budget = (size_t)(mb * 1048576.0);
+    snprintf(path, sizeof path, "%s.conv_chunking", section);
+    const char *chunking = p && dbk_profile_has(p, path) ? dbk_profile_string(p, path, "(not a string)") : "on";
+    if (strcmp(chunking, "on") && strcmp(chunking, "off"))
+        return dbk_set_error(DBK_ERR_FORMAT, "profile %s: %s is %s, expected \"on\" or \"off\"", dbk_profile_id(p),
+                             path, chunking);
+    out->chunking = !strcmp(chunking, "on");
+    if (!out->chunking) out->winograd_budget = DBK_CONV_UNCHUNKED_BYTES;
     if (max_alloc && out->winograd_budget > max_alloc / 2) out->winograd_budget = max_alloc / 2;
     return DBK_OK;
 }

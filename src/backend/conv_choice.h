@@ -19,6 +19,11 @@
  *                                    "winograd"/"winograd4"/"direct" in conv_algorithm it decides
  *                                    the layers it lists, before the width rule
  *   <section>.winograd_workspace_mb  bytes of transformed planes per chunk of images (32)
+ *   <section>.conv_chunking          "on" (the default) | "off": no workspace budget, the whole
+ *                                    batch in one chunk (up to half the device's max allocation),
+ *                                    for a GPU with the memory: one set of launches per
+ *                                    convolution instead of one per chunk (OpenCL: im2col's
+ *                                    conv_workspace_mb too)
  * DBK_FORCE_CONV=im2col|winograd|winograd4|direct (core/profile.h) overrides conv_algorithm;
  * with any but im2col every eligible layer, whatever its width, runs that algorithm (the ops
  * tests force each path). A backend without the direct kernels (Vulkan) refuses a choice that
@@ -38,6 +43,9 @@
 #define DBK_CONV_TILE_DIRECT 1   /* the tile code of "direct" (no Winograd tile is 1) */
 #define DBK_CONV_TILE_UNSET (-1) /* a conv_by_shape entry that leaves this op to the width rule */
 #define DBK_CONV_OPS 3           /* forward, backward-data, backward-filter */
+/* The workspace budget of conv_chunking "off" before the max-allocation cap: 16 GiB keeps the
+ * images per chunk (budget / bytes per image, at least 8) within an int. */
+#define DBK_CONV_UNCHUNKED_BYTES ((size_t)1 << 34)
 
 /* The conv_by_shape keys of the three conv ops, in dbk_conv_op_index order. */
 extern const char *const dbk_conv_op_keys[DBK_CONV_OPS];
@@ -61,6 +69,7 @@ typedef struct dbk_conv_choice {
     struct { int c, k, h, w, tile[DBK_CONV_OPS]; } by_shape[DBK_CONV_SHAPES_MAX];
     int                by_shape_count;
     size_t             winograd_budget;   /* bytes of transformed planes per chunk */
+    bool               chunking;          /* conv_chunking: false = one chunk (the budget unbounded) */
 } dbk_conv_choice;
 
 /* Reads the keys above from `section` ("opencl" or "vulkan") of p (NULL: defaults), the budget capped at

@@ -201,8 +201,10 @@
      *   whose mu replaces params.momentum (a momentum schedule: fastai's cycled momentum)     \
      * src2 mask f32 (n), optional (sparse masks, docs/sparse-masks.md): where mask[i] == 0   \
      *   element i is left as it is, params and momentum alike (no decay, no momentum step)   \
+     * src3 skip f32 (1), optional: non-zero = change nothing (mixed precision: the step found \
+     *      an inf/NaN gradient, AMP_UPDATE_SCALE's state[2])                                 \
      * dst0 params (n) in place  dst1 momentum v (n) in place */                              \
-    X(SGD_MOMENTUM_UPDATE, sgd_momentum_update, optim, "grad lr mask?", "params momentum", sgd,\
+    X(SGD_MOMENTUM_UPDATE, sgd_momentum_update, optim, "grad lr mask? skip?", "params momentum", sgd, \
       check_sgd_momentum_update, 6.0 * n_src(d, 0), all_bytes(d), NONE, OWN, ALL)             \
                                                                                               \
     /* AdamW over flat buffers, PyTorch's torch.optim.AdamW (amsgrad off):                    \
@@ -214,8 +216,9 @@
      *   bc2_sqrt = sqrt(1 - beta2^t)} for the 1-based step t, written by the host each step, \
      *   and a 4th, beta1, replacing params.beta1 (a beta1 schedule: fastai's cycled momentum) \
      * src2 mask f32 (n), optional: where mask[i] == 0 element i is left as it is (p, m, v)   \
+     * src3 skip f32 (1), optional: non-zero = change nothing (as SGD's)                      \
      * dst0 params (n) in place  dst1 exp_avg m (n) in place  dst2 exp_avg_sq v (n) in place */\
-    X(ADAMW_UPDATE, adamw_update, optim, "grad step mask?", "params exp_avg exp_avg_sq",      \
+    X(ADAMW_UPDATE, adamw_update, optim, "grad step mask? skip?", "params exp_avg exp_avg_sq", \
       adamw, check_adamw_update, 12.0 * n_src(d, 0), all_bytes(d), NONE, OWN, ALL)            \
                                                                                               \
     /* The empirical Fisher information of one sample's gradient, accumulated (FISH's         \
@@ -451,11 +454,20 @@
       n_dst(d, 0), all_bytes(d), NONE, EW, ALL)                                               \
     /* Dynamic loss scaling, the gradient side (torch's _amp_foreach_non_finite_check_and_    \
      * unscale_): found = 1 when any g is inf or NaN (judged before scaling; never cleared    \
-     * here: the host zeroes it), and g = g * inv[0] (inv = 1/S).                             \
-     * src0 inv f32 (1), written by the host each step  dst0 g f32 (n) in place               \
+     * here: AMP_UPDATE_SCALE clears it), and g = g * inv[0] (inv = 1/S).                     \
+     * src0 inv f32 (1) (AMP_UPDATE_SCALE's state[1])  dst0 g f32 (n) in place               \
      * dst1 found f32 (1) in place */                                                         \
     X(GRAD_UNSCALE, grad_unscale, amp, "inv", "g found", none, check_grad_unscale,            \
-      n_dst(d, 0), all_bytes(d), NONE, EW, ALL)
+      n_dst(d, 0), all_bytes(d), NONE, EW, ALL)                                               \
+    /* Dynamic loss scaling, the scale's update after the optimizer (torch's                  \
+     * _amp_update_scale_, train/loss_scaler.h dbk_loss_scaler_step on the device, so no step \
+     * reads the flag back): state f32 (6) = {S, 1/S, found, clean steps, skipped steps,      \
+     * growths}; found != 0: skipped += 1, clean = 0, S halves while above 1; else clean += 1 \
+     * and at params.growth_interval S doubles (below 2^64: growths += 1) and clean = 0; then \
+     * 1/S is recomputed and found cleared. One element does all (n = 6, launched as EW).     \
+     * dst0 state f32 (6) in place */                                                         \
+    X(AMP_UPDATE_SCALE, amp_update_scale, amp, "", "state", amp, check_amp_update_scale,      \
+      0.0, all_bytes(d), NONE, EW, ALL)
 /* clang-format on */
 
 /* DBK_OP_ON(OCL|VK, where, f): f when the backend has the op (the where column), else NULL;

@@ -376,6 +376,7 @@ static dbk_status check_sgd_momentum_update(const dbk_op_desc *d) {
     DBK_TRY(check_scalar(d, &s[1], "lr {lr[, momentum]}", DBK_DTYPE_F32, dbk_tensor_numel(&s[1]) == 2 ? 2 : 1));
     DBK_TRY(want(d, &o[0], "params", DBK_DTYPE_F32, 0));
     DBK_TRY(want(d, &o[1], "momentum", DBK_DTYPE_F32, 0));
+    if (s[3].ndim) DBK_TRY(check_scalar(d, &s[3], "skip", DBK_DTYPE_F32, 1));
     if (dbk_tensor_numel(&s[0]) != dbk_tensor_numel(&o[0]) || dbk_tensor_numel(&o[1]) != dbk_tensor_numel(&o[0]))
         FAIL("%s: grad, params and momentum must have the same element count", dbk_op_name(d->op));
     return check_update_mask(d, &s[2], &o[0]);
@@ -392,6 +393,7 @@ static dbk_status check_adamw_update(const dbk_op_desc *d) {
     DBK_TRY(want(d, &o[0], "params", DBK_DTYPE_F32, 0));
     DBK_TRY(want(d, &o[1], "exp_avg", DBK_DTYPE_F32, 0));
     DBK_TRY(want(d, &o[2], "exp_avg_sq", DBK_DTYPE_F32, 0));
+    if (s[3].ndim) DBK_TRY(check_scalar(d, &s[3], "skip", DBK_DTYPE_F32, 1));
     const int64_t n = dbk_tensor_numel(&o[0]);
     if (dbk_tensor_numel(&s[0]) != n || dbk_tensor_numel(&o[1]) != n || dbk_tensor_numel(&o[2]) != n)
         FAIL("%s: grad, params, exp_avg and exp_avg_sq must have the same element count", dbk_op_name(d->op));
@@ -556,6 +558,14 @@ static dbk_status check_grad_unscale(const dbk_op_desc *d) {
     DBK_TRY(check_scalar(d, &d->src[0], "inv", DBK_DTYPE_F32, 1));
     DBK_TRY(want(d, &d->dst[0], "g", DBK_DTYPE_F32, 0));
     return check_scalar(d, &d->dst[1], "found", DBK_DTYPE_F32, 1);
+}
+
+/* state f32 (6); a growth interval of at least one step. */
+static dbk_status check_amp_update_scale(const dbk_op_desc *d) {
+    DBK_TRY(check_scalar(d, &d->dst[0], "state {S, 1/S, found, clean, skipped, growths}", DBK_DTYPE_F32, 6));
+    if (!(d->p.amp.growth_interval >= 1.0f))
+        FAIL("%s: growth interval must be >= 1 (got %g)", dbk_op_name(d->op), (double)d->p.amp.growth_interval);
+    return DBK_OK;
 }
 
 /* x (N,C,H,W) and y of the same shape, b (C). */

@@ -90,6 +90,11 @@ typedef struct dbk_accuracy_params {
                                logits; 0 (a zeroed descriptor) means 1 */
 } dbk_accuracy_params;
 
+/* DBK_OP_AMP_UPDATE_SCALE (a float: launched as EW). */
+typedef struct dbk_amp_params {
+    float growth_interval;  /* clean steps before S doubles, >= 1 */
+} dbk_amp_params;
+
 typedef struct dbk_sgd_params {
     float momentum;
     float weight_decay;
@@ -208,6 +213,7 @@ typedef struct dbk_op_desc {
         dbk_accuracy_params accuracy;
         dbk_sgd_params     sgd;
         dbk_adamw_params   adamw;
+        dbk_amp_params     amp;
         dbk_leaky_params   leaky;
         dbk_dropout_params dropout;
         dbk_augment_params augment;

@@ -3,7 +3,14 @@
 
 #include "core/timer.h"
 #include "models/models.h"
-#include "train/session.h"
+
+/* Training step i of total, and the recipe's lookahead after it as the trainer runs it (every
+ * lookahead_every steps: airbench94's EMA is part of its step's cost). */
+static dbk_status one_step(dbk_session *s, const dbk_recipe *recipe, long i, int per_epoch, long total, float lr) {
+    DBK_TRY(dbk_session_train_step(s, (int)(i % per_epoch), lr));
+    if (!dbk_session_has_lookahead(s) || recipe->lookahead_every <= 0 || (i + 1) % recipe->lookahead_every) return DBK_OK;
+    return dbk_session_lookahead(s, i + 1, total);
+}
 
 dbk_status dbk_bench_throughput(dbk_backend *be, const dbk_recipe *recipe, int batch, bool fp16, int warmup, int steps,
                                 const dbk_dataset *train, const dbk_dataset *test, dbk_throughput *out) {
@@ -25,17 +32,23 @@ dbk_status dbk_bench_throughput(dbk_backend *be, const dbk_recipe *recipe, int b
     const int per_epoch = dbk_session_steps_per_epoch(s);
     /* A mid-schedule learning rate keeps the step representative without diverging. */
     const float lr = 0.1f;
-    for (int i = 0; i < warmup && st == DBK_OK; i++) st = dbk_session_train_step(s, i % per_epoch, lr);
+    const long total = (long)warmup + steps;
+    for (int i = 0; i < warmup && st == DBK_OK; i++) st = one_step(s, recipe, i, per_epoch, total, lr);
     if (st == DBK_OK) st = dbk_backend_sync(be);
+    dbk_session_reset_step_costs(s);   /* the timed steps' costs only */
+    const double cpu0 = dbk_process_cpu_seconds();
     double t0 = dbk_time_now();
-    for (int i = 0; i < steps && st == DBK_OK; i++) st = dbk_session_train_step(s, (warmup + i) % per_epoch, lr);
+    for (int i = 0; i < steps && st == DBK_OK; i++) st = one_step(s, recipe, warmup + i, per_epoch, total, lr);
     if (st == DBK_OK) st = dbk_backend_sync(be);
     double dt = dbk_time_now() - t0;
+    const double cpu = dbk_process_cpu_seconds() - cpu0;
+    dbk_session_step_costs(s, &out->costs);
     dbk_session_destroy(s);
     if (st != DBK_OK) return st;
     out->steps = steps;
     out->batch = batch;
     out->seconds_per_step = dt / steps;
+    out->cpu_seconds_per_step = cpu / steps;
     out->images_per_second = (double)steps * batch / dt;
     return DBK_OK;
 }

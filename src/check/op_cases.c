@@ -72,7 +72,8 @@
  *  - f16 saved inputs (mixed precision): batchnorm_bwd's x, relu_bwd's y; the same tolerances
  *    as in f32 (both sides widen the f16 values exactly); refused where fp16 is missing.
  *  - cast_f32_f16, cast_f16_f32: bit-exact (round to nearest even; widening is exact).
- *  - loss_scale, grad_unscale: bit-exact (multiplications by powers of two; found is 0 or 1).
+ *  - loss_scale, grad_unscale, amp_update_scale: bit-exact (multiplications by powers of two;
+ *    found is 0 or 1; the scaler's counters are small whole numbers).
  */
 #include <math.h>
 #include <stdarg.h>
@@ -644,6 +645,14 @@ static const pool_shape pool_shapes[] = {
     {2, 3, 7, 7, 3, 3, 2, 2, 2, "3x3 stride 2 pad 1, ties", 1, 1, false},
     {1, 2, 6, 9, 2, 4, 1, 3, 0, "2x4 stride 1x3 pad 1x2, negative inputs", 1, 2, true},
     {2, 8, 56, 56, 3, 3, 2, 2, 0, "3x3 stride 2 pad 1, 56x56 (the ResNet stem at 112 px)", 1, 1, false},
+    /* airbench94's odd planes: 31 -> 15 (a row's last group of 7 outputs reads past the row,
+     * inside the plane), 15 -> 7, 7 -> 3 (one row per work-item: that read would leave the
+     * plane), and 30x31 (even rows: it would too) */
+    {2, 4, 31, 31, 2, 2, 2, 2, 0, "2x2 stride 2, 31x31 (airbench94 block1)", 0, 0, false},
+    {2, 4, 31, 31, 2, 2, 2, 2, 3, "2x2 stride 2, 31x31, ties", 0, 0, false},
+    {3, 5, 15, 15, 2, 2, 2, 2, 0, "2x2 stride 2, 15x15 (airbench94 block2)", 0, 0, true},
+    {2, 4, 7, 7, 2, 2, 2, 2, 0, "2x2 stride 2, 7x7 (airbench94 block3)", 0, 0, false},
+    {2, 3, 30, 31, 2, 2, 2, 2, 0, "2x2 stride 2, 30x31", 0, 0, false},
 };
 
 static void maxpool_cases(dbk_op_checker *ck, dbk_op op) {
@@ -855,6 +864,17 @@ static void sgd_momentum_update_cases(dbk_op_checker *ck) {
             set_uniform(c, DST(1), ROLE_INOUT, -0.1f, 0.1f, 1, counts[i], 1, 1, 1);
             dbk_op_check_case(c);
         }
+    /* mixed precision's skip flag: 0 updates as without it, 1 leaves params and momentum */
+    for (int skip = 0; skip < 2; skip++) {
+        tcase *c = case_new(ck, DBK_OP_SGD_MOMENTUM_UPDATE, "n 4099 nesterov true, skip %d", skip);
+        c->desc.p.sgd = (dbk_sgd_params){0.9f, 5e-4f, true};
+        set_uniform(c, SRC(0), ROLE_IN, -1.0f, 1.0f, 1, 4099, 1, 1, 1);
+        set_scalar(c, SRC(1), ROLE_IN, 0.4f / 256.0f);
+        set_scalar(c, SRC(3), ROLE_IN, (float)skip);
+        set_uniform(c, DST(0), ROLE_INOUT, -0.5f, 0.5f, 1, 4099, 1, 1, 1);
+        set_uniform(c, DST(1), ROLE_INOUT, -0.1f, 0.1f, 1, 4099, 1, 1, 1);
+        dbk_op_check_case(c);
+    }
     /* {lr, momentum}: a scheduled momentum (fastai's 0.95 -> 0.85 cycle) replaces params' 0.9 */
     for (int nesterov = 0; nesterov < 2; nesterov++) {
         tcase *c = case_new(ck, DBK_OP_SGD_MOMENTUM_UPDATE, "n 4099 {lr, momentum 0.87} wd 2e-4 nesterov %s",
@@ -898,6 +918,20 @@ static void adamw_update_cases(dbk_op_checker *ck) {
             set_uniform(c, DST(2), ROLE_INOUT, 0.0f, mag * mag, 1, counts[i], 1, 1, 1);
             dbk_op_check_case(c);
         }
+    for (int skip = 0; skip < 2; skip++) {   /* the skip flag, as SGD's */
+        tcase *c = case_new(ck, DBK_OP_ADAMW_UPDATE, "n 4099 t 200, skip %d", skip);
+        c->desc.p.adamw = (dbk_adamw_params){0.9f, 0.999f, 1e-8f, 0.1f};
+        set_uniform(c, SRC(0), ROLE_IN, -1.0f, 1.0f, 1, 4099, 1, 1, 1);
+        float *step = set_slot(c, SRC(1), ROLE_IN, DBK_DTYPE_F32, 1, 3, 1, 1, 1);
+        step[0] = 3e-3f;
+        step[1] = (float)(3e-3 / (1.0 - pow(0.9, 200)));
+        step[2] = (float)sqrt(1.0 - pow(0.999, 200));
+        set_scalar(c, SRC(3), ROLE_IN, (float)skip);
+        set_uniform(c, DST(0), ROLE_INOUT, -0.5f, 0.5f, 1, 4099, 1, 1, 1);
+        set_uniform(c, DST(1), ROLE_INOUT, -0.3f, 0.3f, 1, 4099, 1, 1, 1);
+        set_uniform(c, DST(2), ROLE_INOUT, 0.0f, 0.09f, 1, 4099, 1, 1, 1);
+        dbk_op_check_case(c);
+    }
     /* {lr, step_size, bc2_sqrt, beta1}: a scheduled beta1 (fastai's cycled momentum) replaces 0.9 */
     tcase *c = case_new(ck, DBK_OP_ADAMW_UPDATE, "n 4099 t 50 beta1 0.88 in the step values wd 0.1");
     c->desc.p.adamw = (dbk_adamw_params){0.9f, 0.99f, 1e-8f, 0.1f};
@@ -1571,6 +1605,28 @@ static void loss_scale_cases(dbk_op_checker *ck) {
         }
 }
 OP_TEST(loss_scale, 0.0);
+
+/* The loss scale's state machine from states on each of its branches: a clean step, the
+ * growth at the interval (and none at the 2^64 ceiling), an overflow halving S (and none at
+ * S = 1). Bit-exact: powers of two and small whole numbers. */
+static void amp_update_scale_cases(dbk_op_checker *ck) {
+    static const struct { const char *what; float s, found, clean, interval; } states[] = {
+        {"clean step", 65536.0f, 0.0f, 5.0f, 2000.0f},
+        {"growth at the interval", 65536.0f, 0.0f, 1999.0f, 2000.0f},
+        {"no growth at 2^64", 0x1p64f, 0.0f, 1.0f, 2.0f},
+        {"overflow halves", 65536.0f, 1.0f, 7.0f, 2000.0f},
+        {"overflow at scale 1", 1.0f, 1.0f, 0.0f, 2000.0f},
+    };
+    for (size_t i = 0; i < sizeof states / sizeof states[0]; i++) {
+        tcase *c = case_new(ck, DBK_OP_AMP_UPDATE_SCALE, "%s", states[i].what);
+        c->desc.p.amp.growth_interval = states[i].interval;
+        float *st = set_slot(c, DST(0), ROLE_INOUT, DBK_DTYPE_F32, 1, 6, 1, 1, 1);
+        const float v[6] = {states[i].s, 1.0f / states[i].s, states[i].found, states[i].clean, 3.0f, 2.0f};
+        memcpy(st, v, sizeof v);
+        dbk_op_check_case(c);
+    }
+}
+OP_TEST(amp_update_scale, 0.0);
 
 /* found starts at 0 or 1 (it is never cleared by the op); g holds an inf in some cases. */
 static void grad_unscale_cases(dbk_op_checker *ck) {

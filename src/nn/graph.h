@@ -190,7 +190,6 @@ typedef struct dbk_step_ctx {
     long     run_steps;             /* the run's length in steps */
     const void *recipe;             /* the owner's description of the run, for its rules (the
                                        session: its dbk_recipe); NULL when it has none */
-    float    loss_scale;            /* mixed precision: the dynamic loss scale S (train/loss_scaler.h) */
 } dbk_step_ctx;
 
 /* Computes one per-step value into dst (count elements of the declared dtype) from the

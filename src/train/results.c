@@ -398,8 +398,22 @@ static void add_profile(cJSON *root, const dbk_train_report *r) {
         cJSON_AddNumberToObject(o, "flops", op->flops);
         cJSON_AddNumberToObject(o, "bytes", op->bytes);
         cJSON_AddNumberToObject(o, "seconds", op->seconds);
+        cJSON_AddNumberToObject(o, "launches", op->launches);
         cJSON_AddItemToArray(ops, o);
     }
+}
+
+static void add_step_costs(cJSON *root, const dbk_train_report *r) {
+    const dbk_step_costs *c = &r->step_costs;
+    if (!c->steps) return;
+    cJSON *o = cJSON_AddObjectToObject(root, "step_costs");
+    cJSON_AddNumberToObject(o, "steps", (double)c->steps);
+    cJSON_AddNumberToObject(o, "launches", c->launches);
+    cJSON_AddNumberToObject(o, "syncs", c->syncs);
+    cJSON_AddNumberToObject(o, "host_seconds", c->host_seconds);
+    cJSON_AddNumberToObject(o, "device_bytes", c->device_bytes);
+    cJSON_AddNumberToObject(o, "min_bytes", c->min_bytes);
+    cJSON_AddNumberToObject(o, "host_bytes", c->host_bytes);
 }
 
 cJSON *dbk_results_epoch_json(const dbk_epoch_record *e) {
@@ -527,6 +541,7 @@ dbk_status dbk_results_write_json(const char *path, const dbk_train_options *opt
         cJSON_AddItemToArray(eps, o);
     }
     add_profile(root, r);
+    add_step_costs(root, r);
     dbk_results_add_distributed(root, opt, r);
     dbk_results_add_sparse(root, opt, r);
     return dbk_results_write_cjson(path, root);

@@ -153,6 +153,7 @@ static dbk_status build(dbk_session *s) {
         DBK_TRY(dbk_session_alloc(s, n_params * 4, adamw ? "AdamW first moments" : "momentum", &s->momentum));
         if (adamw) DBK_TRY(dbk_session_alloc(s, n_params * 4, "AdamW second moments", &s->exp_avg_sq));
         DBK_TRY(dbk_session_alloc(s, step_bytes, "training per-step values", &s->train_steps));
+        if (cfg->fp16) DBK_TRY(dbk_session_alloc(s, DBK_SESSION_AMP_STATE * 4, "loss scaler state", &s->amp_state));
         s->train_host = dbk_calloc(1, step_bytes + 1);
         if (!s->train_host) return DBK_ERR_OUT_OF_HOST_MEMORY;
         if (cfg->streamed) {
@@ -202,9 +203,8 @@ static dbk_status build(dbk_session *s) {
     for (int i = 0; i < nprogs; i++) {
         dbk_session_program *p = progs[i];
         if (!p->graph) continue;
-        /* the update apart: for the exchange (distributed), or to skip it (loss scaling) */
-        const bool separate = cfg->separate_update || cfg->fp16;
-        const int apart = p->kind == DBK_SESSION_PROGRAM_TRAIN && separate ? p->update_count : 0;
+        /* the update apart for the exchange (distributed); loss scaling skips it on the device */
+        const int apart = p->kind == DBK_SESSION_PROGRAM_TRAIN && cfg->separate_update ? p->update_count : 0;
         DBK_TRY(dbk_program_create(be, p->ops, p->count - apart, &p->recorded));
         if (apart) DBK_TRY(dbk_program_create(be, p->ops + p->count - apart, apart, &s->update));
     }
@@ -245,6 +245,7 @@ dbk_status dbk_session_create(dbk_backend *be, const dbk_session_config *cfg, db
     if (!s) return DBK_ERR_OUT_OF_HOST_MEMORY;
     dbk_loss_scaler_init(&s->scaler, DBK_LOSS_SCALE_INIT,
                          cfg->loss_scale_interval > 0 ? cfg->loss_scale_interval : DBK_LOSS_SCALE_INTERVAL);
+    s->amp_dirty = cfg->fp16;   /* the device's copy of the scaler is written before the first step */
     s->be = be;
     s->cfg = *cfg;
     dbk_mask_spec_init(&s->mask_spec);
@@ -278,8 +279,8 @@ void dbk_session_destroy(dbk_session *s) {
                           s->ema_params,   s->ema_state,       s->train_steps, s->eval_steps,
                           s->lookahead_steps, s->train_images, s->train_labels, s->indices,
                           s->test_images,  s->test_labels,  s->exp_avg_sq, s->batch_labels,
-                          s->eval_images,  s->eval_zeros,   s->eval_batch_labels, s->tta_table,
-                          s->tta_rows,     s->tta_work,     s->test_labels_i32};
+                          s->eval_images,  s->eval_zeros,   s->eval_batch_labels, s->amp_state,
+                          s->tta_table,    s->tta_rows,     s->tta_work,     s->test_labels_i32};
     for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++) dbk_buffer_destroy(bufs[i]);
     dbk_free(s->train_host);
     dbk_free(s->eval_host);
@@ -335,7 +336,12 @@ static dbk_status write_batch(dbk_session *s, const char *what, dbk_buffer *imag
 
 dbk_status dbk_session_upload_batch(dbk_session *s, const uint8_t *images, const int32_t *labels) {
     DBK_ASSERT(s->cfg.streamed);
-    return write_batch(s, "training", s->train_images, s->batch_labels, images, labels, (size_t)s->cfg.batch);
+    dbk_cost_mark m;   /* part of the step's costs (session.h dbk_step_costs) */
+    dbk_session_cost_begin(s, &m);
+    const dbk_status st = write_batch(s, "training", s->train_images, s->batch_labels, images, labels,
+                                      (size_t)s->cfg.batch);
+    dbk_session_cost_end(s, &m, 0.0);
+    return st;
 }
 
 dbk_status dbk_session_upload_eval_batch(dbk_session *s, const uint8_t *images, const int32_t *labels, int rows) {

@@ -210,12 +210,35 @@ typedef struct dbk_op_profile {
     double bytes;           /* bytes read + written per call (every input and output tensor once;
                                augment counts only the batch it reads, not the whole dataset) */
     double seconds;         /* mean per step, 0 before any profiled step */
+    int    launches;        /* kernels it launches per step on this backend (1 on the CPU) */
 } dbk_op_profile;
 
 int        dbk_session_profile_op_count(const dbk_session *s);   /* ops of the training step */
 long       dbk_session_profiled_steps(const dbk_session *s);     /* 0 when profiling was off */
 double     dbk_session_profiled_step_seconds(const dbk_session *s); /* mean whole-step time */
 void       dbk_session_profile_op(const dbk_session *s, int i, dbk_op_profile *out);
+
+/* What the training steps ask of the device (DESIGN.md decision 9), per step: backend.h's
+ * counters summed over every dbk_session_upload_batch, dbk_session_train_step and
+ * dbk_session_lookahead call since the session was created or the costs were last reset,
+ * divided by the training steps. While profiling, the profiler's own waits are not syncs
+ * (their time is not host time either). */
+typedef struct dbk_step_costs {
+    long   steps;           /* training steps measured; the figures below are 0 when none */
+    double launches;        /* kernels launched */
+    double syncs;           /* host waits on the device (0 for a step that never blocks) */
+    double host_seconds;    /* the calls' wall time outside those waits (CPU backend: outside
+                               the ops, which are the device's work there) */
+    double device_bytes;    /* what the launches read and write (backend.h device_bytes) */
+    double min_bytes;       /* the least a step can move: each op's tensors once (dbk_op_bytes) */
+    double host_bytes;      /* copied between host and device */
+} dbk_step_costs;
+
+void dbk_session_step_costs(const dbk_session *s, dbk_step_costs *out);
+void dbk_session_reset_step_costs(dbk_session *s);   /* e.g. after warm-up steps */
+/* One line: "per step: 396 launches, 0 syncs, host 0.41 ms, 1.52 GB moved (0.81 GB the
+ * tensors', 1.9x), 96 B to and from the host". */
+void dbk_session_format_step_costs(const dbk_step_costs *c, char *out, size_t cap);
 
 /* --- data-parallel training (src/dist drives these through train/peers.h) ------------ */
 

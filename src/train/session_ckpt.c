@@ -303,6 +303,7 @@ dbk_status dbk_session_state_take(dbk_session *s, dbk_session_state **out) {
     state_buffer b[STATE_BUFFERS];
     state_buffers(s, b);
     dbk_status rc = dbk_backend_sync(s->be);
+    if (rc == DBK_OK) rc = dbk_session_read_scaler(s);
     for (int i = 0; i < STATE_BUFFERS && rc == DBK_OK; i++) {
         if (!b[i].buf) continue;
         st->count[i] = b[i].count;
@@ -331,5 +332,6 @@ dbk_status dbk_session_state_put(dbk_session *s, const dbk_session_state *st) {
     for (int i = 0; i < STATE_BUFFERS; i++)
         if (b[i].buf) DBK_TRY(dbk_buffer_write(b[i].buf, 0, st->host[i], b[i].count * 4));
     s->scaler = st->scaler;
+    s->amp_dirty = s->cfg.fp16;
     return dbk_backend_sync(s->be);
 }

@@ -94,7 +94,15 @@ struct dbk_session {
     double               step_seconds;             /* whole profiled steps */
     long                 profiled_steps;
     uint64_t             device_bytes;
-    dbk_loss_scaler      scaler;                   /* mixed precision (cfg.fp16) */
+    dbk_loss_scaler      scaler;                   /* mixed precision (cfg.fp16): the host's copy of */
+    dbk_buffer          *amp_state;                /* the device's {S, 1/S, found, clean, skipped,
+                                                      growths} (DBK_OP_AMP_UPDATE_SCALE), read at
+                                                      the end of an epoch */
+    bool                 amp_dirty;                /* scaler changed on the host: written before
+                                                      the next step */
+    dbk_backend_counters cost_sum;                 /* the steps' share of the backend's counters */
+    double               cost_wall, cost_min_bytes; /* their wall seconds, dbk_op_bytes moved */
+    long                 cost_steps;
     /* sparse masks (cfg.mask, session_mask.c) */
     dbk_mask_spec        mask_spec;                /* a copy of *cfg.mask (method ALL: no mask) */
     dbk_mask_layout      mask_layout;              /* selectable ranges and counts */
@@ -108,6 +116,21 @@ struct dbk_session {
     int                  mask_chunks;
     size_t               mask_selected;            /* pairs of the last selection */
 };
+
+/* session_profile.c: a step-cost measurement around one call of the step (session.h
+ * dbk_step_costs): begin reads the counters and the clock, end adds the differences and
+ * min_bytes (the dbk_op_bytes of what the call ran). */
+typedef struct dbk_cost_mark {
+    dbk_backend_counters at;
+    double               t;
+} dbk_cost_mark;
+void dbk_session_cost_begin(const dbk_session *s, dbk_cost_mark *m);
+void dbk_session_cost_end(dbk_session *s, const dbk_cost_mark *m, double min_bytes);
+/* dbk_op_bytes summed over a program's ops */
+double dbk_session_program_bytes(const dbk_session_program *p);
+
+/* Mixed precision: the loss scaler's device state (6 floats, DBK_OP_AMP_UPDATE_SCALE). */
+#define DBK_SESSION_AMP_STATE 6
 
 /* session_step.c: lays out one program on its graph (planning or build pass, as the graph
  * is); in the build pass the graph then holds the whole op sequence. */
@@ -125,6 +148,12 @@ dbk_status dbk_session_upload_eval_batch(dbk_session *s, const uint8_t *images, 
 
 /* session_peers.c: one training step as forward and backward, the exchange, the update. */
 dbk_status dbk_session_run_exchanged(dbk_session *s);
+
+/* session_run.c: the host's copy of the loss scaler from the device's (mixed precision; a read,
+ * so between epochs only); nothing to do in fp32. put: the host's copy to the device when it
+ * changed on the host (amp_dirty; a small write, no wait). */
+dbk_status dbk_session_read_scaler(dbk_session *s);
+dbk_status dbk_session_put_scaler(dbk_session *s);
 
 /* session_profile.c: one training step with per-op device timing. */
 dbk_status dbk_session_run_profiled(dbk_session *s);

@@ -63,22 +63,29 @@ dbk_status dbk_session_begin_epoch(dbk_session *s, int epoch, uint64_t seed) {
     return zero_counters(s->train_steps, s->train.graph);
 }
 
-/* Mixed precision: the step without its update, then the update only when the device found
- * no inf/NaN gradient (DBK_OP_GRAD_UNSCALE's flag, read back: one 4-byte read per step);
- * on overflow the flag is cleared for the next step and the update skipped. */
-static dbk_status run_loss_scaled(dbk_session *s) {
-    const dbk_step_value_info *found = dbk_graph_step_value_find(s->train.graph, "amp.found");
-    DBK_ASSERT(found && s->update);
-    DBK_TRY(s->profiling ? dbk_session_run_profiled(s) : dbk_program_run(s->train.recorded));
-    float flag = 0.0f;
-    DBK_TRY(dbk_buffer_read(s->train_steps, found->offset, &flag, sizeof flag));
-    if (dbk_loss_scaler_step(&s->scaler, flag != 0.0f)) {
-        if (!s->profiling) return dbk_program_run(s->update);
-        /* the update's ops are the last update_count of the profile's table */
-        return dbk_program_run_timed(s->update, s->op_seconds + s->train.count - s->train.update_count);
-    }
-    static const float zero = 0.0f;
-    return dbk_buffer_write(s->train_steps, found->offset, &zero, sizeof zero);
+/* Mixed precision: the loss scaler lives on the device (DBK_OP_GRAD_UNSCALE flags an inf/NaN
+ * gradient, the optimizer ops skip on the flag, DBK_OP_AMP_UPDATE_SCALE moves S and clears
+ * it), so a step reads nothing back. The host's copy is written before the next step when it
+ * changed here (creation, resume) and read when an epoch ends. */
+dbk_status dbk_session_put_scaler(dbk_session *s) {
+    if (!s->amp_dirty || !s->amp_state) return DBK_OK;
+    const dbk_loss_scaler *ls = &s->scaler;
+    const float st[DBK_SESSION_AMP_STATE] = {ls->scale, 1.0f / ls->scale, 0.0f, (float)ls->clean_steps,
+                                             (float)ls->skipped_steps, (float)ls->growths};
+    DBK_TRY(dbk_buffer_write(s->amp_state, 0, st, sizeof st));
+    s->amp_dirty = false;
+    return DBK_OK;
+}
+
+dbk_status dbk_session_read_scaler(dbk_session *s) {
+    if (!s->cfg.fp16 || !s->amp_state || s->amp_dirty) return DBK_OK;
+    float st[DBK_SESSION_AMP_STATE];
+    DBK_TRY(dbk_buffer_read(s->amp_state, 0, st, sizeof st));
+    s->scaler.scale = st[0];
+    s->scaler.clean_steps = (int)st[3];
+    s->scaler.skipped_steps = (long)st[4];
+    s->scaler.growths = (long)st[5];
+    return DBK_OK;
 }
 
 const dbk_loss_scaler *dbk_session_loss_scaler(const dbk_session *s) { return s->cfg.fp16 ? &s->scaler : NULL; }
@@ -87,9 +94,10 @@ void dbk_session_restore_loss_scaler(dbk_session *s, const dbk_loss_scaler *save
     const int interval = s->scaler.growth_interval;
     s->scaler = *saved;
     s->scaler.growth_interval = interval;
+    s->amp_dirty = s->cfg.fp16;
 }
 
-dbk_status dbk_session_train_step(dbk_session *s, int step, float lr) {
+static dbk_status enqueue_step(dbk_session *s, int step, float lr) {
     const int epoch0 = s->epoch > 0 ? s->epoch - 1 : 0, per_epoch = dbk_session_steps_per_epoch(s);
     const dbk_step_ctx ctx = {.epoch = epoch0, /* 0-based for the rules */
                               .step = step,
@@ -100,22 +108,31 @@ dbk_status dbk_session_train_step(dbk_session *s, int step, float lr) {
                               .first = s->cfg.streamed ? 0 : (step * shards(s) + s->cfg.shard_index) * s->cfg.batch,
                               .seed = s->epoch_seed,
                               .run_seed = s->run_seed,
-                              .lr = lr,
-                              .loss_scale = s->scaler.scale};
+                              .lr = lr};
     const dbk_graph *g = s->train.graph;
     dbk_graph_fill_step(g, &ctx, s->train_host);
     DBK_TRY(dbk_buffer_write(s->train_steps, 0, s->train_host, dbk_graph_step_host_bytes(g)));
+    DBK_TRY(dbk_session_put_scaler(s));
     s->epoch_steps++;
-    if (s->cfg.fp16) return run_loss_scaled(s);
     if (s->update) return dbk_session_run_exchanged(s);
     if (s->profiling) return dbk_session_run_profiled(s); /* the full step's ops, as the profile's table */
     const bool late = s->train_late.recorded && ctx.run_step >= s->train_late_from;
     return dbk_program_run(late ? s->train_late.recorded : s->train.recorded);
 }
 
+dbk_status dbk_session_train_step(dbk_session *s, int step, float lr) {
+    dbk_cost_mark m;
+    dbk_session_cost_begin(s, &m);
+    const dbk_status st = enqueue_step(s, step, lr);
+    dbk_session_cost_end(s, &m, dbk_session_program_bytes(&s->train));
+    s->cost_steps++;
+    return st;
+}
+
 dbk_status dbk_session_end_epoch(dbk_session *s, dbk_epoch_counters *out) {
     out->images = (int64_t)s->epoch_steps * s->cfg.batch;
-    return read_counters(s, s->train_steps, s->train.graph, out);
+    DBK_TRY(read_counters(s, s->train_steps, s->train.graph, out));
+    return dbk_session_read_scaler(s);
 }
 
 void dbk_session_set_eval_sync(dbk_session *s, bool on) { s->eval_sync = on; }
@@ -214,8 +231,12 @@ dbk_status dbk_session_lookahead(dbk_session *s, long run_step, long run_steps) 
     const dbk_step_ctx ctx = {.run_step = run_step, .run_steps = run_steps};
     const dbk_graph *g = s->lookahead.graph;
     dbk_graph_fill_step(g, &ctx, s->lookahead_host);
-    DBK_TRY(dbk_buffer_write(s->lookahead_steps, 0, s->lookahead_host, dbk_graph_step_host_bytes(g)));
-    return dbk_program_run(s->lookahead.recorded);
+    dbk_cost_mark m;
+    dbk_session_cost_begin(s, &m);
+    dbk_status st = dbk_buffer_write(s->lookahead_steps, 0, s->lookahead_host, dbk_graph_step_host_bytes(g));
+    if (st == DBK_OK) st = dbk_program_run(s->lookahead.recorded);
+    dbk_session_cost_end(s, &m, dbk_session_program_bytes(&s->lookahead));
+    return st;
 }
 
 dbk_status dbk_session_lookahead_final(dbk_session *s) { return dbk_session_lookahead(s, 0, 0); }

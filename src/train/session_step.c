@@ -14,7 +14,8 @@
  * that computes it (dbk_graph_step_value): the augmentation state {first row, seed, epoch,
  * run seed} and the
  * learning rate of each parameter group (AdamW: with its bias corrections). The host computes them all into one small block and
- * writes it once per step; the loss and correct-count counters accumulate on the device.
+ * writes it once per step; the loss and correct-count counters accumulate on the device, and
+ * so does mixed precision's loss scaler (its state lives on the device: amp_view).
  */
 #include <math.h>
 #include <stdio.h>
@@ -81,12 +82,6 @@ static void muon_rule(const dbk_step_ctx *ctx, const double k[4], void *dst) {
     memcpy(dst, &v, sizeof v);
 }
 
-/* Mixed precision: the dynamic loss scale S (k[0] = 1), or its inverse (k[0] = -1). */
-static void loss_scale_rule(const dbk_step_ctx *ctx, const double k[4], void *dst) {
-    const float v = k[0] < 0 ? 1.0f / ctx->loss_scale : ctx->loss_scale;
-    memcpy(dst, &v, sizeof v);
-}
-
 /* The index of group's rule in recipe.groups, -1 when the recipe has none (the defaults). */
 static int rule_index(const dbk_recipe *r, const char *group) {
     for (int i = 0; i < r->group_count; i++)
@@ -97,6 +92,14 @@ static int rule_index(const dbk_recipe *r, const char *group) {
 /* ---------------------------------------------------------------------------------- */
 
 static dbk_tensor flat(dbk_buffer *b, dbk_dtype dt, int64_t n) { return dbk_tensor_make(b, 0, dt, 1, n, 1, 1, 1); }
+
+/* Mixed precision: n floats from index i of the loss scaler's device state {S, 1/S, found,
+ * clean, skipped, growths} (DBK_OP_AMP_UPDATE_SCALE), which the device keeps from step to step
+ * so that no step reads its overflow flag back. */
+enum { AMP_SCALE, AMP_INV_SCALE, AMP_FOUND };
+static dbk_tensor amp_view(const dbk_session *s, int i, int64_t n) {
+    return dbk_tensor_make(s->amp_state, (size_t)i * 4, DBK_DTYPE_F32, 1, n, 1, 1, 1);
+}
 
 /* The same view (offset, shape) of another buffer laid out like the parameters (momentum,
  * the sparse mask, the importance). */
@@ -166,10 +169,6 @@ static void add_loss(dbk_session *s, dbk_graph *g, int batch, dbk_value logits, 
     dbk_tensor correct = dbk_graph_counter(g, "correct");
     const bool top5 = s->cfg.top5 && !dbk_graph_is_training(g);
     dbk_tensor correct5 = top5 ? dbk_graph_counter(g, "correct5") : correct;
-    const double none[4] = {0};
-    dbk_tensor loss_scale = {0};
-    if (s->cfg.fp16 && dbk_graph_is_training(g))
-        loss_scale = dbk_graph_step_value(g, "amp.scale", DBK_DTYPE_F32, 1, loss_scale_rule, none);
     if (dbk_graph_is_planning(g)) return;
     dbk_tensor z = logits.data, dz = logits.grad;
     z.ndim = 2;
@@ -198,7 +197,7 @@ static void add_loss(dbk_session *s, dbk_graph *g, int batch, dbk_value logits, 
     if (s->cfg.fp16) { /* runs after loss.bwd (pushed before it): dlogits *= S */
         dbk_op_desc ls = {.op = DBK_OP_LOSS_SCALE};
         ls.src[0] = dz;
-        ls.src[1] = loss_scale;
+        ls.src[1] = amp_view(s, AMP_SCALE, 1);
         ls.dst[0] = dz;
         dbk_graph_backward(g, &ls, "amp.loss_scale");
     }
@@ -229,6 +228,7 @@ static void add_adamw(dbk_session *s, dbk_graph *g, int i, int batch, bool stopp
     dbk_op_desc op = {.op = DBK_OP_ADAMW_UPDATE, .p.adamw = {r->adam_beta1, r->adam_beta2, r->adam_eps, wd}};
     op.src[0] = dbk_graph_group_grads(g, i);
     op.src[1] = step;
+    if (s->cfg.fp16) op.src[3] = amp_view(s, AMP_FOUND, 1);   /* skipped on an inf/NaN gradient */
     op.dst[0] = dbk_graph_group_params(g, i);
     op.dst[1] = op.dst[0];
     op.dst[1].buf = s->momentum;
@@ -360,22 +360,28 @@ static void add_muon(dbk_session *s, dbk_session_program *p, int i, bool stopped
 }
 
 /* Mixed precision: every trained group's gradients divided by S and checked for inf/NaN into
- * the counter amp.found, before the optimizer (these ops stay in the training program; the
- * update after them is recorded apart and skipped on overflow, session_run.c). */
+ * the scaler state's found flag, before the optimizer, whose ops skip on it (these ops stay in
+ * the training program with the update, so a distributed exchange would follow them). */
 static void add_grad_unscale(dbk_session *s, dbk_graph *g) {
-    (void)s;
-    const double inverse[4] = {-1.0, 0, 0, 0};
-    dbk_tensor inv = dbk_graph_step_value(g, "amp.inv_scale", DBK_DTYPE_F32, 1, loss_scale_rule, inverse);
-    dbk_tensor found = dbk_graph_counter(g, "amp.found");
     if (dbk_graph_is_planning(g)) return;
     for (int i = 0; i < dbk_graph_group_count(g); i++) {
         if (dbk_graph_group_frozen(g, i)) continue;
         dbk_op_desc op = {.op = DBK_OP_GRAD_UNSCALE};
-        op.src[0] = inv;
+        op.src[0] = amp_view(s, AMP_INV_SCALE, 1);
         op.dst[0] = dbk_graph_group_grads(g, i);
-        op.dst[1] = found;
+        op.dst[1] = amp_view(s, AMP_FOUND, 1);
         dbk_graph_update(g, &op, "amp.grad_unscale");
     }
+}
+
+/* Mixed precision, after the update: the scaler's state machine on the device (S halved on an
+ * overflow, doubled after growth_interval clean steps; the flag cleared). */
+static void add_scale_update(dbk_session *s, dbk_session_program *p) {
+    if (dbk_graph_is_planning(p->graph)) return;
+    dbk_op_desc op = {.op = DBK_OP_AMP_UPDATE_SCALE, .p.amp.growth_interval = (float)s->scaler.growth_interval};
+    op.dst[0] = amp_view(s, AMP_SCALE, DBK_SESSION_AMP_STATE);
+    dbk_graph_update(p->graph, &op, "amp.update_scale");
+    p->update_count++;
 }
 
 /* One optimizer update per parameter group (none for the frozen group): SGD with its learning
@@ -417,6 +423,7 @@ static void add_optimizer(dbk_session *s, dbk_session_program *p) {
         sgd.p.sgd.weight_decay = dbk_recipe_group_step(r, &rule, batch, 0.0, 0, 1).weight_decay;
         sgd.src[0] = dbk_graph_group_grads(g, i);
         sgd.src[1] = lr;
+        if (s->cfg.fp16) sgd.src[3] = amp_view(s, AMP_FOUND, 1);   /* skipped on an inf/NaN gradient */
         sgd.dst[0] = dbk_graph_group_params(g, i);
         sgd.dst[1] = sgd.dst[0];
         sgd.dst[1].buf = s->momentum;
@@ -424,6 +431,7 @@ static void add_optimizer(dbk_session *s, dbk_session_program *p) {
         dbk_graph_update(g, &sgd, label);
         p->update_count++;
     }
+    if (s->cfg.fp16) add_scale_update(s, p);
 }
 
 /* The Fisher program's end: every trained group's gradients of the one image, squared or

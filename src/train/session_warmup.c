@@ -64,9 +64,10 @@ static dbk_status run_train_at(dbk_session *s, const dbk_session_program *p, lon
     const dbk_step_ctx ctx = {.epoch = (int)(run_step / per_epoch), .step = (int)(run_step % per_epoch),
                               .steps_per_epoch = per_epoch, .run_step = run_step,
                               .run_steps = dbk_recipe_total_steps(s->cfg.recipe, per_epoch),
-                              .recipe = s->cfg.recipe, .lr = 0.0, .loss_scale = s->scaler.scale};
+                              .recipe = s->cfg.recipe, .lr = 0.0};
     dbk_graph_fill_step(s->train.graph, &ctx, s->train_host);
     DBK_TRY(dbk_buffer_write(s->train_steps, 0, s->train_host, dbk_graph_step_host_bytes(s->train.graph)));
+    DBK_TRY(dbk_session_put_scaler(s));   /* mixed precision: the device's scaler state */
     return dbk_program_run(p->recorded);
 }
 
@@ -102,6 +103,7 @@ dbk_status dbk_session_warm_up(dbk_session *s, double *seconds) {
     DBK_TRY(dbk_backend_sync(s->be));
     s->epoch = 0;
     s->epoch_steps = 0;
+    s->amp_dirty = s->cfg.fp16;   /* the warm-up step moved the device's scaler: the host's goes back */
     if (seconds) *seconds = dbk_time_now() - t0;
     return DBK_OK;
 }

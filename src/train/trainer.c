@@ -781,6 +781,7 @@ static dbk_status train_loop(run *r, const dbk_train_options *opt, dbk_train_rep
         if (opt->peers) DBK_TRY(opt->peers->summarise(opt->peers->ctx, &rep->peers));
         rep->epochs_run = epoch;
         if (opt->profile) collect_profile(r->session, rep);
+        dbk_session_step_costs(r->session, &rep->step_costs);
         collect_loss_scale(r->session, rep, epoch);
         if (!opt->quiet) print_epoch(e, epochs, rep);
 

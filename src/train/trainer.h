@@ -212,6 +212,8 @@ typedef struct dbk_train_report {
     long             skipped_steps;        /* fp16: steps skipped for an inf/NaN gradient */
     double           loss_scale;           /* fp16: the dynamic loss scale at the end */
     uint64_t         activation_bytes;     /* the memory plan's activation buffers, all together */
+    dbk_step_costs   step_costs;           /* launches, syncs, host time, bytes per training step
+                                              (of the session of the last epoch run) */
     dbk_mask_report  mask;                 /* the sparse mask (mask.on false without one) */
     bool             diff_written;         /* model.diff was written (--checkpoint-diff) */
     dbk_diff_summary diff;                 /* its counts and bytes */

@@ -9,6 +9,7 @@
  *   loss_scale    y = x * s[0]                            GradScaler.scale (on dlogits)
  *   grad_unscale  found = 1 if any g is inf/NaN; g *= inv[0]
  *                 torch._amp_foreach_non_finite_check_and_unscale_
+ *   amp_update_scale  the loss scale's state machine after the update   torch._amp_update_scale_
  *
  * f16 inputs (conv2d_*, gemm with src0/src1 f16; relu_bwd, batchnorm_bwd with the saved
  * src0 f16): the reference widens them to f32 (exact) into its own scratch and runs the f32
@@ -63,6 +64,27 @@ dbk_status dbk_cpu_grad_unscale(dbk_backend *be, const dbk_op_desc *op) {
         g[i] *= inv;
     }
     if (bad) found[0] = 1.0f;
+    return DBK_OK;
+}
+
+/* state (6) = {S, 1/S, found, clean steps, skipped steps, growths}: dbk_loss_scaler_step
+ * (train/loss_scaler.c) on the device's copy, in the same float arithmetic. */
+dbk_status dbk_cpu_amp_update_scale(dbk_backend *be, const dbk_op_desc *op) {
+    (void)be;
+    float *st = dbk_cpu_f32(&op->dst[0]);
+    if (st[2] != 0.0f) {
+        st[4] += 1.0f;
+        st[3] = 0.0f;
+        if (st[0] > 1.0f) st[0] *= 0.5f;
+    } else if ((st[3] += 1.0f) >= op->p.amp.growth_interval) {
+        st[3] = 0.0f;
+        if (st[0] < 0x1p64f) {
+            st[0] *= 2.0f;
+            st[5] += 1.0f;
+        }
+    }
+    st[1] = 1.0f / st[0];
+    st[2] = 0.0f;
     return DBK_OK;
 }
 

@@ -13,6 +13,7 @@
 
 #include "backends/cpu/cpu_internal.h"
 #include "core/alloc.h"
+#include "core/timer.h"
 #include "core/log.h"
 
 /* OpenBLAS reports its build (version, core, threading); other CBLAS builds lack it. */
@@ -95,14 +96,16 @@ static dbk_status cpu_buffer_write(dbk_backend *be, dbk_buffer *dst, size_t off,
     return DBK_OK;
 }
 
+/* Reads and syncs wait for nothing here (every op has finished when run returns), but each is
+ * counted as the sync it is on a device backend, so the CPU's counts are a step's shape. */
 static dbk_status cpu_buffer_read(dbk_backend *be, const dbk_buffer *src, size_t off, void *dst, size_t n) {
-    (void)be;
+    dbk_backend_tally_wait(&be->tally, 0.0);
     memcpy(dst, (const char *)src->impl + off, n);
     return DBK_OK;
 }
 
 static dbk_status cpu_sync(dbk_backend *be) {
-    (void)be; /* every op has finished when run returns */
+    dbk_backend_tally_wait(&be->tally, 0.0);
     return DBK_OK;
 }
 
@@ -146,9 +149,15 @@ static dbk_status cpu_prepare(dbk_backend *be, const dbk_op_desc *op) {
 static const dbk_op_fn cpu_ops[DBK_OP_COUNT] = {DBK_OP_LIST(CPU_ENTRY_)};
 #undef CPU_ENTRY_
 
+/* One launch per op moving its tensors once; the time it computes is the device's (host
+ * time per step = the step's time outside it, train/session.h). */
 static dbk_status cpu_run_op(dbk_backend *be, const dbk_op_desc *op) {
-    if (dbk_cpu_widens(op)) return dbk_cpu_run_widened(be, op, cpu_ops[op->op]);
-    return cpu_ops[op->op](be, op);
+    const double t0 = dbk_time_now();
+    dbk_status st = dbk_cpu_widens(op) ? dbk_cpu_run_widened(be, op, cpu_ops[op->op]) : cpu_ops[op->op](be, op);
+    be->tally.counts.launches++;
+    be->tally.counts.device_bytes += (uint64_t)dbk_op_bytes(op);
+    be->tally.counts.blocked_seconds += dbk_time_now() - t0;
+    return st;
 }
 
 static const dbk_backend_vtable cpu_vtable = {

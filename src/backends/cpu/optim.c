@@ -55,6 +55,7 @@ dbk_status dbk_cpu_sgd_momentum_update(dbk_backend *be, const dbk_op_desc *op) {
     const float *rate = dbk_cpu_f32(&op->src[1]);  /* (1) {lr} or (2) {lr, momentum} */
     float *param = dbk_cpu_f32(&op->dst[0]);        /* (n) in place */
     float *mom = dbk_cpu_f32(&op->dst[1]);          /* (n) in place */
+    if (op->src[3].ndim && dbk_cpu_f32(&op->src[3])[0] != 0.0f) return DBK_OK;   /* skip (1): a skipped step */
     const float *mask = op->src[2].ndim ? dbk_cpu_f32(&op->src[2]) : NULL;   /* (n) or absent */
     const float lr = rate[0], wd = op->p.sgd.weight_decay;
     const float mu = dbk_tensor_numel(&op->src[1]) == 2 ? rate[1] : op->p.sgd.momentum;
@@ -80,6 +81,7 @@ dbk_status dbk_cpu_adamw_update(dbk_backend *be, const dbk_op_desc *op) {
     float *param = dbk_cpu_f32(&op->dst[0]);        /* (n) in place */
     float *m = dbk_cpu_f32(&op->dst[1]);            /* (n) in place */
     float *v = dbk_cpu_f32(&op->dst[2]);            /* (n) in place */
+    if (op->src[3].ndim && dbk_cpu_f32(&op->src[3])[0] != 0.0f) return DBK_OK;   /* skip (1): a skipped step */
     const float *mask = op->src[2].ndim ? dbk_cpu_f32(&op->src[2]) : NULL;   /* (n) or absent */
     const dbk_adamw_params *a = &op->p.adamw;
     const float decay = 1.0f - step[0] * a->weight_decay, step_size = step[1], bc2_sqrt = step[2];

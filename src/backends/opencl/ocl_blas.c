@@ -68,11 +68,24 @@ static void gemm_args_head(dbk_ocl_args *g, int m, int n, int k, float alpha, fl
     dbk_ocl_arg_int(g, ta ? 1 : 0);
 }
 
-/* gemm_rb on a packed B; a work-item computes an RB_M x RB_W block. */
+/* What a GEMM reads and writes once: A (m,k), B (k,n), C (m,n), C read too when beta != 0. */
+static double gemm_floats(int m, int n, int k, float beta) {
+    return (double)m * k + (double)k * n + (double)m * n * (beta != 0.0f ? 2.0 : 1.0);
+}
+
 dbk_status dbk_ocl_gemm_packed_record(dbk_backend *be, dbk_ocl_launches *out, bool ta, int m, int n, int k, float alpha,
                                       dbk_ocl_matrix a, cl_mem bp, cl_uint bp_off, float beta, dbk_ocl_matrix c,
                                       int c_plane) {
-    if (m == 0 || n == 0) return DBK_OK;
+    const dbk_ocl_batch one = {.count = 1};
+    return dbk_ocl_gemm_batch_record(be, out, ta, m, n, k, alpha, a, bp, bp_off, beta, c, c_plane, one);
+}
+
+/* gemm_rb on a packed B; a work-item computes an RB_M x RB_W block of one GEMM of the batch
+ * (dimension 2 of the range). */
+dbk_status dbk_ocl_gemm_batch_record(dbk_backend *be, dbk_ocl_launches *out, bool ta, int m, int n, int k, float alpha,
+                                     dbk_ocl_matrix a, cl_mem bp, cl_uint bp_off, float beta, dbk_ocl_matrix c,
+                                     int c_plane, dbk_ocl_batch batch) {
+    if (m == 0 || n == 0 || batch.count == 0) return DBK_OK;
     const dbk_ocl_gemm_tiles *t = &dbk_ocl(be)->tiles;
     dbk_ocl_args g;
     DBK_TRY(dbk_ocl_kernel(be, out, t->rb_v == 2 ? "gemm_rb2" : "gemm_rb", &g));
@@ -83,9 +96,14 @@ dbk_status dbk_ocl_gemm_packed_record(dbk_backend *be, dbk_ocl_launches *out, bo
     dbk_ocl_arg_uint(&g, c.off);
     dbk_ocl_arg_int(&g, c.ld);
     dbk_ocl_arg_int(&g, c_plane);
+    dbk_ocl_arg_uint(&g, batch.a);
+    dbk_ocl_arg_uint(&g, batch.b);
+    dbk_ocl_arg_uint(&g, batch.c);
+    dbk_ocl_args_floats(&g, batch.count * gemm_floats(m, n, k, beta));
     const size_t rb_n = (size_t)t->rb_w;
     const size_t panels = ((size_t)n + rb_n - 1) / rb_n;
-    const size_t global[2] = {t->rb_v == 2 ? (panels + 1) / 2 : panels, ((size_t)m + (size_t)t->rb_m - 1) / (size_t)t->rb_m};
+    const size_t global[3] = {t->rb_v == 2 ? (panels + 1) / 2 : panels, ((size_t)m + (size_t)t->rb_m - 1) / (size_t)t->rb_m,
+                              (size_t)batch.count};
     size_t lim = dbk_ocl_wg_limit(be, g.launch->kernel, (size_t)t->rb_wg0 * (size_t)t->rb_wg1);
     size_t local[2] = {(size_t)t->rb_wg0, (size_t)t->rb_wg1};
     while (local[0] * local[1] > lim) {
@@ -95,7 +113,9 @@ dbk_status dbk_ocl_gemm_packed_record(dbk_backend *be, dbk_ocl_launches *out, bo
     /* No point in work-groups wider than the matrix: shrink to the range. */
     while (local[0] > 1 && local[0] / 2 >= global[0]) local[0] /= 2;
     while (local[1] > 1 && local[1] / 2 >= global[1]) local[1] /= 2;
-    return dbk_ocl_args_done(&g, 2, global, local);
+    if (batch.count == 1) return dbk_ocl_args_done(&g, 2, global, local);
+    const size_t local3[3] = {local[0], local[1], 1};
+    return dbk_ocl_args_done(&g, 3, global, local3);
 }
 
 static dbk_status record_tiled(dbk_backend *be, dbk_ocl_launches *out, bool ta, bool tb, int m, int n, int k,
@@ -117,6 +137,7 @@ static dbk_status record_tiled(dbk_backend *be, dbk_ocl_launches *out, bool ta, 
     dbk_ocl_arg_mem(&g, c.mem);
     dbk_ocl_arg_uint(&g, c.off);
     dbk_ocl_arg_int(&g, c.ld);
+    dbk_ocl_args_floats(&g, gemm_floats(m, n, k, beta));
     const size_t global[2] = {(size_t)((n + t->tsn - 1) / t->tsn) * local[0],
                               (size_t)((m + t->tsm - 1) / t->tsm) * local[1]};
     return dbk_ocl_args_done(&g, 2, global, local);
@@ -141,6 +162,7 @@ dbk_status dbk_ocl_gemm_record(dbk_backend *be, dbk_ocl_launches *out, bool ta, 
         .a = a.mem, .b = b.mem, .c = c.mem, .a_off = a.off, .b_off = b.off, .c_off = c.off,
         .lda = (size_t)a.ld, .ldb = (size_t)b.ld, .ldc = (size_t)c.ld,
     };
+    l->bytes = (uint64_t)(4.0 * gemm_floats(m, n, k, beta));
     return DBK_OK;
 }
 

@@ -19,6 +19,7 @@
 
 #include "backends/opencl/ocl_internal.h"
 #include "core/log.h"
+#include "core/timer.h"
 
 dbk_status dbk_ocl_buffer_alloc(dbk_backend *be, size_t nbytes, dbk_buffer *buf) {
     dbk_ocl_ctx *c = dbk_ocl(be);
@@ -49,7 +50,12 @@ static dbk_status staging_slot(dbk_backend *be, dbk_ocl_staging **out) {
     dbk_ocl_staging *slot = &c->staging[c->staging_next];
     c->staging_next = (c->staging_next + 1) % DBK_OCL_STAGING_SLOTS;
     if (slot->done) {
+        cl_int status = CL_QUEUED;
+        clGetEventInfo(slot->done, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof status, &status, NULL);
+        const double t0 = dbk_time_now();
         cl_int err = clWaitForEvents(1, &slot->done);
+        /* a write DBK_OCL_STAGING_SLOTS writes old: back-pressure, not a sync */
+        if (status != CL_COMPLETE) dbk_backend_tally_throttle(&be->tally, dbk_time_now() - t0);
         clReleaseEvent(slot->done);
         slot->done = NULL;
         if (err != CL_SUCCESS) return dbk_ocl_fail(be, err, "waiting for an earlier small write");
@@ -68,7 +74,9 @@ dbk_status dbk_ocl_buffer_write(dbk_backend *be, dbk_buffer *dst, size_t off, co
         memcpy(slot->data, src, n);
         err = clEnqueueWriteBuffer(q, (cl_mem)dst->impl, CL_FALSE, off, n, slot->data, 0, NULL, &slot->done);
     } else {
+        const double t0 = dbk_time_now();
         err = clEnqueueWriteBuffer(q, (cl_mem)dst->impl, CL_TRUE, off, n, src, 0, NULL, NULL);
+        dbk_backend_tally_wait(&be->tally, dbk_time_now() - t0);
     }
     if (err != CL_SUCCESS) return dbk_ocl_fail(be, err, "writing %zu bytes at offset %zu", n, off);
     return DBK_OK;
@@ -83,13 +91,17 @@ void dbk_ocl_staging_release(dbk_ocl_ctx *c) {
 
 dbk_status dbk_ocl_buffer_read(dbk_backend *be, const dbk_buffer *src, size_t off, void *dst, size_t n) {
     if (n == 0) return DBK_OK;
+    const double t0 = dbk_time_now();
     cl_int err = clEnqueueReadBuffer(dbk_ocl(be)->queue, (cl_mem)src->impl, CL_TRUE, off, n, dst, 0, NULL, NULL);
+    dbk_backend_tally_wait(&be->tally, dbk_time_now() - t0);
     if (err != CL_SUCCESS) return dbk_ocl_fail(be, err, "reading %zu bytes at offset %zu", n, off);
     return DBK_OK;
 }
 
 dbk_status dbk_ocl_sync(dbk_backend *be) {
+    const double t0 = dbk_time_now();
     cl_int err = clFinish(dbk_ocl(be)->queue);
+    dbk_backend_tally_wait(&be->tally, dbk_time_now() - t0);
     if (err != CL_SUCCESS) return dbk_ocl_fail(be, err, "waiting for the queue");
     return DBK_OK;
 }

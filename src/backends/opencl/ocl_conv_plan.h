@@ -33,6 +33,8 @@ typedef struct dbk_ocl_conv_gemm {
     bool ta, tb;      /* A stored (k, m) / B stored (n, k) */
     int  cpq;         /* how C is stored (gemm_rb's c_plane): 0 row-major, > 0 (n/cpq, m, cpq), -1 transposed (n, m) */
     int  count;       /* GEMMs of this shape the op issues */
+    int  batch;       /* of them per launch (gemm_rb's dimension 2): Winograd's E planes; 0 or 1:
+                         one GEMM per launch (im2col) */
 } dbk_ocl_conv_gemm;
 
 /* Full chunks and a last, smaller chunk: at most two shapes per op. */

@@ -168,6 +168,7 @@ static const dbk_backend_vtable ocl_vtable = {
     .program_release   = dbk_ocl_program_release,
     .program_run       = dbk_ocl_program_run,
     .program_run_timed = dbk_ocl_program_run_timed,
+    .program_op_launches = dbk_ocl_program_op_launches,
 };
 
 /* A whole number from the profile, bounded to [lo, hi]. */

@@ -166,6 +166,9 @@ typedef struct dbk_ocl_launch {
     size_t              global[3];
     size_t              local[3];      /* all zero: the runtime chooses */
     dbk_ocl_blas_call   blas;          /* CLBLAST_GEMM */
+    uint64_t            bytes;         /* the ranges it reads and writes, each once (backend.h's
+                                          device_bytes): its tensors (dbk_ocl_arg_tensor) plus
+                                          what the recorder adds (dbk_ocl_args_bytes) */
 } dbk_ocl_launch;
 
 typedef struct dbk_ocl_launches {
@@ -193,11 +196,15 @@ void       dbk_ocl_arg_int(dbk_ocl_args *a, cl_int v);
 void       dbk_ocl_arg_uint(dbk_ocl_args *a, cl_uint v);
 void       dbk_ocl_arg_float(dbk_ocl_args *a, cl_float v);
 void       dbk_ocl_arg_local(dbk_ocl_args *a, size_t bytes);
-/* A tensor as two arguments: its buffer and its element offset. */
+/* A tensor as two arguments: its buffer and its element offset (its bytes count as moved). */
 static inline void dbk_ocl_arg_tensor(dbk_ocl_args *a, const dbk_tensor *t) {
     dbk_ocl_arg_mem(a, dbk_ocl_mem(t));
     dbk_ocl_arg_uint(a, dbk_ocl_off(t));
+    a->launch->bytes += dbk_tensor_nbytes(t);
 }
+/* Bytes of `floats` fp32 values the launch reads or writes through buffer arguments passed
+ * with dbk_ocl_arg_mem (workspace regions, chunks of a tensor). */
+static inline void dbk_ocl_args_floats(dbk_ocl_args *a, double floats) { a->launch->bytes += (uint64_t)(4.0 * floats); }
 /* Sets the NDRange (local NULL = runtime's choice; global is rounded up to local). */
 dbk_status dbk_ocl_args_done(dbk_ocl_args *a, cl_uint dims, const size_t *global, const size_t *local);
 
@@ -240,6 +247,7 @@ dbk_status dbk_ocl_run_op(dbk_backend *be, const dbk_op_desc *op);
 dbk_status dbk_ocl_program_record(dbk_backend *be, dbk_program *prog);
 void       dbk_ocl_program_release(dbk_backend *be, dbk_program *prog);
 dbk_status dbk_ocl_program_run(dbk_backend *be, dbk_program *prog);
+void       dbk_ocl_program_op_launches(const dbk_backend *be, const dbk_program *prog, int *launches);
 dbk_status dbk_ocl_program_run_timed(dbk_backend *be, dbk_program *prog, double *op_seconds);
 
 /* --- op families -------------------------------------------------------------------- */
@@ -258,6 +266,15 @@ dbk_status dbk_ocl_gemm_record(dbk_backend *be, dbk_ocl_launches *out, bool ta, 
 dbk_status dbk_ocl_gemm_packed_record(dbk_backend *be, dbk_ocl_launches *out, bool ta, int m, int n, int k, float alpha,
                                       dbk_ocl_matrix a, cl_mem bp, cl_uint bp_off, float beta, dbk_ocl_matrix c,
                                       int c_plane);
+/* A batch of `batch` such GEMMs of one shape in one launch, the e-th on A at a.off + e*stride.a,
+ * B at bp_off + e*stride.b and C at c.off + e*stride.c (elements). */
+typedef struct dbk_ocl_batch {
+    int     count;
+    cl_uint a, b, c;
+} dbk_ocl_batch;
+dbk_status dbk_ocl_gemm_batch_record(dbk_backend *be, dbk_ocl_launches *out, bool ta, int m, int n, int k, float alpha,
+                                     dbk_ocl_matrix a, cl_mem bp, cl_uint bp_off, float beta, dbk_ocl_matrix c,
+                                     int c_plane, dbk_ocl_batch batch);
 dbk_status dbk_ocl_blas_setup(dbk_backend *be, const void *profile);   /* profile: const dbk_profile * */
 /* ocl_ops_conv.c */
 size_t     dbk_ocl_conv_workspace_bytes(const dbk_backend *be, const dbk_op_desc *op);

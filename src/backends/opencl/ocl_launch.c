@@ -139,9 +139,12 @@ static dbk_status enqueue_blas(dbk_backend *be, const dbk_ocl_blas_call *b, cl_e
 
 dbk_status dbk_ocl_enqueue(dbk_backend *be, const dbk_ocl_launches *l, cl_event *events) {
     dbk_ocl_ctx *c = dbk_ocl(be);
+    dbk_backend_counters *n = &be->tally.counts;
     for (int i = 0; i < l->count; i++) {
         const dbk_ocl_launch *x = &l->items[i];
         cl_event *ev = events ? &events[i] : NULL;
+        n->launches++;
+        n->device_bytes += x->bytes;
         if (x->kind == DBK_OCL_LAUNCH_CLBLAST_GEMM) {
             DBK_TRY(enqueue_blas(be, &x->blas, ev));
             continue;
@@ -168,5 +171,6 @@ dbk_status dbk_ocl_fill_record(dbk_backend *be, dbk_ocl_launches *out, cl_mem me
     dbk_ocl_arg_uint(&a, off);
     dbk_ocl_arg_float(&a, v);
     dbk_ocl_arg_int(&a, (cl_int)n);
+    dbk_ocl_args_floats(&a, n);
     return dbk_ocl_range1(&a, n);
 }

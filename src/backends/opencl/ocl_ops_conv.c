@@ -165,6 +165,7 @@ static dbk_status im2col(dbk_backend *be, dbk_ocl_launches *out, const conv_geom
     dbk_ocl_arg_mem(&a, dbk_ocl(be)->workspace);
     dbk_ocl_arg_uint(&a, 0);
     const size_t cols = (size_t)nb * (size_t)g->pq, crs = (size_t)g->crs, pn = (size_t)g->panel;
+    dbk_ocl_args_floats(&a, (double)nb * g->C * g->H * g->W + (double)crs * (double)cols);   /* x chunk, col */
     if (!strcmp(kind, "im2col")) return dbk_ocl_range2(&a, (size_t)g->Q, crs * (size_t)nb * (size_t)g->P);
     dbk_ocl_arg_int(&a, plain ? 1 : 0);
     return dbk_ocl_range1(&a, (cols + pn - 1) / pn * crs);
@@ -180,6 +181,7 @@ static dbk_status col2im(dbk_backend *be, dbk_ocl_launches *out, const conv_geom
     dbk_ocl_arg_int(&a, nb);
     dbk_ocl_arg_mem(&a, dx);
     dbk_ocl_arg_uint(&a, dx_off);
+    dbk_ocl_args_floats(&a, (double)g->crs * nb * g->pq + (double)nb * g->C * g->H * g->W);   /* dcol, dx chunk */
     return dbk_ocl_range2(&a, (size_t)g->W / (v16 ? 16 : 1), (size_t)nb * (size_t)g->C * (size_t)g->H);
 }
 
@@ -200,6 +202,7 @@ static dbk_status reshuffle_rows(dbk_backend *be, dbk_ocl_launches *out, const c
     dbk_ocl_arg_mem(&a, to_ws ? ws : t);
     dbk_ocl_arg_uint(&a, to_ws ? ws_off : t_off);
     const size_t cols = (size_t)nb * (size_t)g->pq, pn = (size_t)g->panel;
+    dbk_ocl_args_floats(&a, 2.0 * (double)rows * (double)cols);   /* the chunk in, the matrix out */
     if (!strcmp(kind, "gather_packed")) return dbk_ocl_range1(&a, (cols + pn - 1) / pn * (size_t)rows);
     if (!strcmp(kind, "gather_t_packed")) return dbk_ocl_range1(&a, ((size_t)rows + pn - 1) / pn * cols);
     return dbk_ocl_range2(&a, (size_t)g->pq, (size_t)nb * (size_t)rows);
@@ -221,6 +224,7 @@ static dbk_status transpose(dbk_backend *be, dbk_ocl_launches *out, const dbk_te
     dbk_ocl_arg_int(&a, cols);
     dbk_ocl_arg_mem(&a, dbk_ocl(be)->workspace);
     dbk_ocl_arg_uint(&a, wt_off);
+    dbk_ocl_args_floats(&a, (double)rows * cols);
     return dbk_ocl_range2(&a, (size_t)cols, (size_t)rows);
 }
 
@@ -375,6 +379,7 @@ size_t dbk_ocl_conv_im2col_budget(const dbk_profile *p, uint64_t max_alloc) {
     double mb = dbk_profile_number(p, "opencl.conv_workspace_mb", 64.0);
     if (!(mb >= 1.0 && mb <= 65536.0)) mb = 64.0;
     size_t budget = (size_t)(mb * 1048576.0);
+    if (!strcmp(dbk_profile_string(p, "opencl.conv_chunking", "on"), "off")) budget = DBK_CONV_UNCHUNKED_BYTES;
     if (max_alloc && budget > max_alloc / 2) budget = (size_t)(max_alloc / 2);
     return budget;
 }

@@ -73,6 +73,7 @@ static dbk_status conv_direct(dbk_backend *be, dbk_ocl_launches *out, const dbk_
     dbk_ocl_arg_int(&a, data ? -3 : 3);        /* per tap row */
     dbk_ocl_arg_int(&a, data ? -1 : 1);        /* per tap column */
     dbk_ocl_arg_tensor(&a, o);
+    dbk_ocl_args_floats(&a, (double)dbk_tensor_numel(w));
     const size_t segs = ((size_t)W + 7) / 8, rows = ((size_t)H + DIRECT_ROWS - 1) / DIRECT_ROWS;
     return dbk_ocl_range2(&a, segs * rows, (size_t)g->N * (((size_t)co + DIRECT_KB - 1) / DIRECT_KB));
 }
@@ -108,6 +109,7 @@ dbk_status dbk_ocl_record_conv2d_direct_bwd_filter(dbk_backend *be, const dbk_op
     dbk_ocl_arg_int(&a, G);
     dbk_ocl_arg_mem(&a, ws);
     dbk_ocl_arg_uint(&a, 0);
+    dbk_ocl_args_floats(&a, (double)part_floats(&g));   /* the groups' partial sums */
     DBK_TRY(dbk_ocl_range2(&a, (size_t)C * 3, (size_t)((K + DIRECT_KB - 1) / DIRECT_KB) * (size_t)G));
     DBK_TRY(dbk_ocl_kernel(be, out, "conv_direct_filter_sum", &a));
     dbk_ocl_arg_mem(&a, ws);
@@ -115,5 +117,6 @@ dbk_status dbk_ocl_record_conv2d_direct_bwd_filter(dbk_backend *be, const dbk_op
     dbk_ocl_arg_int(&a, K * C * 9);
     dbk_ocl_arg_int(&a, G);
     dbk_ocl_arg_tensor(&a, dw);
+    dbk_ocl_args_floats(&a, (double)part_floats(&g));
     return dbk_ocl_range1(&a, (size_t)K * (size_t)C * 9);
 }

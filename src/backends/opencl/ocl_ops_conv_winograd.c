@@ -12,7 +12,8 @@
  * the Vulkan backend's Winograd path).
  *
  * Per chunk of nb images (T = nb * ceil(P/m) * ceil(Q/m) tiles, tpad = T rounded up to RB_W),
- * with the workspace in regions laid out by wino_plan:
+ * with the workspace in regions laid out by wino_plan (the E GEMMs of a chunk are one launch,
+ * gemm_rb's dimension 2):
  *   forward     U (E,K,C) = filter(w) once; V (E,C,tpad) = input(x chunk), packed;
  *               M[e] (K,T) = U[e] . V[e]; y chunk = output(M)
  *   bwd data    the forward on dy with U (E,C,K) = filter(w rotated 180 degrees, transposed)
@@ -105,8 +106,8 @@ static wino_plan plan_of(const dbk_backend *be, const dbk_op_desc *op) {
 static dbk_ocl_conv_gemm chunk_gemm(const wino_plan *p, dbk_op op, int nb, int chunks) {
     const int T = nb * p->TH * p->TW;
     if (op == DBK_OP_CONV2D_BWD_FILTER)
-        return (dbk_ocl_conv_gemm){.m = p->ci, .n = p->co, .k = T, .cpq = -1, .count = p->E * chunks};
-    return (dbk_ocl_conv_gemm){.m = p->co, .n = T, .k = p->ci, .count = p->E * chunks};
+        return (dbk_ocl_conv_gemm){.m = p->ci, .n = p->co, .k = T, .cpq = -1, .count = p->E * chunks, .batch = p->E};
+    return (dbk_ocl_conv_gemm){.m = p->co, .n = T, .k = p->ci, .count = p->E * chunks, .batch = p->E};
 }
 
 int dbk_ocl_conv_winograd_gemm_plan(const dbk_ocl_conv_config *cfg, const dbk_op_desc *op,
@@ -149,6 +150,7 @@ static dbk_status filter_transform(dbk_backend *be, dbk_ocl_launches *out, const
     dbk_ocl_arg_int(&a, flip ? 1 : 0);
     dbk_ocl_arg_mem(&a, dbk_ocl(be)->workspace);
     dbk_ocl_arg_uint(&a, (cl_uint)p->r0);
+    dbk_ocl_args_floats(&a, (double)p->E * p->co * p->ci);   /* U */
     return dbk_ocl_range2(&a, ((size_t)p->ci + lanes(p) - 1) / lanes(p), (size_t)p->co);
 }
 
@@ -164,6 +166,7 @@ static dbk_status input_transform(dbk_backend *be, dbk_ocl_launches *out, const 
     for (size_t i = 0; i < sizeof v / sizeof v[0]; i++) dbk_ocl_arg_int(&a, v[i]);
     dbk_ocl_arg_mem(&a, dbk_ocl(be)->workspace);
     dbk_ocl_arg_uint(&a, (cl_uint)at);
+    dbk_ocl_args_floats(&a, (double)nb * p->ci * p->H * p->W + (double)p->E * p->ci * tpad);   /* x chunk, V */
     return dbk_ocl_range2(&a, (size_t)tpad / lanes(p), (size_t)p->ci);
 }
 
@@ -192,18 +195,17 @@ static dbk_status record_transformed_conv(dbk_backend *be, const dbk_op_desc *op
         const int T = nb * p.TH * p.TW, tpad = (int)round_up((size_t)T, (size_t)p.rb_w);
         DBK_TRY(input_transform(be, out, &p, dbk_ocl_mem(src), dbk_ocl_off(src) + (cl_uint)(n0 * plane_in), nb, p.r1,
                                 p.rb_w));
-        for (int e = 0; e < p.E; e++) {   /* M[e] (co, T) = U[e] (co, ci) . V[e] (ci, T) */
-            dbk_ocl_matrix U = {ws, (cl_uint)(p.r0 + (size_t)e * p.co * p.ci), p.ci};
-            dbk_ocl_matrix M = {ws, (cl_uint)(p.r2 + (size_t)e * p.co * T), T};
-            DBK_TRY(dbk_ocl_gemm_packed_record(be, out, false, p.co, T, p.ci, 1.0f, U, ws,
-                                               (cl_uint)(p.r1 + (size_t)e * p.ci * tpad), 0.0f, M, 0));
-        }
+        /* M[e] (co, T) = U[e] (co, ci) . V[e] (ci, T) for the E planes, in one launch */
+        const dbk_ocl_matrix U = {ws, (cl_uint)p.r0, p.ci}, M = {ws, (cl_uint)p.r2, T};
+        const dbk_ocl_batch planes = {p.E, (cl_uint)(p.co * p.ci), (cl_uint)(p.ci * tpad), (cl_uint)(p.co * T)};
+        DBK_TRY(dbk_ocl_gemm_batch_record(be, out, false, p.co, T, p.ci, 1.0f, U, ws, (cl_uint)p.r1, 0.0f, M, 0, planes));
         dbk_ocl_args a;
         DBK_TRY(dbk_ocl_kernel(be, out, kernel_name(&p, WINO_OUTPUT), &a));
         tile_args(&a, ws, (cl_uint)p.r2, p.co, &p, nb);
         dbk_ocl_arg_int(&a, T);
         dbk_ocl_arg_mem(&a, dbk_ocl_mem(dst));
         dbk_ocl_arg_uint(&a, dbk_ocl_off(dst) + (cl_uint)(n0 * plane_out));
+        dbk_ocl_args_floats(&a, (double)p.E * p.co * T + (double)nb * plane_out);   /* M, y chunk */
         DBK_TRY(dbk_ocl_range2(&a, ((size_t)T + lanes(&p) - 1) / lanes(&p), (size_t)p.co));
     }
     return DBK_OK;
@@ -235,13 +237,13 @@ dbk_status dbk_ocl_record_conv2d_winograd_bwd_filter(dbk_backend *be, const dbk_
         dbk_ocl_arg_int(&a, p.rb_w);
         dbk_ocl_arg_mem(&a, ws);
         dbk_ocl_arg_uint(&a, (cl_uint)p.r1);
+        dbk_ocl_args_floats(&a, (double)nb * plane_dy + (double)p.E * T * kpad);   /* dy chunk, Z */
         DBK_TRY(dbk_ocl_range2(&a, (size_t)T, (size_t)kpad / lanes(&p)));
-        for (int e = 0; e < p.E; e++) {   /* dU^T[e] (ci, co) (+)= V[e] (ci, T) . Z[e] (T, co), stored as dU[e] */
-            dbk_ocl_matrix V = {ws, (cl_uint)(p.r0 + (size_t)e * p.ci * tpad), tpad};
-            dbk_ocl_matrix dU = {ws, (cl_uint)(p.r2 + (size_t)e * p.co * p.ci), p.ci};
-            DBK_TRY(dbk_ocl_gemm_packed_record(be, out, false, p.ci, p.co, T, 1.0f, V, ws,
-                                               (cl_uint)(p.r1 + (size_t)e * T * kpad), n0 == 0 ? 0.0f : 1.0f, dU, -1));
-        }
+        /* dU^T[e] (ci, co) (+)= V[e] (ci, T) . Z[e] (T, co), stored as dU[e], the E planes in one launch */
+        const dbk_ocl_matrix V = {ws, (cl_uint)p.r0, tpad}, dU = {ws, (cl_uint)p.r2, p.ci};
+        const dbk_ocl_batch planes = {p.E, (cl_uint)(p.ci * tpad), (cl_uint)(T * kpad), (cl_uint)(p.co * p.ci)};
+        DBK_TRY(dbk_ocl_gemm_batch_record(be, out, false, p.ci, p.co, T, 1.0f, V, ws, (cl_uint)p.r1,
+                                          n0 == 0 ? 0.0f : 1.0f, dU, -1, planes));
     }
     dbk_ocl_args a;
     DBK_TRY(dbk_ocl_kernel(be, out, kernel_name(&p, WINO_FILTER_GRAD), &a));
@@ -250,5 +252,6 @@ dbk_status dbk_ocl_record_conv2d_winograd_bwd_filter(dbk_backend *be, const dbk_
     dbk_ocl_arg_int(&a, p.co);
     dbk_ocl_arg_int(&a, p.ci);
     dbk_ocl_arg_tensor(&a, dw);
+    dbk_ocl_args_floats(&a, (double)p.E * p.co * p.ci);   /* dU */
     return dbk_ocl_range2(&a, ((size_t)p.ci + lanes(&p) - 1) / lanes(&p), (size_t)p.co);
 }

@@ -8,6 +8,13 @@
  */
 #include "backends/opencl/ocl_internal.h"
 
+/* The optional skip flag (src3) as (buffer, offset, present); absent: src1 in its place, never read. */
+static void skip_args(dbk_ocl_args *a, const dbk_op_desc *op) {
+    const bool has = op->src[3].ndim != 0;
+    dbk_ocl_arg_tensor(a, has ? &op->src[3] : &op->src[1]);
+    dbk_ocl_arg_int(a, has ? 1 : 0);
+}
+
 dbk_status dbk_ocl_record_sgd_momentum_update(dbk_backend *be, const dbk_op_desc *op, dbk_ocl_launches *out) {
     const int n = (int)dbk_tensor_numel(&op->src[0]);
     dbk_ocl_args a;
@@ -16,6 +23,7 @@ dbk_status dbk_ocl_record_sgd_momentum_update(dbk_backend *be, const dbk_op_desc
     dbk_ocl_arg_tensor(&a, &op->src[0]);
     dbk_ocl_arg_tensor(&a, &op->src[1]);
     dbk_ocl_arg_tensor(&a, masked ? &op->src[2] : &op->src[0]);   /* no mask: grad stands in, unread */
+    skip_args(&a, op);
     dbk_ocl_arg_tensor(&a, &op->dst[0]);
     dbk_ocl_arg_tensor(&a, &op->dst[1]);
     dbk_ocl_arg_float(&a, op->p.sgd.momentum);
@@ -37,6 +45,7 @@ dbk_status dbk_ocl_record_adamw_update(dbk_backend *be, const dbk_op_desc *op, d
     dbk_ocl_arg_tensor(&a, &op->src[0]);
     dbk_ocl_arg_tensor(&a, &op->src[1]);
     dbk_ocl_arg_tensor(&a, masked ? &op->src[2] : &op->src[0]);   /* no mask: grad stands in, unread */
+    skip_args(&a, op);
     for (int i = 0; i < 3; i++) dbk_ocl_arg_tensor(&a, &op->dst[i]);
     dbk_ocl_arg_float(&a, p->beta1);
     dbk_ocl_arg_float(&a, p->beta2);

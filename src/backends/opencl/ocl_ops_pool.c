@@ -10,11 +10,15 @@ dbk_status dbk_ocl_record_maxpool_fwd(dbk_backend *be, const dbk_op_desc *op, db
     const dbk_pool_params *p = &op->p.pool;
     const int ncp = (int)(y->shape[0] * y->shape[1] * y->shape[2]), q = (int)y->shape[3];
     dbk_ocl_args a;
-    /* 2x2 windows at stride 2 have a vectorised kernel: 8 outputs per work-item. */
-    /* Other widths of those: one output row per work-item (odd planes, airbench94). */
+    /* 2x2 windows at stride 2 have a vectorised kernel: 8 outputs per work-item, two 16-float
+     * loads per row pair. When Q is not a multiple of 8 the last group's loads run past the
+     * row; that is allowed while they stay inside the plane (airbench94's 31x31 and 15x15
+     * planes: the unpooled last row is there), else one output row per work-item (its 7x7). */
     const bool is2x2 = p->size_h == 2 && p->size_w == 2 && p->stride_h == 2 && p->stride_w == 2 && !p->pad_h &&
                        !p->pad_w;
-    const bool vec2x2 = is2x2 && q % 8 == 0, rows2x2 = is2x2 && !vec2x2;
+    const int64_t H = x->shape[2], W = x->shape[3], P = y->shape[2];
+    const int64_t last_read = (2 * P - 1) * W + 2 * 8 * ((q - 1) / 8) + 15;   /* of a plane's last group */
+    const bool vec2x2 = is2x2 && q > 0 && (q % 8 == 0 || last_read < H * W), rows2x2 = is2x2 && !vec2x2;
     DBK_TRY(dbk_ocl_kernel(be, out, vec2x2 ? "maxpool_fwd_2x2" : rows2x2 ? "maxpool_fwd_2x2_rows" : "maxpool_fwd", &a));
     dbk_ocl_arg_tensor(&a, x);
     dbk_ocl_arg_tensor(&a, y);
@@ -24,7 +28,7 @@ dbk_status dbk_ocl_record_maxpool_fwd(dbk_backend *be, const dbk_op_desc *op, db
     dbk_ocl_arg_int(&a, (int)x->shape[3]);
     dbk_ocl_arg_int(&a, (int)y->shape[2]);
     dbk_ocl_arg_int(&a, q);
-    if (vec2x2) return dbk_ocl_range2(&a, (size_t)q / 8, (size_t)ncp);
+    if (vec2x2) return dbk_ocl_range2(&a, ((size_t)q + 7) / 8, (size_t)ncp);
     if (rows2x2) return dbk_ocl_range1(&a, (size_t)ncp);
     dbk_ocl_arg_int(&a, p->size_h);
     dbk_ocl_arg_int(&a, p->size_w);

@@ -137,6 +137,12 @@ void dbk_ocl_program_release(dbk_backend *be, dbk_program *prog) {
     prog->impl = NULL;
 }
 
+void dbk_ocl_program_op_launches(const dbk_backend *be, const dbk_program *prog, int *launches) {
+    (void)be;
+    const ocl_recording *r = prog->impl;
+    for (int i = 0; i < prog->count; i++) launches[i] = r->first[i + 1] - r->first[i];
+}
+
 dbk_status dbk_ocl_program_run(dbk_backend *be, dbk_program *prog) {
     const ocl_recording *r = prog->impl;
     return dbk_ocl_enqueue(be, &r->launches, NULL);

@@ -16,6 +16,7 @@
 
 #include "backends/vulkan/vk_internal.h"
 #include "core/log.h"
+#include "core/timer.h"
 
 /* ---------------------------------------------------------------------------------- */
 /* windows                                                                              */
@@ -192,6 +193,10 @@ dbk_status dbk_vk_emit(dbk_backend *be, dbk_vk_rec *rec, const dbk_vk_dispatch *
         const dbk_vk_bind *b = &d->bind[i];
         info[i] = (VkDescriptorBufferInfo){.buffer = b->buf, .offset = b->offset, .range = b->range};
         if (b->unused) continue;
+        /* a window repeating an earlier one of the same binding (dbk_vk_windows) moves nothing more */
+        bool again = false;
+        for (int j = 0; j < nacc && !again; j++) again = acc[j].buf == b->buf && acc[j].lo == b->offset && wr[j] == b->write;
+        if (!again) rec->bytes += b->range;
         acc[nacc] = (dbk_vk_range){b->buf, b->offset, b->offset + b->range};
         wr[nacc++] = b->write;
     }
@@ -225,6 +230,7 @@ void dbk_vk_emit_copy(dbk_vk_rec *rec, VkBuffer src, VkDeviceSize soff, VkBuffer
     const dbk_vk_range acc[2] = {{src, soff, soff + n}, {dst, doff, doff + n}};
     const bool wr[2] = {false, true};
     track(rec, acc, wr, 2);
+    rec->bytes += 2 * n;
     const VkBufferCopy region = {.srcOffset = soff, .dstOffset = doff, .size = n};
     vkCmdCopyBuffer(rec->cmd, src, dst, 1, &region);
 }
@@ -233,6 +239,7 @@ void dbk_vk_emit_update(dbk_vk_rec *rec, VkBuffer dst, VkDeviceSize off, const v
     const dbk_vk_range acc = {dst, off, off + n};
     const bool wr = true;
     track(rec, &acc, &wr, 1);
+    rec->bytes += n;
     vkCmdUpdateBuffer(rec->cmd, dst, off, n, src);
 }
 
@@ -262,8 +269,12 @@ void dbk_vk_cmd_destroy(dbk_vk_state *vk) {
     if (vk->pool) vkDestroyCommandPool(vk->dev, vk->pool, NULL);
 }
 
-dbk_status dbk_vk_wait_fence(dbk_vk_state *vk, VkFence f, const char *what) {
+dbk_status dbk_vk_wait_fence(dbk_vk_state *vk, VkFence f, bool newest, const char *what) {
+    const bool waits = vkGetFenceStatus(vk->dev, f) != VK_SUCCESS;   /* not yet signalled: the host blocks */
+    const double t0 = dbk_time_now();
     DBK_VK_TRY(vkWaitForFences(vk->dev, 1, &f, VK_TRUE, UINT64_MAX), what);
+    if (waits && newest) dbk_backend_tally_wait(vk->tally, dbk_time_now() - t0);
+    else if (waits) dbk_backend_tally_throttle(vk->tally, dbk_time_now() - t0);
     DBK_VK_TRY(vkResetFences(vk->dev, 1, &f), "vkResetFences");
     return DBK_OK;
 }
@@ -273,7 +284,8 @@ dbk_status dbk_vk_imm(dbk_backend *be, dbk_vk_rec **out) {
     if (vk->imm_cur < 0) {
         const int slot = vk->imm_next;
         if (vk->imm_pending[slot]) {
-            DBK_TRY(dbk_vk_wait_fence(vk, vk->imm_fence[slot], "vkWaitForFences (immediate command buffer)"));
+            /* the oldest of the ring, newer ones queued after it: back-pressure */
+            DBK_TRY(dbk_vk_wait_fence(vk, vk->imm_fence[slot], false, "vkWaitForFences (immediate command buffer)"));
             vk->imm_pending[slot] = false;
         }
         const VkCommandBufferBeginInfo bi = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO,
@@ -298,16 +310,20 @@ dbk_status dbk_vk_flush(dbk_vk_state *vk) {
                              .pCommandBuffers = &vk->imm_cmd[slot]};
     DBK_VK_TRY(vkQueueSubmit(vk->queue, 1, &si, vk->imm_fence[slot]), "vkQueueSubmit (ops)");
     vk->imm_pending[slot] = true;
+    vk->tally->counts.launches += (uint64_t)vk->imm.dispatches;
+    vk->tally->counts.device_bytes += vk->imm.bytes;
     return DBK_OK;
 }
 
 dbk_status dbk_vk_sync(dbk_backend *be) {
     dbk_vk_state *vk = dbk_vk(be);
     DBK_TRY(dbk_vk_flush(vk));
+    const double t0 = dbk_time_now();
     DBK_VK_TRY(vkQueueWaitIdle(vk->queue), "vkQueueWaitIdle");
+    dbk_backend_tally_wait(vk->tally, dbk_time_now() - t0);
     for (int i = 0; i < DBK_VK_IMM_RING; i++)
         if (vk->imm_pending[i]) {
-            DBK_TRY(dbk_vk_wait_fence(vk, vk->imm_fence[i], "vkWaitForFences"));
+            DBK_TRY(dbk_vk_wait_fence(vk, vk->imm_fence[i], true, "vkWaitForFences"));
             vk->imm_pending[i] = false;
         }
     return dbk_vk_check_validation(vk);

@@ -307,6 +307,7 @@ static const dbk_backend_vtable vk_vtable = {
     .program_release   = dbk_vk_program_release,
     .program_run       = dbk_vk_program_run,
     .program_run_timed = dbk_vk_program_run_timed,
+    .program_op_launches = dbk_vk_program_op_launches,
 };
 
 static dbk_status create_device(dbk_vk_state *vk, int index, dbk_device_info *info) {
@@ -380,6 +381,7 @@ static dbk_status vk_create(int index, dbk_backend *be) {
     dbk_vk_state *vk = dbk_calloc(1, sizeof *vk);
     if (!vk) return DBK_ERR_OUT_OF_HOST_MEMORY;
     vk->imm_cur = -1;
+    vk->tally = &be->tally;
     be->impl = vk;
     be->vt = &vk_vtable;
     const bool validation = dbk_env_vk_validation();

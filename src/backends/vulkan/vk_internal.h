@@ -113,6 +113,8 @@ typedef struct dbk_vk_rec {
     bool            barrier_next;          /* the next command gets a barrier regardless */
     int             dispatches;            /* counters for logs and tests */
     int             barriers;
+    uint64_t        bytes;                 /* the ranges its commands bind, copy or update (backend.h
+                                              device_bytes), added to the counters at submission */
 } dbk_vk_rec;
 
 typedef struct dbk_vk_state {
@@ -128,6 +130,7 @@ typedef struct dbk_vk_state {
     VkDeviceSize             max_alloc;    /* maxMemoryAllocationSize */
     VkDeviceSize             align;        /* minStorageBufferOffsetAlignment, at least 4 */
     uint32_t                 timestamp_bits;   /* 0: the queue has no timestamps */
+    dbk_backend_tally       *tally;        /* the backend's counters (backend_impl.h) */
     PFN_vkCmdPushDescriptorSetKHR push_descriptor;
 
     /* validation (vk_device.c): errors counted by the messenger, reported by the next sync */
@@ -305,7 +308,9 @@ void       dbk_vk_rec_barrier(dbk_vk_rec *rec);
 /* Records the barrier that makes device writes visible to host reads after the fence. */
 void       dbk_vk_rec_end(dbk_vk_rec *rec);
 /* Waits for a submitted fence, then resets it. */
-dbk_status dbk_vk_wait_fence(dbk_vk_state *vk, VkFence f, const char *what);
+/* newest: the fence of the latest work (a wait on it counts as a sync); else of older work
+ * with newer work queued (back-pressure, backend_impl.h dbk_backend_tally_throttle). */
+dbk_status dbk_vk_wait_fence(dbk_vk_state *vk, VkFence f, bool newest, const char *what);
 
 /* ---------------------------------------------------------------------------------- */
 /* vk_record.c: the op table (from op_list.h), immediate runs and programs              */
@@ -317,6 +322,7 @@ dbk_status dbk_vk_program_record(dbk_backend *be, dbk_program *prog);
 void       dbk_vk_program_release(dbk_backend *be, dbk_program *prog);
 dbk_status dbk_vk_program_run(dbk_backend *be, dbk_program *prog);
 dbk_status dbk_vk_program_run_timed(dbk_backend *be, dbk_program *prog, double *op_seconds);
+void       dbk_vk_program_op_launches(const dbk_backend *be, const dbk_program *prog, int *launches);
 
 /* ---------------------------------------------------------------------------------- */
 /* vk_ops_*.c: the recorders, one file per op family                                   */

@@ -4,8 +4,10 @@
  * The upper layer: it calls the recorders (vk_ops_*.c), which emit into vk_cmd.c.
  *
  * A program's command buffers are recorded once by dbk_program_create and submitted again
- * on every run. Nothing is allocated or recorded per run; a run waits only for the
- * program's own previous submission (a command buffer may not be pending twice).
+ * on every run. Nothing is allocated or recorded per run, and a run waits for nothing: the
+ * command buffer is recorded for simultaneous use, so step k+1 is submitted while step k still
+ * runs (waiting for it there was a sync in every step: the device idled while the host
+ * prepared the next one); its first command's barrier orders it after everything queued.
  *
  * Timing: a program also records a second command buffer with a timestamp before the first
  * op and after every op, and a barrier at every op boundary so the ops do not overlap;
@@ -50,16 +52,21 @@ dbk_status dbk_vk_run_op(dbk_backend *be, const dbk_op_desc *op) {
 typedef struct vk_program {
     VkCommandBuffer cmd;         /* the ops, hazard barriers only */
     VkCommandBuffer timed;       /* barriers at op boundaries, a timestamp after each op */
-    VkFence         fence;
-    bool            pending;     /* submitted, fence not yet waited for */
+    VkFence         fence;       /* of the timed run */
+    bool            pending;     /* the timed run submitted, fence not yet waited for */
+    bool            in_flight;   /* cmd submitted since the last release check (no fence) */
     VkQueryPool     queries;     /* count + 1 timestamps; VK_NULL_HANDLE without timestamps */
     uint64_t       *ticks;
     int             dispatches, barriers;
+    uint64_t        bytes;       /* device_bytes of one run (backend.h) */
+    int            *op_dispatches;   /* (op count): the dispatches of each op */
 } vk_program;
 
+/* op_dispatches (prog->count), when not NULL: each op's dispatches. */
 static dbk_status record(dbk_backend *be, dbk_program *prog, VkCommandBuffer cmd, VkQueryPool qp, int *dispatches,
-                         int *barriers) {
-    const VkCommandBufferBeginInfo bi = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
+                         int *barriers, uint64_t *bytes, int *op_dispatches) {
+    const VkCommandBufferBeginInfo bi = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO,
+                                         .flags = qp ? 0 : VK_COMMAND_BUFFER_USAGE_SIMULTANEOUS_USE_BIT};
     DBK_VK_TRY(vkBeginCommandBuffer(cmd, &bi), "vkBeginCommandBuffer (program)");
     dbk_vk_rec *rec = dbk_malloc(sizeof *rec);
     if (!rec) return DBK_ERR_OUT_OF_HOST_MEMORY;
@@ -72,7 +79,9 @@ static dbk_status record(dbk_backend *be, dbk_program *prog, VkCommandBuffer cmd
     }
     for (int i = 0; i < prog->count && st == DBK_OK; i++) {
         if (qp) rec->barrier_next = true;
+        const int before = rec->dispatches;
         st = record_op(be, rec, &prog->ops[i]);
+        if (op_dispatches) op_dispatches[i] = rec->dispatches - before;
         if (st != DBK_OK) {
             char reason[800];
             snprintf(reason, sizeof reason, "%s", dbk_last_error());
@@ -84,6 +93,7 @@ static dbk_status record(dbk_backend *be, dbk_program *prog, VkCommandBuffer cmd
     dbk_vk_rec_end(rec);
     *dispatches = rec->dispatches;
     *barriers = rec->barriers;
+    *bytes = rec->bytes;
     dbk_free(rec);
     VkResult r = vkEndCommandBuffer(cmd);
     if (st == DBK_OK && r != VK_SUCCESS) st = dbk_vk_fail(r, "vkEndCommandBuffer (program)");
@@ -95,12 +105,14 @@ void dbk_vk_program_release(dbk_backend *be, dbk_program *prog) {
     vk_program *vp = prog->impl;
     if (!vp) return;
     if (vp->pending) vkWaitForFences(vk->dev, 1, &vp->fence, VK_TRUE, UINT64_MAX);
+    if (vp->in_flight) vkQueueWaitIdle(vk->queue);   /* its runs may still execute it */
     if (vp->fence) vkDestroyFence(vk->dev, vp->fence, NULL);
     if (vp->queries) vkDestroyQueryPool(vk->dev, vp->queries, NULL);
     VkCommandBuffer cmds[2] = {vp->cmd, vp->timed};
     for (int i = 0; i < 2; i++)
         if (cmds[i]) vkFreeCommandBuffers(vk->dev, vk->pool, 1, &cmds[i]);
     dbk_free(vp->ticks);
+    dbk_free(vp->op_dispatches);
     dbk_free(vp);
     prog->impl = NULL;
 }
@@ -120,7 +132,11 @@ dbk_status dbk_vk_program_record(dbk_backend *be, dbk_program *prog) {
     if (r == VK_SUCCESS) r = vkCreateFence(vk->dev, &fci, NULL, &vp->fence);
     if (r != VK_SUCCESS) st = dbk_vk_fail(r, "creating a program's command buffer");
     int tb;
-    if (st == DBK_OK) st = record(be, prog, vp->cmd, VK_NULL_HANDLE, &vp->dispatches, &vp->barriers);
+    uint64_t tbytes;
+    vp->op_dispatches = dbk_calloc((size_t)prog->count + 1, sizeof *vp->op_dispatches);
+    if (st == DBK_OK && !vp->op_dispatches) st = DBK_ERR_OUT_OF_HOST_MEMORY;
+    if (st == DBK_OK)
+        st = record(be, prog, vp->cmd, VK_NULL_HANDLE, &vp->dispatches, &vp->barriers, &vp->bytes, vp->op_dispatches);
     if (st == DBK_OK && vk->timestamp_bits) {
         const VkQueryPoolCreateInfo qci = {.sType = VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO,
                                            .queryType = VK_QUERY_TYPE_TIMESTAMP,
@@ -131,7 +147,7 @@ dbk_status dbk_vk_program_record(dbk_backend *be, dbk_program *prog) {
         vp->ticks = dbk_malloc(sizeof *vp->ticks * (size_t)(prog->count + 1));
         if (st == DBK_OK && !vp->ticks) st = DBK_ERR_OUT_OF_HOST_MEMORY;
         int td;
-        if (st == DBK_OK) st = record(be, prog, vp->timed, vp->queries, &td, &tb);
+        if (st == DBK_OK) st = record(be, prog, vp->timed, vp->queries, &td, &tb, &tbytes, NULL);
     }
     if (st != DBK_OK) {
         dbk_vk_program_release(be, prog);
@@ -142,20 +158,26 @@ dbk_status dbk_vk_program_record(dbk_backend *be, dbk_program *prog) {
     return DBK_OK;
 }
 
-static dbk_status submit(dbk_vk_state *vk, vk_program *vp, VkCommandBuffer cmd) {
+void dbk_vk_program_op_launches(const dbk_backend *be, const dbk_program *prog, int *launches) {
+    (void)be;
+    const vk_program *vp = prog->impl;
+    for (int i = 0; i < prog->count; i++) launches[i] = vp->op_dispatches[i];
+}
+
+/* Submits cmd (the program or, with fence, its timed recording). */
+static dbk_status submit(dbk_vk_state *vk, vk_program *vp, VkCommandBuffer cmd, VkFence fence) {
     DBK_TRY(dbk_vk_flush(vk));   /* earlier immediate work (the step's scalars) goes first */
-    if (vp->pending) {
-        DBK_TRY(dbk_vk_wait_fence(vk, vp->fence, "vkWaitForFences (previous program run)"));
-        vp->pending = false;
-    }
     const VkSubmitInfo si = {.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO, .commandBufferCount = 1, .pCommandBuffers = &cmd};
-    DBK_VK_TRY(vkQueueSubmit(vk->queue, 1, &si, vp->fence), "vkQueueSubmit (program)");
-    vp->pending = true;
+    DBK_VK_TRY(vkQueueSubmit(vk->queue, 1, &si, fence), "vkQueueSubmit (program)");
+    if (fence) vp->pending = true;
+    else vp->in_flight = true;
+    vk->tally->counts.launches += (uint64_t)vp->dispatches;   /* the timed recording has the same ones */
+    vk->tally->counts.device_bytes += vp->bytes;
     return DBK_OK;
 }
 
 dbk_status dbk_vk_program_run(dbk_backend *be, dbk_program *prog) {
-    return submit(dbk_vk(be), prog->impl, ((vk_program *)prog->impl)->cmd);
+    return submit(dbk_vk(be), prog->impl, ((vk_program *)prog->impl)->cmd, VK_NULL_HANDLE);
 }
 
 dbk_status dbk_vk_program_run_timed(dbk_backend *be, dbk_program *prog, double *op_seconds) {
@@ -171,8 +193,8 @@ dbk_status dbk_vk_program_run_timed(dbk_backend *be, dbk_program *prog, double *
         }
         return DBK_OK;
     }
-    DBK_TRY(submit(vk, vp, vp->timed));
-    DBK_TRY(dbk_vk_wait_fence(vk, vp->fence, "vkWaitForFences (timed program run)"));
+    DBK_TRY(submit(vk, vp, vp->timed, vp->fence));
+    DBK_TRY(dbk_vk_wait_fence(vk, vp->fence, true, "vkWaitForFences (timed program run)"));
     vp->pending = false;
     DBK_VK_TRY(vkGetQueryPoolResults(vk->dev, vp->queries, 0, (uint32_t)prog->count + 1,
                                      sizeof *vp->ticks * (size_t)(prog->count + 1), vp->ticks, sizeof *vp->ticks,
