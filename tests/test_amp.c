@@ -142,7 +142,7 @@ static int device_scaler_should_match_the_host_scaler(void) {
     sgd.p.sgd = (dbk_sgd_params){0.9f, 0.0f, false};
     sgd.src[0] = unscale.dst[0];
     sgd.src[1] = dbk_tensor_make(buf, LR * sizeof(float), DBK_DTYPE_F32, 1, 1, 1, 1, 1);
-    sgd.src[2] = scalar[2];
+    sgd.src[3] = scalar[2];
     sgd.dst[0] = dbk_tensor_make(buf, P * sizeof(float), DBK_DTYPE_F32, 1, N, 1, 1, 1);
     sgd.dst[1] = dbk_tensor_make(buf, M * sizeof(float), DBK_DTYPE_F32, 1, N, 1, 1, 1);
     update.dst[0] = state;
