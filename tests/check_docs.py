@@ -132,9 +132,10 @@ def check_architecture(src, problems):
     return named
 
 
-# A development machine's own folders; /tmp only inside code (an example command's scratch
-# folder), never in the text; an issue of the tracker by number, which a reader cannot follow.
-MACHINE_PATH = re.compile(r"(?<![\w.~$])/(?:work|home|root|Users|mnt|scratch)/[^\s`)'\"]*")
+# A development machine's own folders ("/work/..." names the pattern, not a path); /tmp only
+# inside code (an example command's scratch folder), never in the text; an issue of the
+# tracker by number, which a reader cannot follow.
+MACHINE_PATH = re.compile(r"(?<![\w.~$])/(?:work|home|root|Users|mnt|scratch)/(?!\.\.\.)[^\s`)'\"]*")
 TMP_PATH = re.compile(r"(?<![\w.~$])/tmp/[^\s`)'\"]*")
 ISSUE_REF = re.compile(r"\b[Ii]ssues?[ -]?#?\d+|(?<![\w&/#])#\d+\b(?![\w-])")
 
