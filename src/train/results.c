@@ -176,7 +176,7 @@ dbk_status dbk_results_write_logs_tsv(const char *path, const dbk_train_report *
     return st;
 }
 
-/* What issue 29's sources added to a recipe: the schedule's kind and arithmetic, Muon, selective
+/* What the record recipes' sources added to a recipe: the schedule's kind and arithmetic, Muon, selective
  * TTA, the evaluation batch, the whitening's images and order, the jitter. */
 static void add_source_fields(cJSON *o, const dbk_recipe *rc) {
     static const char *const kinds[] = {"knots", "fastai_clr_beta", "fastai_phases"};
