@@ -185,11 +185,12 @@ __kernel void winograd_filter_grad(__global const float *du, const uint du_off, 
  *          0  4  0 -5 0 1]           0     0    1    ]
  * Tiles as above with 4 for 2: TH = ceil(P/4), TW = ceil(Q/4), patch rows 4ty-1 .. 4ty+4.
  * The larger entries (up to 8 in A^T, 5 in B^T, fractions in G) cost some accuracy against
- * F(2x2, 3x3) (docs/winograd.md has it measured). Each 2-D transform L X R^T applies one 1-D
+ * F(2x2, 3x3) (docs/measurements/winograd.md has it measured). Each 2-D transform L X R^T applies one 1-D
  * transform below to the rows, then to the columns (or the other way round).
  *
  * No private arrays here: PoCL keeps a work-item's private arrays in memory (as gemm_rb's
- * comment says), which made these transforms 70% of a 32x32 layer's time (docs/winograd.md).
+ * comment says), which made these transforms 70% of a 32x32 layer's time
+ * (docs/measurements/winograd.md).
  * So a 6x6 tile is 36 named scalars, f##i##j for row i, column j, made by the macros below,
  * and every load of a padded patch is a load from a clamped (valid) address and a select. */
 
@@ -277,7 +278,7 @@ static inline void wino4_store4(float4 v, __global float *p, int n) {
 
 /* Every F(4x4) kernel works on four tiles, channels or filter columns at once in float4 lanes:
  * a work-item's arithmetic is then vector code, which PoCL did not make of one per work-item
- * (docs/winograd.md has the profile). */
+ * (docs/measurements/winograd.md has the profile). */
 #define LANES4(m) m(0) m(1) m(2) m(3)
 #define LANE(x, l) (x).s##l
 

@@ -1,7 +1,7 @@
 /*
  * gemm_tiled.cl — C (M,N) = alpha * op(A) op(B) + beta * C, row-major, op = transpose when
  * ta/tb is set (A stored (K,M), B stored (N,K)). The GEMM of daybreak's convolutions and
- * linear layer where the device profile selects "opencl.gemm": "tiled" (issue 3: on PoCL this
+ * linear layer where the device profile selects "opencl.gemm": "tiled" (on PoCL this
  * kernel beats CLBlast with its default parameters several times over).
  *
  * Tiling: a work-group computes a TSM x TSN tile of C, stepping through K in slices of TSK

@@ -9,7 +9,12 @@ Fails, naming what is wrong, when
 - a relative link in README.md or docs/*.md names a file that does not exist, or an anchor
   that no heading of the target file produces (GitHub's heading slugs);
 - a ```yaml block of README.md or docs/*.md is not valid YAML (the CI workflow);
+- README.md, docs/*.md, docs/measurements/*.md, cl/README.md or shaders/README.md hold a
+  development machine's path (/work/..., /home/..., /root/...; /tmp/... outside code) or an
+  issue number ("issue 12", "#12");
 - a variable of README.md's Environment table is missing from `daybreak --help`;
+- docs/architecture.md's Layout lists a folder or names a file that does not exist, or a
+  folder under src/ has no row of its own there;
 - one of a sample of error paths (bad values, unknown names, missing files; nothing that needs
   data or a device) does not exit with the code README.md's "Exit codes" table gives its kind
   of error, or does not print exactly one line on stderr, `daybreak: error: ...`, the format
@@ -62,6 +67,90 @@ def anchors(path):
         text = f.read()
     text = re.sub(r"```.*?```", "", text, flags=re.S)
     return {slug(m) for m in re.findall(r"^#+ (.*)$", text, flags=re.M)}
+
+
+def layout_entries(text):
+    """The (folder, description) rows of architecture.md's Layout block: a path at column 0, its
+    description on the rest of the line and the indented lines below it."""
+    block = text.split("## Layout\n", 1)[1].split("```", 2)[1]
+    entries = []
+    for line in block.splitlines()[1:]:
+        if line and not line[0].isspace():
+            folder, _, rest = line.partition(" ")
+            entries.append([folder.rstrip("/"), rest])
+        elif entries:
+            entries[-1][1] += " " + line.strip()
+    return entries
+
+
+ROOT_PATH = re.compile(r"\b((?:src|cl|shaders|tests|tools|fuzz)/[\w/.{},-]*\w[}]?)")
+FILE_NAME = re.compile(r"(?<![\w/<>.{-])([A-Za-z_][\w-]*\.(?:c|h|cmake|py|sh))\b")
+
+
+def expand_braces(path):
+    """memplan.{h,c} -> memplan.h, memplan.c"""
+    m = re.search(r"\{([^}]*)\}", path)
+    if not m:
+        return [path]
+    return [path[:m.start()] + alt + path[m.end():] for alt in m.group(1).split(",")]
+
+
+def check_architecture(src, problems):
+    """docs/architecture.md against the tree: every folder of its Layout exists, every file it
+    names there (in that folder) or anywhere as a path under the repository exists, and every
+    folder under src/ has its own Layout row."""
+    page = os.path.join(src, "docs", "architecture.md")
+    with open(page, encoding="utf-8") as f:
+        text = f.read()
+    if "## Layout\n" not in text:
+        problems.append(f"{page}: no '## Layout' section")
+        return 0
+    entries = layout_entries(text)
+    named = 0
+    for folder, description in entries:
+        if not os.path.isdir(os.path.join(src, folder)):
+            problems.append(f"{page}: the Layout lists {folder}/, which does not exist")
+            continue
+        for name in FILE_NAME.findall(ROOT_PATH.sub("", description)):
+            named += 1
+            if not os.path.isfile(os.path.join(src, folder, name)):
+                problems.append(f"{page}: the Layout names {name} in {folder}/, which does not exist")
+    for path in ROOT_PATH.findall(text):
+        if "<" in path or "*" in path:
+            continue
+        for p in expand_braces(path.rstrip(".,")):
+            named += 1
+            if not os.path.exists(os.path.join(src, p)):
+                problems.append(f"{page}: names {p}, which does not exist")
+    listed = {folder for folder, _ in entries}
+    for root, dirs, _ in os.walk(os.path.join(src, "src")):
+        dirs.sort()
+        for d in dirs:
+            rel = os.path.relpath(os.path.join(root, d), src).replace(os.sep, "/")
+            if rel not in listed:
+                problems.append(f"{page}: the folder {rel}/ is not in the Layout")
+    return named
+
+
+# A development machine's own folders ("/work/..." names the pattern, not a path); /tmp only
+# inside code (an example command's scratch folder), never in the text; an issue of the
+# tracker by number, which a reader cannot follow.
+MACHINE_PATH = re.compile(r"(?<![\w.~$])/(?:work|home|root|Users|mnt|scratch)/(?!\.\.\.)[^\s`)'\"]*")
+TMP_PATH = re.compile(r"(?<![\w.~$])/tmp/[^\s`)'\"]*")
+ISSUE_REF = re.compile(r"\b[Ii]ssues?[ -]?#?\d+|(?<![\w&/#])#\d+\b(?![\w-])")
+
+
+def check_machine_paths_and_issues(path, problems):
+    with open(path, encoding="utf-8") as f:
+        text = f.read()
+    prose = re.sub(r"`[^`\n]*`", "", re.sub(r"```.*?```", "", text, flags=re.S))
+    for n, line in enumerate(text.splitlines(), 1):
+        for m in MACHINE_PATH.findall(line):
+            problems.append(f"{path}:{n}: a development machine's path {m.rstrip('.,;:')} (write a generic one: /path/to/data)")
+        for m in ISSUE_REF.findall(line):
+            problems.append(f"{path}:{n}: an issue number ('{m}') a reader cannot follow: say what it was")
+    for m in TMP_PATH.findall(prose):
+        problems.append(f"{path}: the path {m.rstrip('.,;:')} in the text, outside an example command")
 
 
 def check_links(path, problems):
@@ -202,20 +291,26 @@ def main():
         if not re.search(re.escape(option) + r"(?![a-z0-9-])", readme):
             problems.append(f"README.md: the option '{option}' parsed in src/app is not documented")
     docs = os.path.join(src, "docs")
-    pages = [readme_path] + sorted(os.path.join(docs, n) for n in os.listdir(docs) if n.endswith(".md"))
+    pages = [readme_path] + [os.path.join(src, d, "README.md") for d in ("cl", "shaders")]
+    for folder in (docs, os.path.join(docs, "measurements")):
+        if os.path.isdir(folder):
+            pages += sorted(os.path.join(folder, n) for n in os.listdir(folder) if n.endswith(".md"))
     yaml_blocks = 0
     for page in pages:
         check_links(page, problems)
+        check_machine_paths_and_issues(page, problems)
         yaml_blocks += check_yaml_blocks(page, problems)
     if yaml_blocks == 0:
         problems.append("README.md: no yaml block (the CI workflow) found")
     check_environment(daybreak, readme, problems)
+    architecture_paths = check_architecture(src, problems)
     errors = check_error_paths(daybreak, readme, problems)
     for p in problems:
         print("FAIL:", p)
     if problems:
         sys.exit(1)
     print(f"docs: {len(pages)} pages, links resolve, {yaml_blocks} yaml block(s) parse, "
+          f"architecture.md lists every src/ folder and its {architecture_paths} paths exist, "
           f"every command, option and environment variable documented, {errors} error paths exit "
           f"as README.md says with one 'daybreak: error:' line")
 

@@ -10,7 +10,7 @@
  *
  * The run: the recipe's own 2-epoch schedule on 640 training images (64 per class), evaluated on
  * 300 validation images (30 per class), seed 1. Measured on the CPU backend with the torchvision
- * stem (3x3/2 max-pool, padding 1), seeds 0, 1, 2 (docs/imagenet.md, 2026-11-23): final top-1
+ * stem (3x3/2 max-pool, padding 1), seeds 0, 1, 2 (docs/measurements/imagenet.md, 2026-11-23): final top-1
  * 12.67, 11.33, 15.67%; top-5 54.00, 57.00, 54.67%; the second epoch's training loss 0.64, 0.78,
  * 0.71 of the first's. So little training is barely above chance on top-1 (10%) and top-5 (50%),
  * so the main learning check is the training loss falling by at least 15%; top-5 must clear 52%

@@ -263,7 +263,7 @@ static int planned_bytes(int n, bool fp16, bool no_fusion, size_t *out) {
  * (batch norm's input, ReLU's output, the convolutions' inputs): the plan must shrink by far
  * more than noise. Against the same graph in fp32, without fusion (fp16 does not fuse), quick
  * at batch 256 plans 0.583x here (2026-11-24); before the f16 saved inputs a training session
- * of the same size planned 1.006x (docs/precision.md). */
+ * of the same size planned 1.006x (docs/measurements/precision.md). */
 static int fp16_should_plan_clearly_fewer_activation_bytes(void) {
     size_t f32 = 0, f16 = 0;
     if (planned_bytes(256, false, true, &f32) || planned_bytes(256, true, false, &f16)) return 1;

@@ -14,8 +14,9 @@
  *   momentum  SGD's momentum or AdamW's beta1 (dbk_recipe_momentum_at_step),
  * within float32 rounding of the fixture (relative 2e-6 of the case's largest value; the
  * recipes hold their constants as floats). A group that has stopped must get exactly 0.
- * The cases pin what issue #29's audit corrected: airbench94's per-step rate at any --batch
- * (its kilostep arithmetic, checked at 1024 and 128), imagenet-resnet50's imagenet18 phases,
+ * The cases pin what an audit of the recipes against their sources corrected: airbench94's
+ * per-step rate at any --batch (its kilostep arithmetic, checked at 1024 and 128),
+ * imagenet-resnet50's imagenet18 phases,
  * cifar10-wrn22's cycled learning rate and momentum, cifar10-wrn22-adamw's cycled beta1 over
  * fastai's phases, and cifar10-alexnet's two workers with plain SGD.
  */

@@ -469,7 +469,7 @@ static int usage_errors_should_be_one_line(void) {
     return 0;
 }
 
-/* The per-op choice from per-op times, no device: docs/opencl.md's table of 32x32x16x16 on PoCL
+/* The per-op choice from per-op times, no device: docs/measurements/opencl.md's 32x32x16x16 on PoCL
  * (im2col 128/75/110 ms, direct 66/92/141 per fwd/bwd_data/bwd_filter) picks direct for the
  * forward only; one winner everywhere is one name; an op not measured is left out. */
 static int fastest_per_op_should_pick_each_ops_winner(void) {

@@ -116,8 +116,8 @@ static void opencl_winograd(dbk_tune_search *s, const dbk_profile *base) {
 
 /* CLBlast's Xgemm through CLBlastOverrideParameters, where the profile's GEMM is CLBlast:
  * CLBlast's own database first (no override; CLBlast keeps an override for the rest of the
- * process, so it must come before any), the profile's, then sets around the one measured on
- * PoCL in issue 3. Each set is a CLBlast kernel compile (6-50 s on PoCL). */
+ * process, so it must come before any), the profile's, then sets around the one the shipped
+ * PoCL profile carries. Each set is a CLBlast kernel compile (6-50 s on PoCL). */
 static void opencl_clblast(dbk_tune_search *s, const dbk_profile *base) {
     s->name = "opencl.clblast_xgemm";
     s->applies = conv_case;

@@ -17,7 +17,7 @@
  *    rounding (entries of magnitude up to 4x the inputs): measured on PoCL 2026-11-23
  *    (ops_opencl_winograd) NMSE <= 6.0e-13 forward, <= 5.9e-13 backward-data, <= 9.3e-13
  *    backward-filter over these shapes, against <= 1.2e-12 / 1.7e-13 / 1.4e-12 for im2col:
- *    the same 1e-7 holds with five orders of magnitude to spare (docs/winograd.md per shape).
+ *    the same 1e-7 holds with five orders of magnitude to spare (per shape: docs/measurements/winograd.md).
  *    The Vulkan Winograd shaders (vk_ops_conv_winograd.c), measured on lavapipe 2026-11-23
  *    (ops_vulkan_winograd): <= 6.1e-13 forward, <= 5.9e-13 backward-data, <= 9.2e-13
  *    backward-filter. Winograd F(4x4,3x3) (OpenCL, DBK_FORCE_CONV=winograd4; transform

@@ -18,8 +18,11 @@
  *     "mem_bandwidth_gbs": 900, "cloud": {"provider": "AWS", "instance": "p3.2xlarge",
  *     "price_per_hour": 3.06}, "source": "...", "opencl": {...}, "vulkan": {...} }
  *
- * Environment knobs are read here and nowhere else (STYLE.md 3.12), each logged at info
- * level when set.
+ * The engine's environment knobs (DBK_FORCE_CONV, DBK_CACHE_DIR, ...) are read here, each
+ * logged at info level when set (STYLE.md 3.12: knobs are not read all over the place). The
+ * command line reads its own defaults (DAYBREAK_DATA, DBK_BACKEND) and test hooks
+ * (DBK_ENERGY_ROOT, DBK_NVML_LIBRARY) in src/app, and backend/icd.c repeats the driver
+ * loaders' search (OCL_ICD_VENDORS, VK_DRIVER_FILES, VK_ICD_FILENAMES).
  */
 #ifndef DBK_PROFILE_H
 #define DBK_PROFILE_H

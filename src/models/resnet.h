@@ -9,11 +9,12 @@
  *     shortcut: identity, or conv1x1/s bn when the shape changes (the strided 1x1 projection);
  *     relu after the sum
  *   global average pool, fully connected layer with bias (a 1x1 convolution with bias).
- * Every convolution has no bias. Parameter names follow torchvision's state_dict ("conv1",
+ * Every convolution but that final layer has no bias. Parameter names follow torchvision's state_dict ("conv1",
  * "layer2.0.downsample.0", "fc") so that a checkpoint reads like a torchvision one. The stem's
  * max-pool is torchvision's MaxPool2d(3, stride 2, padding 1).
  *
- * Initialisation: PyTorch's layer defaults (kaiming-uniform convolutions), or with
+ * Initialisation: kaiming-uniform convolutions as PyTorch's layer defaults (but the final
+ * layer's bias starts at 0, daybreak's convolution-bias default), or with
  * imagenet18_init that of fast.ai's DAWNBench ImageNet entry (cybertronai/imagenet18_old
  * training/resnet.py with --init-bn0): convolutions kaiming_normal_(mode='fan_out',
  * nonlinearity='relu'), the last batch norm of every residual branch (bn3, or bn2 of a basic

@@ -1,5 +1,5 @@
 /*
- * energy_clock.h — the energy a run draws while its clock runs (train/trainer.h): the trainer
+ * energy_clock.h — the energy a run draws while its clock runs (train/trainer.h runs the clock): the trainer
  * marks each interval it puts on the clock (preprocessing, training steps, an evaluation on the
  * MLPerf clock, a size phase's rebuild, restoring a resumed state) and the meter's joules over
  * those intervals are summed into the report's energy record. Evaluation off the clock is off
@@ -13,7 +13,7 @@
 #define DBK_ENERGY_CLOCK_H
 
 #include "energy/energy.h"
-#include "train/trainer.h"
+#include "train/run_report.h"
 
 typedef struct dbk_energy_clock {
     dbk_energy_meter *meter;    /* NULL when not measured */

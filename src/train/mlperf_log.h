@@ -22,7 +22,7 @@
 #include <stdbool.h>
 
 #include "core/fileio.h"
-#include "train/trainer.h"
+#include "train/run_report.h"
 
 typedef struct dbk_mlperf_log {
     dbk_strbuf lines;

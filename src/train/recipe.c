@@ -463,10 +463,10 @@ static const dbk_recipe recipes[] = {
         .local_steps = 30,
     },
     {
-        /* A short schedule for the 3,000-image Imagenette subset (shared/data), small enough for
+        /* A short schedule for the 3,000-image Imagenette subset, small enough for
          * a 2-core CPU: 32-pixel random-resized crops (min area 0.35, fast.ai's small-image
          * setting), batch 32, two epochs, a linear warm-up over half an epoch then decay to 0,
-         * label smoothing 0.1. docs/imagenet.md has its measured accuracy; the target is the bar
+         * label smoothing 0.1. docs/measurements/imagenet.md has its measured accuracy; the target is the bar
          * that run cleared. */
         .name = "imagenette-resnet18",
         .description = "ResNet-18 on the Imagenette subset (imagenette2-224-mini): 32x32 crops, batch 32, 2 epochs",

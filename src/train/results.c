@@ -15,18 +15,6 @@
 #include "core/fileio.h"
 #include "core/utf8.h"
 
-const char *dbk_run_status_name(dbk_run_status s) {
-    switch (s) {
-    case DBK_RUN_RUNNING:     return "running";
-    case DBK_RUN_REACHED:     return "reached";
-    case DBK_RUN_NOT_REACHED: return "not_reached";
-    case DBK_RUN_DIVERGED:    return "diverged";
-    case DBK_RUN_FAILED:      return "failed";
-    case DBK_RUN_INTERRUPTED: return "interrupted";
-    }
-    return "unknown";
-}
-
 long dbk_results_hundredths(double percent) {
     char text[64];
     snprintf(text, sizeof text, "%.2f", percent);
@@ -188,7 +176,7 @@ dbk_status dbk_results_write_logs_tsv(const char *path, const dbk_train_report *
     return st;
 }
 
-/* What issue 29's sources added to a recipe: the schedule's kind and arithmetic, Muon, selective
+/* What the record recipes' sources added to a recipe: the schedule's kind and arithmetic, Muon, selective
  * TTA, the evaluation batch, the whitening's images and order, the jitter. */
 static void add_source_fields(cJSON *o, const dbk_recipe *rc) {
     static const char *const kinds[] = {"knots", "fastai_clr_beta", "fastai_phases"};

@@ -18,7 +18,7 @@
 
 #include <stdio.h>
 
-#include "train/trainer.h"
+#include "train/run_report.h"
 
 /* Whether a run is a DAWNBench entry: the whole training and test sets of a DAWNBench dataset
  * (CIFAR-10: 50,000 and 10,000 images), the benchmark's accuracy threshold reached in logs.tsv

@@ -25,7 +25,7 @@
 
 #include "train/checkpoint.h"
 #include "train/loss_scaler.h"
-#include "train/trainer.h"
+#include "train/run_report.h"
 
 #define DBK_RESUME_FILE     "resume.ckpt"
 #define DBK_RESUME_MAX_ARGS 64

@@ -144,19 +144,6 @@ static dbk_status open_loader(run *r, const dbk_train_options *opt, dbk_train_re
     return DBK_OK;
 }
 
-const char *dbk_precision_name(dbk_precision p) {
-    return p == DBK_PRECISION_FP16 ? "fp16" : p == DBK_PRECISION_AUTO ? "auto" : "fp32";
-}
-
-bool dbk_precision_parse(const char *s, dbk_precision *out) {
-    for (int p = DBK_PRECISION_FP32; p <= DBK_PRECISION_AUTO; p++)
-        if (!strcmp(s, dbk_precision_name((dbk_precision)p))) {
-            *out = (dbk_precision)p;
-            return true;
-        }
-    return false;
-}
-
 /* --precision against the device's fp16 path, before anything is loaded: fp16 is refused
  * naming the missing feature; auto falls back to fp32 and says why (log and result.json). */
 static dbk_status resolve_precision(const dbk_train_options *opt, dbk_train_report *rep) {
@@ -829,8 +816,6 @@ static dbk_status train_loop(run *r, const dbk_train_options *opt, dbk_train_rep
     }
     return DBK_OK;
 }
-
-const char *dbk_clock_mode_name(dbk_clock_mode m) { return m == DBK_CLOCK_MLPERF ? "mlperf" : "dawnbench"; }
 
 dbk_status dbk_train_run(const dbk_train_options *opt, dbk_train_report *rep) {
     run r;

@@ -7,7 +7,7 @@
  *   beta == 0 the old contents of C are never read.
  *
  * CLBlast serves devices its tuning database knows well; where it does not (PoCL here: 13-25
- * GFLOP/s with default parameters, issue 3) a profile may pass tuned Xgemm parameters under
+ * GFLOP/s with default parameters) a profile may pass tuned Xgemm parameters under
  * "opencl.clblast_xgemm" (all of GEMMK MWG NWG KWG MDIMC NDIMC MDIMA NDIMB KWI VWM VWN STRM
  * STRN SA SB KREG, as CLBlastOverrideParameters requires) or select the tiled kernel. CLBlast
  * computes beta * C even for beta == 0, so C is zero-filled first in that case (NaN * 0 is NaN).

@@ -3,7 +3,7 @@
  * cl/conv2d_direct.cl: computed from x, w and dy in place, without the col matrix, the
  * gathers and the chunking of the im2col path (ocl_ops_conv.c). Made for the narrow layers of
  * the quick model (16-64 channels), where im2col's passes over a col 9x the size of x and
- * gemm_rb's few rows cost more than the multiply-adds (docs/opencl.md has the profile).
+ * gemm_rb's few rows cost more than the multiply-adds (docs/measurements/opencl.md has the profile).
  *
  * Which layers: "direct" in the profile's "opencl.conv_algorithm" / "opencl.conv_by_shape" or
  * DBK_FORCE_CONV=direct (backend/conv_choice.h); layers that are not 3x3 stride-1 pad-1 stay

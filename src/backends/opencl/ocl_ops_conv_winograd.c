@@ -4,7 +4,8 @@
  * (gemm_rb, so only with "opencl.gemm": "tiled"). F(2x2,3x3): 16 multiplies per 2x2 output tile
  * instead of 36, 2.25x fewer multiply-adds; F(4x4,3x3): 36 per 4x4 tile instead of 144, 4x
  * fewer, and 2.25 instead of 4 transformed input values per output. Both pay the transforms'
- * memory traffic and a larger rounding error (docs/winograd.md has both, measured).
+ * memory traffic and a larger rounding error (docs/winograd.md; measured in
+ * docs/measurements/winograd.md).
  * ocl_ops_conv.c asks dbk_ocl_conv_winograd_chosen per op and falls back to im2col otherwise.
  *
  * Which layers: the profile's "opencl.conv_algorithm", "opencl.winograd_min_channels" and
