@@ -81,7 +81,7 @@ static dbk_status list_sources(source_list *out) {
         }
         closedir(d);
     }
-    qsort(out->names, (size_t)out->count, sizeof *out->names, cmp_str);
+    if (out->count > 1) qsort(out->names, (size_t)out->count, sizeof *out->names, cmp_str); /* names NULL when none */
     return DBK_OK;
 }
 
