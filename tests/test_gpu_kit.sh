@@ -20,8 +20,9 @@ skip() { if [ "${CI:-}" = true ]; then fail "$* (CI=true: a missing device, data
 py=python3
 python3 -c 'import PIL' 2>/dev/null || py=/usr/bin/python3
 "$py" -c 'import PIL' 2>/dev/null || skip "no Python with Pillow (tools/install-deps.sh installs python3-pil)"
-"$build/daybreak" devices | grep -q '^opencl: [1-9]' || skip "no OpenCL device"
-"$build/daybreak" devices | grep -q '^vulkan: [1-9]' || skip "no Vulkan device"
+devices_out=$("$build/daybreak" devices)
+grep -q '^opencl: [1-9]' <<<"$devices_out" || skip "no OpenCL device"
+grep -q '^vulkan: [1-9]' <<<"$devices_out" || skip "no Vulkan device"
 
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/dbk-test-gpukit.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
@@ -80,8 +81,10 @@ for api, r in doc.items():
 EOF
 [ "$(awk -F'\t' 'NR > 1 && $7 ~ /^[0-9.]+$/' "$tmp/out/bench.tsv" | wc -l)" -eq 2 ] ||
   fail "bench.tsv should have a figure per API: $(cat "$tmp/out/bench.tsv")"
-tar tzf "$tmp/out/runs.tar.gz" | grep -q 'runs/airbench94-.*/result.json' || fail "runs.tar.gz holds no run"
-tar tzf "$tmp/out/runs.tar.gz" | grep -q '\.ckpt$' && fail "runs.tar.gz holds a checkpoint"
+# the listing first: under pipefail, grep -q ending early would fail tar with SIGPIPE
+listing=$(tar tzf "$tmp/out/runs.tar.gz") || fail "runs.tar.gz does not list"
+grep -q 'runs/airbench94-.*/result.json' <<<"$listing" || fail "runs.tar.gz holds no run: $listing"
+grep -q '\.ckpt$' <<<"$listing" && fail "runs.tar.gz holds a checkpoint"
 [ -s "$tmp/out/report.md" ] || fail "no report.md"
 grep -q '^## Training throughput' "$tmp/out/summary.md" && grep -q 'airbench94' "$tmp/out/summary.md" ||
   fail "summary.md lacks the headline figures"

@@ -217,7 +217,7 @@ stage_env() {
     echo "glibc: $(getconf GNU_LIBC_VERSION 2>/dev/null)"
     echo "cpus: $(nproc), memory: $(awk '/MemTotal/ { printf "%.1f GiB", $2 / 1048576 }' /proc/meminfo)"
     local rt="not gVisor"
-    if dmesg 2>/dev/null | grep -qi gvisor || [ "$(uname -r)" = 4.4.0 ]; then rt="gVisor (kernel reported as $(uname -r))"; fi
+    if grep -qi gvisor <<<"$(dmesg 2>/dev/null)" || [ "$(uname -r)" = 4.4.0 ]; then rt="gVisor (kernel reported as $(uname -r))"; fi
     echo "runtime: $rt"
     echo "python: $py, $("$py" --version 2>&1)"
     echo "torch: $("$py" -c 'import torch; print(torch.__version__, "cuda", torch.version.cuda, "cudnn", torch.backends.cudnn.version(), "available", torch.cuda.is_available())' 2>&1 | tail -1)"

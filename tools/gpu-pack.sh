@@ -53,7 +53,7 @@ trap 'rm -rf "$stage"' EXIT
 "$root/tools/bundle.sh" "$build" "$stage" >"$stage/bundle.log" 2>&1 || { cat "$stage/bundle.log" >&2; die "tools/bundle.sh failed"; }
 rm -f "$stage/bundle.log"
 cp "$tar_src" "$stage/cifar10-jpeg.tar.gz"
-dirty=$(git status --porcelain --untracked-files=no | grep -q . && echo "+dirty" || true)
+dirty=$([ -n "$(git status --porcelain --untracked-files=no)" ] && echo "+dirty" || true)
 printf '%s%s %s\n' "$(git rev-parse HEAD)" "$dirty" "$(date -u '+%Y-%m-%dT%H:%M:%SZ')" >"$stage/COMMIT"
 if [ $shaders = 1 ]; then
   ls "$build"/gen/shaders/*.spv >/dev/null 2>&1 || die "$build/gen/shaders has no .spv files (a build without Vulkan?)"
