@@ -366,16 +366,17 @@ static int train_should_record_the_energy_on_the_clock(void) {
     int failed = 0;
     if (!cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(e, "measured")) || cJSON_GetArraySize(eps) != 2) failed = 1;
     /* Package 1 stays at 2 J: only package 0's 100 W count. The counter is a few ms stale at
-     * each of the 6 reads (more when the machine is loaded): within 6% of 100 W x the clock,
-     * while the evaluations, off the clock, are over 20% of it (so counting them would fail). */
+     * each of the 6 reads, tens of ms on a loaded machine or under the sanitizers (a 2-core CI
+     * run measured 6.5% over a 1.6 s clock): within 15% of 100 W x the clock, while the
+     * evaluations, off the clock, are over 40% of it (so counting them would fail). */
     const double clock = number(cJSON_GetArrayItem(eps, 1), "clock_seconds");
     const double j1 = number(cJSON_GetArrayItem(eps, 0), "clock_joules"), j2 = number(cJSON_GetArrayItem(eps, 1), "clock_joules");
     const double on_clock = number(e, "joules_on_clock"), to_target = number(e, "joules_to_target");
     const double eval = number(cJSON_GetArrayItem(eps, 0), "eval_seconds") + number(cJSON_GetArrayItem(eps, 1), "eval_seconds");
     printf("  clock %.3f s, evaluation %.3f s off it; %.2f J on the clock (epoch 1 %.2f J), %.2f J to the target\n", clock,
            eval, on_clock, j1, to_target);
-    if (!failed && !(fabs(on_clock - 100.0 * clock) < 0.06 * 100.0 * clock && j2 == on_clock && j1 > 0 && j1 < j2 &&
-                     to_target == j1 && eval > 0.2 * clock))
+    if (!failed && !(fabs(on_clock - 100.0 * clock) < 0.15 * 100.0 * clock && j2 == on_clock && j1 > 0 && j1 < j2 &&
+                     to_target == j1 && eval > 0.4 * clock))
         failed = 1;
     cJSON_Delete(res);
     DBK_CHECK_MSG(!failed, "energy record wrong (see the line above and %s)", path);
