@@ -163,6 +163,33 @@ static int a_cut_jpeg_closed_with_an_end_marker_should_be_refused(void) {
     return 0;
 }
 
+/* A Huffman table that declares more codes of a length than the length holds (2 of length 1,
+ * then 4 of length 2, where only 2 remain) is refused, naming the table. (The fuzzer found the
+ * scanner tabling such codes past its 512-entry fast table before it checked the count; the
+ * check now comes first. This case did not trip the sanitizers without the fix: the fuzz
+ * target is the check for that.) */
+static int an_overfull_huffman_table_should_be_refused(void) {
+    unsigned char *jpeg;
+    size_t n;
+    if (read_real(COLOR_FILE, &jpeg, &n)) return 1;
+    size_t at = 0;
+    for (size_t i = 2; i + 21 < n && !at; i++)
+        if (jpeg[i] == 0xff && jpeg[i + 1] == 0xc4) at = i + 5; /* marker, length (2), class/id: the 16 counts */
+    DBK_CHECK_MSG(at != 0, "no Huffman table in %s", COLOR_FILE);
+    int total = 0;
+    for (int k = 0; k < 16; k++) total += jpeg[at + k];
+    DBK_CHECK(total >= 6 && total - 6 <= 255);
+    memset(jpeg + at, 0, 16);
+    jpeg[at] = 2;                          /* length 1: codes 0 and 1 */
+    jpeg[at + 1] = 4;                      /* length 2: 4 codes from 4 (of 0..3): too many */
+    jpeg[at + 15] = (unsigned char)(total - 6); /* the symbol count unchanged */
+    char why[160] = "";
+    const bool complete = dbk_jpeg_scan_complete(jpeg, n, why, sizeof why);
+    dbk_free(jpeg);
+    DBK_CHECK_MSG(!complete && strstr(why, "malformed Huffman table"), "complete %d: '%s'", complete, why);
+    return 0;
+}
+
 static int bad_files_should_each_be_refused_with_their_error(void) {
     unsigned char *jpeg;
     size_t n;
@@ -460,6 +487,7 @@ int main(void) {
     DBK_RUN(grayscale_jpeg_should_decode_to_three_equal_channels);
     DBK_RUN(bad_files_should_each_be_refused_with_their_error);
     DBK_RUN(a_cut_jpeg_closed_with_an_end_marker_should_be_refused);
+    DBK_RUN(an_overfull_huffman_table_should_be_refused);
     DBK_RUN(folder_errors_should_name_the_folder);
     DBK_RUN(more_than_256_classes_should_be_refused_for_loading_into_memory);
     DBK_RUN(loader_should_give_the_same_batches_at_any_thread_count);

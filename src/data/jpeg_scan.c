@@ -115,6 +115,7 @@ static bool read_tables(const unsigned char *seg, size_t len, huff_table dc[4], 
         int index = 0;
         for (int k = 1; k <= 16; k++) {
             const int count = seg[p + k];
+            if (code + count > (1 << k)) return false;   /* more codes than the length holds */
             t->delta[k] = index - code;
             t->maxcode[k] = count ? code + count - 1 : -1;
             for (int c = 0; c < count && k <= FAST_BITS; c++) {
@@ -123,7 +124,6 @@ static bool read_tables(const unsigned char *seg, size_t len, huff_table dc[4], 
             }
             code += count;
             index += count;
-            if (code > (1 << k)) return false;   /* more codes than the length holds */
             code <<= 1;
         }
         t->present = true;
