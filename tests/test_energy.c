@@ -38,14 +38,24 @@
 static const char *exe, *fake_nvml, *tmp;
 
 /* Writes text to root/rel, creating its folders; atomically, as a driver's file never shows
- * half a number. */
+ * half a number: a temp file renamed over it. Not fsync'd (dbk_file_write_atomic would): the
+ * power writer below rewrites a counter every 2 ms, and one fsync on a busy CI disk stalled it
+ * for over a second, so the counter stood still while the clock ran. */
 static int put(const char *root, const char *rel, const char *text) {
-    char path[1200], dir[1200];
+    char path[1200], dir[1200], temp[1240];
     snprintf(path, sizeof path, "%.1000s/%.100s", root, rel);
     snprintf(dir, sizeof dir, "%s", path);
     *strrchr(dir, '/') = '\0';
     if (dbk_mkdir_p(dir) != DBK_OK) return 1;
-    return dbk_file_write_atomic(path, text, strlen(text)) == DBK_OK ? 0 : 1;
+    snprintf(temp, sizeof temp, "%s.tmp.%ld", path, (long)getpid());
+    FILE *f = fopen(temp, "w");
+    if (!f) return 1;
+    const int bad = fputs(text, f) < 0;
+    if ((fclose(f) != 0) | bad || rename(temp, path) != 0) {
+        unlink(temp);
+        return 1;
+    }
+    return 0;
 }
 
 static int put_u64(const char *root, const char *rel, unsigned long long v) {
