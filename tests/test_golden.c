@@ -10,7 +10,9 @@
  *     summed label-smoothed loss and the backward pass must give PyTorch's logits, loss, updated
  *     running statistics and the gradient of every parameter (tolerances below). The fixture's
  *     parameter list must be exactly daybreak's (names, shapes, count), so an architecture that
- *     drifts from cifar10-fast's fails here;
+ *     drifts from cifar10-fast's fails here. The step runs twice: with the graph fused (its
+ *     batch norms take the ReLUs, residual adds and max pools after them, docs/fusion.md) and
+ *     with fusion off (no_fusion, as DBK_FUSE=0 sets), each checked to hold its path's ops;
  *   - the learning rate of every step of a full CIFAR-10 run of quick, cifar10-resnet9 (the
  *     formulas of cifar10-fast's dawn.py) and airbench94 (legacy/airbench94.py's get_lr), and
  *     airbench94's lookahead decay after every step (its alpha_schedule), against the values
@@ -108,11 +110,11 @@ static void net_destroy(golden_net *n) {
     dbk_backend_destroy(n->be);
 }
 
-static dbk_status net_create(golden_net *n, const dbk_recipe *r) {
+static dbk_status net_create(golden_net *n, const dbk_recipe *r, bool no_fusion) {
     const dbk_model_def *def;
     DBK_TRY(dbk_model_find(r->model, &def));
     DBK_TRY(dbk_backend_create(kind, device_index, &n->be));
-    const dbk_graph_config cfg = {.training = true, .bn = r->bn};
+    const dbk_graph_config cfg = {.training = true, .bn = r->bn, .no_fusion = no_fusion};
     DBK_TRY(dbk_graph_create(&cfg, &n->g));
     DBK_TRY(lay_out(n, def));
     const size_t n_params = dbk_graph_param_count(n->g);
@@ -295,18 +297,41 @@ static int compare_running_statistics(golden_net *n) {
     return 0;
 }
 
-static int quick_model_step_should_match_pytorch(void) {
+/* The graph holds the ops of its path: fused, 8 batch norm + ReLU pairs forward and backward
+ * (docs/fusion.md), 3 with the max pool after them and 2 with the residual add; with
+ * no_fusion none. */
+static int check_fusion(const dbk_graph *g, bool no_fusion) {
+    int fused = 0;
+    const dbk_op_desc *ops[2] = {dbk_graph_forward_ops(g), dbk_graph_backward_ops(g)};
+    const int counts[2] = {dbk_graph_forward_count(g), dbk_graph_backward_count(g)};
+    for (int l = 0; l < 2; l++)
+        for (int i = 0; i < counts[l]; i++) fused += !strncmp(dbk_op_name(ops[l][i].op), "batchnorm_relu", 14);
+    printf("  %s: %d fused ops\n", no_fusion ? "no_fusion" : "fusion on", fused);
+    DBK_CHECK_MSG(fused == (no_fusion ? 0 : 16), "%d fused ops", fused);
+    return 0;
+}
+
+/* One step of the quick model, its graph fused or with no_fusion (DBK_FUSE=0): both paths
+ * must give PyTorch's values. */
+static int quick_model_step_should_match_pytorch_with(bool no_fusion) {
     const dbk_recipe *r;
     DBK_CHECK_OK(dbk_recipe_find("quick", &r));
     golden_net n;
     memset(&n, 0, sizeof n);
-    dbk_status st = net_create(&n, r);
-    int rc = st == DBK_OK ? upload_fixture(&n) : 0;
+    dbk_status st = net_create(&n, r, no_fusion);
+    int rc = st == DBK_OK ? check_fusion(n.g, no_fusion) : 0;
+    if (st == DBK_OK && !rc) rc = upload_fixture(&n);
     if (st == DBK_OK && !rc) st = run_step(&n, r);
     if (st == DBK_OK && !rc) rc = compare_outputs(&n) | compare_gradients(&n) | compare_running_statistics(&n);
     net_destroy(&n);
     DBK_CHECK_OK(st);
     return rc;
+}
+
+static int quick_model_step_should_match_pytorch(void) { return quick_model_step_should_match_pytorch_with(false); }
+
+static int quick_model_step_should_match_pytorch_without_fusion(void) {
+    return quick_model_step_should_match_pytorch_with(true);
 }
 
 /* ---------------------------------------------------------------------------------- */
@@ -373,6 +398,7 @@ int main(int argc, char **argv) {
     DBK_RUN(fixture_should_load_with_its_provenance);
     if (dbk_test_failed_checks) return dbk_test_finish();
     DBK_RUN(quick_model_step_should_match_pytorch);
+    DBK_RUN(quick_model_step_should_match_pytorch_without_fusion);
     if (kind == DBK_BACKEND_KIND_CPU) {
         DBK_RUN(lr_schedules_should_follow_their_sources);
         DBK_RUN(lookahead_decay_should_follow_airbench94);

@@ -141,6 +141,67 @@ static int batchnorm_then_relu_should_fuse_unless_turned_off(void) {
     return 0;
 }
 
+/* The last forward op when the op lists were read in the middle of lay_out_bn_read_relu. */
+static dbk_op mid_build_last_op[2];
+
+static dbk_op last_forward_op(const dbk_graph *g) {
+    const int n = dbk_graph_forward_count(g);
+    return n ? dbk_graph_forward_ops(g)[n - 1].op : DBK_OP_COUNT;
+}
+
+/* conv and batch norm, the op lists read (the fusion pass runs on what is built so far), the
+ * ReLU, the lists read again, then another conv. */
+static dbk_status lay_out_bn_read_relu(dbk_graph *g) {
+    dbk_value x = dbk_graph_value(g, false, 2, 3, 8, 8);
+    dbk_value y = dbk_nn_batchnorm(g, dbk_nn_conv(g, x, 4, 3, 1, 1, "conv"), "bn");
+    mid_build_last_op[0] = last_forward_op(g);
+    y = dbk_nn_relu(g, y);
+    mid_build_last_op[1] = last_forward_op(g);
+    dbk_nn_conv(g, y, 4, 3, 1, 1, "conv2");
+    return dbk_graph_status(g);
+}
+
+/* A batch norm whose output is forked before the ReLU: the fork's gradient sum is the last
+ * backward op when the ReLU is built, so nothing fuses. */
+static dbk_status lay_out_bn_fork_relu(dbk_graph *g) {
+    dbk_value x = dbk_graph_value(g, false, 2, 3, 8, 8);
+    dbk_value y = dbk_nn_batchnorm(g, dbk_nn_conv(g, x, 4, 3, 1, 1, "conv"), "bn");
+    dbk_nn_relu(g, dbk_nn_fork(g, y, "fork"));
+    return dbk_graph_status(g);
+}
+
+/* The fusion pass rewrites the op lists whenever they are read after a push: a read in the
+ * middle of the build sees the plain batch norm, one after the ReLU the fused one, the finished
+ * graph also the conv after it; and a rule sees the ops that were last when its layer was
+ * built, backward ones included (the fork). */
+static int fusion_should_follow_the_graph_as_built(void) {
+    built b;
+    DBK_CHECK_OK(plan_and_build(&b, lay_out_bn_read_relu));
+    int n = 0;
+    const dbk_op_desc *ops = dbk_graph_program(b.g, &n), *any = NULL;
+    DBK_CHECK(ops != NULL);
+    printf("  read mid-build: last op %s, then %s; built: %d fused, %d relu, %d conv\n",
+           dbk_op_name(mid_build_last_op[0]), dbk_op_name(mid_build_last_op[1]),
+           count_ops(ops, n, DBK_OP_BATCHNORM_RELU_FWD_TRAIN, &any), count_ops(ops, n, DBK_OP_RELU_FWD, &any),
+           count_ops(ops, n, DBK_OP_CONV2D_FWD, &any));
+    DBK_CHECK(mid_build_last_op[0] == DBK_OP_BATCHNORM_FWD_TRAIN);
+    DBK_CHECK(mid_build_last_op[1] == DBK_OP_BATCHNORM_RELU_FWD_TRAIN);
+    DBK_CHECK(count_ops(ops, n, DBK_OP_BATCHNORM_RELU_FWD_TRAIN, &any) == 1 &&
+              count_ops(ops, n, DBK_OP_BATCHNORM_RELU_BWD, &any) == 1 && count_ops(ops, n, DBK_OP_RELU_FWD, &any) == 0);
+    DBK_CHECK(count_ops(ops, n, DBK_OP_CONV2D_FWD, &any) == 2);
+    DBK_CHECK(ops[dbk_graph_forward_count(b.g) - 1].op == DBK_OP_CONV2D_FWD);
+    built_free(&b);
+
+    DBK_CHECK_OK(plan_and_build(&b, lay_out_bn_fork_relu));
+    ops = dbk_graph_program(b.g, &n);
+    DBK_CHECK(ops != NULL);
+    DBK_CHECK(count_ops(ops, n, DBK_OP_BATCHNORM_RELU_FWD_TRAIN, &any) == 0 &&
+              count_ops(ops, n, DBK_OP_BATCHNORM_FWD_TRAIN, &any) == 1);
+    DBK_CHECK(count_ops(ops, n, DBK_OP_RELU_FWD, &any) == 1 && count_ops(ops, n, DBK_OP_RELU_BWD, &any) == 1);
+    built_free(&b);
+    return 0;
+}
+
 /* ResNet9's layer: a 2x2 max pool of batch norm + ReLU (fused), then a 3x3 stride-2 pool of
  * another (not fused: only the 2x2 window is). */
 static dbk_status lay_out_bn_relu_pool(dbk_graph *g) {
@@ -424,6 +485,7 @@ int main(void) {
     DBK_RUN(residual_add_after_batchnorm_relu_should_fuse_unless_turned_off);
     DBK_RUN(maxpool_after_batchnorm_relu_should_fuse_unless_turned_off);
     DBK_RUN(add_then_relu_should_fuse_into_the_batchnorm_before_unless_turned_off);
+    DBK_RUN(fusion_should_follow_the_graph_as_built);
     DBK_RUN(step_values_should_precede_counters_and_fill_from_their_rules);
     DBK_RUN(a_duplicate_step_value_should_be_an_error);
     DBK_RUN(reused_parameters_should_be_the_same_views);
