@@ -1,5 +1,7 @@
 /*
- * graph.c — the two-pass graph builder and the layer builders (see graph.h).
+ * graph.c — the builder core of the two-pass graph (see graph.h): the passes, parameters and
+ * their groups, statistics, per-step values, arena tensors, the op lists and the program. The
+ * layer builders are in graph_layers.c, the fusion pass in graph_fusion.c (graph_impl.h).
  *
  * Backward bookkeeping: every layer pushes its backward ops when it is built, so pushing
  * happens in forward order; dbk_graph_backward_ops returns them reversed. A layer whose
@@ -12,46 +14,13 @@
 #include <string.h>
 
 #include "core/alloc.h"
+#include "nn/graph_impl.h"
 
 #define ARENA_ALIGN 256
 
-typedef struct op_list {
-    dbk_op_desc *ops;
-    char       (*labels)[64];
-    int          count, cap;
-} op_list;
-
-#define MAX_GROUPS 16
-
-typedef struct param_group {
-    char   name[32];
-    size_t base;                     /* first float of the group in params (build pass) */
-    size_t count;                    /* floats, padding included */
-} param_group;
-
-struct dbk_graph {
-    dbk_graph_config cfg;
-    bool             planning;
-    dbk_status       status;
-    dbk_graph_buffers bufs;
-    size_t           n_params, n_state, arena_bytes;
-    dbk_param_info  *param_infos;
-    int              n_param_infos, cap_param_infos;
-    dbk_state_info  *state_infos;
-    int              n_state_infos, cap_state_infos;
-    param_group      groups[MAX_GROUPS];
-    size_t           planned_group_count[MAX_GROUPS];  /* sizes the planning pass found */
-    int              n_groups, group;                  /* groups seen; the current one */
-    dbk_step_value_info *steps;
-    int              n_steps, cap_steps;
-    size_t           step_host_bytes, step_counter_bytes;
-    size_t           planned_step_host_bytes;          /* where counters start in the build pass */
-    bool             reusing;                          /* layers take the parameters declared so far */
-    int              reuse_param, reuse_state;         /* the next ones they take */
-    op_list          fwd, bwd, upd;
-    dbk_op_desc     *bwd_ordered;    /* bwd reversed, rebuilt on request */
-    dbk_op_desc     *program;        /* fwd + bwd (ordered) + upd, rebuilt on request */
-};
+typedef dbk_graph_op_list op_list;
+typedef dbk_graph_param_group param_group;
+#define MAX_GROUPS DBK_GRAPH_MAX_GROUPS
 
 dbk_status dbk_graph_create(const dbk_graph_config *cfg, dbk_graph **out) {
     dbk_graph *g = dbk_calloc(1, sizeof *g);
@@ -73,6 +42,9 @@ void dbk_graph_destroy(dbk_graph *g) {
     op_list_free(&g->fwd);
     op_list_free(&g->bwd);
     op_list_free(&g->upd);
+    op_list_free(&g->fused_fwd);
+    op_list_free(&g->fused_bwd);
+    dbk_free(g->sites);
     dbk_free(g->bwd_ordered);
     dbk_free(g->program);
     dbk_free(g->steps);
@@ -88,6 +60,8 @@ static void reset_pass(dbk_graph *g) {
     g->n_steps = 0;
     g->step_host_bytes = g->step_counter_bytes = 0;
     g->fwd.count = g->bwd.count = g->upd.count = 0;
+    g->n_sites = 0;
+    g->fused_stale = true;
     g->reusing = false;
     g->reuse_param = g->reuse_state = 0;
     g->status = DBK_OK;
@@ -112,9 +86,6 @@ int dbk_graph_param_info_count(const dbk_graph *g) { return g->n_param_infos; }
 const dbk_param_info *dbk_graph_param_info(const dbk_graph *g, int i) { return &g->param_infos[i]; }
 int dbk_graph_state_info_count(const dbk_graph *g) { return g->n_state_infos; }
 const dbk_state_info *dbk_graph_state_info(const dbk_graph *g, int i) { return &g->state_infos[i]; }
-int dbk_graph_forward_count(const dbk_graph *g) { return g->fwd.count; }
-const dbk_op_desc *dbk_graph_forward_ops(const dbk_graph *g) { return g->fwd.ops; }
-int dbk_graph_backward_count(const dbk_graph *g) { return g->bwd.count; }
 int dbk_graph_group_count(const dbk_graph *g) { return g->n_groups; }
 const char *dbk_graph_group_name(const dbk_graph *g, int group) { return g->groups[group].name; }
 bool dbk_graph_group_frozen(const dbk_graph *g, int group) {
@@ -126,15 +97,6 @@ size_t dbk_graph_step_host_bytes(const dbk_graph *g) { return g->step_host_bytes
 int dbk_graph_step_value_count(const dbk_graph *g) { return g->n_steps; }
 const dbk_step_value_info *dbk_graph_step_value_at(const dbk_graph *g, int i) { return &g->steps[i]; }
 dbk_status dbk_graph_status(const dbk_graph *g) { return g->status; }
-
-const dbk_op_desc *dbk_graph_backward_ops(const dbk_graph *g) {
-    dbk_graph *mg = (dbk_graph *)(uintptr_t)g; /* the ordered copy is a cache of bwd */
-    dbk_free(mg->bwd_ordered);
-    mg->bwd_ordered = dbk_malloc(sizeof(dbk_op_desc) * (size_t)(g->bwd.count ? g->bwd.count : 1));
-    if (!mg->bwd_ordered) return NULL;
-    for (int i = 0; i < g->bwd.count; i++) mg->bwd_ordered[i] = g->bwd.ops[g->bwd.count - 1 - i];
-    return mg->bwd_ordered;
-}
 
 /* ---------------------------------------------------------------------------------- */
 
@@ -155,8 +117,11 @@ static bool grow(void **p, int *cap, int need, size_t elem) {
     return true;
 }
 
+bool dbk_graph_grow(void **p, int *cap, int need, size_t elem) { return grow(p, cap, need, elem); }
+
 static void push(dbk_graph *g, op_list *l, const dbk_op_desc *op, const char *label) {
     if (g->planning) return;
+    g->fused_stale = true;
     int cap = l->cap;
     if (!grow((void **)&l->ops, &cap, l->count + 1, sizeof *l->ops)) return fail(g, DBK_ERR_OUT_OF_HOST_MEMORY);
     cap = l->cap;
@@ -174,6 +139,52 @@ void dbk_graph_forward(dbk_graph *g, const dbk_op_desc *op, const char *label) {
 void dbk_graph_backward(dbk_graph *g, const dbk_op_desc *op, const char *label) { push(g, &g->bwd, op, label); }
 void dbk_graph_update(dbk_graph *g, const dbk_op_desc *op, const char *label) { push(g, &g->upd, op, label); }
 
+dbk_fusion_site dbk_graph_open_site(const dbk_graph *g, dbk_fusion_site_kind kind) {
+    return (dbk_fusion_site){.kind = kind, .fwd_begin = g->fwd.count, .bwd_begin = g->bwd.count};
+}
+
+void dbk_graph_close_site(dbk_graph *g, dbk_fusion_site *site) {
+    if (g->planning) return;
+    site->fwd_end = g->fwd.count;
+    site->bwd_end = g->bwd.count;
+    if (!grow((void **)&g->sites, &g->cap_sites, g->n_sites + 1, sizeof *g->sites))
+        return fail(g, DBK_ERR_OUT_OF_HOST_MEMORY);
+    g->sites[g->n_sites++] = *site;
+    g->fused_stale = true;
+}
+
+/* The fusion pass's lists, run again where a push made them stale; NULL when it failed
+ * (the error is the graph's status). The lists are a cache of fwd, bwd and the sites, so
+ * the const accessors may refresh them. */
+static dbk_graph *fused(const dbk_graph *g) {
+    dbk_graph *mg = (dbk_graph *)(uintptr_t)g;
+    if (mg->fused_stale) {
+        const dbk_status st = dbk_graph_fuse(mg);
+        if (st != DBK_OK) {
+            fail(mg, st);
+            mg->fused_fwd.count = mg->fused_bwd.count = 0;
+            return NULL;
+        }
+        mg->fused_stale = false;
+    }
+    return mg;
+}
+
+int dbk_graph_forward_count(const dbk_graph *g) { return fused(g) ? g->fused_fwd.count : 0; }
+const dbk_op_desc *dbk_graph_forward_ops(const dbk_graph *g) { return fused(g) ? g->fused_fwd.ops : NULL; }
+int dbk_graph_backward_count(const dbk_graph *g) { return fused(g) ? g->fused_bwd.count : 0; }
+
+const dbk_op_desc *dbk_graph_backward_ops(const dbk_graph *g) {
+    dbk_graph *mg = fused(g); /* the ordered copy is a cache of fused_bwd */
+    if (!mg) return NULL;
+    const op_list *bwd = &mg->fused_bwd;
+    dbk_free(mg->bwd_ordered);
+    mg->bwd_ordered = dbk_malloc(sizeof(dbk_op_desc) * (size_t)(bwd->count ? bwd->count : 1));
+    if (!mg->bwd_ordered) return NULL;
+    for (int i = 0; i < bwd->count; i++) mg->bwd_ordered[i] = bwd->ops[bwd->count - 1 - i];
+    return mg->bwd_ordered;
+}
+
 /* memcpy of count ops; an empty list may have no array at all (memcpy from NULL is undefined
  * even for 0 bytes, which UBSan reports). */
 static void copy_ops(dbk_op_desc *dst, const dbk_op_desc *src, int count) {
@@ -182,15 +193,16 @@ static void copy_ops(dbk_op_desc *dst, const dbk_op_desc *src, int count) {
 
 dbk_op_desc *dbk_graph_program(dbk_graph *g, int *count) {
     const dbk_op_desc *bwd = dbk_graph_backward_ops(g);
-    const int n = g->fwd.count + g->bwd.count + g->upd.count;
+    const op_list *fwd = &g->fused_fwd;
+    const int nb = g->fused_bwd.count, n = fwd->count + nb + g->upd.count;
     dbk_free(g->program);
     g->program = bwd ? dbk_malloc(sizeof *g->program * (size_t)(n ? n : 1)) : NULL;
     *count = g->program ? n : 0;
     if (!g->program) return NULL;
     /* Labels stay pointers into the lists' label arrays, which live as long as the graph. */
-    copy_ops(g->program, g->fwd.ops, g->fwd.count);
-    copy_ops(g->program + g->fwd.count, bwd, g->bwd.count);
-    copy_ops(g->program + g->fwd.count + g->bwd.count, g->upd.ops, g->upd.count);
+    copy_ops(g->program, fwd->ops, fwd->count);
+    copy_ops(g->program + fwd->count, bwd, nb);
+    copy_ops(g->program + fwd->count + nb, g->upd.ops, g->upd.count);
     return g->program;
 }
 
@@ -365,7 +377,7 @@ static void add_param(dbk_graph *g, const char *prefix, const char *suffix, dbk_
     if (dbk_graph_group_frozen(g, g->group)) *grad = (dbk_tensor){0};
 }
 
-static dbk_tensor add_state(dbk_graph *g, const char *prefix, const char *suffix, int64_t count, float init) {
+dbk_tensor dbk_graph_add_state(dbk_graph *g, const char *prefix, const char *suffix, int64_t count, float init) {
     if (g->reusing) {
         const dbk_state_info *si = g->reuse_state < g->n_state_infos ? &g->state_infos[g->reuse_state++] : NULL;
         char name[sizeof g->state_infos[0].name];
@@ -389,420 +401,13 @@ static dbk_tensor add_state(dbk_graph *g, const char *prefix, const char *suffix
     return dbk_tensor_make(g->bufs.state, si->offset * 4, DBK_DTYPE_F32, 1, count, 1, 1, 1);
 }
 
-static char *label_of(char *buf, size_t cap, const char *name, const char *what) {
-    snprintf(buf, cap, "%s.%s", name, what);
-    return buf;
-}
-
-/* ---------------------------------------------------------------------------------- */
-/* layers                                                                             */
-
-/* Runs add_param in group (NULL = the current one) and switches back. */
-static void add_param_in(dbk_graph *g, const char *group, const char *prefix, const char *suffix, dbk_param_init init,
-                         int64_t fan_in, int ndim, const int64_t *shape, dbk_tensor *data, dbk_tensor *grad) {
+void dbk_graph_add_param_in(dbk_graph *g, const char *group, const char *prefix, const char *suffix,
+                            dbk_param_init init, int64_t fan_in, int ndim, const int64_t *shape, dbk_tensor *data,
+                            dbk_tensor *grad) {
     const int current = g->n_groups ? g->group : -1;
     if (group) dbk_graph_set_group(g, group);
     add_param(g, prefix, suffix, init, fan_in, ndim, shape, data, grad);
     if (group) dbk_graph_set_group(g, current >= 0 ? g->groups[current].name : "");
-}
-
-dbk_value dbk_nn_conv(dbk_graph *g, dbk_value x, int64_t k, int r, int stride, int pad, const char *name) {
-    const dbk_conv_options o = {.r = r, .stride = stride, .pad = pad, .init = DBK_PARAM_INIT_KAIMING_UNIFORM};
-    return dbk_nn_conv_ex(g, x, k, &o, name);
-}
-
-/* y += bias per channel (DBK_OP_BIAS_ADD, in place): the bias of a conv or linear layer. */
-static void forward_bias(dbk_graph *g, dbk_value y, dbk_tensor bias, const char *name) {
-    char lb[96];
-    dbk_op_desc ba = {.op = DBK_OP_BIAS_ADD};
-    ba.src[0] = y.data;
-    ba.src[1] = bias;  /* (K) */
-    ba.dst[0] = y.data;
-    dbk_graph_forward(g, &ba, label_of(lb, sizeof lb, name, "bias"));
-}
-
-/* dbias = sum of dy over all but the channel (DBK_OP_CHANNEL_SUM); none for a frozen or
- * absent bias (dbias.ndim == 0). */
-static void backward_bias(dbk_graph *g, dbk_value y, dbk_tensor dbias, const char *name) {
-    char lb[96];
-    if (!dbias.ndim) return;
-    dbk_op_desc bb = {.op = DBK_OP_CHANNEL_SUM};
-    bb.src[0] = y.grad;
-    bb.dst[0] = dbias;
-    dbk_graph_backward(g, &bb, label_of(lb, sizeof lb, name, "bias.bwd"));
-}
-
-/* Mixed precision (cfg.fp16): an f16 copy of t in the arena, made by a cast appended to the
- * forward list. Convolutions and GEMMs read these copies; the copy of their input is what
- * they keep for the backward pass, as batch norm keeps one of its input and ReLU of its
- * output. */
-static dbk_tensor f16_copy(dbk_graph *g, dbk_tensor t, const char *name, const char *what) {
-    char lb[96];
-    dbk_tensor h = dbk_graph_tensor(g, DBK_DTYPE_F16, t.ndim, t.shape[0], t.shape[1], t.shape[2], t.shape[3]);
-    dbk_op_desc op = {.op = DBK_OP_CAST_F32_F16};
-    op.src[0] = t;
-    op.dst[0] = h;
-    dbk_graph_forward(g, &op, label_of(lb, sizeof lb, name, what));
-    return h;
-}
-
-/* The backward cast of a gradient into its f16 tensor (declared before the ops that read it,
- * pushed after them so that it runs first). */
-static void cast_into(dbk_graph *g, dbk_tensor grad, dbk_tensor h, const char *label) {
-    dbk_op_desc op = {.op = DBK_OP_CAST_F32_F16};
-    op.src[0] = grad;
-    op.dst[0] = h;
-    dbk_graph_backward(g, &op, label);
-}
-
-dbk_value dbk_nn_conv_ex(dbk_graph *g, dbk_value x, int64_t k, const dbk_conv_options *o, const char *name) {
-    char lb[96];
-    const int r = o->r, stride = o->stride, pad = o->pad;
-    int64_t n = x.data.shape[0], c = x.data.shape[1], h = x.data.shape[2], w = x.data.shape[3];
-    int64_t p = (h + 2 * pad - r) / stride + 1, q = (w + 2 * pad - r) / stride + 1;
-    const int64_t wshape[4] = {k, c, r, r};
-    dbk_tensor wt = {0}, dw = {0};
-    add_param_in(g, o->weight_group, name, "weight", o->init, c * r * r, 4, wshape, &wt, &dw);
-    dbk_tensor bias = {0}, dbias = {0};
-    if (o->bias) {
-        const int64_t bshape[1] = {k};
-        add_param_in(g, o->bias_group, name, "bias", o->bias_uniform ? DBK_PARAM_INIT_KAIMING_UNIFORM : DBK_PARAM_INIT_ZEROS,
-                     c * r * r, 1, bshape, &bias, &dbias);
-    }
-    /* The output needs a gradient only when something upstream trains: x, the weight or the
-     * bias (airbench's whitening conv once its bias stops: nothing at all). */
-    dbk_value y = dbk_graph_value(g, x.grad.ndim || dw.ndim || dbias.ndim, n, k, p, q);
-
-    /* the operands: f32, or their f16 copies in mixed precision (x's own when it has one) */
-    const bool half = g->cfg.fp16;
-    const dbk_tensor xo = !half ? x.data : x.half.ndim ? x.half : f16_copy(g, x.data, name, "x.f16");
-    const dbk_tensor wo = half ? f16_copy(g, wt, name, "weight.f16") : wt;
-    dbk_op_desc op = {.op = DBK_OP_CONV2D_FWD, .p.conv = {stride, stride, pad, pad}};
-    op.src[0] = xo;      /* (N,C,H,W) */
-    op.src[1] = wo;      /* (K,C,R,S) */
-    op.dst[0] = y.data;  /* (N,K,P,Q) */
-    dbk_graph_forward(g, &op, name);
-    if (o->bias) forward_bias(g, y, bias, name);
-    if (!g->cfg.training) return y;
-
-    /* Backward runs the bias gradient, (the f16 copy of dy,) then bwd_filter, then bwd_data:
-     * pushed in reverse. A frozen weight or bias gets no gradient op. */
-    dbk_tensor dyo = y.grad;
-    if (half) dyo = dbk_graph_tensor(g, DBK_DTYPE_F16, 4, n, k, p, q);
-    if (x.grad.ndim) {
-        dbk_op_desc bd = {.op = DBK_OP_CONV2D_BWD_DATA, .p.conv = op.p.conv};
-        bd.src[0] = dyo;
-        bd.src[1] = wo;
-        bd.dst[0] = x.grad;
-        dbk_graph_backward(g, &bd, label_of(lb, sizeof lb, name, "bwd_data"));
-    }
-    if (dw.ndim) { /* not a frozen weight */
-        dbk_op_desc bf = {.op = DBK_OP_CONV2D_BWD_FILTER, .p.conv = op.p.conv};
-        bf.src[0] = xo;
-        bf.src[1] = dyo;
-        bf.dst[0] = dw;
-        dbk_graph_backward(g, &bf, label_of(lb, sizeof lb, name, "bwd_filter"));
-    }
-    if (half) cast_into(g, y.grad, dyo, label_of(lb, sizeof lb, name, "dy.f16"));
-    backward_bias(g, y, dbias, name);
-    return y;
-}
-
-dbk_value dbk_nn_batchnorm(dbk_graph *g, dbk_value x, const char *name) {
-    const dbk_batchnorm_options o = {0};
-    return dbk_nn_batchnorm_ex(g, x, &o, name);
-}
-
-dbk_value dbk_nn_batchnorm_ex(dbk_graph *g, dbk_value x, const dbk_batchnorm_options *o, const char *name) {
-    char lb[96];
-    int64_t c = x.data.shape[1];
-    const int64_t vshape[1] = {c};
-    dbk_tensor gamma, dgamma, beta, dbeta;
-    add_param_in(g, o->weight_group, name, "weight", o->weight_zero ? DBK_PARAM_INIT_ZEROS : DBK_PARAM_INIT_ONES, 0, 1,
-                 vshape, &gamma, &dgamma);
-    add_param_in(g, o->bias_group, name, "bias", DBK_PARAM_INIT_ZEROS, 0, 1, vshape, &beta, &dbeta);
-    dbk_tensor rmean = add_state(g, name, "running_mean", c, 0.0f);
-    dbk_tensor rvar = add_state(g, name, "running_var", c, 1.0f);
-    dbk_value y = dbk_graph_value(g, true, x.data.shape[0], c, x.data.shape[2], x.data.shape[3]);
-
-    if (!g->cfg.training) {
-        dbk_op_desc op = {.op = DBK_OP_BATCHNORM_FWD_INFER, .p.bn = g->cfg.bn};
-        op.src[0] = x.data;
-        op.src[1] = gamma;
-        op.src[2] = beta;
-        op.src[3] = rmean;
-        op.src[4] = rvar;
-        op.dst[0] = y.data;
-        dbk_graph_forward(g, &op, name);
-        return y;
-    }
-    dbk_tensor mean = dbk_graph_tensor(g, DBK_DTYPE_F32, 1, c, 1, 1, 1);
-    dbk_tensor invstd = dbk_graph_tensor(g, DBK_DTYPE_F32, 1, c, 1, 1, 1);
-    dbk_op_desc op = {.op = DBK_OP_BATCHNORM_FWD_TRAIN, .p.bn = g->cfg.bn};
-    op.src[0] = x.data;
-    op.src[1] = gamma;
-    op.src[2] = beta;
-    op.dst[0] = y.data;
-    op.dst[1] = mean;
-    op.dst[2] = invstd;
-    op.dst[3] = rmean;
-    op.dst[4] = rvar;
-    dbk_graph_forward(g, &op, name);
-
-    /* The op always writes the input's gradient too; an input that needs none (a frozen
-     * convolution of the images) gets it in scratch. */
-    const dbk_tensor dx = x.grad.ndim ? x.grad
-                                      : dbk_graph_tensor(g, DBK_DTYPE_F32, 4, x.data.shape[0], c, x.data.shape[2],
-                                                         x.data.shape[3]);
-    /* Mixed precision: the backward pass reads x from an f16 copy, so the f32 x (the
-     * convolution's result) lives only through the forward pass. */
-    dbk_tensor xs = x.data;
-    if (g->cfg.fp16) xs = x.half.ndim ? x.half : f16_copy(g, x.data, name, "x.f16");
-    /* The op always writes both parameter gradients; a frozen one goes to scratch. */
-    if (!dgamma.ndim) dgamma = dbk_graph_tensor(g, DBK_DTYPE_F32, 1, c, 1, 1, 1);
-    if (!dbeta.ndim) dbeta = dbk_graph_tensor(g, DBK_DTYPE_F32, 1, c, 1, 1, 1);
-    dbk_op_desc b = {.op = DBK_OP_BATCHNORM_BWD, .p.bn = g->cfg.bn};
-    b.src[0] = xs;
-    b.src[1] = y.grad;
-    b.src[2] = gamma;
-    b.src[3] = mean;
-    b.src[4] = invstd;
-    b.dst[0] = dx;
-    b.dst[1] = dgamma;
-    b.dst[2] = dbeta;
-    dbk_graph_backward(g, &b, label_of(lb, sizeof lb, name, "bwd"));
-    return y;
-}
-
-static bool same_tensor(const dbk_tensor *a, const dbk_tensor *b) {
-    return a->buf == b->buf && a->offset == b->offset && a->dtype == b->dtype && a->ndim == b->ndim &&
-           !memcmp(a->shape, b->shape, sizeof a->shape);
-}
-
-/* Appends suffix to an op's label (a 64-byte entry of op_list.labels) where it fits. */
-static void label_append(char *label, const char *suffix) {
-    const size_t n = strlen(label), k = strlen(suffix);
-    if (n + k < sizeof ((op_list *)0)->labels[0]) memcpy(label + n, suffix, k + 1);
-}
-
-/* Fusion (docs/fusion.md): a ReLU on the output of the training batch norm built just before
- * turns that batch norm's forward and backward ops into DBK_OP_BATCHNORM_RELU_FWD_TRAIN and
- * _BWD, which clamp y and mask dy in the batch norm's own passes (y and dy each cross memory
- * once less each way). f32 only. Returns false, changing nothing, where the pattern is not
- * there (and in the planning pass, which records no ops: the ReLU allocates nothing, so both
- * passes plan the same). */
-static bool fuse_batchnorm_relu(dbk_graph *g, dbk_value x) {
-    /* Not in fp16 mode: there the ReLU backward reads the f16 copy of the output (the copy the
-     * next convolution takes), so the f32 output need not live until the backward pass. */
-    if (g->cfg.no_fusion || g->cfg.fp16 || !g->cfg.training || !g->fwd.count || !g->bwd.count ||
-        x.data.dtype != DBK_DTYPE_F32)
-        return false;
-    dbk_op_desc *f = &g->fwd.ops[g->fwd.count - 1], *b = &g->bwd.ops[g->bwd.count - 1];
-    if (f->op != DBK_OP_BATCHNORM_FWD_TRAIN || !same_tensor(&f->dst[0], &x.data)) return false;
-    if (b->op != DBK_OP_BATCHNORM_BWD || !same_tensor(&b->src[1], &x.grad)) return false;
-    f->op = DBK_OP_BATCHNORM_RELU_FWD_TRAIN;
-    b->op = DBK_OP_BATCHNORM_RELU_BWD;
-    b->src[5] = x.data; /* the fused forward's output: ReLU's mask */
-    label_append(g->fwd.labels[g->fwd.count - 1], "+relu");
-    label_append(g->bwd.labels[g->bwd.count - 1], "+relu");
-    return true;
-}
-
-/* Fusion of ResNet-18/50's add (docs/fusion.md): a ReLU on y = skip + o, where the add is the
- * last forward op and o the output of the training batch norm just before it, becomes
- * DBK_OP_BATCHNORM_ADD_RELU_FWD_TRAIN writing y; backward, the add's copies of dy (the last
- * backward ops) go: the batch norm's backward becomes DBK_OP_BATCHNORM_RELU_BWD reading y's
- * gradient with y as the mask, and skip's gradient is RELU_BWD's output instead of a copy.
- * o and its gradient are never written. Returns false, changing nothing, where the pattern is
- * not there (and in the planning pass, which records no ops). */
-static bool fuse_add_relu(dbk_graph *g, dbk_value x) {
-    if (g->cfg.no_fusion || g->cfg.fp16 || !g->cfg.training || g->fwd.count < 2 || !x.grad.ndim ||
-        x.data.dtype != DBK_DTYPE_F32)
-        return false;
-    dbk_op_desc *add = &g->fwd.ops[g->fwd.count - 1], *f = &g->fwd.ops[g->fwd.count - 2];
-    if (add->op != DBK_OP_ADD || !same_tensor(&add->dst[0], &x.data) || f->op != DBK_OP_BATCHNORM_FWD_TRAIN ||
-        same_tensor(&add->src[0], &add->src[1]))
-        return false;
-    const int side = same_tensor(&add->src[0], &f->dst[0]) ? 0 : same_tensor(&add->src[1], &f->dst[0]) ? 1 : -1;
-    if (side < 0) return false;
-    /* the add's copies of dy, then (before them) the batch norm's backward */
-    int copies = 0;
-    while (copies < 2 && copies < g->bwd.count - 1) {
-        const dbk_op_desc *c = &g->bwd.ops[g->bwd.count - 1 - copies];
-        if (c->op != DBK_OP_COPY || !same_tensor(&c->src[0], &x.grad)) break;
-        copies++;
-    }
-    dbk_op_desc *b = &g->bwd.ops[g->bwd.count - 1 - copies];
-    if (!copies || b->op != DBK_OP_BATCHNORM_BWD || b->src[0].dtype != DBK_DTYPE_F32) return false;
-    int to_bn = -1, to_skip = -1;   /* the copies into o's gradient and skip's */
-    for (int i = 0; i < copies; i++) {
-        const int at = g->bwd.count - 1 - i;
-        if (same_tensor(&g->bwd.ops[at].dst[0], &b->src[1])) to_bn = at;
-        else to_skip = at;
-    }
-    if (to_bn < 0) return false;
-
-    f->op = DBK_OP_BATCHNORM_ADD_RELU_FWD_TRAIN;
-    f->src[3] = add->src[1 - side];
-    f->dst[0] = x.data;
-    label_append(g->fwd.labels[g->fwd.count - 2], "+add+relu");
-    g->fwd.count--;   /* the add */
-    b->op = DBK_OP_BATCHNORM_RELU_BWD;
-    b->src[1] = x.grad;
-    b->src[5] = x.data; /* the fused forward's output: ReLU's mask */
-    label_append(g->bwd.labels[g->bwd.count - 1 - copies], "+add+relu");
-    dbk_op_desc skip_grad = {.op = DBK_OP_RELU_BWD};
-    char label[sizeof g->bwd.labels[0]] = "";
-    if (to_skip >= 0) {
-        skip_grad.src[0] = x.data;
-        skip_grad.src[1] = x.grad;
-        skip_grad.dst[0] = g->bwd.ops[to_skip].dst[0];
-        snprintf(label, sizeof label, "%s", g->bwd.labels[to_skip]);
-        label_append(label, "+relu");
-    }
-    g->bwd.count -= copies;
-    if (to_skip >= 0) dbk_graph_backward(g, &skip_grad, label);
-    return true;
-}
-
-dbk_value dbk_nn_relu(dbk_graph *g, dbk_value x) {
-    if (fuse_add_relu(g, x) || fuse_batchnorm_relu(g, x)) return x;
-    dbk_op_desc op = {.op = DBK_OP_RELU_FWD};
-    op.src[0] = x.data;
-    op.dst[0] = x.data;
-    dbk_graph_forward(g, &op, "relu");
-    x.half = (dbk_tensor){0};   /* data changed in place */
-    if (g->cfg.training && x.grad.ndim) {
-        /* Mixed precision: the backward pass reads the sign of an f16 copy of the output,
-         * the copy the next convolution takes too. */
-        if (g->cfg.fp16) x.half = f16_copy(g, x.data, "relu", "y.f16");
-        dbk_op_desc b = {.op = DBK_OP_RELU_BWD};
-        b.src[0] = g->cfg.fp16 ? x.half : x.data; /* the forward output, computed in place */
-        b.src[1] = x.grad;
-        b.dst[0] = x.grad;
-        dbk_graph_backward(g, &b, "relu.bwd");
-    }
-    return x;
-}
-
-/* An activation whose backward reads its input: op fwd (x -> a new y), op bwd (x, dy -> dx). */
-static dbk_value input_activation(dbk_graph *g, dbk_value x, dbk_op fwd, dbk_op bwd, const char *name) {
-    char lb[96];
-    dbk_value y = dbk_graph_value(g, x.grad.ndim != 0, x.data.shape[0], x.data.shape[1], x.data.shape[2],
-                                  x.data.shape[3]);
-    dbk_op_desc op = {.op = fwd};
-    op.src[0] = x.data;
-    op.dst[0] = y.data;
-    dbk_graph_forward(g, &op, name);
-    if (g->cfg.training && x.grad.ndim) {
-        dbk_op_desc b = {.op = bwd};
-        b.src[0] = x.data; /* the forward input: GELU's and SiLU's derivatives depend on it */
-        b.src[1] = y.grad;
-        b.dst[0] = x.grad;
-        dbk_graph_backward(g, &b, label_of(lb, sizeof lb, name, "bwd"));
-    }
-    return y;
-}
-
-dbk_value dbk_nn_gelu(dbk_graph *g, dbk_value x, const char *name) {
-    return input_activation(g, x, DBK_OP_GELU_FWD, DBK_OP_GELU_BWD, name);
-}
-
-dbk_value dbk_nn_silu(dbk_graph *g, dbk_value x, const char *name) {
-    return input_activation(g, x, DBK_OP_SILU_FWD, DBK_OP_SILU_BWD, name);
-}
-
-/* Fusion of the max pool (docs/fusion.md): a 2x2, stride-2 max pool of the fused batch norm +
- * ReLU built just before (its forward and backward the last ops, so nothing else reads its
- * output or writes that output's gradient) turns those into DBK_OP_BATCHNORM_RELU_POOL_FWD_TRAIN
- * writing the pooled y, and _BWD reading y's gradient: the full-size output and its gradient
- * are never written, no argmax is kept, and the backward finds each window's winner again from
- * the batch norm's input. Returns false, changing nothing, where the pattern is not there (and
- * in the planning pass: y and the argmax are allocated either way, so both passes plan the
- * same). */
-static bool fuse_maxpool(dbk_graph *g, dbk_value x, const dbk_value *y, const dbk_pool_params *pp) {
-    if (g->cfg.no_fusion || !g->cfg.training || !g->fwd.count || !g->bwd.count || !x.grad.ndim ||
-        pp->size_h != 2 || pp->size_w != 2 || pp->stride_h != 2 || pp->stride_w != 2 || pp->pad_h || pp->pad_w)
-        return false;
-    dbk_op_desc *f = &g->fwd.ops[g->fwd.count - 1], *b = &g->bwd.ops[g->bwd.count - 1];
-    if (f->op != DBK_OP_BATCHNORM_RELU_FWD_TRAIN || !same_tensor(&f->dst[0], &x.data)) return false;
-    if (b->op != DBK_OP_BATCHNORM_RELU_BWD || !same_tensor(&b->src[1], &x.grad)) return false;
-    f->op = DBK_OP_BATCHNORM_RELU_POOL_FWD_TRAIN;
-    f->dst[0] = y->data;
-    b->op = DBK_OP_BATCHNORM_RELU_POOL_BWD;
-    b->src[1] = y->grad;
-    b->src[5] = f->src[2]; /* beta: the winners and the mask are recomputed from x */
-    label_append(g->fwd.labels[g->fwd.count - 1], "+pool");
-    label_append(g->bwd.labels[g->bwd.count - 1], "+pool");
-    return true;
-}
-
-static dbk_value maxpool(dbk_graph *g, dbk_value x, int sh, int sw, int sth, int stw, int pad, const char *name) {
-    char lb[96];
-    int64_t n = x.data.shape[0], c = x.data.shape[1];
-    int64_t p = dbk_conv_out_len(x.data.shape[2], sh, sth, pad), q = dbk_conv_out_len(x.data.shape[3], sw, stw, pad);
-    dbk_value y = dbk_graph_value(g, x.grad.ndim != 0, n, c, p, q);
-    dbk_tensor arg = dbk_graph_tensor(g, DBK_DTYPE_I32, 4, n, c, p, q);
-    const dbk_pool_params pp = {sh, sw, sth, stw, pad, pad};
-    if (fuse_maxpool(g, x, &y, &pp)) return y;
-    dbk_op_desc op = {.op = DBK_OP_MAXPOOL_FWD, .p.pool = pp};
-    op.src[0] = x.data;
-    op.dst[0] = y.data;
-    op.dst[1] = arg;
-    dbk_graph_forward(g, &op, name);
-    if (g->cfg.training && x.grad.ndim) {
-        dbk_op_desc b = {.op = DBK_OP_MAXPOOL_BWD, .p.pool = op.p.pool};
-        b.src[0] = y.grad;
-        b.src[1] = arg;
-        b.dst[0] = x.grad;
-        dbk_graph_backward(g, &b, label_of(lb, sizeof lb, name, "bwd"));
-    }
-    return y;
-}
-
-dbk_value dbk_nn_maxpool(dbk_graph *g, dbk_value x, int size, int stride, const char *name) {
-    return maxpool(g, x, size, size, stride, stride, 0, name);
-}
-
-dbk_value dbk_nn_maxpool_padded(dbk_graph *g, dbk_value x, int size, int stride, int pad, const char *name) {
-    return maxpool(g, x, size, size, stride, stride, pad, name);
-}
-
-dbk_value dbk_nn_global_maxpool(dbk_graph *g, dbk_value x, const char *name) {
-    int h = (int)x.data.shape[2], w = (int)x.data.shape[3];
-    return maxpool(g, x, h, w, h, w, 0, name);
-}
-
-dbk_value dbk_nn_global_avgpool(dbk_graph *g, dbk_value x, const char *name) {
-    char lb[96];
-    dbk_value y = dbk_graph_value(g, x.grad.ndim != 0, x.data.shape[0], x.data.shape[1], 1, 1);
-    dbk_op_desc op = {.op = DBK_OP_GLOBAL_AVGPOOL_FWD};
-    op.src[0] = x.data;
-    op.dst[0] = y.data;
-    dbk_graph_forward(g, &op, name);
-    if (g->cfg.training && x.grad.ndim) {
-        dbk_op_desc b = {.op = DBK_OP_GLOBAL_AVGPOOL_BWD};
-        b.src[0] = y.grad;
-        b.dst[0] = x.grad;
-        dbk_graph_backward(g, &b, label_of(lb, sizeof lb, name, "bwd"));
-    }
-    return y;
-}
-
-dbk_value dbk_nn_leaky_relu(dbk_graph *g, dbk_value x, float slope) {
-    dbk_op_desc op = {.op = DBK_OP_LEAKY_RELU_FWD, .p.leaky.slope = slope};
-    op.src[0] = x.data;
-    op.dst[0] = x.data;
-    dbk_graph_forward(g, &op, "leaky_relu");
-    x.half = (dbk_tensor){0};   /* data changed in place */
-    if (g->cfg.training && x.grad.ndim) {
-        dbk_op_desc b = {.op = DBK_OP_LEAKY_RELU_BWD, .p.leaky.slope = slope};
-        b.src[0] = x.data; /* the forward output, computed in place */
-        b.src[1] = x.grad;
-        b.dst[0] = x.grad;
-        dbk_graph_backward(g, &b, "leaky_relu.bwd");
-    }
-    return x;
 }
 
 void dbk_graph_batch_state_rule(const dbk_step_ctx *ctx, const double k[4], void *dst) {
@@ -811,195 +416,3 @@ void dbk_graph_batch_state_rule(const dbk_step_ctx *ctx, const double k[4], void
     memcpy(dst, v, sizeof v);
 }
 
-/* FNV-1a of the layer's name: each dropout layer draws its own mask. */
-static uint32_t name_salt(const char *name) {
-    uint32_t h = 2166136261u;
-    for (const char *c = name; *c; c++) h = (h ^ (uint8_t)*c) * 16777619u;
-    return h;
-}
-
-dbk_value dbk_nn_dropout(dbk_graph *g, dbk_value x, float p, const char *name) {
-    if (!g->cfg.training || p <= 0.0f) return x; /* evaluation: the identity */
-    char lb[96];
-    const double none[4] = {0};
-    dbk_tensor state = dbk_graph_step_value(g, label_of(lb, sizeof lb, name, "state"), DBK_DTYPE_I32, 4,
-                                            dbk_graph_batch_state_rule, none);
-    dbk_value y = dbk_graph_value(g, x.grad.ndim != 0, x.data.shape[0], x.data.shape[1], x.data.shape[2],
-                                  x.data.shape[3]);
-    const dbk_dropout_params dp = {p, name_salt(name)};
-    dbk_op_desc op = {.op = DBK_OP_DROPOUT_FWD, .p.dropout = dp};
-    op.src[0] = x.data;
-    op.src[1] = state;
-    op.dst[0] = y.data;
-    dbk_graph_forward(g, &op, name);
-    if (x.grad.ndim) {
-        dbk_op_desc b = {.op = DBK_OP_DROPOUT_BWD, .p.dropout = dp};
-        b.src[0] = y.grad;
-        b.src[1] = state;
-        b.dst[0] = x.grad;
-        dbk_graph_backward(g, &b, label_of(lb, sizeof lb, name, "bwd"));
-    }
-    return y;
-}
-
-dbk_value dbk_nn_linear_bias(dbk_graph *g, dbk_value x, int64_t k, const char *name) {
-    const int64_t c = dbk_tensor_numel(&x.data) / x.data.shape[0], bshape[1] = {k};
-    dbk_value y = dbk_nn_linear(g, x, k, name);
-    dbk_tensor bias, dbias;
-    add_param(g, name, "bias", DBK_PARAM_INIT_KAIMING_UNIFORM, c, 1, bshape, &bias, &dbias);
-    forward_bias(g, y, bias, name);
-    if (g->cfg.training) backward_bias(g, y, dbias, name);
-    return y;
-}
-
-dbk_value dbk_nn_linear(dbk_graph *g, dbk_value x, int64_t k, const char *name) {
-    return dbk_nn_linear_init(g, x, k, DBK_PARAM_INIT_KAIMING_UNIFORM, name);
-}
-
-dbk_value dbk_nn_linear_init(dbk_graph *g, dbk_value x, int64_t k, dbk_param_init init, const char *name) {
-    char lb[96];
-    int64_t n = x.data.shape[0], c = dbk_tensor_numel(&x.data) / n;
-    const int64_t wshape[2] = {k, c};
-    dbk_tensor wt = {0}, dw = {0};
-    add_param(g, name, "weight", init, c, 2, wshape, &wt, &dw);
-    dbk_value y = dbk_graph_value(g, x.grad.ndim || dw.ndim, n, k, 1, 1);
-    /* 2-D views of the (N,C,1,1) activations for GEMM. */
-    dbk_tensor x2 = x.data, y2 = y.data, dx2 = x.grad, dy2 = y.grad;
-    x2.ndim = y2.ndim = 2;
-    x2.shape[1] = c;
-    y2.shape[1] = k;
-    if (dx2.ndim) {
-        dx2.ndim = 2;
-        dx2.shape[1] = c;
-    }
-    if (dy2.ndim) {
-        dy2.ndim = 2;
-        dy2.shape[1] = k;
-    }
-
-    /* the operands: f32, or their f16 copies in mixed precision (x's own when it has one) */
-    const bool half = g->cfg.fp16;
-    dbk_tensor xo = x2;
-    if (half && x.half.ndim) {
-        xo = x.half;
-        xo.ndim = 2;
-        xo.shape[1] = c;
-    } else if (half) {
-        xo = f16_copy(g, x2, name, "x.f16");
-    }
-    const dbk_tensor wo = half ? f16_copy(g, wt, name, "weight.f16") : wt;
-    /* y (N,K) = x (N,C) * W^T (C,K) */
-    dbk_op_desc op = {.op = DBK_OP_GEMM, .p.gemm = {false, true, 1.0f, 0.0f}};
-    op.src[0] = xo;
-    op.src[1] = wo;
-    op.dst[0] = y2;
-    dbk_graph_forward(g, &op, name);
-    if (!g->cfg.training) return y;
-
-    dbk_tensor dyo = dy2;
-    if (half) dyo = dbk_graph_tensor(g, DBK_DTYPE_F16, 2, n, k, 1, 1);
-    if (x.grad.ndim) { /* dx (N,C) = dy (N,K) * W (K,C) */
-        dbk_op_desc bd = {.op = DBK_OP_GEMM, .p.gemm = {false, false, 1.0f, 0.0f}};
-        bd.src[0] = dyo;
-        bd.src[1] = wo;
-        bd.dst[0] = dx2;
-        dbk_graph_backward(g, &bd, label_of(lb, sizeof lb, name, "bwd_data"));
-    }
-    if (dw.ndim) { /* not a frozen weight: dW (K,C) = dy^T (K,N) * x (N,C) */
-        dbk_op_desc bw = {.op = DBK_OP_GEMM, .p.gemm = {true, false, 1.0f, 0.0f}};
-        bw.src[0] = dyo;
-        bw.src[1] = xo;
-        bw.dst[0] = dw;
-        dbk_graph_backward(g, &bw, label_of(lb, sizeof lb, name, "bwd_filter"));
-    }
-    if (half) cast_into(g, dy2, dyo, label_of(lb, sizeof lb, name, "dy.f16"));
-    return y;
-}
-
-dbk_value dbk_nn_scale(dbk_graph *g, dbk_value x, float alpha, const char *name) {
-    char lb[96];
-    dbk_op_desc op = {.op = DBK_OP_SCALE, .p.scale = {alpha}};
-    op.src[0] = x.data;
-    op.dst[0] = x.data;
-    dbk_graph_forward(g, &op, name);
-    x.half = (dbk_tensor){0};   /* data changed in place */
-    if (g->cfg.training && x.grad.ndim) {
-        dbk_op_desc b = op;
-        b.src[0] = x.grad;
-        b.dst[0] = x.grad;
-        dbk_graph_backward(g, &b, label_of(lb, sizeof lb, name, "bwd"));
-    }
-    return x;
-}
-
-dbk_value dbk_nn_fork(dbk_graph *g, dbk_value x, const char *name) {
-    char lb[96];
-    dbk_value y = {.data = x.data, .half = x.half};
-    if (!g->cfg.training || !x.grad.ndim) return y;
-    y.grad = dbk_graph_tensor(g, DBK_DTYPE_F32, x.grad.ndim, x.grad.shape[0], x.grad.shape[1], x.grad.shape[2],
-                              x.grad.shape[3]);
-    /* Pushed first, so it runs last: by then both consumers have written their gradients. */
-    dbk_op_desc b = {.op = DBK_OP_ADD};
-    b.src[0] = x.grad;
-    b.src[1] = y.grad;
-    b.dst[0] = x.grad;
-    dbk_graph_backward(g, &b, label_of(lb, sizeof lb, name, "grad_sum"));
-    return y;
-}
-
-/* Fusion of the residual add (docs/fusion.md): y = skip + branch where branch is the output of
- * the fused batch norm + ReLU built just before (its forward and backward the last ops, so
- * nothing else reads branch or writes its gradient) becomes DBK_OP_BATCHNORM_RELU_ADD_FWD_TRAIN
- * writing y, and _BWD reading y's gradient: branch and its gradient are never written, and
- * the backward recomputes ReLU's mask from the batch norm's input. The add's backward then
- * only copies dy to skip. Returns false, changing nothing, where the pattern is not there
- * (and in the planning pass: y is allocated either way, so both passes plan the same). */
-static bool fuse_residual_add(dbk_graph *g, const dbk_value *skip, const dbk_value *branch, const dbk_value *y) {
-    if (g->cfg.no_fusion || g->cfg.fp16 || !g->cfg.training || !g->fwd.count || !g->bwd.count ||
-        same_tensor(&skip->data, &branch->data) || skip->data.dtype != DBK_DTYPE_F32 || !branch->grad.ndim)
-        return false;
-    dbk_op_desc *f = &g->fwd.ops[g->fwd.count - 1], *b = &g->bwd.ops[g->bwd.count - 1];
-    if (f->op != DBK_OP_BATCHNORM_RELU_FWD_TRAIN || !same_tensor(&f->dst[0], &branch->data)) return false;
-    if (b->op != DBK_OP_BATCHNORM_RELU_BWD || !same_tensor(&b->src[1], &branch->grad)) return false;
-    f->op = DBK_OP_BATCHNORM_RELU_ADD_FWD_TRAIN;
-    f->src[3] = skip->data;
-    f->dst[0] = y->data;
-    b->op = DBK_OP_BATCHNORM_RELU_ADD_BWD;
-    b->src[1] = y->grad;
-    b->src[5] = f->src[2]; /* beta: the mask is recomputed, no ReLU output is kept */
-    label_append(g->fwd.labels[g->fwd.count - 1], "+add");
-    label_append(g->bwd.labels[g->bwd.count - 1], "+add");
-    return true;
-}
-
-dbk_value dbk_nn_add(dbk_graph *g, dbk_value a, dbk_value b, const char *name) {
-    char lb[96];
-    dbk_value y = dbk_graph_value(g, a.grad.ndim || b.grad.ndim, a.data.shape[0], a.data.shape[1], a.data.shape[2],
-                                  a.data.shape[3]);
-    const dbk_value *skip = fuse_residual_add(g, &a, &b, &y) ? &a : fuse_residual_add(g, &b, &a, &y) ? &b : NULL;
-    if (skip) {
-        if (skip->grad.ndim) { /* d(skip + branch)/d skip = 1 */
-            dbk_op_desc c = {.op = DBK_OP_COPY};
-            c.src[0] = y.grad;
-            c.dst[0] = skip->grad;
-            dbk_graph_backward(g, &c, label_of(lb, sizeof lb, name, skip == &a ? "bwd_a" : "bwd_b"));
-        }
-        return y;
-    }
-    dbk_op_desc op = {.op = DBK_OP_ADD};
-    op.src[0] = a.data;
-    op.src[1] = b.data;
-    op.dst[0] = y.data;
-    dbk_graph_forward(g, &op, name);
-    if (!g->cfg.training) return y;
-    /* d(a+b)/da = d(a+b)/db = 1: both receive a copy of dy. */
-    const dbk_value *in[2] = {&a, &b};
-    for (int i = 1; i >= 0; i--) {
-        if (!in[i]->grad.ndim) continue;
-        dbk_op_desc c = {.op = DBK_OP_COPY};
-        c.src[0] = y.grad;
-        c.dst[0] = in[i]->grad;
-        dbk_graph_backward(g, &c, label_of(lb, sizeof lb, name, i ? "bwd_b" : "bwd_a"));
-    }
-    return y;
-}

@@ -7,7 +7,9 @@
  *      gradient and saved tensor gets an offset; the pass ends with the byte sizes;
  *   2. build pass (buffers attached): the same calls produce the same offsets, now as views
  *      into real buffers, and append op descriptors to the forward list and to the backward
- *      list (in reverse, so the backward list runs last layer first).
+ *      list (in reverse, so the backward list runs last layer first). The op lists read back
+ *      are those of one fusion pass over what was built (docs/fusion.md: a training batch
+ *      norm takes the ReLU, residual add or max pool after it), unless cfg.no_fusion.
  * A training step is then its program (dbk_graph_program): the forward list, the backward
  * list, then the update list (the optimizer) — a fixed sequence a backend can replay. Nothing
  * is allocated while it runs.
