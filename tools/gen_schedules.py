@@ -46,10 +46,10 @@ ns_target/<case> (the Newton-Schulz input's target norm: speedrun's 0.5012 -> 0.
 their Muon group "filters" stores the lr itself as its rate and the decoupled lr * wd as decay.
 """
 import argparse
-import json
 import math
 import os
-import struct
+
+from dbk_checkpoint import float_vector, write_checkpoint
 
 TRAIN_IMAGES = 50000
 
@@ -250,29 +250,6 @@ def muon_recipe(batch, epochs, whiten_epochs, lr_bias, lr_head, lr_muon, wd_per_
 
 # ---------------------------------------------------------------------------------------------
 
-def write_checkpoint(path, model_name, meta, tensors):
-    """src/train/checkpoint.h, version 1: 1-D float32 tensors."""
-    body = bytearray(b"DBKCKPT1")
-    body += struct.pack("<II", 1, len(tensors))
-    name = model_name.encode()
-    body += struct.pack("<I", len(name)) + name
-    meta_bytes = json.dumps(meta, sort_keys=True).encode()
-    body += struct.pack("<I", len(meta_bytes)) + meta_bytes
-    for tname, values in tensors:
-        encoded = tname.encode()
-        body += struct.pack("<I", len(encoded)) + encoded
-        body += struct.pack("<I", 1) + struct.pack("<q", len(values))
-        body += struct.pack("<Q", len(values)) + struct.pack(f"<{len(values)}f", *values)
-    h = 0xCBF29CE484222325
-    for byte in body:
-        h = ((h ^ byte) * 0x100000001B3) & 0xFFFFFFFFFFFFFFFF
-    body += struct.pack("<Q", h)
-    tmp = path + ".tmp"
-    with open(tmp, "wb") as f:
-        f.write(body)
-    os.replace(tmp, path)
-
-
 def main():
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
@@ -293,18 +270,18 @@ def main():
     tensors, meta_cases = [], {}
     for case, (batch, (spe, total, groups, moms, renorm, targets)) in muon_cases.items():
         cases[case] = (batch, (spe, total, groups, moms))
-        tensors.append((f"renorm/{case}", renorm))
-        tensors.append((f"ns_target/{case}", targets))
+        tensors.append(float_vector(f"renorm/{case}", renorm))
+        tensors.append(float_vector(f"ns_target/{case}", targets))
     for case, (batch, (spe, total, groups, moms)) in cases.items():
         meta_cases[case] = {"batch": batch, "steps_per_epoch": spe, "steps": total, "groups": sorted(groups)}
         for g, rows in groups.items():
             assert len(rows) == total, (case, g, len(rows), total)
-            tensors.append((f"rate/{case}/{g}", [r for r, _ in rows]))
-            tensors.append((f"decay/{case}/{g}", [d for _, d in rows]))
-        tensors.append((f"momentum/{case}", moms))
+            tensors.append(float_vector(f"rate/{case}/{g}", [r for r, _ in rows]))
+            tensors.append(float_vector(f"decay/{case}/{g}", [d for _, d in rows]))
+        tensors.append(float_vector(f"momentum/{case}", moms))
     meta = {"generator": "tools/gen_schedules.py", "cases": meta_cases}
     write_checkpoint(args.out, "schedules", meta, tensors)
-    print(f"wrote {args.out}: {len(tensors)} tensors, {sum(len(v) for _, v in tensors)} values")
+    print(f"wrote {args.out}: {len(tensors)} tensors, {sum(len(d) // 4 for _, _, d in tensors)} values")
 
 
 if __name__ == "__main__":
