@@ -35,6 +35,9 @@ daybreak's):
   cifar10-wrn22-adamw@128  cedrickchee/dawnbench-analysis src/cifar10_custom_wrn_adamw.ipynb:
         three TrainingPhases through fastai 0.7's fit_opt_sched (DecayScheduler, phase switch at
         batch_num >= cnt_phases);
+  cifar10-darknet@256  fastai/fastai courses/dl2/cifar10-darknet.ipynb: bs 256, lr 1.3, wd 1e-4,
+        learn.fit(lr, 1, wds=wd, cycle_len=30, use_clr_beta=(20, 20, 0.95, 0.85)): CircularLR_beta
+        as for wrn22, coupled weight decay, a mean loss;
   cifar10-alexnet@1024  sands-lab/layer-wise-aaai20 CIFAR10/dawn.py defaults: 2 workers x 512,
         TorchOptimiser (step_number += 1 before the lr), PiecewiseLinear([0, 5, 24], [0, 0.4, 0])
         / 512 on the summed loss, all_reduce / world_size, momentum 0, wd 5e-4 * 512;
@@ -151,6 +154,14 @@ def wrn22(batch=1024):
     return steps_per_epoch, nb, groups, moms
 
 
+def darknet(batch=256):
+    steps_per_epoch = TRAIN_IMAGES // batch
+    wd, nb = 1e-4, steps_per_epoch * 30                  # wd = 1e-4; cycle_len=30
+    lrs, moms = clr_beta(nb, 1.3, 20, 20, 0.95, 0.85)     # lr = 1.3; use_clr_beta=(20, 20, 0.95, 0.85)
+    groups = {"": [(x / batch, x * wd / batch) for x in lrs]}   # a mean loss; coupled wd
+    return steps_per_epoch, nb, groups, moms
+
+
 def training_phases(steps_per_epoch, phases):
     """fit_opt_sched over TrainingPhases (epochs, (lr0, lr1), (mom0, mom1)): a phase starts at
     its first values and moves them linearly by 1 / (epochs * steps) after every batch; fastai
@@ -262,6 +273,7 @@ def main():
         "cifar10-wrn22@1024": (1024, wrn22()),
         "cifar10-wrn22-adamw@128": (128, wrn22_adamw()),
         "cifar10-alexnet@1024": (1024, alexnet()),
+        "cifar10-darknet@256": (256, darknet()),
     }
     muon_cases = {
         "airbench94-muon@2000": (2000, muon_recipe(2000, 8, 3, 0.053, 0.67, 0.24, 2e-6, 0.85, False)),
