@@ -582,15 +582,14 @@ static int cmd_eval(dbk_cli_args *a) {
     const bool streamed = info.kind->residency == DBK_DATASET_STREAMED;
     dbk_dataset test;
     memset(&test, 0, sizeof test);
-    dbk_imagefolder_list test_list;
-    memset(&test_list, 0, sizeof test_list);
+    dbk_split_files *test_files = NULL;
     dbk_loader *loader = NULL;
     dbk_backend *be = NULL;
     dbk_session *s = NULL;
     dbk_epoch_counters ec;
     int code = DBK_EXIT_ERROR;
     if (streamed) {
-        if (dbk_loader_open_eval(&info, (int32_t)test_subset, (int)batch, 0, &test_list, &test.count, &loader) != DBK_OK)
+        if (dbk_loader_open_eval(&info, (int32_t)test_subset, (int)batch, 0, &test_files, &test.count, &loader) != DBK_OK)
             goto done;
     } else if (dbk_dataset_load(&info, DBK_DATASET_SPLIT_TEST, (int32_t)test_subset, &test) != DBK_OK) {
         goto done;
@@ -631,7 +630,7 @@ done:
     dbk_session_destroy(s);
     dbk_backend_destroy(be);
     dbk_loader_destroy(loader);
-    dbk_imagefolder_list_deinit(&test_list);
+    dbk_split_files_destroy(test_files);
     dbk_dataset_deinit(&test);
     dbk_dataset_info_deinit(&info);
     return code;

@@ -56,8 +56,7 @@ dbk_status dbk_infer_run(dbk_backend_kind kind, int index, const char *checkpoin
 
     dbk_dataset test;
     memset(&test, 0, sizeof test);
-    dbk_imagefolder_list test_list;
-    memset(&test_list, 0, sizeof test_list);
+    dbk_split_files *test_files = NULL;
     dbk_loader *loader = NULL;
     dbk_backend *be = NULL;
     dbk_session *s = NULL;
@@ -68,7 +67,7 @@ dbk_status dbk_infer_run(dbk_backend_kind kind, int index, const char *checkpoin
     /* An image folder streams through decode threads, one image per batch, as evaluation does
      * in training (int32 labels: any number of classes). */
     out->streamed = data->kind->residency == DBK_DATASET_STREAMED;
-    dbk_status st = out->streamed ? dbk_loader_open_eval(&sized, test_limit, 1, 0, &test_list, &test.count, &loader)
+    dbk_status st = out->streamed ? dbk_loader_open_eval(&sized, test_limit, 1, 0, &test_files, &test.count, &loader)
                                   : dbk_dataset_load(&sized, DBK_DATASET_SPLIT_TEST, test_limit, &test);
     if (st == DBK_OK) st = dbk_backend_create(kind, index, &be);
     if (st == DBK_OK) {
@@ -105,7 +104,7 @@ dbk_status dbk_infer_run(dbk_backend_kind kind, int index, const char *checkpoin
     dbk_session_destroy(s);
     dbk_backend_destroy(be);
     dbk_loader_destroy(loader);
-    dbk_imagefolder_list_deinit(&test_list);
+    dbk_split_files_destroy(test_files);
     dbk_dataset_deinit(&test);
     return st;
 }

@@ -17,7 +17,6 @@
 #include "core/log.h"
 #include "core/timer.h"
 #include "data/dataset.h"
-#include "data/imagefolder.h"
 #include "data/loader.h"
 #include "train/energy_clock.h"
 #include "train/loss_scaler.h"
@@ -31,9 +30,9 @@
 typedef struct run {
     dbk_dataset_info data;
     dbk_dataset  train, test;
-    dbk_imagefolder_list train_list; /* streamed: the training images, decoded by loader */
+    dbk_split_files *train_files;   /* streamed: the training images, decoded by loader */
     dbk_loader  *loader;
-    dbk_imagefolder_list test_list;  /* streamed: the validation images, decoded by eval_loader */
+    dbk_split_files *test_files;    /* streamed: the validation images, decoded by eval_loader */
     dbk_loader  *eval_loader;
     dbk_backend *be;
     dbk_session *session;
@@ -60,9 +59,9 @@ static void run_release(run *r) {
     dbk_session_destroy(r->session);
     dbk_backend_destroy(r->be);
     dbk_loader_destroy(r->loader);
-    dbk_imagefolder_list_deinit(&r->train_list);
+    dbk_split_files_destroy(r->train_files);
     dbk_loader_destroy(r->eval_loader);
-    dbk_imagefolder_list_deinit(&r->test_list);
+    dbk_split_files_destroy(r->test_files);
     dbk_dataset_deinit(&r->train);
     dbk_dataset_deinit(&r->test);
     dbk_dataset_info_deinit(&r->data);
@@ -111,7 +110,7 @@ static dbk_status create_loaders(run *r, const dbk_train_options *opt, const dbk
     /* progressive resizing: a phase may have its own smallest crop area (imagenet18: 0.5 at 288) */
     const float min_scale = phase >= 0 && rc->size_phases[phase].min_scale > 0.0f ? rc->size_phases[phase].min_scale
                                                                                     : rc->min_scale;
-    const dbk_loader_config lc = {.list = &r->train_list,
+    const dbk_loader_config lc = {.list = r->train_files,
                                   .count = rep->train_images,
                                   .batch = rc->batch,
                                   .height = r->data.shape.height,
@@ -124,18 +123,18 @@ static dbk_status create_loaders(run *r, const dbk_train_options *opt, const dbk
                                   .shard_index = opt->peers ? opt->peers->rank : 0};
     DBK_TRY(dbk_loader_create(&lc, &r->loader));
     const int32_t n = rep->test_images, eb = rc->eval_batch > 0 ? rc->eval_batch : rc->batch;
-    const dbk_loader_config ec = dbk_loader_eval_config(&r->test_list, n, n < eb ? n : eb,
+    const dbk_loader_config ec = dbk_loader_eval_config(r->test_files, n, n < eb ? n : eb,
                                                         r->data.shape.height, r->data.shape.width, opt->loader_threads);
     return dbk_loader_create(&ec, &r->eval_loader);
 }
 
 /* A streamed dataset: the training and validation lists, and their decode threads. */
 static dbk_status open_loader(run *r, const dbk_train_options *opt, dbk_train_report *rep) {
-    DBK_TRY(dbk_imagefolder_scan(r->data.dir, DBK_DATASET_SPLIT_TRAIN, &r->train_list));
-    const int32_t n = r->train_list.count;
+    DBK_TRY(dbk_dataset_list(&r->data, DBK_DATASET_SPLIT_TRAIN, &r->train_files));
+    const int32_t n = dbk_split_files_count(r->train_files);
     rep->train_images = opt->train_limit > 0 && opt->train_limit < n ? opt->train_limit : n;
-    DBK_TRY(dbk_imagefolder_scan(r->data.dir, DBK_DATASET_SPLIT_TEST, &r->test_list));
-    const int32_t m = r->test_list.count;
+    DBK_TRY(dbk_dataset_list(&r->data, DBK_DATASET_SPLIT_TEST, &r->test_files));
+    const int32_t m = dbk_split_files_count(r->test_files);
     rep->test_images = opt->test_limit > 0 && opt->test_limit < m ? opt->test_limit : m;
     DBK_TRY(create_loaders(r, opt, rep, r->size_phase));
     dbk_loader_stats stats;
@@ -341,7 +340,7 @@ static dbk_status setup(run *r, const dbk_train_options *opt, dbk_train_report *
         rep->test_images = r->test.count;
     }
     uint64_t fingerprint = 0;
-    if (streamed) fingerprint = dbk_imagefolder_fingerprint(dbk_imagefolder_fingerprint(0, &r->train_list), &r->test_list);
+    if (streamed) fingerprint = dbk_split_files_fingerprint(dbk_split_files_fingerprint(0, r->train_files), r->test_files);
     else fingerprint = dbk_dataset_fingerprint(dbk_dataset_fingerprint(0, &r->train), &r->test);
     snprintf(rep->dataset_fingerprint, sizeof rep->dataset_fingerprint, "%016llx", (unsigned long long)fingerprint);
     if (opt->resume) DBK_TRY(check_resumed_data(r, opt, rep));
