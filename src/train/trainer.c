@@ -86,6 +86,7 @@ static dbk_status final_evaluation(dbk_trainer_run *r, const dbk_train_options *
                                    double *clock) {
     const dbk_recipe *rc = &opt->recipe;
     dbk_epoch_record *e = &rep->epochs[rep->epochs_run - 1];
+    dbk_mlperf_log_event(&r->mlperf, DBK_MLPERF_START, "eval_start", e->epoch);
     dbk_energy_clock_start(&r->energy);
     double start = dbk_time_now();
     dbk_epoch_counters fc = {0};
@@ -104,6 +105,8 @@ static dbk_status final_evaluation(dbk_trainer_run *r, const dbk_train_options *
     dbk_energy_clock_record(&r->energy, e);
     e->test_accuracy = f->accuracy;
     e->test_loss = f->loss;
+    dbk_mlperf_log_event(&r->mlperf, DBK_MLPERF_END, "eval_stop", e->epoch);
+    dbk_mlperf_log_accuracy(&r->mlperf, e->epoch, e->test_accuracy);
     return DBK_OK;
 }
 
@@ -284,6 +287,28 @@ static void record_schedule(dbk_train_report *rep, const dbk_epoch_record *e, lo
                                           .accuracy = e->test_accuracy, .top5 = e->test_top5, .seconds = clock};
 }
 
+/* The run's end, whatever ended it (st: the loop's status): mlperf.log's run_stop and the
+ * run's files, in this one place. Finished or diverged: finish; interrupted: the files, with
+ * resume.ckpt kept; failed (an error, or the files that could not be written): the record of
+ * the epochs that completed, marked failed (not "running"). */
+static dbk_status end_run(dbk_trainer_run *r, const dbk_train_options *opt, dbk_train_report *rep, dbk_status st) {
+    if (st == DBK_OK || st == DBK_ERR_DIVERGED) {
+        if (rep->status == DBK_RUN_RUNNING) return st; /* DBK_MAX_EPOCHS ran: the files are the last epoch's */
+        dbk_mlperf_log_run_stop(&r->mlperf, rep->status == DBK_RUN_REACHED);
+        const dbk_status ended = rep->status == DBK_RUN_INTERRUPTED ? dbk_trainer_write_files(r, opt, rep)
+                                                                   : finish(r, opt, rep);
+        if (ended == DBK_OK) return st == DBK_OK ? st : dbk_set_error(st, "%s", rep->end_reason);
+        st = ended;
+    }
+    char reason[1024];
+    snprintf(reason, sizeof reason, "%s", dbk_last_error());
+    snprintf(rep->end_reason, sizeof rep->end_reason, "%.500s", reason);
+    rep->status = DBK_RUN_FAILED;
+    dbk_mlperf_log_run_stop(&r->mlperf, false);
+    dbk_trainer_write_files(r, opt, rep);
+    return dbk_set_error(st, "%s", reason);
+}
+
 static dbk_status train_loop(dbk_trainer_run *r, const dbk_train_options *opt, dbk_train_report *rep) {
     const dbk_recipe *rc = &opt->recipe;
     double clock;
@@ -304,8 +329,7 @@ static dbk_status train_loop(dbk_trainer_run *r, const dbk_train_options *opt, d
         DBK_TRY(train_epoch(r, opt, rep, e, total_steps, &clock, &rep->stop_signal));
         if (rep->stop_signal) { /* the epoch in progress is dropped; resume.ckpt holds the last one */
             rep->status = DBK_RUN_INTERRUPTED;
-            dbk_mlperf_log_run_stop(&r->mlperf, false);
-            return dbk_trainer_write_files(r, opt, rep);
+            return DBK_OK;
         }
         DBK_TRY(evaluate_epoch(r, opt, e, &clock));
         if (opt->peers) DBK_TRY(opt->peers->summarise(opt->peers->ctx, &rep->peers));
@@ -317,10 +341,7 @@ static dbk_status train_loop(dbk_trainer_run *r, const dbk_train_options *opt, d
 
         bool last = epoch == epochs;
         if (rc->fixed_budget && last && isfinite(e->train_loss) && isfinite(e->test_loss)) {
-            dbk_mlperf_log_event(&r->mlperf, DBK_MLPERF_START, "eval_start", epoch);
             DBK_TRY(final_evaluation(r, opt, rep, &clock));
-            dbk_mlperf_log_event(&r->mlperf, DBK_MLPERF_END, "eval_stop", epoch);
-            dbk_mlperf_log_accuracy(&r->mlperf, epoch, e->test_accuracy);
             if (!opt->quiet && rc->tta_select.fraction > 0.0f)
                 printf("final evaluation (test-time augmentation level %d for the %.0f%% least confident images, on the "
                        "clock): test %6.2f%%  time %7.2fs  clock %8.2fs\n", rc->tta_level,
@@ -333,11 +354,9 @@ static dbk_status train_loop(dbk_trainer_run *r, const dbk_train_options *opt, d
          * run ends as diverged, whichever evaluation (per epoch or the final one) saw them. */
         if (!isfinite(e->train_loss) || !isfinite(e->test_loss)) {
             rep->status = DBK_RUN_DIVERGED;
-            diverged(e);
+            const dbk_status st = diverged(e);
             snprintf(rep->end_reason, sizeof rep->end_reason, "%s", dbk_last_error());
-            dbk_mlperf_log_run_stop(&r->mlperf, false);
-            DBK_TRY(finish(r, opt, rep));
-            return diverged(e);
+            return st;
         }
         /* A fixed budget is judged by its final evaluation only. */
         const double judged = rc->target_top5 ? e->test_top5 : e->test_accuracy;
@@ -350,8 +369,7 @@ static dbk_status train_loop(dbk_trainer_run *r, const dbk_train_options *opt, d
         if (last) record_schedule(rep, e, total_steps, epochs, clock);
         if (last || (reached && !opt->all_epochs)) {
             rep->status = reached ? DBK_RUN_REACHED : DBK_RUN_NOT_REACHED;
-            dbk_mlperf_log_run_stop(&r->mlperf, reached);
-            return finish(r, opt, rep);
+            return DBK_OK;
         }
         /* resume.ckpt first: whatever the other files say, it holds this epoch or the last. */
         DBK_TRY(dbk_trainer_save_resume(r, opt, rep, clock));
@@ -373,17 +391,7 @@ dbk_status dbk_train_run(const dbk_train_options *opt, dbk_train_report *rep) {
     const bool started = st == DBK_OK;
     if (started) {
         rep->status = DBK_RUN_RUNNING;
-        st = train_loop(&r, opt, rep);
-        if (st != DBK_OK && st != DBK_ERR_DIVERGED) {
-            /* Keep the record of the epochs that completed, marked failed (not "running"). */
-            char reason[1024];
-            snprintf(reason, sizeof reason, "%s", dbk_last_error());
-            snprintf(rep->end_reason, sizeof rep->end_reason, "%.500s", reason);
-            rep->status = DBK_RUN_FAILED;
-            dbk_mlperf_log_run_stop(&r.mlperf, false);
-            dbk_trainer_write_files(&r, opt, rep);
-            dbk_set_error(st, "%s", reason);
-        }
+        st = end_run(&r, opt, rep, train_loop(&r, opt, rep));
     }
     if (opt->peers) opt->peers->detach(opt->peers->ctx); /* its device buffers, before the backend goes */
     dbk_trainer_release(&r);
