@@ -81,6 +81,36 @@ static int subset_should_scan_with_its_counts_per_class(void) {
     return 0;
 }
 
+/* The dataset interface's file list of a streamed split (what train, eval and infer stream
+ * through): the scan's images and fingerprint (the one resume.ckpt records); a resident kind has
+ * none and says so. */
+static int dataset_list_should_give_a_streamed_split_and_refuse_a_resident_one(void) {
+    const dbk_dataset_kind *kind;
+    DBK_CHECK_OK(dbk_dataset_kind_find("imagenette", &kind));
+    dbk_dataset_info info;
+    DBK_CHECK_OK(dbk_dataset_open_dir(kind, subset_dir, &info));
+    dbk_split_files *files = NULL;
+    DBK_CHECK_OK(dbk_dataset_list(&info, DBK_DATASET_SPLIT_TEST, &files));
+    dbk_imagefolder_list val;
+    DBK_CHECK_OK(dbk_imagefolder_scan(subset_dir, DBK_DATASET_SPLIT_TEST, &val));
+    DBK_CHECK_MSG(dbk_split_files_count(files) == 1000, "%d images", dbk_split_files_count(files));
+    DBK_CHECK(dbk_split_files_fingerprint(7, files) == dbk_imagefolder_fingerprint(7, &val));
+    dbk_imagefolder_list_deinit(&val);
+    dbk_split_files_destroy(files);
+    dbk_split_files_destroy(NULL);
+    dbk_dataset_info_deinit(&info);
+
+    /* CIFAR-10 is held in memory: no file list, and no folder needed to say so */
+    DBK_CHECK_OK(dbk_dataset_kind_find("cifar10", &kind));
+    dbk_dataset_info resident = {.kind = kind};
+    files = (dbk_split_files *)&resident; /* overwritten: NULL on failure */
+    DBK_CHECK(dbk_dataset_list(&resident, DBK_DATASET_SPLIT_TRAIN, &files) == DBK_ERR_UNSUPPORTED);
+    DBK_CHECK(files == NULL);
+    DBK_CHECK_MSG(strstr(dbk_last_error(), "cifar10") && strstr(dbk_last_error(), "not streamed"), "%s",
+                  dbk_last_error());
+    return 0;
+}
+
 static int grayscale_jpeg_should_decode_to_three_equal_channels(void) {
     unsigned char *bytes;
     size_t n;
@@ -484,6 +514,7 @@ int main(void) {
     if (!dbk_test_imagenette_dir()) return dbk_test_skip_or_fail_in_ci(DBK_TEST_NO_IMAGENETTE);
     snprintf(subset_dir, sizeof subset_dir, "%s", dbk_test_imagenette_dir());
     DBK_RUN(subset_should_scan_with_its_counts_per_class);
+    DBK_RUN(dataset_list_should_give_a_streamed_split_and_refuse_a_resident_one);
     DBK_RUN(grayscale_jpeg_should_decode_to_three_equal_channels);
     DBK_RUN(bad_files_should_each_be_refused_with_their_error);
     DBK_RUN(a_cut_jpeg_closed_with_an_end_marker_should_be_refused);

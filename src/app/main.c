@@ -27,7 +27,6 @@
 #include "core/alloc.h"
 #include "core/log.h"
 #include "data/dataset.h"
-#include "data/loader.h"
 #include "models/models.h"
 #include "train/recipe.h"
 #include "train/resume.h"
@@ -568,7 +567,6 @@ static int cmd_eval(dbk_cli_args *a) {
     const dbk_recipe *recipe;
     const dbk_model_def *model;
     if (dbk_infer_checkpoint(ckpt, &recipe, &model) != DBK_OK) return dbk_cli_fail(NULL);
-    const char *model_name = model->name, *recipe_name = recipe->name;
     dbk_backend_kind kind;
     int index;
     int rc = dbk_cli_resolve_device(backend, device, &kind, &index);
@@ -576,65 +574,30 @@ static int cmd_eval(dbk_cli_args *a) {
     dbk_dataset_info info;
     rc = dbk_cli_open_dataset("eval", recipe->dataset, data, 0, test_subset, &info);
     if (rc != DBK_EXIT_OK) return rc;
-    if (recipe->image_size > 0) dbk_dataset_set_image_size(&info, recipe->image_size); /* as trained */
 
-    /* An image folder's validation split is streamed through decode threads, as in training. */
-    const bool streamed = info.kind->residency == DBK_DATASET_STREAMED;
-    dbk_dataset test;
-    memset(&test, 0, sizeof test);
-    dbk_imagefolder_list test_list;
-    memset(&test_list, 0, sizeof test_list);
-    dbk_loader *loader = NULL;
-    dbk_backend *be = NULL;
-    dbk_session *s = NULL;
-    dbk_epoch_counters ec;
-    int code = DBK_EXIT_ERROR;
-    if (streamed) {
-        if (dbk_loader_open_eval(&info, (int32_t)test_subset, (int)batch, 0, &test_list, &test.count, &loader) != DBK_OK)
-            goto done;
-    } else if (dbk_dataset_load(&info, DBK_DATASET_SPLIT_TEST, (int32_t)test_subset, &test) != DBK_OK) {
-        goto done;
+    /* The evaluation `infer` times, at --batch, with the recipe's test-time augmentation. */
+    const dbk_infer_eval_config cfg = {.kind = kind, .index = index, .checkpoint = ckpt, .diff = diff, .data = &info,
+                                       .test_limit = (int)test_subset, .batch = (int)batch, .tta = true};
+    dbk_infer_evaluation ev;
+    const dbk_status st = dbk_infer_evaluate(&cfg, &ev);
+    dbk_dataset_info_deinit(&info);
+    const dbk_epoch_counters *ec = &ev.plain;
+    if (ev.evaluated)
+        printf("%s%s%s: model %s, recipe %s, %s:%d: test accuracy %.2f%% (%lld images), mean loss %.4f\n", ckpt,
+               diff ? " + " : "", diff ? diff : "", model->name, recipe->name, dbk_backend_kind_name(kind), index,
+               100.0 * ec->correct / (double)ec->images, (long long)ec->images, ec->loss_sum / (double)ec->images);
+    if (st == DBK_ERR_DIVERGED) {
+        fprintf(stderr, "daybreak: error: %s\n", dbk_last_error());
+        return DBK_EXIT_DIVERGED;
     }
-    if (dbk_backend_create(kind, index, &be) != DBK_OK) goto done;
-    dbk_session_config cfg = {.recipe = recipe, .model = model, .input = info.shape, .num_classes = info.num_classes,
-                              .batch = (int)batch, .eval_batch = (int)batch, .train_count = 0,
-                              .streamed_eval = streamed, .test_count = test.count};
-    if (dbk_session_create(be, &cfg, &s) != DBK_OK) goto done;
-    if (streamed) dbk_session_set_eval_loader(s, loader);
-    if (dbk_session_upload_data(s, NULL, &test) != DBK_OK) goto done;
-    if (dbk_session_load(s, ckpt) != DBK_OK) goto done;
-    if (diff && dbk_session_load_diff(s, ckpt, diff) != DBK_OK) goto done;
-    if (dbk_session_evaluate(s, &ec) != DBK_OK) goto done;
-    if (dbk_session_check_evaluation(&ec, ckpt) != DBK_OK) {
-        code = DBK_EXIT_DIVERGED;
-        goto done;
-    }
-    printf("%s%s%s: model %s, recipe %s, %s:%d: test accuracy %.2f%% (%lld images), mean loss %.4f\n", ckpt,
-           diff ? " + " : "", diff ? diff : "", model_name,
-           recipe_name, dbk_backend_kind_name(kind), index, 100.0 * ec.correct / (double)ec.images, (long long)ec.images,
-           ec.loss_sum / (double)ec.images);
+    if (st != DBK_OK) return dbk_cli_fail(NULL);
     /* A recipe judged with test-time augmentation (airbench94) reports that accuracy too:
      * it is the one its runs record as their result. */
-    if (recipe->tta_level > 0) {
-        if (dbk_session_evaluate_final(s, &ec) != DBK_OK) goto done;
-        if (dbk_session_check_evaluation(&ec, ckpt) != DBK_OK) {
-            code = DBK_EXIT_DIVERGED;
-            goto done;
-        }
+    if (ev.tta_done)
         printf("%s: with test-time augmentation level %d: test accuracy %.2f%%, mean loss %.4f\n", ckpt,
-               recipe->tta_level, 100.0 * ec.correct / (double)ec.images, ec.loss_sum / (double)ec.images);
-    }
-    code = DBK_EXIT_OK;
-done:
-    if (code == DBK_EXIT_ERROR) dbk_cli_fail(NULL);
-    else if (code == DBK_EXIT_DIVERGED) fprintf(stderr, "daybreak: error: %s\n", dbk_last_error());
-    dbk_session_destroy(s);
-    dbk_backend_destroy(be);
-    dbk_loader_destroy(loader);
-    dbk_imagefolder_list_deinit(&test_list);
-    dbk_dataset_deinit(&test);
-    dbk_dataset_info_deinit(&info);
-    return code;
+               recipe->tta_level, 100.0 * ev.tta.correct / (double)ev.tta.images,
+               ev.tta.loss_sum / (double)ev.tta.images);
+    return DBK_EXIT_OK;
 }
 
 int main(int argc, char **argv) {

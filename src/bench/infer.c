@@ -41,73 +41,96 @@ dbk_status dbk_infer_checkpoint(const char *checkpoint, const dbk_recipe **recip
     return DBK_OK;
 }
 
-dbk_status dbk_infer_run(dbk_backend_kind kind, int index, const char *checkpoint, const char *diff,
-                         const dbk_dataset_info *data, int test_limit, dbk_infer_result *out) {
+dbk_status dbk_infer_evaluate(const dbk_infer_eval_config *cfg, dbk_infer_evaluation *out) {
     memset(out, 0, sizeof *out);
-    out->backend = kind;
-    out->device_index = index;
-    const dbk_recipe *recipe;
-    const dbk_model_def *model;
-    DBK_TRY(dbk_infer_checkpoint(checkpoint, &recipe, &model));
-    snprintf(out->model, sizeof out->model, "%s", model->name);
-    snprintf(out->recipe, sizeof out->recipe, "%s", recipe->name);
-    snprintf(out->dataset, sizeof out->dataset, "%s", recipe->dataset);
-    out->split_images = data->split_count[DBK_DATASET_SPLIT_TEST];
-
+    DBK_TRY(dbk_infer_checkpoint(cfg->checkpoint, &out->recipe, &out->model));
+    const dbk_recipe *recipe = out->recipe;
     dbk_dataset test;
     memset(&test, 0, sizeof test);
-    dbk_imagefolder_list test_list;
-    memset(&test_list, 0, sizeof test_list);
+    dbk_split_files *test_files = NULL;
     dbk_loader *loader = NULL;
     dbk_backend *be = NULL;
     dbk_session *s = NULL;
-    dbk_epoch_counters ec;
     /* At the size the recipe trained on (a shallow copy: it shares data's class names). */
-    dbk_dataset_info sized = *data;
+    dbk_dataset_info sized = *cfg->data;
     if (recipe->image_size > 0) dbk_dataset_set_image_size(&sized, recipe->image_size);
-    /* An image folder streams through decode threads, one image per batch, as evaluation does
-     * in training (int32 labels: any number of classes). */
-    out->streamed = data->kind->residency == DBK_DATASET_STREAMED;
-    dbk_status st = out->streamed ? dbk_loader_open_eval(&sized, test_limit, 1, 0, &test_list, &test.count, &loader)
-                                  : dbk_dataset_load(&sized, DBK_DATASET_SPLIT_TEST, test_limit, &test);
-    if (st == DBK_OK) st = dbk_backend_create(kind, index, &be);
+    /* An image folder streams through decode threads, as evaluation does in training (int32
+     * labels: any number of classes). */
+    out->streamed = sized.kind->residency == DBK_DATASET_STREAMED;
+    dbk_status st = out->streamed
+                        ? dbk_loader_open_eval(&sized, cfg->test_limit, cfg->batch, 0, &test_files, &test.count, &loader)
+                        : dbk_dataset_load(&sized, DBK_DATASET_SPLIT_TEST, cfg->test_limit, &test);
+    if (st == DBK_OK) st = dbk_backend_create(cfg->kind, cfg->index, &be);
     if (st == DBK_OK) {
         out->device = *dbk_backend_get_info(be);
-        dbk_session_config cfg = {.recipe = recipe, .model = model, .input = sized.shape,
-                                  .num_classes = data->num_classes, .batch = 1, .eval_batch = 1,
-                                  .train_count = 0, .streamed_eval = out->streamed, .test_count = test.count};
-        st = dbk_session_create(be, &cfg, &s);
+        dbk_session_config sc = {.recipe = recipe, .model = out->model, .input = sized.shape,
+                                 .num_classes = sized.num_classes, .batch = cfg->batch, .eval_batch = cfg->batch,
+                                 .train_count = 0, .streamed_eval = out->streamed, .test_count = test.count};
+        st = dbk_session_create(be, &sc, &s);
     }
     if (st == DBK_OK && loader) dbk_session_set_eval_loader(s, loader);
-    if (st == DBK_OK) st = dbk_session_warm_up(s, &out->warmup_seconds); /* no first-image compile in the latency */
+    /* no first-image compile in the latency */
+    if (st == DBK_OK && cfg->latency) st = dbk_session_warm_up(s, &out->warmup_seconds);
     if (st == DBK_OK) st = dbk_session_upload_data(s, NULL, &test);
-    if (st == DBK_OK) st = dbk_session_load(s, checkpoint);
-    if (st == DBK_OK && diff) st = dbk_session_load_diff(s, checkpoint, diff);
-    if (st == DBK_OK) st = dbk_backend_sync(be);
-    if (st == DBK_OK) {
+    if (st == DBK_OK) st = dbk_session_load(s, cfg->checkpoint);
+    if (st == DBK_OK && cfg->diff) st = dbk_session_load_diff(s, cfg->checkpoint, cfg->diff);
+    if (st == DBK_OK && cfg->latency) {
+        st = dbk_backend_sync(be);
         dbk_session_set_eval_sync(s, true);
+    }
+    if (st == DBK_OK) {
         double t0 = dbk_time_now();
-        st = dbk_session_evaluate(s, &ec);
+        st = dbk_session_evaluate(s, &out->plain);
         out->seconds = dbk_time_now() - t0;
     }
-    if (st == DBK_OK) st = dbk_session_check_evaluation(&ec, checkpoint);
+    if (st == DBK_OK) st = dbk_session_check_evaluation(&out->plain, cfg->checkpoint);
+    out->evaluated = st == DBK_OK;
     if (st == DBK_OK && loader) {
         dbk_loader_stats ls;
         dbk_loader_get_stats(loader, &ls);
         out->loader_wait_seconds = ls.wait_seconds;
         out->seconds -= ls.wait_seconds;
     }
-    if (st == DBK_OK) {
-        out->images = (int)ec.images;
-        out->accuracy = 100.0 * ec.correct / (double)ec.images;
-        out->latency_ms = 1000.0 * out->seconds / (double)ec.images;
+    /* A recipe judged with test-time augmentation (airbench94): the accuracy its runs record. */
+    if (st == DBK_OK && cfg->tta && recipe->tta_level > 0) {
+        st = dbk_session_evaluate_final(s, &out->tta);
+        if (st == DBK_OK) st = dbk_session_check_evaluation(&out->tta, cfg->checkpoint);
+        out->tta_done = st == DBK_OK;
     }
     dbk_session_destroy(s);
     dbk_backend_destroy(be);
     dbk_loader_destroy(loader);
-    dbk_imagefolder_list_deinit(&test_list);
+    dbk_split_files_destroy(test_files);
     dbk_dataset_deinit(&test);
     return st;
+}
+
+dbk_status dbk_infer_run(dbk_backend_kind kind, int index, const char *checkpoint, const char *diff,
+                         const dbk_dataset_info *data, int test_limit, dbk_infer_result *out) {
+    memset(out, 0, sizeof *out);
+    out->backend = kind;
+    out->device_index = index;
+    out->split_images = data->split_count[DBK_DATASET_SPLIT_TEST];
+    const dbk_infer_eval_config cfg = {.kind = kind, .index = index, .checkpoint = checkpoint, .diff = diff,
+                                       .data = data, .test_limit = test_limit, .batch = 1, .latency = true};
+    dbk_infer_evaluation ev;
+    const dbk_status st = dbk_infer_evaluate(&cfg, &ev);
+    if (ev.recipe) {
+        snprintf(out->model, sizeof out->model, "%s", ev.model->name);
+        snprintf(out->recipe, sizeof out->recipe, "%s", ev.recipe->name);
+        snprintf(out->dataset, sizeof out->dataset, "%s", ev.recipe->dataset);
+    }
+    out->device = ev.device;
+    out->streamed = ev.streamed;
+    out->warmup_seconds = ev.warmup_seconds;
+    out->loader_wait_seconds = ev.loader_wait_seconds;
+    out->seconds = ev.seconds;
+    if (st != DBK_OK) return st;
+    const dbk_epoch_counters *ec = &ev.plain;
+    out->images = (int)ec->images;
+    out->accuracy = 100.0 * ec->correct / (double)ec->images;
+    out->latency_ms = 1000.0 * out->seconds / (double)ec->images;
+    return DBK_OK;
 }
 
 void dbk_infer_conformance(const dbk_infer_result *r, dbk_conformance *c) {

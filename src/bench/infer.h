@@ -48,6 +48,41 @@ typedef struct dbk_infer_result {
  * normalisation). DBK_ERR_FORMAT naming the checkpoint when either is unknown. */
 dbk_status dbk_infer_checkpoint(const char *checkpoint, const dbk_recipe **recipe, const dbk_model_def **model);
 
+/* One evaluation of a checkpoint on its dataset's test split: what `daybreak infer` times and
+ * `daybreak eval` prints. */
+typedef struct dbk_infer_eval_config {
+    dbk_backend_kind        kind;
+    int                     index;
+    const char             *checkpoint;
+    const char             *diff;       /* a small checkpoint applied to checkpoint, its base (NULL: none) */
+    const dbk_dataset_info *data;       /* the checkpoint recipe's dataset, opened (dbk_dataset_open) */
+    int                     test_limit; /* 0: the whole test split */
+    int                     batch;      /* images per batch (an image folder's decode threads too) */
+    /* DAWNBench inference: the programs run once first (dbk_session_warm_up), the device is
+     * waited for after each batch, and the evaluation is timed. */
+    bool                    latency;
+    bool                    tta;        /* also the recipe's test-time augmentation, when it has one */
+} dbk_infer_eval_config;
+
+typedef struct dbk_infer_evaluation {
+    const dbk_recipe    *recipe;        /* what the checkpoint's metadata names */
+    const dbk_model_def *model;
+    dbk_device_info      device;
+    bool                 streamed;      /* an image folder, decoded by loader threads */
+    bool                 evaluated;     /* plain holds a finite evaluation */
+    dbk_epoch_counters   plain;         /* the test split with the evaluation view */
+    bool                 tta_done;      /* tta holds a finite evaluation with test-time augmentation */
+    dbk_epoch_counters   tta;
+    double               seconds;       /* the plain evaluation's time, without the loader wait */
+    double               loader_wait_seconds; /* streamed: the wait for decoded images */
+    double               warmup_seconds;      /* latency: the programs' one run before it */
+} dbk_infer_evaluation;
+
+/* Loads the checkpoint (and diff) into a session on the device and evaluates it: the plain
+ * evaluation, then with cfg->tta the recipe's test-time augmentation. DBK_ERR_DIVERGED when an
+ * evaluation's outputs are not finite (out says which ran). */
+dbk_status dbk_infer_evaluate(const dbk_infer_eval_config *cfg, dbk_infer_evaluation *out);
+
 /* data: the checkpoint recipe's dataset, opened (dbk_dataset_open). test_limit 0 = the whole
  * test split. diff: a small checkpoint applied to checkpoint, its base (NULL: none).
  * DBK_ERR_DIVERGED when the model's outputs are not finite (no accuracy). */

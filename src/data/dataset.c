@@ -47,6 +47,7 @@ static const dbk_dataset_kind kinds[] = {
         .residency = DBK_DATASET_STREAMED,
         .probe = dbk_imagefolder_probe,
         .load = dbk_imagefolder_load_split,
+        .list = dbk_imagefolder_list_split,
     },
     {
         .name = "imagenette",
@@ -59,6 +60,7 @@ static const dbk_dataset_kind kinds[] = {
         .residency = DBK_DATASET_STREAMED,
         .probe = dbk_imagefolder_probe,
         .load = dbk_imagefolder_load_split,
+        .list = dbk_imagefolder_list_split,
     },
 };
 
@@ -228,6 +230,15 @@ dbk_status dbk_dataset_load(const dbk_dataset_info *info, dbk_dataset_split spli
     DBK_ASSERT(out->channels == info->shape.channels && out->height == info->shape.height &&
                out->width == info->shape.width && out->num_classes == info->num_classes);
     return DBK_OK;
+}
+
+dbk_status dbk_dataset_list(const dbk_dataset_info *info, dbk_dataset_split split, dbk_split_files **out) {
+    *out = NULL;
+    const dbk_dataset_kind *kind = info->kind;
+    if (!kind->list)
+        return dbk_set_error(DBK_ERR_UNSUPPORTED, "dataset '%s' is held in memory, not streamed: it has no file list",
+                             kind->name);
+    return kind->list(info->dir, split, out);
 }
 
 void dbk_dataset_deinit(dbk_dataset *d) {

@@ -67,6 +67,11 @@ typedef struct dbk_dataset {
 
 typedef struct dbk_dataset_kind dbk_dataset_kind;
 
+/* A streamed split's listing: its files and labels, nothing decoded yet; what the decode
+ * threads of data/loader.h read. Image folders are the streamed layout (data/imagefolder.h
+ * defines it); above data/ it is opaque. */
+typedef struct dbk_split_files dbk_split_files;
+
 /* An opened dataset: its folder and what the folder holds. */
 typedef struct dbk_dataset_info {
     const dbk_dataset_kind *kind;
@@ -93,6 +98,9 @@ struct dbk_dataset_kind {
      * memory (for image folders, limit images spread over the classes); NULL when a kind
      * cannot be held in memory. */
     dbk_status (*load)(const dbk_dataset_info *info, dbk_dataset_split split, int32_t limit, dbk_dataset *out);
+    /* Lists a split of the folder dir for the decode threads (*out: the caller destroys it);
+     * NULL for a resident kind. */
+    dbk_status (*list)(const char *dir, dbk_dataset_split split, dbk_split_files **out);
 };
 
 /* The table of kinds. dbk_dataset_kind_find returns DBK_ERR_NOT_FOUND listing the known names. */
@@ -136,6 +144,17 @@ const char *dbk_dataset_split_name(dbk_dataset_split split);
  * limit <= 0: all). DBK_ERR_UNSUPPORTED for a kind without load; otherwise the kind's errors. On
  * failure *out is zeroed and nothing is held. */
 dbk_status dbk_dataset_load(const dbk_dataset_info *info, dbk_dataset_split split, int32_t limit, dbk_dataset *out);
+
+/* Lists a split of an opened streamed dataset (an image folder: scans train/ or val/) for the
+ * decode threads (data/loader.h); *out is destroyed with dbk_split_files_destroy. The kind's
+ * errors; DBK_ERR_UNSUPPORTED for a resident kind. */
+dbk_status dbk_dataset_list(const dbk_dataset_info *info, dbk_dataset_split split, dbk_split_files **out);
+/* The images of a listed split. */
+int32_t    dbk_split_files_count(const dbk_split_files *files);
+/* The identity of a listed split, as dbk_dataset_fingerprint is of a loaded one: FNV-1a-64
+ * over its class names, labels and file names (data/imagefolder.h), continuing from h. */
+uint64_t   dbk_split_files_fingerprint(uint64_t h, const dbk_split_files *files);
+void       dbk_split_files_destroy(dbk_split_files *files);     /* accepts NULL */
 
 /* Bytes of one image, C * H * W. */
 size_t dbk_image_shape_bytes(const dbk_image_shape *shape);

@@ -288,6 +288,28 @@ dbk_status dbk_imagefolder_scan(const char *dir, dbk_dataset_split split, dbk_im
     return st;
 }
 
+dbk_status dbk_imagefolder_list_split(const char *dir, dbk_dataset_split split, dbk_split_files **out) {
+    *out = dbk_calloc(1, sizeof **out);
+    if (!*out) return DBK_ERR_OUT_OF_HOST_MEMORY;
+    const dbk_status st = dbk_imagefolder_scan(dir, split, *out);
+    if (st != DBK_OK) {
+        dbk_free(*out);
+        *out = NULL;
+    }
+    return st;
+}
+
+int32_t dbk_split_files_count(const dbk_split_files *files) { return files->count; }
+
+uint64_t dbk_split_files_fingerprint(uint64_t h, const dbk_split_files *files) {
+    return dbk_imagefolder_fingerprint(h, files);
+}
+
+void dbk_split_files_destroy(dbk_split_files *files) {
+    dbk_imagefolder_list_deinit(files);
+    dbk_free(files);
+}
+
 dbk_status dbk_imagefolder_load_image(const dbk_imagefolder_list *l, int32_t i, dbk_rgb_image *out) {
     memset(out, 0, sizeof *out);
     const char *path = dbk_imagefolder_path(l, i);

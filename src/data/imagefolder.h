@@ -35,7 +35,8 @@
 #define DBK_IMAGEFOLDER_MAX_IMAGES  (1 << 26)       /* per split */
 #define DBK_IMAGEFOLDER_CLASSES_MAX_BYTES ((size_t)8 << 20)
 
-typedef struct dbk_imagefolder_list {
+/* A split's list; it is data/dataset.h's dbk_split_files, the listing of a streamed split. */
+typedef struct dbk_split_files {
     int32_t         count;          /* images */
     int32_t         num_classes;
     char           *paths;          /* NUL-terminated full paths, back to back (owned) */
@@ -54,6 +55,8 @@ dbk_status dbk_imagefolder_parse_classes(const char *text, size_t n, const char 
 
 /* Lists a split (train/ or val/) of the dataset folder dir. Errors name the folder or file. */
 dbk_status dbk_imagefolder_scan(const char *dir, dbk_dataset_split split, dbk_imagefolder_list *out);
+/* The same, allocated: the dataset interface's list (dataset.h dbk_dataset_list). */
+dbk_status dbk_imagefolder_list_split(const char *dir, dbk_dataset_split split, dbk_split_files **out);
 void       dbk_imagefolder_list_deinit(dbk_imagefolder_list *list);     /* accepts a zeroed list */
 
 /* The identity of a scanned split (data/dataset.h dbk_dataset_fingerprint, for image folders):

@@ -131,7 +131,7 @@ static int online_cores(void) {
     return n < 1 ? 1 : n > MAX_THREADS ? MAX_THREADS : (int)n;
 }
 
-dbk_loader_config dbk_loader_eval_config(const dbk_imagefolder_list *list, int32_t count, int batch, int height,
+dbk_loader_config dbk_loader_eval_config(const dbk_split_files *list, int32_t count, int batch, int height,
                                          int width, int threads) {
     return (dbk_loader_config){.list = list,
                                .count = count,
@@ -144,11 +144,12 @@ dbk_loader_config dbk_loader_eval_config(const dbk_imagefolder_list *list, int32
 }
 
 dbk_status dbk_loader_open_eval(const dbk_dataset_info *info, int32_t limit, int batch, int threads,
-                                dbk_imagefolder_list *list, int32_t *count, dbk_loader **out) {
+                                dbk_split_files **files, int32_t *count, dbk_loader **out) {
     *out = NULL;
-    DBK_TRY(dbk_imagefolder_scan(info->dir, DBK_DATASET_SPLIT_TEST, list));
-    *count = limit > 0 && limit < list->count ? limit : list->count;
-    const dbk_loader_config ec = dbk_loader_eval_config(list, *count, *count < batch ? *count : batch,
+    DBK_TRY(dbk_dataset_list(info, DBK_DATASET_SPLIT_TEST, files));
+    const int32_t n = dbk_split_files_count(*files);
+    *count = limit > 0 && limit < n ? limit : n;
+    const dbk_loader_config ec = dbk_loader_eval_config(*files, *count, *count < batch ? *count : batch,
                                                         info->shape.height, info->shape.width, threads);
     return dbk_loader_create(&ec, out);
 }

@@ -33,7 +33,7 @@
 typedef struct dbk_loader dbk_loader;
 
 typedef struct dbk_loader_config {
-    const dbk_imagefolder_list *list;   /* borrowed; must outlive the loader */
+    const dbk_split_files *list;   /* borrowed (dataset.h); must outlive the loader */
     int32_t  count;          /* images used: 0 or >= list->count: all; fewer: dbk_imagefolder_subset */
     int      batch;
     int      height, width;  /* of the crops delivered */
@@ -63,15 +63,15 @@ typedef struct dbk_loader_stats {
 /* The evaluation view of count images of list (0: all), in batches of batch: the short side
  * resized to dbk_imagefolder_eval_resize of the larger crop side, then the central
  * height x width crop; threads 0 = the online cores. */
-dbk_loader_config dbk_loader_eval_config(const dbk_imagefolder_list *list, int32_t count, int batch, int height,
+dbk_loader_config dbk_loader_eval_config(const dbk_split_files *list, int32_t count, int batch, int height,
                                          int width, int threads);
 
-/* The validation split of an opened image-folder dataset through decode threads: scans it into
- * *list (the caller deinits it after destroying the loader), takes limit images (<= 0: all;
- * fewer: dbk_imagefolder_subset) in batches of min(batch, images) at info's image shape, with
- * the evaluation view. *count is the number of images. */
+/* The validation split of an opened streamed dataset through decode threads: lists it into
+ * *files (dataset.h dbk_dataset_list; the caller destroys it after the loader), takes limit
+ * images (<= 0: all; fewer: dbk_imagefolder_subset) in batches of min(batch, images) at info's
+ * image shape, with the evaluation view. *count is the number of images. */
 dbk_status dbk_loader_open_eval(const dbk_dataset_info *info, int32_t limit, int batch, int threads,
-                                dbk_imagefolder_list *list, int32_t *count, dbk_loader **out);
+                                dbk_split_files **files, int32_t *count, dbk_loader **out);
 
 /* Starts the threads (idle until dbk_loader_begin_epoch). DBK_ERR_INVALID_ARG for a bad
  * config; the thread-creation error otherwise. */

@@ -204,7 +204,7 @@ typedef struct dbk_train_report {
     char             diff_base[4096];      /* the base it is against */
     char             end_reason[512];      /* status failed or diverged: the one-line error that ended it */
     char             dataset_fingerprint[24]; /* the data trained and evaluated on: 16 hex digits of
-                                            * dbk_dataset_fingerprint / dbk_imagefolder_fingerprint */
+                                            * dbk_dataset_fingerprint / dbk_split_files_fingerprint */
     dbk_build_times  builds;               /* off the clock */
     dbk_energy_record energy;
 } dbk_train_report;
