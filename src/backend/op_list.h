@@ -15,7 +15,8 @@
  *           one exception: cl/gemm_tiled.cl, ocl_blas.c, and vk_ops_conv.c with the
  *           convolutions that share its tiled core; conv kernels: cl/conv2d_im2col.cl);
  *           shaders are shaders/<name>.comp or <family>_<pass>.comp (bn_stats.comp)
- *   src,dst slot names of desc.src[i] / desc.dst[i], space-separated; "name?" = optional
+ *   src,dst slot names of desc.src[i] / desc.dst[i], space-separated; "name?" = optional;
+ *           "name#" = counted: an EW kernel is told its element count (below)
  *   params  the member of dbk_op_desc.p the op reads, or none
  *   check   the validation function in ops.c (shapes and dtypes against the contract)
  *   flops   an expression of `const dbk_op_desc *d` in ops.c: floating-point operations
@@ -32,13 +33,18 @@
  *           reference has every op: it is the specification)
  *
  * Elementwise kernels (launch EW): the OpenCL kernel takes, in order, (buffer, element
- * offset) per src slot, then per dst slot, then the params struct's floats, then the element
- * count n as int, and runs one work-item per element (n rounded up: check bounds). The
- * shader binds src slots then dst slots at bindings 0, 1, ... and reads the push constants
- * of shaders/common/eltwise_head.glsl (n, element offsets, params), grid-stride over n.
- * An EW op's params struct holds floats only. A slot of one element in an op whose dst0 has
- * more is a scalar: bound whole (never split into chunks) and read or written at its own
- * element offset (LOSS_SCALE's s, GRAD_UNSCALE's inv and found).
+ * offset) per src slot, then per dst slot, then the params struct's 32-bit words (float,
+ * int32_t or uint32_t, in member order), then the element count of each slot marked "name#"
+ * (int, in slot order), then the element count n of dst0 as int, and runs one work-item per
+ * element (n rounded up: check bounds). The shader binds src slots then dst slots at
+ * bindings 0, 1, ... and reads the push constants of shaders/common/eltwise_head.glsl (n,
+ * element offsets, the params' words then the "#" counts in p[], the dispatch's first
+ * element), grid-stride over n. An EW op's params struct holds 32-bit words only (no bool).
+ * A slot whose element count is not n (a scalar, a step's few values: LOSS_SCALE's s,
+ * GRAD_UNSCALE's inv and found, SGD's lr) is bound whole (never split into chunks) and read
+ * or written at its own element offset. An absent optional slot ("name?") is passed with
+ * the element offset DBK_EW_ABSENT (0xffffffff; EW_PRESENT in the kernels) and another
+ * slot's buffer, never read.
  *
  * Slot conventions and contract rules common to all ops are in ops.h.
  */
@@ -204,8 +210,8 @@
      * src3 skip f32 (1), optional: non-zero = change nothing (mixed precision: the step found \
      *      an inf/NaN gradient, AMP_UPDATE_SCALE's state[2])                                 \
      * dst0 params (n) in place  dst1 momentum v (n) in place */                              \
-    X(SGD_MOMENTUM_UPDATE, sgd_momentum_update, optim, "grad lr mask? skip?", "params momentum", sgd, \
-      check_sgd_momentum_update, 6.0 * n_src(d, 0), all_bytes(d), NONE, OWN, ALL)             \
+    X(SGD_MOMENTUM_UPDATE, sgd_momentum_update, optim, "grad lr# mask? skip?", "params momentum", sgd, \
+      check_sgd_momentum_update, 6.0 * n_src(d, 0), all_bytes(d), NONE, EW, ALL)             \
                                                                                               \
     /* AdamW over flat buffers, PyTorch's torch.optim.AdamW (amsgrad off):                    \
      *   p = p * (1 - lr * wd)                           (decoupled weight decay)             \
@@ -218,8 +224,8 @@
      * src2 mask f32 (n), optional: where mask[i] == 0 element i is left as it is (p, m, v)   \
      * src3 skip f32 (1), optional: non-zero = change nothing (as SGD's)                      \
      * dst0 params (n) in place  dst1 exp_avg m (n) in place  dst2 exp_avg_sq v (n) in place */\
-    X(ADAMW_UPDATE, adamw_update, optim, "grad step mask? skip?", "params exp_avg exp_avg_sq", \
-      adamw, check_adamw_update, 12.0 * n_src(d, 0), all_bytes(d), NONE, OWN, ALL)            \
+    X(ADAMW_UPDATE, adamw_update, optim, "grad step# mask? skip?", "params exp_avg exp_avg_sq", \
+      adamw, check_adamw_update, 12.0 * n_src(d, 0), all_bytes(d), NONE, EW, ALL)            \
                                                                                               \
     /* The empirical Fisher information of one sample's gradient, accumulated (FISH's         \
      * calculate_the_importance_label, docs/sparse-masks.md):                                 \
@@ -348,7 +354,7 @@
      * src0 decay f32 (1), written by the host each run                                       \
      * dst0 ema (n) in place  dst1 params (n) in place (same element count) */                \
     X(LOOKAHEAD, lookahead, optim, "decay", "ema params", none, check_lookahead,              \
-      3.0 * n_dst(d, 0), all_bytes(d), NONE, OWN, ALL)                                        \
+      3.0 * n_dst(d, 0), all_bytes(d), NONE, EW, ALL)                                         \
                                                                                               \
     /* --- selective test-time augmentation (cifar10-speedrun's tta) --- */                  \
     /* table[j_i, :] = rows[i, :] for every row i, j_i = indices[state.first + i], or         \
@@ -372,11 +378,11 @@
      * (state = the step's {first, seed, epoch, run_seed}: a fresh mask for every batch, the  \
      * same on every backend). src0 x (any)  src1 state i32 (4)  dst0 y (may alias x) */      \
     X(DROPOUT_FWD, dropout_fwd, dropout, "x state", "y", dropout, check_dropout,              \
-      n_dst(d, 0), all_bytes(d), FWD, OWN, ALL)                                               \
+      n_dst(d, 0), all_bytes(d), FWD, EW, ALL)                                                \
     /* dx[i] = keep(i) ? dy[i] * (1 / (1 - p)) : 0, the same mask (same state, salt, p).      \
      * src0 dy  src1 state i32 (4)  dst0 dx (may alias dy) */                                 \
     X(DROPOUT_BWD, dropout_bwd, dropout, "dy state", "dx", dropout, check_dropout,            \
-      n_dst(d, 0), all_bytes(d), BWD, OWN, ALL)                                               \
+      n_dst(d, 0), all_bytes(d), BWD, EW, ALL)                                                \
                                                                                               \
     /* --- gradient compression of data-parallel training (src/dist/compress_device.c) --- */ \
     /* Sparse selection into index/value pairs, per segment of x, in index order: top-k      \

@@ -98,7 +98,7 @@ typedef struct dbk_amp_params {
 typedef struct dbk_sgd_params {
     float momentum;
     float weight_decay;
-    bool  nesterov;
+    int32_t nesterov;       /* 0 or 1 (a 32-bit word: an EW op's params, op_list.h) */
 } dbk_sgd_params;
 
 /* DBK_OP_ADAMW_UPDATE (torch.optim.AdamW, amsgrad off). The step-dependent values (learning
@@ -250,7 +250,8 @@ typedef struct dbk_op_info {
     dbk_op       op;
     const char  *name;          /* "conv2d_fwd" */
     const char  *family;        /* "conv": cpu/conv.c, cl/conv*.cl, vulkan/vk_ops_conv.c */
-    const char  *src_slots;     /* "dy w": names of src[0], src[1], ...; "name?" = optional */
+    const char  *src_slots;     /* "dy w": names of src[0], src[1], ...; "name?" = optional,
+                                   "name#" = counted (dbk_op_slot_marks) */
     const char  *dst_slots;
     const char  *params;        /* member of dbk_op_desc.p, or "none" */
     size_t       param_bytes;   /* its size (0 for none) */
@@ -268,6 +269,14 @@ const dbk_op_info *dbk_op_get_info(dbk_op op);
 const char *dbk_op_name(dbk_op op);   /* "conv2d_fwd", ...; "unknown_op" when out of range */
 int         dbk_op_nsrc(dbk_op op);   /* src slots of the declaration (optional ones included) */
 int         dbk_op_ndst(dbk_op op);   /* dst slots */
+
+/* The marks of slot i of the declaration (op_list.h): DBK_SLOT_OPTIONAL for "name?" (the
+ * tensor may be absent), DBK_SLOT_COUNTED for "name#" (an EW kernel is told its element
+ * count); 0 for none or past the last slot. */
+enum { DBK_SLOT_OPTIONAL = 1u, DBK_SLOT_COUNTED = 2u };
+unsigned dbk_op_slot_marks(dbk_op op, bool dst, int i);
+/* The element offset an EW kernel is given for an absent optional slot (op_list.h). */
+#define DBK_EW_ABSENT 0xffffffffu
 
 /* The op named `name` ("conv2d_fwd"); DBK_ERR_INVALID_ARG naming it when there is none. */
 dbk_status dbk_op_from_name(const char *name, dbk_op *out);

@@ -12,7 +12,7 @@
  *                  submission
  *   vk_ops_<family>.c the recorders of one op family (op_list.h family column): conv (conv
  *                  and GEMM, which share the tiled GEMM core), bn, pool, loss (softmax
- *                  cross-entropy, accuracy), optim (SGD, lookahead), bias (a conv's bias and
+ *                  cross-entropy, accuracy), optim (norm_scale), bias (a conv's bias and
  *                  its gradient), augment, and eltwise (the generic launcher of every op
  *                  declared launch EW, and copy)
  *   vk_record.c    the op table generated from op_list.h, immediate runs, programs (record
