@@ -26,6 +26,9 @@
  *           backward op) or SELF (linear: its backward is the op itself, e.g. GEMM with
  *           transposes); BWD and SELF ops must have a finite-difference check in test_grad
  *   launch  OWN: each device backend has its own recorder dbk_<b>_record_<name>;
+ *           FAMILY: the ops of the family share one recorder per device backend,
+ *           dbk_<b>_record_<family>, which tells them apart by desc.op (batch norm and its
+ *           fusions);
  *           EW: elementwise over numel(dst0) values, launched generically: the OpenCL
  *           kernel <name> of cl/ and the shader shaders/<name>.comp (see "elementwise
  *           kernels" below); no host code in the device backends
@@ -78,61 +81,61 @@
      *      running = (1-momentum)*running + momentum*batch_stat */                           \
     X(BATCHNORM_FWD_TRAIN, batchnorm_fwd_train, bn, "x gamma beta",                           \
       "y mean invstd running_mean running_var", bn, check_bn_fwd_train,                       \
-      8.0 * n_src(d, 0), all_bytes(d), FWD, OWN, ALL)                                         \
+      8.0 * n_src(d, 0), all_bytes(d), FWD, FAMILY, ALL)                                      \
     /* Batch norm, inference mode with running statistics.                                    \
      * src0 x  src1 gamma  src2 beta  src3 running_mean  src4 running_var  dst0 y */          \
     X(BATCHNORM_FWD_INFER, batchnorm_fwd_infer, bn, "x gamma beta running_mean running_var",  \
-      "y", bn, check_bn_fwd_infer, 2.0 * n_src(d, 0), all_bytes(d), NONE, OWN, ALL)          \
+      "y", bn, check_bn_fwd_infer, 2.0 * n_src(d, 0), all_bytes(d), NONE, FAMILY, ALL)       \
     /* src0 x  src1 dy  src2 gamma  src3 mean  src4 invstd (dst1/dst2 of FWD_TRAIN)           \
      * dst0 dx (N,C,H,W)  dst1 dgamma (C)  dst2 dbeta (C). x may be f16 (mixed precision:    \
      * the f16 copy of the forward input), read widened to f32; all else is f32. */           \
     X(BATCHNORM_BWD, batchnorm_bwd, bn, "x dy gamma mean invstd", "dx dgamma dbeta", bn,      \
-      check_bn_bwd, 10.0 * n_src(d, 0), all_bytes(d), BWD, OWN, ALL)                          \
+      check_bn_bwd, 10.0 * n_src(d, 0), all_bytes(d), BWD, FAMILY, ALL)                       \
     /* Fusion (docs/fusion.md; the graph emits these where ReLU follows batch norm in place,  \
      * fp32 only): BATCHNORM_FWD_TRAIN then RELU_FWD on y, in one op: y = max(bn(x), 0).       \
      * Slots as BATCHNORM_FWD_TRAIN. */                                                       \
     X(BATCHNORM_RELU_FWD_TRAIN, batchnorm_relu_fwd_train, bn, "x gamma beta",                 \
       "y mean invstd running_mean running_var", bn, check_bn_fwd_train,                       \
-      9.0 * n_src(d, 0), all_bytes(d), FWD, OWN, ALL)                                         \
+      9.0 * n_src(d, 0), all_bytes(d), FWD, FAMILY, ALL)                                      \
     /* RELU_BWD then BATCHNORM_BWD in one op: BATCHNORM_BWD with dy replaced by               \
      * dy * (y > 0), y the fused forward's output; dy itself is not written.                  \
      * src0 x  src1 dy  src2 gamma  src3 mean  src4 invstd  src5 y (N,C,H,W)                  \
      * dst0 dx  dst1 dgamma  dst2 dbeta (as BATCHNORM_BWD) */                                 \
     X(BATCHNORM_RELU_BWD, batchnorm_relu_bwd, bn, "x dy gamma mean invstd y",                 \
-      "dx dgamma dbeta", bn, check_bn_relu_bwd, 11.0 * n_src(d, 0), all_bytes(d), BWD, OWN, ALL)\
+      "dx dgamma dbeta", bn, check_bn_relu_bwd, 11.0 * n_src(d, 0), all_bytes(d), BWD, FAMILY, ALL)\
     /* Fusion of the residual add (docs/fusion.md; the graph emits these where a residual add  \
      * takes a fused batch norm + ReLU's output, fp32 only): y = max(bn(x), 0) + skip, the      \
      * ReLU's output never written. Slots as BATCHNORM_FWD_TRAIN plus src3 skip (N,C,H,W). */   \
     X(BATCHNORM_RELU_ADD_FWD_TRAIN, batchnorm_relu_add_fwd_train, bn, "x gamma beta skip",    \
       "y mean invstd running_mean running_var", bn, check_bn_fwd_train_skip,                  \
-      10.0 * n_src(d, 0), all_bytes(d), FWD, OWN, ALL)                                        \
+      10.0 * n_src(d, 0), all_bytes(d), FWD, FAMILY, ALL)                                     \
     /* Its backward with respect to x, gamma and beta (skip's gradient is dy itself):          \
      * BATCHNORM_RELU_BWD with the mask recomputed as (x - mean) * (invstd * gamma) + beta > 0  \
      * in float, the forward's own arithmetic, so no ReLU output is kept.                      \
      * src0 x  src1 dy  src2 gamma  src3 mean  src4 invstd  src5 beta (C)                      \
      * dst0 dx  dst1 dgamma  dst2 dbeta (as BATCHNORM_BWD) */                                 \
     X(BATCHNORM_RELU_ADD_BWD, batchnorm_relu_add_bwd, bn, "x dy gamma mean invstd beta",      \
-      "dx dgamma dbeta", bn, check_bn_relu_add_bwd, 16.0 * n_src(d, 0), all_bytes(d), BWD, OWN, ALL)\
+      "dx dgamma dbeta", bn, check_bn_relu_add_bwd, 16.0 * n_src(d, 0), all_bytes(d), BWD, FAMILY, ALL)\
     /* The same for ResNet-18/50's add, which ReLU follows: y = max(bn(x) + skip, 0). Its      \
      * backward is BATCHNORM_RELU_BWD with y as the mask, and RELU_BWD for skip's gradient.     \
      * Slots as BATCHNORM_RELU_ADD_FWD_TRAIN. */                                              \
     X(BATCHNORM_ADD_RELU_FWD_TRAIN, batchnorm_add_relu_fwd_train, bn, "x gamma beta skip",    \
       "y mean invstd running_mean running_var", bn, check_bn_fwd_train_skip,                  \
-      10.0 * n_src(d, 0), all_bytes(d), FWD, OWN, ALL)                                        \
+      10.0 * n_src(d, 0), all_bytes(d), FWD, FAMILY, ALL)                                     \
     /* Fusion of the 2x2 max pool that follows (docs/fusion.md; fp32 training only):          \
      * y = MAXPOOL_FWD 2x2, stride 2, no padding, of max(bn(x), 0), ties and NaN as there;   \
      * the full-size ReLU output is never written and no argmax is kept.                      \
      * src as BATCHNORM_FWD_TRAIN  dst0 y (N,C,H/2,W/2)  dst1-4 as BATCHNORM_FWD_TRAIN */     \
     X(BATCHNORM_RELU_POOL_FWD_TRAIN, batchnorm_relu_pool_fwd_train, bn, "x gamma beta",       \
       "y mean invstd running_mean running_var", bn, check_bn_relu_pool_fwd_train,             \
-      12.0 * n_src(d, 0), all_bytes(d), FWD, OWN, ALL)                                        \
+      12.0 * n_src(d, 0), all_bytes(d), FWD, FAMILY, ALL)                                     \
     /* Its backward: MAXPOOL_BWD, RELU_BWD and BATCHNORM_BWD in one op. Each window's winner  \
      * and ReLU mask are recomputed from x with the forward's float arithmetic                \
      * ((x - mean) * (invstd * gamma) + beta), so dy reaches x exactly where it did unfused.  \
      * src0 x  src1 dy (N,C,H/2,W/2)  src2 gamma  src3 mean  src4 invstd  src5 beta (C)       \
      * dst0 dx  dst1 dgamma  dst2 dbeta (as BATCHNORM_BWD) */                                 \
     X(BATCHNORM_RELU_POOL_BWD, batchnorm_relu_pool_bwd, bn, "x dy gamma mean invstd beta",    \
-      "dx dgamma dbeta", bn, check_bn_relu_pool_bwd, 24.0 * n_src(d, 0), all_bytes(d), BWD, OWN, ALL)\
+      "dx dgamma dbeta", bn, check_bn_relu_pool_bwd, 24.0 * n_src(d, 0), all_bytes(d), BWD, FAMILY, ALL)\
                                                                                               \
     /* y = max(x, 0).       src0 x  dst0 y (any shape; y may alias x: in place allowed) */    \
     X(RELU_FWD, relu_fwd, eltwise, "x", "y", none, check_eltwise,                             \
@@ -488,10 +491,11 @@
 #define DBK_OP_ON_VK_NO_OCL(f)    f
 #define DBK_OP_ON_VK_CPU_ONLY(f)  NULL
 
-/* DBK_OP_LAUNCH(launch, own, ew): a device backend's entry for an op: its own recorder, or
- * its generic elementwise launcher. */
-#define DBK_OP_LAUNCH(launch, own, ew) DBK_OP_LAUNCH_##launch(own, ew)
-#define DBK_OP_LAUNCH_OWN(own, ew) own
-#define DBK_OP_LAUNCH_EW(own, ew)  ew
+/* DBK_OP_LAUNCH(launch, own, family, ew): a device backend's entry for an op: its own
+ * recorder, its family's, or its generic elementwise launcher. */
+#define DBK_OP_LAUNCH(launch, own, family, ew) DBK_OP_LAUNCH_##launch(own, family, ew)
+#define DBK_OP_LAUNCH_OWN(own, family, ew)    own
+#define DBK_OP_LAUNCH_FAMILY(own, family, ew) family
+#define DBK_OP_LAUNCH_EW(own, family, ew)     ew
 
 #endif

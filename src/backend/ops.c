@@ -725,6 +725,7 @@ DBK_OP_LIST(DEFINE_COUNTS_)
 
 #define IS_EW_EW  true
 #define IS_EW_OWN false
+#define IS_EW_FAMILY false
 #define INFO_ROW_(E, name_, family_, src_, dst_, params_, check_, fl_, by_, grad_, launch_, where_)     \
     [DBK_OP_##E] = {.op = DBK_OP_##E,                                                                   \
                     .name = #name_,                                                                     \

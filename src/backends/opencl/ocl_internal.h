@@ -230,9 +230,10 @@ dbk_status dbk_ocl_fill_record(dbk_backend *be, dbk_ocl_launches *out, cl_mem me
 typedef dbk_status (*dbk_ocl_record_fn)(dbk_backend *be, const dbk_op_desc *op, dbk_ocl_launches *out);
 
 /* dbk_ocl_record_<name> of every launch OWN op of op_list.h, in ocl_ops_<family>.c or
- * ocl_blas.c (GEMM). */
-#define DBK_OCL_DECLARE_(E, name, ...) \
-    dbk_status dbk_ocl_record_##name(dbk_backend *be, const dbk_op_desc *op, dbk_ocl_launches *out);
+ * ocl_blas.c (GEMM), and dbk_ocl_record_<family> of every launch FAMILY op's family. */
+#define DBK_OCL_DECLARE_(E, name, family, ...)                                                     \
+    dbk_status dbk_ocl_record_##name(dbk_backend *be, const dbk_op_desc *op, dbk_ocl_launches *out); \
+    dbk_status dbk_ocl_record_##family(dbk_backend *be, const dbk_op_desc *op, dbk_ocl_launches *out);
 DBK_OP_LIST(DBK_OCL_DECLARE_)
 #undef DBK_OCL_DECLARE_
 

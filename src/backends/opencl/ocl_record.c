@@ -28,10 +28,13 @@
 /* ---------------------------------------------------------------------------------- */
 /* ops                                                                                */
 
-/* Every op's recorder, from op_list.h: dbk_ocl_record_<name> (launch OWN) or the generic
- * elementwise one (launch EW); NULL where the where column says OpenCL lacks the op. */
+/* Every op's recorder, from op_list.h: dbk_ocl_record_<name> (launch OWN), its family's
+ * dbk_ocl_record_<family> (FAMILY) or the generic elementwise one (EW); NULL where the where
+ * column says OpenCL lacks the op. */
 #define OCL_ENTRY_(E, name, family, src, dst, params, check, fl, by, grad, launch, where) \
-    [DBK_OP_##E] = DBK_OP_ON(OCL, where, DBK_OP_LAUNCH(launch, dbk_ocl_record_##name, dbk_ocl_record_eltwise)),
+    [DBK_OP_##E] = DBK_OP_ON(OCL, where,                                                        \
+                             DBK_OP_LAUNCH(launch, dbk_ocl_record_##name, dbk_ocl_record_##family,     \
+                                           dbk_ocl_record_eltwise)),
 static const dbk_ocl_record_fn recorders[DBK_OP_COUNT] = {DBK_OP_LIST(OCL_ENTRY_)};
 #undef OCL_ENTRY_
 

@@ -24,10 +24,13 @@
 #include "core/log.h"
 #include "core/timer.h"
 
-/* Every op's recorder, from op_list.h: dbk_vk_record_<name> (launch OWN) or the generic
- * elementwise one (launch EW); NULL where the where column says Vulkan lacks the op. */
+/* Every op's recorder, from op_list.h: dbk_vk_record_<name> (launch OWN), its family's
+ * dbk_vk_record_<family> (FAMILY) or the generic elementwise one (EW); NULL where the where
+ * column says Vulkan lacks the op. */
 #define VK_ENTRY_(E, name, family, src, dst, params, check, fl, by, grad, launch, where) \
-    [DBK_OP_##E] = DBK_OP_ON(VK, where, DBK_OP_LAUNCH(launch, dbk_vk_record_##name, dbk_vk_record_eltwise)),
+    [DBK_OP_##E] = DBK_OP_ON(VK, where,                                                        \
+                             DBK_OP_LAUNCH(launch, dbk_vk_record_##name, dbk_vk_record_##family,     \
+                                           dbk_vk_record_eltwise)),
 static const dbk_vk_record_fn recorders[DBK_OP_COUNT] = {DBK_OP_LIST(VK_ENTRY_)};
 #undef VK_ENTRY_
 
