@@ -27,10 +27,11 @@
  *     dbk_op_desc.p below; a new validation, FLOP or byte helper into ops.c.
  *  2. CPU: dbk_cpu_<name> in src/backends/cpu/<family>.c (declared by the generated list in
  *     cpu_internal.h).
- *  3. Devices. Elementwise (launch EW): the kernel <name> in cl/<family>.cl and
- *     shaders/<name>.comp, nothing else. Otherwise: dbk_ocl_record_<name> in
- *     src/backends/opencl/ocl_ops_<family>.c and dbk_vk_record_<name> in
- *     src/backends/vulkan/vk_ops_<family>.c with their kernels and shaders. A device that
+ *  3. Devices. Elementwise (launch EW, op_list.h says what fits): the kernel <name> in
+ *     cl/<family>.cl and shaders/<name>.comp, nothing else. Launch FAMILY: its case in the
+ *     family's dbk_ocl_record_<family> and dbk_vk_record_<family>. Otherwise (OWN):
+ *     dbk_ocl_record_<name> in src/backends/opencl/ocl_ops_<family>.c and dbk_vk_record_<name>
+ *     in src/backends/vulkan/vk_ops_<family>.c with their kernels and shaders. A device that
  *     lacks the op says so in the where column (the op tests print "not supported by").
  *  4. Tests: <name>_cases in src/check/op_cases.c (every op; checked on every backend
  *     against the CPU), and for grad BWD or SELF <name>_should_match_finite_differences in
