@@ -4,21 +4,24 @@
  * SGD (torch.optim.SGD with dampening 0):
  *   g = grad + wd * p;  v = mu * v + g;  step = nesterov ? g + mu * v : v;  p -= lr * step
  * lr is read from device memory (written by the host before each step), so a recorded step
- * replays with a new learning rate without touching kernel arguments; with mu_in_lr the
- * momentum is the value after it. With has_mask, an element whose mask is 0 is left as it is
- * (sparse masks). With has_skip, a non-zero skip[0] (mixed precision: an inf/NaN gradient this
- * step) leaves everything as it was (SGD and AdamW).  global (n)
+ * replays with a new learning rate without touching kernel arguments; with lr_count 2 the
+ * momentum is the value after it. With a mask, an element whose mask is 0 is left as it is
+ * (sparse masks). With a skip flag, a non-zero skip[0] (mixed precision: an inf/NaN gradient
+ * this step) leaves everything as it was (SGD and AdamW). Both are launch EW (op_list.h): an
+ * absent optional slot has the offset DBK_EW_ABSENT.  global (n)
  */
+#define EW_PRESENT(off) ((off) != 0xffffffffu)
+
 __kernel void sgd_momentum_update(__global const float *grad, const uint g_off, __global const float *lr, const uint lr_off,
-                           __global const float *mask, const uint k_off, __global const float *skip,
-                           const uint q_off, const int has_skip, __global float *param, const uint p_off,
-                           __global float *mom, const uint m_off, const float mu_param, const float wd,
-                           const int nesterov, const int mu_in_lr, const int has_mask, const int n) {
+                                  __global const float *mask, const uint k_off, __global const float *skip,
+                                  const uint q_off, __global float *param, const uint p_off, __global float *mom,
+                                  const uint m_off, const float mu_param, const float wd, const int nesterov,
+                                  const int lr_count, const int n) {
     const int i = get_global_id(0);
-    if (i >= n || (has_skip && skip[q_off] != 0.0f)) return;   /* skip: a step with an inf/NaN gradient */
-    if (has_mask && mask[k_off + i] == 0.0f) return;   /* masked out: nothing changes */
+    if (i >= n || (EW_PRESENT(q_off) && skip[q_off] != 0.0f)) return;   /* skip: a step with an inf/NaN gradient */
+    if (EW_PRESENT(k_off) && mask[k_off + i] == 0.0f) return;          /* masked out: nothing changes */
     const float rate = lr[lr_off];
-    const float mu = mu_in_lr ? lr[lr_off + 1] : mu_param; /* {lr, momentum}: a scheduled momentum */
+    const float mu = lr_count == 2 ? lr[lr_off + 1] : mu_param; /* {lr, momentum}: a scheduled momentum */
     const float p = param[p_off + i];
     const float g = grad[g_off + i] + wd * p;
     const float v = mu * mom[m_off + i] + g;
@@ -30,19 +33,18 @@ __kernel void sgd_momentum_update(__global const float *grad, const uint g_off, 
 /* AdamW (torch.optim.AdamW, amsgrad off), as src/backends/cpu/optim.c:
  *   p = p * (1 - lr * wd);  m = m + (1 - beta1) * (g - m);  v = beta2 * v + (1 - beta2) * g * g;
  *   p = p - step_size * m / (sqrt(v) / bc2_sqrt + eps)
- * step = {lr, step_size, bc2_sqrt[, beta1]} is read from device memory (the host writes it each step).
- * global (n) */
+ * step = {lr, step_size, bc2_sqrt[, beta1]} (step_count 3 or 4) is read from device memory
+ * (the host writes it each step). global (n) */
 __kernel void adamw_update(__global const float *grad, const uint g_off, __global const float *step, const uint s_off,
                            __global const float *mask, const uint k_off, __global const float *skip,
-                           const uint q_off, const int has_skip, __global float *param, const uint p_off,
-                           __global float *exp_avg, const uint m_off, __global float *exp_avg_sq, const uint v_off,
-                           const float beta1_param, const float beta2, const float eps, const float wd,
-                           const int beta1_in_step, const int has_mask, const int n) {
+                           const uint q_off, __global float *param, const uint p_off, __global float *exp_avg,
+                           const uint m_off, __global float *exp_avg_sq, const uint v_off, const float beta1_param,
+                           const float beta2, const float eps, const float wd, const int step_count, const int n) {
     const int i = get_global_id(0);
-    if (i >= n || (has_skip && skip[q_off] != 0.0f)) return;
-    if (has_mask && mask[k_off + i] == 0.0f) return;   /* masked out: nothing changes */
+    if (i >= n || (EW_PRESENT(q_off) && skip[q_off] != 0.0f)) return;
+    if (EW_PRESENT(k_off) && mask[k_off + i] == 0.0f) return;   /* masked out: nothing changes */
     const float decay = 1.0f - step[s_off] * wd, step_size = step[s_off + 1], bc2_sqrt = step[s_off + 2];
-    const float beta1 = beta1_in_step ? step[s_off + 3] : beta1_param;
+    const float beta1 = step_count == 4 ? step[s_off + 3] : beta1_param;
     const float g = grad[g_off + i], m0 = exp_avg[m_off + i];
     const float m = m0 + (1.0f - beta1) * (g - m0);
     const float v = beta2 * exp_avg_sq[v_off + i] + (1.0f - beta2) * g * g;
@@ -93,9 +95,9 @@ __kernel void norm_scale(__global const float *x, const uint x_off, __global con
     for (int i = lid; i < n; i += ls) y[y_off + i] = x[x_off + i] * scale;
 }
 
-/* Lookahead: w = 1 - decay; ema = torch.lerp(ema, params, w) in ATen's two-branch form;
- * params = ema. decay is read from device memory (written by the host before each update).
- * global (n) */
+/* Lookahead (launch EW): w = 1 - decay; ema = torch.lerp(ema, params, w) in ATen's two-branch
+ * form; params = ema. decay is read from device memory (written by the host before each
+ * update). global (n) */
 __kernel void lookahead(__global const float *decay, const uint d_off, __global float *ema, const uint e_off,
                         __global float *param, const uint p_off, const int n) {
     const int i = get_global_id(0);

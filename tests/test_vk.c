@@ -291,6 +291,43 @@ static int an_elementwise_op_over_the_binding_limit_should_be_split(void) {
     return 0;
 }
 
+/* Dropout on a tensor larger than one binding: each dispatch is told its first element
+ * (eltwise_head.glsl's first), so the mask is the whole tensor's, bit for bit the CPU's. */
+static int dropout_over_the_binding_limit_should_keep_the_whole_tensors_mask(void) {
+    dbk_backend *bes[2];
+    DBK_CHECK_OK(make_pair(&bes[0], &bes[1]));
+    const int64_t n = (int64_t)(max_range(bes[0]) / 4) + 4099;
+    float *h = malloc((size_t)n * 4), *out[2] = {NULL, NULL};
+    DBK_CHECK(h);
+    for (int64_t i = 0; i < n; i++) h[i] = (float)(i % 5) + 1.0f;
+    const int32_t state[4] = {7, 12345, 0, 0};
+    for (int b = 0; b < 2; b++) {
+        dbk_buffer *bx, *bs;
+        DBK_CHECK_OK(dbk_buffer_create(bes[b], (size_t)n * 4, &bx));
+        DBK_CHECK_OK(dbk_buffer_create(bes[b], sizeof state, &bs));
+        DBK_CHECK_OK(dbk_buffer_write(bx, 0, h, (size_t)n * 4));
+        DBK_CHECK_OK(dbk_buffer_write(bs, 0, state, sizeof state));
+        dbk_op_desc d = {.op = DBK_OP_DROPOUT_FWD, .p.dropout = {0.25f, 3u}};
+        d.src[0] = d.dst[0] = dbk_tensor_make(bx, 0, DBK_DTYPE_F32, 1, n, 0, 0, 0);
+        d.src[1] = dbk_tensor_make(bs, 0, DBK_DTYPE_I32, 1, 4, 0, 0, 0);
+        DBK_CHECK_OK(dbk_backend_run(bes[b], &d));
+        DBK_CHECK_OK(dbk_backend_sync(bes[b]));
+        out[b] = dbk_test_read(&d.dst[0]);
+        dbk_buffer_destroy(bx);
+        dbk_buffer_destroy(bs);
+    }
+    int64_t bad = -1;
+    for (int64_t i = 0; i < n && bad < 0; i++)
+        if (memcmp(&out[0][i], &out[1][i], 4)) bad = i;
+    free(h);
+    free(out[0]);
+    free(out[1]);
+    dbk_backend_destroy(bes[0]);
+    dbk_backend_destroy(bes[1]);
+    DBK_CHECK_MSG(bad < 0, "element %lld of %lld differs from the CPU's", (long long)bad, (long long)n);
+    return 0;
+}
+
 /* A convolution whose input exceeds one binding: the batch is split into chunks. */
 static int a_convolution_over_the_binding_limit_should_match_the_cpu(void) {
     dbk_backend *vk, *cpu;
@@ -943,6 +980,7 @@ int main(int argc, char **argv) {
     DBK_RUN(a_replayed_program_should_match_op_by_op_runs);
     DBK_RUN(pipelines_should_be_created_once_not_per_run);
     DBK_RUN(an_elementwise_op_over_the_binding_limit_should_be_split);
+    DBK_RUN(dropout_over_the_binding_limit_should_keep_the_whole_tensors_mask);
     DBK_RUN(a_dataset_over_the_binding_limit_should_augment_like_the_cpu);
     DBK_RUN(a_convolution_over_the_binding_limit_should_match_the_cpu);
     DBK_RUN(batch_norm_and_pool_over_the_binding_limit_should_match_the_cpu);

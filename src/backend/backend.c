@@ -205,11 +205,20 @@ void dbk_program_destroy(dbk_program *p) {
     dbk_free(p);
 }
 
-/* Names the failing op of a program in the error message. */
-static dbk_status program_op_failed(const dbk_op_desc *op, dbk_status st) {
+/* Names the failing op of a program in the error message ("<doing> <label> (<op>): <reason>"). */
+static dbk_status program_op_failed(const dbk_op_desc *op, dbk_status st, const char *doing) {
     char reason[800];
     snprintf(reason, sizeof reason, "%s", dbk_last_error());
-    return dbk_set_error(st, "%s (%s): %s", op->label ? op->label : "op", dbk_op_name(op->op), reason);
+    return dbk_set_error(st, "%s%s (%s): %s", doing, op->label ? op->label : "op", dbk_op_name(op->op), reason);
+}
+
+dbk_status dbk_program_record_each(dbk_backend *be, const dbk_program *prog, dbk_program_record_op_fn record,
+                                   void *ctx) {
+    for (int i = 0; i < prog->count; i++) {
+        dbk_status st = record(be, &prog->ops[i], i, ctx);
+        if (st != DBK_OK) return program_op_failed(&prog->ops[i], st, "recording ");
+    }
+    return DBK_OK;
 }
 
 dbk_status dbk_program_run(dbk_program *p) {
@@ -218,7 +227,7 @@ dbk_status dbk_program_run(dbk_program *p) {
     /* Validated and prepared at creation: call the ops directly. */
     for (int i = 0; i < p->count; i++) {
         dbk_status st = be->vt->run_op(be, &p->ops[i]);
-        if (st != DBK_OK) return program_op_failed(&p->ops[i], st);
+        if (st != DBK_OK) return program_op_failed(&p->ops[i], st, "");
     }
     return DBK_OK;
 }
@@ -230,7 +239,7 @@ dbk_status dbk_program_run_timed(dbk_program *p, double *op_seconds) {
     for (int i = 0; i < p->count; i++) {
         double t0 = dbk_time_now();
         dbk_status st = be->vt->run_op(be, &p->ops[i]);
-        if (st != DBK_OK) return program_op_failed(&p->ops[i], st);
+        if (st != DBK_OK) return program_op_failed(&p->ops[i], st, "");
         DBK_TRY(be->vt->sync(be));
         op_seconds[i] += dbk_time_now() - t0;
     }

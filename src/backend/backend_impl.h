@@ -56,6 +56,13 @@ typedef struct dbk_backend_vtable {
     void       (*program_op_launches)(const dbk_backend *be, const dbk_program *prog, int *launches);
 } dbk_backend_vtable;
 
+/* A backend's program_record records the ops through this one loop: record(be, op, i, ctx)
+ * for every op i in order; the first failure stops it and its message names the op
+ * ("recording <label> (<op>): <reason>"). */
+typedef dbk_status (*dbk_program_record_op_fn)(dbk_backend *be, const dbk_op_desc *op, int index, void *ctx);
+dbk_status dbk_program_record_each(dbk_backend *be, const dbk_program *prog, dbk_program_record_op_fn record,
+                                   void *ctx);
+
 /* The counters of backend.h and what the backends need to keep them: a backend reports each
  * host wait through dbk_backend_tally_wait and adds its launches and their bytes itself. */
 typedef struct dbk_backend_tally {

@@ -15,7 +15,8 @@
  *           one exception: cl/gemm_tiled.cl, ocl_blas.c, and vk_ops_conv.c with the
  *           convolutions that share its tiled core; conv kernels: cl/conv2d_im2col.cl);
  *           shaders are shaders/<name>.comp or <family>_<pass>.comp (bn_stats.comp)
- *   src,dst slot names of desc.src[i] / desc.dst[i], space-separated; "name?" = optional
+ *   src,dst slot names of desc.src[i] / desc.dst[i], space-separated; "name?" = optional;
+ *           "name#" = counted: an EW kernel is told its element count (below)
  *   params  the member of dbk_op_desc.p the op reads, or none
  *   check   the validation function in ops.c (shapes and dtypes against the contract)
  *   flops   an expression of `const dbk_op_desc *d` in ops.c: floating-point operations
@@ -25,6 +26,9 @@
  *           backward op) or SELF (linear: its backward is the op itself, e.g. GEMM with
  *           transposes); BWD and SELF ops must have a finite-difference check in test_grad
  *   launch  OWN: each device backend has its own recorder dbk_<b>_record_<name>;
+ *           FAMILY: the ops of the family share one recorder per device backend,
+ *           dbk_<b>_record_<family>, which tells them apart by desc.op (batch norm and its
+ *           fusions);
  *           EW: elementwise over numel(dst0) values, launched generically: the OpenCL
  *           kernel <name> of cl/ and the shader shaders/<name>.comp (see "elementwise
  *           kernels" below); no host code in the device backends
@@ -32,13 +36,18 @@
  *           reference has every op: it is the specification)
  *
  * Elementwise kernels (launch EW): the OpenCL kernel takes, in order, (buffer, element
- * offset) per src slot, then per dst slot, then the params struct's floats, then the element
- * count n as int, and runs one work-item per element (n rounded up: check bounds). The
- * shader binds src slots then dst slots at bindings 0, 1, ... and reads the push constants
- * of shaders/common/eltwise_head.glsl (n, element offsets, params), grid-stride over n.
- * An EW op's params struct holds floats only. A slot of one element in an op whose dst0 has
- * more is a scalar: bound whole (never split into chunks) and read or written at its own
- * element offset (LOSS_SCALE's s, GRAD_UNSCALE's inv and found).
+ * offset) per src slot, then per dst slot, then the params struct's 32-bit words (float,
+ * int32_t or uint32_t, in member order), then the element count of each slot marked "name#"
+ * (int, in slot order), then the element count n of dst0 as int, and runs one work-item per
+ * element (n rounded up: check bounds). The shader binds src slots then dst slots at
+ * bindings 0, 1, ... and reads the push constants of shaders/common/eltwise_head.glsl (n,
+ * element offsets, the params' words then the "#" counts in p[], the dispatch's first
+ * element), grid-stride over n. An EW op's params struct holds 32-bit words only (no bool).
+ * A slot whose element count is not n (a scalar, a step's few values: LOSS_SCALE's s,
+ * GRAD_UNSCALE's inv and found, SGD's lr) is bound whole (never split into chunks) and read
+ * or written at its own element offset. An absent optional slot ("name?") is passed with
+ * the element offset DBK_EW_ABSENT (0xffffffff; EW_PRESENT in the kernels) and another
+ * slot's buffer, never read.
  *
  * Slot conventions and contract rules common to all ops are in ops.h.
  */
@@ -72,61 +81,61 @@
      *      running = (1-momentum)*running + momentum*batch_stat */                           \
     X(BATCHNORM_FWD_TRAIN, batchnorm_fwd_train, bn, "x gamma beta",                           \
       "y mean invstd running_mean running_var", bn, check_bn_fwd_train,                       \
-      8.0 * n_src(d, 0), all_bytes(d), FWD, OWN, ALL)                                         \
+      8.0 * n_src(d, 0), all_bytes(d), FWD, FAMILY, ALL)                                      \
     /* Batch norm, inference mode with running statistics.                                    \
      * src0 x  src1 gamma  src2 beta  src3 running_mean  src4 running_var  dst0 y */          \
     X(BATCHNORM_FWD_INFER, batchnorm_fwd_infer, bn, "x gamma beta running_mean running_var",  \
-      "y", bn, check_bn_fwd_infer, 2.0 * n_src(d, 0), all_bytes(d), NONE, OWN, ALL)          \
+      "y", bn, check_bn_fwd_infer, 2.0 * n_src(d, 0), all_bytes(d), NONE, FAMILY, ALL)       \
     /* src0 x  src1 dy  src2 gamma  src3 mean  src4 invstd (dst1/dst2 of FWD_TRAIN)           \
      * dst0 dx (N,C,H,W)  dst1 dgamma (C)  dst2 dbeta (C). x may be f16 (mixed precision:    \
      * the f16 copy of the forward input), read widened to f32; all else is f32. */           \
     X(BATCHNORM_BWD, batchnorm_bwd, bn, "x dy gamma mean invstd", "dx dgamma dbeta", bn,      \
-      check_bn_bwd, 10.0 * n_src(d, 0), all_bytes(d), BWD, OWN, ALL)                          \
+      check_bn_bwd, 10.0 * n_src(d, 0), all_bytes(d), BWD, FAMILY, ALL)                       \
     /* Fusion (docs/fusion.md; the graph emits these where ReLU follows batch norm in place,  \
      * fp32 only): BATCHNORM_FWD_TRAIN then RELU_FWD on y, in one op: y = max(bn(x), 0).       \
      * Slots as BATCHNORM_FWD_TRAIN. */                                                       \
     X(BATCHNORM_RELU_FWD_TRAIN, batchnorm_relu_fwd_train, bn, "x gamma beta",                 \
       "y mean invstd running_mean running_var", bn, check_bn_fwd_train,                       \
-      9.0 * n_src(d, 0), all_bytes(d), FWD, OWN, ALL)                                         \
+      9.0 * n_src(d, 0), all_bytes(d), FWD, FAMILY, ALL)                                      \
     /* RELU_BWD then BATCHNORM_BWD in one op: BATCHNORM_BWD with dy replaced by               \
      * dy * (y > 0), y the fused forward's output; dy itself is not written.                  \
      * src0 x  src1 dy  src2 gamma  src3 mean  src4 invstd  src5 y (N,C,H,W)                  \
      * dst0 dx  dst1 dgamma  dst2 dbeta (as BATCHNORM_BWD) */                                 \
     X(BATCHNORM_RELU_BWD, batchnorm_relu_bwd, bn, "x dy gamma mean invstd y",                 \
-      "dx dgamma dbeta", bn, check_bn_relu_bwd, 11.0 * n_src(d, 0), all_bytes(d), BWD, OWN, ALL)\
+      "dx dgamma dbeta", bn, check_bn_relu_bwd, 11.0 * n_src(d, 0), all_bytes(d), BWD, FAMILY, ALL)\
     /* Fusion of the residual add (docs/fusion.md; the graph emits these where a residual add  \
      * takes a fused batch norm + ReLU's output, fp32 only): y = max(bn(x), 0) + skip, the      \
      * ReLU's output never written. Slots as BATCHNORM_FWD_TRAIN plus src3 skip (N,C,H,W). */   \
     X(BATCHNORM_RELU_ADD_FWD_TRAIN, batchnorm_relu_add_fwd_train, bn, "x gamma beta skip",    \
       "y mean invstd running_mean running_var", bn, check_bn_fwd_train_skip,                  \
-      10.0 * n_src(d, 0), all_bytes(d), FWD, OWN, ALL)                                        \
+      10.0 * n_src(d, 0), all_bytes(d), FWD, FAMILY, ALL)                                     \
     /* Its backward with respect to x, gamma and beta (skip's gradient is dy itself):          \
      * BATCHNORM_RELU_BWD with the mask recomputed as (x - mean) * (invstd * gamma) + beta > 0  \
      * in float, the forward's own arithmetic, so no ReLU output is kept.                      \
      * src0 x  src1 dy  src2 gamma  src3 mean  src4 invstd  src5 beta (C)                      \
      * dst0 dx  dst1 dgamma  dst2 dbeta (as BATCHNORM_BWD) */                                 \
     X(BATCHNORM_RELU_ADD_BWD, batchnorm_relu_add_bwd, bn, "x dy gamma mean invstd beta",      \
-      "dx dgamma dbeta", bn, check_bn_relu_add_bwd, 16.0 * n_src(d, 0), all_bytes(d), BWD, OWN, ALL)\
+      "dx dgamma dbeta", bn, check_bn_relu_add_bwd, 16.0 * n_src(d, 0), all_bytes(d), BWD, FAMILY, ALL)\
     /* The same for ResNet-18/50's add, which ReLU follows: y = max(bn(x) + skip, 0). Its      \
      * backward is BATCHNORM_RELU_BWD with y as the mask, and RELU_BWD for skip's gradient.     \
      * Slots as BATCHNORM_RELU_ADD_FWD_TRAIN. */                                              \
     X(BATCHNORM_ADD_RELU_FWD_TRAIN, batchnorm_add_relu_fwd_train, bn, "x gamma beta skip",    \
       "y mean invstd running_mean running_var", bn, check_bn_fwd_train_skip,                  \
-      10.0 * n_src(d, 0), all_bytes(d), FWD, OWN, ALL)                                        \
+      10.0 * n_src(d, 0), all_bytes(d), FWD, FAMILY, ALL)                                     \
     /* Fusion of the 2x2 max pool that follows (docs/fusion.md; fp32 training only):          \
      * y = MAXPOOL_FWD 2x2, stride 2, no padding, of max(bn(x), 0), ties and NaN as there;   \
      * the full-size ReLU output is never written and no argmax is kept.                      \
      * src as BATCHNORM_FWD_TRAIN  dst0 y (N,C,H/2,W/2)  dst1-4 as BATCHNORM_FWD_TRAIN */     \
     X(BATCHNORM_RELU_POOL_FWD_TRAIN, batchnorm_relu_pool_fwd_train, bn, "x gamma beta",       \
       "y mean invstd running_mean running_var", bn, check_bn_relu_pool_fwd_train,             \
-      12.0 * n_src(d, 0), all_bytes(d), FWD, OWN, ALL)                                        \
+      12.0 * n_src(d, 0), all_bytes(d), FWD, FAMILY, ALL)                                     \
     /* Its backward: MAXPOOL_BWD, RELU_BWD and BATCHNORM_BWD in one op. Each window's winner  \
      * and ReLU mask are recomputed from x with the forward's float arithmetic                \
      * ((x - mean) * (invstd * gamma) + beta), so dy reaches x exactly where it did unfused.  \
      * src0 x  src1 dy (N,C,H/2,W/2)  src2 gamma  src3 mean  src4 invstd  src5 beta (C)       \
      * dst0 dx  dst1 dgamma  dst2 dbeta (as BATCHNORM_BWD) */                                 \
     X(BATCHNORM_RELU_POOL_BWD, batchnorm_relu_pool_bwd, bn, "x dy gamma mean invstd beta",    \
-      "dx dgamma dbeta", bn, check_bn_relu_pool_bwd, 24.0 * n_src(d, 0), all_bytes(d), BWD, OWN, ALL)\
+      "dx dgamma dbeta", bn, check_bn_relu_pool_bwd, 24.0 * n_src(d, 0), all_bytes(d), BWD, FAMILY, ALL)\
                                                                                               \
     /* y = max(x, 0).       src0 x  dst0 y (any shape; y may alias x: in place allowed) */    \
     X(RELU_FWD, relu_fwd, eltwise, "x", "y", none, check_eltwise,                             \
@@ -204,8 +213,8 @@
      * src3 skip f32 (1), optional: non-zero = change nothing (mixed precision: the step found \
      *      an inf/NaN gradient, AMP_UPDATE_SCALE's state[2])                                 \
      * dst0 params (n) in place  dst1 momentum v (n) in place */                              \
-    X(SGD_MOMENTUM_UPDATE, sgd_momentum_update, optim, "grad lr mask? skip?", "params momentum", sgd, \
-      check_sgd_momentum_update, 6.0 * n_src(d, 0), all_bytes(d), NONE, OWN, ALL)             \
+    X(SGD_MOMENTUM_UPDATE, sgd_momentum_update, optim, "grad lr# mask? skip?", "params momentum", sgd, \
+      check_sgd_momentum_update, 6.0 * n_src(d, 0), all_bytes(d), NONE, EW, ALL)             \
                                                                                               \
     /* AdamW over flat buffers, PyTorch's torch.optim.AdamW (amsgrad off):                    \
      *   p = p * (1 - lr * wd)                           (decoupled weight decay)             \
@@ -218,8 +227,8 @@
      * src2 mask f32 (n), optional: where mask[i] == 0 element i is left as it is (p, m, v)   \
      * src3 skip f32 (1), optional: non-zero = change nothing (as SGD's)                      \
      * dst0 params (n) in place  dst1 exp_avg m (n) in place  dst2 exp_avg_sq v (n) in place */\
-    X(ADAMW_UPDATE, adamw_update, optim, "grad step mask? skip?", "params exp_avg exp_avg_sq", \
-      adamw, check_adamw_update, 12.0 * n_src(d, 0), all_bytes(d), NONE, OWN, ALL)            \
+    X(ADAMW_UPDATE, adamw_update, optim, "grad step# mask? skip?", "params exp_avg exp_avg_sq", \
+      adamw, check_adamw_update, 12.0 * n_src(d, 0), all_bytes(d), NONE, EW, ALL)            \
                                                                                               \
     /* The empirical Fisher information of one sample's gradient, accumulated (FISH's         \
      * calculate_the_importance_label, docs/sparse-masks.md):                                 \
@@ -348,7 +357,7 @@
      * src0 decay f32 (1), written by the host each run                                       \
      * dst0 ema (n) in place  dst1 params (n) in place (same element count) */                \
     X(LOOKAHEAD, lookahead, optim, "decay", "ema params", none, check_lookahead,              \
-      3.0 * n_dst(d, 0), all_bytes(d), NONE, OWN, ALL)                                        \
+      3.0 * n_dst(d, 0), all_bytes(d), NONE, EW, ALL)                                         \
                                                                                               \
     /* --- selective test-time augmentation (cifar10-speedrun's tta) --- */                  \
     /* table[j_i, :] = rows[i, :] for every row i, j_i = indices[state.first + i], or         \
@@ -372,11 +381,11 @@
      * (state = the step's {first, seed, epoch, run_seed}: a fresh mask for every batch, the  \
      * same on every backend). src0 x (any)  src1 state i32 (4)  dst0 y (may alias x) */      \
     X(DROPOUT_FWD, dropout_fwd, dropout, "x state", "y", dropout, check_dropout,              \
-      n_dst(d, 0), all_bytes(d), FWD, OWN, ALL)                                               \
+      n_dst(d, 0), all_bytes(d), FWD, EW, ALL)                                                \
     /* dx[i] = keep(i) ? dy[i] * (1 / (1 - p)) : 0, the same mask (same state, salt, p).      \
      * src0 dy  src1 state i32 (4)  dst0 dx (may alias dy) */                                 \
     X(DROPOUT_BWD, dropout_bwd, dropout, "dy state", "dx", dropout, check_dropout,            \
-      n_dst(d, 0), all_bytes(d), BWD, OWN, ALL)                                               \
+      n_dst(d, 0), all_bytes(d), BWD, EW, ALL)                                                \
                                                                                               \
     /* --- gradient compression of data-parallel training (src/dist/compress_device.c) --- */ \
     /* Sparse selection into index/value pairs, per segment of x, in index order: top-k      \
@@ -482,10 +491,11 @@
 #define DBK_OP_ON_VK_NO_OCL(f)    f
 #define DBK_OP_ON_VK_CPU_ONLY(f)  NULL
 
-/* DBK_OP_LAUNCH(launch, own, ew): a device backend's entry for an op: its own recorder, or
- * its generic elementwise launcher. */
-#define DBK_OP_LAUNCH(launch, own, ew) DBK_OP_LAUNCH_##launch(own, ew)
-#define DBK_OP_LAUNCH_OWN(own, ew) own
-#define DBK_OP_LAUNCH_EW(own, ew)  ew
+/* DBK_OP_LAUNCH(launch, own, family, ew): a device backend's entry for an op: its own
+ * recorder, its family's, or its generic elementwise launcher. */
+#define DBK_OP_LAUNCH(launch, own, family, ew) DBK_OP_LAUNCH_##launch(own, family, ew)
+#define DBK_OP_LAUNCH_OWN(own, family, ew)    own
+#define DBK_OP_LAUNCH_FAMILY(own, family, ew) family
+#define DBK_OP_LAUNCH_EW(own, family, ew)     ew
 
 #endif

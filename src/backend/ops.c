@@ -215,20 +215,38 @@ static dbk_status check_bn_relu_pool_bwd(const dbk_op_desc *d) {
     return want_pooled(d, &d->src[0], &d->src[1], "dy");
 }
 
-/* The i-th space-separated word of slots into out ("" past the end), without a trailing '?'. */
-static void slot_word(const char *slots, int i, char *out, size_t cap) {
+/* The i-th space-separated word of slots: its start and length (0 past the end). */
+static size_t slot_span(const char *slots, int i, const char **start) {
     const char *p = slots;
     for (;;) {
         while (*p == ' ') p++;
         size_t n = strcspn(p, " ");
         if (n == 0 || i == 0) {
-            if (n && p[n - 1] == '?') n--;
-            snprintf(out, cap, "%.*s", (int)n, p);
-            return;
+            *start = p;
+            return n;
         }
         p += n;
         i--;
     }
+}
+
+/* The i-th slot name of slots into out ("" past the end), without its marks ('?', '#'). */
+static void slot_word(const char *slots, int i, char *out, size_t cap) {
+    const char *p;
+    size_t n = slot_span(slots, i, &p);
+    while (n && (p[n - 1] == '?' || p[n - 1] == '#')) n--;
+    snprintf(out, cap, "%.*s", (int)n, p);
+}
+
+unsigned dbk_op_slot_marks(dbk_op op, bool dst, int i) {
+    const dbk_op_info *in = dbk_op_get_info(op);
+    if (!in) return 0;
+    const char *p;
+    size_t n = slot_span(dst ? in->dst_slots : in->src_slots, i, &p);
+    unsigned marks = 0;
+    for (; n && (p[n - 1] == '?' || p[n - 1] == '#'); n--)
+        marks |= p[n - 1] == '?' ? DBK_SLOT_OPTIONAL : DBK_SLOT_COUNTED;
+    return marks;
 }
 
 /* Slots in a space-separated list (a compile-time constant would need the preprocessor to
@@ -707,6 +725,7 @@ DBK_OP_LIST(DEFINE_COUNTS_)
 
 #define IS_EW_EW  true
 #define IS_EW_OWN false
+#define IS_EW_FAMILY false
 #define INFO_ROW_(E, name_, family_, src_, dst_, params_, check_, fl_, by_, grad_, launch_, where_)     \
     [DBK_OP_##E] = {.op = DBK_OP_##E,                                                                   \
                     .name = #name_,                                                                     \

@@ -27,10 +27,11 @@
  *     dbk_op_desc.p below; a new validation, FLOP or byte helper into ops.c.
  *  2. CPU: dbk_cpu_<name> in src/backends/cpu/<family>.c (declared by the generated list in
  *     cpu_internal.h).
- *  3. Devices. Elementwise (launch EW): the kernel <name> in cl/<family>.cl and
- *     shaders/<name>.comp, nothing else. Otherwise: dbk_ocl_record_<name> in
- *     src/backends/opencl/ocl_ops_<family>.c and dbk_vk_record_<name> in
- *     src/backends/vulkan/vk_ops_<family>.c with their kernels and shaders. A device that
+ *  3. Devices. Elementwise (launch EW, op_list.h says what fits): the kernel <name> in
+ *     cl/<family>.cl and shaders/<name>.comp, nothing else. Launch FAMILY: its case in the
+ *     family's dbk_ocl_record_<family> and dbk_vk_record_<family>. Otherwise (OWN):
+ *     dbk_ocl_record_<name> in src/backends/opencl/ocl_ops_<family>.c and dbk_vk_record_<name>
+ *     in src/backends/vulkan/vk_ops_<family>.c with their kernels and shaders. A device that
  *     lacks the op says so in the where column (the op tests print "not supported by").
  *  4. Tests: <name>_cases in src/check/op_cases.c (every op; checked on every backend
  *     against the CPU), and for grad BWD or SELF <name>_should_match_finite_differences in
@@ -98,7 +99,7 @@ typedef struct dbk_amp_params {
 typedef struct dbk_sgd_params {
     float momentum;
     float weight_decay;
-    bool  nesterov;
+    int32_t nesterov;       /* 0 or 1 (a 32-bit word: an EW op's params, op_list.h) */
 } dbk_sgd_params;
 
 /* DBK_OP_ADAMW_UPDATE (torch.optim.AdamW, amsgrad off). The step-dependent values (learning
@@ -250,7 +251,8 @@ typedef struct dbk_op_info {
     dbk_op       op;
     const char  *name;          /* "conv2d_fwd" */
     const char  *family;        /* "conv": cpu/conv.c, cl/conv*.cl, vulkan/vk_ops_conv.c */
-    const char  *src_slots;     /* "dy w": names of src[0], src[1], ...; "name?" = optional */
+    const char  *src_slots;     /* "dy w": names of src[0], src[1], ...; "name?" = optional,
+                                   "name#" = counted (dbk_op_slot_marks) */
     const char  *dst_slots;
     const char  *params;        /* member of dbk_op_desc.p, or "none" */
     size_t       param_bytes;   /* its size (0 for none) */
@@ -268,6 +270,14 @@ const dbk_op_info *dbk_op_get_info(dbk_op op);
 const char *dbk_op_name(dbk_op op);   /* "conv2d_fwd", ...; "unknown_op" when out of range */
 int         dbk_op_nsrc(dbk_op op);   /* src slots of the declaration (optional ones included) */
 int         dbk_op_ndst(dbk_op op);   /* dst slots */
+
+/* The marks of slot i of the declaration (op_list.h): DBK_SLOT_OPTIONAL for "name?" (the
+ * tensor may be absent), DBK_SLOT_COUNTED for "name#" (an EW kernel is told its element
+ * count); 0 for none or past the last slot. */
+enum { DBK_SLOT_OPTIONAL = 1u, DBK_SLOT_COUNTED = 2u };
+unsigned dbk_op_slot_marks(dbk_op op, bool dst, int i);
+/* The element offset an EW kernel is given for an absent optional slot (op_list.h). */
+#define DBK_EW_ABSENT 0xffffffffu
 
 /* The op named `name` ("conv2d_fwd"); DBK_ERR_INVALID_ARG naming it when there is none. */
 dbk_status dbk_op_from_name(const char *name, dbk_op *out);

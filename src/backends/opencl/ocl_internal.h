@@ -13,7 +13,7 @@
  *   ocl_ops_<family>.c the recorders of one op family (op_list.h family column): conv
  *                   (im2col/col2im + GEMM, workspace planning; ocl_ops_conv_winograd.c the
  *                   Winograd F(2x2,3x3) / F(4x4,3x3) path it picks for 3x3 stride-1 layers), bn, pool, loss (softmax
- *                   cross-entropy, accuracy), optim (SGD, lookahead), bias (a conv's bias and
+ *                   cross-entropy, accuracy), optim (norm_scale), bias (a conv's bias and
  *                   its gradient), augment, and eltwise (the generic launcher of every op
  *                   declared launch EW, and copy); GEMM is ocl_blas.c
  *   ocl_record.c    the op table (from op_list.h) -> launch lists; dbk_backend_run, programs
@@ -230,14 +230,15 @@ dbk_status dbk_ocl_fill_record(dbk_backend *be, dbk_ocl_launches *out, cl_mem me
 typedef dbk_status (*dbk_ocl_record_fn)(dbk_backend *be, const dbk_op_desc *op, dbk_ocl_launches *out);
 
 /* dbk_ocl_record_<name> of every launch OWN op of op_list.h, in ocl_ops_<family>.c or
- * ocl_blas.c (GEMM). */
-#define DBK_OCL_DECLARE_(E, name, ...) \
-    dbk_status dbk_ocl_record_##name(dbk_backend *be, const dbk_op_desc *op, dbk_ocl_launches *out);
+ * ocl_blas.c (GEMM), and dbk_ocl_record_<family> of every launch FAMILY op's family. */
+#define DBK_OCL_DECLARE_(E, name, family, ...)                                                     \
+    dbk_status dbk_ocl_record_##name(dbk_backend *be, const dbk_op_desc *op, dbk_ocl_launches *out); \
+    dbk_status dbk_ocl_record_##family(dbk_backend *be, const dbk_op_desc *op, dbk_ocl_launches *out);
 DBK_OP_LIST(DBK_OCL_DECLARE_)
 #undef DBK_OCL_DECLARE_
 
 /* ocl_ops_eltwise.c: every launch EW op: the kernel named after the op with (buffer, offset)
- * per src then dst slot, the params' floats and the element count (op_list.h). */
+ * per src then dst slot, the params' words, the "#" slots' counts and n (op_list.h). */
 dbk_status dbk_ocl_record_eltwise(dbk_backend *be, const dbk_op_desc *op, dbk_ocl_launches *out);
 
 /* vtable entries of ocl_record.c */

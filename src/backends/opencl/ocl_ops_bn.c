@@ -83,30 +83,7 @@ static dbk_status fwd_train(dbk_backend *be, const dbk_op_desc *op, dbk_ocl_laun
                     relu, relu >= 2 ? &op->src[3] : x);
 }
 
-dbk_status dbk_ocl_record_batchnorm_fwd_train(dbk_backend *be, const dbk_op_desc *op, dbk_ocl_launches *out) {
-    return fwd_train(be, op, out, 0);
-}
-
-dbk_status dbk_ocl_record_batchnorm_relu_fwd_train(dbk_backend *be, const dbk_op_desc *op, dbk_ocl_launches *out) {
-    return fwd_train(be, op, out, 1);
-}
-
-dbk_status dbk_ocl_record_batchnorm_relu_add_fwd_train(dbk_backend *be, const dbk_op_desc *op,
-                                                      dbk_ocl_launches *out) {
-    return fwd_train(be, op, out, 2);
-}
-
-dbk_status dbk_ocl_record_batchnorm_add_relu_fwd_train(dbk_backend *be, const dbk_op_desc *op,
-                                                      dbk_ocl_launches *out) {
-    return fwd_train(be, op, out, 3);
-}
-
-dbk_status dbk_ocl_record_batchnorm_relu_pool_fwd_train(dbk_backend *be, const dbk_op_desc *op,
-                                                       dbk_ocl_launches *out) {
-    return fwd_train(be, op, out, 4);
-}
-
-dbk_status dbk_ocl_record_batchnorm_fwd_infer(dbk_backend *be, const dbk_op_desc *op, dbk_ocl_launches *out) {
+static dbk_status fwd_infer(dbk_backend *be, const dbk_op_desc *op, dbk_ocl_launches *out) {
     return bn_apply(be, out, &op->src[0], &op->dst[0], &op->src[3], &op->src[4], &op->src[1], &op->src[2], op->p.bn.eps,
                     1, 0, &op->src[0]);
 }
@@ -169,18 +146,20 @@ static dbk_status bwd(dbk_backend *be, const dbk_op_desc *op, dbk_ocl_launches *
     return dbk_ocl_args_done(&a, 3, rows, NULL);
 }
 
-dbk_status dbk_ocl_record_batchnorm_bwd(dbk_backend *be, const dbk_op_desc *op, dbk_ocl_launches *out) {
-    return bwd(be, op, out, 0);
-}
-
-dbk_status dbk_ocl_record_batchnorm_relu_bwd(dbk_backend *be, const dbk_op_desc *op, dbk_ocl_launches *out) {
-    return bwd(be, op, out, 1);
-}
-
-dbk_status dbk_ocl_record_batchnorm_relu_add_bwd(dbk_backend *be, const dbk_op_desc *op, dbk_ocl_launches *out) {
-    return bwd(be, op, out, 2);
-}
-
-dbk_status dbk_ocl_record_batchnorm_relu_pool_bwd(dbk_backend *be, const dbk_op_desc *op, dbk_ocl_launches *out) {
-    return bwd(be, op, out, 3);
+/* The family's recorder (op_list.h launch FAMILY): the op picks the pass and its fusion. */
+dbk_status dbk_ocl_record_bn(dbk_backend *be, const dbk_op_desc *op, dbk_ocl_launches *out) {
+    switch ((int)op->op) {   /* int: the other ops need no case */
+    case DBK_OP_BATCHNORM_FWD_TRAIN:           return fwd_train(be, op, out, 0);
+    case DBK_OP_BATCHNORM_RELU_FWD_TRAIN:      return fwd_train(be, op, out, 1);
+    case DBK_OP_BATCHNORM_RELU_ADD_FWD_TRAIN:  return fwd_train(be, op, out, 2);
+    case DBK_OP_BATCHNORM_ADD_RELU_FWD_TRAIN:  return fwd_train(be, op, out, 3);
+    case DBK_OP_BATCHNORM_RELU_POOL_FWD_TRAIN: return fwd_train(be, op, out, 4);
+    case DBK_OP_BATCHNORM_FWD_INFER:           return fwd_infer(be, op, out);
+    case DBK_OP_BATCHNORM_BWD:                 return bwd(be, op, out, 0);
+    case DBK_OP_BATCHNORM_RELU_BWD:            return bwd(be, op, out, 1);
+    case DBK_OP_BATCHNORM_RELU_ADD_BWD:        return bwd(be, op, out, 2);
+    case DBK_OP_BATCHNORM_RELU_POOL_BWD:       return bwd(be, op, out, 3);
+    default:
+        return dbk_set_error(DBK_ERR_INVALID_ARG, "%s is not a batch-norm op", dbk_op_name(op->op));
+    }
 }

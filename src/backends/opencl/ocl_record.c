@@ -28,10 +28,13 @@
 /* ---------------------------------------------------------------------------------- */
 /* ops                                                                                */
 
-/* Every op's recorder, from op_list.h: dbk_ocl_record_<name> (launch OWN) or the generic
- * elementwise one (launch EW); NULL where the where column says OpenCL lacks the op. */
+/* Every op's recorder, from op_list.h: dbk_ocl_record_<name> (launch OWN), its family's
+ * dbk_ocl_record_<family> (FAMILY) or the generic elementwise one (EW); NULL where the where
+ * column says OpenCL lacks the op. */
 #define OCL_ENTRY_(E, name, family, src, dst, params, check, fl, by, grad, launch, where) \
-    [DBK_OP_##E] = DBK_OP_ON(OCL, where, DBK_OP_LAUNCH(launch, dbk_ocl_record_##name, dbk_ocl_record_eltwise)),
+    [DBK_OP_##E] = DBK_OP_ON(OCL, where,                                                        \
+                             DBK_OP_LAUNCH(launch, dbk_ocl_record_##name, dbk_ocl_record_##family,     \
+                                           dbk_ocl_record_eltwise)),
 static const dbk_ocl_record_fn recorders[DBK_OP_COUNT] = {DBK_OP_LIST(OCL_ENTRY_)};
 #undef OCL_ENTRY_
 
@@ -98,21 +101,19 @@ static void recording_free(ocl_recording *r) {
     dbk_free(r);
 }
 
+/* dbk_program_record_each's step: op i's launches, appended. */
+static dbk_status record_program_op(dbk_backend *be, const dbk_op_desc *op, int i, void *ctx) {
+    ocl_recording *r = ctx;
+    r->first[i] = r->launches.count;
+    return record_op(be, op, &r->launches);
+}
+
 dbk_status dbk_ocl_program_record(dbk_backend *be, dbk_program *prog) {
     ocl_recording *r = dbk_calloc(1, sizeof *r);
     if (!r) return dbk_set_error(DBK_ERR_OUT_OF_HOST_MEMORY, "out of host memory recording a program");
     r->first = calloc((size_t)prog->count + 1, sizeof *r->first);
     dbk_status st = r->first ? DBK_OK : DBK_ERR_OUT_OF_HOST_MEMORY;
-    for (int i = 0; st == DBK_OK && i < prog->count; i++) {
-        r->first[i] = r->launches.count;
-        st = record_op(be, &prog->ops[i], &r->launches);
-        if (st != DBK_OK) {
-            char reason[700];
-            snprintf(reason, sizeof reason, "%s", dbk_last_error());
-            st = dbk_set_error(st, "recording %s (%s): %s", prog->ops[i].label ? prog->ops[i].label : "op",
-                               dbk_op_name(prog->ops[i].op), reason);
-        }
-    }
+    if (st == DBK_OK) st = dbk_program_record_each(be, prog, record_program_op, r);
     if (st == DBK_OK) {
         r->first[prog->count] = r->launches.count;
         r->events = calloc((size_t)r->launches.count + 1, sizeof *r->events);

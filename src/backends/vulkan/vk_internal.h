@@ -12,7 +12,7 @@
  *                  submission
  *   vk_ops_<family>.c the recorders of one op family (op_list.h family column): conv (conv
  *                  and GEMM, which share the tiled GEMM core), bn, pool, loss (softmax
- *                  cross-entropy, accuracy), optim (SGD, lookahead), bias (a conv's bias and
+ *                  cross-entropy, accuracy), optim (norm_scale), bias (a conv's bias and
  *                  its gradient), augment, and eltwise (the generic launcher of every op
  *                  declared launch EW, and copy)
  *   vk_record.c    the op table generated from op_list.h, immediate runs, programs (record
@@ -330,9 +330,11 @@ void       dbk_vk_program_op_launches(const dbk_backend *be, const dbk_program *
 /* Records one validated op into a recorder. */
 typedef dbk_status (*dbk_vk_record_fn)(dbk_backend *be, dbk_vk_rec *rec, const dbk_op_desc *op);
 
-/* dbk_vk_record_<name> of every launch OWN op of op_list.h, in vk_ops_<family>.c. */
-#define DBK_VK_DECLARE_(E, name, ...) \
-    dbk_status dbk_vk_record_##name(dbk_backend *be, dbk_vk_rec *rec, const dbk_op_desc *op);
+/* dbk_vk_record_<name> of every launch OWN op of op_list.h, in vk_ops_<family>.c, and
+ * dbk_vk_record_<family> of every launch FAMILY op's family. */
+#define DBK_VK_DECLARE_(E, name, family, ...)                                                 \
+    dbk_status dbk_vk_record_##name(dbk_backend *be, dbk_vk_rec *rec, const dbk_op_desc *op); \
+    dbk_status dbk_vk_record_##family(dbk_backend *be, dbk_vk_rec *rec, const dbk_op_desc *op);
 DBK_OP_LIST(DBK_VK_DECLARE_)
 #undef DBK_VK_DECLARE_
 

@@ -138,7 +138,8 @@ static dbk_status elementwise(dbk_backend *be, dbk_vk_rec *rec, const dbk_op_des
     return dbk_vk_emit(be, rec, &a);
 }
 
-static dbk_status bn_op(dbk_backend *be, dbk_vk_rec *rec, const dbk_op_desc *op) {
+/* The family's recorder (op_list.h launch FAMILY): every batch-norm op. */
+dbk_status dbk_vk_record_bn(dbk_backend *be, dbk_vk_rec *rec, const dbk_op_desc *op) {
     dbk_vk_state *vk = dbk_vk(be);
     const dbk_tensor *x = &op->src[0];
     const uint32_t N = (uint32_t)x->shape[0], C = (uint32_t)x->shape[1];
@@ -186,44 +187,4 @@ static dbk_status bn_op(dbk_backend *be, dbk_vk_rec *rec, const dbk_op_desc *op)
     for (int64_t n0 = 0; n0 < N; n0 += nb)
         DBK_TRY(elementwise(be, rec, op, n0, (int64_t)N - n0 < nb ? (int64_t)N - n0 : nb, N * HW));
     return DBK_OK;
-}
-
-dbk_status dbk_vk_record_batchnorm_fwd_train(dbk_backend *be, dbk_vk_rec *rec, const dbk_op_desc *op) {
-    return bn_op(be, rec, op);
-}
-
-dbk_status dbk_vk_record_batchnorm_fwd_infer(dbk_backend *be, dbk_vk_rec *rec, const dbk_op_desc *op) {
-    return bn_op(be, rec, op);
-}
-
-dbk_status dbk_vk_record_batchnorm_bwd(dbk_backend *be, dbk_vk_rec *rec, const dbk_op_desc *op) {
-    return bn_op(be, rec, op);
-}
-
-dbk_status dbk_vk_record_batchnorm_relu_fwd_train(dbk_backend *be, dbk_vk_rec *rec, const dbk_op_desc *op) {
-    return bn_op(be, rec, op);
-}
-
-dbk_status dbk_vk_record_batchnorm_relu_bwd(dbk_backend *be, dbk_vk_rec *rec, const dbk_op_desc *op) {
-    return bn_op(be, rec, op);
-}
-
-dbk_status dbk_vk_record_batchnorm_relu_add_fwd_train(dbk_backend *be, dbk_vk_rec *rec, const dbk_op_desc *op) {
-    return bn_op(be, rec, op);
-}
-
-dbk_status dbk_vk_record_batchnorm_relu_add_bwd(dbk_backend *be, dbk_vk_rec *rec, const dbk_op_desc *op) {
-    return bn_op(be, rec, op);
-}
-
-dbk_status dbk_vk_record_batchnorm_add_relu_fwd_train(dbk_backend *be, dbk_vk_rec *rec, const dbk_op_desc *op) {
-    return bn_op(be, rec, op);
-}
-
-dbk_status dbk_vk_record_batchnorm_relu_pool_fwd_train(dbk_backend *be, dbk_vk_rec *rec, const dbk_op_desc *op) {
-    return bn_op(be, rec, op);
-}
-
-dbk_status dbk_vk_record_batchnorm_relu_pool_bwd(dbk_backend *be, dbk_vk_rec *rec, const dbk_op_desc *op) {
-    return bn_op(be, rec, op);
 }

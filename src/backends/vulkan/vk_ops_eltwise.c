@@ -32,12 +32,21 @@ dbk_status dbk_vk_record_copy(dbk_backend *be, dbk_vk_rec *rec, const dbk_op_des
 /* shaders/<name>.comp over numel(dst0) elements: src slots then dst slots at bindings 0, 1,
  * ..., push constants as shaders/common/eltwise_head.glsl lays them out. */
 dbk_status dbk_vk_record_eltwise(dbk_backend *be, dbk_vk_rec *rec, const dbk_op_desc *op) {
-    enum { PUSH_OFFSETS = 1, PUSH_PARAMS = 9, MAX_PARAMS = 8 };
+    enum { PUSH_OFFSETS = 1, PUSH_PARAMS = 9, MAX_PARAMS = 8, PUSH_FIRST = PUSH_PARAMS + MAX_PARAMS };
     dbk_vk_state *vk = dbk_vk(be);
     const dbk_op_info *in = dbk_op_get_info(op->op);
     const int nsrc = dbk_op_nsrc(op->op), ndst = dbk_op_ndst(op->op);
-    DBK_ASSERT(nsrc + ndst <= PUSH_PARAMS - PUSH_OFFSETS && in->param_bytes <= MAX_PARAMS * sizeof(float) &&
-               in->param_bytes % sizeof(float) == 0);
+    /* the params' words, then the element counts of the "#" slots */
+    uint32_t words[MAX_PARAMS];
+    size_t nwords = in->param_bytes / sizeof(uint32_t);
+    DBK_ASSERT(nsrc + ndst <= PUSH_PARAMS - PUSH_OFFSETS && in->param_bytes <= sizeof words &&
+               in->param_bytes % sizeof(uint32_t) == 0);
+    memcpy(words, &op->p, in->param_bytes);
+    for (int b = 0; b < nsrc + ndst; b++)
+        if (dbk_op_slot_marks(op->op, b >= nsrc, b < nsrc ? b : b - nsrc) & DBK_SLOT_COUNTED) {
+            DBK_ASSERT(nwords < MAX_PARAMS);
+            words[nwords++] = (uint32_t)dbk_tensor_numel(b < nsrc ? &op->src[b] : &op->dst[b - nsrc]);
+        }
     const int64_t n = dbk_tensor_numel(&op->dst[0]);
     const int64_t step = dbk_vk_flat_chunk(vk);
     /* an f16 src0 (relu_bwd's saved output) runs the shader's _f16 variant; the casts are
@@ -53,11 +62,18 @@ dbk_status dbk_vk_record_eltwise(dbk_backend *be, dbk_vk_rec *rec, const dbk_op_
         for (int b = 0; b < nsrc + ndst; b++) {
             const bool out = b >= nsrc;
             const dbk_tensor *t = out ? &op->dst[b - nsrc] : &op->src[b];
-            /* a scalar slot (op_list.h) is bound whole in every chunk */
-            const bool scalar = dbk_tensor_numel(t) == 1 && n > 1;
-            DBK_TRY(dbk_vk_window(vk, t, scalar ? 0 : e0, scalar ? 1 : cnt, out, &d.bind[b], &pc[PUSH_OFFSETS + b]));
+            if (!t->ndim) {   /* an absent optional slot */
+                d.bind[b] = dbk_vk_placeholder(&op->dst[0]);
+                pc[PUSH_OFFSETS + b] = DBK_EW_ABSENT;
+                continue;
+            }
+            /* a slot of another element count than n (op_list.h) is bound whole in every chunk */
+            const int64_t tn = dbk_tensor_numel(t);
+            const bool whole = tn != n;
+            DBK_TRY(dbk_vk_window(vk, t, whole ? 0 : e0, whole ? tn : cnt, out, &d.bind[b], &pc[PUSH_OFFSETS + b]));
         }
-        memcpy(&pc[PUSH_PARAMS], &op->p, in->param_bytes);
+        memcpy(&pc[PUSH_PARAMS], words, nwords * sizeof *words);
+        pc[PUSH_FIRST] = (uint32_t)e0;
         d.groups[0] = dbk_vk_groups_1d(vk, cnt, vk->wg);
         DBK_TRY(dbk_vk_emit(be, rec, &d));
     }

@@ -24,10 +24,13 @@
 #include "core/log.h"
 #include "core/timer.h"
 
-/* Every op's recorder, from op_list.h: dbk_vk_record_<name> (launch OWN) or the generic
- * elementwise one (launch EW); NULL where the where column says Vulkan lacks the op. */
+/* Every op's recorder, from op_list.h: dbk_vk_record_<name> (launch OWN), its family's
+ * dbk_vk_record_<family> (FAMILY) or the generic elementwise one (EW); NULL where the where
+ * column says Vulkan lacks the op. */
 #define VK_ENTRY_(E, name, family, src, dst, params, check, fl, by, grad, launch, where) \
-    [DBK_OP_##E] = DBK_OP_ON(VK, where, DBK_OP_LAUNCH(launch, dbk_vk_record_##name, dbk_vk_record_eltwise)),
+    [DBK_OP_##E] = DBK_OP_ON(VK, where,                                                        \
+                             DBK_OP_LAUNCH(launch, dbk_vk_record_##name, dbk_vk_record_##family,     \
+                                           dbk_vk_record_eltwise)),
 static const dbk_vk_record_fn recorders[DBK_OP_COUNT] = {DBK_OP_LIST(VK_ENTRY_)};
 #undef VK_ENTRY_
 
@@ -62,6 +65,24 @@ typedef struct vk_program {
     int            *op_dispatches;   /* (op count): the dispatches of each op */
 } vk_program;
 
+typedef struct vk_recording {
+    dbk_vk_rec *rec;
+    VkQueryPool qp;              /* the timed recording's timestamps, or VK_NULL_HANDLE */
+    int        *op_dispatches;   /* (op count) or NULL */
+} vk_recording;
+
+/* dbk_program_record_each's step: op i (the timed recording: after a barrier, then its
+ * timestamp). */
+static dbk_status record_program_op(dbk_backend *be, const dbk_op_desc *op, int i, void *ctx) {
+    vk_recording *r = ctx;
+    if (r->qp) r->rec->barrier_next = true;
+    const int before = r->rec->dispatches;
+    dbk_status st = record_op(be, r->rec, op);
+    if (r->op_dispatches) r->op_dispatches[i] = r->rec->dispatches - before;
+    if (r->qp) vkCmdWriteTimestamp(r->rec->cmd, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, r->qp, (uint32_t)i + 1);
+    return st;
+}
+
 /* op_dispatches (prog->count), when not NULL: each op's dispatches. */
 static dbk_status record(dbk_backend *be, dbk_program *prog, VkCommandBuffer cmd, VkQueryPool qp, int *dispatches,
                          int *barriers, uint64_t *bytes, int *op_dispatches) {
@@ -77,19 +98,8 @@ static dbk_status record(dbk_backend *be, dbk_program *prog, VkCommandBuffer cmd
         dbk_vk_rec_barrier(rec);
         vkCmdWriteTimestamp(cmd, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, qp, 0);
     }
-    for (int i = 0; i < prog->count && st == DBK_OK; i++) {
-        if (qp) rec->barrier_next = true;
-        const int before = rec->dispatches;
-        st = record_op(be, rec, &prog->ops[i]);
-        if (op_dispatches) op_dispatches[i] = rec->dispatches - before;
-        if (st != DBK_OK) {
-            char reason[800];
-            snprintf(reason, sizeof reason, "%s", dbk_last_error());
-            st = dbk_set_error(st, "recording %s (%s): %s", prog->ops[i].label ? prog->ops[i].label : "op",
-                               dbk_op_name(prog->ops[i].op), reason);
-        }
-        if (qp) vkCmdWriteTimestamp(cmd, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, qp, (uint32_t)i + 1);
-    }
+    vk_recording each = {rec, qp, op_dispatches};
+    st = dbk_program_record_each(be, prog, record_program_op, &each);
     dbk_vk_rec_end(rec);
     *dispatches = rec->dispatches;
     *barriers = rec->barriers;
