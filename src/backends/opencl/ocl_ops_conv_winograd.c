@@ -21,7 +21,9 @@
  *   bwd filter  V (E,C,tpad) = input(x chunk), row-major; Z (E,T,kpad) = dy_transform(dy chunk),
  *               packed; dU^T[e] (C,K) (+)= V[e] . Z[e] over the chunks (stored transposed into
  *               dU (E,K,C)); after the last chunk dw = filter_grad(dU)
- * The kernels of F(4x4,3x3) are those of F(2x2,3x3) with the prefix "winograd4_".
+ * The kernels of F(4x4,3x3) are those of F(2x2,3x3) with the prefix "winograd4_"; F(4x4,3x3)
+ * launches two independent transforms at once where it can (paired below): 2n + 1 launches
+ * for an op of n chunks instead of 3n + 1.
  */
 #include "backends/opencl/ocl_internal.h"
 
