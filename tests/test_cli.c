@@ -379,8 +379,10 @@ static int an_output_should_never_overwrite_an_input(void) {
 /* A hostile --author (invalid UTF-8, quotes, markup) and --out (a multi-byte name with an
  * invalid byte) give JSON that parses, a mlperf.log of valid UTF-8, and a report whose
  * Markdown is valid UTF-8, without raw HTML, with tables whose rows keep their cells (a recipe
- * name with a newline, pipes and a <script>), and whose SVGs are well-formed XML, with a
- * 900-byte device name cut between characters. One 1-epoch, 64-image CPU run: about 6 s. */
+ * name with a newline, pipes and a <script>; in the distributed and sparse-mask sections
+ * too, with a run folder named with a pipe and backticks beside the one of an invalid byte), and
+ * whose SVGs are well-formed XML, with a 900-byte device name cut between characters. One
+ * 1-epoch, 64-image CPU run: about 6 s. */
 static int hostile_strings_should_give_well_formed_outputs(void) {
     if (dbk_test_cifar_dir() == NULL) return 0; /* the data tests report the skip */
     const char *dir = dbk_test_tmpdir("cli_hostile");
@@ -436,13 +438,26 @@ static int hostile_strings_should_give_well_formed_outputs(void) {
     /* A recipe name that would break report.md's tables (a newline, a pipe) and carry raw HTML. */
     cJSON_SetValuestring(cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(root, "recipe"), "name"),
                          "quick\n| evil | <script>alert(1)</script> `x");
+    /* The same in the distributed and sparse-mask sections: a device, a compressor and a mask
+     * with pipes, backticks and markup, printed beside the run folder (whose name has a pipe:
+     * the copy below). */
+    cJSON *dist = cJSON_AddObjectToObject(root, "distributed"), *mask = cJSON_AddObjectToObject(root, "sparse_mask");
+    cJSON_AddNumberToObject(dist, "ranks", 2);
+    cJSON_AddStringToObject(dist, "compress", "topk|`<script>`");
+    cJSON *devices = cJSON_AddArrayToObject(dist, "devices");
+    cJSON_AddItemToArray(devices, cJSON_CreateString("gpu | <script>alert(2)</script>"));
+    cJSON_AddItemToArray(devices, cJSON_CreateString("cpu`\n|"));
+    cJSON_AddStringToObject(mask, "mask", "fish|<script>alert(3)</script>");
     char *text = cJSON_Print(root);
     cJSON_Delete(root);
     DBK_CHECK(text != NULL);
     DBK_CHECK_OK(dbk_file_write_atomic(path, text, strlen(text)));
+    snprintf(args, sizeof args, "mkdir -p '%s/run|`x`' && cp '%s' '%s/run|`x`/'", dir, path, dir);
+    rc = dbk_test_run_command(args, out, sizeof out);
+    DBK_CHECK_MSG(rc == 0, "%s", out);
     cJSON_free(text);
 
-    snprintf(args, sizeof args, "report \"%s\" --out '%s/report'", run_dir, dir);
+    snprintf(args, sizeof args, "report \"%s\" '%s/run|`x`' --out '%s/report'", run_dir, dir, dir);
     rc = run(NULL, args);
     EXPECT(0, "report in");
     snprintf(args, sizeof args,
@@ -455,6 +470,7 @@ static int hostile_strings_should_give_well_formed_outputs(void) {
              "import re\n"
              "assert not re.search(r\"(?<!\\\\)<script\", md), \"raw HTML in report.md\"\n"
              "assert \"<script\" not in open(\"report.html\", encoding=\"utf-8\").read(), \"a script in report.html\"\n"
+             "assert \"## Distributed runs\" in md and \"## Sparse masks\" in md, \"a section is missing\"\n"
              "for table in re.findall(r\"(?m)(?:^\\|.*\\n)+\", md):\n"
              "    rows = table.splitlines()\n"
              "    cells = [len(re.findall(r\"(?<!\\\\)\\|\", row)) for row in rows]\n"

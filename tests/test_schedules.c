@@ -17,8 +17,8 @@
  * The cases pin what an audit of the recipes against their sources corrected: airbench94's
  * per-step rate at any --batch (its kilostep arithmetic, checked at 1024 and 128),
  * imagenet-resnet50's imagenet18 phases,
- * cifar10-wrn22's cycled learning rate and momentum, cifar10-wrn22-adamw's cycled beta1 over
- * fastai's phases, and cifar10-alexnet's two workers with plain SGD.
+ * cifar10-wrn22's and cifar10-darknet's cycled learning rate and momentum, cifar10-wrn22-adamw's
+ * cycled beta1 over fastai's phases, and cifar10-alexnet's two workers with plain SGD.
  */
 #include <math.h>
 #include <stdio.h>
@@ -46,6 +46,7 @@ static const schedule_case cases[] = {
     {"cifar10-wrn22", 1024, 48, {"", NULL, NULL}},
     {"cifar10-wrn22-adamw", 128, 390, {"", NULL, NULL}},
     {"cifar10-alexnet", 1024, 97, {"", NULL, NULL}},
+    {"cifar10-darknet", 256, 195, {"", NULL, NULL}},
 };
 
 static const dbk_ckpt_tensor *find(const char *kind, const schedule_case *c, const char *group) {

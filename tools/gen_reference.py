@@ -34,16 +34,16 @@ The file is a daybreak checkpoint (src/train/checkpoint.h: little-endian, FNV-1a
 the test reads it with daybreak's own validated reader; the metadata JSON records the provenance.
 """
 import argparse
-import json
 import math
 import os
-import struct
 import sys
 
 import numpy as np
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
+
+from dbk_checkpoint import write_checkpoint
 
 SEED = 14
 BATCH = 8
@@ -154,30 +154,12 @@ def airbench94_schedules():
     return lr, alpha.numpy()
 
 
-def write_checkpoint(path, model_name, meta, tensors):
-    """src/train/checkpoint.h, version 1."""
-    body = bytearray(b"DBKCKPT1")
-    body += struct.pack("<II", 1, len(tensors))
-    name = model_name.encode()
-    body += struct.pack("<I", len(name)) + name
-    meta_bytes = json.dumps(meta, sort_keys=True).encode()
-    body += struct.pack("<I", len(meta_bytes)) + meta_bytes
-    for tname, array in tensors:
-        a = np.ascontiguousarray(array, dtype="<f4")
-        if a.ndim == 0:
-            a = a.reshape(1)
-        encoded = tname.encode()
-        body += struct.pack("<I", len(encoded)) + encoded
-        body += struct.pack("<I", a.ndim) + struct.pack(f"<{a.ndim}q", *a.shape)
-        body += struct.pack("<Q", a.size) + a.tobytes()
-    h = 0xCBF29CE484222325
-    for byte in body:
-        h = ((h ^ byte) * 0x100000001B3) & 0xFFFFFFFFFFFFFFFF
-    body += struct.pack("<Q", h)
-    tmp = path + ".tmp"
-    with open(tmp, "wb") as f:
-        f.write(body)
-    os.replace(tmp, path)
+def checkpoint_tensor(name, array):
+    """(name, shape, bytes) of an array as float32, a scalar as a 1-element tensor."""
+    a = np.ascontiguousarray(array, dtype="<f4")
+    if a.ndim == 0:
+        a = a.reshape(1)
+    return name, a.shape, a.tobytes()
 
 
 def main():
@@ -240,7 +222,7 @@ def main():
         "loss": "summed over the batch",
         "bn": {"eps": BN_EPS, "momentum": BN_MOMENTUM},
     }
-    write_checkpoint(args.out, "resnet9-quarter", meta, tensors)
+    write_checkpoint(args.out, "resnet9-quarter", meta, [checkpoint_tensor(n, a) for n, a in tensors])
     n_params = sum(p.numel() for p in model.parameters())
     print(f"wrote {args.out}: {len(tensors)} tensors, {n_params} parameters, loss {loss.item():.6f}, "
           f"labels {labels.tolist()}")

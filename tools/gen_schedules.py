@@ -35,6 +35,9 @@ daybreak's):
   cifar10-wrn22-adamw@128  cedrickchee/dawnbench-analysis src/cifar10_custom_wrn_adamw.ipynb:
         three TrainingPhases through fastai 0.7's fit_opt_sched (DecayScheduler, phase switch at
         batch_num >= cnt_phases);
+  cifar10-darknet@256  fastai/fastai courses/dl2/cifar10-darknet.ipynb: bs 256, lr 1.3, wd 1e-4,
+        learn.fit(lr, 1, wds=wd, cycle_len=30, use_clr_beta=(20, 20, 0.95, 0.85)): CircularLR_beta
+        as for wrn22, coupled weight decay, a mean loss;
   cifar10-alexnet@1024  sands-lab/layer-wise-aaai20 CIFAR10/dawn.py defaults: 2 workers x 512,
         TorchOptimiser (step_number += 1 before the lr), PiecewiseLinear([0, 5, 24], [0, 0.4, 0])
         / 512 on the summed loss, all_reduce / world_size, momentum 0, wd 5e-4 * 512;
@@ -46,10 +49,10 @@ ns_target/<case> (the Newton-Schulz input's target norm: speedrun's 0.5012 -> 0.
 their Muon group "filters" stores the lr itself as its rate and the decoupled lr * wd as decay.
 """
 import argparse
-import json
 import math
 import os
-import struct
+
+from dbk_checkpoint import float_vector, write_checkpoint
 
 TRAIN_IMAGES = 50000
 
@@ -148,6 +151,14 @@ def wrn22(batch=1024):
     lrs, moms = clr_beta(nb, 1.3, 50, 15, 0.95, 0.85)     # --lr 1.3 --use-clr 50,15,0.95,0.85
     # a mean loss over the 1024 images of 8 GPUs (DDP averages); coupled wd
     groups = {"": [(x / batch, x * wd / batch) for x in lrs]}
+    return steps_per_epoch, nb, groups, moms
+
+
+def darknet(batch=256):
+    steps_per_epoch = TRAIN_IMAGES // batch
+    wd, nb = 1e-4, steps_per_epoch * 30                  # wd = 1e-4; cycle_len=30
+    lrs, moms = clr_beta(nb, 1.3, 20, 20, 0.95, 0.85)     # lr = 1.3; use_clr_beta=(20, 20, 0.95, 0.85)
+    groups = {"": [(x / batch, x * wd / batch) for x in lrs]}   # a mean loss; coupled wd
     return steps_per_epoch, nb, groups, moms
 
 
@@ -250,29 +261,6 @@ def muon_recipe(batch, epochs, whiten_epochs, lr_bias, lr_head, lr_muon, wd_per_
 
 # ---------------------------------------------------------------------------------------------
 
-def write_checkpoint(path, model_name, meta, tensors):
-    """src/train/checkpoint.h, version 1: 1-D float32 tensors."""
-    body = bytearray(b"DBKCKPT1")
-    body += struct.pack("<II", 1, len(tensors))
-    name = model_name.encode()
-    body += struct.pack("<I", len(name)) + name
-    meta_bytes = json.dumps(meta, sort_keys=True).encode()
-    body += struct.pack("<I", len(meta_bytes)) + meta_bytes
-    for tname, values in tensors:
-        encoded = tname.encode()
-        body += struct.pack("<I", len(encoded)) + encoded
-        body += struct.pack("<I", 1) + struct.pack("<q", len(values))
-        body += struct.pack("<Q", len(values)) + struct.pack(f"<{len(values)}f", *values)
-    h = 0xCBF29CE484222325
-    for byte in body:
-        h = ((h ^ byte) * 0x100000001B3) & 0xFFFFFFFFFFFFFFFF
-    body += struct.pack("<Q", h)
-    tmp = path + ".tmp"
-    with open(tmp, "wb") as f:
-        f.write(body)
-    os.replace(tmp, path)
-
-
 def main():
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
@@ -285,6 +273,7 @@ def main():
         "cifar10-wrn22@1024": (1024, wrn22()),
         "cifar10-wrn22-adamw@128": (128, wrn22_adamw()),
         "cifar10-alexnet@1024": (1024, alexnet()),
+        "cifar10-darknet@256": (256, darknet()),
     }
     muon_cases = {
         "airbench94-muon@2000": (2000, muon_recipe(2000, 8, 3, 0.053, 0.67, 0.24, 2e-6, 0.85, False)),
@@ -293,18 +282,18 @@ def main():
     tensors, meta_cases = [], {}
     for case, (batch, (spe, total, groups, moms, renorm, targets)) in muon_cases.items():
         cases[case] = (batch, (spe, total, groups, moms))
-        tensors.append((f"renorm/{case}", renorm))
-        tensors.append((f"ns_target/{case}", targets))
+        tensors.append(float_vector(f"renorm/{case}", renorm))
+        tensors.append(float_vector(f"ns_target/{case}", targets))
     for case, (batch, (spe, total, groups, moms)) in cases.items():
         meta_cases[case] = {"batch": batch, "steps_per_epoch": spe, "steps": total, "groups": sorted(groups)}
         for g, rows in groups.items():
             assert len(rows) == total, (case, g, len(rows), total)
-            tensors.append((f"rate/{case}/{g}", [r for r, _ in rows]))
-            tensors.append((f"decay/{case}/{g}", [d for _, d in rows]))
-        tensors.append((f"momentum/{case}", moms))
+            tensors.append(float_vector(f"rate/{case}/{g}", [r for r, _ in rows]))
+            tensors.append(float_vector(f"decay/{case}/{g}", [d for _, d in rows]))
+        tensors.append(float_vector(f"momentum/{case}", moms))
     meta = {"generator": "tools/gen_schedules.py", "cases": meta_cases}
     write_checkpoint(args.out, "schedules", meta, tensors)
-    print(f"wrote {args.out}: {len(tensors)} tensors, {sum(len(v) for _, v in tensors)} values")
+    print(f"wrote {args.out}: {len(tensors)} tensors, {sum(len(d) // 4 for _, _, d in tensors)} values")
 
 
 if __name__ == "__main__":

@@ -3,6 +3,7 @@
 #include "bench/report.h"
 #include "bench/report_dist.h"
 #include "bench/report_sparse.h"
+#include "bench/report_text.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -22,54 +23,6 @@ static const char *const palette[] = {"#1f77b4", "#d62728", "#2ca02c", "#9467bd"
 
 /* ---------------------------------------------------------------------------------- */
 /* SVG pieces                                                                          */
-
-/* Appends s with each character passed to escape (which appends it, escaped or not), invalid
- * UTF-8 bytes replaced by U+FFFD first. */
-static void append_escaped(dbk_strbuf *sb, const char *s, void (*escape)(dbk_strbuf *sb, const char *ch, int len)) {
-    for (size_t n = strlen(s); *s;) {
-        int len = dbk_utf8_char_length(s, n);
-        escape(sb, len ? s : DBK_UTF8_REPLACEMENT, len ? len : 3);
-        s += len ? len : 1;
-        n -= len ? (size_t)len : 1;
-    }
-}
-
-/* The five XML special characters as entities; control characters other than tab dropped. */
-static void xml_char(dbk_strbuf *sb, const char *ch, int len) {
-    switch (*ch) {
-    case '&': dbk_strbuf_appendf(sb, "&amp;"); break;
-    case '<': dbk_strbuf_appendf(sb, "&lt;"); break;
-    case '>': dbk_strbuf_appendf(sb, "&gt;"); break;
-    case '"': dbk_strbuf_appendf(sb, "&quot;"); break;
-    case '\'': dbk_strbuf_appendf(sb, "&apos;"); break;
-    default:
-        if ((unsigned char)*ch >= 0x20 || *ch == '\t') dbk_strbuf_appendf(sb, "%.*s", len, ch);
-    }
-}
-
-static void xml_text(dbk_strbuf *sb, const char *s) { append_escaped(sb, s, xml_char); }
-
-/* Markdown inside a code span (`...`, where markup is literal): pipes would split a table cell
- * (GitHub's tables split on them even there), newlines end the row, and a backtick would end the
- * span, so it becomes an apostrophe. Control characters other than tab are dropped. */
-static void md_code_char(dbk_strbuf *sb, const char *ch, int len) {
-    if (*ch == '|') dbk_strbuf_appendf(sb, "\\|");
-    else if (*ch == '`') dbk_strbuf_appendf(sb, "'");
-    else if ((unsigned char)*ch >= 0x20 || *ch == '\t') dbk_strbuf_appendf(sb, "%.*s", len, ch);
-}
-
-/* Outside a code span also backslashes, backticks and asterisks, which would start an escape,
- * a code span or emphasis, and <, > and &, which would let raw HTML through to a Markdown
- * renderer: each is escaped with a backslash (a device or recipe name is shown as it is, in
- * report.md and report.html, whose renderer reads the same escapes). */
-static void md_char(dbk_strbuf *sb, const char *ch, int len) {
-    if (*ch == '\\' || *ch == '`' || *ch == '*' || *ch == '<' || *ch == '>' || *ch == '&')
-        dbk_strbuf_appendf(sb, "\\%c", *ch);
-    else md_code_char(sb, ch, len);
-}
-
-static void md_cell(dbk_strbuf *sb, const char *s) { append_escaped(sb, s, md_char); }
-static void md_code(dbk_strbuf *sb, const char *s) { append_escaped(sb, s, md_code_char); }
 
 /* snprintf for chart labels, cut between characters when the buffer is too small. */
 static void label_printf(char *out, size_t cap, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -115,18 +68,18 @@ static void svg_begin(dbk_strbuf *sb, int w, int h, const char *title) {
                        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\" "
                        "font-family=\"sans-serif\" font-size=\"12\">\n<title>",
                        w, h, w, h);
-    xml_text(sb, title);
+    dbk_report_xml_text(sb, title);
     dbk_strbuf_appendf(sb, "</title>\n<rect x=\"0\" y=\"0\" width=\"%d\" height=\"%d\" fill=\"white\"/>\n"
                            "<text x=\"%d\" y=\"22\" text-anchor=\"middle\" font-size=\"15\" font-weight=\"bold\">",
                        w, h, w / 2);
-    xml_text(sb, title);
+    dbk_report_xml_text(sb, title);
     dbk_strbuf_appendf(sb, "</text>\n");
 }
 
 static void svg_text(dbk_strbuf *sb, double x, double y, const char *anchor, const char *extra, const char *text) {
     dbk_strbuf_appendf(sb, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"%s\"%s%s>", x, y, anchor, extra ? " " : "",
                        extra ? extra : "");
-    xml_text(sb, text);
+    dbk_report_xml_text(sb, text);
     dbk_strbuf_appendf(sb, "</text>\n");
 }
 
@@ -221,7 +174,7 @@ static dbk_status chart_accuracy(const dbk_run_set *set, const dbk_run_group *gr
             char name[512];
             label_printf(name, sizeof name, "%s · %s · seed %llu", r->backend, r->device, (unsigned long long)r->seed);
             dbk_strbuf_appendf(&sb, "<polyline class=\"series\" data-series=\"");
-            xml_text(&sb, name);
+            dbk_report_xml_text(&sb, name);
             dbk_strbuf_appendf(&sb, "\" fill=\"none\" stroke=\"%s\" stroke-width=\"1.5\" points=\"", colour);
             for (int e = 0; e < r->epochs; e++)
                 dbk_strbuf_appendf(&sb, "%s%.1f,%.1f", e ? " " : "", tx(&p, r->clock[e]), ty(&p, r->accuracy[e]));
@@ -297,7 +250,7 @@ static dbk_status chart_bars(const dbk_run_set *set, const dbk_run_group *groups
         if (isfinite(s->median)) {
             double y = ty(&p, s->median);
             dbk_strbuf_appendf(&sb, "<rect class=\"series\" data-series=\"");
-            xml_text(&sb, base);
+            dbk_report_xml_text(&sb, base);
             dbk_strbuf_appendf(&sb, "\" x=\"%.1f\" y=\"%.1f\" width=\"%d\" height=\"%.1f\" fill=\"%s\"/>\n", x, y,
                                bar_w, p.top + p.height - y, colour);
             if (isfinite(s->min) && isfinite(s->max) && s->converged > 1) {
@@ -311,7 +264,7 @@ static dbk_status chart_bars(const dbk_run_set *set, const dbk_run_group *groups
             svg_text(&sb, mid + bar_w / 2.0 + 2, y + 4, "start", NULL, text);
         } else {
             dbk_strbuf_appendf(&sb, "<g class=\"series\" data-series=\"");
-            xml_text(&sb, base);
+            dbk_report_xml_text(&sb, base);
             dbk_strbuf_appendf(&sb, "\">");
             svg_text(&sb, mid, p.top + p.height - 8, "middle", NULL, "not reached");
             dbk_strbuf_appendf(&sb, "</g>\n");
@@ -404,7 +357,7 @@ static dbk_status chart_roofline(const dbk_run *r, const dbk_run_group *g, int i
             char tip[160];
             label_printf(tip, sizeof tip, "%s (%s%s%s): %.2f FLOP/byte, %.1f GFLOP/s", op->label, op->op,
                          op->algorithm[0] ? " as " : "", op->algorithm, in, gf);
-            xml_text(&sb, tip);
+            dbk_report_xml_text(&sb, tip);
             dbk_strbuf_appendf(&sb, "</title></circle>\n");
         }
         dbk_strbuf_appendf(&sb, "</g>\n");
@@ -439,7 +392,7 @@ static void md_versions(dbk_strbuf *sb, const dbk_run_set *set, const dbk_run_gr
         for (int k = 0; k < n; k++) dup = dup || !strcmp(seen[k], v);
         if (!dup) {
             dbk_strbuf_appendf(sb, "%s", n ? ", " : "");
-            md_cell(sb, v);
+            dbk_report_md_cell(sb, v);
             seen[n++] = v;
         }
     }
@@ -447,13 +400,13 @@ static void md_versions(dbk_strbuf *sb, const dbk_run_set *set, const dbk_run_gr
 
 static void md_group_id(dbk_strbuf *sb, const dbk_run_group *g, int index) {
     dbk_strbuf_appendf(sb, "| %d | ", index + 1);
-    md_cell(sb, g->first->device);
+    dbk_report_md_cell(sb, g->first->device);
     dbk_strbuf_appendf(sb, " | ");
-    md_cell(sb, g->first->backend);
+    dbk_report_md_cell(sb, g->first->backend);
     dbk_strbuf_appendf(sb, " | ");
-    md_cell(sb, g->first->driver);
+    dbk_report_md_cell(sb, g->first->driver);
     dbk_strbuf_appendf(sb, " | ");
-    md_cell(sb, g->first->recipe);
+    dbk_report_md_cell(sb, g->first->recipe);
     dbk_strbuf_appendf(sb, " | ");
 }
 
@@ -470,7 +423,7 @@ static void roofline_notes(dbk_strbuf *sb, const dbk_run_set *set, const dbk_run
                                "(`daybreak tune` measures it).\n", r->bandwidth_gbs);
     else if (r->bandwidth_gbs > 0) {
         dbk_strbuf_appendf(sb, "- Memory roof %.1f GB/s: ", r->bandwidth_gbs);
-        md_cell(sb, r->bandwidth_source);
+        dbk_report_md_cell(sb, r->bandwidth_source);
         dbk_strbuf_appendf(sb, ".\n");
     }
     const char *algos[4];   /* the algorithms other than the ops' plain ones, and their op counts */
@@ -489,7 +442,7 @@ static void roofline_notes(dbk_strbuf *sb, const dbk_run_set *set, const dbk_run
     }
     for (int j = 0; j < distinct; j++) {
         dbk_strbuf_appendf(sb, "- %d op%s ran as ", counts[j], counts[j] == 1 ? "" : "s");
-        md_cell(sb, algos[j]);
+        dbk_report_md_cell(sb, algos[j]);
         dbk_strbuf_appendf(sb, ": their GFLOP are the direct convolution's (2*N*K*C*R*S*P*Q), and Winograd does %gx "
                                "fewer multiply-adds, so they can sit above the FMA peak.\n",
                            dbk_algorithm_multiply_add_saving(algos[j]));
@@ -556,15 +509,15 @@ static void md_energy_section(dbk_strbuf *sb, const dbk_run_set *set, const dbk_
         dbk_strbuf_appendf(sb, "- group %d: ", g + 1);
         if (gr->energy_measured) {
             dbk_strbuf_appendf(sb, "%s: ", gr->first->energy_source);
-            md_cell(sb, gr->first->energy_note);
+            dbk_report_md_cell(sb, gr->first->energy_note);
             if (gr->energy_priced) {
                 dbk_strbuf_appendf(sb, "; USD %.4g per kWh (", gr->first->energy_price_per_kwh);
-                md_cell(sb, gr->first->energy_price_source);
+                dbk_report_md_cell(sb, gr->first->energy_price_source);
                 dbk_strbuf_appendf(sb, ")");
             }
         } else {
             dbk_strbuf_appendf(sb, "not measured: ");
-            md_cell(sb, dbk_run_group_energy_note(set, gr));
+            dbk_report_md_cell(sb, dbk_run_group_energy_note(set, gr));
         }
         dbk_strbuf_appendf(sb, "\n");
     }
@@ -581,7 +534,7 @@ static void write_markdown(dbk_strbuf *sb, const dbk_run_set *set, const dbk_run
                        set->count, set->count == 1 ? "" : "s");
     for (int i = 0; i < nsources; i++) {
         dbk_strbuf_appendf(sb, "%s`", i ? ", " : "");
-        md_code(sb, sources[i]);
+        dbk_report_md_code(sb, sources[i]);
         dbk_strbuf_appendf(sb, "`");
     }
     dbk_strbuf_appendf(sb, ". Runs are grouped by backend, device, driver, recipe, clock, target, image counts and profiling "
@@ -599,10 +552,10 @@ static void write_markdown(dbk_strbuf *sb, const dbk_run_set *set, const dbk_run
     for (int g = 0; g < ng; g++) {
         const dbk_run *f = groups[g].first;
         md_group_id(sb, &groups[g], g);
-        md_cell(sb, f->clock_mode);
+        dbk_report_md_cell(sb, f->clock_mode);
         dbk_strbuf_appendf(sb, " | %.2f%% | %d/%d%s | ", f->target, f->train_images, f->test_images,
                            f->subset ? " (subset)" : "");
-        md_cell(sb, f->platform_id);
+        dbk_report_md_cell(sb, f->platform_id);
         dbk_strbuf_appendf(sb, " | ");
         if (f->peak_gflops > 0) dbk_strbuf_appendf(sb, "%.0f | ", f->peak_gflops);
         else dbk_strbuf_appendf(sb, "n/a | ");
@@ -610,10 +563,10 @@ static void write_markdown(dbk_strbuf *sb, const dbk_run_set *set, const dbk_run
         else dbk_strbuf_appendf(sb, "n/a | ");
         if (f->price_per_hour > 0) {
             dbk_strbuf_appendf(sb, "USD %.4g (", f->price_per_hour);
-            md_cell(sb, f->price_source);
+            dbk_report_md_cell(sb, f->price_source);
             if (f->instance[0] && !strncmp(f->price_source, "profile", 7)) {
                 dbk_strbuf_appendf(sb, ": ");
-                md_cell(sb, f->instance);
+                dbk_report_md_cell(sb, f->instance);
             }
             dbk_strbuf_appendf(sb, ") |\n");
         } else dbk_strbuf_appendf(sb, "n/a |\n");
@@ -689,18 +642,18 @@ static void write_markdown(dbk_strbuf *sb, const dbk_run_set *set, const dbk_run
         double best = 0.0;
         for (int e = 0; e < r->epochs; e++) best = fmax(best, r->accuracy[e]);
         dbk_strbuf_appendf(sb, "| `");
-        md_code(sb, r->dir);
+        dbk_report_md_code(sb, r->dir);
         dbk_strbuf_appendf(sb, "` ");
         const char *cells[] = {r->device, r->backend, r->driver, r->recipe};
         for (size_t c = 0; c < sizeof cells / sizeof cells[0]; c++) {
             dbk_strbuf_appendf(sb, "| ");
-            md_cell(sb, cells[c]);
+            dbk_report_md_cell(sb, cells[c]);
             dbk_strbuf_appendf(sb, " ");
         }
         dbk_strbuf_appendf(sb, "| %llu | ", (unsigned long long)r->seed);
-        md_cell(sb, r->clock_mode);
+        dbk_report_md_cell(sb, r->clock_mode);
         dbk_strbuf_appendf(sb, " | ");
-        md_cell(sb, r->status);
+        dbk_report_md_cell(sb, r->status);
         dbk_strbuf_appendf(sb, "%s | %d | ", r->subset ? " (subset)" : "", r->epochs);
         md_seconds(sb, r->seconds_to_target);
         if (isfinite(r->joules_to_target)) dbk_strbuf_appendf(sb, " | %.1f J", r->joules_to_target);
@@ -711,12 +664,12 @@ static void write_markdown(dbk_strbuf *sb, const dbk_run_set *set, const dbk_run
         if (r->conforms) dbk_strbuf_appendf(sb, "yes");
         else {
             dbk_strbuf_appendf(sb, "no: ");
-            md_cell(sb, r->nonconforming[0] ? r->nonconforming : "the folder has no dawnbench.json");
+            dbk_report_md_cell(sb, r->nonconforming[0] ? r->nonconforming : "the folder has no dawnbench.json");
         }
         dbk_strbuf_appendf(sb, " | ");
         if (isfinite(r->build_seconds)) dbk_strbuf_appendf(sb, "%.1f s | ", r->build_seconds);
         else dbk_strbuf_appendf(sb, "– | ");
-        md_cell(sb, r->version);
+        dbk_report_md_cell(sb, r->version);
         dbk_strbuf_appendf(sb, " |\n");
     }
 

@@ -14,6 +14,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "bench/report_text.h"
 #include "train/results.h"
 
 static const cJSON *get(const cJSON *o, const char *key) { return cJSON_GetObjectItemCaseSensitive(o, key); }
@@ -51,11 +52,17 @@ static const dbk_run *baseline_of(const dbk_run_set *set, const dbk_run *r) {
 
 static void row(dbk_strbuf *sb, const dbk_run_set *set, const dbk_run *r, const cJSON *root) {
     const cJSON *d = get(root, "distributed"), *devs = get(d, "devices"), *dev;
-    dbk_strbuf_appendf(sb, "| `%s` | %d: ", r->dir, r->ranks);
+    dbk_strbuf_appendf(sb, "| `");
+    dbk_report_md_code(sb, r->dir);
+    dbk_strbuf_appendf(sb, "` | %d: ", r->ranks);
     int i = 0;
-    cJSON_ArrayForEach(dev, devs) dbk_strbuf_appendf(sb, "%s%s", i++ ? ", " : "", cJSON_IsString(dev) ? dev->valuestring : "?");
-    dbk_strbuf_appendf(sb, " | %.0f x %.0f | %s | %.2f%% | %.3g MB (1/%.1f) | %.3f (%.3f + %.3f) |", num(d, "local_batch"),
-                       (double)r->ranks, r->exchange, r->epochs ? r->accuracy[r->epochs - 1] : 0.0,
+    cJSON_ArrayForEach(dev, devs) {
+        dbk_strbuf_appendf(sb, "%s", i++ ? ", " : "");
+        dbk_report_md_cell(sb, cJSON_IsString(dev) ? dev->valuestring : "?");
+    }
+    dbk_strbuf_appendf(sb, " | %.0f x %.0f | ", num(d, "local_batch"), (double)r->ranks);
+    dbk_report_md_cell(sb, r->exchange);
+    dbk_strbuf_appendf(sb, " | %.2f%% | %.3g MB (1/%.1f) | %.3f (%.3f + %.3f) |", r->epochs ? r->accuracy[r->epochs - 1] : 0.0,
                        num(d, "bytes_per_step") / 1e6, num(d, "bytes_ratio"), num(d, "seconds_per_step"),
                        num(d, "compute_seconds_per_step"), num(d, "exchange_seconds_per_step"));
     const cJSON *link;
@@ -64,13 +71,17 @@ static void row(dbk_strbuf *sb, const dbk_run_set *set, const dbk_run *r, const 
         dbk_strbuf_appendf(sb, "%s %g Gb/s %g us: %.3f (%.4f)", i++ ? ";" : "", num(link, "gbps"), num(link, "latency_us"),
                            num(link, "seconds_per_step"), num(link, "exchange_seconds_per_step"));
     const dbk_run *b = baseline_of(set, r);
-    cJSON *broot = b ? load_baseline(b->dir) : NULL;
+    cJSON *broot = b ? load_baseline(b->path) : NULL;
     const double tn = mean_throughput(root), t1 = broot ? mean_throughput(broot) : 0.0;
-    if (t1 > 0.0 && tn > 0.0)
-        dbk_strbuf_appendf(sb, " | %.0f%% (vs `%s`, batch %.0f) |\n", 100.0 * tn / (r->ranks * t1), b->dir,
-                           num(get(broot, "recipe"), "batch"));
-    else dbk_strbuf_appendf(sb, " | n/a (no one-process run of recipe %s on %d images in this report) |\n", r->recipe,
-                            r->train_images);
+    if (t1 > 0.0 && tn > 0.0) {
+        dbk_strbuf_appendf(sb, " | %.0f%% (vs `", 100.0 * tn / (r->ranks * t1));
+        dbk_report_md_code(sb, b->dir);
+        dbk_strbuf_appendf(sb, "`, batch %.0f) |\n", num(get(broot, "recipe"), "batch"));
+    } else {
+        dbk_strbuf_appendf(sb, " | n/a (no one-process run of recipe ");
+        dbk_report_md_cell(sb, r->recipe);
+        dbk_strbuf_appendf(sb, " on %d images in this report) |\n", r->train_images);
+    }
     cJSON_Delete(broot);
 }
 
@@ -86,7 +97,7 @@ dbk_status dbk_report_distributed(dbk_strbuf *sb, const dbk_run_set *set) {
         const dbk_run *r = &set->runs[i];
         if (!r->ranks) continue;
         cJSON *root;
-        dbk_status st = dbk_results_read_json(r->dir, &root);
+        dbk_status st = dbk_results_read_json(r->path, &root);
         if (st != DBK_OK) return st;
         if (!cJSON_IsObject(get(root, "distributed"))) {
             cJSON_Delete(root);

@@ -9,6 +9,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "bench/report_text.h"
 #include "train/results.h"
 
 static const cJSON *get(const cJSON *o, const char *key) { return cJSON_GetObjectItemCaseSensitive(o, key); }
@@ -26,12 +27,15 @@ static const char *str(const cJSON *o, const char *key) {
 static void row(dbk_strbuf *sb, const dbk_run *r, const cJSON *root) {
     const cJSON *m = get(root, "sparse_mask"), *d = get(root, "checkpoint_diff");
     const cJSON *avg = get(get(root, "distributed"), "averaging");
-    dbk_strbuf_appendf(sb, "| `%s` | ", r->dir);
-    if (cJSON_IsObject(m))
-        dbk_strbuf_appendf(sb, "%s%s%s | %.3f%% | %.0f (%.1f s) | ", str(m, "mask"), cJSON_IsTrue(get(m, "fixed")) ? " fixed" : "",
+    dbk_strbuf_appendf(sb, "| `");
+    dbk_report_md_code(sb, r->dir);
+    dbk_strbuf_appendf(sb, "` | ");
+    if (cJSON_IsObject(m)) {
+        dbk_report_md_cell(sb, str(m, "mask"));
+        dbk_strbuf_appendf(sb, "%s%s | %.3f%% | %.0f (%.1f s) | ", cJSON_IsTrue(get(m, "fixed")) ? " fixed" : "",
                            num(m, "warmup_epochs") > 0 ? ", dense warm-up" : "", 100.0 * num(m, "trained_fraction"),
                            num(m, "computations"), num(m, "seconds"));
-    else dbk_strbuf_appendf(sb, "all | 100%% | - | ");
+    } else dbk_strbuf_appendf(sb, "all | 100%% | - | ");
     dbk_strbuf_appendf(sb, "%.2f%% | ", r->epochs ? r->accuracy[r->epochs - 1] : 0.0);
     if (cJSON_IsObject(d))
         dbk_strbuf_appendf(sb, "%.0f of %.0f: %.0f B (%.2f%% of %.0f B) | ", num(d, "changed_parameters"),

@@ -12,6 +12,7 @@
 #include <zstd.h>
 
 #include "core/alloc.h"
+#include "core/bytes.h"
 #include "core/fileio.h"
 
 typedef struct pack_entry {
@@ -30,13 +31,6 @@ struct dbk_pack {
     pack_entry          *entries;
     char                *names;     /* every name, NUL-terminated */
 };
-
-static uint64_t get_u64(const unsigned char *b) {
-    uint64_t v = 0;
-    for (int i = 7; i >= 0; i--) v = v << 8 | b[i];
-    return v;
-}
-static uint32_t get_u32(const unsigned char *b) { return (uint32_t)b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16 | (uint32_t)b[3] << 24; }
 
 /* n bytes at offset (already checked to lie inside the file). */
 static dbk_status read_at(const dbk_pack *p, uint64_t offset, void *buf, size_t n) {
@@ -104,9 +98,9 @@ static dbk_status parse_index(dbk_pack *p, const unsigned char *ix, size_t n, ui
         if (e->encoding > last_encoding)
             return dbk_set_error(DBK_ERR_FORMAT, "%s: entry '%s': unknown encoding %d in a version %u pack", p->where,
                                  copy, e->encoding, p->version);
-        e->offset = get_u64(ix + at);
-        e->stored = get_u64(ix + at + 8);
-        e->raw = get_u64(ix + at + 16);
+        e->offset = dbk_get_le64(ix + at);
+        e->stored = dbk_get_le64(ix + at + 8);
+        e->raw = dbk_get_le64(ix + at + 16);
         at += 24;
         if (e->offset < DBK_PACK_HEADER_BYTES || e->offset > data_end || e->stored == 0 ||
             e->stored > data_end - e->offset)
@@ -133,8 +127,8 @@ static dbk_status load(dbk_pack *p) {
     DBK_TRY(read_at(p, 0, h, sizeof h));
     if (memcmp(h, DBK_PACK_MAGIC, 8))
         return dbk_set_error(DBK_ERR_FORMAT, "%s: not a dataset pack (no DBKPACK magic)", p->where);
-    uint32_t version = get_u32(h + 8), count = get_u32(h + 12);
-    uint64_t ix_off = get_u64(h + 16), ix_bytes = get_u64(h + 24), ix_hash = get_u64(h + 32);
+    uint32_t version = dbk_get_le32(h + 8), count = dbk_get_le32(h + 12);
+    uint64_t ix_off = dbk_get_le64(h + 16), ix_bytes = dbk_get_le64(h + 24), ix_hash = dbk_get_le64(h + 32);
     if (version < 1 || version > DBK_PACK_VERSION)
         return dbk_set_error(DBK_ERR_FORMAT, "%s: pack version %u, this daybreak reads versions 1 to %u", p->where,
                              version, DBK_PACK_VERSION);
@@ -238,7 +232,6 @@ int dbk_pack_find(const dbk_pack *p, const char *name) {
     return i < p->count && !strcmp(p->entries[i].name, name) ? i : -1;
 }
 
-
 void dbk_pack_dir_range(const dbk_pack *p, const char *dir, int *first, int *end) {
     *first = *end = 0;
     if (!dir[0]) {
@@ -262,7 +255,7 @@ bool dbk_pack_has_dir(const dbk_pack *p, const char *dir) {
 /* A zstd frame (not a skippable one) whose header sets Content_Checksum_flag (RFC 8878,
  * 3.1.1.1.1: bit 2 of the Frame_Header_Descriptor after the 4-byte magic 0xFD2FB528). */
 static bool checksummed_frame(const unsigned char *f, size_t n) {
-    return n >= 5 && get_u32(f) == 0xFD2FB528u && (f[4] & 0x04);
+    return n >= 5 && dbk_get_le32(f) == 0xFD2FB528u && (f[4] & 0x04);
 }
 
 /* Encoding 2: the bytes straight into buf, then the checksum that follows them. */
@@ -270,7 +263,7 @@ static dbk_status read_stored(const dbk_pack *p, const pack_entry *e, void *buf)
     unsigned char sum[8];
     DBK_TRY(read_at(p, e->offset, buf, (size_t)e->raw));
     DBK_TRY(read_at(p, e->offset + e->raw, sum, sizeof sum));
-    if (dbk_fnv1a64(buf, (size_t)e->raw) != get_u64(sum))
+    if (dbk_fnv1a64(buf, (size_t)e->raw) != dbk_get_le64(sum))
         return dbk_set_error(DBK_ERR_FORMAT, "%s: entry '%s': checksum mismatch (damaged file)", p->where, e->name);
     return DBK_OK;
 }

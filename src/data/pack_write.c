@@ -15,6 +15,7 @@
 #include <zstd.h>
 
 #include "core/alloc.h"
+#include "core/bytes.h"
 #include "core/fileio.h"
 #include "data/image.h"
 #include "data/pack.h"
@@ -98,9 +99,6 @@ static dbk_status buf_append(byte_buf *b, const void *data, size_t n) {
     return DBK_OK;
 }
 
-static void put_u64(unsigned char *b, uint64_t v) { for (int i = 0; i < 8; i++) b[i] = (unsigned char)(v >> (8 * i)); }
-static void put_u32(unsigned char *b, uint32_t v) { for (int i = 0; i < 4; i++) b[i] = (unsigned char)(v >> (8 * i)); }
-
 static dbk_status write_all(int fd, const char *path, const void *data, size_t n) {
     const unsigned char *p = data;
     while (n > 0) {
@@ -150,7 +148,7 @@ static dbk_pack_encoding choose_encoding(const char *name, const unsigned char *
 static dbk_status encode(ZSTD_CCtx *cctx, const char *full, dbk_pack_encoding encoding, unsigned char *raw, size_t n,
                          void **block, size_t *block_bytes, unsigned char sum[8]) {
     if (encoding == DBK_PACK_STORED) {
-        put_u64(sum, dbk_fnv1a64(raw, n));
+        dbk_put_le64(sum, dbk_fnv1a64(raw, n));
         *block = raw;
         *block_bytes = n;
         return DBK_OK;
@@ -181,9 +179,9 @@ static dbk_status pack_one(ZSTD_CCtx *cctx, const char *full, const char *name, 
     if (st == DBK_OK) {
         size_t len = strlen(name);
         unsigned char len_bytes[2] = {(unsigned char)len, (unsigned char)(len >> 8)}, ranges[24];
-        put_u64(ranges, *offset);
-        put_u64(ranges + 8, block_bytes);
-        put_u64(ranges + 16, n);
+        dbk_put_le64(ranges, *offset);
+        dbk_put_le64(ranges + 8, block_bytes);
+        dbk_put_le64(ranges + 16, n);
         const unsigned char encoding_byte = (unsigned char)encoding;
         st = buf_append(ix, len_bytes, 2);
         if (st == DBK_OK) st = buf_append(ix, name, len);
@@ -248,11 +246,11 @@ dbk_status dbk_pack_write_dir(const char *dir, const char *prefix, const char *o
     if (st == DBK_OK) st = write_all(fd, tmp, ix.data, ix.len);
     if (st == DBK_OK) {
         memcpy(header, DBK_PACK_MAGIC, 8);
-        put_u32(header + 8, DBK_PACK_VERSION);
-        put_u32(header + 12, (uint32_t)l.count);
-        put_u64(header + 16, offset);
-        put_u64(header + 24, ix.len);
-        put_u64(header + 32, dbk_fnv1a64(ix.data, ix.len));
+        dbk_put_le32(header + 8, DBK_PACK_VERSION);
+        dbk_put_le32(header + 12, (uint32_t)l.count);
+        dbk_put_le64(header + 16, offset);
+        dbk_put_le64(header + 24, ix.len);
+        dbk_put_le64(header + 32, dbk_fnv1a64(ix.data, ix.len));
         if (pwrite(fd, header, sizeof header, 0) != (ssize_t)sizeof header)
             st = dbk_set_error(DBK_ERR_IO, "cannot write %s: %s", tmp, strerror(errno));
     }

@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "core/alloc.h"
+#include "core/bytes.h"
 #include "core/fileio.h"
 
 #define MAGIC_BYTES 8
@@ -33,34 +34,6 @@ struct dbk_checkpoint {
     char            *strings;    /* model, meta and tensor names, each NUL-terminated */
     float           *values;     /* all tensor data, in file order */
 };
-
-/* ---------------------------------------------------------------------------------- */
-/* little-endian encoding                                                             */
-
-static unsigned char *put_u32(unsigned char *p, uint32_t v) {
-    for (int i = 0; i < 4; i++) p[i] = (unsigned char)(v >> (8 * i));
-    return p + 4;
-}
-
-static unsigned char *put_u64(unsigned char *p, uint64_t v) {
-    for (int i = 0; i < 8; i++) p[i] = (unsigned char)(v >> (8 * i));
-    return p + 8;
-}
-
-static unsigned char *put_bytes(unsigned char *p, const void *src, size_t n) {
-    if (n) memcpy(p, src, n);
-    return p + n;
-}
-
-static uint32_t get_u32(const unsigned char *p) {
-    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
-}
-
-static uint64_t get_u64(const unsigned char *p) {
-    uint64_t v = 0;
-    for (int i = 7; i >= 0; i--) v = v << 8 | p[i];
-    return v;
-}
 
 /* ---------------------------------------------------------------------------------- */
 /* save                                                                               */
@@ -112,31 +85,31 @@ dbk_status dbk_checkpoint_save(const char *path, const char *model, const char *
     unsigned char *buf = dbk_malloc(total);
     if (!buf) return DBK_ERR_OUT_OF_HOST_MEMORY;
     unsigned char *p = buf;
-    p = put_bytes(p, DBK_CHECKPOINT_MAGIC, MAGIC_BYTES);
-    p = put_u32(p, DBK_CHECKPOINT_VERSION);
-    p = put_u32(p, (uint32_t)count);
-    p = put_u32(p, (uint32_t)lm);
-    p = put_bytes(p, model, lm);
-    p = put_u32(p, (uint32_t)lj);
-    p = put_bytes(p, meta_json, lj);
+    p = dbk_append_bytes(p, DBK_CHECKPOINT_MAGIC, MAGIC_BYTES);
+    p = dbk_append_le32(p, DBK_CHECKPOINT_VERSION);
+    p = dbk_append_le32(p, (uint32_t)count);
+    p = dbk_append_le32(p, (uint32_t)lm);
+    p = dbk_append_bytes(p, model, lm);
+    p = dbk_append_le32(p, (uint32_t)lj);
+    p = dbk_append_bytes(p, meta_json, lj);
     for (int i = 0; i < count; i++) {
         size_t ln = strlen(t[i].name);
         int64_t n = 1;
-        p = put_u32(p, (uint32_t)ln);
-        p = put_bytes(p, t[i].name, ln);
-        p = put_u32(p, (uint32_t)t[i].ndim);
+        p = dbk_append_le32(p, (uint32_t)ln);
+        p = dbk_append_bytes(p, t[i].name, ln);
+        p = dbk_append_le32(p, (uint32_t)t[i].ndim);
         for (int d = 0; d < t[i].ndim; d++) {
-            p = put_u64(p, (uint64_t)t[i].shape[d]);
+            p = dbk_append_le64(p, (uint64_t)t[i].shape[d]);
             n *= t[i].shape[d];
         }
-        p = put_u64(p, (uint64_t)n);
+        p = dbk_append_le64(p, (uint64_t)n);
         for (int64_t k = 0; k < n; k++) {
             uint32_t bits;
             memcpy(&bits, &t[i].data[k], 4);
-            p = put_u32(p, bits);
+            p = dbk_append_le32(p, bits);
         }
     }
-    p = put_u64(p, dbk_fnv1a64(buf, (size_t)(p - buf)));
+    p = dbk_append_le64(p, dbk_fnv1a64(buf, (size_t)(p - buf)));
     DBK_ASSERT((size_t)(p - buf) == total);
 
     dbk_status st = dbk_file_write_atomic(path, buf, total);
@@ -147,29 +120,6 @@ dbk_status dbk_checkpoint_save(const char *path, const char *model, const char *
 /* ---------------------------------------------------------------------------------- */
 /* load                                                                               */
 
-typedef struct reader {
-    const char          *path;
-    const unsigned char *data;
-    size_t               pos, end;    /* end excludes the trailing checksum */
-} reader;
-
-/* Advances over n bytes, returning where they start, or NULL after a truncation error. */
-static const unsigned char *take(reader *r, size_t n, const char *what) {
-    if (n > r->end - r->pos) {
-        dbk_set_error(DBK_ERR_FORMAT, "%s: truncated checkpoint: %s needs %zu bytes at offset %zu, %zu left", r->path,
-                      what, n, r->pos, r->end - r->pos);
-        return NULL;
-    }
-    const unsigned char *p = r->data + r->pos;
-    r->pos += n;
-    return p;
-}
-
-#define TAKE(var, r, n, what)                                    \
-    do {                                                         \
-        if (!((var) = take((r), (n), (what)))) return DBK_ERR_FORMAT; \
-    } while (0)
-
 /* Sizes the second pass needs. */
 typedef struct layout {
     uint32_t count;
@@ -179,18 +129,18 @@ typedef struct layout {
 
 /* Walks the body after the magic. With c == NULL it only validates and fills *lay; with c it
  * copies into c's arrays, which were sized from *lay by an earlier validating pass. */
-static dbk_status parse(reader *r, layout *lay, dbk_checkpoint *c) {
+static dbk_status parse(dbk_byte_reader *r, layout *lay, dbk_checkpoint *c) {
     const unsigned char *p;
-    TAKE(p, r, 4, "version");
-    uint32_t version = get_u32(p);
+    DBK_TAKE(p, r, 4, "version");
+    uint32_t version = dbk_get_le32(p);
     if (version != DBK_CHECKPOINT_VERSION)
-        return dbk_set_error(DBK_ERR_FORMAT, "%s: checkpoint version %u, this build reads version %u", r->path,
+        return dbk_set_error(DBK_ERR_FORMAT, "%s: checkpoint version %u, this build reads version %u", r->where,
                              (unsigned)version, (unsigned)DBK_CHECKPOINT_VERSION);
-    TAKE(p, r, 4, "tensor count");
-    uint32_t count = get_u32(p);
+    DBK_TAKE(p, r, 4, "tensor count");
+    uint32_t count = dbk_get_le32(p);
     if (count > INT_MAX || count > (r->end - r->pos) / MIN_TENSOR_BYTES)
         return dbk_set_error(DBK_ERR_FORMAT, "%s: header claims %u tensors but only %zu bytes follow; corrupted?",
-                             r->path, (unsigned)count, r->end - r->pos);
+                             r->where, (unsigned)count, r->end - r->pos);
     char *strings = c ? c->strings : NULL;
     float *values = c ? c->values : NULL;
     size_t string_bytes = 0, nvalues = 0;
@@ -198,9 +148,9 @@ static dbk_status parse(reader *r, layout *lay, dbk_checkpoint *c) {
     /* model name, then metadata: u32 length + bytes each */
     for (int s = 0; s < 2; s++) {
         const char *what = s == 0 ? "model name" : "metadata";
-        TAKE(p, r, 4, what);
-        uint32_t len = get_u32(p);
-        TAKE(p, r, len, what);
+        DBK_TAKE(p, r, 4, what);
+        uint32_t len = dbk_get_le32(p);
+        DBK_TAKE(p, r, len, what);
         if (c) {
             memcpy(strings, p, len);
             strings[len] = '\0';
@@ -213,26 +163,26 @@ static dbk_status parse(reader *r, layout *lay, dbk_checkpoint *c) {
     for (uint32_t i = 0; i < count; i++) {
         char what[64];
         snprintf(what, sizeof what, "tensor %u", (unsigned)i);
-        TAKE(p, r, 4, what);
-        uint32_t ln = get_u32(p);
-        if (ln == 0) return dbk_set_error(DBK_ERR_FORMAT, "%s: %s has an empty name", r->path, what);
+        DBK_TAKE(p, r, 4, what);
+        uint32_t ln = dbk_get_le32(p);
+        if (ln == 0) return dbk_set_error(DBK_ERR_FORMAT, "%s: %s has an empty name", r->where, what);
         const unsigned char *name;
-        TAKE(name, r, ln, what);
-        TAKE(p, r, 4, what);
-        uint32_t ndim = get_u32(p);
+        DBK_TAKE(name, r, ln, what);
+        DBK_TAKE(p, r, 4, what);
+        uint32_t ndim = dbk_get_le32(p);
         if (ndim < 1 || ndim > 4)
-            return dbk_set_error(DBK_ERR_FORMAT, "%s: %s has ndim %u, expected 1..4", r->path, what, (unsigned)ndim);
+            return dbk_set_error(DBK_ERR_FORMAT, "%s: %s has ndim %u, expected 1..4", r->where, what, (unsigned)ndim);
         int64_t shape[4] = {0, 0, 0, 0};
-        TAKE(p, r, 8 * (size_t)ndim, what);
+        DBK_TAKE(p, r, 8 * (size_t)ndim, what);
         bool has_zero = false;
         for (uint32_t d = 0; d < ndim; d++) {
-            shape[d] = (int64_t)get_u64(p + 8 * d);
+            shape[d] = (int64_t)dbk_get_le64(p + 8 * d);
             if (shape[d] < 0)
-                return dbk_set_error(DBK_ERR_FORMAT, "%s: %s has a negative dimension", r->path, what);
+                return dbk_set_error(DBK_ERR_FORMAT, "%s: %s has a negative dimension", r->where, what);
             if (shape[d] == 0) has_zero = true;
         }
-        TAKE(p, r, 8, what);
-        uint64_t numel = get_u64(p);
+        DBK_TAKE(p, r, 8, what);
+        uint64_t numel = dbk_get_le64(p);
         /* The data must fit in what is left, so no valid product exceeds max_numel. */
         uint64_t max_numel = (r->end - r->pos) / 4, prod = has_zero ? 0 : 1;
         for (uint32_t d = 0; d < ndim && prod; d++) {
@@ -244,11 +194,11 @@ static dbk_status parse(reader *r, layout *lay, dbk_checkpoint *c) {
         }
         if (prod == UINT64_MAX)
             return dbk_set_error(DBK_ERR_FORMAT, "%s: truncated checkpoint: %s's shape needs more data than the "
-                                 "%zu bytes left", r->path, what, r->end - r->pos);
+                                 "%zu bytes left", r->where, what, r->end - r->pos);
         if (numel != prod)
-            return dbk_set_error(DBK_ERR_FORMAT, "%s: %s has %llu elements but its shape holds %llu", r->path, what,
+            return dbk_set_error(DBK_ERR_FORMAT, "%s: %s has %llu elements but its shape holds %llu", r->where, what,
                                  (unsigned long long)numel, (unsigned long long)prod);
-        TAKE(p, r, 4 * (size_t)numel, what);
+        DBK_TAKE(p, r, 4 * (size_t)numel, what);
         if (c) {
             dbk_ckpt_tensor *t = &c->tensors[i];
             memcpy(strings, name, ln);
@@ -258,7 +208,7 @@ static dbk_status parse(reader *r, layout *lay, dbk_checkpoint *c) {
             t->ndim = (int)ndim;
             memcpy(t->shape, shape, sizeof shape);
             for (uint64_t k = 0; k < numel; k++) {
-                uint32_t bits = get_u32(p + 4 * k);
+                uint32_t bits = dbk_get_le32(p + 4 * k);
                 memcpy(&values[k], &bits, 4);
             }
             t->data = values;
@@ -268,7 +218,7 @@ static dbk_status parse(reader *r, layout *lay, dbk_checkpoint *c) {
         nvalues += (size_t)numel;
     }
     if (r->pos != r->end)
-        return dbk_set_error(DBK_ERR_FORMAT, "%s: %zu unexpected bytes after the last tensor; corrupted?", r->path,
+        return dbk_set_error(DBK_ERR_FORMAT, "%s: %zu unexpected bytes after the last tensor; corrupted?", r->where,
                              r->end - r->pos);
     lay->count = count;
     lay->string_bytes = string_bytes;
@@ -284,7 +234,7 @@ static dbk_status check_header(const char *path, const unsigned char *head, size
     if (n < MAGIC_BYTES + 4 || file_size < MAGIC_BYTES + 4 + 4 + 4 + 4 + SUM_BYTES)
         return dbk_set_error(DBK_ERR_FORMAT, "%s: truncated checkpoint: %zu bytes, smaller than any header", path,
                              file_size);
-    uint32_t version = get_u32(head + MAGIC_BYTES);
+    uint32_t version = dbk_get_le32(head + MAGIC_BYTES);
     if (version != DBK_CHECKPOINT_VERSION)
         return dbk_set_error(DBK_ERR_FORMAT, "%s: checkpoint version %u, this build reads version %u", path,
                              (unsigned)version, (unsigned)DBK_CHECKPOINT_VERSION);
@@ -295,11 +245,11 @@ dbk_status dbk_checkpoint_parse(const void *data, size_t n, const char *where, d
     *out = NULL;
     const unsigned char *bytes = data;
     DBK_TRY(check_header(where, bytes, n < MAGIC_BYTES + 4 ? n : MAGIC_BYTES + 4, n));
-    reader r = {.path = where, .data = bytes, .pos = MAGIC_BYTES, .end = n - SUM_BYTES};
+    dbk_byte_reader r = {.where = where, .kind = "checkpoint", .data = bytes, .pos = MAGIC_BYTES, .end = n - SUM_BYTES};
     layout lay;
     DBK_TRY(parse(&r, &lay, NULL));
 
-    uint64_t stored = get_u64(bytes + n - SUM_BYTES), computed = dbk_fnv1a64(bytes, n - SUM_BYTES);
+    uint64_t stored = dbk_get_le64(bytes + n - SUM_BYTES), computed = dbk_fnv1a64(bytes, n - SUM_BYTES);
     if (stored != computed)
         return dbk_set_error(DBK_ERR_FORMAT, "%s: checksum mismatch (stored %016llx, computed %016llx); the file "
                              "is corrupted", where, (unsigned long long)stored, (unsigned long long)computed);

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "core/alloc.h"
+#include "core/bytes.h"
 #include "core/fileio.h"
 
 #define MAGIC_BYTES 8
@@ -17,34 +18,8 @@
 /* Magic, version, the two lengths, hash, P, S, K, checksum: the file without its strings and arrays. */
 #define FIXED_BYTES (MAGIC_BYTES + 4 + 4 + 4 + 8 + 8 + 8 + 8 + SUM_BYTES)
 
-static void put_u32(unsigned char **p, uint32_t v) {
-    for (int i = 0; i < 4; i++) (*p)[i] = (unsigned char)(v >> (8 * i));
-    *p += 4;
-}
-
-static void put_u64(unsigned char **p, uint64_t v) {
-    for (int i = 0; i < 8; i++) (*p)[i] = (unsigned char)(v >> (8 * i));
-    *p += 8;
-}
-
-static void put_f32(unsigned char **p, float f) {
-    uint32_t v;
-    memcpy(&v, &f, sizeof v);
-    put_u32(p, v);
-}
-
-static uint32_t get_u32(const unsigned char *p) {
-    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
-}
-
-static uint64_t get_u64(const unsigned char *p) {
-    uint64_t v = 0;
-    for (int i = 7; i >= 0; i--) v = v << 8 | p[i];
-    return v;
-}
-
 static float get_f32(const unsigned char *p) {
-    const uint32_t v = get_u32(p);
+    const uint32_t v = dbk_get_le32(p);
     float f;
     memcpy(&f, &v, sizeof f);
     return f;
@@ -60,8 +35,7 @@ static uint32_t bits(float f) {
 static uint64_t hash_values(uint64_t h, const float *v, size_t n) {
     for (size_t i = 0; i < n; i++) {
         unsigned char b[4];
-        unsigned char *p = b;
-        put_f32(&p, v[i]);
+        dbk_put_le32(b, bits(v[i]));
         h = dbk_fnv1a64_update(h, b, 4);
     }
     return h;
@@ -136,23 +110,20 @@ dbk_status dbk_ckpt_diff_save(const char *path, const dbk_ckpt_diff *d) {
         return dbk_set_error(DBK_ERR_INVALID_ARG, "%s: model name or metadata too long", path);
     unsigned char *buf = dbk_malloc(n), *p = buf;
     if (!buf) return DBK_ERR_OUT_OF_HOST_MEMORY;
-    memcpy(p, DBK_DIFF_MAGIC, MAGIC_BYTES);
-    p += MAGIC_BYTES;
-    put_u32(&p, DBK_DIFF_VERSION);
-    put_u32(&p, (uint32_t)lm);
-    memcpy(p, d->model, lm);
-    p += lm;
-    put_u32(&p, (uint32_t)lj);
-    memcpy(p, d->meta, lj);
-    p += lj;
-    put_u64(&p, d->base_hash);
-    put_u64(&p, d->param_count);
-    put_u64(&p, d->stat_count);
-    put_u64(&p, d->changed);
-    for (uint64_t j = 0; j < d->changed; j++) put_u32(&p, d->indices[j]);
-    for (uint64_t j = 0; j < d->changed; j++) put_f32(&p, d->values[j]);
-    for (uint64_t j = 0; j < d->stat_count; j++) put_f32(&p, d->stats[j]);
-    put_u64(&p, dbk_fnv1a64(buf, n - SUM_BYTES));
+    p = dbk_append_bytes(p, DBK_DIFF_MAGIC, MAGIC_BYTES);
+    p = dbk_append_le32(p, DBK_DIFF_VERSION);
+    p = dbk_append_le32(p, (uint32_t)lm);
+    p = dbk_append_bytes(p, d->model, lm);
+    p = dbk_append_le32(p, (uint32_t)lj);
+    p = dbk_append_bytes(p, d->meta, lj);
+    p = dbk_append_le64(p, d->base_hash);
+    p = dbk_append_le64(p, d->param_count);
+    p = dbk_append_le64(p, d->stat_count);
+    p = dbk_append_le64(p, d->changed);
+    for (uint64_t j = 0; j < d->changed; j++) p = dbk_append_le32(p, d->indices[j]);
+    for (uint64_t j = 0; j < d->changed; j++) p = dbk_append_le32(p, bits(d->values[j]));
+    for (uint64_t j = 0; j < d->stat_count; j++) p = dbk_append_le32(p, bits(d->stats[j]));
+    p = dbk_append_le64(p, dbk_fnv1a64(buf, n - SUM_BYTES));
     DBK_ASSERT((size_t)(p - buf) == n);
     dbk_status st = dbk_file_write_atomic(path, buf, n);
     dbk_free(buf);
@@ -162,76 +133,54 @@ dbk_status dbk_ckpt_diff_save(const char *path, const dbk_ckpt_diff *d) {
 /* ---------------------------------------------------------------------------------- */
 /* reading                                                                             */
 
-typedef struct reader {
-    const char          *where;
-    const unsigned char *data;
-    size_t               pos, end;   /* end excludes the checksum */
-} reader;
-
-static const unsigned char *take(reader *r, size_t n, const char *what) {
-    if (n > r->end - r->pos) {
-        dbk_set_error(DBK_ERR_FORMAT, "%s: truncated checkpoint difference: %s needs %zu bytes at offset %zu, %zu left",
-                      r->where, what, n, r->pos, r->end - r->pos);
-        return NULL;
-    }
-    const unsigned char *p = r->data + r->pos;
-    r->pos += n;
-    return p;
-}
-
-#define TAKE(var, r, n, what)                                         \
-    do {                                                              \
-        if (!((var) = take((r), (n), (what)))) return DBK_ERR_FORMAT; \
-    } while (0)
-
 /* A count of `each`-byte items that must fit the bytes left (checked before multiplying). */
-static dbk_status take_count(reader *r, size_t each, const char *what, uint64_t *out) {
+static dbk_status take_count(dbk_byte_reader *r, size_t each, const char *what, uint64_t *out) {
     const unsigned char *p;
-    TAKE(p, r, 8, what);
-    *out = get_u64(p);
+    DBK_TAKE(p, r, 8, what);
+    *out = dbk_get_le64(p);
     if (*out > (r->end - r->pos) / each)
         return dbk_set_error(DBK_ERR_FORMAT, "%s: %s %llu needs more than the %zu bytes left; corrupted?", r->where, what,
                              (unsigned long long)*out, r->end - r->pos);
     return DBK_OK;
 }
 
-static dbk_status parse_body(reader *r, dbk_ckpt_diff *out) {
+static dbk_status parse_body(dbk_byte_reader *r, dbk_ckpt_diff *out) {
     const unsigned char *p, *model, *meta;
-    TAKE(p, r, 4, "version");
-    const uint32_t version = get_u32(p);
+    DBK_TAKE(p, r, 4, "version");
+    const uint32_t version = dbk_get_le32(p);
     if (version != DBK_DIFF_VERSION)
         return dbk_set_error(DBK_ERR_FORMAT, "%s: checkpoint difference version %u, this build reads version %u",
                              r->where, (unsigned)version, (unsigned)DBK_DIFF_VERSION);
-    TAKE(p, r, 4, "model name");
-    const uint32_t lm = get_u32(p);
-    TAKE(model, r, lm, "model name");
-    TAKE(p, r, 4, "metadata");
-    const uint32_t lj = get_u32(p);
-    TAKE(meta, r, lj, "metadata");
-    TAKE(p, r, 8, "base hash");
-    const uint64_t hash = get_u64(p);
-    TAKE(p, r, 8, "parameter count");
-    const uint64_t pc = get_u64(p);
+    DBK_TAKE(p, r, 4, "model name");
+    const uint32_t lm = dbk_get_le32(p);
+    DBK_TAKE(model, r, lm, "model name");
+    DBK_TAKE(p, r, 4, "metadata");
+    const uint32_t lj = dbk_get_le32(p);
+    DBK_TAKE(meta, r, lj, "metadata");
+    DBK_TAKE(p, r, 8, "base hash");
+    const uint64_t hash = dbk_get_le64(p);
+    DBK_TAKE(p, r, 8, "parameter count");
+    const uint64_t pc = dbk_get_le64(p);
     uint64_t sc, k;
-    TAKE(p, r, 8, "statistics count");
-    sc = get_u64(p);
+    DBK_TAKE(p, r, 8, "statistics count");
+    sc = dbk_get_le64(p);
     DBK_TRY(take_count(r, 8, "changed parameters", &k));
     if (k > pc)
         return dbk_set_error(DBK_ERR_FORMAT, "%s: %llu changed parameters of %llu", r->where, (unsigned long long)k,
                              (unsigned long long)pc);
     const unsigned char *idx, *val, *st;
-    TAKE(idx, r, 4 * (size_t)k, "indices");
-    TAKE(val, r, 4 * (size_t)k, "values");
+    DBK_TAKE(idx, r, 4 * (size_t)k, "indices");
+    DBK_TAKE(val, r, 4 * (size_t)k, "values");
     if (sc > (r->end - r->pos) / 4)
         return dbk_set_error(DBK_ERR_FORMAT, "%s: statistics count %llu needs more than the %zu bytes left; corrupted?",
                              r->where, (unsigned long long)sc, r->end - r->pos);
-    TAKE(st, r, 4 * (size_t)sc, "statistics");
+    DBK_TAKE(st, r, 4 * (size_t)sc, "statistics");
     if (r->pos != r->end)
         return dbk_set_error(DBK_ERR_FORMAT, "%s: %zu bytes after the statistics, before the checksum", r->where,
                              r->end - r->pos);
     for (uint64_t j = 0; j < k; j++) {
-        const uint32_t i = get_u32(idx + 4 * j);
-        if (i >= pc || (j > 0 && i <= get_u32(idx + 4 * (j - 1))))
+        const uint32_t i = dbk_get_le32(idx + 4 * j);
+        if (i >= pc || (j > 0 && i <= dbk_get_le32(idx + 4 * (j - 1))))
             return dbk_set_error(DBK_ERR_FORMAT, "%s: index %llu (%u) is %s", r->where, (unsigned long long)j,
                                  (unsigned)i, i >= pc ? "past the parameters" : "not above the one before it");
     }
@@ -241,7 +190,7 @@ static dbk_status parse_body(reader *r, dbk_ckpt_diff *out) {
     out->stat_count = sc;
     out->changed = k;
     for (uint64_t j = 0; j < k; j++) {
-        out->indices[j] = get_u32(idx + 4 * j);
+        out->indices[j] = dbk_get_le32(idx + 4 * j);
         out->values[j] = get_f32(val + 4 * j);
     }
     for (uint64_t j = 0; j < sc; j++) out->stats[j] = get_f32(st + 4 * j);
@@ -257,10 +206,11 @@ dbk_status dbk_ckpt_diff_parse(const void *data, size_t n, const char *where, db
     if (n < FIXED_BYTES)
         return dbk_set_error(DBK_ERR_FORMAT, "%s: truncated checkpoint difference: %zu bytes, at least %d needed", where,
                              n, FIXED_BYTES);
-    if (get_u64(b + n - SUM_BYTES) != dbk_fnv1a64(b, n - SUM_BYTES))
+    if (dbk_get_le64(b + n - SUM_BYTES) != dbk_fnv1a64(b, n - SUM_BYTES))
         return dbk_set_error(DBK_ERR_FORMAT, "%s: checkpoint difference checksum mismatch (corrupted or truncated)",
                              where);
-    reader r = {.where = where, .data = b, .pos = MAGIC_BYTES, .end = n - SUM_BYTES};
+    dbk_byte_reader r = {
+        .where = where, .kind = "checkpoint difference", .data = b, .pos = MAGIC_BYTES, .end = n - SUM_BYTES};
     dbk_status st = parse_body(&r, out);
     if (st != DBK_OK) dbk_ckpt_diff_deinit(out);
     return st;
@@ -271,9 +221,9 @@ static dbk_status check_head(const char *path, const unsigned char *head, size_t
     if (n < MAGIC_BYTES || memcmp(head, DBK_DIFF_MAGIC, MAGIC_BYTES) != 0)
         return dbk_set_error(DBK_ERR_FORMAT, "%s: not a daybreak checkpoint difference (magic %s missing)", path,
                              DBK_DIFF_MAGIC);
-    if (n >= MAGIC_BYTES + 4 && get_u32(head + MAGIC_BYTES) != DBK_DIFF_VERSION)
+    if (n >= MAGIC_BYTES + 4 && dbk_get_le32(head + MAGIC_BYTES) != DBK_DIFF_VERSION)
         return dbk_set_error(DBK_ERR_FORMAT, "%s: checkpoint difference version %u, this build reads version %u", path,
-                             (unsigned)get_u32(head + MAGIC_BYTES), (unsigned)DBK_DIFF_VERSION);
+                             (unsigned)dbk_get_le32(head + MAGIC_BYTES), (unsigned)DBK_DIFF_VERSION);
     return DBK_OK;
 }
 

@@ -335,19 +335,20 @@ static const dbk_recipe recipes[] = {
     {
         /* fastai/fastai courses/dl2/cifar10-darknet.ipynb: Darknet([1, 2, 4, 6, 3], nf=32), bs 256,
          * lr 1.3, wd 1e-4, learn.fit(lr, 1, cycle_len=30, use_clr_beta=(20, 20, 0.95, 0.85)):
-         * lr/20 -> lr over 40% of the cycle, back over 40%, then to lr/2000 over the last 20%;
-         * SGD momentum 0.9 (the source cycles 0.95 -> 0.85), mean loss, BatchNorm momentum 0.01,
-         * pad 4 + crop + flip. 94.27% after 30 epochs in the notebook. */
+         * fastai 0.7's CircularLR_beta, lr/20 -> lr over 40% of the cycle, back over 40%, then to
+         * lr/2000 over the last 20%, with the momentum 0.95 -> 0.85 -> 0.95 then 0.95 (as
+         * cifar10-wrn22); SGD, coupled weight decay, mean loss, BatchNorm momentum 0.01, pad 4 +
+         * crop + flip. 94.27% after 30 epochs in the notebook. */
         .name = "cifar10-darknet",
-        .description = "fast.ai's DarkNet for CIFAR-10 (course dl2): batch 256, 30-epoch 1-cycle to lr 1.3",
+        .description = "fast.ai's DarkNet for CIFAR-10 (course dl2): batch 256, 30-epoch 1-cycle to lr 1.3 with "
+                       "cycled momentum",
         .model = "darknet-cifar",
         .dataset = "cifar10",
         .batch = 256,
         .epochs = 30,
-        .lr_knots = 4,
-        .lr_epochs = {0.0f, 12.0f, 24.0f, 30.0f},
-        .lr_values = {1.3f / 20.0f, 1.3f, 1.3f / 20.0f, 1.3f / 2000.0f},
-        .momentum = 0.9f,
+        .schedule = DBK_SCHEDULE_FASTAI_CLR_BETA,
+        .clr = {.lr = 1.3f, .div = 20.0f, .pct = 20.0f, .mom_max = 0.95f, .mom_min = 0.85f},
+        .momentum = 0.9f,   /* fastai's SGD_Momentum(0.9); CircularLR_beta sets it every step */
         .weight_decay = 1e-4f,
         .bn = {.eps = 1e-5f, .momentum = 0.01f},
         .augment = {.train = true, .pad = 4, .flip = true, .cutout = 0, .mean = FASTAI_MEAN, .std = FASTAI_STD},
