@@ -537,18 +537,15 @@ __kernel void winograd4_dy(__global const float *dy, const uint dy_off, const in
 }
 
 /* Two independent transforms of a chunked convolution in one launch (one launch per chunk
- * fewer: a GPU pays a few microseconds per launch, docs/winograd.md). global: one dimension
- * of a0 * a1 + b0 * b1 work-items (or more: the rest do nothing); work-item i < a0 * a1 is the
- * first transform's (i % a0, i / a0), the next b0 * b1 the second's, counted from a0 * a1 the
- * same way. Returns 1 (the first's) or 2 (the second's) with the grid position in *g0, *g1, or
- * 0 past both. */
-static inline int wino4_pair_item(const int a0, const int a1, const int b0, const int b1, int *g0, int *g1) {
-    const size_t i = get_global_id(0), a = (size_t)a0 * (size_t)a1;
-    if (i >= a + (size_t)b0 * (size_t)b1) return 0;   /* past both grids (the range rounded up) */
-    const size_t j = i < a ? i : i - a, w = i < a ? (size_t)a0 : (size_t)b0;
-    *g0 = (int)(j % w);
-    *g1 = (int)(j / w);
-    return i < a ? 1 : 2;
+ * fewer: a GPU pays a few microseconds per launch, docs/winograd.md). global (max(a0, b0),
+ * a1 + b1) for the first transform's grid (a0, a1) and the second's (b0, b1): rows below a1
+ * are the first's, the rest the second's from row 0; each body returns for a column past its
+ * own grid. No division per work-item (a flattened range measured slower on PoCL). Returns 1
+ * (the first's) or 2 (the second's) with the row of its grid in *g1. */
+static inline int wino4_pair_row(const int a1, int *g1) {
+    const int g = get_global_id(1);
+    *g1 = g < a1 ? g : g - a1;
+    return g < a1 ? 1 : 2;
 }
 
 /* The filter transform and the first chunk's input transform (forward, backward-data). */
@@ -557,9 +554,10 @@ __kernel void winograd4_filter_input(__global const float *w, const uint w_off, 
                                      __global const float *x, const uint x_off, const int xC, const int H, const int W,
                                      const int TH, const int TW, const int nb, const int tpad, const int pw,
                                      __global float *v, const uint v_off,
-                                     const int a0, const int a1, const int b0, const int b1) {
-    int g0, g1;
-    const int which = wino4_pair_item(a0, a1, b0, b1, &g0, &g1);
+                                     const int a1) {
+    const int g0 = get_global_id(0);
+    int g1;
+    const int which = wino4_pair_row(a1, &g1);
     if (which == 1)
         winograd4_filter_at(g0, g1, w, w_off, K, C, flip, u, u_off);
     else if (which == 2)
@@ -573,10 +571,10 @@ __kernel void winograd4_output_input(__global const float *m, const uint m_off, 
                                      __global float *y, const uint y_off,
                                      __global const float *x, const uint x_off, const int C, const int xH,
                                      const int xW, const int xTH, const int xTW, const int xnb, const int tpad,
-                                     const int pw, __global float *v, const uint v_off,
-                                     const int a0, const int a1, const int b0, const int b1) {
-    int g0, g1;
-    const int which = wino4_pair_item(a0, a1, b0, b1, &g0, &g1);
+                                     const int pw, __global float *v, const uint v_off, const int a1) {
+    const int g0 = get_global_id(0);
+    int g1;
+    const int which = wino4_pair_row(a1, &g1);
     if (which == 1)
         winograd4_output_at(g0, g1, m, m_off, K, P, Q, TH, TW, nb, ldm, y, y_off);
     else if (which == 2)
@@ -589,10 +587,10 @@ __kernel void winograd4_input_dy(__global const float *x, const uint x_off, cons
                                  __global float *v, const uint v_off,
                                  __global const float *dy, const uint dy_off, const int K, const int P, const int Q,
                                  const int dTH, const int dTW, const int dnb, const int kpad, const int dpw,
-                                 __global float *z, const uint z_off,
-                                 const int a0, const int a1, const int b0, const int b1) {
-    int g0, g1;
-    const int which = wino4_pair_item(a0, a1, b0, b1, &g0, &g1);
+                                 __global float *z, const uint z_off, const int a1) {
+    const int g0 = get_global_id(0);
+    int g1;
+    const int which = wino4_pair_row(a1, &g1);
     if (which == 1)
         winograd4_input_at(g0, g1, x, x_off, C, H, W, TH, TW, nb, tpad, pw, v, v_off);
     else if (which == 2)

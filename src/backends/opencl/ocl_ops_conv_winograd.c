@@ -157,14 +157,11 @@ static bool paired(const wino_plan *p) { return p->m == 4; }
 /* Ends a launch of one transform's kernel, its arguments set. */
 static dbk_status single_range(dbk_ocl_args *a, wino_grid g) { return dbk_ocl_range2(a, g.n0, g.n1); }
 
-/* Ends a launch of a pair kernel, both transforms' arguments set: the grids' sizes, one range
- * over both (wino4_pair_item in cl/conv2d_winograd.cl). */
+/* Ends a launch of a pair kernel, both transforms' arguments set: the first's rows, one 2-D
+ * range over both grids stacked (wino4_pair_row in cl/conv2d_winograd.cl). */
 static dbk_status pair_range(dbk_ocl_args *a, wino_grid first, wino_grid second) {
-    dbk_ocl_arg_int(a, (int)first.n0);
     dbk_ocl_arg_int(a, (int)first.n1);
-    dbk_ocl_arg_int(a, (int)second.n0);
-    dbk_ocl_arg_int(a, (int)second.n1);
-    return dbk_ocl_range1(a, first.n0 * first.n1 + second.n0 * second.n1);
+    return dbk_ocl_range2(a, first.n0 > second.n0 ? first.n0 : second.n0, first.n1 + second.n1);
 }
 
 /* The arguments of the filter transform U = filter(w) into region r0. */
