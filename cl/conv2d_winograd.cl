@@ -283,10 +283,10 @@ static inline void wino4_store4(float4 v, __global float *p, int n) {
 #define LANE(x, l) (x).s##l
 
 /* U (36, rows, cols) = G g G^T, as winograd_filter, for columns 4g .. 4g+3 (those below cols).
- * global (ceil(cols / 4), rows) */
-__kernel void winograd4_filter(__global const float *w, const uint w_off, const int K, const int C, const int flip,
-                               __global float *u, const uint u_off) {
-    const int col0 = 4 * get_global_id(0), row = get_global_id(1);
+ * work-item (g0, g1) of (ceil(cols / 4), rows) */
+static inline void winograd4_filter_at(const int g0, const int g1, __global const float *w, const uint w_off,
+                                       const int K, const int C, const int flip, __global float *u, const uint u_off) {
+    const int col0 = 4 * g0, row = g1;
     const int rows = flip ? C : K, cols = flip ? K : C;
     if (col0 >= cols || row >= rows) return;
     const int n = cols - col0;
@@ -331,11 +331,11 @@ static inline float wino4_x(__global const float *plane, int h, int w, int H, in
 
 /* V (36, C, tpad) = B^T d B of every 6x6 input patch, as winograd_input, for tiles 4g .. 4g+3
  * (a multiple of 4 and pw a multiple of 4, so the four are neighbours in one panel).
- * global (tpad / 4, C) */
-__kernel void winograd4_input(__global const float *x, const uint x_off, const int C, const int H, const int W,
-                              const int TH, const int TW, const int nb, const int tpad, const int pw,
-                              __global float *v, const uint v_off) {
-    const int t0 = 4 * get_global_id(0), c = get_global_id(1);
+ * work-item (g0, g1) of (tpad / 4, C) */
+static inline void winograd4_input_at(const int g0, const int g1, __global const float *x, const uint x_off,
+                                      const int C, const int H, const int W, const int TH, const int TW, const int nb,
+                                      const int tpad, const int pw, __global float *v, const uint v_off) {
+    const int t0 = 4 * g0, c = g1;
     if (t0 >= tpad || c >= C) return;
     const int T = nb * TH * TW;
     /* lane l: tile t0 + l (a padding column past T: zero), its image plane and patch corner */
@@ -391,11 +391,11 @@ __kernel void winograd4_input(__global const float *x, const uint x_off, const i
 }
 
 /* y chunk (nb, K, P, Q) = A^T m A per tile from m (36, K, ldm), as winograd_output, for tiles
- * 4g .. 4g+3 (those below T).  global (ceil(T / 4), K) */
-__kernel void winograd4_output(__global const float *m, const uint m_off, const int K, const int P, const int Q,
-                               const int TH, const int TW, const int nb, const int ldm, __global float *y,
-                               const uint y_off) {
-    const int t0 = 4 * get_global_id(0), k = get_global_id(1);
+ * 4g .. 4g+3 (those below T).  work-item (g0, g1) of (ceil(T / 4), K) */
+static inline void winograd4_output_at(const int g0, const int g1, __global const float *m, const uint m_off,
+                                       const int K, const int P, const int Q, const int TH, const int TW, const int nb,
+                                       const int ldm, __global float *y, const uint y_off) {
+    const int t0 = 4 * g0, k = g1;
     const int T = nb * TH * TW;
     if (t0 >= T || k >= K) return;
     const int n = T - t0;   /* tiles of this work-item: 4, or fewer at the end */
@@ -440,11 +440,11 @@ __kernel void winograd4_output(__global const float *m, const uint m_off, const 
 
 /* Backward-filter: Z (36, T, kpad) = A dy A^T per tile, packed as winograd_dy, for channels
  * 4g .. 4g+3 of tile t (kpad and pw multiples of 4, so the four are neighbours in one panel).
- * global (T, kpad / 4) */
-__kernel void winograd4_dy(__global const float *dy, const uint dy_off, const int K, const int P, const int Q,
-                           const int TH, const int TW, const int nb, const int kpad, const int pw,
-                           __global float *z, const uint z_off) {
-    const int t = get_global_id(0), k0 = 4 * get_global_id(1);
+ * work-item (g0, g1) of (T, kpad / 4) */
+static inline void winograd4_dy_at(const int g0, const int g1, __global const float *dy, const uint dy_off,
+                                   const int K, const int P, const int Q, const int TH, const int TW, const int nb,
+                                   const int kpad, const int pw, __global float *z, const uint z_off) {
+    const int t = g0, k0 = 4 * g1;
     const int T = nb * TH * TW;
     if (t >= T || k0 >= kpad) return;
     const int b = t / (TH * TW), p0 = 4 * ((t / TW) % TH), q0 = 4 * (t % TW);
@@ -510,4 +510,89 @@ __kernel void winograd4_filter_grad(__global const float *du, const uint du_off,
     }
     LANES4(W_LANE)
 #undef W_LANE
+}
+
+/* The F(4x4) transforms as kernels, global the grid each body above names. */
+__kernel void winograd4_filter(__global const float *w, const uint w_off, const int K, const int C, const int flip,
+                               __global float *u, const uint u_off) {
+    winograd4_filter_at(get_global_id(0), get_global_id(1), w, w_off, K, C, flip, u, u_off);
+}
+
+__kernel void winograd4_input(__global const float *x, const uint x_off, const int C, const int H, const int W,
+                              const int TH, const int TW, const int nb, const int tpad, const int pw,
+                              __global float *v, const uint v_off) {
+    winograd4_input_at(get_global_id(0), get_global_id(1), x, x_off, C, H, W, TH, TW, nb, tpad, pw, v, v_off);
+}
+
+__kernel void winograd4_output(__global const float *m, const uint m_off, const int K, const int P, const int Q,
+                               const int TH, const int TW, const int nb, const int ldm, __global float *y,
+                               const uint y_off) {
+    winograd4_output_at(get_global_id(0), get_global_id(1), m, m_off, K, P, Q, TH, TW, nb, ldm, y, y_off);
+}
+
+__kernel void winograd4_dy(__global const float *dy, const uint dy_off, const int K, const int P, const int Q,
+                           const int TH, const int TW, const int nb, const int kpad, const int pw,
+                           __global float *z, const uint z_off) {
+    winograd4_dy_at(get_global_id(0), get_global_id(1), dy, dy_off, K, P, Q, TH, TW, nb, kpad, pw, z, z_off);
+}
+
+/* Two independent transforms of a chunked convolution in one launch (one launch per chunk
+ * fewer: a GPU pays a few microseconds per launch, docs/winograd.md). global (max(a0, b0),
+ * a1 + b1) for the first transform's grid (a0, a1) and the second's (b0, b1): rows below a1
+ * are the first's, the rest the second's from row 0; each body returns for a column past its
+ * own grid. No division per work-item (a flattened range measured slower on PoCL). Returns 1
+ * (the first's) or 2 (the second's) with the row of its grid in *g1. */
+static inline int wino4_pair_row(const int a1, int *g1) {
+    const int g = get_global_id(1);
+    *g1 = g < a1 ? g : g - a1;
+    return g < a1 ? 1 : 2;
+}
+
+/* The filter transform and the first chunk's input transform (forward, backward-data). */
+__kernel void winograd4_filter_input(__global const float *w, const uint w_off, const int K, const int C,
+                                     const int flip, __global float *u, const uint u_off,
+                                     __global const float *x, const uint x_off, const int xC, const int H, const int W,
+                                     const int TH, const int TW, const int nb, const int tpad, const int pw,
+                                     __global float *v, const uint v_off,
+                                     const int a1) {
+    const int g0 = get_global_id(0);
+    int g1;
+    const int which = wino4_pair_row(a1, &g1);
+    if (which == 1)
+        winograd4_filter_at(g0, g1, w, w_off, K, C, flip, u, u_off);
+    else if (which == 2)
+        winograd4_input_at(g0, g1, x, x_off, xC, H, W, TH, TW, nb, tpad, pw, v, v_off);
+}
+
+/* A chunk's output transform (its GEMM has run) and the next chunk's input transform: they
+ * touch different workspace regions (M, V). */
+__kernel void winograd4_output_input(__global const float *m, const uint m_off, const int K, const int P,
+                                     const int Q, const int TH, const int TW, const int nb, const int ldm,
+                                     __global float *y, const uint y_off,
+                                     __global const float *x, const uint x_off, const int C, const int xH,
+                                     const int xW, const int xTH, const int xTW, const int xnb, const int tpad,
+                                     const int pw, __global float *v, const uint v_off, const int a1) {
+    const int g0 = get_global_id(0);
+    int g1;
+    const int which = wino4_pair_row(a1, &g1);
+    if (which == 1)
+        winograd4_output_at(g0, g1, m, m_off, K, P, Q, TH, TW, nb, ldm, y, y_off);
+    else if (which == 2)
+        winograd4_input_at(g0, g1, x, x_off, C, xH, xW, xTH, xTW, xnb, tpad, pw, v, v_off);
+}
+
+/* Backward-filter: a chunk's input and dy transforms. */
+__kernel void winograd4_input_dy(__global const float *x, const uint x_off, const int C, const int H, const int W,
+                                 const int TH, const int TW, const int nb, const int tpad, const int pw,
+                                 __global float *v, const uint v_off,
+                                 __global const float *dy, const uint dy_off, const int K, const int P, const int Q,
+                                 const int dTH, const int dTW, const int dnb, const int kpad, const int dpw,
+                                 __global float *z, const uint z_off, const int a1) {
+    const int g0 = get_global_id(0);
+    int g1;
+    const int which = wino4_pair_row(a1, &g1);
+    if (which == 1)
+        winograd4_input_at(g0, g1, x, x_off, C, H, W, TH, TW, nb, tpad, pw, v, v_off);
+    else if (which == 2)
+        winograd4_dy_at(g0, g1, dy, dy_off, K, P, Q, dTH, dTW, dnb, kpad, dpw, z, z_off);
 }

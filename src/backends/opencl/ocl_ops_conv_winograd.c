@@ -21,7 +21,9 @@
  *   bwd filter  V (E,C,tpad) = input(x chunk), row-major; Z (E,T,kpad) = dy_transform(dy chunk),
  *               packed; dU^T[e] (C,K) (+)= V[e] . Z[e] over the chunks (stored transposed into
  *               dU (E,K,C)); after the last chunk dw = filter_grad(dU)
- * The kernels of F(4x4,3x3) are those of F(2x2,3x3) with the prefix "winograd4_".
+ * The kernels of F(4x4,3x3) are those of F(2x2,3x3) with the prefix "winograd4_"; F(4x4,3x3)
+ * launches two independent transforms at once where it can (paired below): 2n + 1 launches
+ * for an op of n chunks instead of 3n + 1.
  */
 #include "backends/opencl/ocl_internal.h"
 
@@ -141,34 +143,53 @@ static dbk_status check_prepared(dbk_backend *be, const dbk_op_desc *op, const w
 /* ---------------------------------------------------------------------------------- */
 /* launches of cl/conv2d_winograd.cl                                                   */
 
-static dbk_status filter_transform(dbk_backend *be, dbk_ocl_launches *out, const dbk_tensor *w, bool flip,
-                                   const wino_plan *p) {
-    dbk_ocl_args a;
-    DBK_TRY(dbk_ocl_kernel(be, out, kernel_name(p, WINO_FILTER), &a));
-    dbk_ocl_arg_tensor(&a, w);
-    dbk_ocl_arg_int(&a, (int)w->shape[0]);
-    dbk_ocl_arg_int(&a, (int)w->shape[1]);
-    dbk_ocl_arg_int(&a, flip ? 1 : 0);
-    dbk_ocl_arg_mem(&a, dbk_ocl(be)->workspace);
-    dbk_ocl_arg_uint(&a, (cl_uint)p->r0);
-    dbk_ocl_args_floats(&a, (double)p->E * p->co * p->ci);   /* U */
-    return dbk_ocl_range2(&a, ((size_t)p->ci + lanes(p) - 1) / lanes(p), (size_t)p->co);
+/* A transform's grid of work-items (dbk_ocl_range2's n0, n1). */
+typedef struct wino_grid { size_t n0, n1; } wino_grid;
+
+/* The F(4x4,3x3) path launches two independent transforms at once (winograd4_filter_input,
+ * winograd4_output_input, winograd4_input_dy): the filter transform with the first chunk's
+ * input transform, a chunk's output transform with the next chunk's input transform, a chunk's
+ * input and dy transforms. An op of n chunks is then 2n + 1 launches instead of 3n + 1, the
+ * same arithmetic on the same workspace regions (a GPU pays a few microseconds per launch).
+ * F(2x2,3x3) launches each transform alone. */
+static bool paired(const wino_plan *p) { return p->m == 4; }
+
+/* Ends a launch of one transform's kernel, its arguments set. */
+static dbk_status single_range(dbk_ocl_args *a, wino_grid g) { return dbk_ocl_range2(a, g.n0, g.n1); }
+
+/* Ends a launch of a pair kernel, both transforms' arguments set: the first's rows, one 2-D
+ * range over both grids stacked (wino4_pair_row in cl/conv2d_winograd.cl). */
+static dbk_status pair_range(dbk_ocl_args *a, wino_grid first, wino_grid second) {
+    dbk_ocl_arg_int(a, (int)first.n1);
+    return dbk_ocl_range2(a, first.n0 > second.n0 ? first.n0 : second.n0, first.n1 + second.n1);
 }
 
-/* V of nb images of t (ci channels) at element offset t_off into region `at`, pw columns a panel. */
-static dbk_status input_transform(dbk_backend *be, dbk_ocl_launches *out, const wino_plan *p, cl_mem t,
-                                  cl_uint t_off, int nb, size_t at, int pw) {
+/* The arguments of the filter transform U = filter(w) into region r0. */
+static wino_grid filter_args(dbk_ocl_args *a, const dbk_tensor *w, bool flip, const wino_plan *p) {
+    dbk_ocl_arg_tensor(a, w);
+    dbk_ocl_arg_int(a, (int)w->shape[0]);
+    dbk_ocl_arg_int(a, (int)w->shape[1]);
+    dbk_ocl_arg_int(a, flip ? 1 : 0);
+    dbk_ocl_arg_mem(a, dbk_ocl(a->be)->workspace);
+    dbk_ocl_arg_uint(a, (cl_uint)p->r0);
+    dbk_ocl_args_floats(a, (double)p->E * p->co * p->ci);   /* U */
+    return (wino_grid){((size_t)p->ci + lanes(p) - 1) / lanes(p), (size_t)p->co};
+}
+
+/* The arguments of the input transform V = input(images n0 .. n0+nb-1 of t, ci channels) into
+ * region `at`, pw columns a panel (0: row-major, tpad columns). */
+static wino_grid input_args(dbk_ocl_args *a, const wino_plan *p, const dbk_tensor *t, int n0, int nb, size_t at,
+                            int pw) {
     const int T = nb * p->TH * p->TW, tpad = (int)round_up((size_t)T, (size_t)p->rb_w);
-    dbk_ocl_args a;
-    DBK_TRY(dbk_ocl_kernel(be, out, kernel_name(p, WINO_INPUT), &a));
-    dbk_ocl_arg_mem(&a, t);
-    dbk_ocl_arg_uint(&a, t_off);
+    const size_t plane = (size_t)p->ci * p->H * p->W;
+    dbk_ocl_arg_mem(a, dbk_ocl_mem(t));
+    dbk_ocl_arg_uint(a, dbk_ocl_off(t) + (cl_uint)((size_t)n0 * plane));
     const int v[] = {p->ci, p->H, p->W, p->TH, p->TW, nb, tpad, pw ? pw : tpad};
-    for (size_t i = 0; i < sizeof v / sizeof v[0]; i++) dbk_ocl_arg_int(&a, v[i]);
-    dbk_ocl_arg_mem(&a, dbk_ocl(be)->workspace);
-    dbk_ocl_arg_uint(&a, (cl_uint)at);
-    dbk_ocl_args_floats(&a, (double)nb * p->ci * p->H * p->W + (double)p->E * p->ci * tpad);   /* x chunk, V */
-    return dbk_ocl_range2(&a, (size_t)tpad / lanes(p), (size_t)p->ci);
+    for (size_t i = 0; i < sizeof v / sizeof v[0]; i++) dbk_ocl_arg_int(a, v[i]);
+    dbk_ocl_arg_mem(a, dbk_ocl(a->be)->workspace);
+    dbk_ocl_arg_uint(a, (cl_uint)at);
+    dbk_ocl_args_floats(a, (double)nb * plane + (double)p->E * p->ci * tpad);   /* x chunk, V */
+    return (wino_grid){(size_t)tpad / lanes(p), (size_t)p->ci};
 }
 
 /* The leading arguments of winograd_output and winograd_dy: a buffer and element offset, then
@@ -180,6 +201,35 @@ static void tile_args(dbk_ocl_args *a, cl_mem t, cl_uint t_off, int k, const win
     for (size_t i = 0; i < sizeof v / sizeof v[0]; i++) dbk_ocl_arg_int(a, v[i]);
 }
 
+/* The arguments of the output transform of M (region r2) into images n0 .. n0+nb-1 of dst. */
+static wino_grid output_args(dbk_ocl_args *a, const wino_plan *p, int n0, int nb, const dbk_tensor *dst) {
+    const int T = nb * p->TH * p->TW;
+    const size_t plane = (size_t)p->co * p->H * p->W;
+    tile_args(a, dbk_ocl(a->be)->workspace, (cl_uint)p->r2, p->co, p, nb);
+    dbk_ocl_arg_int(a, T);
+    dbk_ocl_arg_mem(a, dbk_ocl_mem(dst));
+    dbk_ocl_arg_uint(a, dbk_ocl_off(dst) + (cl_uint)((size_t)n0 * plane));
+    dbk_ocl_args_floats(a, (double)p->E * p->co * T + (double)nb * plane);   /* M, y chunk */
+    return (wino_grid){((size_t)T + lanes(p) - 1) / lanes(p), (size_t)p->co};
+}
+
+/* The arguments of the dy transform Z = dy_transform(images n0 .. n0+nb-1 of dy) into region
+ * r1, packed. */
+static wino_grid dy_args(dbk_ocl_args *a, const wino_plan *p, const dbk_tensor *dy, int n0, int nb) {
+    const int T = nb * p->TH * p->TW, kpad = (int)round_up((size_t)p->co, (size_t)p->rb_w);
+    const size_t plane = (size_t)p->co * p->H * p->W;
+    tile_args(a, dbk_ocl_mem(dy), dbk_ocl_off(dy) + (cl_uint)((size_t)n0 * plane), p->co, p, nb);
+    dbk_ocl_arg_int(a, kpad);
+    dbk_ocl_arg_int(a, p->rb_w);
+    dbk_ocl_arg_mem(a, dbk_ocl(a->be)->workspace);
+    dbk_ocl_arg_uint(a, (cl_uint)p->r1);
+    dbk_ocl_args_floats(a, (double)nb * plane + (double)p->E * T * kpad);   /* dy chunk, Z */
+    return (wino_grid){(size_t)T, (size_t)kpad / lanes(p)};
+}
+
+/* Images in the chunk starting at image n0. */
+static int chunk_images(const wino_plan *p, int n0) { return p->N - n0 < p->nb ? p->N - n0 : p->nb; }
+
 /* ---------------------------------------------------------------------------------- */
 /* the three ops                                                                       */
 
@@ -189,25 +239,33 @@ static dbk_status record_transformed_conv(dbk_backend *be, const dbk_op_desc *op
     const wino_plan p = plan_of(be, op);
     DBK_TRY(check_prepared(be, op, &p));
     cl_mem ws = dbk_ocl(be)->workspace;
-    const size_t plane_in = (size_t)p.ci * p.H * p.W, plane_out = (size_t)p.co * p.H * p.W;
-    DBK_TRY(filter_transform(be, out, w, flip, &p));
+    dbk_ocl_args a;
+    /* the filter transform (with the first chunk's input transform when paired) */
+    DBK_TRY(dbk_ocl_kernel(be, out, paired(&p) ? "winograd4_filter_input" : kernel_name(&p, WINO_FILTER), &a));
+    const wino_grid filter = filter_args(&a, w, flip, &p);
+    if (paired(&p))
+        DBK_TRY(pair_range(&a, filter, input_args(&a, &p, src, 0, chunk_images(&p, 0), p.r1, p.rb_w)));
+    else
+        DBK_TRY(single_range(&a, filter));
     for (int n0 = 0; n0 < p.N; n0 += p.nb) {
-        const int nb = p.N - n0 < p.nb ? p.N - n0 : p.nb;
+        const int nb = chunk_images(&p, n0), next = n0 + nb;
         const int T = nb * p.TH * p.TW, tpad = (int)round_up((size_t)T, (size_t)p.rb_w);
-        DBK_TRY(input_transform(be, out, &p, dbk_ocl_mem(src), dbk_ocl_off(src) + (cl_uint)(n0 * plane_in), nb, p.r1,
-                                p.rb_w));
+        if (!paired(&p)) {
+            DBK_TRY(dbk_ocl_kernel(be, out, kernel_name(&p, WINO_INPUT), &a));
+            DBK_TRY(single_range(&a, input_args(&a, &p, src, n0, nb, p.r1, p.rb_w)));
+        }
         /* M[e] (co, T) = U[e] (co, ci) . V[e] (ci, T) for the E planes, in one launch */
         const dbk_ocl_matrix U = {ws, (cl_uint)p.r0, p.ci}, M = {ws, (cl_uint)p.r2, T};
         const dbk_ocl_batch planes = {p.E, (cl_uint)(p.co * p.ci), (cl_uint)(p.ci * tpad), (cl_uint)(p.co * T)};
         DBK_TRY(dbk_ocl_gemm_batch_record(be, out, false, p.co, T, p.ci, 1.0f, U, ws, (cl_uint)p.r1, 0.0f, M, 0, planes));
-        dbk_ocl_args a;
-        DBK_TRY(dbk_ocl_kernel(be, out, kernel_name(&p, WINO_OUTPUT), &a));
-        tile_args(&a, ws, (cl_uint)p.r2, p.co, &p, nb);
-        dbk_ocl_arg_int(&a, T);
-        dbk_ocl_arg_mem(&a, dbk_ocl_mem(dst));
-        dbk_ocl_arg_uint(&a, dbk_ocl_off(dst) + (cl_uint)(n0 * plane_out));
-        dbk_ocl_args_floats(&a, (double)p.E * p.co * T + (double)nb * plane_out);   /* M, y chunk */
-        DBK_TRY(dbk_ocl_range2(&a, ((size_t)T + lanes(&p) - 1) / lanes(&p), (size_t)p.co));
+        /* the output transform (with the next chunk's input transform when paired) */
+        const bool pair = paired(&p) && next < p.N;
+        DBK_TRY(dbk_ocl_kernel(be, out, pair ? "winograd4_output_input" : kernel_name(&p, WINO_OUTPUT), &a));
+        const wino_grid output = output_args(&a, &p, n0, nb, dst);
+        if (pair)
+            DBK_TRY(pair_range(&a, output, input_args(&a, &p, src, next, chunk_images(&p, next), p.r1, p.rb_w)));
+        else
+            DBK_TRY(single_range(&a, output));
     }
     return DBK_OK;
 }
@@ -226,27 +284,26 @@ dbk_status dbk_ocl_record_conv2d_winograd_bwd_filter(dbk_backend *be, const dbk_
     DBK_TRY(check_prepared(be, op, &p));
     cl_mem ws = dbk_ocl(be)->workspace;
     const int kpad = (int)round_up((size_t)p.co, (size_t)p.rb_w);
-    const size_t plane_x = (size_t)p.ci * p.H * p.W, plane_dy = (size_t)p.co * p.H * p.W;
+    dbk_ocl_args a;
     for (int n0 = 0; n0 < p.N; n0 += p.nb) {
-        const int nb = p.N - n0 < p.nb ? p.N - n0 : p.nb;
+        const int nb = chunk_images(&p, n0);
         const int T = nb * p.TH * p.TW, tpad = (int)round_up((size_t)T, (size_t)p.rb_w);
-        DBK_TRY(input_transform(be, out, &p, dbk_ocl_mem(x), dbk_ocl_off(x) + (cl_uint)(n0 * plane_x), nb, p.r0, 0));
-        dbk_ocl_args a;
-        DBK_TRY(dbk_ocl_kernel(be, out, kernel_name(&p, WINO_DY), &a));
-        tile_args(&a, dbk_ocl_mem(dy), dbk_ocl_off(dy) + (cl_uint)(n0 * plane_dy), p.co, &p, nb);
-        dbk_ocl_arg_int(&a, kpad);
-        dbk_ocl_arg_int(&a, p.rb_w);
-        dbk_ocl_arg_mem(&a, ws);
-        dbk_ocl_arg_uint(&a, (cl_uint)p.r1);
-        dbk_ocl_args_floats(&a, (double)nb * plane_dy + (double)p.E * T * kpad);   /* dy chunk, Z */
-        DBK_TRY(dbk_ocl_range2(&a, (size_t)T, (size_t)kpad / lanes(&p)));
+        /* the input and dy transforms, one launch when paired */
+        DBK_TRY(dbk_ocl_kernel(be, out, paired(&p) ? "winograd4_input_dy" : kernel_name(&p, WINO_INPUT), &a));
+        const wino_grid input = input_args(&a, &p, x, n0, nb, p.r0, 0);
+        if (paired(&p)) {
+            DBK_TRY(pair_range(&a, input, dy_args(&a, &p, dy, n0, nb)));
+        } else {
+            DBK_TRY(single_range(&a, input));
+            DBK_TRY(dbk_ocl_kernel(be, out, kernel_name(&p, WINO_DY), &a));
+            DBK_TRY(single_range(&a, dy_args(&a, &p, dy, n0, nb)));
+        }
         /* dU^T[e] (ci, co) (+)= V[e] (ci, T) . Z[e] (T, co), stored as dU[e], the E planes in one launch */
         const dbk_ocl_matrix V = {ws, (cl_uint)p.r0, tpad}, dU = {ws, (cl_uint)p.r2, p.ci};
         const dbk_ocl_batch planes = {p.E, (cl_uint)(p.ci * tpad), (cl_uint)(T * kpad), (cl_uint)(p.co * p.ci)};
         DBK_TRY(dbk_ocl_gemm_batch_record(be, out, false, p.ci, p.co, T, 1.0f, V, ws, (cl_uint)p.r1,
                                           n0 == 0 ? 0.0f : 1.0f, dU, -1, planes));
     }
-    dbk_ocl_args a;
     DBK_TRY(dbk_ocl_kernel(be, out, kernel_name(&p, WINO_FILTER_GRAD), &a));
     dbk_ocl_arg_mem(&a, ws);
     dbk_ocl_arg_uint(&a, (cl_uint)p.r2);
