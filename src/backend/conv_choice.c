@@ -101,7 +101,7 @@ dbk_status dbk_conv_choice_read(const dbk_profile *p, const char *section, size_
         return dbk_set_error(DBK_ERR_FORMAT, "profile %s: %s is '%s', expected \"im2col\", \"winograd\", \"winograd4\" or \"direct\"",
                              dbk_profile_id(p), path, algo);
     out->tile = tile;
-    out->algorithm = tile == 0 ? DBK_CONV_DIRECT : forced ? DBK_CONV_WINOGRAD_ALL : DBK_CONV_WINOGRAD;
+    out->algorithm = tile == 0 ? DBK_CONV_GEMM_PATH : forced ? DBK_CONV_WINOGRAD_ALL : DBK_CONV_WINOGRAD;
     snprintf(path, sizeof path, "%s.winograd_min_channels", section);
     const double ch = p ? dbk_profile_number(p, path, 16.0) : 16.0;
     out->min_channels = ch >= 1.0 && ch <= 65536.0 ? (int)ch : 16;
@@ -123,7 +123,7 @@ dbk_status dbk_conv_choice_read(const dbk_profile *p, const char *section, size_
 
 /* The choice's code for op: 0 (im2col), 2 or 4 (Winograd tile) or DBK_CONV_TILE_DIRECT. */
 static int choice_of(const dbk_conv_choice *c, const dbk_op_desc *op) {
-    if (c->algorithm == DBK_CONV_DIRECT) return 0;
+    if (c->algorithm == DBK_CONV_GEMM_PATH) return 0;
     const dbk_conv2d_geom g = dbk_conv2d_geom_of(op);
     if (g.R != 3 || g.S != 3 || g.stride_h != 1 || g.stride_w != 1 || g.pad_h != 1 || g.pad_w != 1) return 0;
     if (g.N == 0 || g.C == 0 || g.K == 0 || g.H == 0 || g.W == 0) return 0;
@@ -146,7 +146,7 @@ bool dbk_conv_choice_direct(const dbk_conv_choice *c, const dbk_op_desc *op) {
 }
 
 bool dbk_conv_choice_names_direct(const dbk_conv_choice *c) {
-    if (c->algorithm != DBK_CONV_DIRECT && c->tile == DBK_CONV_TILE_DIRECT) return true;
+    if (c->algorithm != DBK_CONV_GEMM_PATH && c->tile == DBK_CONV_TILE_DIRECT) return true;
     for (int i = 0; c->algorithm == DBK_CONV_WINOGRAD && i < c->by_shape_count; i++)
         for (int op = 0; op < DBK_CONV_OPS; op++)
             if (c->by_shape[i].tile[op] == DBK_CONV_TILE_DIRECT) return true;
@@ -158,7 +158,7 @@ bool dbk_conv_choice_winograd(const dbk_conv_choice *c, const dbk_op_desc *op) {
 }
 
 const char *dbk_conv_choice_name(const dbk_conv_choice *c) {
-    if (c->algorithm == DBK_CONV_DIRECT) return "im2col";
+    if (c->algorithm == DBK_CONV_GEMM_PATH) return "im2col";
     if (c->tile == DBK_CONV_TILE_DIRECT)
         return c->algorithm == DBK_CONV_WINOGRAD ? "direct" : "direct on every 3x3 stride-1 layer";
     if (c->algorithm == DBK_CONV_WINOGRAD) return c->tile == 4 ? "winograd4" : "winograd";

@@ -1,6 +1,6 @@
 /*
  * conv_choice.h — which convolution algorithm a device backend gives each 3x3 stride-1 pad-1
- * layer: its direct path (im2col + GEMM on OpenCL, the implicit-GEMM shaders on Vulkan),
+ * layer: its GEMM path (im2col + GEMM on OpenCL, the implicit-GEMM shaders on Vulkan),
  * Winograd F(2x2, 3x3) or F(4x4, 3x3) (ocl_ops_conv_winograd.c, vk_ops_conv_winograd.c), or on
  * OpenCL only the "direct" kernels of narrow layers (ocl_ops_conv_direct.c: no col matrix). One
  * reading of the profile for both backends, so the keys mean the
@@ -9,7 +9,7 @@
  *                                    "winograd4" (F(4x4,3x3), the tile of the width rule) |
  *                                    "direct" (OpenCL; the same rule as a Winograd value)
  *   <section>.winograd_min_channels  with "winograd": layers with min(C, K) below it stay
- *                                    direct (default 16: narrower GEMMs do not pay for the
+ *                                    on the GEMM path (default 16: narrower GEMMs do not pay for the
  *                                    transforms)
  *   <section>.conv_by_shape          {"CxKxHxW": "winograd" | "winograd4" | "direct" | "im2col"}
  *                                    (one algorithm for the layer's three ops) or
@@ -54,7 +54,7 @@ extern const char *const dbk_conv_op_keys[DBK_CONV_OPS];
 int dbk_conv_op_index(dbk_op kind);
 
 typedef enum dbk_conv_algorithm {
-    DBK_CONV_DIRECT,          /* every layer on the direct path */
+    DBK_CONV_GEMM_PATH,       /* every layer on the GEMM path */
     DBK_CONV_WINOGRAD,        /* Winograd where min(C, K) >= min_channels or conv_by_shape says so */
     DBK_CONV_WINOGRAD_ALL,    /* Winograd on every eligible layer (DBK_FORCE_CONV=winograd|winograd4) */
 } dbk_conv_algorithm;
@@ -78,7 +78,7 @@ typedef struct dbk_conv_choice {
 dbk_status dbk_conv_choice_read(const dbk_profile *p, const char *section, size_t max_alloc, dbk_conv_choice *out);
 
 /* The Winograd output tile chosen for op (a conv op): 2 (F(2x2,3x3)), 4 (F(4x4,3x3)) or 0 (the
- * direct path: not 3x3 stride-1 pad-1, empty, or not chosen for its shape). */
+ * GEMM path: not 3x3 stride-1 pad-1, empty, or not chosen for its shape). */
 int dbk_conv_choice_winograd_tile(const dbk_conv_choice *c, const dbk_op_desc *op);
 
 /* True when op (a conv op) is 3x3, stride 1, pad 1, non-empty, and the choice picks Winograd

@@ -61,7 +61,7 @@ static void opencl_gemm_rb(dbk_tune_search *s, const dbk_profile *base) {
     }
 }
 
-/* Winograd or the direct path per layer shape, on either backend (section "opencl" or
+/* Winograd or the GEMM path per layer shape, on either backend (section "opencl" or
  * "vulkan"): every eligible layer measured each way (Winograd as F(2x2,3x3) and F(4x4,3x3),
  * and with `direct` OpenCL's "direct" kernels); the choice is made per shape
  * (dbk_tune_search.per_shape) and written as <section>.conv_by_shape. The labels are the
@@ -191,7 +191,7 @@ void dbk_tune_search_make(dbk_backend_kind kind, int i, const dbk_profile *base,
         else if (i == 1) opencl_winograd(s, base);
         else opencl_clblast(s, base);
     } else if (i == 1) {
-        winograd_by_shape(s, "vulkan", false);   /* after the tiles its GEMM shares with the direct path */
+        winograd_by_shape(s, "vulkan", false);   /* after the tiles its GEMMs share with the implicit-GEMM convolutions */
     } else {
         vulkan_tiles(s, base, i == 0 ? "conv" : "gemm");
     }
