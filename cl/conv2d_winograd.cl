@@ -25,8 +25,8 @@
 
 /* U (16, rows, cols) from w (K, C, 3, 3): rows K, cols C, or with flip (backward-data) rows C,
  * cols K and the filter rotated by 180 degrees.  global (cols, rows) */
-__kernel void winograd_filter(__global const float *w, const uint w_off, const int K, const int C, const int flip,
-                              __global float *u, const uint u_off) {
+__kernel void conv2d_winograd_filter(__global const float *w, const uint w_off, const int K, const int C,
+                                     const int flip, __global float *u, const uint u_off) {
     const int col = get_global_id(0), row = get_global_id(1);
     const int rows = flip ? C : K, cols = flip ? K : C;
     if (col >= cols || row >= rows) return;
@@ -53,9 +53,9 @@ __kernel void winograd_filter(__global const float *w, const uint w_off, const i
 
 /* V (16, C, tpad) = B^T d B of every 4x4 input patch of a chunk of nb images of x at element
  * offset x_off, in panels of pw columns; columns T .. tpad-1 are zero.  global (tpad, C) */
-__kernel void winograd_input(__global const float *x, const uint x_off, const int C, const int H, const int W,
-                             const int TH, const int TW, const int nb, const int tpad, const int pw,
-                             __global float *v, const uint v_off) {
+__kernel void conv2d_winograd_input(__global const float *x, const uint x_off, const int C, const int H, const int W,
+                                    const int TH, const int TW, const int nb, const int tpad, const int pw,
+                                    __global float *v, const uint v_off) {
     const int t = get_global_id(0), c = get_global_id(1);
     if (t >= tpad || c >= C) return;
     float d[4][4];
@@ -92,9 +92,9 @@ __kernel void winograd_input(__global const float *x, const uint x_off, const in
 
 /* y chunk (nb, K, P, Q) = A^T m A per tile from m (16, K, ldm) row-major (the GEMMs' output;
  * column t is tile t), written where the 2x2 tile lies inside the output.  global (T, K) */
-__kernel void winograd_output(__global const float *m, const uint m_off, const int K, const int P, const int Q,
-                              const int TH, const int TW, const int nb, const int ldm, __global float *y,
-                              const uint y_off) {
+__kernel void conv2d_winograd_output(__global const float *m, const uint m_off, const int K, const int P, const int Q,
+                                     const int TH, const int TW, const int nb, const int ldm, __global float *y,
+                                     const uint y_off) {
     const int t = get_global_id(0), k = get_global_id(1);
     if (t >= nb * TH * TW || k >= K) return;
     const size_t plane = (size_t)K * ldm;
@@ -119,9 +119,9 @@ __kernel void winograd_output(__global const float *m, const uint m_off, const i
 /* Backward-filter: Z (16, T, kpad) = A dy A^T per tile (the gradient reaching U . V), stored
  * as the transposed (T, K) matrix in panels of pw channels (gemm_rb's packed B for
  * dU^T = V . Z); channels K .. kpad-1 are zero.  global (T, kpad) */
-__kernel void winograd_dy(__global const float *dy, const uint dy_off, const int K, const int P, const int Q,
-                          const int TH, const int TW, const int nb, const int kpad, const int pw,
-                          __global float *z, const uint z_off) {
+__kernel void conv2d_winograd_dy(__global const float *dy, const uint dy_off, const int K, const int P, const int Q,
+                                 const int TH, const int TW, const int nb, const int kpad, const int pw,
+                                 __global float *z, const uint z_off) {
     const int t = get_global_id(0), k = get_global_id(1);
     const int T = nb * TH * TW;
     if (t >= T || k >= kpad) return;
@@ -151,8 +151,8 @@ __kernel void winograd_dy(__global const float *dy, const uint dy_off, const int
 }
 
 /* dw (K, C, 3, 3) = G^T du G from du (16, K, C), overwriting dw.  global (C, K) */
-__kernel void winograd_filter_grad(__global const float *du, const uint du_off, const int K, const int C,
-                                   __global float *dw, const uint dw_off) {
+__kernel void conv2d_winograd_filter_grad(__global const float *du, const uint du_off, const int K, const int C,
+                                          __global float *dw, const uint dw_off) {
     const int c = get_global_id(0), k = get_global_id(1);
     if (c >= C || k >= K) return;
     const size_t plane = (size_t)K * C;
@@ -282,7 +282,7 @@ static inline void wino4_store4(float4 v, __global float *p, int n) {
 #define LANES4(m) m(0) m(1) m(2) m(3)
 #define LANE(x, l) (x).s##l
 
-/* U (36, rows, cols) = G g G^T, as winograd_filter, for columns 4g .. 4g+3 (those below cols).
+/* U (36, rows, cols) = G g G^T, as conv2d_winograd_filter, for columns 4g .. 4g+3 (those below cols).
  * work-item (g0, g1) of (ceil(cols / 4), rows) */
 static inline void winograd4_filter_at(const int g0, const int g1, __global const float *w, const uint w_off,
                                        const int K, const int C, const int flip, __global float *u, const uint u_off) {
@@ -329,7 +329,7 @@ static inline float wino4_x(__global const float *plane, int h, int w, int H, in
     return ok && h >= 0 && h < H && w >= 0 && w < W ? v : 0.0f;
 }
 
-/* V (36, C, tpad) = B^T d B of every 6x6 input patch, as winograd_input, for tiles 4g .. 4g+3
+/* V (36, C, tpad) = B^T d B of every 6x6 input patch, as conv2d_winograd_input, for tiles 4g .. 4g+3
  * (a multiple of 4 and pw a multiple of 4, so the four are neighbours in one panel).
  * work-item (g0, g1) of (tpad / 4, C) */
 static inline void winograd4_input_at(const int g0, const int g1, __global const float *x, const uint x_off,
@@ -390,7 +390,7 @@ static inline void winograd4_input_at(const int g0, const int g1, __global const
 #undef V_COL
 }
 
-/* y chunk (nb, K, P, Q) = A^T m A per tile from m (36, K, ldm), as winograd_output, for tiles
+/* y chunk (nb, K, P, Q) = A^T m A per tile from m (36, K, ldm), as conv2d_winograd_output, for tiles
  * 4g .. 4g+3 (those below T).  work-item (g0, g1) of (ceil(T / 4), K) */
 static inline void winograd4_output_at(const int g0, const int g1, __global const float *m, const uint m_off,
                                        const int K, const int P, const int Q, const int TH, const int TW, const int nb,
@@ -438,7 +438,7 @@ static inline void winograd4_output_at(const int g0, const int g1, __global cons
 #undef Y_ROW_
 }
 
-/* Backward-filter: Z (36, T, kpad) = A dy A^T per tile, packed as winograd_dy, for channels
+/* Backward-filter: Z (36, T, kpad) = A dy A^T per tile, packed as conv2d_winograd_dy, for channels
  * 4g .. 4g+3 of tile t (kpad and pw multiples of 4, so the four are neighbours in one panel).
  * work-item (g0, g1) of (T, kpad / 4) */
 static inline void winograd4_dy_at(const int g0, const int g1, __global const float *dy, const uint dy_off,
@@ -481,8 +481,8 @@ static inline void winograd4_dy_at(const int g0, const int g1, __global const fl
 
 /* dw (K, C, 3, 3) = G^T du G from du (36, K, C), overwriting dw, for channels 4g .. 4g+3 (those
  * below C).  global (ceil(C / 4), K) */
-__kernel void winograd4_filter_grad(__global const float *du, const uint du_off, const int K, const int C,
-                                    __global float *dw, const uint dw_off) {
+__kernel void conv2d_winograd4_filter_grad(__global const float *du, const uint du_off, const int K, const int C,
+                                           __global float *dw, const uint dw_off) {
     const int c0 = 4 * get_global_id(0), k = get_global_id(1);
     if (c0 >= C || k >= K) return;
     const int n = C - c0;
@@ -513,26 +513,26 @@ __kernel void winograd4_filter_grad(__global const float *du, const uint du_off,
 }
 
 /* The F(4x4) transforms as kernels, global the grid each body above names. */
-__kernel void winograd4_filter(__global const float *w, const uint w_off, const int K, const int C, const int flip,
-                               __global float *u, const uint u_off) {
+__kernel void conv2d_winograd4_filter(__global const float *w, const uint w_off, const int K, const int C,
+                                      const int flip, __global float *u, const uint u_off) {
     winograd4_filter_at(get_global_id(0), get_global_id(1), w, w_off, K, C, flip, u, u_off);
 }
 
-__kernel void winograd4_input(__global const float *x, const uint x_off, const int C, const int H, const int W,
-                              const int TH, const int TW, const int nb, const int tpad, const int pw,
-                              __global float *v, const uint v_off) {
+__kernel void conv2d_winograd4_input(__global const float *x, const uint x_off, const int C, const int H, const int W,
+                                     const int TH, const int TW, const int nb, const int tpad, const int pw,
+                                     __global float *v, const uint v_off) {
     winograd4_input_at(get_global_id(0), get_global_id(1), x, x_off, C, H, W, TH, TW, nb, tpad, pw, v, v_off);
 }
 
-__kernel void winograd4_output(__global const float *m, const uint m_off, const int K, const int P, const int Q,
-                               const int TH, const int TW, const int nb, const int ldm, __global float *y,
-                               const uint y_off) {
+__kernel void conv2d_winograd4_output(__global const float *m, const uint m_off, const int K, const int P, const int Q,
+                                      const int TH, const int TW, const int nb, const int ldm, __global float *y,
+                                      const uint y_off) {
     winograd4_output_at(get_global_id(0), get_global_id(1), m, m_off, K, P, Q, TH, TW, nb, ldm, y, y_off);
 }
 
-__kernel void winograd4_dy(__global const float *dy, const uint dy_off, const int K, const int P, const int Q,
-                           const int TH, const int TW, const int nb, const int kpad, const int pw,
-                           __global float *z, const uint z_off) {
+__kernel void conv2d_winograd4_dy(__global const float *dy, const uint dy_off, const int K, const int P, const int Q,
+                                  const int TH, const int TW, const int nb, const int kpad, const int pw,
+                                  __global float *z, const uint z_off) {
     winograd4_dy_at(get_global_id(0), get_global_id(1), dy, dy_off, K, P, Q, TH, TW, nb, kpad, pw, z, z_off);
 }
 
@@ -549,12 +549,13 @@ static inline int wino4_pair_row(const int a1, int *g1) {
 }
 
 /* The filter transform and the first chunk's input transform (forward, backward-data). */
-__kernel void winograd4_filter_input(__global const float *w, const uint w_off, const int K, const int C,
-                                     const int flip, __global float *u, const uint u_off,
-                                     __global const float *x, const uint x_off, const int xC, const int H, const int W,
-                                     const int TH, const int TW, const int nb, const int tpad, const int pw,
-                                     __global float *v, const uint v_off,
-                                     const int a1) {
+__kernel void conv2d_winograd4_filter_input(__global const float *w, const uint w_off, const int K, const int C,
+                                            const int flip, __global float *u, const uint u_off,
+                                            __global const float *x, const uint x_off, const int xC, const int H,
+                                            const int W,
+                                            const int TH, const int TW, const int nb, const int tpad, const int pw,
+                                            __global float *v, const uint v_off,
+                                            const int a1) {
     const int g0 = get_global_id(0);
     int g1;
     const int which = wino4_pair_row(a1, &g1);
@@ -566,12 +567,12 @@ __kernel void winograd4_filter_input(__global const float *w, const uint w_off, 
 
 /* A chunk's output transform (its GEMM has run) and the next chunk's input transform: they
  * touch different workspace regions (M, V). */
-__kernel void winograd4_output_input(__global const float *m, const uint m_off, const int K, const int P,
-                                     const int Q, const int TH, const int TW, const int nb, const int ldm,
-                                     __global float *y, const uint y_off,
-                                     __global const float *x, const uint x_off, const int C, const int xH,
-                                     const int xW, const int xTH, const int xTW, const int xnb, const int tpad,
-                                     const int pw, __global float *v, const uint v_off, const int a1) {
+__kernel void conv2d_winograd4_output_input(__global const float *m, const uint m_off, const int K, const int P,
+                                            const int Q, const int TH, const int TW, const int nb, const int ldm,
+                                            __global float *y, const uint y_off,
+                                            __global const float *x, const uint x_off, const int C, const int xH,
+                                            const int xW, const int xTH, const int xTW, const int xnb, const int tpad,
+                                            const int pw, __global float *v, const uint v_off, const int a1) {
     const int g0 = get_global_id(0);
     int g1;
     const int which = wino4_pair_row(a1, &g1);
@@ -582,12 +583,14 @@ __kernel void winograd4_output_input(__global const float *m, const uint m_off, 
 }
 
 /* Backward-filter: a chunk's input and dy transforms. */
-__kernel void winograd4_input_dy(__global const float *x, const uint x_off, const int C, const int H, const int W,
-                                 const int TH, const int TW, const int nb, const int tpad, const int pw,
-                                 __global float *v, const uint v_off,
-                                 __global const float *dy, const uint dy_off, const int K, const int P, const int Q,
-                                 const int dTH, const int dTW, const int dnb, const int kpad, const int dpw,
-                                 __global float *z, const uint z_off, const int a1) {
+__kernel void conv2d_winograd4_input_dy(__global const float *x, const uint x_off, const int C, const int H,
+                                        const int W,
+                                        const int TH, const int TW, const int nb, const int tpad, const int pw,
+                                        __global float *v, const uint v_off,
+                                        __global const float *dy, const uint dy_off, const int K, const int P,
+                                        const int Q,
+                                        const int dTH, const int dTW, const int dnb, const int kpad, const int dpw,
+                                        __global float *z, const uint z_off, const int a1) {
     const int g0 = get_global_id(0);
     int g1;
     const int which = wino4_pair_row(a1, &g1);

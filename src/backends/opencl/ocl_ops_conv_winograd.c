@@ -55,8 +55,10 @@ const char *dbk_ocl_op_algorithm(const dbk_backend *be, const dbk_op_desc *op) {
 enum { WINO_FILTER, WINO_INPUT, WINO_OUTPUT, WINO_DY, WINO_FILTER_GRAD };
 static const char *kernel_name(const wino_plan *p, int which) {
     static const char *const names[2][5] = {
-        {"winograd_filter", "winograd_input", "winograd_output", "winograd_dy", "winograd_filter_grad"},
-        {"winograd4_filter", "winograd4_input", "winograd4_output", "winograd4_dy", "winograd4_filter_grad"},
+        {"conv2d_winograd_filter", "conv2d_winograd_input", "conv2d_winograd_output", "conv2d_winograd_dy",
+         "conv2d_winograd_filter_grad"},
+        {"conv2d_winograd4_filter", "conv2d_winograd4_input", "conv2d_winograd4_output", "conv2d_winograd4_dy",
+         "conv2d_winograd4_filter_grad"},
     };
     return names[p->m == 4][which];
 }
@@ -146,8 +148,8 @@ static dbk_status check_prepared(dbk_backend *be, const dbk_op_desc *op, const w
 /* A transform's grid of work-items (dbk_ocl_range2's n0, n1). */
 typedef struct wino_grid { size_t n0, n1; } wino_grid;
 
-/* The F(4x4,3x3) path launches two independent transforms at once (winograd4_filter_input,
- * winograd4_output_input, winograd4_input_dy): the filter transform with the first chunk's
+/* The F(4x4,3x3) path launches two independent transforms at once (conv2d_winograd4_filter_input,
+ * conv2d_winograd4_output_input, conv2d_winograd4_input_dy): the filter transform with the first chunk's
  * input transform, a chunk's output transform with the next chunk's input transform, a chunk's
  * input and dy transforms. An op of n chunks is then 2n + 1 launches instead of 3n + 1, the
  * same arithmetic on the same workspace regions (a GPU pays a few microseconds per launch).
@@ -192,7 +194,7 @@ static wino_grid input_args(dbk_ocl_args *a, const wino_plan *p, const dbk_tenso
     return (wino_grid){(size_t)tpad / lanes(p), (size_t)p->ci};
 }
 
-/* The leading arguments of winograd_output and winograd_dy: a buffer and element offset, then
+/* The leading arguments of conv2d_winograd_output and conv2d_winograd_dy: a buffer and element offset, then
  * K, P, Q, TH, TW, nb. */
 static void tile_args(dbk_ocl_args *a, cl_mem t, cl_uint t_off, int k, const wino_plan *p, int nb) {
     dbk_ocl_arg_mem(a, t);
@@ -241,7 +243,7 @@ static dbk_status record_transformed_conv(dbk_backend *be, const dbk_op_desc *op
     cl_mem ws = dbk_ocl(be)->workspace;
     dbk_ocl_args a;
     /* the filter transform (with the first chunk's input transform when paired) */
-    DBK_TRY(dbk_ocl_kernel(be, out, paired(&p) ? "winograd4_filter_input" : kernel_name(&p, WINO_FILTER), &a));
+    DBK_TRY(dbk_ocl_kernel(be, out, paired(&p) ? "conv2d_winograd4_filter_input" : kernel_name(&p, WINO_FILTER), &a));
     const wino_grid filter = filter_args(&a, w, flip, &p);
     if (paired(&p))
         DBK_TRY(pair_range(&a, filter, input_args(&a, &p, src, 0, chunk_images(&p, 0), p.r1, p.rb_w)));
@@ -260,7 +262,7 @@ static dbk_status record_transformed_conv(dbk_backend *be, const dbk_op_desc *op
         DBK_TRY(dbk_ocl_gemm_batch_record(be, out, false, p.co, T, p.ci, 1.0f, U, ws, (cl_uint)p.r1, 0.0f, M, 0, planes));
         /* the output transform (with the next chunk's input transform when paired) */
         const bool pair = paired(&p) && next < p.N;
-        DBK_TRY(dbk_ocl_kernel(be, out, pair ? "winograd4_output_input" : kernel_name(&p, WINO_OUTPUT), &a));
+        DBK_TRY(dbk_ocl_kernel(be, out, pair ? "conv2d_winograd4_output_input" : kernel_name(&p, WINO_OUTPUT), &a));
         const wino_grid output = output_args(&a, &p, n0, nb, dst);
         if (pair)
             DBK_TRY(pair_range(&a, output, input_args(&a, &p, src, next, chunk_images(&p, next), p.r1, p.rb_w)));
@@ -289,7 +291,7 @@ dbk_status dbk_ocl_record_conv2d_winograd_bwd_filter(dbk_backend *be, const dbk_
         const int nb = chunk_images(&p, n0);
         const int T = nb * p.TH * p.TW, tpad = (int)round_up((size_t)T, (size_t)p.rb_w);
         /* the input and dy transforms, one launch when paired */
-        DBK_TRY(dbk_ocl_kernel(be, out, paired(&p) ? "winograd4_input_dy" : kernel_name(&p, WINO_INPUT), &a));
+        DBK_TRY(dbk_ocl_kernel(be, out, paired(&p) ? "conv2d_winograd4_input_dy" : kernel_name(&p, WINO_INPUT), &a));
         const wino_grid input = input_args(&a, &p, x, n0, nb, p.r0, 0);
         if (paired(&p)) {
             DBK_TRY(pair_range(&a, input, dy_args(&a, &p, dy, n0, nb)));
