@@ -42,7 +42,7 @@ static dbk_status open_session(bool full_step, dbk_backend **be, dbk_session **s
                                     .input = {train_set.channels, train_set.height, train_set.width}};
     DBK_TRY(dbk_backend_create(DBK_BACKEND_KIND_CPU, 0, be));
     DBK_TRY(dbk_session_create(*be, &cfg, s));
-    if (full_step) dbk_session_set_profiling(*s, true); /* profiling times the full step's ops */
+    if (full_step) dbk_session_set_op_timing(*s, true); /* profiling times the full step's ops */
     DBK_TRY(dbk_session_upload_data(*s, &train_set, &test_set));
     DBK_TRY(dbk_session_init_params(*s, 5));
     return dbk_session_init_from_data(*s, &train_set);

@@ -73,7 +73,7 @@ static int measure_with(const dbk_profile *profile, const char *recipe_name, int
     const dbk_recipe *recipe;
     DBK_CHECK_OK(dbk_recipe_find(recipe_name, &recipe));
     dbk_backend *be;
-    DBK_CHECK_OK(dbk_backend_create_profiled(kind, device, profile, &be));
+    DBK_CHECK_OK(dbk_backend_create_with_profile(kind, device, profile, &be));
     dbk_throughput t;
     const dbk_status st = dbk_bench_throughput(be, recipe, batch, fp16, warmup, steps, &train, &test, &t);
     dbk_backend_destroy(be);

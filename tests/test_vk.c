@@ -918,7 +918,7 @@ static int per_op_conv_choice_should_run_each_op_as_named(void) {
     dbk_profile *p = NULL;
     dbk_backend *vk = NULL, *cpu = NULL;
     DBK_CHECK_OK(dbk_profile_parse(text, strlen(text), "inline", &p));
-    DBK_CHECK_OK(dbk_backend_create_profiled(kind, device, p, &vk));
+    DBK_CHECK_OK(dbk_backend_create_with_profile(kind, device, p, &vk));
     dbk_profile_destroy(p);
     DBK_CHECK_OK(dbk_backend_create(DBK_BACKEND_KIND_CPU, 0, &cpu));
     static const dbk_op ops[3] = {DBK_OP_CONV2D_FWD, DBK_OP_CONV2D_BWD_DATA, DBK_OP_CONV2D_BWD_FILTER};
@@ -946,7 +946,7 @@ static int per_op_conv_choice_should_run_each_op_as_named(void) {
     const char *direct = "{\"id\": \"t\", \"vulkan\": {\"conv_algorithm\": \"winograd\", \"conv_by_shape\": "
                          "{\"16x16x8x8\": {\"bwd_filter\": \"direct\"}}}}";
     DBK_CHECK_OK(dbk_profile_parse(direct, strlen(direct), "inline", &p));
-    const dbk_status st = dbk_backend_create_profiled(kind, device, p, &vk);
+    const dbk_status st = dbk_backend_create_with_profile(kind, device, p, &vk);
     dbk_profile_destroy(p);
     DBK_CHECK(st != DBK_OK);
     DBK_CHECK_MSG(strstr(dbk_last_error(), "Vulkan has no \"direct\" convolution") && !strchr(dbk_last_error(), '\n'),

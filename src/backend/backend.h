@@ -86,7 +86,7 @@ dbk_status dbk_backend_create(dbk_backend_kind kind, int index, dbk_backend **ou
 /* The same with the kernel choices and tunables of `profile` (core/profile.h; borrowed during
  * the call only) instead of the profile matched by the device's name: how `daybreak tune` tries
  * a candidate. NULL: as dbk_backend_create. */
-dbk_status dbk_backend_create_profiled(dbk_backend_kind kind, int index, const struct dbk_profile *profile,
+dbk_status dbk_backend_create_with_profile(dbk_backend_kind kind, int index, const struct dbk_profile *profile,
                                        dbk_backend **out);
 void       dbk_backend_destroy(dbk_backend *be);              /* accepts NULL */
 

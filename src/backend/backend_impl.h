@@ -83,7 +83,7 @@ struct dbk_backend {
     void                     *impl;   /* backend-private state */
     dbk_backend_tally         tally;  /* backend.h's counters */
     /* Set during create only: the profile to use instead of the one matched by the device's
-     * name (dbk_backend_create_profiled); NULL otherwise. Borrowed. */
+     * name (dbk_backend_create_with_profile); NULL otherwise. Borrowed. */
     const struct dbk_profile *profile;
 };
 

@@ -134,10 +134,10 @@ void dbk_backend_default(dbk_backend_kind *kind, int *index) {
 }
 
 dbk_status dbk_backend_create(dbk_backend_kind kind, int index, dbk_backend **out) {
-    return dbk_backend_create_profiled(kind, index, NULL, out);
+    return dbk_backend_create_with_profile(kind, index, NULL, out);
 }
 
-dbk_status dbk_backend_create_profiled(dbk_backend_kind kind, int index, const struct dbk_profile *profile,
+dbk_status dbk_backend_create_with_profile(dbk_backend_kind kind, int index, const struct dbk_profile *profile,
                                        dbk_backend **out) {
     *out = NULL;
     const dbk_backend_entry *e = entry_for(kind);

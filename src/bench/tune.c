@@ -199,7 +199,7 @@ static void measure(tune_run *r, const dbk_tune_search *s, const cJSON *tree, bo
     dbk_profile *p = NULL;
     dbk_backend *be = NULL;
     dbk_status st = profile_of(tree, &p);
-    if (st == DBK_OK) st = dbk_backend_create_profiled(r->o->kind, r->o->index, p, &be);
+    if (st == DBK_OK) st = dbk_backend_create_with_profile(r->o->kind, r->o->index, p, &be);
     for (int i = 0; st == DBK_OK && i < r->w.count; i++) {
         if (!s->applies(&r->w.cases[i])) continue;
         st = dbk_tune_case_measure(be, &r->w.cases[i], corrupt, &out->seconds[i]);
@@ -404,7 +404,7 @@ static void bandwidth(tune_run *r) {
         dbk_profile *p = NULL;
         dbk_backend *be = NULL;
         dbk_status st = profile_of(r->profile, &p);
-        if (st == DBK_OK) st = dbk_backend_create_profiled(r->o->kind, r->o->index, p, &be);
+        if (st == DBK_OK) st = dbk_backend_create_with_profile(r->o->kind, r->o->index, p, &be);
         if (st == DBK_OK) st = dbk_tune_bandwidth(be, &copy, &add);
         dbk_backend_destroy(be);
         dbk_profile_destroy(p);

@@ -9,7 +9,7 @@
  * and linear-layer GEMMs of the chosen recipes' models, each recipe's at its training batch
  * (capped; --batch overrides); each candidate is a
  * patch of the device's current profile, tried on a backend created with the patched profile
- * (dbk_backend_create_profiled). Measurements are cached per device, driver and daybreak
+ * (dbk_backend_create_with_profile). Measurements are cached per device, driver and daybreak
  * binary, so a second run with the same searches measures nothing.
  */
 #ifndef DBK_TUNE_H

@@ -378,7 +378,7 @@ static void add_profile(cJSON *root, const dbk_train_report *r) {
     cJSON_AddNumberToObject(p, "step_seconds", r->profiled_step_seconds);
     cJSON *ops = cJSON_AddArrayToObject(p, "ops");
     for (int i = 0; i < r->op_count; i++) {
-        const dbk_op_profile *op = &r->ops[i];
+        const dbk_op_times *op = &r->ops[i];
         cJSON *o = cJSON_CreateObject();
         cJSON_AddStringToObject(o, "label", op->label);
         cJSON_AddStringToObject(o, "op", op->kind);

@@ -20,7 +20,7 @@
 #include "train/sparse_mask.h"
 
 #define DBK_MAX_EPOCHS 1000
-#define DBK_MAX_PROFILE_OPS 512
+#define DBK_MAX_TIMED_OPS 512
 
 /* What is on the clock. DAWNBench (default): preprocessing and training, evaluation off.
  * MLPerf: evaluation on the clock too. */
@@ -185,7 +185,7 @@ typedef struct dbk_train_report {
     long             profiled_steps;       /* > 0 only with options.profile */
     double           profiled_step_seconds;
     int              op_count;             /* ops[] filled only with options.profile */
-    dbk_op_profile   ops[DBK_MAX_PROFILE_OPS];
+    dbk_op_times   ops[DBK_MAX_TIMED_OPS];
     int              resumed;              /* times the run was resumed (--resume) */
     double           resume_seconds;       /* on the clock: restoring the state, all resumes */
     int              stop_signal;          /* the signal that interrupted the run, 0 if none */

@@ -186,13 +186,14 @@ dbk_status dbk_session_read_importance(dbk_session *s, float *out);
  * eval_batch 1 each image is classified completely before the next one starts). */
 void dbk_session_set_eval_sync(dbk_session *s, bool on);
 
-/* Per-op profiling of training steps: when on, each step runs through
+/* Per-op timing of training steps (`daybreak train --profile`; "profile" elsewhere in the code
+ * is a hardware profile, core/profile.h): when on, each step runs through
  * dbk_program_run_timed (device time per op from OpenCL events or Vulkan timestamps; the CPU
- * backend synchronises and times each op on the host). dbk_session_print_profile prints per
+ * backend synchronises and times each op on the host). dbk_session_print_op_times prints per
  * op: time per step, share, FLOPs and the achieved GFLOP/s, and the share of the step's
  * wall time spent outside ops (host overhead, launch gaps). */
-void dbk_session_set_profiling(dbk_session *s, bool on);
-void dbk_session_print_profile(const dbk_session *s, FILE *out);
+void dbk_session_set_op_timing(dbk_session *s, bool on);
+void dbk_session_print_op_times(const dbk_session *s, FILE *out);
 
 /* FLOPs of one training step: dbk_op_flops summed over its ops (2 per multiply-add). */
 double dbk_session_step_flops(const dbk_session *s);
@@ -200,8 +201,8 @@ double dbk_session_step_flops(const dbk_session *s);
  * group has stopped (recipe until_epoch), its step without that group's gradients. */
 double dbk_session_steps_flops(const dbk_session *s, long first, long count);
 
-/* One op of the training step as measured by profiling (for result.json and rooflines). */
-typedef struct dbk_op_profile {
+/* One op of the training step as timed (for result.json and rooflines). */
+typedef struct dbk_op_times {
     char   label[48];       /* e.g. "layer1.conv" */
     char   kind[24];        /* dbk_op_name, e.g. "conv2d_fwd" */
     char   algorithm[32];   /* dbk_backend_op_algorithm, "" for the op's plain one */
@@ -209,14 +210,14 @@ typedef struct dbk_op_profile {
                                direct-convolution FLOPs) */
     double bytes;           /* bytes read + written per call (every input and output tensor once;
                                augment counts only the batch it reads, not the whole dataset) */
-    double seconds;         /* mean per step, 0 before any profiled step */
+    double seconds;         /* mean per step, 0 before any timed step */
     int    launches;        /* kernels it launches per step on this backend (1 on the CPU) */
-} dbk_op_profile;
+} dbk_op_times;
 
-int        dbk_session_profile_op_count(const dbk_session *s);   /* ops of the training step */
-long       dbk_session_profiled_steps(const dbk_session *s);     /* 0 when profiling was off */
-double     dbk_session_profiled_step_seconds(const dbk_session *s); /* mean whole-step time */
-void       dbk_session_profile_op(const dbk_session *s, int i, dbk_op_profile *out);
+int        dbk_session_timed_op_count(const dbk_session *s);    /* ops of the training step */
+long       dbk_session_timed_steps(const dbk_session *s);       /* 0 when timing was off */
+double     dbk_session_timed_step_seconds(const dbk_session *s); /* mean whole-step time */
+void       dbk_session_op_times(const dbk_session *s, int i, dbk_op_times *out);
 
 /* What the training steps ask of the device (DESIGN.md decision 9), per step: backend.h's
  * counters summed over every dbk_session_upload_batch, dbk_session_train_step and

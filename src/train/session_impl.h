@@ -8,7 +8,7 @@
  *   session_memory.c   device allocations and placing the activations (nn/memplan.h)
  *   session_init.c     initialising parameters, statistics and optimizer state
  *   session_run.c      the device side of the epoch loop: epochs, steps, evaluation
- *   session_profile.c  per-op timing of training steps
+ *   session_timing.c  per-op timing of training steps
  *   session_ckpt.c     checkpoints, and the whole training state for --resume and for
  *                      the next session of progressive resizing
  *   session_peers.c    what data-parallel training needs: the exchange between backward
@@ -117,7 +117,7 @@ struct dbk_session {
     size_t               mask_selected;            /* pairs of the last selection */
 };
 
-/* session_profile.c: a step-cost measurement around one call of the step (session.h
+/* session_timing.c: a step-cost measurement around one call of the step (session.h
  * dbk_step_costs): begin reads the counters and the clock, end adds the differences and
  * min_bytes (the dbk_op_bytes of what the call ran). */
 typedef struct dbk_cost_mark {
@@ -155,8 +155,8 @@ dbk_status dbk_session_run_exchanged(dbk_session *s);
 dbk_status dbk_session_read_scaler(dbk_session *s);
 dbk_status dbk_session_put_scaler(dbk_session *s);
 
-/* session_profile.c: one training step with per-op device timing. */
-dbk_status dbk_session_run_profiled(dbk_session *s);
+/* session_timing.c: one training step with per-op device timing. */
+dbk_status dbk_session_run_timed(dbk_session *s);
 
 /* session_mask.c: the mask's layout and buffers, after the planning pass (cfg.mask set and
  * not ALL); the Fisher program's buffers too for a Fisher mask. */

@@ -115,7 +115,7 @@ static dbk_status enqueue_step(dbk_session *s, int step, float lr) {
     DBK_TRY(dbk_session_put_scaler(s));
     s->epoch_steps++;
     if (s->update) return dbk_session_run_exchanged(s);
-    if (s->profiling) return dbk_session_run_profiled(s); /* the full step's ops, as the profile's table */
+    if (s->profiling) return dbk_session_run_timed(s); /* the full step's ops, as the profile's table */
     const bool late = s->train_late.recorded && ctx.run_step >= s->train_late_from;
     return dbk_program_run(late ? s->train_late.recorded : s->train.recorded);
 }

@@ -1,6 +1,6 @@
 /*
- * session_profile.c — what training steps cost: per-op timing (see session.h,
- * dbk_session_set_profiling) and the launches, syncs, host time and bytes of each step
+ * session_timing.c — what training steps cost: per-op timing (see session.h,
+ * dbk_session_set_op_timing) and the launches, syncs, host time and bytes of each step
  * (dbk_step_costs).
  */
 #include <stdio.h>
@@ -12,7 +12,7 @@
 
 /* Runs the training step with per-op device timing (dbk_program_run_timed), accumulating
  * each op's time and the wall time of the whole step. */
-dbk_status dbk_session_run_profiled(dbk_session *s) {
+dbk_status dbk_session_run_timed(dbk_session *s) {
     if (!s->op_seconds) {
         s->op_seconds = dbk_calloc((size_t)s->train.count, sizeof *s->op_seconds);
         if (!s->op_seconds) return DBK_ERR_OUT_OF_HOST_MEMORY;
@@ -95,7 +95,7 @@ void dbk_session_format_step_costs(const dbk_step_costs *c, char *out, size_t ca
              c->min_bytes > 0 ? c->device_bytes / c->min_bytes : 0.0, host);
 }
 
-void dbk_session_set_profiling(dbk_session *s, bool on) { s->profiling = on; }
+void dbk_session_set_op_timing(dbk_session *s, bool on) { s->profiling = on; }
 
 /* Kernels per run of each training op (train.count entries; the update's ops from the update
  * program when the session records it apart); NULL when out of memory. Caller frees. */
@@ -109,7 +109,7 @@ static int *op_launches(const dbk_session *s) {
     return n;
 }
 
-void dbk_session_print_profile(const dbk_session *s, FILE *out) {
+void dbk_session_print_op_times(const dbk_session *s, FILE *out) {
     if (!s->profiled_steps || !s->op_seconds) return;
     const dbk_session_program *p = &s->train;
     const double steps = (double)s->profiled_steps;
@@ -182,13 +182,13 @@ double dbk_session_steps_flops(const dbk_session *s, long first, long count) {
     return full * (double)(count - late) + program_flops(&s->train_late) * (double)late;
 }
 
-int dbk_session_profile_op_count(const dbk_session *s) { return s->train.count; }
-long dbk_session_profiled_steps(const dbk_session *s) { return s->op_seconds ? s->profiled_steps : 0; }
-double dbk_session_profiled_step_seconds(const dbk_session *s) {
+int dbk_session_timed_op_count(const dbk_session *s) { return s->train.count; }
+long dbk_session_timed_steps(const dbk_session *s) { return s->op_seconds ? s->profiled_steps : 0; }
+double dbk_session_timed_step_seconds(const dbk_session *s) {
     return s->profiled_steps ? s->step_seconds / (double)s->profiled_steps : 0.0;
 }
 
-void dbk_session_profile_op(const dbk_session *s, int i, dbk_op_profile *out) {
+void dbk_session_op_times(const dbk_session *s, int i, dbk_op_times *out) {
     const dbk_op_desc *d = &s->train.ops[i];
     memset(out, 0, sizeof *out);
     snprintf(out->label, sizeof out->label, "%s", d->label ? d->label : "");

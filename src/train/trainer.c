@@ -308,7 +308,7 @@ static dbk_status finish(dbk_trainer_run *r, const dbk_train_options *opt, dbk_t
     DBK_TRY(dbk_trainer_write_files(r, opt, rep));
     if (dbk_peers_writes_files(opt->peers)) dbk_resume_remove(opt->out_dir);
     if (rep->status == DBK_RUN_DIVERGED) return DBK_OK;
-    if (opt->profile) dbk_session_print_profile(r->session, stdout);
+    if (opt->profile) dbk_session_print_op_times(r->session, stdout);
     /* Model averaging: the model saved is the last average, the one the last evaluation saw. */
     if (dbk_trainer_averaging(opt)) DBK_TRY(opt->peers->before_eval(opt->peers->ctx, r->session));
     if (!dbk_peers_writes_files(opt->peers)) return DBK_OK;
@@ -371,13 +371,13 @@ static void record_schedule(dbk_train_report *rep, const dbk_epoch_record *e, lo
 
 /* Copies the per-op profile into the report (result.json "profile"). */
 static void collect_profile(const dbk_session *s, dbk_train_report *rep) {
-    rep->profiled_steps = dbk_session_profiled_steps(s);
-    rep->profiled_step_seconds = dbk_session_profiled_step_seconds(s);
+    rep->profiled_steps = dbk_session_timed_steps(s);
+    rep->profiled_step_seconds = dbk_session_timed_step_seconds(s);
     rep->op_count = 0;
     if (!rep->profiled_steps) return;
-    int n = dbk_session_profile_op_count(s);
-    if (n > DBK_MAX_PROFILE_OPS) n = DBK_MAX_PROFILE_OPS;
-    for (int i = 0; i < n; i++) dbk_session_profile_op(s, i, &rep->ops[i]);
+    int n = dbk_session_timed_op_count(s);
+    if (n > DBK_MAX_TIMED_OPS) n = DBK_MAX_TIMED_OPS;
+    for (int i = 0; i < n; i++) dbk_session_op_times(s, i, &rep->ops[i]);
     rep->op_count = n;
 }
 

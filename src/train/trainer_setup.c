@@ -126,7 +126,7 @@ dbk_status dbk_trainer_create_session(dbk_trainer_run *r, const dbk_train_option
         DBK_TRY(opt->peers->attach(opt->peers->ctx, r->session, &rep->device));
         DBK_TRY(opt->peers->summarise(opt->peers->ctx, &rep->peers));
     }
-    dbk_session_set_profiling(r->session, opt->profile);
+    dbk_session_set_op_timing(r->session, opt->profile);
     rep->param_count = dbk_session_param_count(r->session);
     rep->step_flops = dbk_session_step_flops(r->session);
     rep->steps_per_epoch = dbk_session_steps_per_epoch(r->session);
