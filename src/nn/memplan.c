@@ -19,16 +19,17 @@ typedef struct block {
     size_t offset;          /* in its chunk */
 } block;
 
-typedef struct plan_program {
+/* One op list added to the plan (a program's ops, dbk_memplan_add), with its tensors' blocks. */
+typedef struct planned_ops {
     dbk_op_desc *ops;
     int          count;
     block       *blocks;    /* sorted by vlo */
     int          nblocks;
-} plan_program;
+} planned_ops;
 
 struct dbk_memplan {
     size_t        max_chunk;
-    plan_program *progs;
+    planned_ops  *progs;
     int           nprogs;
     size_t       *chunk_bytes;
     int           nchunks;
@@ -83,7 +84,7 @@ static int cmp_range(const void *a, const void *b) {
 }
 
 /* The virtual ranges the ops touch, with overlapping ones merged. */
-static dbk_status find_blocks(plan_program *p) {
+static dbk_status find_blocks(planned_ops *p) {
     int n = 0;
     for (int i = 0; i < p->count; i++) {
         for (int k = 0; k < DBK_OP_MAX_SRC; k++) n += is_virtual(&p->ops[i].src[k]);
@@ -121,7 +122,7 @@ static dbk_status find_blocks(plan_program *p) {
     return DBK_OK;
 }
 
-static block *block_of(const plan_program *p, const dbk_tensor *t) {
+static block *block_of(const planned_ops *p, const dbk_tensor *t) {
     int lo = 0, hi = p->nblocks - 1;
     while (lo < hi) { /* the last block with vlo <= offset */
         int mid = (lo + hi + 1) / 2;
@@ -134,7 +135,7 @@ static block *block_of(const plan_program *p, const dbk_tensor *t) {
 /* ---------------------------------------------------------------------------------- */
 /* 2. lifetimes                                                                        */
 
-static dbk_status find_lifetimes(plan_program *p) {
+static dbk_status find_lifetimes(planned_ops *p) {
     for (int i = 0; i < p->count; i++) {
         const dbk_op_desc *op = &p->ops[i];
         /* Outputs first, so an op that updates a tensor in place counts as writing it. */
@@ -174,7 +175,7 @@ static int cmp_offset(const void *a, const void *b) {
 
 /* The lowest offset in chunk c where b fits beside the placed blocks that live at the same
  * time; SIZE_MAX when the chunk has no room below max_chunk. */
-static size_t fit_in_chunk(const dbk_memplan *mp, const plan_program *p, const block *b, int c, const block **live) {
+static size_t fit_in_chunk(const dbk_memplan *mp, const planned_ops *p, const block *b, int c, const block **live) {
     int nlive = 0;
     for (int i = 0; i < p->nblocks; i++) {
         const block *o = &p->blocks[i];
@@ -201,7 +202,7 @@ static dbk_status grow_chunks(dbk_memplan *mp, int n) {
     return DBK_OK;
 }
 
-static dbk_status place(dbk_memplan *mp, plan_program *p) {
+static dbk_status place(dbk_memplan *mp, planned_ops *p) {
     block **order = dbk_malloc(sizeof *order * (size_t)(p->nblocks + 1));
     const block **live = dbk_malloc(sizeof *live * (size_t)(p->nblocks + 1));
     dbk_status st = DBK_OK;
@@ -239,12 +240,12 @@ done:
 }
 
 dbk_status dbk_memplan_add_program(dbk_memplan *mp, dbk_op_desc *ops, int count) {
-    plan_program *np = dbk_calloc((size_t)mp->nprogs + 1, sizeof *np);
+    planned_ops *np = dbk_calloc((size_t)mp->nprogs + 1, sizeof *np);
     if (!np) return DBK_ERR_OUT_OF_HOST_MEMORY;
     if (mp->nprogs) memcpy(np, mp->progs, sizeof *np * (size_t)mp->nprogs);
     dbk_free(mp->progs);
     mp->progs = np;
-    plan_program *p = &mp->progs[mp->nprogs++];
+    planned_ops *p = &mp->progs[mp->nprogs++];
     p->ops = ops;
     p->count = count;
     DBK_TRY(find_blocks(p));
@@ -255,7 +256,7 @@ dbk_status dbk_memplan_add_program(dbk_memplan *mp, dbk_op_desc *ops, int count)
 /* ---------------------------------------------------------------------------------- */
 /* 4. binding                                                                          */
 
-static void bind_tensor(const plan_program *p, dbk_tensor *t, dbk_buffer *const *chunks) {
+static void bind_tensor(const planned_ops *p, dbk_tensor *t, dbk_buffer *const *chunks) {
     if (!is_virtual(t)) return;
     const block *b = block_of(p, t);
     t->offset = b->offset + (t->offset - b->vlo);
@@ -264,7 +265,7 @@ static void bind_tensor(const plan_program *p, dbk_tensor *t, dbk_buffer *const 
 
 void dbk_memplan_bind(dbk_memplan *mp, dbk_buffer *const *chunks) {
     for (int pi = 0; pi < mp->nprogs; pi++) {
-        const plan_program *p = &mp->progs[pi];
+        const planned_ops *p = &mp->progs[pi];
         for (int i = 0; i < p->count; i++) {
             for (int k = 0; k < DBK_OP_MAX_SRC; k++) bind_tensor(p, &p->ops[i].src[k], chunks);
             for (int k = 0; k < DBK_OP_MAX_DST; k++) bind_tensor(p, &p->ops[i].dst[k], chunks);

@@ -52,7 +52,8 @@ dbk_status dbk_vk_run_op(dbk_backend *be, const dbk_op_desc *op) {
 /* ---------------------------------------------------------------------------------- */
 /* programs                                                                             */
 
-typedef struct vk_program {
+/* A program's recording on this device (dbk_program's impl; OpenCL's is ocl_recording). */
+typedef struct vk_recording {
     VkCommandBuffer cmd;         /* the ops, hazard barriers only */
     VkCommandBuffer timed;       /* barriers at op boundaries, a timestamp after each op */
     VkFence         fence;       /* of the timed run */
@@ -63,18 +64,19 @@ typedef struct vk_program {
     int             dispatches, barriers;
     uint64_t        bytes;       /* device_bytes of one run (backend.h) */
     int            *op_dispatches;   /* (op count): the dispatches of each op */
-} vk_program;
+} vk_recording;
 
-typedef struct vk_recording {
+/* What one recording pass of dbk_program_record_each carries to its per-op step. */
+typedef struct vk_record_ctx {
     dbk_vk_rec *rec;
     VkQueryPool qp;              /* the timed recording's timestamps, or VK_NULL_HANDLE */
     int        *op_dispatches;   /* (op count) or NULL */
-} vk_recording;
+} vk_record_ctx;
 
 /* dbk_program_record_each's step: op i (the timed recording: after a barrier, then its
  * timestamp). */
 static dbk_status record_program_op(dbk_backend *be, const dbk_op_desc *op, int i, void *ctx) {
-    vk_recording *r = ctx;
+    vk_record_ctx *r = ctx;
     if (r->qp) r->rec->barrier_next = true;
     const int before = r->rec->dispatches;
     dbk_status st = record_op(be, r->rec, op);
@@ -98,7 +100,7 @@ static dbk_status record(dbk_backend *be, dbk_program *prog, VkCommandBuffer cmd
         dbk_vk_rec_barrier(rec);
         vkCmdWriteTimestamp(cmd, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, qp, 0);
     }
-    vk_recording each = {rec, qp, op_dispatches};
+    vk_record_ctx each = {rec, qp, op_dispatches};
     st = dbk_program_record_each(be, prog, record_program_op, &each);
     dbk_vk_rec_end(rec);
     *dispatches = rec->dispatches;
@@ -112,7 +114,7 @@ static dbk_status record(dbk_backend *be, dbk_program *prog, VkCommandBuffer cmd
 
 void dbk_vk_program_release(dbk_backend *be, dbk_program *prog) {
     dbk_vk_state *vk = dbk_vk(be);
-    vk_program *vp = prog->impl;
+    vk_recording *vp = prog->impl;
     if (!vp) return;
     if (vp->pending) vkWaitForFences(vk->dev, 1, &vp->fence, VK_TRUE, UINT64_MAX);
     if (vp->in_flight) vkQueueWaitIdle(vk->queue);   /* its runs may still execute it */
@@ -129,7 +131,7 @@ void dbk_vk_program_release(dbk_backend *be, dbk_program *prog) {
 
 dbk_status dbk_vk_program_record(dbk_backend *be, dbk_program *prog) {
     dbk_vk_state *vk = dbk_vk(be);
-    vk_program *vp = dbk_calloc(1, sizeof *vp);
+    vk_recording *vp = dbk_calloc(1, sizeof *vp);
     if (!vp) return DBK_ERR_OUT_OF_HOST_MEMORY;
     prog->impl = vp;
     dbk_status st = DBK_OK;
@@ -170,12 +172,12 @@ dbk_status dbk_vk_program_record(dbk_backend *be, dbk_program *prog) {
 
 void dbk_vk_program_op_launches(const dbk_backend *be, const dbk_program *prog, int *launches) {
     (void)be;
-    const vk_program *vp = prog->impl;
+    const vk_recording *vp = prog->impl;
     for (int i = 0; i < prog->count; i++) launches[i] = vp->op_dispatches[i];
 }
 
 /* Submits cmd (the program or, with fence, its timed recording). */
-static dbk_status submit(dbk_vk_state *vk, vk_program *vp, VkCommandBuffer cmd, VkFence fence) {
+static dbk_status submit(dbk_vk_state *vk, vk_recording *vp, VkCommandBuffer cmd, VkFence fence) {
     DBK_TRY(dbk_vk_flush(vk));   /* earlier immediate work (the step's scalars) goes first */
     const VkSubmitInfo si = {.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO, .commandBufferCount = 1, .pCommandBuffers = &cmd};
     DBK_VK_TRY(vkQueueSubmit(vk->queue, 1, &si, fence), "vkQueueSubmit (program)");
@@ -187,12 +189,12 @@ static dbk_status submit(dbk_vk_state *vk, vk_program *vp, VkCommandBuffer cmd, 
 }
 
 dbk_status dbk_vk_program_run(dbk_backend *be, dbk_program *prog) {
-    return submit(dbk_vk(be), prog->impl, ((vk_program *)prog->impl)->cmd, VK_NULL_HANDLE);
+    return submit(dbk_vk(be), prog->impl, ((vk_recording *)prog->impl)->cmd, VK_NULL_HANDLE);
 }
 
 dbk_status dbk_vk_program_run_timed(dbk_backend *be, dbk_program *prog, double *op_seconds) {
     dbk_vk_state *vk = dbk_vk(be);
-    vk_program *vp = prog->impl;
+    vk_recording *vp = prog->impl;
     if (!vp->queries) {   /* no timestamps on this queue: host timing, one op at a time */
         DBK_TRY(dbk_vk_sync(be));
         for (int i = 0; i < prog->count; i++) {
