@@ -43,7 +43,7 @@
 /* Tolerances, each 10-1000x above what the CPU, PoCL and lavapipe measured (2026-11-23).
  * Logits: max |difference| relative to the largest |logit| (measured <= 7.6e-7). Loss:
  * relative (<= 1.1e-7). Gradients: NMSE per tensor, sum (a-b)^2 / sum a^2 (worst of the 25
- * tensors <= 8.5e-12). Running statistics: max |difference| (1.2e-7). Schedules: |difference|
+ * tensors <= 8.5e-12; 5.0e-11 on PoCL on 2026-11-27). Running statistics: max |difference| (1.2e-7). Schedules: |difference|
  * relative to the peak rate (7.5e-8: np.arange's k * (1/steps) against daybreak's k / steps). */
 #define LOGIT_TOL      1e-5
 #define LOSS_REL_TOL   1e-5
