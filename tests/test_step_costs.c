@@ -11,7 +11,10 @@
  * read-back or a drain fails here); on a device
  * backend with the profile's workspace chunking off (conv_chunking "off", what a GPU profile
  * sets), airbench94's and ResNet9's steps launch the same kernels at two batches, so the count
- * holds at their recipes' batches too, and at most 400 of them (a GPU's 10 ms step).
+ * holds at their recipes' batches too, and at most 400 of them (a GPU's 10 ms step); on Vulkan
+ * with the device's own profile (lavapipe's keeps chunking on), the Winograd ops' launches at
+ * the recipes' batches from the backend's chunk rule (vk_conv_plan.h: a step at batch 1024
+ * takes minutes on lavapipe) plus the other ops' as measured at a small batch stay at most 400.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -19,9 +22,13 @@
 #include <cjson/cJSON.h>
 
 #include "bench/throughput.h"
+#include "bench/tune.h"
 #include "core/profile.h"
 #include "data/dataset.h"
 #include "test_util.h"
+#if DBK_TEST_HAVE_VULKAN
+#include "backends/vulkan/vk_conv_plan.h"
+#endif
 
 #define GPU_STEP_LAUNCHES 400
 
@@ -175,6 +182,52 @@ static int unchunked_launches_should_not_grow_with_the_batch(void) {
     return rc;
 }
 
+#if DBK_TEST_HAVE_VULKAN
+/* The Winograd dispatches of one step of recipe_name's layers at batch on be: each layer's
+ * forward, backward-data (not the first layer's: its input needs no gradient) and
+ * backward-filter. */
+static int winograd_dispatches(dbk_backend *be, const char *recipe_name, int batch, int *out) {
+    dbk_tune_workload w;
+    DBK_CHECK_OK(dbk_tune_workload_shapes(recipe_name, batch, 0, &w));
+    *out = 0;
+    for (int i = 0; i < w.count; i++) {
+        const dbk_tune_case *c = &w.cases[i];
+        const int first_layer_data = i < 3 && c->desc.op == DBK_OP_CONV2D_BWD_DATA;
+        *out += (c->layers - first_layer_data) * dbk_vk_conv_winograd_dispatches(be, &c->desc);
+    }
+    dbk_tune_workload_deinit(&w);
+    return 0;
+}
+
+/* A step of airbench94 at batch 1024 and of ResNet9 at 512 on lavapipe takes minutes, so their
+ * launches at those batches come from the Winograd chunk rule (the only launches that grow with
+ * the batch there, but for the batch slices of tensors over one binding: a few) on top of the
+ * other ops' measured at a small batch. */
+static int own_profile_should_keep_recipe_batches_under_the_goal(void) {
+    const char *recipes[] = {"airbench94", "cifar10-resnet9"};
+    const int batches[] = {1024, 512}, small_batches[] = {4, 2};
+    dbk_backend *be;
+    DBK_CHECK_OK(dbk_backend_create(kind, device, &be));
+    int rc = 0;
+    for (size_t i = 0; i < sizeof recipes / sizeof recipes[0] && rc == 0; i++) {
+        dbk_step_costs small;
+        int wino_small = 0, wino_large = 0;
+        rc = measure_with(NULL, recipes[i], small_batches[i], false, 0, 1, &small);
+        if (rc == 0) rc = winograd_dispatches(be, recipes[i], small_batches[i], &wino_small);
+        if (rc == 0) rc = winograd_dispatches(be, recipes[i], batches[i], &wino_large);
+        if (rc) break;
+        const double planned = small.launches - wino_small + wino_large;
+        printf("  %s batch %d: %.0f launches per step planned (%d Winograd, %.0f other as at batch %d)\n", recipes[i],
+               batches[i], planned, wino_large, small.launches - wino_small, small_batches[i]);
+        DBK_CHECK(wino_small > 0 && wino_small <= small.launches);
+        DBK_CHECK_MSG(planned <= GPU_STEP_LAUNCHES, "%s at batch %d: %.0f launches per step planned", recipes[i],
+                      batches[i], planned);
+    }
+    dbk_backend_destroy(be);
+    return rc;
+}
+#endif
+
 int main(int argc, char **argv) {
     if (argc != 2) {
         fprintf(stderr, "usage: test_step_costs <backend>\n");
@@ -188,6 +241,9 @@ int main(int argc, char **argv) {
     DBK_RUN(steps_should_not_wait_for_the_device);
     DBK_RUN(fp16_steps_should_not_wait_for_the_device);
     if (kind != DBK_BACKEND_KIND_CPU) DBK_RUN(unchunked_launches_should_not_grow_with_the_batch);
+#if DBK_TEST_HAVE_VULKAN
+    if (kind == DBK_BACKEND_KIND_VULKAN) DBK_RUN(own_profile_should_keep_recipe_batches_under_the_goal);
+#endif
     dbk_dataset_deinit(&train);
     dbk_dataset_deinit(&test);
     return dbk_test_finish();

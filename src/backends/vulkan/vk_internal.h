@@ -44,6 +44,7 @@
 
 #include "backend/backend_impl.h"
 #include "backend/conv_choice.h"
+#include "backends/vulkan/vk_conv_plan.h"
 
 #define DBK_VK_MAX_BINDINGS   10     /* bindings per shader (the augment images array is one; bn_bwd_data has 10) */
 #define DBK_VK_WINDOWS        4      /* windows of a windowed binding (shaders/common/window.glsl) */

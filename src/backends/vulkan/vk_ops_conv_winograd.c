@@ -125,6 +125,12 @@ size_t dbk_vk_conv_winograd_workspace_bytes(const dbk_backend *be, const dbk_op_
     return plan_of(be, op).floats * sizeof(float);
 }
 
+int dbk_vk_conv_winograd_dispatches(const dbk_backend *be, const dbk_op_desc *op) {
+    if (dbk_conv_op_index(op->op) < 0 || !dbk_vk_conv_winograd_chosen(be, op)) return 0;
+    const wino_plan p = plan_of(be, op);
+    return 3 * (int)((p.N + p.nb - 1) / p.nb) + 1;   /* as transformed_conv and filter_gradient record */
+}
+
 /* ---------------------------------------------------------------------------------- */
 /* dispatches of shaders/conv2d_winograd_*.comp                                        */
 
