@@ -249,3 +249,46 @@ __kernel void gather_packed(__global const float *t, const uint t_off, const int
         }
     }
 }
+
+/* NARROW_ROWS of ocl_ops_conv.c: the most col rows (C*R*S) conv_narrow_fwd takes, plus one. */
+#define NARROW_ROWS 16
+
+/*
+ * y (N,K,P,Q) = the forward convolution of a layer whose col has fewer than NARROW_ROWS rows
+ * (airbench94's whitening: 2x2 on 3 channels, 12), in one launch: a work-item gathers its
+ * output pixel's C*R*S inputs once (zero in the padding) and computes its K outputs from them
+ * in the CPU reference's (c, r, s) order, where the im2col path writes col, multiplies it in a
+ * thin GEMM and scatters the product, per chunk of images. The loops over the inputs run to
+ * NARROW_ROWS, unrolled, so they stay in registers; (c, r, s) advance without divisions.
+ * Neighbouring work-items take neighbouring q: contiguous loads and stores, broadcast weights.
+ * global (Q, N*P)
+ */
+__kernel void conv_narrow_fwd(__global const float *x, const uint x_off, const int C, const int H, const int W,
+                              const int R, const int S, const int P, const int Q, const int sh, const int sw,
+                              const int ph, const int pw, const int N, const int K, __global const float *w,
+                              const uint w_off, __global float *y, const uint y_off) {
+    const int q = get_global_id(0), np = get_global_id(1);
+    if (q >= Q || np >= N * P) return;
+    const int n = np / P, p = np % P, crs = C * R * S;
+    __global const float *xn = x + x_off + (size_t)n * C * H * W;
+    float v[NARROW_ROWS];
+    int c = 0, r = 0, s = 0;
+#pragma unroll
+    for (int j = 0; j < NARROW_ROWS; j++) {
+        const int h = p * sh - ph + r, wc = q * sw - pw + s;
+        v[j] = j < crs && h >= 0 && h < H && wc >= 0 && wc < W ? xn[(c * H + h) * W + wc] : 0.0f;
+        if (++s == S) {
+            s = 0;
+            if (++r == R) r = 0, c++;
+        }
+    }
+    __global float *out = y + y_off + (size_t)n * K * P * Q + (size_t)p * Q + q;
+    __global const float *wk = w + w_off;
+    for (int k = 0; k < K; k++, wk += crs) {
+        float acc = 0.0f;
+#pragma unroll
+        for (int j = 0; j < NARROW_ROWS; j++)
+            if (j < crs) acc += wk[j] * v[j];
+        out[(size_t)k * P * Q] = acc;
+    }
+}

@@ -229,6 +229,9 @@ static const conv_shape conv_shapes[] = {
     {1, 3, 64, 64, 8, 7, 7, 2, 2, 3, 3, "ResNet stem 7x7/2, Q = 32: OpenCL's packed stride-2 vector path"},
     {2, 16, 8, 8, 24, 1, 1, 1, 1, 0, 0, "1x1, P*Q = 64 (whole panels): OpenCL's GEMM stores into dx's layout"},
     {1, 32, 16, 16, 48, 1, 1, 1, 1, 0, 0, "1x1, one image: OpenCL's GEMMs read x and write dx in place"},
+    /* fewer than 16 col rows (C*R*S): OpenCL's one-launch narrow forward (conv_narrow_fwd) */
+    {2, 3, 32, 32, 24, 2, 2, 1, 1, 0, 0, "airbench94 whitening 2x2, 12 col rows"},
+    {2, 2, 9, 8, 5, 2, 3, 2, 1, 1, 0, "12 col rows, strided and padded"},
 };
 
 /* An operand of a GEMM-shaped case: f32, or f16 in the mixed-precision cases. */

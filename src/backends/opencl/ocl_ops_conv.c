@@ -29,6 +29,11 @@
  * backward-data GEMM stores into dx directly (no col2im) and its backward-filter GEMM reads x
  * in place (one image) or after a gather_nk.
  *
+ * A forward convolution whose col has fewer than NARROW_ROWS rows (airbench94's 2x2 whitening
+ * layer on 3 channels: 12) is one conv_narrow_fwd launch from x and w, without col, GEMM,
+ * scatter or chunks: 18 chunks of 3 launches each at batch 1024 under PoCL's 8 MiB budget
+ * before (docs/measurements/opencl.md). Its backward ops stay on the path above.
+ *
  * 3x3 stride-1 pad-1 layers may run as Winograd F(2x2,3x3) or F(4x4,3x3) instead, per the profile
  * (ocl_ops_conv_winograd.c) or as the "direct" kernels (ocl_ops_conv_direct.c: no col matrix, for
  * narrow layers); this file stays the fallback for every other layer and device.
@@ -54,6 +59,15 @@ typedef struct conv_geom {
 } conv_geom;
 
 static size_t round_up(size_t v, size_t m) { return (v + m - 1) / m * m; }
+
+/* The forward of a layer with fewer col rows (C*R*S) than this is conv_narrow_fwd: a few
+ * products per output, too few for a GEMM to pay for col and its chunks. */
+#define NARROW_ROWS 16
+static bool narrow_forward(const dbk_op_desc *op) {
+    if (op->op != DBK_OP_CONV2D_FWD) return false;
+    const dbk_conv2d_geom g = dbk_conv2d_geom_of(op);
+    return g.C * g.R * g.S < NARROW_ROWS;
+}
 
 /* A 1x1 stride-1 unpadded convolution: col is x itself (C rows, P*Q = H*W), so im2col
  * becomes a plain (or packing) copy of x, and col2im a copy back, or nothing. */
@@ -138,6 +152,7 @@ size_t dbk_ocl_conv_workspace_bytes(const dbk_backend *be, const dbk_op_desc *op
         return 0;
     if (dbk_ocl_conv_winograd_chosen(be, op)) return dbk_ocl_conv_winograd_workspace_bytes(be, op);
     if (dbk_ocl_conv_direct_chosen(be, op)) return dbk_ocl_conv_direct_workspace_bytes(be, op);
+    if (narrow_forward(op)) return 0;
     const conv_geom g = conv_geometry(be, op);
     return (g.r0_floats + g.r1_floats + g.r2_floats) * sizeof(float);
 }
@@ -250,6 +265,20 @@ static dbk_status gemm_ws_b(dbk_backend *be, dbk_ocl_launches *out, const conv_g
     return dbk_ocl_gemm_record(be, out, ta, false, m, n, k, 1.0f, a, b, beta, c);
 }
 
+/* The whole forward of a narrow layer (narrow_forward) in one launch. */
+static dbk_status conv_narrow_fwd(dbk_backend *be, dbk_ocl_launches *out, const conv_geom *g, const dbk_tensor *x,
+                                  const dbk_tensor *w, const dbk_tensor *y) {
+    dbk_ocl_args a;
+    DBK_TRY(dbk_ocl_kernel(be, out, "conv_narrow_fwd", &a));
+    dbk_ocl_arg_tensor(&a, x);
+    geom_args(&a, g);
+    dbk_ocl_arg_int(&a, g->N);
+    dbk_ocl_arg_int(&a, g->K);
+    dbk_ocl_arg_tensor(&a, w);
+    dbk_ocl_arg_tensor(&a, y);
+    return dbk_ocl_range2(&a, (size_t)g->Q, (size_t)g->N * (size_t)g->P);
+}
+
 /* ---------------------------------------------------------------------------------- */
 /* the three ops                                                                       */
 
@@ -260,6 +289,7 @@ dbk_status dbk_ocl_record_conv2d_fwd(dbk_backend *be, const dbk_op_desc *op, dbk
     const dbk_tensor *x = &op->src[0], *w = &op->src[1], *y = &op->dst[0];
     if (g.N == 0 || g.K == 0 || g.pq == 0) return DBK_OK;
     if (g.crs == 0) return dbk_ocl_fill_record(be, out, dbk_ocl_mem(y), dbk_ocl_off(y), (cl_uint)dbk_tensor_numel(y), 0.0f);
+    if (narrow_forward(op)) return conv_narrow_fwd(be, out, &g, x, w, y);
     DBK_TRY(check_workspace(be, op, &g));
     cl_mem ws = dbk_ocl(be)->workspace;
     for (int n0 = 0; n0 < g.N; n0 += g.nb) {
@@ -429,6 +459,6 @@ int dbk_ocl_conv_gemm_plan(const dbk_ocl_conv_config *cfg, const dbk_op_desc *op
                            dbk_ocl_conv_gemm out[DBK_OCL_CONV_MAX_GEMMS]) {
     if (op->op != DBK_OP_CONV2D_FWD && op->op != DBK_OP_CONV2D_BWD_DATA && op->op != DBK_OP_CONV2D_BWD_FILTER) return 0;
     if (cfg->packed && dbk_conv_choice_winograd(cfg->choice, op)) return dbk_ocl_conv_winograd_gemm_plan(cfg, op, out);
-    if (dbk_conv_choice_direct(cfg->choice, op)) return 0; /* the direct kernels issue no GEMM */
+    if (dbk_conv_choice_direct(cfg->choice, op) || narrow_forward(op)) return 0; /* no GEMM: the direct kernels */
     return im2col_gemm_plan(cfg, op, out);
 }
