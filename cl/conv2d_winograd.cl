@@ -358,6 +358,16 @@ static inline float16 wino4_row16(__global const float *row, const int tx, const
 #undef COL_
 }
 
+/* Columns 0 .. 7 of an image row of at most 8 columns, 0 from column W on, as wino4_row16. */
+static inline float8 wino4_row8(__global const float *row, const int W, const size_t left) {
+    if (W >= 8) return vload8(0, row);
+    const int8 inside = (int8)(0, 1, 2, 3, 4, 5, 6, 7) < (int8)(W);
+    if (left >= 8) return select((float8)(0.0f), vload8(0, row), inside);
+#define COL_(k) ((k) < W ? row[k] : 0.0f)
+    return (float8)(COL_(0), COL_(1), COL_(2), COL_(3), COL_(4), COL_(5), COL_(6), COL_(7));
+#undef COL_
+}
+
 /* V (36, C, tpad) = B^T d B of every 6x6 input patch, as conv2d_winograd_input, for tiles 4g .. 4g+3
  * (a multiple of 4 and pw a multiple of 4, so the four are neighbours in one panel).
  * work-item (g0, g1) of (tpad / 4, C) */
@@ -394,6 +404,23 @@ static inline void winograd4_input_at(const int g0, const int g1, __global const
         } while (0);
         F_ROW(0) F_ROW(1) F_ROW(2) F_ROW(3) F_ROW(4) F_ROW(5)
 #undef F_ROW
+    } else if (TW == 2 && tx0 == 0 && ty0 + 1 < TH && t0 + 3 < T) {
+        /* Two rows of two tiles of one image (maps of 5 to 8 columns): lanes 0 and 1 read patch
+         * row i from image row a = 4ty0 - 1 + i, lanes 2 and 3 from row a + 4, each row one
+         * (masked) load of its 8 columns; column -1 and column 8 are outside the map. */
+        const size_t chunk_end = (size_t)nb * C * image;
+#define ROW8_(h)                                                                                   \
+        ((h) >= 0 && (h) < H ? wino4_row8(src0 + (h) * W, W, chunk_end - (at0 + (size_t)(h) * W)) : (float8)(0.0f))
+#define F_ROW(i)                                                                                   \
+        do {                                                                                       \
+            const float8 a_ = ROW8_(h0 + (i)), b_ = ROW8_(h0 + 4 + (i));                           \
+            WINO4_BT(float4, (float4)(0.0f, a_.s3, 0.0f, b_.s3), (float4)(a_.s0, a_.s4, b_.s0, b_.s4), \
+                     (float4)(a_.s1, a_.s5, b_.s1, b_.s5), (float4)(a_.s2, a_.s6, b_.s2, b_.s6),   \
+                     (float4)(a_.s3, a_.s7, b_.s3, b_.s7), (float4)(a_.s4, 0.0f, b_.s4, 0.0f), ROW6(f, i)); \
+        } while (0);
+        F_ROW(0) F_ROW(1) F_ROW(2) F_ROW(3) F_ROW(4) F_ROW(5)
+#undef F_ROW
+#undef ROW8_
     } else {
         /* lane l: tile t0 + l (a padding column past T: zero), its image plane and patch corner */
         int b1 = b0, ty1 = ty0, tx1 = tx0;
