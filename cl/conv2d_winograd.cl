@@ -507,6 +507,18 @@ static inline void winograd4_output_at(const int g0, const int g1, __global cons
 #undef Y_ROW_
 }
 
+/* Columns q0 .. q0+3 of row p of a dy plane, 0 past its edges or when !ok: a dy tile starts
+ * inside the map, so only its last row and column can be cut. */
+static inline float4 wino4_dy_row(__global const float *plane, const int p, const int q0, const int P, const int Q,
+                                  const bool ok) {
+    if (!ok || p >= P) return (float4)(0.0f);
+    __global const float *r = plane + p * Q + q0;
+    if (q0 + 4 <= Q) return vload4(0, r);
+    const int n = Q - q0;
+    const float4 v = (float4)(r[0], r[min(1, n - 1)], r[min(2, n - 1)], r[n - 1]);
+    return select((float4)(0.0f), v, (int4)(0, 1, 2, 3) < (int4)(n));
+}
+
 /* Backward-filter: Z (36, T, kpad) = A dy A^T per tile, packed as conv2d_winograd_dy, for channels
  * 4g .. 4g+3 of tile t (kpad and pw multiples of 4, so the four are neighbours in one panel).
  * work-item (g0, g1) of (T, kpad / 4) */
@@ -523,9 +535,13 @@ static inline void winograd4_dy_at(const int g0, const int g1, __global const fl
     __global const float *src##l = dy + dy_off + (size_t)(b * K + (ok##l ? k0 + (l) : 0)) * P * Q;
     LANES4(LANE_)
 #undef LANE_
-#define G_(i, j)                                                                                   \
-    (float4)(wino4_x(src0, p0 + (i), q0 + (j), P, Q, ok0), wino4_x(src1, p0 + (i), q0 + (j), P, Q, ok1), \
-             wino4_x(src2, p0 + (i), q0 + (j), P, Q, ok2), wino4_x(src3, p0 + (i), q0 + (j), P, Q, ok3))
+    /* row i of lane l's 4x4 dy tile: one load of four columns (fewer at the map's edge) */
+#define R_(l, i) const float4 r##l##i = wino4_dy_row(src##l, p0 + (i), q0, P, Q, ok##l);
+#define R_ROW(i) R_(0, i) R_(1, i) R_(2, i) R_(3, i)
+    R_ROW(0) R_ROW(1) R_ROW(2) R_ROW(3)
+#undef R_ROW
+#undef R_
+#define G_(i, j) (float4)(r0##i.s##j, r1##i.s##j, r2##i.s##j, r3##i.s##j)
     /* h = g A^T, row by row: row i of h is A applied to row i of the dy tile g */
 #define H_ROW(i)                                                                                   \
     DECL6(float4, h, i);                                                                           \
