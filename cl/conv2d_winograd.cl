@@ -329,6 +329,45 @@ static inline float wino4_x(__global const float *plane, int h, int w, int H, in
     return ok && h >= 0 && h < H && w >= 0 && w < W ? v : 0.0f;
 }
 
+/* The image, tile row and tile column of tile t (TH x TW tiles per image): a work-item's one
+ * set of divisions; its other lanes step from there (wino4_next). Integer divisions by a
+ * run-time value were a large part of these transforms' time on PoCL. */
+#define WINO4_COORDS(t, TH, TW, b, ty, tx)                                                         \
+    const int b = (t) / ((TH) * (TW)), ty = ((t) - b * (TH) * (TW)) / (TW), tx = (t) - (b * (TH) + ty) * (TW);
+static inline void wino4_next(const int TH, const int TW, int *b, int *ty, int *tx) {
+    if (++*tx == TW) {
+        *tx = 0;
+        if (++*ty == TH) {
+            *ty = 0;
+            ++*b;
+        }
+    }
+}
+
+/* Columns 4tx .. 4tx+15 of an image row (row points at column 4tx), 0 from column W on: one
+ * vload16, masked where the row ends inside the 16, or masked loads where fewer than 16 floats
+ * are left before the chunk's end (left: the floats from row to that end). */
+static inline float16 wino4_row16(__global const float *row, const int tx, const int W, const size_t left) {
+    if (4 * tx + 16 <= W) return vload16(0, row);
+    const int16 inside = (int16)(4 * tx) + (int16)(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15) < (int16)(W);
+    if (left >= 16) return select((float16)(0.0f), vload16(0, row), inside);
+    const int n = W - 4 * tx;
+#define COL_(k) ((k) < n ? row[k] : 0.0f)
+    return (float16)(COL_(0), COL_(1), COL_(2), COL_(3), COL_(4), COL_(5), COL_(6), COL_(7), COL_(8), COL_(9),
+                     COL_(10), COL_(11), COL_(12), COL_(13), COL_(14), COL_(15));
+#undef COL_
+}
+
+/* Columns 0 .. 7 of an image row of at most 8 columns, 0 from column W on, as wino4_row16. */
+static inline float8 wino4_row8(__global const float *row, const int W, const size_t left) {
+    if (W >= 8) return vload8(0, row);
+    const int8 inside = (int8)(0, 1, 2, 3, 4, 5, 6, 7) < (int8)(W);
+    if (left >= 8) return select((float8)(0.0f), vload8(0, row), inside);
+#define COL_(k) ((k) < W ? row[k] : 0.0f)
+    return (float8)(COL_(0), COL_(1), COL_(2), COL_(3), COL_(4), COL_(5), COL_(6), COL_(7));
+#undef COL_
+}
+
 /* V (36, C, tpad) = B^T d B of every 6x6 input patch, as conv2d_winograd_input, for tiles 4g .. 4g+3
  * (a multiple of 4 and pw a multiple of 4, so the four are neighbours in one panel).
  * work-item (g0, g1) of (tpad / 4, C) */
@@ -338,43 +377,73 @@ static inline void winograd4_input_at(const int g0, const int g1, __global const
     const int t0 = 4 * g0, c = g1;
     if (t0 >= tpad || c >= C) return;
     const int T = nb * TH * TW;
-    /* lane l: tile t0 + l (a padding column past T: zero), its image plane and patch corner */
+    WINO4_COORDS(t0 < T ? t0 : 0, TH, TW, b0, ty0, tx0)
+    const size_t image = (size_t)H * W, at0 = ((size_t)b0 * C + c) * image;
+    __global const float *src0 = x + x_off + at0;
+    const int h0 = 4 * ty0 - 1, w0 = 4 * tx0 - 1;
+    DECL6(float4, f, 0); DECL6(float4, f, 1); DECL6(float4, f, 2);
+    DECL6(float4, f, 3); DECL6(float4, f, 4); DECL6(float4, f, 5);
+    /* f = d B, row by row: row i of f is B^T applied to row i of the patch. */
+    if (t0 + 3 < T && tx0 + 3 < TW) {
+        /* The four tiles side by side in one row of tiles (maps of 13 or more columns): each
+         * patch row is 16 consecutive columns (wino4_row16) and the column on either side,
+         * spread over the lanes by swizzles. */
+        const size_t chunk_end = (size_t)nb * C * image;
+        const bool has_left = tx0 > 0, has_right = 4 * tx0 + 16 < W;
+#define F_ROW(i)                                                                                   \
+        do {                                                                                       \
+            const int h_ = h0 + (i), hc_ = clamp(h_, 0, H - 1);                                    \
+            const bool r_ = h_ >= 0 && h_ < H;                                                     \
+            __global const float *row_ = src0 + hc_ * W + 4 * tx0;                                 \
+            const float16 m_ = r_ ? wino4_row16(row_, tx0, W, chunk_end - (at0 + (size_t)hc_ * W + 4 * tx0)) \
+                                  : (float16)(0.0f);                                               \
+            const float left_ = row_[has_left ? -1 : 0], right_ = row_[has_right ? 16 : 0];        \
+            const float l_ = r_ && has_left ? left_ : 0.0f, r16_ = r_ && has_right ? right_ : 0.0f; \
+            WINO4_BT(float4, (float4)(l_, m_.s3, m_.s7, m_.sb), m_.s048c, m_.s159d, m_.s26ae, m_.s37bf, \
+                     (float4)(m_.s4, m_.s8, m_.sc, r16_), ROW6(f, i));                             \
+        } while (0);
+        F_ROW(0) F_ROW(1) F_ROW(2) F_ROW(3) F_ROW(4) F_ROW(5)
+#undef F_ROW
+    } else if (TW == 2 && tx0 == 0 && ty0 + 1 < TH && t0 + 3 < T) {
+        /* Two rows of two tiles of one image (maps of 5 to 8 columns): lanes 0 and 1 read patch
+         * row i from image row a = 4ty0 - 1 + i, lanes 2 and 3 from row a + 4, each row one
+         * (masked) load of its 8 columns; column -1 and column 8 are outside the map. */
+        const size_t chunk_end = (size_t)nb * C * image;
+#define ROW8_(h)                                                                                   \
+        ((h) >= 0 && (h) < H ? wino4_row8(src0 + (h) * W, W, chunk_end - (at0 + (size_t)(h) * W)) : (float8)(0.0f))
+#define F_ROW(i)                                                                                   \
+        do {                                                                                       \
+            const float8 a_ = ROW8_(h0 + (i)), b_ = ROW8_(h0 + 4 + (i));                           \
+            WINO4_BT(float4, (float4)(0.0f, a_.s3, 0.0f, b_.s3), (float4)(a_.s0, a_.s4, b_.s0, b_.s4), \
+                     (float4)(a_.s1, a_.s5, b_.s1, b_.s5), (float4)(a_.s2, a_.s6, b_.s2, b_.s6),   \
+                     (float4)(a_.s3, a_.s7, b_.s3, b_.s7), (float4)(a_.s4, 0.0f, b_.s4, 0.0f), ROW6(f, i)); \
+        } while (0);
+        F_ROW(0) F_ROW(1) F_ROW(2) F_ROW(3) F_ROW(4) F_ROW(5)
+#undef F_ROW
+#undef ROW8_
+    } else {
+        /* lane l: tile t0 + l (a padding column past T: zero), its image plane and patch corner */
+        int b1 = b0, ty1 = ty0, tx1 = tx0;
+        wino4_next(TH, TW, &b1, &ty1, &tx1);
+        int b2 = b1, ty2 = ty1, tx2 = tx1;
+        wino4_next(TH, TW, &b2, &ty2, &tx2);
+        int b3 = b2, ty3 = ty2, tx3 = tx2;
+        wino4_next(TH, TW, &b3, &ty3, &tx3);
+        const bool ok0 = t0 < T;
 #define LANE_(l)                                                                                   \
-    const bool ok##l = t0 + (l) < T;                                                               \
-    const int tl##l = ok##l ? t0 + (l) : 0;                                                        \
-    __global const float *src##l = x + x_off + (size_t)((tl##l / (TH * TW)) * C + c) * H * W;      \
-    const int h##l = 4 * ((tl##l / TW) % TH) - 1, w##l = 4 * (tl##l % TW) - 1;
-    LANES4(LANE_)
+        const bool ok##l = t0 + (l) < T;                                                           \
+        __global const float *src##l = ok##l ? x + x_off + ((size_t)b##l * C + c) * image : src0;  \
+        const int h##l = 4 * ty##l - 1, w##l = 4 * tx##l - 1;
+        LANE_(1) LANE_(2) LANE_(3)
 #undef LANE_
 #define D_(i, j)                                                                                   \
-    (float4)(wino4_x(src0, h0 + (i), w0 + (j), H, W, ok0), wino4_x(src1, h1 + (i), w1 + (j), H, W, ok1), \
-             wino4_x(src2, h2 + (i), w2 + (j), H, W, ok2), wino4_x(src3, h3 + (i), w3 + (j), H, W, ok3))
-    /* The four tiles side by side in one row of tiles, their 16 middle columns inside the image
-     * (the 32x32 and 16x16 layers): each patch row is one vload16 of those columns plus the
-     * column on either side (0 at the image's edge), spread over the lanes by swizzles. */
-    const int tx0 = tl0 % TW;
-    const bool row4 = ok3 && tx0 + 3 < TW && 4 * tx0 + 16 <= W;
-#define F_ROW4(i)                                                                                  \
-    do {                                                                                           \
-        const bool r_ = h0 + (i) >= 0 && h0 + (i) < H;                                             \
-        __global const float *row_ = src0 + clamp(h0 + (i), 0, H - 1) * W + 4 * tx0;               \
-        const float16 m_ = r_ ? vload16(0, row_) : (float16)(0.0f);                                \
-        const float left_ = row_[tx0 > 0 ? -1 : 0], right_ = row_[4 * tx0 + 16 < W ? 16 : 15];    \
-        const float l_ = r_ && tx0 > 0 ? left_ : 0.0f, r16_ = r_ && 4 * tx0 + 16 < W ? right_ : 0.0f; \
-        WINO4_BT(float4, (float4)(l_, m_.s3, m_.s7, m_.sb), m_.s048c, m_.s159d, m_.s26ae, m_.s37bf, \
-                 (float4)(m_.s4, m_.s8, m_.sc, r16_), ROW6(f, i));                                 \
-    } while (0);
-    /* f = d B, row by row: row i of f is B^T applied to row i of the patch */
-#define F_ROW(i)                                                                                   \
-    DECL6(float4, f, i);                                                                           \
-    if (row4)                                                                                      \
-        F_ROW4(i)                                                                                  \
-    else                                                                                           \
-        WINO4_BT(float4, D_(i, 0), D_(i, 1), D_(i, 2), D_(i, 3), D_(i, 4), D_(i, 5), ROW6(f, i));
-    F_ROW(0) F_ROW(1) F_ROW(2) F_ROW(3) F_ROW(4) F_ROW(5)
+        (float4)(wino4_x(src0, h0 + (i), w0 + (j), H, W, ok0), wino4_x(src1, h1 + (i), w1 + (j), H, W, ok1), \
+                 wino4_x(src2, h2 + (i), w2 + (j), H, W, ok2), wino4_x(src3, h3 + (i), w3 + (j), H, W, ok3))
+#define F_ROW(i) WINO4_BT(float4, D_(i, 0), D_(i, 1), D_(i, 2), D_(i, 3), D_(i, 4), D_(i, 5), ROW6(f, i));
+        F_ROW(0) F_ROW(1) F_ROW(2) F_ROW(3) F_ROW(4) F_ROW(5)
 #undef F_ROW
-#undef F_ROW4
 #undef D_
+    }
     const size_t plane = (size_t)C * tpad;
     __global float *dst = v + v_off + ((size_t)(t0 / pw) * C + c) * pw + t0 % pw;
     /* V = B^T f, column by column; element (i, j) to plane 6i + j */
@@ -438,6 +507,18 @@ static inline void winograd4_output_at(const int g0, const int g1, __global cons
 #undef Y_ROW_
 }
 
+/* Columns q0 .. q0+3 of row p of a dy plane, 0 past its edges or when !ok: a dy tile starts
+ * inside the map, so only its last row and column can be cut. */
+static inline float4 wino4_dy_row(__global const float *plane, const int p, const int q0, const int P, const int Q,
+                                  const bool ok) {
+    if (!ok || p >= P) return (float4)(0.0f);
+    __global const float *r = plane + p * Q + q0;
+    if (q0 + 4 <= Q) return vload4(0, r);
+    const int n = Q - q0;
+    const float4 v = (float4)(r[0], r[min(1, n - 1)], r[min(2, n - 1)], r[n - 1]);
+    return select((float4)(0.0f), v, (int4)(0, 1, 2, 3) < (int4)(n));
+}
+
 /* Backward-filter: Z (36, T, kpad) = A dy A^T per tile, packed as conv2d_winograd_dy, for channels
  * 4g .. 4g+3 of tile t (kpad and pw multiples of 4, so the four are neighbours in one panel).
  * work-item (g0, g1) of (T, kpad / 4) */
@@ -454,9 +535,13 @@ static inline void winograd4_dy_at(const int g0, const int g1, __global const fl
     __global const float *src##l = dy + dy_off + (size_t)(b * K + (ok##l ? k0 + (l) : 0)) * P * Q;
     LANES4(LANE_)
 #undef LANE_
-#define G_(i, j)                                                                                   \
-    (float4)(wino4_x(src0, p0 + (i), q0 + (j), P, Q, ok0), wino4_x(src1, p0 + (i), q0 + (j), P, Q, ok1), \
-             wino4_x(src2, p0 + (i), q0 + (j), P, Q, ok2), wino4_x(src3, p0 + (i), q0 + (j), P, Q, ok3))
+    /* row i of lane l's 4x4 dy tile: one load of four columns (fewer at the map's edge) */
+#define R_(l, i) const float4 r##l##i = wino4_dy_row(src##l, p0 + (i), q0, P, Q, ok##l);
+#define R_ROW(i) R_(0, i) R_(1, i) R_(2, i) R_(3, i)
+    R_ROW(0) R_ROW(1) R_ROW(2) R_ROW(3)
+#undef R_ROW
+#undef R_
+#define G_(i, j) (float4)(r0##i.s##j, r1##i.s##j, r2##i.s##j, r3##i.s##j)
     /* h = g A^T, row by row: row i of h is A applied to row i of the dy tile g */
 #define H_ROW(i)                                                                                   \
     DECL6(float4, h, i);                                                                           \
@@ -537,15 +622,30 @@ __kernel void conv2d_winograd4_dy(__global const float *dy, const uint dy_off, c
 }
 
 /* Two independent transforms of a chunked convolution in one launch (one launch per chunk
- * fewer: a GPU pays a few microseconds per launch, docs/winograd.md). global (max(a0, b0),
- * a1 + b1) for the first transform's grid (a0, a1) and the second's (b0, b1): rows below a1
- * are the first's, the rest the second's from row 0; each body returns for a column past its
- * own grid. No division per work-item (a flattened range measured slower on PoCL). Returns 1
- * (the first's) or 2 (the second's) with the row of its grid in *g1. */
-static inline int wino4_pair_row(const int a1, int *g1) {
+ * fewer: a GPU pays a few microseconds per launch, docs/winograd.md). The launch's rows below
+ * a1 (a multiple of the work-group's height) are the first transform's grid, (g0, g1) as its
+ * body names them. The rows from a1 on are the second's grid (b0, b1), walked one block of bw x
+ * (work-group size / bw) work-items per work-group: the second transform of every pair writes
+ * a packed plane (V or Z), whose stores fall in one contiguous run per plane only when a
+ * work-group spans a few panels and many channels, while the first (the output transform's
+ * reads of M, the filter transform, the row-major V of backward-filter) wants long runs along
+ * dimension 0. The host (pair_range in ocl_ops_conv_winograd.c) sizes both. No division per
+ * work-item but the block's. Returns 1 (the first's) or 2 (the second's) with the work-item
+ * of its grid in *g0, *g1. */
+static inline int wino4_pair_at(const int a1, const int b0, const int bw, int *g0, int *g1) {
     const int g = get_global_id(1);
-    *g1 = g < a1 ? g : g - a1;
-    return g < a1 ? 1 : 2;
+    if (g < a1) {
+        *g0 = get_global_id(0);
+        *g1 = g;
+        return 1;
+    }
+    const int wg = get_local_size(0) * get_local_size(1), bh = wg / bw;
+    const int lin = get_local_id(1) * get_local_size(0) + get_local_id(0);
+    const int block = (get_group_id(1) - a1 / get_local_size(1)) * get_num_groups(0) + get_group_id(0);
+    const int blocks0 = (b0 + bw - 1) / bw, k0 = block / blocks0;
+    *g0 = (block - k0 * blocks0) * bw + lin % bw;
+    *g1 = k0 * bh + lin / bw;
+    return 2;
 }
 
 /* The filter transform and the first chunk's input transform (forward, backward-data). */
@@ -555,10 +655,9 @@ __kernel void conv2d_winograd4_filter_input(__global const float *w, const uint 
                                             const int W,
                                             const int TH, const int TW, const int nb, const int tpad, const int pw,
                                             __global float *v, const uint v_off,
-                                            const int a1) {
-    const int g0 = get_global_id(0);
-    int g1;
-    const int which = wino4_pair_row(a1, &g1);
+                                            const int a1, const int b0, const int bw) {
+    int g0, g1;
+    const int which = wino4_pair_at(a1, b0, bw, &g0, &g1);
     if (which == 1)
         winograd4_filter_at(g0, g1, w, w_off, K, C, flip, u, u_off);
     else if (which == 2)
@@ -572,10 +671,10 @@ __kernel void conv2d_winograd4_output_input(__global const float *m, const uint 
                                             __global float *y, const uint y_off,
                                             __global const float *x, const uint x_off, const int C, const int xH,
                                             const int xW, const int xTH, const int xTW, const int xnb, const int tpad,
-                                            const int pw, __global float *v, const uint v_off, const int a1) {
-    const int g0 = get_global_id(0);
-    int g1;
-    const int which = wino4_pair_row(a1, &g1);
+                                            const int pw, __global float *v, const uint v_off,
+                                            const int a1, const int b0, const int bw) {
+    int g0, g1;
+    const int which = wino4_pair_at(a1, b0, bw, &g0, &g1);
     if (which == 1)
         winograd4_output_at(g0, g1, m, m_off, K, P, Q, TH, TW, nb, ldm, y, y_off);
     else if (which == 2)
@@ -590,10 +689,10 @@ __kernel void conv2d_winograd4_input_dy(__global const float *x, const uint x_of
                                         __global const float *dy, const uint dy_off, const int K, const int P,
                                         const int Q,
                                         const int dTH, const int dTW, const int dnb, const int kpad, const int dpw,
-                                        __global float *z, const uint z_off, const int a1) {
-    const int g0 = get_global_id(0);
-    int g1;
-    const int which = wino4_pair_row(a1, &g1);
+                                        __global float *z, const uint z_off, const int a1, const int b0,
+                                        const int bw) {
+    int g0, g1;
+    const int which = wino4_pair_at(a1, b0, bw, &g0, &g1);
     if (which == 1)
         winograd4_input_at(g0, g1, x, x_off, C, H, W, TH, TW, nb, tpad, pw, v, v_off);
     else if (which == 2)

@@ -226,6 +226,9 @@ static const conv_shape conv_shapes[] = {
     /* a tile count that is not a multiple of 4 (3 x 2 = 6 F(4x4,3x3) tiles): the OpenCL F(4x4)
      * kernels' last work-item has fewer than four tiles; 9 and 5 channels, not multiples of 4 */
     {1, 9, 9, 5, 5, 3, 3, 1, 1, 1, 1, "6 Winograd 4x4 tiles, odd channel counts"},
+    /* airbench94's first block: rows of 8 F(4x4,3x3) tiles, the second four of a row cut at
+     * column 31 (the OpenCL input transform's masked 16-column rows) */
+    {2, 5, 31, 31, 6, 3, 3, 1, 1, 1, 1, "31x31, a row of tiles cut short"},
     {1, 3, 64, 64, 8, 7, 7, 2, 2, 3, 3, "ResNet stem 7x7/2, Q = 32: OpenCL's packed stride-2 vector path"},
     {2, 16, 8, 8, 24, 1, 1, 1, 1, 0, 0, "1x1, P*Q = 64 (whole panels): OpenCL's GEMM stores into dx's layout"},
     {1, 32, 16, 16, 48, 1, 1, 1, 1, 0, 0, "1x1, one image: OpenCL's GEMMs read x and write dx in place"},

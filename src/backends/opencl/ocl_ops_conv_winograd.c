@@ -159,11 +159,35 @@ static bool paired(const wino_plan *p) { return p->m == 4; }
 /* Ends a launch of one transform's kernel, its arguments set. */
 static dbk_status single_range(dbk_ocl_args *a, wino_grid g) { return dbk_ocl_range2(a, g.n0, g.n1); }
 
-/* Ends a launch of a pair kernel, both transforms' arguments set: the first's rows, one 2-D
- * range over both grids stacked (wino4_pair_row in cl/conv2d_winograd.cl). */
-static dbk_status pair_range(dbk_ocl_args *a, wino_grid first, wino_grid second) {
-    dbk_ocl_arg_int(a, (int)first.n1);
-    return dbk_ocl_range2(a, first.n0 > second.n0 ? first.n0 : second.n0, first.n1 + second.n1);
+/* Block widths for the second transform of a pair kernel (wino4_pair_at in
+ * cl/conv2d_winograd.cl). A packed plane (V of forward and backward-data, Z of backward-filter)
+ * holds a panel of pw tiles of one channel, then the next channel's panel: a block 16 work-items
+ * (64 tiles, four panels) wide and 16 channels tall writes each of its 36 planes in four runs
+ * of 1 KiB, and a dy block 64 tiles wide and 4 work-items (16 channels) tall fills whole lines.
+ * Work-groups 256 work-items wide along the tiles, one channel tall, wrote 36 x 16 separate
+ * lines, pw * C floats apart (and, for Z, a quarter of each line): on PoCL 2x the time of the
+ * input and dy transforms (docs/measurements/opencl.md). The first transform keeps the long
+ * runs along dimension 0 its reads want (the output transform reads M row-major). */
+enum { PACKED_INPUT_BLOCK = 16, PACKED_DY_BLOCK = 64 };
+
+/* Ends a launch of a pair kernel, both transforms' arguments set: the first transform's grid in
+ * the rows below a1 (rounded up to the work-group's height), then enough rows of work-groups
+ * for the second's grid in blocks bw wide (wino4_pair_at). */
+static dbk_status pair_range(dbk_ocl_args *a, wino_grid first, wino_grid second, size_t bw) {
+    const size_t lim = dbk_ocl_wg_limit(a->be, a->launch->kernel, 256);
+    const size_t n0 = first.n0 > second.n0 ? first.n0 : second.n0;
+    size_t l0 = 1;
+    while (l0 < n0 && l0 < lim) l0 *= 2;
+    const size_t l1 = lim / l0, groups0 = (n0 + l0 - 1) / l0;
+    if (bw > lim) bw = lim;
+    const size_t a1 = round_up(first.n1, l1);
+    const size_t blocks = (second.n0 + bw - 1) / bw * ((second.n1 + lim / bw - 1) / (lim / bw));
+    const size_t rows2 = (blocks + groups0 - 1) / groups0 * l1;
+    dbk_ocl_arg_int(a, (int)a1);
+    dbk_ocl_arg_int(a, (int)second.n0);
+    dbk_ocl_arg_int(a, (int)bw);
+    const size_t global[2] = {groups0 * l0, a1 + rows2}, local[2] = {l0, l1};
+    return dbk_ocl_args_done(a, 2, global, local);
 }
 
 /* The arguments of the filter transform U = filter(w) into region r0. */
@@ -246,7 +270,8 @@ static dbk_status record_transformed_conv(dbk_backend *be, const dbk_op_desc *op
     DBK_TRY(dbk_ocl_kernel(be, out, paired(&p) ? "conv2d_winograd4_filter_input" : kernel_name(&p, WINO_FILTER), &a));
     const wino_grid filter = filter_args(&a, w, flip, &p);
     if (paired(&p))
-        DBK_TRY(pair_range(&a, filter, input_args(&a, &p, src, 0, chunk_images(&p, 0), p.r1, p.rb_w)));
+        DBK_TRY(pair_range(&a, filter, input_args(&a, &p, src, 0, chunk_images(&p, 0), p.r1, p.rb_w),
+                           PACKED_INPUT_BLOCK));
     else
         DBK_TRY(single_range(&a, filter));
     for (int n0 = 0; n0 < p.N; n0 += p.nb) {
@@ -265,7 +290,8 @@ static dbk_status record_transformed_conv(dbk_backend *be, const dbk_op_desc *op
         DBK_TRY(dbk_ocl_kernel(be, out, pair ? "conv2d_winograd4_output_input" : kernel_name(&p, WINO_OUTPUT), &a));
         const wino_grid output = output_args(&a, &p, n0, nb, dst);
         if (pair)
-            DBK_TRY(pair_range(&a, output, input_args(&a, &p, src, next, chunk_images(&p, next), p.r1, p.rb_w)));
+            DBK_TRY(pair_range(&a, output, input_args(&a, &p, src, next, chunk_images(&p, next), p.r1, p.rb_w),
+                               PACKED_INPUT_BLOCK));
         else
             DBK_TRY(single_range(&a, output));
     }
@@ -294,7 +320,7 @@ dbk_status dbk_ocl_record_conv2d_winograd_bwd_filter(dbk_backend *be, const dbk_
         DBK_TRY(dbk_ocl_kernel(be, out, paired(&p) ? "conv2d_winograd4_input_dy" : kernel_name(&p, WINO_INPUT), &a));
         const wino_grid input = input_args(&a, &p, x, n0, nb, p.r0, 0);
         if (paired(&p)) {
-            DBK_TRY(pair_range(&a, input, dy_args(&a, &p, dy, n0, nb)));
+            DBK_TRY(pair_range(&a, input, dy_args(&a, &p, dy, n0, nb), PACKED_DY_BLOCK));
         } else {
             DBK_TRY(single_range(&a, input));
             DBK_TRY(dbk_ocl_kernel(be, out, kernel_name(&p, WINO_DY), &a));
