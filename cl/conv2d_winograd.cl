@@ -242,13 +242,17 @@ __kernel void conv2d_winograd_filter_grad(__global const float *du, const uint d
         o2 = (x3_ + x4_ - x1_ - x2_) / 6.0f + x5_;                                               \
     } while (0)
 
-/* The macros above through one more expansion, so that an argument list such as ROW6(f, 0)
- * below counts as its six arguments. */
-#define WINO4_BT(...) WINO4_BT_(__VA_ARGS__)
-#define WINO4_G(...) WINO4_G_(__VA_ARGS__)
-#define WINO4_AT(...) WINO4_AT_(__VA_ARGS__)
-#define WINO4_A(...) WINO4_A_(__VA_ARGS__)
-#define WINO4_GT(...) WINO4_GT_(__VA_ARGS__)
+/* The macros above with their inputs and their outputs as two groups, each one macro argument:
+ * ROW6(f, 0) below, or an explicit LIST6(a, b, ...). The one more expansion splits a group into
+ * its values. Not variadic macros: OpenCL C 1.2 has none, and NVIDIA's compiler refuses them. */
+#define LIST3(a, b, c) a, b, c
+#define LIST4(a, b, c, d) a, b, c, d
+#define LIST6(a, b, c, d, e, f) a, b, c, d, e, f
+#define WINO4_BT(V, in, out) WINO4_BT_(V, in, out)
+#define WINO4_G(V, in, out) WINO4_G_(V, in, out)
+#define WINO4_AT(V, in, out) WINO4_AT_(V, in, out)
+#define WINO4_A(V, in, out) WINO4_A_(V, in, out)
+#define WINO4_GT(V, in, out) WINO4_GT_(V, in, out)
 
 /* Row i or column j of a 6x6 (or 6x4, 4x6, 3x6, 6x3) tile f as an argument list. */
 #define ROW6(f, i) f##i##0, f##i##1, f##i##2, f##i##3, f##i##4, f##i##5
@@ -303,9 +307,9 @@ static inline void winograd4_filter_at(const int g0, const int g1, __global cons
     DECL3(float4, t, 0); DECL3(float4, t, 1); DECL3(float4, t, 2);
     DECL3(float4, t, 3); DECL3(float4, t, 4); DECL3(float4, t, 5);
     /* t = G g, column by column */
-    WINO4_G(float4, G_(0, 0), G_(1, 0), G_(2, 0), COL6(t, 0));
-    WINO4_G(float4, G_(0, 1), G_(1, 1), G_(2, 1), COL6(t, 1));
-    WINO4_G(float4, G_(0, 2), G_(1, 2), G_(2, 2), COL6(t, 2));
+    WINO4_G(float4, LIST3(G_(0, 0), G_(1, 0), G_(2, 0)), COL6(t, 0));
+    WINO4_G(float4, LIST3(G_(0, 1), G_(1, 1), G_(2, 1)), COL6(t, 1));
+    WINO4_G(float4, LIST3(G_(0, 2), G_(1, 2), G_(2, 2)), COL6(t, 2));
 #undef G_
     const size_t plane = (size_t)rows * cols;
     __global float *dst = u + u_off + (size_t)row * cols + col0;
@@ -313,7 +317,7 @@ static inline void winograd4_filter_at(const int g0, const int g1, __global cons
 #define U_ROW(i)                                                                                   \
     do {                                                                                           \
         float4 u0, u1, u2, u3, u4, u5;                                                             \
-        WINO4_G(float4, ROW3(t, i), u0, u1, u2, u3, u4, u5);                                       \
+        WINO4_G(float4, ROW3(t, i), LIST6(u0, u1, u2, u3, u4, u5));                                       \
         wino4_store4(u0, dst + (6 * i + 0) * plane, n); wino4_store4(u1, dst + (6 * i + 1) * plane, n); \
         wino4_store4(u2, dst + (6 * i + 2) * plane, n); wino4_store4(u3, dst + (6 * i + 3) * plane, n); \
         wino4_store4(u4, dst + (6 * i + 4) * plane, n); wino4_store4(u5, dst + (6 * i + 5) * plane, n); \
@@ -399,8 +403,8 @@ static inline void winograd4_input_at(const int g0, const int g1, __global const
                                   : (float16)(0.0f);                                               \
             const float left_ = row_[has_left ? -1 : 0], right_ = row_[has_right ? 16 : 0];        \
             const float l_ = r_ && has_left ? left_ : 0.0f, r16_ = r_ && has_right ? right_ : 0.0f; \
-            WINO4_BT(float4, (float4)(l_, m_.s3, m_.s7, m_.sb), m_.s048c, m_.s159d, m_.s26ae, m_.s37bf, \
-                     (float4)(m_.s4, m_.s8, m_.sc, r16_), ROW6(f, i));                             \
+            WINO4_BT(float4, LIST6((float4)(l_, m_.s3, m_.s7, m_.sb), m_.s048c, m_.s159d, m_.s26ae, m_.s37bf, \
+                     (float4)(m_.s4, m_.s8, m_.sc, r16_)), ROW6(f, i));                             \
         } while (0);
         F_ROW(0) F_ROW(1) F_ROW(2) F_ROW(3) F_ROW(4) F_ROW(5)
 #undef F_ROW
@@ -414,9 +418,9 @@ static inline void winograd4_input_at(const int g0, const int g1, __global const
 #define F_ROW(i)                                                                                   \
         do {                                                                                       \
             const float8 a_ = ROW8_(h0 + (i)), b_ = ROW8_(h0 + 4 + (i));                           \
-            WINO4_BT(float4, (float4)(0.0f, a_.s3, 0.0f, b_.s3), (float4)(a_.s0, a_.s4, b_.s0, b_.s4), \
+            WINO4_BT(float4, LIST6((float4)(0.0f, a_.s3, 0.0f, b_.s3), (float4)(a_.s0, a_.s4, b_.s0, b_.s4), \
                      (float4)(a_.s1, a_.s5, b_.s1, b_.s5), (float4)(a_.s2, a_.s6, b_.s2, b_.s6),   \
-                     (float4)(a_.s3, a_.s7, b_.s3, b_.s7), (float4)(a_.s4, 0.0f, b_.s4, 0.0f), ROW6(f, i)); \
+                     (float4)(a_.s3, a_.s7, b_.s3, b_.s7), (float4)(a_.s4, 0.0f, b_.s4, 0.0f)), ROW6(f, i)); \
         } while (0);
         F_ROW(0) F_ROW(1) F_ROW(2) F_ROW(3) F_ROW(4) F_ROW(5)
 #undef F_ROW
@@ -439,7 +443,7 @@ static inline void winograd4_input_at(const int g0, const int g1, __global const
 #define D_(i, j)                                                                                   \
         (float4)(wino4_x(src0, h0 + (i), w0 + (j), H, W, ok0), wino4_x(src1, h1 + (i), w1 + (j), H, W, ok1), \
                  wino4_x(src2, h2 + (i), w2 + (j), H, W, ok2), wino4_x(src3, h3 + (i), w3 + (j), H, W, ok3))
-#define F_ROW(i) WINO4_BT(float4, D_(i, 0), D_(i, 1), D_(i, 2), D_(i, 3), D_(i, 4), D_(i, 5), ROW6(f, i));
+#define F_ROW(i) WINO4_BT(float4, LIST6(D_(i, 0), D_(i, 1), D_(i, 2), D_(i, 3), D_(i, 4), D_(i, 5)), ROW6(f, i));
         F_ROW(0) F_ROW(1) F_ROW(2) F_ROW(3) F_ROW(4) F_ROW(5)
 #undef F_ROW
 #undef D_
@@ -450,7 +454,7 @@ static inline void winograd4_input_at(const int g0, const int g1, __global const
 #define V_COL(j)                                                                                   \
     do {                                                                                           \
         float4 v0, v1, v2, v3, v4, v5;                                                             \
-        WINO4_BT(float4, COL6(f, j), v0, v1, v2, v3, v4, v5);                                      \
+        WINO4_BT(float4, COL6(f, j), LIST6(v0, v1, v2, v3, v4, v5));                                      \
         vstore4(v0, 0, dst + (0 + j) * plane); vstore4(v1, 0, dst + (6 + j) * plane);              \
         vstore4(v2, 0, dst + (12 + j) * plane); vstore4(v3, 0, dst + (18 + j) * plane);            \
         vstore4(v4, 0, dst + (24 + j) * plane); vstore4(v5, 0, dst + (30 + j) * plane);            \
@@ -473,7 +477,7 @@ static inline void winograd4_output_at(const int g0, const int g1, __global cons
 #define M_(e) wino4_load4(src + (e) * plane, n)
     /* a = A^T m, column by column (element (i, j) of m is plane 6i + j) */
     DECL6(float4, a, 0); DECL6(float4, a, 1); DECL6(float4, a, 2); DECL6(float4, a, 3);
-#define A_COL(j) WINO4_AT(float4, M_(0 + j), M_(6 + j), M_(12 + j), M_(18 + j), M_(24 + j), M_(30 + j), COL4(a, j));
+#define A_COL(j) WINO4_AT(float4, LIST6(M_(0 + j), M_(6 + j), M_(12 + j), M_(18 + j), M_(24 + j), M_(30 + j)), COL4(a, j));
     A_COL(0) A_COL(1) A_COL(2) A_COL(3) A_COL(4) A_COL(5)
 #undef A_COL
 #undef M_
@@ -545,7 +549,7 @@ static inline void winograd4_dy_at(const int g0, const int g1, __global const fl
     /* h = g A^T, row by row: row i of h is A applied to row i of the dy tile g */
 #define H_ROW(i)                                                                                   \
     DECL6(float4, h, i);                                                                           \
-    WINO4_A(float4, G_(i, 0), G_(i, 1), G_(i, 2), G_(i, 3), ROW6(h, i));
+    WINO4_A(float4, LIST4(G_(i, 0), G_(i, 1), G_(i, 2), G_(i, 3)), ROW6(h, i));
     H_ROW(0) H_ROW(1) H_ROW(2) H_ROW(3)
 #undef H_ROW
 #undef G_
@@ -555,7 +559,7 @@ static inline void winograd4_dy_at(const int g0, const int g1, __global const fl
 #define Z_COL(j)                                                                                   \
     do {                                                                                           \
         float4 z0, z1, z2, z3, z4, z5;                                                             \
-        WINO4_A(float4, COL4(h, j), z0, z1, z2, z3, z4, z5);                                       \
+        WINO4_A(float4, COL4(h, j), LIST6(z0, z1, z2, z3, z4, z5));                                       \
         vstore4(z0, 0, dst + (0 + j) * plane); vstore4(z1, 0, dst + (6 + j) * plane);              \
         vstore4(z2, 0, dst + (12 + j) * plane); vstore4(z3, 0, dst + (18 + j) * plane);            \
         vstore4(z4, 0, dst + (24 + j) * plane); vstore4(z5, 0, dst + (30 + j) * plane);            \
@@ -576,7 +580,7 @@ __kernel void conv2d_winograd4_filter_grad(__global const float *du, const uint 
 #define U_(e) wino4_load4(src + (e) * plane, n)
     /* a = G^T du, column by column */
     DECL6(float4, a, 0); DECL6(float4, a, 1); DECL6(float4, a, 2);
-#define A_COL(j) WINO4_GT(float4, U_(0 + j), U_(6 + j), U_(12 + j), U_(18 + j), U_(24 + j), U_(30 + j), COL3(a, j));
+#define A_COL(j) WINO4_GT(float4, LIST6(U_(0 + j), U_(6 + j), U_(12 + j), U_(18 + j), U_(24 + j), U_(30 + j)), COL3(a, j));
     A_COL(0) A_COL(1) A_COL(2) A_COL(3) A_COL(4) A_COL(5)
 #undef A_COL
 #undef U_

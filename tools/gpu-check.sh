@@ -348,6 +348,20 @@ setup_drivers() {
       notes+="Vulkan: no GPU device; VK_DRIVER_FILES=$icd; "
       list_devices
       vk_dev=$(first_device vulkan)
+      # Headless, the driver's GLX library gives the loader no vkCreateInstance ("Could not get
+      # 'vkCreateInstance' via 'vk_icdGetInstanceProcAddr'", seen on the lent H200); its EGL
+      # library exports the same Vulkan entry points without a display.
+      local egl; egl=$(find_libs "libEGL_nvidia.so.0*" | head -1)
+      if [ -z "$vk_dev" ] && [ -n "$egl" ]; then
+        local api; api=$(sed -n 's/.*"api_version" *: *"\([0-9.]*\)".*/\1/p' "$icd" | head -1)
+        mkdir -p "$work/vk-icd"
+        printf '{ "file_format_version": "1.0.1", "ICD": { "library_path": "%s", "api_version": "%s" } }\n' \
+          "$egl" "${api:-1.3.0}" >"$work/vk-icd/nvidia_egl_icd.json"
+        export VK_DRIVER_FILES=$work/vk-icd/nvidia_egl_icd.json
+        notes+="Vulkan: still none through $icd; wrote $VK_DRIVER_FILES naming $egl; "
+        list_devices
+        vk_dev=$(first_device vulkan)
+      fi
     else
       notes+="Vulkan: no GPU device and no nvidia_icd.json found; "
     fi

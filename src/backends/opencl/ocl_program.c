@@ -184,6 +184,9 @@ static dbk_status build_from_source(dbk_backend *be, const char *source, const c
         clGetProgramBuildInfo(c->program, c->device, CL_PROGRAM_BUILD_LOG, log_len, log, NULL);
         log[log_len] = '\0';
     }
+    /* The error message holds the log's start only; the whole log goes to the log first. */
+    dbk_log(DBK_LOG_LEVEL_ERROR, "OpenCL build log (%zu bytes, options %s):\n%s", log_len, options,
+            log ? log : "(unavailable)");
     /* The compiler's own summary ("3 errors generated.") first: the build log may be cut. */
     dbk_status st = dbk_ocl_fail(be, err, "building the kernels (options %s); compiler output: %s; build log:\n%s",
                                  options, caught.len ? dbk_strbuf_str(&caught) : "(none)", log ? log : "(unavailable)");
