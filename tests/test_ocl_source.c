@@ -9,13 +9,17 @@
  *     0 without. Asserted on CPU devices that report CL_FP_FMA (PoCL on x86 with FMA), where
  *     compress.cl's "FP_CONTRACT OFF" once made it 0; printed elsewhere (a GPU compiler may
  *     or may not contract).
- * Skips (77) without the OpenCL backend or a device; under CI=true that is a failure.
+ *   - the assembled program compiles as strict OpenCL C 1.2 (clang -cl-std=CL1.2
+ *     -pedantic-errors, with the tile options of a CPU and of a GPU profile): NVIDIA's compiler
+ *     refused the variadic macros that PoCL's clang accepts, and failed the whole program.
+ * Skips (77) without the OpenCL backend, a device or clang; under CI=true that is a failure.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "backends/opencl/ocl_internal.h"
@@ -121,13 +125,62 @@ static int gemm_rb_should_contract_multiply_adds_on_a_cpu_with_fma(void) {
     return 0;
 }
 
+/* 1 when clang takes the program as OpenCL C 1.2 without extensions, 0 when not (its messages
+ * printed), -1 when clang cannot be run. */
+static int clang_accepts(const char *path, const char *defines) {
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd,
+             "clang -x cl -cl-std=CL1.2 -cl-fp32-correctly-rounded-divide-sqrt -fsyntax-only "
+             "-Xclang -finclude-default-header -pedantic-errors %s %s 2>&1",
+             defines, path);
+    FILE *p = popen(cmd, "r");
+    if (!p) return -1;
+    char line[512];
+    int printed = 0;
+    while (fgets(line, sizeof line, p))
+        if (printed++ < 20) printf("    %s", line);
+    const int status = pclose(p);
+    if (status == -1 || !WIFEXITED(status) || WEXITSTATUS(status) == 127) return -1;
+    return WEXITSTATUS(status) == 0;
+}
+
+static int the_program_should_compile_as_strict_opencl_c_1_2(void) {
+    dbk_strbuf src;
+    dbk_strbuf_init(&src);
+    DBK_CHECK_OK(dbk_ocl_source_assemble(&src));
+    char path[] = "/tmp/dbk_ocl_strict_XXXXXX";
+    const int fd = mkstemp(path);
+    DBK_CHECK(fd >= 0);
+    FILE *f = fdopen(fd, "wb");
+    DBK_CHECK(f != NULL);
+    fwrite(src.data, 1, src.len, f);
+    fclose(f);
+    dbk_strbuf_deinit(&src);
+    /* PoCL's profile (register blocks of 4) and the tiles derived for an NVIDIA GPU (8). */
+    const char *tiles[] = {
+        "-DTSM=64 -DTSN=64 -DTSK=16 -DWPTM=4 -DWPTN=4 -DRB_M=4 -DRB_W=16",
+        "-DTSM=128 -DTSN=128 -DTSK=16 -DWPTM=8 -DWPTN=8 -DRB_M=8 -DRB_W=16",
+    };
+    int accepted[2];
+    for (size_t i = 0; i < 2; i++) accepted[i] = clang_accepts(path, tiles[i]);
+    unlink(path);
+    for (size_t i = 0; i < 2; i++) {
+        DBK_CHECK_MSG(accepted[i] >= 0, "clang could not be run");
+        DBK_CHECK_MSG(accepted[i] != 0, "clang -cl-std=CL1.2 -pedantic-errors %s refused the program (above)", tiles[i]);
+    }
+    return 0;
+}
+
 int main(void) {
     DBK_RUN(each_kernel_file_should_start_with_contraction_on);
     DBK_RUN(a_file_switching_contraction_off_should_not_reach_the_next);
+    const bool have_clang = system("clang --version >/dev/null 2>&1") == 0;
+    if (have_clang) DBK_RUN(the_program_should_compile_as_strict_opencl_c_1_2);
     if (dbk_backend_device_count(DBK_BACKEND_KIND_OPENCL) == 0) {
         const int rc = dbk_test_finish();
         return rc ? rc : dbk_test_skip_or_fail_in_ci("no OpenCL device found (is an ICD such as pocl-opencl-icd installed?)");
     }
     DBK_RUN(gemm_rb_should_contract_multiply_adds_on_a_cpu_with_fma);
-    return dbk_test_finish();
+    const int rc = dbk_test_finish();
+    return rc ? rc : have_clang ? 0 : dbk_test_skip_or_fail_in_ci("clang not found (tools/install-deps.sh installs it)");
 }

@@ -41,6 +41,13 @@ typedef struct bench_line {
     char        error[1024];
 } bench_line;
 
+/* The last error into l->error as one table cell: tabs and line breaks become spaces. */
+static void take_error(bench_line *l) {
+    snprintf(l->error, sizeof l->error, "%s", dbk_last_error());
+    for (char *p = l->error; *p; p++)
+        if (*p == '\t' || *p == '\n' || *p == '\r') *p = ' ';
+}
+
 static bool tsv;   /* --tsv: tab-separated, a header line first, for scripts (tools/gpu-check.sh) */
 
 static void print_header(void) {
@@ -83,7 +90,7 @@ static int run_one(dbk_backend_kind kind, int index, const char *recipe_name, in
     dbk_backend *be;
     const double created0 = dbk_time_now();
     if (dbk_backend_create(kind, index, &be) != DBK_OK) {
-        snprintf(l.error, sizeof l.error, "%s", dbk_last_error());
+        take_error(&l);
         print_line(&l);
         return 1;
     }
@@ -98,7 +105,7 @@ static int run_one(dbk_backend_kind kind, int index, const char *recipe_name, in
         l.costs = t.costs;
         l.cpu_seconds = t.cpu_seconds_per_step;
     } else {
-        snprintf(l.error, sizeof l.error, "%s", dbk_last_error());
+        take_error(&l);
     }
     print_line(&l);
     dbk_backend_destroy(be);

@@ -403,7 +403,8 @@ stage_check() {
   local stall=(env)
   [ "$drill" = deadline ] && stall=(bash -c 'sleep "$1"; shift; exec "$@"' stall $((secs + 60)))
   for d in $(devices); do   # both APIs at once: correctness, not timing
-    ( timeout -k 5 "$secs" "${stall[@]}" "$daybreak" check --backend "$d" --json "${extra[@]}" \
+    # DBK_LOG=info: a program that fails to build leaves its whole build log in the .err file
+    ( DBK_LOG=${DBK_LOG:-info} timeout -k 5 "$secs" "${stall[@]}" "$daybreak" check --backend "$d" --json "${extra[@]}" \
         >"$work/check-${d%%:*}.json" 2>"$work/logs/check-${d%%:*}.err"; echo $? >"$work/check-${d%%:*}.rc" ) &
     pids+=($!)
   done

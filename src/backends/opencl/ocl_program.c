@@ -32,6 +32,29 @@
 /* ---------------------------------------------------------------------------------- */
 /* the compiler's console output                                                      */
 
+/* `text` as one line into out: line breaks and tabs become "; " and spaces, cut to fit. */
+static void one_line(char *out, size_t size, const char *text) {
+    size_t n = 0;
+    for (const char *p = text; *p && n + 3 < size; p++) {
+        if (*p == '\n') {
+            if (p[1] && n > 0) { out[n++] = ';'; out[n++] = ' '; }
+        } else {
+            out[n++] = *p == '\t' || *p == '\r' ? ' ' : *p;
+        }
+    }
+    out[n] = '\0';
+}
+
+/* The build log's first line that names an error (or its first line) into out. */
+static void first_error_line(char *out, size_t size, const char *log) {
+    const char *e = strstr(log, "error");
+    if (!e) e = log;
+    while (e > log && e[-1] != '\n') e--;
+    const char *end = strchr(e, '\n');
+    size_t len = end ? (size_t)(end - e) : strlen(e);
+    snprintf(out, size, "%.*s", (int)(len < size ? len : size - 1), e);
+}
+
 /* clBuildProgram with file descriptor 2 pointed at a temp file: PoCL's compiler (clang, inside
  * this process) prints "78 warnings generated." or "3 errors generated." straight to fd 2,
  * not into the build log, and the console is daybreak's. What it printed is appended to
@@ -184,12 +207,15 @@ static dbk_status build_from_source(dbk_backend *be, const char *source, const c
         clGetProgramBuildInfo(c->program, c->device, CL_PROGRAM_BUILD_LOG, log_len, log, NULL);
         log[log_len] = '\0';
     }
-    /* The error message holds the log's start only; the whole log goes to the log first. */
-    dbk_log(DBK_LOG_LEVEL_ERROR, "OpenCL build log (%zu bytes, options %s):\n%s", log_len, options,
+    /* The error is one line: the compiler's summary ("3 errors generated.") and the log's first
+     * error; the whole log goes to the info log (DBK_LOG=info). */
+    dbk_log(DBK_LOG_LEVEL_INFO, "OpenCL build log (%zu bytes, options %s):\n%s", log_len, options,
             log ? log : "(unavailable)");
-    /* The compiler's own summary ("3 errors generated.") first: the build log may be cut. */
-    dbk_status st = dbk_ocl_fail(be, err, "building the kernels (options %s); compiler output: %s; build log:\n%s",
-                                 options, caught.len ? dbk_strbuf_str(&caught) : "(none)", log ? log : "(unavailable)");
+    char summary[256], first[512];
+    one_line(summary, sizeof summary, caught.len ? dbk_strbuf_str(&caught) : "no compiler output");
+    first_error_line(first, sizeof first, log ? log : "(build log unavailable)");
+    dbk_status st = dbk_ocl_fail(be, err, "building the kernels (options %s): compiler output: %s; build log, first error: %s (DBK_LOG=info prints the whole log)",
+                                 options, summary, first);
     dbk_strbuf_deinit(&caught);
     dbk_free(log);
     clReleaseProgram(c->program);
