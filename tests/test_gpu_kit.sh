@@ -8,6 +8,7 @@
 #      16 MiB; summary.md has exactly one row per stage, each ok (torch: ok, or skipped because
 #      PyTorch is not installed), the check passed on both APIs, bench.tsv has a figure per API,
 #      runs.tar.gz holds a result.json and no checkpoint, report.md is there;
+#   2b. the tune stage, named on its own: a tuned profile per API lands in runs.tar.gz;
 #   3. drills: no OpenCL ICD (the drivers stage writes one and finds the device), a broken op
 #      (the check fails and names relu_fwd), and a deadline that cuts a stage (the check is cut,
 #      the call ends on time, and the summary and packaging still arrive).
@@ -88,6 +89,16 @@ grep -q '\.ckpt$' <<<"$listing" && fail "runs.tar.gz holds a checkpoint"
 [ -s "$tmp/out/report.md" ] || fail "no report.md"
 grep -q '^## Training throughput' "$tmp/out/summary.md" && grep -q 'airbench94' "$tmp/out/summary.md" ||
   fail "summary.md lacks the headline figures"
+
+# 2b. the tune stage (named, never a default) on the same work folder: a profile per API in runs/
+tools/gpu-check.sh --smoke --stages drivers,tune --in "$tmp/in" --out "$tmp/out-tune" --work "$tmp/work" \
+  >"$tmp/tune.log" 2>&1 || fail "tune: exit $?: $(cat "$tmp/out-tune/summary.md")"
+contract "$tmp/out-tune"
+[ "$(status "$tmp/out-tune" tune)" = ok ] || fail "stage tune: $(row "$tmp/out-tune" tune)"
+listing=$(tar tzf "$tmp/out-tune/runs.tar.gz") || fail "runs.tar.gz does not list"
+for api in opencl vulkan; do
+  grep -q "runs/tuned-$api.json" <<<"$listing" || fail "tune: no runs/tuned-$api.json: $listing"
+done
 
 # 3a. no OpenCL ICD: the drivers stage writes one naming the library and finds the device
 tools/gpu-check.sh --smoke --stages drivers --drill no-icd --in "$tmp/in" --out "$tmp/out-icd" --work "$tmp/w-icd" \

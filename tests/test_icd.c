@@ -2,7 +2,11 @@
  * test_icd.c — backend/icd.h, the driver report of `daybreak devices`: ICD file parsing
  * (OpenCL's one line, Vulkan's JSON with relative library paths) and the scan of folders
  * named by OCL_ICD_VENDORS and VK_DRIVER_FILES, with a library that loads (the C library's
- * libm.so.6) and one that does not (its dlerror reason reported).
+ * libm.so.6) and one that does not (its dlerror reason reported); and a Vulkan driver that
+ * loads but gives the loader no vkCreateInstance (argv[1], tests/fake_vk_icd.c: what NVIDIA's
+ * GLX library does without a display), reported as such.
+ *
+ * usage: test_icd FAKE_VK_ICD
  */
 #define _POSIX_C_SOURCE 200809L
 #include <stdio.h>
@@ -65,9 +69,43 @@ static int scan_should_report_which_libraries_load_and_why_not(void) {
     return 0;
 }
 
-int main(void) {
+static const char *fake_vk_icd;
+
+static int a_vulkan_driver_without_vkcreateinstance_should_be_reported(void) {
+    const char *dir = dbk_test_tmpdir("icd_no_instance");
+    DBK_CHECK(dir != NULL);
+    char path[4200], json[4400];
+    snprintf(path, sizeof path, "%s/fake.json", dir);
+    const int n = snprintf(json, sizeof json, "{\"ICD\": {\"library_path\": \"%s\"}}", fake_vk_icd);
+    DBK_CHECK_OK(dbk_file_write_atomic(path, json, (size_t)n));
+    snprintf(json, sizeof json, "%s/v.json", dir);
+    DBK_CHECK_OK(dbk_file_write_atomic(json, "{\"ICD\": {\"library_path\": \"libm.so.6\"}}", 38));
+    char list[8600];
+    snprintf(list, sizeof list, "%s:%s", path, json);
+    DBK_CHECK(setenv("VK_DRIVER_FILES", list, 1) == 0);
+    dbk_icd_report *r = malloc(sizeof *r);
+    DBK_CHECK(r != NULL);
+    dbk_icd_scan(DBK_ICD_VULKAN, r);
+    const bool ok = r->count == 2 && r->files[0].loads && r->files[0].no_instance && r->files[1].loads &&
+                    !r->files[1].no_instance;
+    if (!ok && r->count == 2)
+        printf("  fake: loads %d no_instance %d (%s); libm: loads %d no_instance %d\n", r->files[0].loads,
+               r->files[0].no_instance, r->files[0].problem, r->files[1].loads, r->files[1].no_instance);
+    free(r);
+    unsetenv("VK_DRIVER_FILES");
+    DBK_CHECK(ok);
+    return 0;
+}
+
+int main(int argc, char **argv) {
+    if (argc != 2) {
+        fprintf(stderr, "usage: test_icd FAKE_VK_ICD\n");
+        return 2;
+    }
+    fake_vk_icd = argv[1];
     DBK_RUN(opencl_icd_should_name_its_first_line);
     DBK_RUN(vulkan_icd_should_resolve_relative_paths);
     DBK_RUN(scan_should_report_which_libraries_load_and_why_not);
+    DBK_RUN(a_vulkan_driver_without_vkcreateinstance_should_be_reported);
     return dbk_test_finish();
 }

@@ -24,6 +24,9 @@
 #   tta      airbench94 trained to its end through the faster API first, each API only when its
 #            predicted time (from bench) fits the time left; then tools/airbench94_torch.py
 #   compile  torch.compile variants (compile time apart)                           -> torch.tsv
+#   tune     (only when named) `daybreak tune` on airbench94's layers per API, then airbench94's
+#            step again with the tuned profile: before and after in the stage's note, the
+#            profiles in runs/ (tuned-API.json) for platforms/
 # and always, from the exit trap (also after SIGTERM or a deadline): summary.md (one row per
 # stage: status, exit code, seconds, why; then the headline figures; rewritten after every
 # stage), log.txt, report.md (`daybreak report` over the runs) and runs.tar.gz (run folders
@@ -55,7 +58,7 @@ work=${DBK_GPU_WORK:-/tmp/dbk-gpu}
 in=$root/.gpu-in
 smoke=0
 drill=
-known_stages="env data drivers check bench torch tta compile"
+known_stages="env data drivers check bench torch tta compile tune"
 usage() {
   echo "usage: tools/gpu-check.sh [--deadline SECONDS] [--stages LIST] [--out DIR] [--work DIR] [--in DIR] [--smoke]" \
        "[--drill no-icd|failing-op|deadline]" >&2
@@ -499,6 +502,43 @@ stage_compile() {
   torch_rows compile
 }
 
+# Per API: `daybreak tune` on airbench94's layers (the tuned profile lands in the kernel cache,
+# where later runs of the same device take it), then airbench94's step again. The rehearsal
+# tunes one cheap search into runs/ and does not re-bench: a fresh cache would compile every
+# kernel again.
+stage_tune() {
+  need_drivers || return
+  need_data || { stage_status=failed stage_rc=1 stage_note="no data"; return; }
+  [ $smoke = 1 ] || [ -n "${DBK_CACHE_DIR:-}" ] || { stage_status=failed stage_rc=1 stage_note="DBK_CACHE_DIR unset"; return; }
+  local d api secs prof before after
+  for d in $(devices); do
+    api=${d%%:*}
+    secs=$(cap $([ $smoke = 1 ] && echo 120 || echo 240))
+    if [ "$secs" -lt 60 ]; then stage_note+="$d: not tuned: ${secs} s left; "; continue; fi
+    if [ $smoke = 1 ]; then
+      prof=$work/runs/tuned-$api.json
+      run_cmd "$secs" "tune-$api.log" "$daybreak" tune --backend "$d" --recipe airbench94 --batch "$smoke_batch" \
+        --only "$api.$([ "$api" = opencl ] && echo gemm_rb || echo gemm)" --budget 5 --out "$prof"
+      note_rc "tune $d" $?
+      [ -f "$prof" ] && stage_note+="$d: tuned into runs/$(basename "$prof") (re-bench not rehearsed); "
+      continue
+    fi
+    run_cmd "$secs" "tune-$api.log" "$daybreak" tune --backend "$d" --recipe airbench94 --budget $((secs * 2 / 3))
+    note_rc "tune $d" $?
+    prof=$(ls -t "$DBK_CACHE_DIR"/profiles/"$api"-*.json 2>/dev/null | head -1)
+    [ -n "$prof" ] || { stage_note+="$d: no tuned profile written; "; continue; }
+    cp "$prof" "$work/runs/tuned-$api.json"
+    before=$(awk -F'\t' -v dev="$d" 'NR > 1 && ($1 ":" $2) == dev && $4 == "airbench94" && $5 == "fp32" { print $8; exit }' \
+      "$work/bench.tsv" 2>/dev/null)
+    local tsv=$work/logs/bench-$api-airbench94-tuned.tsv
+    run_tsv "$(cap 120)" "bench-$api-airbench94-tuned.log" "$tsv" "$bench_train" --tsv --backend "$d" --recipe airbench94 \
+      --batch 1024 --steps 20 --warmup 2 --data "$data_dir"
+    note_rc "bench_train $d airbench94 tuned" $?
+    after=$(awk -F'\t' 'NR == 2 { print $8 }' "$tsv" 2>/dev/null)
+    stage_note+="$d airbench94: ${before:-?} ms/step before, ${after:-?} with the tuned profile (runs/tuned-$api.json); "
+  done
+}
+
 # The airbench94 run of the tta stage: the recipe's, or (smoke) a subset at the bench's batch.
 smoke_batch=16 smoke_train=128 smoke_test=160
 tta_size() { [ $smoke = 1 ] && echo "--train-subset $smoke_train --test-subset $smoke_test --batch $smoke_batch --epochs 1"; }
@@ -559,6 +599,7 @@ run_stage bench 30 stage_bench
 run_stage torch 30 stage_torch
 run_stage tta 30 stage_tta
 run_stage compile 60 stage_compile
+run_stage tune 60 stage_tune
 [ -n "$data_pid" ] && need_data
 pack
 trap - EXIT

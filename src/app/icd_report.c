@@ -3,6 +3,7 @@
  * OpenCL and Vulkan loaders find, and for each whether its library loads, with the reason.
  */
 #include <stdio.h>
+#include <string.h>
 
 #include "app/cli.h"
 #include "backend/icd.h"
@@ -16,7 +17,14 @@ void dbk_cli_print_icd(dbk_backend_kind kind) {
     printf("  drivers: %d ICD file%s in %s\n", r->count + r->more, r->count + r->more == 1 ? "" : "s", r->searched);
     for (int i = 0; i < r->count; i++) {
         const dbk_icd_file *f = &r->files[i];
-        if (f->loads) printf("    %s: %s loads\n", f->path, f->library);
+        if (f->loads && f->no_instance)
+            printf("    %s: %s loads, but gives the loader no vkCreateInstance, so it lists no device%s\n", f->path,
+                   f->library,
+                   strstr(f->library, "libGLX_nvidia")
+                       ? " (NVIDIA's GLX library without a display: an ICD file naming libEGL_nvidia.so.0, "
+                         "pointed at by VK_DRIVER_FILES, works; docs/gpu.md)"
+                       : "");
+        else if (f->loads) printf("    %s: %s loads\n", f->path, f->library);
         else if (f->library[0]) printf("    %s: %s does not load: %s\n", f->path, f->library, f->problem);
         else printf("    %s: unusable: %s\n", f->path, f->problem);
     }

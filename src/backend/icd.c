@@ -7,6 +7,7 @@
 #include <cjson/cJSON.h>
 #include <dirent.h>
 #include <dlfcn.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -61,6 +62,29 @@ dbk_status dbk_icd_parse(dbk_icd_api api, const char *path, const char *text, si
     return st;
 }
 
+/* What the Vulkan loader asks of a driver before it lists its devices: after negotiating the
+ * interface version, vk_icdGetInstanceProcAddr(NULL, "vkCreateInstance") must not be NULL (the
+ * loader's "Could not get 'vkCreateInstance' via 'vk_icdGetInstanceProcAddr'"). A library
+ * without vk_icdGetInstanceProcAddr is an old-style driver the loader handles otherwise: true. */
+typedef void (*icd_fn)(void);
+typedef icd_fn (*icd_gipa_fn)(void *instance, const char *name);
+typedef int32_t (*icd_negotiate_fn)(uint32_t *version);
+static bool vulkan_icd_gives_create_instance(void *h) {
+    icd_gipa_fn gipa;
+    icd_negotiate_fn negotiate;
+    /* dlsym returns an object pointer; copying it is the POSIX way to a function pointer */
+    void *sym = dlsym(h, "vk_icdGetInstanceProcAddr");
+    if (!sym) return true;
+    memcpy(&gipa, &sym, sizeof gipa);
+    sym = dlsym(h, "vk_icdNegotiateLoaderICDInterfaceVersion");
+    if (sym) {
+        memcpy(&negotiate, &sym, sizeof negotiate);
+        uint32_t version = 5;   /* the loader's current interface version */
+        negotiate(&version);
+    }
+    return gipa(NULL, "vkCreateInstance") != NULL;
+}
+
 /* Reads, parses and test-loads one ICD file into the report. */
 static void add_file(dbk_icd_api api, const char *path, dbk_icd_report *r) {
     if (r->count >= DBK_ICD_MAX_FILES) {
@@ -84,6 +108,7 @@ static void add_file(dbk_icd_api api, const char *path, dbk_icd_report *r) {
     void *h = dlopen(f->library, RTLD_NOW | RTLD_LOCAL);
     if (h) {
         f->loads = true;
+        if (api == DBK_ICD_VULKAN) f->no_instance = !vulkan_icd_gives_create_instance(h);
         dlclose(h);
     } else {
         const char *why = dlerror();

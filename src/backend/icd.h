@@ -33,6 +33,9 @@ typedef struct dbk_icd_file {
     char path[512];      /* the ICD file */
     char library[512];   /* the library it names, as written ("" when the file is unusable) */
     bool loads;          /* dlopen(library) succeeded */
+    bool no_instance;    /* Vulkan: it loads, but its vk_icdGetInstanceProcAddr gives no
+                          * vkCreateInstance, so the loader skips it (NVIDIA's GLX library
+                          * without a display does this) */
     char problem[512];   /* when !loads: the file's problem or dlerror()'s reason */
 } dbk_icd_file;
 
