@@ -56,7 +56,7 @@ void main() {
             const uint level = code >> 1;
             if (level == 0u || level > uint(pc.levels)) continue;
             precise float sl = scale * float(level);
-            const float m = dbk_div_rn(sl, float(pc.levels));
+            precise float m = dbk_div_rn(sl, float(pc.levels));
             v = (code & 1u) != 0u ? -m : m;
         }
         precise float sum = acc[pc.r2 + i] + pc.alpha * v;
