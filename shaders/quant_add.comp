@@ -3,8 +3,11 @@
  * quant_add.comp — DBK_OP_QUANT_ADD: acc += alpha * the decoded TernGrad or QSGD payload, one
  * invocation per element (cl/compress.cl's quant_add; the coding is src/core/quant.h's).
  * Zero codes and codes out of range add nothing. `precise` keeps the multiply and the add
- * apart, so they round as the CPU's. Grid-stride over n.
+ * apart, so they round as the CPU's; the division is common/ieee_rn.glsl's, on integers
+ * (Vulkan's `/` may be off by 2.5 ULP, and NVIDIA's is). Grid-stride over n.
  */
+#include "common/ieee_rn.glsl"
+
 layout(local_size_x_id = 0) in;
 
 layout(push_constant) uniform Push {
@@ -52,7 +55,8 @@ void main() {
         } else {
             const uint level = code >> 1;
             if (level == 0u || level > uint(pc.levels)) continue;
-            precise float m = scale * float(level) / float(pc.levels);
+            precise float sl = scale * float(level);
+            precise float m = dbk_div_rn(sl, float(pc.levels));
             v = (code & 1u) != 0u ? -m : m;
         }
         precise float sum = acc[pc.r2 + i] + pc.alpha * v;

@@ -5,9 +5,12 @@
  * described there): 0 partial (per chunk), 1 scale (per segment), 2 pack (per payload word:
  * each code that touches the word computed once).
  * The coding is src/core/quant.h's (keep in sync); `precise` keeps every multiply and add
- * apart (no fused multiply-add), so they round as the CPU's. Grid-stride loops.
+ * apart (no fused multiply-add), so they round as the CPU's. The divisions and the square
+ * root are common/ieee_rn.glsl's, on integers: Vulkan's own `/` and `sqrt` may be inexact
+ * (NVIDIA's are), and the codes must match the CPU's bit for bit. Grid-stride loops.
  */
 #include "common/hash.glsl"
+#include "common/ieee_rn.glsl"
 
 layout(local_size_x_id = 0) in;
 layout(constant_id = 1) const uint PHASE = 0;
@@ -36,11 +39,11 @@ uint quant_code(float v, float scale, uint i) {
     const float m = abs(v);
     const uint sign = v < 0.0 ? 1u : 0u;
     if (pc.levels == 0) {
-        precise float ratio = m / scale;
+        precise float ratio = dbk_div_rn(m, scale);
         return scale > 0.0 && u < ratio ? 1u + sign : 0u;
     }
     if (!(scale > 0.0)) return sign;
-    precise float q = m / scale * float(pc.levels);
+    precise float q = dbk_div_rn(m, scale) * float(pc.levels);
     precise float t = q + u;
     uint level = uint(floor(t));
     if (level > uint(pc.levels)) level = uint(pc.levels);
@@ -108,7 +111,7 @@ void main() {
             precise float a = 0.0;
             for (int c = lo; c < pc.C && ch[pc.r2 + uint(3 * c + 2)] == int(s); c++)
                 a = pc.levels == 0 ? max(a, work[pc.r4 + uint(c)]) : a + work[pc.r4 + uint(c)];
-            work[pc.r4 + uint(pc.C) + s] = pc.levels == 0 ? a : sqrt(a);
+            work[pc.r4 + uint(pc.C) + s] = pc.levels == 0 ? a : dbk_sqrt_rn(a);
         }
     } else {                                             /* pack: per payload word */
         const uint last = uint(seg[pc.r1 + uint(3 * (pc.S - 1) + 1)]);
