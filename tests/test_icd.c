@@ -4,7 +4,8 @@
  * named by OCL_ICD_VENDORS and VK_DRIVER_FILES, with a library that loads (the C library's
  * libm.so.6) and one that does not (its dlerror reason reported); and a Vulkan driver that
  * loads but gives the loader no vkCreateInstance (argv[1], tests/fake_vk_icd.c: what NVIDIA's
- * GLX library does without a display), reported as such.
+ * GLX library does without a display), reported as such, and replaced by a working driver's
+ * ICD file (the headless-NVIDIA fix, lavapipe standing in for libEGL_nvidia.so.0).
  *
  * usage: test_icd FAKE_VK_ICD
  */
@@ -13,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "backend/backend.h"
 #include "backend/icd.h"
 #include "core/fileio.h"
 #include "test_util.h"
@@ -97,6 +99,53 @@ static int a_vulkan_driver_without_vkcreateinstance_should_be_reported(void) {
     return 0;
 }
 
+/* The headless-NVIDIA fix (dbk_icd_vulkan_replace_failing), with the fake driver standing in
+ * for libGLX_nvidia.so.0 and lavapipe for libEGL_nvidia.so.0: the failing file is replaced by
+ * one naming the working library, VK_DRIVER_FILES lists it and the other files, and the Vulkan
+ * backend then finds a device through it. A replacement that gives no instance changes nothing. */
+static int a_failing_vulkan_driver_should_be_replaced_by_a_working_one(void) {
+    const char *lvp_json = "/usr/share/vulkan/icd.d/lvp_icd.x86_64.json";
+    void *text = NULL;
+    size_t n = 0;
+    if (dbk_file_read_all(lvp_json, &text, &n) != DBK_OK) return dbk_test_skip_or_fail_in_ci("no lavapipe ICD file");
+    char lvp[512];
+    const dbk_status parsed = dbk_icd_parse(DBK_ICD_VULKAN, lvp_json, text, n, lvp, sizeof lvp);
+    free(text);
+    DBK_CHECK_OK(parsed);
+    const char *dir = dbk_test_tmpdir("icd_replace");
+    DBK_CHECK(dir != NULL);
+    char fake_json[4200], json[4400], list[8600], out_dir[4300], written[1200];
+    snprintf(fake_json, sizeof fake_json, "%s/fake.json", dir);
+    const int len = snprintf(json, sizeof json, "{\"ICD\": {\"library_path\": \"%s\"}}", fake_vk_icd);
+    DBK_CHECK_OK(dbk_file_write_atomic(fake_json, json, (size_t)len));
+    snprintf(list, sizeof list, "%s:%s", fake_json, lvp_json);
+    snprintf(out_dir, sizeof out_dir, "%s/written", dir);
+
+    /* a replacement without an instance (the fake itself): nothing written, nothing set */
+    DBK_CHECK(setenv("VK_DRIVER_FILES", list, 1) == 0);
+    DBK_CHECK(!dbk_icd_vulkan_replace_failing("libfake_vk_icd", fake_vk_icd, out_dir, written, sizeof written));
+    DBK_CHECK(!strcmp(getenv("VK_DRIVER_FILES"), list));
+
+    DBK_CHECK(dbk_icd_vulkan_replace_failing("libfake_vk_icd", lvp, out_dir, written, sizeof written));
+    const char *now = getenv("VK_DRIVER_FILES");
+    DBK_CHECK_MSG(now && !strncmp(now, written, strlen(written)) && strstr(now, lvp_json) && !strstr(now, fake_json),
+                  "VK_DRIVER_FILES=%s", now ? now : "(unset)");
+    DBK_CHECK(!strcmp(getenv("VK_ICD_FILENAMES"), now));
+    DBK_CHECK_OK(dbk_file_read_all(written, &text, &n));
+    char named[512];
+    const dbk_status named_st = dbk_icd_parse(DBK_ICD_VULKAN, written, text, n, named, sizeof named);
+    free(text);
+    DBK_CHECK_OK(named_st);
+    DBK_CHECK_MSG(!strcmp(named, lvp), "the new ICD file names %s", named);
+    /* only the written file: the loader starts the replacement */
+    DBK_CHECK(setenv("VK_DRIVER_FILES", written, 1) == 0);
+    const int devices = dbk_backend_device_count(DBK_BACKEND_KIND_VULKAN);
+    unsetenv("VK_DRIVER_FILES");
+    unsetenv("VK_ICD_FILENAMES");
+    DBK_CHECK_MSG(devices >= 1, "no Vulkan device through the written ICD file");
+    return 0;
+}
+
 int main(int argc, char **argv) {
     if (argc != 2) {
         fprintf(stderr, "usage: test_icd FAKE_VK_ICD\n");
@@ -107,5 +156,6 @@ int main(int argc, char **argv) {
     DBK_RUN(vulkan_icd_should_resolve_relative_paths);
     DBK_RUN(scan_should_report_which_libraries_load_and_why_not);
     DBK_RUN(a_vulkan_driver_without_vkcreateinstance_should_be_reported);
+    DBK_RUN(a_failing_vulkan_driver_should_be_replaced_by_a_working_one);
     return dbk_test_finish();
 }

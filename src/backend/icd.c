@@ -225,3 +225,39 @@ void dbk_icd_scan(dbk_icd_api api, dbk_icd_report *out) {
     if (api == DBK_ICD_OPENCL) scan_opencl(out);
     else scan_vulkan(out);
 }
+
+bool dbk_icd_vulkan_replace_failing(const char *failing, const char *replacement, const char *dir, char *written,
+                                    size_t cap) {
+    dbk_icd_report *r = dbk_malloc(sizeof *r);   /* ~33 KiB: not on the stack */
+    if (!r) return false;
+    dbk_icd_scan(DBK_ICD_VULKAN, r);
+    bool found = false;
+    for (int i = 0; i < r->count; i++) found |= r->files[i].no_instance && strstr(r->files[i].library, failing);
+    void *h = found ? dlopen(replacement, RTLD_NOW | RTLD_LOCAL) : NULL;
+    const bool works = h && dlsym(h, "vk_icdGetInstanceProcAddr") && vulkan_icd_gives_create_instance(h);
+    if (h) dlclose(h);
+    char path[1024], text[1200];
+    bool done = false;
+    if (works && dbk_mkdir_p(dir) == DBK_OK && snprintf(path, sizeof path, "%s/nvidia_egl_icd.json", dir) < (int)sizeof path) {
+        const int n = snprintf(text, sizeof text,
+                               "{\"file_format_version\": \"1.0.1\", \"ICD\": {\"library_path\": \"%s\", "
+                               "\"api_version\": \"1.3.0\"}}\n",
+                               replacement);
+        done = n > 0 && n < (int)sizeof text && dbk_file_write_atomic(path, text, (size_t)n) == DBK_OK;
+    }
+    if (done) {
+        /* the new file first, then every other one found, the failing ones left out */
+        dbk_strbuf list;
+        dbk_strbuf_init(&list);
+        dbk_strbuf_appendf(&list, "%s", path);
+        for (int i = 0; i < r->count; i++)
+            if (!(r->files[i].no_instance && strstr(r->files[i].library, failing)))
+                dbk_strbuf_appendf(&list, ":%s", r->files[i].path);
+        done = list.status == DBK_OK && setenv("VK_DRIVER_FILES", list.data, 1) == 0 &&
+               setenv("VK_ICD_FILENAMES", list.data, 1) == 0;
+        dbk_strbuf_deinit(&list);
+        copy(written, cap, path);
+    }
+    dbk_free(r);
+    return done;
+}

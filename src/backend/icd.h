@@ -52,6 +52,18 @@ typedef enum dbk_icd_api { DBK_ICD_OPENCL, DBK_ICD_VULKAN } dbk_icd_api;
  * dlclose). Never fails: problems are reported per file. */
 void dbk_icd_scan(dbk_icd_api api, dbk_icd_report *out);
 
+/* The headless NVIDIA fix, applied by the Vulkan backend before its first instance when the
+ * loader finds no NVIDIA device, /dev/nvidiactl exists and none of VK_DRIVER_FILES,
+ * VK_ICD_FILENAMES or VK_ADD_DRIVER_FILES is set. When an ICD file found names a library
+ * containing `failing` (NVIDIA's "libGLX_nvidia") that loads but gives no vkCreateInstance
+ * (no display), and the library `replacement` ("libEGL_nvidia.so.0", the same driver's EGL
+ * entry) loads and gives one: writes an ICD file naming `replacement` into dir (atomically)
+ * and sets VK_DRIVER_FILES and VK_ICD_FILENAMES (older loaders) to it and every other ICD file
+ * found, so the loader's next scan starts the driver. Returns true when it did, with the path
+ * of the file written in written (cap bytes). */
+bool dbk_icd_vulkan_replace_failing(const char *failing, const char *replacement, const char *dir, char *written,
+                                    size_t cap);
+
 /* The library an ICD file's text names, into lib (cap bytes). OpenCL: the first line,
  * trimmed. Vulkan: ICD.library_path; a relative path with a '/' is made relative to the
  * folder of `path` (as the Vulkan loader does). DBK_ERR_FORMAT with the reason otherwise. */

@@ -7,17 +7,21 @@
  * Requirements (refused with the missing item named): Vulkan 1.2, a compute queue,
  * VK_KHR_push_descriptor (every op binds its tensors as push descriptors), 128 bytes of push
  * constants. Devices are listed in the order vkEnumeratePhysicalDevices gives; each listing
- * creates and destroys its own instance, so nothing device-related is process-wide.
+ * creates and destroys its own instance, so nothing device-related is process-wide (only the
+ * headless-NVIDIA driver fix below, once per process, sets the loader's VK_DRIVER_FILES).
  *
  * Validation (DBK_VK_VALIDATION=1, read in core/profile.c): the instance enables
  * VK_LAYER_KHRONOS_validation with synchronisation validation (VK_EXT_validation_features)
  * and installs a VK_EXT_debug_utils messenger that counts errors; the next sync or buffer
  * read fails with the first message, so a test run under the layer fails on any error.
  */
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
+#include "backend/icd.h"
 #include "backends/vulkan/vk_internal.h"
 #include "core/alloc.h"
 #include "core/log.h"
@@ -57,9 +61,51 @@ static bool has_layer(const char *name) {
     return found;
 }
 
+/* A headless NVIDIA machine (docs/gpu.md): the driver's nvidia_icd.json names libGLX_nvidia.so.0,
+ * which gives the loader no vkCreateInstance without a display, so the GPU is missing. Once per
+ * process, before the first instance, when the loader lists no NVIDIA device although
+ * /dev/nvidiactl exists and no loader variable is set: an ICD file naming the same driver's
+ * libEGL_nvidia.so.0 is written to the cache folder and VK_DRIVER_FILES set to it and the other
+ * ICD files (backend/icd.h). Costs one stat() on other machines. */
+static bool nvidia_device_listed(void) {
+    const VkApplicationInfo app = {.sType = VK_STRUCTURE_TYPE_APPLICATION_INFO, .apiVersion = VK_API_VERSION_1_2};
+    const VkInstanceCreateInfo ci = {.sType = VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO, .pApplicationInfo = &app};
+    VkInstance inst;
+    if (vkCreateInstance(&ci, NULL, &inst) != VK_SUCCESS) return false;
+    VkPhysicalDevice list[16];
+    uint32_t n = 16;
+    bool found = false;
+    if (vkEnumeratePhysicalDevices(inst, &n, list) >= 0) {
+        for (uint32_t i = 0; i < n; i++) {
+            VkPhysicalDeviceProperties p;
+            vkGetPhysicalDeviceProperties(list[i], &p);
+            found |= p.vendorID == 0x10DE;
+        }
+    }
+    vkDestroyInstance(inst, NULL);
+    return found;
+}
+
+static void fix_headless_nvidia(void) {
+    if (getenv("VK_DRIVER_FILES") || getenv("VK_ICD_FILENAMES") || getenv("VK_ADD_DRIVER_FILES")) return;
+    if (access("/dev/nvidiactl", F_OK) != 0 || nvidia_device_listed()) return;
+    char cache[1024], dir[1100], written[1200];
+    dbk_env_cache_dir(cache, sizeof cache);
+    const char *tmp = getenv("TMPDIR");
+    if (cache[0]) snprintf(dir, sizeof dir, "%s/vulkan-icd", cache);
+    else snprintf(dir, sizeof dir, "%s/daybreak-vulkan-icd", tmp && *tmp ? tmp : "/tmp");
+    if (dbk_icd_vulkan_replace_failing("libGLX_nvidia", "libEGL_nvidia.so.0", dir, written, sizeof written))
+        dbk_log(DBK_LOG_LEVEL_INFO,
+                "Vulkan: NVIDIA's libGLX_nvidia.so.0 starts no instance without a display; using libEGL_nvidia.so.0 "
+                "through %s (VK_DRIVER_FILES)",
+                written);
+}
+
 /* Creates an instance; with `validation` (and vk for the messenger's user data) the Khronos
  * layer with synchronisation validation. */
 static dbk_status make_instance(bool validation, dbk_vk_state *vk, VkInstance *out) {
+    static pthread_once_t headless_once = PTHREAD_ONCE_INIT;
+    pthread_once(&headless_once, fix_headless_nvidia);
     *out = VK_NULL_HANDLE;
     const VkApplicationInfo app = {
         .sType = VK_STRUCTURE_TYPE_APPLICATION_INFO,
