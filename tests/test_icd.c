@@ -5,7 +5,8 @@
  * libm.so.6) and one that does not (its dlerror reason reported); and a Vulkan driver that
  * loads but gives the loader no vkCreateInstance (argv[1], tests/fake_vk_icd.c: what NVIDIA's
  * GLX library does without a display), reported as such, and replaced by a working driver's
- * ICD file (the headless-NVIDIA fix, lavapipe standing in for libEGL_nvidia.so.0).
+ * ICD file (the headless-NVIDIA fix, lavapipe standing in for libEGL_nvidia.so.0); and an
+ * OpenCL ICD file added for a driver library no file names (PoCL standing in for NVIDIA's).
  *
  * usage: test_icd FAKE_VK_ICD
  */
@@ -146,6 +147,47 @@ static int a_failing_vulkan_driver_should_be_replaced_by_a_working_one(void) {
     return 0;
 }
 
+/* The missing-OpenCL-ICD fix (dbk_icd_opencl_add_missing), PoCL standing in for the NVIDIA
+ * driver's libnvidia-opencl.so.1: an ICD file naming it is added beside copies of the files
+ * found, OCL_ICD_VENDORS points there, and the OpenCL backend finds a device through it. When
+ * a file already names the library, nothing changes. Must be the process's first OpenCL use
+ * (the ICD loader reads its vendors once). */
+static int a_missing_opencl_icd_should_be_added(void) {
+    void *text = NULL;
+    size_t n = 0;
+    if (dbk_file_read_all("/etc/OpenCL/vendors/pocl.icd", &text, &n) != DBK_OK)
+        return dbk_test_skip_or_fail_in_ci("no /etc/OpenCL/vendors/pocl.icd");
+    char pocl[512];
+    const dbk_status parsed = dbk_icd_parse(DBK_ICD_OPENCL, "pocl.icd", text, n, pocl, sizeof pocl);
+    free(text);
+    DBK_CHECK_OK(parsed);
+    const char *dir = dbk_test_tmpdir("icd_add_missing");
+    DBK_CHECK(dir != NULL);
+    char found[4200], path[4300], out_dir[4300], written[1200];
+    snprintf(found, sizeof found, "%s/found", dir);
+    DBK_CHECK_OK(dbk_mkdir_p(found));
+    snprintf(path, sizeof path, "%s/a-libm.icd", found);
+    DBK_CHECK_OK(dbk_file_write_atomic(path, "libm.so.6\n", 10));
+    snprintf(out_dir, sizeof out_dir, "%s/written", dir);
+    DBK_CHECK(setenv("OCL_ICD_VENDORS", found, 1) == 0);
+    DBK_CHECK(!dbk_icd_opencl_add_missing("libm", "libm.so.6", "again", out_dir, written, sizeof written));
+    DBK_CHECK(!strcmp(getenv("OCL_ICD_VENDORS"), found));
+
+    DBK_CHECK(dbk_icd_opencl_add_missing("pocl", pocl, "stand-in", out_dir, written, sizeof written));
+    DBK_CHECK(!strcmp(getenv("OCL_ICD_VENDORS"), out_dir));
+    dbk_icd_report *r = malloc(sizeof *r);
+    DBK_CHECK(r != NULL);
+    dbk_icd_scan(DBK_ICD_OPENCL, r);
+    const bool ok = r->count == 2 && !strcmp(r->files[0].library, "libm.so.6") && !strcmp(r->files[1].library, pocl) &&
+                    strstr(r->files[1].path, "stand-in.icd") && !strcmp(r->files[1].path, written);
+    free(r);
+    DBK_CHECK(ok);
+    const int devices = dbk_backend_device_count(DBK_BACKEND_KIND_OPENCL);
+    unsetenv("OCL_ICD_VENDORS");
+    DBK_CHECK_MSG(devices >= 1, "no OpenCL device through the added ICD file");
+    return 0;
+}
+
 int main(int argc, char **argv) {
     if (argc != 2) {
         fprintf(stderr, "usage: test_icd FAKE_VK_ICD\n");
@@ -156,6 +198,7 @@ int main(int argc, char **argv) {
     DBK_RUN(vulkan_icd_should_resolve_relative_paths);
     DBK_RUN(scan_should_report_which_libraries_load_and_why_not);
     DBK_RUN(a_vulkan_driver_without_vkcreateinstance_should_be_reported);
+    DBK_RUN(a_missing_opencl_icd_should_be_added);
     DBK_RUN(a_failing_vulkan_driver_should_be_replaced_by_a_working_one);
     return dbk_test_finish();
 }

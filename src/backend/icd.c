@@ -105,6 +105,7 @@ static void add_file(dbk_icd_api api, const char *path, dbk_icd_report *r) {
         copy(f->problem, sizeof f->problem, dbk_last_error());
         return;
     }
+    if (r->parse_only) return;
     void *h = dlopen(f->library, RTLD_NOW | RTLD_LOCAL);
     if (h) {
         f->loads = true;
@@ -220,22 +221,40 @@ static void scan_vulkan(dbk_icd_report *r) {
     }
 }
 
-void dbk_icd_scan(dbk_icd_api api, dbk_icd_report *out) {
+static void scan(dbk_icd_api api, dbk_icd_report *out, bool parse_only) {
     memset(out, 0, sizeof *out);
+    out->parse_only = parse_only;
     if (api == DBK_ICD_OPENCL) scan_opencl(out);
     else scan_vulkan(out);
+}
+
+void dbk_icd_scan(dbk_icd_api api, dbk_icd_report *out) { scan(api, out, false); }
+
+/* Whether library loads and (Vulkan) gives an instance. Left open when it loads: the loader opens
+ * it next, and closing it here could make that second load fail (see parse_only). */
+static bool opens(dbk_icd_api api, const char *library) {
+    void *h = dlopen(library, RTLD_NOW | RTLD_LOCAL);
+    if (!h) return false;
+    return api == DBK_ICD_OPENCL || (dlsym(h, "vk_icdGetInstanceProcAddr") && vulkan_icd_gives_create_instance(h));
 }
 
 bool dbk_icd_vulkan_replace_failing(const char *failing, const char *replacement, const char *dir, char *written,
                                     size_t cap) {
     dbk_icd_report *r = dbk_malloc(sizeof *r);   /* ~33 KiB: not on the stack */
     if (!r) return false;
-    dbk_icd_scan(DBK_ICD_VULKAN, r);
+    scan(DBK_ICD_VULKAN, r, true);
+    /* only the failing-named libraries are opened (the loader skips them anyway) */
+    for (int i = 0; i < r->count; i++) {
+        dbk_icd_file *f = &r->files[i];
+        if (!f->library[0] || !strstr(f->library, failing)) continue;
+        void *h = dlopen(f->library, RTLD_NOW | RTLD_LOCAL);
+        f->loads = h != NULL;
+        f->no_instance = h && !vulkan_icd_gives_create_instance(h);
+        if (h) dlclose(h);
+    }
     bool found = false;
     for (int i = 0; i < r->count; i++) found |= r->files[i].no_instance && strstr(r->files[i].library, failing);
-    void *h = found ? dlopen(replacement, RTLD_NOW | RTLD_LOCAL) : NULL;
-    const bool works = h && dlsym(h, "vk_icdGetInstanceProcAddr") && vulkan_icd_gives_create_instance(h);
-    if (h) dlclose(h);
+    const bool works = found && opens(DBK_ICD_VULKAN, replacement);
     char path[1024], text[1200];
     bool done = false;
     if (works && dbk_mkdir_p(dir) == DBK_OK && snprintf(path, sizeof path, "%s/nvidia_egl_icd.json", dir) < (int)sizeof path) {
@@ -256,6 +275,34 @@ bool dbk_icd_vulkan_replace_failing(const char *failing, const char *replacement
         done = list.status == DBK_OK && setenv("VK_DRIVER_FILES", list.data, 1) == 0 &&
                setenv("VK_ICD_FILENAMES", list.data, 1) == 0;
         dbk_strbuf_deinit(&list);
+        copy(written, cap, path);
+    }
+    dbk_free(r);
+    return done;
+}
+
+bool dbk_icd_opencl_add_missing(const char *pattern, const char *library, const char *name, const char *dir,
+                                char *written, size_t cap) {
+    dbk_icd_report *r = dbk_malloc(sizeof *r);   /* ~33 KiB: not on the stack */
+    if (!r) return false;
+    scan(DBK_ICD_OPENCL, r, true);
+    bool named = false;
+    for (int i = 0; i < r->count; i++) named |= strstr(r->files[i].library, pattern) != NULL;
+    bool done = !named && opens(DBK_ICD_OPENCL, library) && dbk_mkdir_p(dir) == DBK_OK;
+    char path[1100], line[600];
+    /* the files found (the loader skips any that does not load), then the missing one */
+    for (int i = 0; done && i <= r->count; i++) {
+        const bool missing = i == r->count;
+        if (!missing && !r->files[i].library[0]) continue;
+        const char *base = missing ? NULL : strrchr(r->files[i].path, '/');
+        const int np = missing ? snprintf(path, sizeof path, "%s/%s.icd", dir, name)
+                               : snprintf(path, sizeof path, "%s/%s", dir, base ? base + 1 : r->files[i].path);
+        const int nl = snprintf(line, sizeof line, "%s\n", missing ? library : r->files[i].library);
+        done = np > 0 && np < (int)sizeof path && nl > 0 && nl < (int)sizeof line &&
+               dbk_file_write_atomic(path, line, (size_t)nl) == DBK_OK;
+    }
+    if (done) {
+        done = setenv("OCL_ICD_VENDORS", dir, 1) == 0;
         copy(written, cap, path);
     }
     dbk_free(r);

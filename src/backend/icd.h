@@ -43,6 +43,9 @@ typedef struct dbk_icd_report {
     char         searched[1024];   /* where the loader looks, and which variable said so */
     int          count;            /* files found (at most DBK_ICD_MAX_FILES are listed) */
     int          more;             /* files found beyond those listed */
+    bool         parse_only;       /* the fixes below: files read, no library opened (a driver
+                                    * opened and closed here may not load again: PoCL's LLVM
+                                    * options register twice) */
     dbk_icd_file files[DBK_ICD_MAX_FILES];
 } dbk_icd_report;
 
@@ -63,6 +66,16 @@ void dbk_icd_scan(dbk_icd_api api, dbk_icd_report *out);
  * of the file written in written (cap bytes). */
 bool dbk_icd_vulkan_replace_failing(const char *failing, const char *replacement, const char *dir, char *written,
                                     size_t cap);
+
+/* The missing-OpenCL-ICD fix, applied by the OpenCL backend before its first OpenCL call when
+ * OCL_ICD_VENDORS is unset and /dev/nvidiactl exists: when no ICD file found names a library
+ * containing `pattern` ("nvidia-opencl") but `library` ("libnvidia-opencl.so.1", which the
+ * NVIDIA driver installs even where a container lacks /etc/OpenCL/vendors/nvidia.icd) loads,
+ * writes into dir a copy of every ICD file found plus `name`.icd naming `library`, and
+ * sets OCL_ICD_VENDORS to dir. Returns true when it did, with dir's ICD file for `library` in
+ * written (cap bytes). */
+bool dbk_icd_opencl_add_missing(const char *pattern, const char *library, const char *name, const char *dir,
+                                char *written, size_t cap);
 
 /* The library an ICD file's text names, into lib (cap bytes). OpenCL: the first line,
  * trimmed. Vulkan: ICD.library_path; a relative path with a '/' is made relative to the

@@ -6,12 +6,16 @@
  *
  * Device indices run over platforms in the loader's order, then devices in each platform's
  * order (CL_DEVICE_TYPE_ALL). Nothing is cached between calls: the registry asks for counts
- * and info rarely, and enumerating is cheap, so no global holds a device handle (STYLE.md).
+ * and info rarely, and enumerating is cheap, so no global holds a device handle (STYLE.md);
+ * only the missing-NVIDIA-ICD fix below, once per process, sets the loader's OCL_ICD_VENDORS.
  */
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
+#include "backend/icd.h"
 #include "backend/tiles.h"
 #include "backends/opencl/ocl_internal.h"
 #include "core/alloc.h"
@@ -24,7 +28,27 @@
 #define MAX_PLATFORMS 16
 #define MAX_DEVICES   64
 
+/* A container with the NVIDIA driver but without /etc/OpenCL/vendors/nvidia.icd (the lent H200,
+ * docs/gpu.md): the loader lists no GPU. Once per process, before the first OpenCL call (the
+ * ICD loader reads its vendors once), when /dev/nvidiactl exists and OCL_ICD_VENDORS is unset:
+ * the ICD files found and one naming libnvidia-opencl.so.1 go to the cache folder, and
+ * OCL_ICD_VENDORS points there (backend/icd.h). Costs one stat() on other machines. */
+static void add_missing_nvidia_icd(void) {
+    const char *vendors = getenv("OCL_ICD_VENDORS");
+    if ((vendors && *vendors) || access("/dev/nvidiactl", F_OK) != 0) return;
+    char cache[1024], dir[1100], written[1200];
+    dbk_env_cache_dir(cache, sizeof cache);
+    const char *tmp = getenv("TMPDIR");
+    if (cache[0]) snprintf(dir, sizeof dir, "%s/opencl-icd", cache);
+    else snprintf(dir, sizeof dir, "%s/daybreak-opencl-icd", tmp && *tmp ? tmp : "/tmp");
+    if (dbk_icd_opencl_add_missing("nvidia-opencl", "libnvidia-opencl.so.1", "nvidia", dir, written, sizeof written))
+        dbk_log(DBK_LOG_LEVEL_INFO, "OpenCL: no ICD file names the NVIDIA driver's libnvidia-opencl.so.1; using %s (OCL_ICD_VENDORS)",
+                written);
+}
+
 static int list_platforms(cl_platform_id *out) {
+    static pthread_once_t icd_once = PTHREAD_ONCE_INIT;
+    pthread_once(&icd_once, add_missing_nvidia_icd);
     cl_uint n = 0;
     if (clGetPlatformIDs(MAX_PLATFORMS, out, &n) != CL_SUCCESS) return 0;
     return n > MAX_PLATFORMS ? MAX_PLATFORMS : (int)n;
