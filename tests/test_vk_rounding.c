@@ -83,15 +83,26 @@ static const char *inexact_instruction(const uint32_t *w, size_t words, const ch
     return "";
 }
 
-static int check_spirv_file(const char *dir, const char *name) {
-    char path[1024];
-    snprintf(path, sizeof path, "%s/%s.spv", dir, name);
+/* inexact_instruction of the SPIR-V file dir/name.spv into path (NULL with *why when it cannot
+ * be read or parsed). */
+static const char *inexact_instruction_of(const char *dir, const char *name, char *path, size_t cap,
+                                          const char **why) {
+    snprintf(path, cap, "%s/%s.spv", dir, name);
     void *data = NULL;
     size_t n = 0;
-    DBK_CHECK_OK(dbk_file_read_all(path, &data, &n));
-    const char *why = NULL;
-    const char *found = inexact_instruction(data, n / 4, &why);
+    if (dbk_file_read_all(path, &data, &n) != DBK_OK) {
+        *why = dbk_last_error();
+        return NULL;
+    }
+    const char *found = inexact_instruction(data, n / 4, why);
     dbk_free(data);
+    return found;
+}
+
+static int check_spirv_file(const char *dir, const char *name) {
+    char path[1024];
+    const char *why = NULL;
+    const char *found = inexact_instruction_of(dir, name, path, sizeof path, &why);
     DBK_CHECK_MSG(found, "%s: %s", path, why);
     DBK_CHECK_MSG(!found[0], "%s has %s: divide and take roots with common/ieee_rn.glsl", path, found);
     return 0;
@@ -111,13 +122,8 @@ static int rounding_test_shaders_should_have_no_float_division_or_root(void) {
 /* The checker itself: a shader that divides and takes a root is caught (norm_scale divides). */
 static int the_spirv_check_should_find_a_division(void) {
     char path[1024];
-    snprintf(path, sizeof path, "%s/norm_scale.spv", DBK_TEST_SHADER_DIR);
-    void *data = NULL;
-    size_t n = 0;
-    DBK_CHECK_OK(dbk_file_read_all(path, &data, &n));
     const char *why = NULL;
-    const char *found = inexact_instruction(data, n / 4, &why);
-    dbk_free(data);
+    const char *found = inexact_instruction_of(DBK_TEST_SHADER_DIR, "norm_scale", path, sizeof path, &why);
     DBK_CHECK_MSG(found && found[0], "%s: nothing found (%s)", path, found ? "" : why);
     return 0;
 }
