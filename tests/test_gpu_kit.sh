@@ -7,7 +7,8 @@
 #      device tool's contract: at most 8 plain files, flat, names of [A-Za-z0-9._-], each under
 #      16 MiB; summary.md has exactly one row per stage, each ok (torch: ok, or skipped because
 #      PyTorch is not installed), the check passed on both APIs, bench.tsv has a figure per API,
-#      runs.tar.gz holds a result.json and no checkpoint, report.md is there;
+#      runs.tar.gz holds a result.json and no checkpoint, report.md is there, and the summary
+#      has a step profile per API;
 #   2b. the tune stage, named on its own: a tuned profile per API lands in runs.tar.gz;
 #   3. drills: no OpenCL ICD (the drivers stage writes one and finds the device), a broken op
 #      (the check fails and names relu_fwd), and a deadline that cuts a stage (the check is cut,
@@ -61,10 +62,10 @@ tools/gpu-check.sh --smoke --in "$tmp/in" --out "$tmp/out" --work "$tmp/work" --
 rc=$?
 echo "smoke: exit $rc in $(( $(date +%s) - t0 )) s"
 contract "$tmp/out"
-for s in env data drivers check bench torch tta; do
+for s in env data drivers check bench profile torch tta; do
   [ "$(rows "$tmp/out" "$s")" -eq 1 ] || fail "summary.md has $(rows "$tmp/out" "$s") rows for stage $s: $(cat "$tmp/out/summary.md")"
 done
-for s in env data drivers check bench tta; do
+for s in env data drivers check bench profile tta; do
   [ "$(status "$tmp/out" "$s")" = ok ] || fail "stage $s: $(row "$tmp/out" "$s")"
 done
 case $(status "$tmp/out" torch) in
@@ -89,6 +90,8 @@ grep -q '\.ckpt$' <<<"$listing" && fail "runs.tar.gz holds a checkpoint"
 [ -s "$tmp/out/report.md" ] || fail "no report.md"
 grep -q '^## Training throughput' "$tmp/out/summary.md" && grep -q 'airbench94' "$tmp/out/summary.md" ||
   fail "summary.md lacks the headline figures"
+[ "$(grep -cE '^  - total: [0-9.]+ ms per step' "$tmp/out/summary.md")" -eq 2 ] ||
+  fail "summary.md lacks a step profile per API: $(sed -n '/^## Where/,/^## Time/p' "$tmp/out/summary.md")"
 
 # 2b. the tune stage (named, never a default) on the same work folder: a profile per API in runs/
 tools/gpu-check.sh --smoke --stages drivers,tune --in "$tmp/in" --out "$tmp/out-tune" --work "$tmp/work" \

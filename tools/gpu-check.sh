@@ -7,7 +7,7 @@
 #                      [--smoke] [--drill no-icd|failing-op|deadline]
 #
 # Stages, in order of value (--stages takes a comma-separated subset; the default is
-# env,data,drivers,check,bench,torch,tta, and `compile` is meant for a second call):
+# env,data,drivers,check,bench,profile,torch,tta; `tune` and `compile` are meant for a second call):
 #   env      the machine: OS, glibc, nvidia-smi (read-only), torch, where the NVIDIA OpenCL
 #            library and Vulkan ICD file are, gVisor or not                       -> env.txt
 #   data     CIFAR-10's .bin files rebuilt from .gpu-in/cifar10-jpeg.tar.gz (tools/
@@ -19,6 +19,8 @@
 #                                                                                  -> check.json
 #   bench    bench_train --tsv: airbench94 (batch 1024) and ResNet9 (batch 512) per API, with the
 #            build time; then airbench94 in fp16 on Vulkan                         -> bench.tsv
+#   profile  `daybreak train --profile` of airbench94 per API (10 steps at batch 1024 on 10,240
+#            images): where the step goes, per op and kernel launch      -> logs/profile-API.txt
 #   torch    tools/bench_pytorch.py on the same GPU, networks and batches: eager fp32 with TF32
 #            off (like for like), eager defaults, bf16 autocast with channels_last  -> torch.tsv
 #   tta      airbench94 trained to its end through the faster API first, each API only when its
@@ -52,13 +54,13 @@ set -uo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 t_start=$(date +%s)
 deadline=540
-stages_arg=env,data,drivers,check,bench,torch,tta
+stages_arg=env,data,drivers,check,bench,profile,torch,tta
 out=${OUT:-$root/gpu-out}
 work=${DBK_GPU_WORK:-/tmp/dbk-gpu}
 in=$root/.gpu-in
 smoke=0
 drill=
-known_stages="env data drivers check bench torch tta compile tune"
+known_stages="env data drivers check bench profile torch tta compile tune"
 usage() {
   echo "usage: tools/gpu-check.sh [--deadline SECONDS] [--stages LIST] [--out DIR] [--work DIR] [--in DIR] [--smoke]" \
        "[--drill no-icd|failing-op|deadline]" >&2
@@ -454,6 +456,24 @@ stage_bench() {
   return 0
 }
 
+# Per API: airbench94's per-op profile (10 steps at its batch; smoke: the tta stage's sizes).
+stage_profile() {
+  need_drivers || return
+  need_data || { stage_status=failed stage_rc=1 stage_note="no data"; return; }
+  local d api size
+  for d in $(devices); do
+    api=${d%%:*}
+    if [ $smoke = 1 ]; then size=$(tta_size); else size="--train-subset 10240 --test-subset 1024 --epochs 1"; fi
+    rm -rf "$work/profile-runs/$api"   # a call before left its run there
+    # shellcheck disable=SC2086  # size is a list of options
+    run_cmd "$(cap $([ $smoke = 1 ] && echo 300 || echo 90))" "profile-$api.txt" "$daybreak" train --recipe airbench94 \
+      --backend "$d" --data "$data_dir" $size --profile --no-progress --out "$work/profile-runs/$api"
+    local rc=$?
+    [ $rc -eq 3 ] && rc=0   # one epoch does not reach the target: expected
+    note_rc "profile $d" $rc
+  done
+}
+
 torch_why=
 torch_available() {   # PyTorch with the device the kit needs; torch_why says why not
   local why
@@ -596,6 +616,7 @@ run_stage data 5 stage_data
 run_stage drivers 10 stage_drivers
 run_stage check 30 stage_check
 run_stage bench 30 stage_bench
+run_stage profile 20 stage_profile
 run_stage torch 30 stage_torch
 run_stage tta 30 stage_tta
 run_stage compile 60 stage_compile

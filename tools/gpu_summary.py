@@ -6,8 +6,8 @@ on the GPU machine's Python and in CI); gpu-check.sh calls it after every stage.
     python3 tools/gpu_summary.py --work DIR --stages FILE [--deadline S] [--elapsed S] [--smoke 0|1]
 
 Reads, where present: FILE (the call's stage rows: name, status, exit code, seconds, note),
-DIR/env.txt, DIR/devices.txt, DIR/check.json, DIR/bench.tsv, DIR/torch.tsv, DIR/runs/*/result.json
-and DIR/runs/torch-airbench94-*.json. Missing pieces are said, never invented.
+DIR/env.txt, DIR/devices.txt, DIR/check.json, DIR/bench.tsv, DIR/torch.tsv, DIR/logs/profile-*.txt,
+DIR/runs/*/result.json and DIR/runs/torch-airbench94-*.json. Missing pieces are said, never invented.
 """
 import argparse
 import csv
@@ -191,6 +191,39 @@ def time_to_accuracy(work):
     return out or ["- no time-to-accuracy run"]
 
 
+def profiles(work, top=6):
+    """Per API, from logs/profile-API.txt (`daybreak train --profile`): the step's total, what is
+    outside the ops, the per-step costs, and the ops that took the most."""
+    out = []
+    logs = os.path.join(work, "logs")
+    names = sorted(n for n in os.listdir(logs) if n.startswith("profile-")) if os.path.isdir(logs) else []
+    for name in names:
+        lines = read_lines(work, os.path.join("logs", name)) or []
+        head = next((line for line in lines if line.startswith("profile:")), None)
+        if head is None:
+            out.append(f"- {name}: no profile (see log.txt)")
+            continue
+        rows, total, inside = [], None, False
+        for line in lines:
+            f = line.split()
+            if line.startswith("op ") and "ms/step" in line:
+                inside = True
+            elif inside and f and f[0] == "total":
+                total, inside = line, False
+            elif inside and len(f) >= 5 and number(f[3]) is not None:
+                rows.append((number(f[3]), f[0], f[1], f[2]))
+        out.append(f"- {cell(head)}")
+        if total:
+            f = total.split()
+            out.append(f"  - total: {f[2]} ms per step, {f[1]} launches")
+        for line in lines:
+            if line.startswith("outside ops:") or line.startswith("per step:"):
+                out.append(f"  - {cell(line)}")
+        for ms, op, kind, launches in sorted(rows, reverse=True)[:top]:
+            out.append(f"  - {op} ({kind}): {fmt(ms)} ms, {launches} launches")
+    return out or ["- no profile"]
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--work", required=True)
@@ -207,6 +240,7 @@ def main():
     lines += ["", "## Machine", ""] + environment(a.work) + devices(a.work)
     lines += ["", "## Ops against the CPU (`daybreak check`)", ""] + checks(a.work)
     lines += ["", "## Training throughput", ""] + throughput(a.work)
+    lines += ["", "## Where airbench94's step goes (`daybreak train --profile`)", ""] + profiles(a.work)
     lines += ["", "## Time to accuracy (airbench94)", ""] + time_to_accuracy(a.work)
     print("\n".join(lines))
     return 0
