@@ -29,6 +29,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <clblast_c.h>
+
 #include "backends/opencl/ocl_internal.h"
 #include "core/embedded.h"
 #include "core/alloc.h"
@@ -331,6 +333,33 @@ static int tiled_gemm_rb2_should_match_the_cpu(void) {
     return gemm_path("tiled", DBK_OCL_GEMM_TILED, ", \"gemm_tiled\": {\"RB_V\": 2, \"RB_M\": 12}");
 }
 static int clblast_gemm_path_should_match_the_cpu(void) { return gemm_path("clblast", DBK_OCL_GEMM_CLBLAST, ""); }
+
+/* CLBlast's indirect GEMM, which pads or transposes into temporary matrices, on every case
+ * above (XGEMM_MIN_INDIRECT_SIZE overridden to 1; the tests' sizes would all take the direct
+ * kernel): the calls share the one temporary buffer sized while recording (ocl_blas.c) and
+ * match the CPU. The override stays for the process: this case runs last. */
+static int clblast_indirect_gemm_should_match_the_cpu_with_one_temp_buffer(void) {
+    dbk_device_info info;
+    DBK_CHECK_OK(dbk_backend_device_info(DBK_BACKEND_KIND_OPENCL, 0, &info));
+    if (use_gemm_profile(info.name, "clblast", "")) return 1;
+    pair pr;
+    dbk_status st = create(&pr.dev);
+    unsetenv("DBK_PLATFORMS_DIR");
+    DBK_CHECK_OK(st);
+    const char *names[] = {"XGEMM_MIN_INDIRECT_SIZE"};
+    const size_t values[] = {1};
+    const CLBlastStatusCode s =
+        CLBlastOverrideParameters(dbk_ocl(pr.dev)->device, "GemmRoutine", CLBlastPrecisionSingle, 1, names, values);
+    DBK_CHECK_MSG(s == CLBlastSuccess, "CLBlastOverrideParameters(GemmRoutine): status %d", (int)s);
+    DBK_CHECK_OK(dbk_backend_create(DBK_BACKEND_KIND_CPU, 0, &pr.cpu));
+    const int rc = gemm_and_conv_cases(&pr);
+    const size_t temp = dbk_ocl(pr.dev)->blas_temp_bytes;
+    printf("  CLBlast temporary buffer: %zu bytes\n", temp);
+    DBK_CHECK(rc != 0 || temp > 0);
+    dbk_backend_destroy(pr.dev);
+    dbk_backend_destroy(pr.cpu);
+    return rc;
+}
 
 /* ---------------------------------------------------------------------------------- */
 /* the GEMM plan of a convolution (ocl_conv_plan.h) against the launches recorded          */
@@ -782,5 +811,6 @@ int main(void) {
     DBK_RUN(clblast_gemm_path_should_match_the_cpu);
     DBK_RUN(conv_gemm_plan_should_match_the_launches);
     DBK_RUN(im2col_chunks_should_stay_within_32bit_indices);
+    DBK_RUN(clblast_indirect_gemm_should_match_the_cpu_with_one_temp_buffer);
     return dbk_test_finish();
 }

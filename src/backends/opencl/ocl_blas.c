@@ -163,7 +163,18 @@ dbk_status dbk_ocl_gemm_record(dbk_backend *be, dbk_ocl_launches *out, bool ta, 
         .lda = (size_t)a.ld, .ldb = (size_t)b.ld, .ldc = (size_t)c.ld,
     };
     l->bytes = (uint64_t)(4.0 * gemm_floats(m, n, k, beta));
-    return DBK_OK;
+    /* The temporary matrices CLBlast's indirect path pads or transposes into: one buffer of the
+     * largest size any recorded call needs, made now rather than inside every call. */
+    size_t temp = 0;
+    CLBlastStatusCode s = CLBlastSGemmTempBufferSize(CLBlastLayoutRowMajor, ta ? CLBlastTransposeYes : CLBlastTransposeNo,
+                                                     tb ? CLBlastTransposeYes : CLBlastTransposeNo, (size_t)m, (size_t)n,
+                                                     (size_t)k, a.off, (size_t)a.ld, b.off, (size_t)b.ld, c.off,
+                                                     (size_t)c.ld, &dbk_ocl(be)->queue, &temp);
+    if (s != CLBlastSuccess)
+        return dbk_set_error(DBK_ERR_DEVICE, "CLBlastSGemmTempBufferSize %dx%dx%d failed with CLBlast status %d on %s", m,
+                             n, k, (int)s, be->info.name);
+    l->blas.temp_bytes = temp;
+    return dbk_ocl_reserve_blas_temp(be, temp);
 }
 
 static dbk_ocl_matrix matrix_of(const dbk_tensor *t) {

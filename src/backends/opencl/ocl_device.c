@@ -145,6 +145,7 @@ static void ocl_destroy(dbk_backend *be) {
     if (c->queue) clFinish(c->queue);
     dbk_ocl_staging_release(c);
     if (c->workspace) clReleaseMemObject(c->workspace);
+    if (c->blas_temp) clReleaseMemObject(c->blas_temp);
     if (c->program) clReleaseProgram(c->program);
     if (c->queue) clReleaseCommandQueue(c->queue);
     if (c->context) clReleaseContext(c->context);

@@ -96,6 +96,10 @@ typedef struct dbk_ocl_ctx {
     dbk_conv_choice    conv;             /* Winograd or im2col per layer (backend/conv_choice.h) */
     cl_mem             workspace;        /* im2col / gathered matrices, sized by prepare */
     size_t             workspace_bytes;
+    cl_mem             blas_temp;        /* CLBlast's temporary matrices (padded or transposed
+                                            copies), sized while recording: NULL while no
+                                            recorded CLBlast GEMM needs one */
+    size_t             blas_temp_bytes;
     dbk_ocl_build_stats stats;
     char               profile_id[64];
     dbk_ocl_staging    staging[DBK_OCL_STAGING_SLOTS];
@@ -139,6 +143,8 @@ dbk_status dbk_ocl_sync(dbk_backend *be);
 
 /* Creates or grows the shared workspace to at least nbytes (prepare time). */
 dbk_status dbk_ocl_reserve_workspace(dbk_backend *be, size_t nbytes);
+/* Creates or grows the CLBlast temporary buffer to at least nbytes (record time). */
+dbk_status dbk_ocl_reserve_blas_temp(dbk_backend *be, size_t nbytes);
 
 static inline cl_mem dbk_ocl_mem(const dbk_tensor *t) { return (cl_mem)t->buf->impl; }
 static inline cl_uint dbk_ocl_off(const dbk_tensor *t) { return (cl_uint)(t->offset / dbk_dtype_size(t->dtype)); }
@@ -157,6 +163,8 @@ typedef struct dbk_ocl_blas_call {
     float  alpha, beta;
     cl_mem a, b, c;
     size_t a_off, b_off, c_off, lda, ldb, ldc;   /* in elements */
+    size_t temp_bytes;   /* CLBlastSGemmTempBufferSize at record time: > 0 runs the call with
+                            the context's blas_temp (at least this large) */
 } dbk_ocl_blas_call;
 
 typedef struct dbk_ocl_launch {
