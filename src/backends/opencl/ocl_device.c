@@ -263,6 +263,7 @@ static dbk_status setup(dbk_backend *be, int index) {
                             dbk_profile_id(p), gemm);
     if (st == DBK_OK) st = choose_tiles(be, p);
     c->conv_budget = dbk_ocl_conv_im2col_budget(p, c->max_alloc);
+    c->split_k_units = (int)dbk_profile_number(p, "opencl.split_k_compute_units", (double)be->info.compute_units);
     if (st == DBK_OK) st = dbk_conv_choice_read(p, "opencl", (size_t)c->max_alloc, &c->conv);
     if (st == DBK_OK) st = dbk_ocl_blas_setup(be, p);
     dbk_profile_destroy(owned);

@@ -93,6 +93,8 @@ typedef struct dbk_ocl_ctx {
     dbk_ocl_gemm_path  gemm;
     dbk_ocl_gemm_tiles tiles;
     size_t             conv_budget;      /* bytes of im2col workspace a conv aims for */
+    int                split_k_units;    /* compute units split-K fills (ocl_conv_plan.h):
+                                            "opencl.split_k_compute_units", else the device's */
     dbk_conv_choice    conv;             /* Winograd or im2col per layer (backend/conv_choice.h) */
     cl_mem             workspace;        /* im2col / gathered matrices, sized by prepare */
     size_t             workspace_bytes;
@@ -165,6 +167,9 @@ typedef struct dbk_ocl_blas_call {
     size_t a_off, b_off, c_off, lda, ldb, ldc;   /* in elements */
     size_t temp_bytes;   /* CLBlastSGemmTempBufferSize at record time: > 0 runs the call with
                             the context's blas_temp (at least this large) */
+    size_t batch;        /* > 1: CLBlastSgemmStridedBatched, the e-th GEMM's A, B and C at
+                            e * the strides below (elements) past their offsets */
+    size_t a_stride, b_stride, c_stride;
 } dbk_ocl_blas_call;
 
 typedef struct dbk_ocl_launch {
@@ -270,6 +275,12 @@ typedef struct dbk_ocl_matrix {
 } dbk_ocl_matrix;
 dbk_status dbk_ocl_gemm_record(dbk_backend *be, dbk_ocl_launches *out, bool ta, bool tb, int m, int n, int k,
                                float alpha, dbk_ocl_matrix a, dbk_ocl_matrix b, float beta, dbk_ocl_matrix c);
+/* CLBlast only: `batch` such GEMMs in one call, the e-th on A, B and C at e * stride.a, .b, .c
+ * elements past their offsets (CLBlastSgemmStridedBatched); C is overwritten or accumulated
+ * as beta says, and with beta 0 must hold no NaN (CLBlast multiplies it by 0). */
+dbk_status dbk_ocl_gemm_strided_record(dbk_backend *be, dbk_ocl_launches *out, bool ta, bool tb, int m, int n, int k,
+                                       float alpha, dbk_ocl_matrix a, dbk_ocl_matrix b, float beta, dbk_ocl_matrix c,
+                                       int batch, size_t stride_a, size_t stride_b, size_t stride_c);
 /* The same with B (K,N) packed in panels of tiles.rb_w columns at (bp, bp_off) (gemm_rb).
  * c_plane > 0 (a multiple of rb_w) stores C as (N/c_plane, M, c_plane) instead of row-major. */
 dbk_status dbk_ocl_gemm_packed_record(dbk_backend *be, dbk_ocl_launches *out, bool ta, int m, int n, int k, float alpha,

@@ -131,7 +131,11 @@ static dbk_status enqueue_blas(dbk_backend *be, const dbk_ocl_blas_call *b, cl_e
     const CLBlastTranspose ta = b->trans_a ? CLBlastTransposeYes : CLBlastTransposeNo;
     const CLBlastTranspose tb = b->trans_b ? CLBlastTransposeYes : CLBlastTransposeNo;
     CLBlastStatusCode s;
-    if (b->temp_bytes > 0) {
+    if (b->batch > 1) {
+        s = CLBlastSgemmStridedBatched(CLBlastLayoutRowMajor, ta, tb, b->m, b->n, b->k, b->alpha, b->a, b->a_off, b->lda,
+                                       b->a_stride, b->b, b->b_off, b->ldb, b->b_stride, b->beta, b->c, b->c_off,
+                                       b->ldc, b->c_stride, b->batch, &c->queue, ev);
+    } else if (b->temp_bytes > 0) {
         DBK_ASSERT(c->blas_temp && c->blas_temp_bytes >= b->temp_bytes);
         s = CLBlastSgemmWithTempBuffer(CLBlastLayoutRowMajor, ta, tb, b->m, b->n, b->k, b->alpha, b->a, b->a_off, b->lda,
                                        b->b, b->b_off, b->ldb, b->beta, b->c, b->c_off, b->ldc, &c->queue, ev,
