@@ -292,3 +292,15 @@ __kernel void conv_narrow_fwd(__global const float *x, const uint x_off, const i
         out[(size_t)k * P * Q] = acc;
     }
 }
+
+/* dw (MN) = beta dw + the sum of S partial products (S, MN) of a backward-filter GEMM split
+ * along its K (images x P x Q) dimension; beta 0 never reads dw (it may hold NaN).
+ * global (MN) */
+__kernel void splitk_sum(__global const float *part, const uint part_off, const int S, const int MN,
+                         const float beta, __global float *dw, const uint dw_off) {
+    const int i = get_global_id(0);
+    if (i >= MN) return;
+    float acc = 0.0f;
+    for (int s = 0; s < S; s++) acc += part[part_off + s * MN + i];
+    dw[dw_off + i] = beta != 0.0f ? beta * dw[dw_off + i] + acc : acc;
+}

@@ -29,6 +29,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <clblast_c.h>
+
 #include "backends/opencl/ocl_internal.h"
 #include "core/embedded.h"
 #include "core/alloc.h"
@@ -331,6 +333,73 @@ static int tiled_gemm_rb2_should_match_the_cpu(void) {
     return gemm_path("tiled", DBK_OCL_GEMM_TILED, ", \"gemm_tiled\": {\"RB_V\": 2, \"RB_M\": 12}");
 }
 static int clblast_gemm_path_should_match_the_cpu(void) { return gemm_path("clblast", DBK_OCL_GEMM_CLBLAST, ""); }
+
+/* Split-K of a CLBlast backward-filter GEMM (ocl_ops_conv.c split_k_slices), forced on PoCL by
+ * "split_k_compute_units": 64: a 16 x 72 output of 2 tiles over K = 16 x 16 x 16 = 4096 runs as
+ * 8 slices of 512 in one strided batched call plus splitk_sum, and matches the CPU; with the
+ * device's own 2 compute units the same layer stays one GEMM. */
+static int split_k_bwd_filter_should_match_the_cpu(void) {
+    dbk_device_info info;
+    DBK_CHECK_OK(dbk_backend_device_info(DBK_BACKEND_KIND_OPENCL, 0, &info));
+    const dbk_conv2d_params cp = {1, 1, 1, 1};
+    const dbk_op_desc bf = {.op = DBK_OP_CONV2D_BWD_FILTER, .p.conv = cp, .src = {t4(16, 8, 16, 16), t4(16, 16, 16, 16)},
+                            .dst = {t4(16, 8, 3, 3)}};
+    const char *extra[] = {", \"split_k_compute_units\": 64", ""};
+    const int want_slices[] = {8, 1};
+    for (int v = 0; v < 2; v++) {
+        if (use_gemm_profile(info.name, "clblast", extra[v])) return 1;
+        pair pr;
+        dbk_status st = create(&pr.dev);
+        unsetenv("DBK_PLATFORMS_DIR");
+        DBK_CHECK_OK(st);
+        DBK_CHECK_OK(dbk_backend_create(DBK_BACKEND_KIND_CPU, 0, &pr.cpu));
+        const dbk_ocl_conv_config cfg = dbk_ocl_conv_config_of(pr.dev);
+        dbk_ocl_conv_gemm plan[DBK_OCL_CONV_MAX_GEMMS];
+        const int shapes = dbk_ocl_conv_gemm_plan(&cfg, &bf, plan);
+        const int slices = shapes == 1 && plan[0].batch > 1 ? plan[0].batch : 1;
+        printf("  %d compute units: %d slice(s) of K %d\n", cfg.compute_units, slices, shapes ? plan[0].k : 0);
+        DBK_CHECK_MSG(shapes == 1 && slices == want_slices[v] && plan[0].k * slices == 16 * 16 * 16,
+                      "%d GEMM shapes, %d slices (want 1 shape, %d slices)", shapes, slices, want_slices[v]);
+        dbk_backend_counters c0, c1;
+        dbk_backend_get_counters(pr.dev, &c0);
+        const int rc = compare_op(&pr, &bf, slices > 1 ? "conv bwd_filter split-K" : "conv bwd_filter one GEMM", 1e-10);
+        dbk_backend_get_counters(pr.dev, &c1);
+        /* im2col, gather_nk, fill, GEMM (one call), and splitk_sum when split */
+        DBK_CHECK_MSG(rc != 0 || c1.launches - c0.launches == (slices > 1 ? 5u : 4u), "%llu launches",
+                      (unsigned long long)(c1.launches - c0.launches));
+        dbk_backend_destroy(pr.dev);
+        dbk_backend_destroy(pr.cpu);
+        if (rc) return rc;
+    }
+    return 0;
+}
+
+/* CLBlast's indirect GEMM, which pads or transposes into temporary matrices, on every case
+ * above (XGEMM_MIN_INDIRECT_SIZE overridden to 1; the tests' sizes would all take the direct
+ * kernel): the calls share the one temporary buffer sized while recording (ocl_blas.c) and
+ * match the CPU. The override stays for the process: this case runs last. */
+static int clblast_indirect_gemm_should_match_the_cpu_with_one_temp_buffer(void) {
+    dbk_device_info info;
+    DBK_CHECK_OK(dbk_backend_device_info(DBK_BACKEND_KIND_OPENCL, 0, &info));
+    if (use_gemm_profile(info.name, "clblast", "")) return 1;
+    pair pr;
+    dbk_status st = create(&pr.dev);
+    unsetenv("DBK_PLATFORMS_DIR");
+    DBK_CHECK_OK(st);
+    const char *names[] = {"XGEMM_MIN_INDIRECT_SIZE"};
+    const size_t values[] = {1};
+    const CLBlastStatusCode s =
+        CLBlastOverrideParameters(dbk_ocl(pr.dev)->device, "GemmRoutine", CLBlastPrecisionSingle, 1, names, values);
+    DBK_CHECK_MSG(s == CLBlastSuccess, "CLBlastOverrideParameters(GemmRoutine): status %d", (int)s);
+    DBK_CHECK_OK(dbk_backend_create(DBK_BACKEND_KIND_CPU, 0, &pr.cpu));
+    const int rc = gemm_and_conv_cases(&pr);
+    const size_t temp = dbk_ocl(pr.dev)->blas_temp_bytes;
+    printf("  CLBlast temporary buffer: %zu bytes\n", temp);
+    DBK_CHECK(rc != 0 || temp > 0);
+    dbk_backend_destroy(pr.dev);
+    dbk_backend_destroy(pr.cpu);
+    return rc;
+}
 
 /* ---------------------------------------------------------------------------------- */
 /* the GEMM plan of a convolution (ocl_conv_plan.h) against the launches recorded          */
@@ -792,5 +861,7 @@ int main(void) {
     DBK_RUN(clblast_gemm_path_should_match_the_cpu);
     DBK_RUN(conv_gemm_plan_should_match_the_launches);
     DBK_RUN(im2col_chunks_should_stay_within_32bit_indices);
+    DBK_RUN(split_k_bwd_filter_should_match_the_cpu);
+    DBK_RUN(clblast_indirect_gemm_should_match_the_cpu_with_one_temp_buffer);
     return dbk_test_finish();
 }

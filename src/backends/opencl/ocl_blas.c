@@ -163,6 +163,35 @@ dbk_status dbk_ocl_gemm_record(dbk_backend *be, dbk_ocl_launches *out, bool ta, 
         .lda = (size_t)a.ld, .ldb = (size_t)b.ld, .ldc = (size_t)c.ld,
     };
     l->bytes = (uint64_t)(4.0 * gemm_floats(m, n, k, beta));
+    /* The temporary matrices CLBlast's indirect path pads or transposes into: one buffer of the
+     * largest size any recorded call needs, made now rather than inside every call. */
+    size_t temp = 0;
+    CLBlastStatusCode s = CLBlastSGemmTempBufferSize(CLBlastLayoutRowMajor, ta ? CLBlastTransposeYes : CLBlastTransposeNo,
+                                                     tb ? CLBlastTransposeYes : CLBlastTransposeNo, (size_t)m, (size_t)n,
+                                                     (size_t)k, a.off, (size_t)a.ld, b.off, (size_t)b.ld, c.off,
+                                                     (size_t)c.ld, &dbk_ocl(be)->queue, &temp);
+    if (s != CLBlastSuccess)
+        return dbk_set_error(DBK_ERR_DEVICE, "CLBlastSGemmTempBufferSize %dx%dx%d failed with CLBlast status %d on %s", m,
+                             n, k, (int)s, be->info.name);
+    l->blas.temp_bytes = temp;
+    return dbk_ocl_reserve_blas_temp(be, temp);
+}
+
+dbk_status dbk_ocl_gemm_strided_record(dbk_backend *be, dbk_ocl_launches *out, bool ta, bool tb, int m, int n, int k,
+                                       float alpha, dbk_ocl_matrix a, dbk_ocl_matrix b, float beta, dbk_ocl_matrix c,
+                                       int batch, size_t stride_a, size_t stride_b, size_t stride_c) {
+    DBK_ASSERT(dbk_ocl(be)->gemm == DBK_OCL_GEMM_CLBLAST && batch >= 1 && k > 0);
+    if (m == 0 || n == 0) return DBK_OK;
+    dbk_ocl_launch *l;
+    DBK_TRY(dbk_ocl_launches_append(out, &l));
+    l->kind = DBK_OCL_LAUNCH_CLBLAST_GEMM;
+    l->blas = (dbk_ocl_blas_call){
+        .trans_a = ta, .trans_b = tb, .m = (size_t)m, .n = (size_t)n, .k = (size_t)k, .alpha = alpha, .beta = beta,
+        .a = a.mem, .b = b.mem, .c = c.mem, .a_off = a.off, .b_off = b.off, .c_off = c.off,
+        .lda = (size_t)a.ld, .ldb = (size_t)b.ld, .ldc = (size_t)c.ld,
+        .batch = (size_t)batch, .a_stride = stride_a, .b_stride = stride_b, .c_stride = stride_c,
+    };
+    l->bytes = (uint64_t)(4.0 * batch * gemm_floats(m, n, k, beta));
     return DBK_OK;
 }
 

@@ -106,21 +106,34 @@ dbk_status dbk_ocl_sync(dbk_backend *be) {
     return DBK_OK;
 }
 
+/* Creates or grows *mem to at least nbytes (what: for the log and errors). */
+static dbk_status grow_buffer(dbk_backend *be, cl_mem *mem, size_t *bytes, size_t nbytes, const char *what) {
+    dbk_ocl_ctx *c = dbk_ocl(be);
+    if (nbytes <= *bytes) return DBK_OK;
+    if (c->max_alloc && nbytes > c->max_alloc)
+        return dbk_set_error(DBK_ERR_OUT_OF_DEVICE_MEMORY, "OpenCL %s of %zu bytes exceeds the max allocation of %llu bytes of %s",
+                             what, nbytes, (unsigned long long)c->max_alloc, be->info.name);
+    dbk_buffer tmp = {.be = be, .nbytes = nbytes};
+    dbk_status st = dbk_ocl_buffer_alloc(be, nbytes, &tmp);
+    if (st != DBK_OK) return st;
+    if (*mem) clReleaseMemObject(*mem);
+    *mem = (cl_mem)tmp.impl;
+    *bytes = nbytes;
+    dbk_log(DBK_LOG_LEVEL_DEBUG, "opencl %s: %.1f MiB", what, (double)nbytes / 1048576.0);
+    return DBK_OK;
+}
+
 /* Programs recorded earlier keep their own reference to the workspace they were recorded
  * with (ocl_record.c), so growing it here never leaves a recording with a dangling buffer. */
 dbk_status dbk_ocl_reserve_workspace(dbk_backend *be, size_t nbytes) {
     dbk_ocl_ctx *c = dbk_ocl(be);
-    if (nbytes <= c->workspace_bytes) return DBK_OK;
-    if (c->max_alloc && nbytes > c->max_alloc)
-        return dbk_set_error(DBK_ERR_OUT_OF_DEVICE_MEMORY,
-                             "OpenCL workspace of %zu bytes exceeds the max allocation of %llu bytes of %s", nbytes,
-                             (unsigned long long)c->max_alloc, be->info.name);
-    dbk_buffer tmp = {.be = be, .nbytes = nbytes};
-    dbk_status st = dbk_ocl_buffer_alloc(be, nbytes, &tmp);
-    if (st != DBK_OK) return st;
-    if (c->workspace) clReleaseMemObject(c->workspace);
-    c->workspace = (cl_mem)tmp.impl;
-    c->workspace_bytes = nbytes;
-    dbk_log(DBK_LOG_LEVEL_DEBUG, "opencl workspace: %.1f MiB", (double)nbytes / 1048576.0);
-    return DBK_OK;
+    return grow_buffer(be, &c->workspace, &c->workspace_bytes, nbytes, "workspace");
+}
+
+/* CLBlast calls take the temporary buffer when they are enqueued (ocl_launch.c), not when
+ * they are recorded, so every recorded call gets the current one, never smaller than it
+ * asked for; the old one lives on until the commands already enqueued with it complete. */
+dbk_status dbk_ocl_reserve_blas_temp(dbk_backend *be, size_t nbytes) {
+    dbk_ocl_ctx *c = dbk_ocl(be);
+    return grow_buffer(be, &c->blas_temp, &c->blas_temp_bytes, nbytes, "CLBlast temporary buffer");
 }

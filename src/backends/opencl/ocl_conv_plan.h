@@ -25,6 +25,10 @@ typedef struct dbk_ocl_conv_config {
     int                    rb_w;          /* gemm_rb panel width (RB_W) */
     size_t                 conv_budget;   /* bytes of im2col workspace per chunk of images */
     const dbk_conv_choice *choice;        /* Winograd per layer and its workspace budget */
+    int                    compute_units; /* split-K: a CLBlast backward-filter GEMM in one chunk
+                                             whose output has fewer 64x64 tiles than this is
+                                             split along K into slices summed by splitk_sum;
+                                             0 never splits */
 } dbk_ocl_conv_config;
 
 /* One GEMM shape of a conv op: C (m, n) = op(A) (m, k) . op(B) (k, n), issued `count` times. */
@@ -45,7 +49,8 @@ typedef struct dbk_ocl_conv_gemm {
 size_t dbk_ocl_conv_im2col_budget(const dbk_profile *p, uint64_t max_alloc);
 
 /* The configuration a backend on a device with max_alloc would read from profile p; the
- * Winograd choice is read into *choice, which the configuration points at. */
+ * Winograd choice is read into *choice, which the configuration points at. compute_units is
+ * the profile's "opencl.split_k_compute_units" (0 without it: the backend uses its device's). */
 dbk_status dbk_ocl_conv_config_read(const dbk_profile *p, uint64_t max_alloc, dbk_conv_choice *choice,
                                     dbk_ocl_conv_config *out);
 

@@ -169,6 +169,7 @@ static void ocl_destroy(dbk_backend *be) {
     if (c->queue) clFinish(c->queue);
     dbk_ocl_staging_release(c);
     if (c->workspace) clReleaseMemObject(c->workspace);
+    if (c->blas_temp) clReleaseMemObject(c->blas_temp);
     if (c->program) clReleaseProgram(c->program);
     if (c->queue) clReleaseCommandQueue(c->queue);
     if (c->context) clReleaseContext(c->context);
@@ -286,6 +287,7 @@ static dbk_status setup(dbk_backend *be, int index) {
                             dbk_profile_id(p), gemm);
     if (st == DBK_OK) st = choose_tiles(be, p);
     c->conv_budget = dbk_ocl_conv_im2col_budget(p, c->max_alloc);
+    c->split_k_units = (int)dbk_profile_number(p, "opencl.split_k_compute_units", (double)be->info.compute_units);
     if (st == DBK_OK) st = dbk_conv_choice_read(p, "opencl", (size_t)c->max_alloc, &c->conv);
     if (st == DBK_OK) st = dbk_ocl_blas_setup(be, p);
     dbk_profile_destroy(owned);

@@ -93,9 +93,15 @@ typedef struct dbk_ocl_ctx {
     dbk_ocl_gemm_path  gemm;
     dbk_ocl_gemm_tiles tiles;
     size_t             conv_budget;      /* bytes of im2col workspace a conv aims for */
+    int                split_k_units;    /* compute units split-K fills (ocl_conv_plan.h):
+                                            "opencl.split_k_compute_units", else the device's */
     dbk_conv_choice    conv;             /* Winograd or im2col per layer (backend/conv_choice.h) */
     cl_mem             workspace;        /* im2col / gathered matrices, sized by prepare */
     size_t             workspace_bytes;
+    cl_mem             blas_temp;        /* CLBlast's temporary matrices (padded or transposed
+                                            copies), sized while recording: NULL while no
+                                            recorded CLBlast GEMM needs one */
+    size_t             blas_temp_bytes;
     dbk_ocl_build_stats stats;
     char               profile_id[64];
     dbk_ocl_staging    staging[DBK_OCL_STAGING_SLOTS];
@@ -139,6 +145,8 @@ dbk_status dbk_ocl_sync(dbk_backend *be);
 
 /* Creates or grows the shared workspace to at least nbytes (prepare time). */
 dbk_status dbk_ocl_reserve_workspace(dbk_backend *be, size_t nbytes);
+/* Creates or grows the CLBlast temporary buffer to at least nbytes (record time). */
+dbk_status dbk_ocl_reserve_blas_temp(dbk_backend *be, size_t nbytes);
 
 static inline cl_mem dbk_ocl_mem(const dbk_tensor *t) { return (cl_mem)t->buf->impl; }
 static inline cl_uint dbk_ocl_off(const dbk_tensor *t) { return (cl_uint)(t->offset / dbk_dtype_size(t->dtype)); }
@@ -157,6 +165,11 @@ typedef struct dbk_ocl_blas_call {
     float  alpha, beta;
     cl_mem a, b, c;
     size_t a_off, b_off, c_off, lda, ldb, ldc;   /* in elements */
+    size_t temp_bytes;   /* CLBlastSGemmTempBufferSize at record time: > 0 runs the call with
+                            the context's blas_temp (at least this large) */
+    size_t batch;        /* > 1: CLBlastSgemmStridedBatched, the e-th GEMM's A, B and C at
+                            e * the strides below (elements) past their offsets */
+    size_t a_stride, b_stride, c_stride;
 } dbk_ocl_blas_call;
 
 typedef struct dbk_ocl_launch {
@@ -262,6 +275,12 @@ typedef struct dbk_ocl_matrix {
 } dbk_ocl_matrix;
 dbk_status dbk_ocl_gemm_record(dbk_backend *be, dbk_ocl_launches *out, bool ta, bool tb, int m, int n, int k,
                                float alpha, dbk_ocl_matrix a, dbk_ocl_matrix b, float beta, dbk_ocl_matrix c);
+/* CLBlast only: `batch` such GEMMs in one call, the e-th on A, B and C at e * stride.a, .b, .c
+ * elements past their offsets (CLBlastSgemmStridedBatched); C is overwritten or accumulated
+ * as beta says, and with beta 0 must hold no NaN (CLBlast multiplies it by 0). */
+dbk_status dbk_ocl_gemm_strided_record(dbk_backend *be, dbk_ocl_launches *out, bool ta, bool tb, int m, int n, int k,
+                                       float alpha, dbk_ocl_matrix a, dbk_ocl_matrix b, float beta, dbk_ocl_matrix c,
+                                       int batch, size_t stride_a, size_t stride_b, size_t stride_c);
 /* The same with B (K,N) packed in panels of tiles.rb_w columns at (bp, bp_off) (gemm_rb).
  * c_plane > 0 (a multiple of rb_w) stores C as (N/c_plane, M, c_plane) instead of row-major. */
 dbk_status dbk_ocl_gemm_packed_record(dbk_backend *be, dbk_ocl_launches *out, bool ta, int m, int n, int k, float alpha,

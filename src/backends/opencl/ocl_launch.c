@@ -123,12 +123,27 @@ size_t dbk_ocl_wg_limit(dbk_backend *be, cl_kernel k, size_t want) {
     return p;
 }
 
+/* A recorded call with temp_bytes > 0 passes the context's temporary buffer: plain
+ * CLBlastSgemm would create and release a buffer of that size inside every call on its
+ * indirect path (host work a GPU driver charges per call). */
 static dbk_status enqueue_blas(dbk_backend *be, const dbk_ocl_blas_call *b, cl_event *ev) {
     dbk_ocl_ctx *c = dbk_ocl(be);
-    CLBlastStatusCode s = CLBlastSgemm(CLBlastLayoutRowMajor, b->trans_a ? CLBlastTransposeYes : CLBlastTransposeNo,
-                                       b->trans_b ? CLBlastTransposeYes : CLBlastTransposeNo, b->m, b->n, b->k, b->alpha,
-                                       b->a, b->a_off, b->lda, b->b, b->b_off, b->ldb, b->beta, b->c, b->c_off, b->ldc,
-                                       &c->queue, ev);
+    const CLBlastTranspose ta = b->trans_a ? CLBlastTransposeYes : CLBlastTransposeNo;
+    const CLBlastTranspose tb = b->trans_b ? CLBlastTransposeYes : CLBlastTransposeNo;
+    CLBlastStatusCode s;
+    if (b->batch > 1) {
+        s = CLBlastSgemmStridedBatched(CLBlastLayoutRowMajor, ta, tb, b->m, b->n, b->k, b->alpha, b->a, b->a_off, b->lda,
+                                       b->a_stride, b->b, b->b_off, b->ldb, b->b_stride, b->beta, b->c, b->c_off,
+                                       b->ldc, b->c_stride, b->batch, &c->queue, ev);
+    } else if (b->temp_bytes > 0) {
+        DBK_ASSERT(c->blas_temp && c->blas_temp_bytes >= b->temp_bytes);
+        s = CLBlastSgemmWithTempBuffer(CLBlastLayoutRowMajor, ta, tb, b->m, b->n, b->k, b->alpha, b->a, b->a_off, b->lda,
+                                       b->b, b->b_off, b->ldb, b->beta, b->c, b->c_off, b->ldc, &c->queue, ev,
+                                       c->blas_temp);
+    } else {
+        s = CLBlastSgemm(CLBlastLayoutRowMajor, ta, tb, b->m, b->n, b->k, b->alpha, b->a, b->a_off, b->lda, b->b,
+                         b->b_off, b->ldb, b->beta, b->c, b->c_off, b->ldc, &c->queue, ev);
+    }
     if (s != CLBlastSuccess) {
         if (s > -1000) return dbk_ocl_fail(be, (cl_int)s, "CLBlastSgemm %zux%zux%zu", b->m, b->n, b->k);
         return dbk_set_error(DBK_ERR_DEVICE, "CLBlastSgemm %zux%zux%zu failed with CLBlast status %d on %s", b->m, b->n,

@@ -38,9 +38,12 @@
  * (ocl_ops_conv_winograd.c) or as the "direct" kernels (ocl_ops_conv_direct.c: no col matrix, for
  * narrow layers); this file stays the fallback for every other layer and device.
  *
- * The workspace is the backend's, sized at prepare time, in up to three regions: r0 (col or
- * dcol), r1 (tmp, or the packed dy / dy^T), r2 (w^T); chunks run in order on the in-order
- * queue, so they share it.
+ * A CLBlast backward-filter GEMM with a small output on a device with many compute units is
+ * split along its K dimension (split_k_slices below).
+ *
+ * The workspace is the backend's, sized at prepare time, in up to four regions: r0 (col or
+ * dcol), r1 (tmp, or the packed dy / dy^T), r2 (w^T), r3 (split-K's partial products); chunks
+ * run in order on the in-order queue, so they share it.
  */
 #include <string.h>
 
@@ -56,6 +59,8 @@ typedef struct conv_geom {
     size_t r0_floats;       /* workspace region 0 (col, col^T or dcol) */
     size_t r1_floats;       /* workspace region 1 (tmp or packed dy) */
     size_t r2_floats;       /* workspace region 2 (w^T for a packed backward-data) */
+    int split;              /* split-K slices of a CLBlast backward-filter GEMM (1: none) */
+    size_t r3_floats;       /* workspace region 3: the slices' partial dw (split, K, CRS) */
 } conv_geom;
 
 static size_t round_up(size_t v, size_t m) { return (v + m - 1) / m * m; }
@@ -104,13 +109,40 @@ static bool chunk_fits_32bit(const conv_geom *g) {
     const size_t limit = (size_t)DBK_OCL_MAX_INDEX;
     const size_t x_chunk = (size_t)g->nb * (size_t)g->C * (size_t)g->H * (size_t)g->W;
     const size_t y_chunk = (size_t)g->nb * (size_t)g->K * (size_t)g->pq;
-    return g->r0_floats <= limit && g->r1_floats <= limit && g->r2_floats <= limit && x_chunk <= limit &&
-           y_chunk <= limit && g->r0_floats + g->r1_floats + g->r2_floats <= 2 * limit;
+    return g->r0_floats <= limit && g->r1_floats <= limit && g->r2_floats <= limit && g->r3_floats <= limit &&
+           x_chunk <= limit && y_chunk <= limit &&
+           g->r0_floats + g->r1_floats + g->r2_floats + g->r3_floats <= 2 * limit;
+}
+
+/* Split-K of a CLBlast backward-filter GEMM, dw (K, CRS) = dy (K, cols) . col^T with cols =
+ * N*P*Q: its output is small (airbench94's first block, 64 x 216) and its K huge (1024 x 961),
+ * so on a GPU one GEMM runs on a few work-groups (CLBlast's 64x64-ish tiles: 4 of them) while
+ * most compute units idle. Below `units` tiles the cols are cut into S equal slices (S divides
+ * cols, each at least SPLITK_MIN_SLICE long, S up to SPLITK_MAX and units / tiles): one strided
+ * batched GEMM writes S partial products, splitk_sum adds them into dw; fewer than SPLITK_MIN
+ * slices: no split. Only the one-chunk case (the whole batch in the workspace, what a GPU
+ * profile's conv_chunking "off" gives); PoCL's 2 compute units never split (and its own
+ * profile's gemm_rb never takes this path). */
+#define SPLITK_TILE 64
+#define SPLITK_MIN_SLICE 512
+#define SPLITK_MAX 32
+#define SPLITK_MIN 4      /* fewer slices do not pay for the fill and the sum */
+static int split_k_slices(const conv_geom *g, int units) {
+    const long tiles = (long)((g->K + SPLITK_TILE - 1) / SPLITK_TILE) * (long)((g->crs + SPLITK_TILE - 1) / SPLITK_TILE);
+    if (units <= 0 || g->packed || g->nb != g->N || tiles >= units) return 1;
+    const long cols = (long)g->nb * g->pq;
+    long s = units / tiles;
+    if (s > SPLITK_MAX) s = SPLITK_MAX;
+    if (s > cols / SPLITK_MIN_SLICE) s = cols / SPLITK_MIN_SLICE;
+    while (s > 1 && cols % s) s--;
+    return s >= SPLITK_MIN ? (int)s : 1;
 }
 
 static conv_geom geometry_for(const dbk_ocl_conv_config *cfg, const dbk_op_desc *op) {
     const dbk_conv2d_geom cg = dbk_conv2d_geom_of(op);   /* 31-bit sizes: checked in prepare */
     conv_geom g;
+    memset(&g, 0, sizeof g);
+    g.split = 1;
     g.N = (int)cg.N; g.C = (int)cg.C; g.H = (int)cg.H; g.W = (int)cg.W;
     g.K = (int)cg.K; g.R = (int)cg.R; g.S = (int)cg.S;
     g.P = (int)cg.P; g.Q = (int)cg.Q;
@@ -133,13 +165,20 @@ static conv_geom geometry_for(const dbk_ocl_conv_config *cfg, const dbk_op_desc 
         if (g.nb == 1 || chunk_fits_32bit(&g)) break;
         nb = g.nb - 1;
     }
+    g.split = op->op == DBK_OP_CONV2D_BWD_FILTER ? split_k_slices(&g, cfg->compute_units) : 1;
+    g.r3_floats = g.split > 1 ? (size_t)g.split * (size_t)g.K * (size_t)g.crs : 0;
+    if (g.split > 1 && !chunk_fits_32bit(&g)) {
+        g.split = 1;
+        g.r3_floats = 0;
+    }
     return g;
 }
 
 dbk_ocl_conv_config dbk_ocl_conv_config_of(const dbk_backend *be) {
     const dbk_ocl_ctx *ctx = dbk_ocl(be);
     return (dbk_ocl_conv_config){.packed = ctx->gemm == DBK_OCL_GEMM_TILED, .rb_w = ctx->tiles.rb_w,
-                                 .conv_budget = ctx->conv_budget, .choice = &ctx->conv};
+                                 .conv_budget = ctx->conv_budget, .choice = &ctx->conv,
+                                 .compute_units = ctx->split_k_units};
 }
 
 static conv_geom conv_geometry(const dbk_backend *be, const dbk_op_desc *op) {
@@ -154,7 +193,7 @@ size_t dbk_ocl_conv_workspace_bytes(const dbk_backend *be, const dbk_op_desc *op
     if (dbk_ocl_conv_direct_chosen(be, op)) return dbk_ocl_conv_direct_workspace_bytes(be, op);
     if (narrow_forward(op)) return 0;
     const conv_geom g = conv_geometry(be, op);
-    return (g.r0_floats + g.r1_floats + g.r2_floats) * sizeof(float);
+    return (g.r0_floats + g.r1_floats + g.r2_floats + g.r3_floats) * sizeof(float);
 }
 
 /* ---------------------------------------------------------------------------------- */
@@ -248,7 +287,7 @@ static dbk_status check_workspace(dbk_backend *be, const dbk_op_desc *op, const 
         return dbk_set_error(DBK_ERR_UNSUPPORTED, "%s%s%s: one image's im2col matrix (%zu floats) is too large for "
                              "32-bit kernel indexing", dbk_op_name(op->op), op->label ? " for " : "",
                              op->label ? op->label : "", g->r0_floats);
-    const size_t need = (g->r0_floats + g->r1_floats + g->r2_floats) * sizeof(float);
+    const size_t need = (g->r0_floats + g->r1_floats + g->r2_floats + g->r3_floats) * sizeof(float);
     if (need > dbk_ocl(be)->workspace_bytes || !dbk_ocl(be)->workspace)
         return dbk_set_error(DBK_ERR_INVALID_ARG, "%s%s%s was not prepared (workspace %zu bytes needed)",
                              dbk_op_name(op->op), op->label ? " for " : "", op->label ? op->label : "", need);
@@ -360,6 +399,29 @@ dbk_status dbk_ocl_record_conv2d_bwd_data(dbk_backend *be, const dbk_op_desc *op
     return DBK_OK;
 }
 
+/* dw (+)= dy . col^T in g->split slices of the cols (split_k_slices): partial products into
+ * workspace region 3 (zeroed first: CLBlast's beta 0 still multiplies C), then their sum. */
+static dbk_status split_k_bwd_filter(dbk_backend *be, dbk_ocl_launches *out, const conv_geom *g, dbk_ocl_matrix dy,
+                                     dbk_ocl_matrix col, float beta, const dbk_tensor *dw) {
+    cl_mem ws = dbk_ocl(be)->workspace;
+    const cl_uint part_off = (cl_uint)(g->r0_floats + g->r1_floats + g->r2_floats);
+    const int cols = g->nb * g->pq, slice = cols / g->split, mn = g->K * g->crs;
+    DBK_TRY(dbk_ocl_fill_record(be, out, ws, part_off, (cl_uint)g->r3_floats, 0.0f));
+    const dbk_ocl_matrix P = {ws, part_off, g->crs};   /* (split, K, CRS) */
+    DBK_TRY(dbk_ocl_gemm_strided_record(be, out, false, true, g->K, g->crs, slice, 1.0f, dy, col, 0.0f, P, g->split,
+                                        (size_t)slice, (size_t)slice, (size_t)mn));
+    dbk_ocl_args a;
+    DBK_TRY(dbk_ocl_kernel(be, out, "splitk_sum", &a));
+    dbk_ocl_arg_mem(&a, ws);
+    dbk_ocl_arg_uint(&a, part_off);
+    dbk_ocl_arg_int(&a, g->split);
+    dbk_ocl_arg_int(&a, mn);
+    dbk_ocl_arg_float(&a, beta);
+    dbk_ocl_arg_tensor(&a, dw);
+    dbk_ocl_args_floats(&a, (double)g->r3_floats);
+    return dbk_ocl_range1(&a, (size_t)mn);
+}
+
 dbk_status dbk_ocl_record_conv2d_bwd_filter(dbk_backend *be, const dbk_op_desc *op, dbk_ocl_launches *out) {
     if (dbk_ocl_conv_winograd_chosen(be, op)) return dbk_ocl_record_conv2d_winograd_bwd_filter(be, op, out);
     if (dbk_ocl_conv_direct_chosen(be, op)) return dbk_ocl_record_conv2d_direct_bwd_filter(be, op, out);
@@ -393,6 +455,9 @@ dbk_status dbk_ocl_record_conv2d_bwd_filter(dbk_backend *be, const dbk_op_desc *
             DBK_TRY(reshuffle(be, out, &g, "gather_t_packed", dbk_ocl_mem(dy), dy_off, nb));
             DBK_TRY(dbk_ocl_gemm_packed_record(be, out, false, g.crs, g.K, cols, 1.0f, col, ws, (cl_uint)g.r0_floats,
                                                beta, Cm, -1));
+        } else if (g.split > 1) {
+            DBK_TRY(im2col(be, out, &g, "im2col", dbk_ocl_mem(x), x_off, nb));
+            DBK_TRY(split_k_bwd_filter(be, out, &g, A, (dbk_ocl_matrix){ws, 0, cols}, beta, dw));
         } else {
             DBK_TRY(im2col(be, out, &g, "im2col", dbk_ocl_mem(x), x_off, nb));
             dbk_ocl_matrix B = {ws, 0, cols};                          /* col (CRS, cols), used transposed */
@@ -421,6 +486,7 @@ dbk_status dbk_ocl_conv_config_read(const dbk_profile *p, uint64_t max_alloc, db
     out->rb_w = (int)dbk_profile_number(p, "opencl.gemm_tiled.RB_W", 16);
     out->conv_budget = dbk_ocl_conv_im2col_budget(p, max_alloc);
     out->choice = choice;
+    out->compute_units = (int)dbk_profile_number(p, "opencl.split_k_compute_units", 0.0);
     return dbk_conv_choice_read(p, "opencl", (size_t)max_alloc, choice);
 }
 
@@ -438,6 +504,9 @@ static dbk_ocl_conv_gemm im2col_chunk_gemm(const conv_geom *g, dbk_op op, int nb
                                    .cpq = direct && nb > 1 ? g->pq : 0, .count = chunks};
     }
     if (g->packed) return (dbk_ocl_conv_gemm){.m = g->crs, .n = g->K, .k = cols, .cpq = -1, .count = chunks};   /* dw^T */
+    if (g->split > 1)   /* one chunk: split-K's slices in one strided batched call */
+        return (dbk_ocl_conv_gemm){.m = g->K, .n = g->crs, .k = cols / g->split, .tb = true, .count = g->split,
+                                   .batch = g->split};
     return (dbk_ocl_conv_gemm){.m = g->K, .n = g->crs, .k = cols, .tb = true, .count = chunks};
 }
 
