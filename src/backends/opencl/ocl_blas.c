@@ -143,6 +143,19 @@ static dbk_status record_tiled(dbk_backend *be, dbk_ocl_launches *out, bool ta, 
     return dbk_ocl_args_done(&g, 2, global, local);
 }
 
+/* A CLBlast GEMM launch appended to out (one GEMM; the strided batched form sets its batch). */
+static dbk_status append_clblast(dbk_ocl_launches *out, bool ta, bool tb, int m, int n, int k, float alpha,
+                                 dbk_ocl_matrix a, dbk_ocl_matrix b, float beta, dbk_ocl_matrix c, dbk_ocl_launch **l) {
+    DBK_TRY(dbk_ocl_launches_append(out, l));
+    (*l)->kind = DBK_OCL_LAUNCH_CLBLAST_GEMM;
+    (*l)->blas = (dbk_ocl_blas_call){
+        .trans_a = ta, .trans_b = tb, .m = (size_t)m, .n = (size_t)n, .k = (size_t)k, .alpha = alpha, .beta = beta,
+        .a = a.mem, .b = b.mem, .c = c.mem, .a_off = a.off, .b_off = b.off, .c_off = c.off,
+        .lda = (size_t)a.ld, .ldb = (size_t)b.ld, .ldc = (size_t)c.ld,
+    };
+    return DBK_OK;
+}
+
 dbk_status dbk_ocl_gemm_record(dbk_backend *be, dbk_ocl_launches *out, bool ta, bool tb, int m, int n, int k,
                                float alpha, dbk_ocl_matrix a, dbk_ocl_matrix b, float beta, dbk_ocl_matrix c) {
     if (m == 0 || n == 0) return DBK_OK;
@@ -155,13 +168,7 @@ dbk_status dbk_ocl_gemm_record(dbk_backend *be, dbk_ocl_launches *out, bool ta, 
         DBK_TRY(dbk_ocl_fill_record(be, out, c.mem, c.off, (cl_uint)m * (cl_uint)n, 0.0f));
     }
     dbk_ocl_launch *l;
-    DBK_TRY(dbk_ocl_launches_append(out, &l));
-    l->kind = DBK_OCL_LAUNCH_CLBLAST_GEMM;
-    l->blas = (dbk_ocl_blas_call){
-        .trans_a = ta, .trans_b = tb, .m = (size_t)m, .n = (size_t)n, .k = (size_t)k, .alpha = alpha, .beta = beta,
-        .a = a.mem, .b = b.mem, .c = c.mem, .a_off = a.off, .b_off = b.off, .c_off = c.off,
-        .lda = (size_t)a.ld, .ldb = (size_t)b.ld, .ldc = (size_t)c.ld,
-    };
+    DBK_TRY(append_clblast(out, ta, tb, m, n, k, alpha, a, b, beta, c, &l));
     l->bytes = (uint64_t)(4.0 * gemm_floats(m, n, k, beta));
     /* The temporary matrices CLBlast's indirect path pads or transposes into: one buffer of the
      * largest size any recorded call needs, made now rather than inside every call. */
@@ -183,14 +190,11 @@ dbk_status dbk_ocl_gemm_strided_record(dbk_backend *be, dbk_ocl_launches *out, b
     DBK_ASSERT(dbk_ocl(be)->gemm == DBK_OCL_GEMM_CLBLAST && batch >= 1 && k > 0);
     if (m == 0 || n == 0) return DBK_OK;
     dbk_ocl_launch *l;
-    DBK_TRY(dbk_ocl_launches_append(out, &l));
-    l->kind = DBK_OCL_LAUNCH_CLBLAST_GEMM;
-    l->blas = (dbk_ocl_blas_call){
-        .trans_a = ta, .trans_b = tb, .m = (size_t)m, .n = (size_t)n, .k = (size_t)k, .alpha = alpha, .beta = beta,
-        .a = a.mem, .b = b.mem, .c = c.mem, .a_off = a.off, .b_off = b.off, .c_off = c.off,
-        .lda = (size_t)a.ld, .ldb = (size_t)b.ld, .ldc = (size_t)c.ld,
-        .batch = (size_t)batch, .a_stride = stride_a, .b_stride = stride_b, .c_stride = stride_c,
-    };
+    DBK_TRY(append_clblast(out, ta, tb, m, n, k, alpha, a, b, beta, c, &l));
+    l->blas.batch = (size_t)batch;
+    l->blas.a_stride = stride_a;
+    l->blas.b_stride = stride_b;
+    l->blas.c_stride = stride_c;
     l->bytes = (uint64_t)(4.0 * batch * gemm_floats(m, n, k, beta));
     return DBK_OK;
 }
