@@ -140,10 +140,11 @@ static int a_failing_vulkan_driver_should_be_replaced_by_a_working_one(void) {
     DBK_CHECK_MSG(!strcmp(named, lvp), "the new ICD file names %s", named);
     /* only the written file: the loader starts the replacement */
     DBK_CHECK(setenv("VK_DRIVER_FILES", written, 1) == 0);
-    const int devices = dbk_backend_device_count(DBK_BACKEND_KIND_VULKAN);
+    const bool built = dbk_backend_kind_compiled(DBK_BACKEND_KIND_VULKAN);   /* not in the sanitizer build */
+    const int devices = built ? dbk_backend_device_count(DBK_BACKEND_KIND_VULKAN) : 0;
     unsetenv("VK_DRIVER_FILES");
     unsetenv("VK_ICD_FILENAMES");
-    DBK_CHECK_MSG(devices >= 1, "no Vulkan device through the written ICD file");
+    DBK_CHECK_MSG(!built || devices >= 1, "no Vulkan device through the written ICD file");
     return 0;
 }
 
@@ -182,9 +183,11 @@ static int a_missing_opencl_icd_should_be_added(void) {
                     strstr(r->files[1].path, "stand-in.icd") && !strcmp(r->files[1].path, written);
     free(r);
     DBK_CHECK(ok);
-    const int devices = dbk_backend_device_count(DBK_BACKEND_KIND_OPENCL);
+    /* the device through it, where the backend is built in (the sanitizer build has none) */
+    const bool built = dbk_backend_kind_compiled(DBK_BACKEND_KIND_OPENCL);
+    const int devices = built ? dbk_backend_device_count(DBK_BACKEND_KIND_OPENCL) : 0;
     unsetenv("OCL_ICD_VENDORS");
-    DBK_CHECK_MSG(devices >= 1, "no OpenCL device through the added ICD file");
+    DBK_CHECK_MSG(!built || devices >= 1, "no OpenCL device through the added ICD file");
     return 0;
 }
 
