@@ -124,6 +124,7 @@ static int a_failing_vulkan_driver_should_be_replaced_by_a_working_one(void) {
 
     /* a replacement without an instance (the fake itself): nothing written, nothing set */
     DBK_CHECK(setenv("VK_DRIVER_FILES", list, 1) == 0);
+    DBK_CHECK(!dbk_icd_nvidia_fix_allowed(DBK_ICD_VULKAN));   /* the user's variable wins */
     DBK_CHECK(!dbk_icd_vulkan_replace_failing("libfake_vk_icd", fake_vk_icd, out_dir, written, sizeof written));
     DBK_CHECK(!strcmp(getenv("VK_DRIVER_FILES"), list));
 
@@ -171,6 +172,7 @@ static int a_missing_opencl_icd_should_be_added(void) {
     DBK_CHECK_OK(dbk_file_write_atomic(path, "libm.so.6\n", 10));
     snprintf(out_dir, sizeof out_dir, "%s/written", dir);
     DBK_CHECK(setenv("OCL_ICD_VENDORS", found, 1) == 0);
+    DBK_CHECK(!dbk_icd_nvidia_fix_allowed(DBK_ICD_OPENCL));   /* the user's variable wins */
     DBK_CHECK(!dbk_icd_opencl_add_missing("libm", "libm.so.6", "again", out_dir, written, sizeof written));
     DBK_CHECK(!strcmp(getenv("OCL_ICD_VENDORS"), found));
 

@@ -12,9 +12,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "core/alloc.h"
 #include "core/fileio.h"
+#include "core/log.h"
+#include "core/profile.h"
 
 #define ICD_MAX_BYTES ((size_t)64 << 10)   /* real ICD files are under 1 KiB */
 
@@ -307,4 +310,34 @@ bool dbk_icd_opencl_add_missing(const char *pattern, const char *library, const 
     }
     dbk_free(r);
     return done;
+}
+
+bool dbk_icd_nvidia_fix_allowed(dbk_icd_api api) {
+    static const char *const ocl_vars[] = {"OCL_ICD_VENDORS", NULL};
+    static const char *const vk_vars[] = {"VK_DRIVER_FILES", "VK_ICD_FILENAMES", "VK_ADD_DRIVER_FILES", NULL};
+    for (const char *const *v = api == DBK_ICD_OPENCL ? ocl_vars : vk_vars; *v; v++) {
+        const char *set = getenv(*v);
+        if (set && *set) return false;
+    }
+    return access("/dev/nvidiactl", F_OK) == 0;
+}
+
+void dbk_icd_nvidia_fix(dbk_icd_api api) {
+    const char *name = api == DBK_ICD_OPENCL ? "opencl-icd" : "vulkan-icd";
+    char cache[1024], dir[1100], written[1200];
+    dbk_env_cache_dir(cache, sizeof cache);
+    const char *tmp = getenv("TMPDIR");
+    if (cache[0]) snprintf(dir, sizeof dir, "%s/%s", cache, name);
+    else snprintf(dir, sizeof dir, "%s/daybreak-%s", tmp && *tmp ? tmp : "/tmp", name);
+    if (api == DBK_ICD_OPENCL) {
+        if (dbk_icd_opencl_add_missing("nvidia-opencl", "libnvidia-opencl.so.1", "nvidia", dir, written, sizeof written))
+            dbk_log(DBK_LOG_LEVEL_INFO,
+                    "OpenCL: no ICD file names the NVIDIA driver's libnvidia-opencl.so.1; using %s (OCL_ICD_VENDORS)",
+                    written);
+    } else if (dbk_icd_vulkan_replace_failing("libGLX_nvidia", "libEGL_nvidia.so.0", dir, written, sizeof written)) {
+        dbk_log(DBK_LOG_LEVEL_INFO,
+                "Vulkan: NVIDIA's libGLX_nvidia.so.0 starts no instance without a display; using libEGL_nvidia.so.0 "
+                "through %s (VK_DRIVER_FILES)",
+                written);
+    }
 }

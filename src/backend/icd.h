@@ -55,6 +55,17 @@ typedef enum dbk_icd_api { DBK_ICD_OPENCL, DBK_ICD_VULKAN } dbk_icd_api;
  * dlclose). Never fails: problems are reported per file. */
 void dbk_icd_scan(dbk_icd_api api, dbk_icd_report *out);
 
+/* Whether the NVIDIA driver fixes below may run for api: the NVIDIA kernel driver is there
+ * (/dev/nvidiactl) and the user set none of the loader's variables (OpenCL: OCL_ICD_VENDORS;
+ * Vulkan: VK_DRIVER_FILES, VK_ICD_FILENAMES, VK_ADD_DRIVER_FILES). One stat() on other machines. */
+bool dbk_icd_nvidia_fix_allowed(dbk_icd_api api);
+
+/* The NVIDIA fix of api (the two functions below with NVIDIA's library names), writing into
+ * <cache dir>/opencl-icd or vulkan-icd (else $TMPDIR/daybreak-...), logged at info level when
+ * applied. The caller checks dbk_icd_nvidia_fix_allowed first, and (Vulkan) that no NVIDIA
+ * device is listed. */
+void dbk_icd_nvidia_fix(dbk_icd_api api);
+
 /* The headless NVIDIA fix, applied by the Vulkan backend before its first instance when the
  * loader finds no NVIDIA device, /dev/nvidiactl exists and none of VK_DRIVER_FILES,
  * VK_ICD_FILENAMES or VK_ADD_DRIVER_FILES is set. When an ICD file found names a library

@@ -13,7 +13,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "backend/icd.h"
 #include "backend/tiles.h"
@@ -34,16 +33,7 @@
  * the ICD files found and one naming libnvidia-opencl.so.1 go to the cache folder, and
  * OCL_ICD_VENDORS points there (backend/icd.h). Costs one stat() on other machines. */
 static void add_missing_nvidia_icd(void) {
-    const char *vendors = getenv("OCL_ICD_VENDORS");
-    if ((vendors && *vendors) || access("/dev/nvidiactl", F_OK) != 0) return;
-    char cache[1024], dir[1100], written[1200];
-    dbk_env_cache_dir(cache, sizeof cache);
-    const char *tmp = getenv("TMPDIR");
-    if (cache[0]) snprintf(dir, sizeof dir, "%s/opencl-icd", cache);
-    else snprintf(dir, sizeof dir, "%s/daybreak-opencl-icd", tmp && *tmp ? tmp : "/tmp");
-    if (dbk_icd_opencl_add_missing("nvidia-opencl", "libnvidia-opencl.so.1", "nvidia", dir, written, sizeof written))
-        dbk_log(DBK_LOG_LEVEL_INFO, "OpenCL: no ICD file names the NVIDIA driver's libnvidia-opencl.so.1; using %s (OCL_ICD_VENDORS)",
-                written);
+    if (dbk_icd_nvidia_fix_allowed(DBK_ICD_OPENCL)) dbk_icd_nvidia_fix(DBK_ICD_OPENCL);
 }
 
 static int list_platforms(cl_platform_id *out) {

@@ -19,7 +19,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "backend/icd.h"
 #include "backends/vulkan/vk_internal.h"
@@ -87,18 +86,7 @@ static bool nvidia_device_listed(void) {
 }
 
 static void fix_headless_nvidia(void) {
-    if (getenv("VK_DRIVER_FILES") || getenv("VK_ICD_FILENAMES") || getenv("VK_ADD_DRIVER_FILES")) return;
-    if (access("/dev/nvidiactl", F_OK) != 0 || nvidia_device_listed()) return;
-    char cache[1024], dir[1100], written[1200];
-    dbk_env_cache_dir(cache, sizeof cache);
-    const char *tmp = getenv("TMPDIR");
-    if (cache[0]) snprintf(dir, sizeof dir, "%s/vulkan-icd", cache);
-    else snprintf(dir, sizeof dir, "%s/daybreak-vulkan-icd", tmp && *tmp ? tmp : "/tmp");
-    if (dbk_icd_vulkan_replace_failing("libGLX_nvidia", "libEGL_nvidia.so.0", dir, written, sizeof written))
-        dbk_log(DBK_LOG_LEVEL_INFO,
-                "Vulkan: NVIDIA's libGLX_nvidia.so.0 starts no instance without a display; using libEGL_nvidia.so.0 "
-                "through %s (VK_DRIVER_FILES)",
-                written);
+    if (dbk_icd_nvidia_fix_allowed(DBK_ICD_VULKAN) && !nvidia_device_listed()) dbk_icd_nvidia_fix(DBK_ICD_VULKAN);
 }
 
 /* Creates an instance; with `validation` (and vk for the messenger's user data) the Khronos
