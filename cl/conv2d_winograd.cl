@@ -21,7 +21,13 @@
  * with pw = RB_W the packed-B layout of gemm_rb, with pw = the padded column count plain
  * row-major. Dimension 0 of every launch runs along tiles (or channels) so neighbouring
  * work-items write neighbouring addresses.
+ *
+ * Consecutive planes lie WINO_PLANE_PAD floats (a -D option, DBK_OCL_WINO_PLANE_PAD) further
+ * apart than their size: airbench94's planes are multiples of 4 KiB, so the 36 (or 16) stores
+ * or loads of one work-item, one per plane, fell into one set of an L1 cache of 64 sets (PoCL:
+ * the input and dy transforms 12% faster with the pad, docs/measurements/opencl.md).
  */
+#define WINO_PLANE(rows, cols) ((size_t)(rows) * (cols) + WINO_PLANE_PAD)
 
 /* U (16, rows, cols) from w (K, C, 3, 3): rows K, cols C, or with flip (backward-data) rows C,
  * cols K and the filter rotated by 180 degrees.  global (cols, rows) */
@@ -41,7 +47,7 @@ __kernel void conv2d_winograd_filter(__global const float *w, const uint w_off, 
         t[2][s] = 0.5f * (g[0][s] - g[1][s] + g[2][s]);
         t[3][s] = g[2][s];
     }
-    const size_t plane = (size_t)rows * cols;
+    const size_t plane = WINO_PLANE(rows, cols);
     __global float *dst = u + u_off + (size_t)row * cols + col;
     for (int i = 0; i < 4; i++) {   /* U = t G^T */
         dst[(4 * i + 0) * plane] = t[i][0];
@@ -80,7 +86,7 @@ __kernel void conv2d_winograd_input(__global const float *x, const uint x_off, c
         e[2][j] = d[2][j] - d[1][j];
         e[3][j] = d[1][j] - d[3][j];
     }
-    const size_t plane = (size_t)C * tpad;
+    const size_t plane = WINO_PLANE(C, tpad);
     __global float *dst = v + v_off + ((size_t)(t / pw) * C + c) * pw + t % pw;
     for (int i = 0; i < 4; i++) {   /* V = e B */
         dst[(4 * i + 0) * plane] = e[i][0] - e[i][2];
@@ -97,7 +103,7 @@ __kernel void conv2d_winograd_output(__global const float *m, const uint m_off, 
                                      const uint y_off) {
     const int t = get_global_id(0), k = get_global_id(1);
     if (t >= nb * TH * TW || k >= K) return;
-    const size_t plane = (size_t)K * ldm;
+    const size_t plane = WINO_PLANE(K, ldm);
     __global const float *src = m + m_off + (size_t)k * ldm + t;
     float a[2][4];
     for (int j = 0; j < 4; j++) {   /* a = A^T m */
@@ -140,7 +146,7 @@ __kernel void conv2d_winograd_dy(__global const float *dy, const uint dy_off, co
         a[2][j] = g[0][j] - g[1][j];
         a[3][j] = -g[1][j];
     }
-    const size_t plane = (size_t)T * kpad;
+    const size_t plane = WINO_PLANE(T, kpad);
     __global float *dst = z + z_off + ((size_t)(k / pw) * T + t) * pw + k % pw;
     for (int i = 0; i < 4; i++) {   /* Z = a A^T */
         dst[(4 * i + 0) * plane] = a[i][0];
@@ -155,7 +161,7 @@ __kernel void conv2d_winograd_filter_grad(__global const float *du, const uint d
                                           __global float *dw, const uint dw_off) {
     const int c = get_global_id(0), k = get_global_id(1);
     if (c >= C || k >= K) return;
-    const size_t plane = (size_t)K * C;
+    const size_t plane = WINO_PLANE(K, C);
     __global const float *src = du + du_off + (size_t)k * C + c;
     float a[3][4];
     for (int j = 0; j < 4; j++) {   /* a = G^T du */
@@ -311,7 +317,7 @@ static inline void winograd4_filter_at(const int g0, const int g1, __global cons
     WINO4_G(float4, LIST3(G_(0, 1), G_(1, 1), G_(2, 1)), COL6(t, 1));
     WINO4_G(float4, LIST3(G_(0, 2), G_(1, 2), G_(2, 2)), COL6(t, 2));
 #undef G_
-    const size_t plane = (size_t)rows * cols;
+    const size_t plane = WINO_PLANE(rows, cols);
     __global float *dst = u + u_off + (size_t)row * cols + col0;
     /* U = t G^T, row by row; element (i, j) to plane 6i + j */
 #define U_ROW(i)                                                                                   \
@@ -448,7 +454,7 @@ static inline void winograd4_input_at(const int g0, const int g1, __global const
 #undef F_ROW
 #undef D_
     }
-    const size_t plane = (size_t)C * tpad;
+    const size_t plane = WINO_PLANE(C, tpad);
     __global float *dst = v + v_off + ((size_t)(t0 / pw) * C + c) * pw + t0 % pw;
     /* V = B^T f, column by column; element (i, j) to plane 6i + j */
 #define V_COL(j)                                                                                   \
@@ -463,6 +469,100 @@ static inline void winograd4_input_at(const int g0, const int g1, __global const
 #undef V_COL
 }
 
+/* Tile row group stepping: the tile 4 after (b, ty, tx) when TW is a multiple of 4. */
+static inline void wino4_next4(const int TH, const int TW, int *b, int *ty, int *tx) {
+    *tx += 4;
+    if (*tx == TW) {
+        *tx = 0;
+        if (++*ty == TH) {
+            *ty = 0;
+            ++*b;
+        }
+    }
+}
+
+/* V as winograd4_input_at, for the 16 tiles 16g .. 16g+15 of one channel at once: one float16
+ * per transformed element, so the arithmetic runs 16 lanes wide and each of the 36 planes gets
+ * one whole 64-byte line (16 consecutive floats when pw is a multiple of 16). winograd4_input_at
+ * wrote a quarter of a line per plane, and the other three quarters came from three other
+ * work-items after the line had left L1 (36 planes, one L1 set of 8 ways): PoCL spent more of an
+ * airbench94 step in those stores than in any other transform (docs/measurements/opencl.md).
+ * The 16 tiles are four groups of four side by side in a tile row (TW a multiple of 4: maps of
+ * 13 or more columns whose tile count per row is a multiple of 4, as airbench94's 31x31 and
+ * 15x15 and ResNet9's 32x32 and 16x16), all below T; any other 16 tiles go four at a time
+ * through winograd4_input_at.  work-item (g0, g1) of (ceil(tpad / 16), C) */
+static inline void winograd4_input16_at(const int g0, const int g1, __global const float *x, const uint x_off,
+                                        const int C, const int H, const int W, const int TH, const int TW,
+                                        const int nb, const int tpad, const int pw, __global float *v,
+                                        const uint v_off) {
+    const int t0 = 16 * g0, c = g1;
+    if (t0 >= tpad || c >= C) return;
+    if (TW % 4 != 0 || pw % 16 != 0 || t0 + 16 > nb * TH * TW) {
+        for (int q = 0; q < 4; q++) winograd4_input_at(4 * g0 + q, c, x, x_off, C, H, W, TH, TW, nb, tpad, pw, v, v_off);
+        return;
+    }
+    WINO4_COORDS(t0, TH, TW, b0, ty0, tx0)
+    int b1 = b0, ty1 = ty0, tx1 = tx0;
+    wino4_next4(TH, TW, &b1, &ty1, &tx1);
+    int b2 = b1, ty2 = ty1, tx2 = tx1;
+    wino4_next4(TH, TW, &b2, &ty2, &tx2);
+    int b3 = b2, ty3 = ty2, tx3 = tx2;
+    wino4_next4(TH, TW, &b3, &ty3, &tx3);
+    const size_t image = (size_t)H * W, chunk_end = (size_t)nb * C * image;
+    /* group q: its plane's offset, its patches' top row and first column, and whether the
+     * column left of the group and the one right of its 16 lie inside the map */
+#define GROUP_(q)                                                                                  \
+    const size_t at##q = ((size_t)b##q * C + c) * image;                                          \
+    const int top##q = 4 * ty##q - 1, col##q = 4 * tx##q;                                          \
+    const bool left##q = tx##q > 0, right##q = col##q + 16 < W;
+    GROUP_(0) GROUP_(1) GROUP_(2) GROUP_(3)
+#undef GROUP_
+    /* patch row i of group q: its 16 columns (m), the column left of them (l) and right (e) */
+#define GROUP_ROW_(q, i)                                                                           \
+    const int h##q = top##q + (i), hc##q = clamp(h##q, 0, H - 1);                                  \
+    const bool r##q = h##q >= 0 && h##q < H;                                                       \
+    __global const float *row##q = x + x_off + at##q + (size_t)hc##q * W + col##q;                 \
+    const float16 m##q = r##q ? wino4_row16(row##q, tx##q, W, chunk_end - (at##q + (size_t)hc##q * W + col##q)) \
+                              : (float16)(0.0f);                                                   \
+    const float lv##q = row##q[left##q ? -1 : 0], ev##q = row##q[right##q ? 16 : 0];               \
+    const float l##q = r##q && left##q ? lv##q : 0.0f, e##q = r##q && right##q ? ev##q : 0.0f;
+#define LANES16_(a, b, c_, d) (float16)(a, b, c_, d)
+    DECL6(float16, f, 0); DECL6(float16, f, 1); DECL6(float16, f, 2);
+    DECL6(float16, f, 3); DECL6(float16, f, 4); DECL6(float16, f, 5);
+    /* f = d B, row by row, each 1-D transform on the 16 tiles at once */
+#define F_ROW(i)                                                                                   \
+    do {                                                                                           \
+        GROUP_ROW_(0, i) GROUP_ROW_(1, i) GROUP_ROW_(2, i) GROUP_ROW_(3, i)                        \
+        WINO4_BT(float16,                                                                          \
+                 LIST6(LANES16_((float4)(l0, m0.s3, m0.s7, m0.sb), (float4)(l1, m1.s3, m1.s7, m1.sb), \
+                                (float4)(l2, m2.s3, m2.s7, m2.sb), (float4)(l3, m3.s3, m3.s7, m3.sb)), \
+                       LANES16_(m0.s048c, m1.s048c, m2.s048c, m3.s048c),                           \
+                       LANES16_(m0.s159d, m1.s159d, m2.s159d, m3.s159d),                           \
+                       LANES16_(m0.s26ae, m1.s26ae, m2.s26ae, m3.s26ae),                           \
+                       LANES16_(m0.s37bf, m1.s37bf, m2.s37bf, m3.s37bf),                           \
+                       LANES16_((float4)(m0.s4, m0.s8, m0.sc, e0), (float4)(m1.s4, m1.s8, m1.sc, e1), \
+                                (float4)(m2.s4, m2.s8, m2.sc, e2), (float4)(m3.s4, m3.s8, m3.sc, e3))), \
+                 ROW6(f, i));                                                                      \
+    } while (0);
+    F_ROW(0) F_ROW(1) F_ROW(2) F_ROW(3) F_ROW(4) F_ROW(5)
+#undef F_ROW
+#undef LANES16_
+#undef GROUP_ROW_
+    const size_t plane = WINO_PLANE(C, tpad);
+    __global float *dst = v + v_off + ((size_t)(t0 / pw) * C + c) * pw + t0 % pw;
+    /* V = B^T f, column by column; element (i, j) to plane 6i + j, one line each */
+#define V_COL(j)                                                                                   \
+    do {                                                                                           \
+        float16 v0, v1, v2, v3, v4, v5;                                                            \
+        WINO4_BT(float16, COL6(f, j), LIST6(v0, v1, v2, v3, v4, v5));                              \
+        vstore16(v0, 0, dst + (0 + j) * plane); vstore16(v1, 0, dst + (6 + j) * plane);            \
+        vstore16(v2, 0, dst + (12 + j) * plane); vstore16(v3, 0, dst + (18 + j) * plane);          \
+        vstore16(v4, 0, dst + (24 + j) * plane); vstore16(v5, 0, dst + (30 + j) * plane);          \
+    } while (0);
+    V_COL(0) V_COL(1) V_COL(2) V_COL(3) V_COL(4) V_COL(5)
+#undef V_COL
+}
+
 /* y chunk (nb, K, P, Q) = A^T m A per tile from m (36, K, ldm), as conv2d_winograd_output, for tiles
  * 4g .. 4g+3 (those below T).  work-item (g0, g1) of (ceil(T / 4), K) */
 static inline void winograd4_output_at(const int g0, const int g1, __global const float *m, const uint m_off,
@@ -472,7 +572,7 @@ static inline void winograd4_output_at(const int g0, const int g1, __global cons
     const int T = nb * TH * TW;
     if (t0 >= T || k >= K) return;
     const int n = T - t0;   /* tiles of this work-item: 4, or fewer at the end */
-    const size_t plane = (size_t)K * ldm;
+    const size_t plane = WINO_PLANE(K, ldm);
     __global const float *src = m + m_off + (size_t)k * ldm + t0;
 #define M_(e) wino4_load4(src + (e) * plane, n)
     /* a = A^T m, column by column (element (i, j) of m is plane 6i + j) */
@@ -487,7 +587,40 @@ static inline void winograd4_output_at(const int g0, const int g1, __global cons
     WINO4_AT(float4, ROW6(a, 1), ROW4(y, 1));
     WINO4_AT(float4, ROW6(a, 2), ROW4(y, 2));
     WINO4_AT(float4, ROW6(a, 3), ROW4(y, 3));
-    /* lane l: tile t0 + l's 4x4 block, cut at the output's edge */
+    WINO4_COORDS(t0, TH, TW, b0, ty0, tx0)
+    if (n >= 4 && TW % 4 == 0) {
+        /* The four tiles side by side in one tile row (TW a multiple of 4, so they start at a
+         * column of tiles 4tx0 that is a multiple of 4): output row i of the four is 16
+         * consecutive columns, 13 to 16 of them inside the map (and the tile row's last rows
+         * may lie past the map's last row). One transpose and one 16-float
+         * store per row instead of 16 scalar stores, each behind its own three divisions for
+         * its tile's place, which were most of this transform's time on PoCL. */
+        __global float *dst = y + y_off + ((size_t)b0 * K + k) * P * Q + (size_t)(4 * ty0) * Q + 4 * tx0;
+        const int cols = Q - 4 * tx0;
+#define Y_ROW16_(i)                                                                                \
+        do {                                                                                       \
+            const float16 r_ = (float16)((float4)(LANE(y##i##0, 0), LANE(y##i##1, 0), LANE(y##i##2, 0), LANE(y##i##3, 0)),   \
+                                         (float4)(LANE(y##i##0, 1), LANE(y##i##1, 1), LANE(y##i##2, 1), LANE(y##i##3, 1)),   \
+                                         (float4)(LANE(y##i##0, 2), LANE(y##i##1, 2), LANE(y##i##2, 2), LANE(y##i##3, 2)),   \
+                                         (float4)(LANE(y##i##0, 3), LANE(y##i##1, 3), LANE(y##i##2, 3), LANE(y##i##3, 3)));  \
+            __global float *out_ = dst + (i) * Q;                                                  \
+            if (4 * ty0 + (i) >= P) {                                                              \
+            } else if (cols >= 16) {                                                                      \
+                vstore16(r_, 0, out_);                                                             \
+            } else {                                                                               \
+                vstore8(r_.lo, 0, out_);                                                           \
+                vstore4(r_.s89ab, 0, out_ + 8);                                                    \
+                out_[12] = r_.sc;                                                                  \
+                if (cols > 13) out_[13] = r_.sd;                                                   \
+                if (cols > 14) out_[14] = r_.se;                                                   \
+            }                                                                                      \
+        } while (0);
+        Y_ROW16_(0) Y_ROW16_(1) Y_ROW16_(2) Y_ROW16_(3)
+#undef Y_ROW16_
+        return;
+    }
+    /* lane l: tile t0 + l's 4x4 block, cut at the output's edge; its place steps from lane 0's */
+    int b = b0, ty = ty0, tx = tx0;
 #define Y_ROW_(l, i)                                                                               \
     if (ty * 4 + (i) < P) {                                                                        \
         __global float *out_ = dst + (i) * Q;                                                      \
@@ -501,7 +634,7 @@ static inline void winograd4_output_at(const int g0, const int g1, __global cons
     }
 #define Y_LANE(l)                                                                                  \
     if ((l) < n) {                                                                                 \
-        const int t = t0 + (l), b = t / (TH * TW), ty = (t / TW) % TH, tx = t % TW;                \
+        if ((l) > 0) wino4_next(TH, TW, &b, &ty, &tx);                                             \
         __global float *dst = y + y_off + (size_t)(b * K + k) * P * Q + (4 * ty) * Q + 4 * tx;     \
         const bool full = 4 * tx + 3 < Q;                                                          \
         Y_ROW_(l, 0) Y_ROW_(l, 1) Y_ROW_(l, 2) Y_ROW_(l, 3)                                        \
@@ -553,7 +686,7 @@ static inline void winograd4_dy_at(const int g0, const int g1, __global const fl
     H_ROW(0) H_ROW(1) H_ROW(2) H_ROW(3)
 #undef H_ROW
 #undef G_
-    const size_t plane = (size_t)T * kpad;
+    const size_t plane = WINO_PLANE(T, kpad);
     __global float *dst = z + z_off + ((size_t)(k0 / pw) * T + t) * pw + k0 % pw;
     /* Z = A h, column by column; element (i, j) to plane 6i + j */
 #define Z_COL(j)                                                                                   \
@@ -575,7 +708,7 @@ __kernel void conv2d_winograd4_filter_grad(__global const float *du, const uint 
     const int c0 = 4 * get_global_id(0), k = get_global_id(1);
     if (c0 >= C || k >= K) return;
     const int n = C - c0;
-    const size_t plane = (size_t)K * C;
+    const size_t plane = WINO_PLANE(K, C);
     __global const float *src = du + du_off + (size_t)k * C + c0;
 #define U_(e) wino4_load4(src + (e) * plane, n)
     /* a = G^T du, column by column */
@@ -610,7 +743,7 @@ __kernel void conv2d_winograd4_filter(__global const float *w, const uint w_off,
 __kernel void conv2d_winograd4_input(__global const float *x, const uint x_off, const int C, const int H, const int W,
                                      const int TH, const int TW, const int nb, const int tpad, const int pw,
                                      __global float *v, const uint v_off) {
-    winograd4_input_at(get_global_id(0), get_global_id(1), x, x_off, C, H, W, TH, TW, nb, tpad, pw, v, v_off);
+    winograd4_input16_at(get_global_id(0), get_global_id(1), x, x_off, C, H, W, TH, TW, nb, tpad, pw, v, v_off);
 }
 
 __kernel void conv2d_winograd4_output(__global const float *m, const uint m_off, const int K, const int P, const int Q,
@@ -665,7 +798,7 @@ __kernel void conv2d_winograd4_filter_input(__global const float *w, const uint 
     if (which == 1)
         winograd4_filter_at(g0, g1, w, w_off, K, C, flip, u, u_off);
     else if (which == 2)
-        winograd4_input_at(g0, g1, x, x_off, xC, H, W, TH, TW, nb, tpad, pw, v, v_off);
+        winograd4_input16_at(g0, g1, x, x_off, xC, H, W, TH, TW, nb, tpad, pw, v, v_off);
 }
 
 /* A chunk's output transform (its GEMM has run) and the next chunk's input transform: they
@@ -682,7 +815,7 @@ __kernel void conv2d_winograd4_output_input(__global const float *m, const uint 
     if (which == 1)
         winograd4_output_at(g0, g1, m, m_off, K, P, Q, TH, TW, nb, ldm, y, y_off);
     else if (which == 2)
-        winograd4_input_at(g0, g1, x, x_off, C, xH, xW, xTH, xTW, xnb, tpad, pw, v, v_off);
+        winograd4_input16_at(g0, g1, x, x_off, C, xH, xW, xTH, xTW, xnb, tpad, pw, v, v_off);
 }
 
 /* Backward-filter: a chunk's input and dy transforms. */
@@ -698,7 +831,7 @@ __kernel void conv2d_winograd4_input_dy(__global const float *x, const uint x_of
     int g0, g1;
     const int which = wino4_pair_at(a1, b0, bw, &g0, &g1);
     if (which == 1)
-        winograd4_input_at(g0, g1, x, x_off, C, H, W, TH, TW, nb, tpad, pw, v, v_off);
+        winograd4_input16_at(g0, g1, x, x_off, C, H, W, TH, TW, nb, tpad, pw, v, v_off);
     else if (which == 2)
         winograd4_dy_at(g0, g1, dy, dy_off, K, P, Q, dTH, dTW, dnb, kpad, dpw, z, z_off);
 }

@@ -75,6 +75,10 @@ typedef struct dbk_ocl_build_stats {
 #define DBK_OCL_MAX_INDEX 0x7fffffffu
 #define DBK_OCL_STAGING_SLOTS 64
 #define DBK_OCL_STAGING_BYTES 256
+/* Floats between consecutive Winograd planes beyond a plane's size (WINO_PLANE in
+ * cl/conv2d_winograd.cl, passed as -DWINO_PLANE_PAD): one cache line, so planes whose size is a
+ * multiple of 4 KiB do not fall into one L1 set. */
+#define DBK_OCL_WINO_PLANE_PAD 16
 
 typedef struct dbk_ocl_staging {
     unsigned char data[DBK_OCL_STAGING_BYTES];
