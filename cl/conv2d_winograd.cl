@@ -497,57 +497,94 @@ static inline void winograd4_input16_at(const int g0, const int g1, __global con
                                         const uint v_off) {
     const int t0 = 16 * g0, c = g1;
     if (t0 >= tpad || c >= C) return;
-    if (TW % 4 != 0 || pw % 16 != 0 || t0 + 16 > nb * TH * TW) {
+    const bool rows = TW % 4 == 0, images = TW == 2 && TH == 2;
+    if (!(rows || images) || pw % 16 != 0 || t0 + 16 > nb * TH * TW) {
         for (int q = 0; q < 4; q++) winograd4_input_at(4 * g0 + q, c, x, x_off, C, H, W, TH, TW, nb, tpad, pw, v, v_off);
         return;
     }
-    WINO4_COORDS(t0, TH, TW, b0, ty0, tx0)
-    int b1 = b0, ty1 = ty0, tx1 = tx0;
-    wino4_next4(TH, TW, &b1, &ty1, &tx1);
-    int b2 = b1, ty2 = ty1, tx2 = tx1;
-    wino4_next4(TH, TW, &b2, &ty2, &tx2);
-    int b3 = b2, ty3 = ty2, tx3 = tx2;
-    wino4_next4(TH, TW, &b3, &ty3, &tx3);
     const size_t image = (size_t)H * W, chunk_end = (size_t)nb * C * image;
-    /* group q: its plane's offset, its patches' top row and first column, and whether the
-     * column left of the group and the one right of its 16 lie inside the map */
-#define GROUP_(q)                                                                                  \
-    const size_t at##q = ((size_t)b##q * C + c) * image;                                          \
-    const int top##q = 4 * ty##q - 1, col##q = 4 * tx##q;                                          \
-    const bool left##q = tx##q > 0, right##q = col##q + 16 < W;
-    GROUP_(0) GROUP_(1) GROUP_(2) GROUP_(3)
-#undef GROUP_
-    /* patch row i of group q: its 16 columns (m), the column left of them (l) and right (e) */
-#define GROUP_ROW_(q, i)                                                                           \
-    const int h##q = top##q + (i), hc##q = clamp(h##q, 0, H - 1);                                  \
-    const bool r##q = h##q >= 0 && h##q < H;                                                       \
-    __global const float *row##q = x + x_off + at##q + (size_t)hc##q * W + col##q;                 \
-    const float16 m##q = r##q ? wino4_row16(row##q, tx##q, W, chunk_end - (at##q + (size_t)hc##q * W + col##q)) \
-                              : (float16)(0.0f);                                                   \
-    const float lv##q = row##q[left##q ? -1 : 0], ev##q = row##q[right##q ? 16 : 0];               \
-    const float l##q = r##q && left##q ? lv##q : 0.0f, e##q = r##q && right##q ? ev##q : 0.0f;
 #define LANES16_(a, b, c_, d) (float16)(a, b, c_, d)
     DECL6(float16, f, 0); DECL6(float16, f, 1); DECL6(float16, f, 2);
     DECL6(float16, f, 3); DECL6(float16, f, 4); DECL6(float16, f, 5);
     /* f = d B, row by row, each 1-D transform on the 16 tiles at once */
+    if (rows) {
+        WINO4_COORDS(t0, TH, TW, b0, ty0, tx0)
+        int b1 = b0, ty1 = ty0, tx1 = tx0;
+        wino4_next4(TH, TW, &b1, &ty1, &tx1);
+        int b2 = b1, ty2 = ty1, tx2 = tx1;
+        wino4_next4(TH, TW, &b2, &ty2, &tx2);
+        int b3 = b2, ty3 = ty2, tx3 = tx2;
+        wino4_next4(TH, TW, &b3, &ty3, &tx3);
+        /* group q: its plane's offset, its patches' top row and first column, and whether the
+         * column left of the group and the one right of its 16 lie inside the map */
+#define GROUP_(q)                                                                                  \
+        const size_t at##q = ((size_t)b##q * C + c) * image;                                      \
+        const int top##q = 4 * ty##q - 1, col##q = 4 * tx##q;                                      \
+        const bool left##q = tx##q > 0, right##q = col##q + 16 < W;
+        GROUP_(0) GROUP_(1) GROUP_(2) GROUP_(3)
+#undef GROUP_
+        /* patch row i of group q: its 16 columns (m), the column left of them (l) and right (e) */
+#define GROUP_ROW_(q, i)                                                                           \
+        const int h##q = top##q + (i), hc##q = clamp(h##q, 0, H - 1);                              \
+        const bool r##q = h##q >= 0 && h##q < H;                                                   \
+        __global const float *row##q = x + x_off + at##q + (size_t)hc##q * W + col##q;             \
+        const float16 m##q = r##q ? wino4_row16(row##q, tx##q, W, chunk_end - (at##q + (size_t)hc##q * W + col##q)) \
+                                  : (float16)(0.0f);                                               \
+        const float lv##q = row##q[left##q ? -1 : 0], ev##q = row##q[right##q ? 16 : 0];           \
+        const float l##q = r##q && left##q ? lv##q : 0.0f, e##q = r##q && right##q ? ev##q : 0.0f;
 #define F_ROW(i)                                                                                   \
-    do {                                                                                           \
-        GROUP_ROW_(0, i) GROUP_ROW_(1, i) GROUP_ROW_(2, i) GROUP_ROW_(3, i)                        \
-        WINO4_BT(float16,                                                                          \
-                 LIST6(LANES16_((float4)(l0, m0.s3, m0.s7, m0.sb), (float4)(l1, m1.s3, m1.s7, m1.sb), \
-                                (float4)(l2, m2.s3, m2.s7, m2.sb), (float4)(l3, m3.s3, m3.s7, m3.sb)), \
-                       LANES16_(m0.s048c, m1.s048c, m2.s048c, m3.s048c),                           \
-                       LANES16_(m0.s159d, m1.s159d, m2.s159d, m3.s159d),                           \
-                       LANES16_(m0.s26ae, m1.s26ae, m2.s26ae, m3.s26ae),                           \
-                       LANES16_(m0.s37bf, m1.s37bf, m2.s37bf, m3.s37bf),                           \
-                       LANES16_((float4)(m0.s4, m0.s8, m0.sc, e0), (float4)(m1.s4, m1.s8, m1.sc, e1), \
-                                (float4)(m2.s4, m2.s8, m2.sc, e2), (float4)(m3.s4, m3.s8, m3.sc, e3))), \
-                 ROW6(f, i));                                                                      \
-    } while (0);
-    F_ROW(0) F_ROW(1) F_ROW(2) F_ROW(3) F_ROW(4) F_ROW(5)
+        do {                                                                                       \
+            GROUP_ROW_(0, i) GROUP_ROW_(1, i) GROUP_ROW_(2, i) GROUP_ROW_(3, i)                    \
+            WINO4_BT(float16,                                                                      \
+                     LIST6(LANES16_((float4)(l0, m0.s3, m0.s7, m0.sb), (float4)(l1, m1.s3, m1.s7, m1.sb), \
+                                    (float4)(l2, m2.s3, m2.s7, m2.sb), (float4)(l3, m3.s3, m3.s7, m3.sb)), \
+                           LANES16_(m0.s048c, m1.s048c, m2.s048c, m3.s048c),                       \
+                           LANES16_(m0.s159d, m1.s159d, m2.s159d, m3.s159d),                       \
+                           LANES16_(m0.s26ae, m1.s26ae, m2.s26ae, m3.s26ae),                       \
+                           LANES16_(m0.s37bf, m1.s37bf, m2.s37bf, m3.s37bf),                       \
+                           LANES16_((float4)(m0.s4, m0.s8, m0.sc, e0), (float4)(m1.s4, m1.s8, m1.sc, e1), \
+                                    (float4)(m2.s4, m2.s8, m2.sc, e2), (float4)(m3.s4, m3.s8, m3.sc, e3))), \
+                     ROW6(f, i));                                                                  \
+        } while (0);
+        F_ROW(0) F_ROW(1) F_ROW(2) F_ROW(3) F_ROW(4) F_ROW(5)
 #undef F_ROW
-#undef LANES16_
 #undef GROUP_ROW_
+    } else {
+        /* Maps of 5 to 8 rows and columns (2 x 2 tiles): group q is image 4g0 + q, its lanes
+         * two rows of two tiles as winograd4_input_at's second path; patch row i of group q
+         * comes from image rows i - 1 (a) and i + 3 (b), each one (masked) load of 8 columns. */
+        const size_t at0 = ((size_t)(t0 / 4) * C + c) * image;
+        __global const float *src0 = x + x_off + at0;
+#define ROW8_(q, h)                                                                                \
+        ((h) >= 0 && (h) < H ? wino4_row8(src0 + (size_t)(q) * C * image + (h) * W, W,             \
+                                          chunk_end - (at0 + (size_t)(q) * C * image + (size_t)(h) * W)) \
+                             : (float8)(0.0f))
+#define GROUP_ROW_(q, i) const float8 a##q = ROW8_(q, (i) - 1), b##q = ROW8_(q, (i) + 3);
+#define IN0_(q) (float4)(0.0f, a##q.s3, 0.0f, b##q.s3)
+#define IN1_(q) (float4)(a##q.s0, a##q.s4, b##q.s0, b##q.s4)
+#define IN2_(q) (float4)(a##q.s1, a##q.s5, b##q.s1, b##q.s5)
+#define IN3_(q) (float4)(a##q.s2, a##q.s6, b##q.s2, b##q.s6)
+#define IN4_(q) (float4)(a##q.s3, a##q.s7, b##q.s3, b##q.s7)
+#define IN5_(q) (float4)(a##q.s4, 0.0f, b##q.s4, 0.0f)
+#define IN_(k) LANES16_(IN##k##_(0), IN##k##_(1), IN##k##_(2), IN##k##_(3))
+#define F_ROW(i)                                                                                   \
+        do {                                                                                       \
+            GROUP_ROW_(0, i) GROUP_ROW_(1, i) GROUP_ROW_(2, i) GROUP_ROW_(3, i)                    \
+            WINO4_BT(float16, LIST6(IN_(0), IN_(1), IN_(2), IN_(3), IN_(4), IN_(5)), ROW6(f, i));  \
+        } while (0);
+        F_ROW(0) F_ROW(1) F_ROW(2) F_ROW(3) F_ROW(4) F_ROW(5)
+#undef F_ROW
+#undef IN_
+#undef IN0_
+#undef IN1_
+#undef IN2_
+#undef IN3_
+#undef IN4_
+#undef IN5_
+#undef GROUP_ROW_
+#undef ROW8_
+    }
+#undef LANES16_
     const size_t plane = WINO_PLANE(C, tpad);
     __global float *dst = v + v_off + ((size_t)(t0 / pw) * C + c) * pw + t0 % pw;
     /* V = B^T f, column by column; element (i, j) to plane 6i + j, one line each */

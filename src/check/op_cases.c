@@ -229,6 +229,9 @@ static const conv_shape conv_shapes[] = {
     /* airbench94's first block: rows of 8 F(4x4,3x3) tiles, the second four of a row cut at
      * column 31 (the OpenCL input transform's masked 16-column rows) */
     {2, 5, 31, 31, 6, 3, 3, 1, 1, 1, 1, "31x31, a row of tiles cut short"},
+    /* airbench94's 7x7 layers: 2 x 2 F(4x4,3x3) tiles per image, so the OpenCL input
+     * transform's 16 tiles are four images (the first 16 here), then a partial panel of one */
+    {5, 6, 7, 7, 4, 3, 3, 1, 1, 1, 1, "7x7, four images per 16 Winograd tiles, then one"},
     {1, 3, 64, 64, 8, 7, 7, 2, 2, 3, 3, "ResNet stem 7x7/2, Q = 32: OpenCL's packed stride-2 vector path"},
     {2, 16, 8, 8, 24, 1, 1, 1, 1, 0, 0, "1x1, P*Q = 64 (whole panels): OpenCL's GEMM stores into dx's layout"},
     {1, 32, 16, 16, 48, 1, 1, 1, 1, 0, 0, "1x1, one image: OpenCL's GEMMs read x and write dx in place"},
