@@ -656,6 +656,26 @@ static inline void winograd4_output_at(const int g0, const int g1, __global cons
 #undef Y_ROW16_
         return;
     }
+    if (n >= 4 && TW == 2 && TH == 2) {
+        /* Maps of 5 to 8 rows and columns: the four tiles are one image's 2 x 2 (t0 a multiple
+         * of 4), lanes 0 and 1 its output rows 0 .. 3, lanes 2 and 3 rows 4 .. P-1; an output
+         * row is tile row i of two lanes side by side, Q (5 to 8) columns, stored in one
+         * 4-float store and at most 4 scalar ones. */
+        __global float *dst = y + y_off + ((size_t)(t0 / 4) * K + k) * P * Q;
+#define Y_ROW8_(l, m, i, p)                                                                         \
+        if ((p) < P) {                                                                             \
+            __global float *out_ = dst + (p) * Q;                                                  \
+            vstore4((float4)(LANE(y##i##0, l), LANE(y##i##1, l), LANE(y##i##2, l), LANE(y##i##3, l)), 0, out_); \
+            out_[4] = LANE(y##i##0, m);                                                \
+            if (Q > 5) out_[5] = LANE(y##i##1, m);                                     \
+            if (Q > 6) out_[6] = LANE(y##i##2, m);                                     \
+            if (Q > 7) out_[7] = LANE(y##i##3, m);                                     \
+        }
+        Y_ROW8_(0, 1, 0, 0) Y_ROW8_(0, 1, 1, 1) Y_ROW8_(0, 1, 2, 2) Y_ROW8_(0, 1, 3, 3)
+        Y_ROW8_(2, 3, 0, 4) Y_ROW8_(2, 3, 1, 5) Y_ROW8_(2, 3, 2, 6) Y_ROW8_(2, 3, 3, 7)
+#undef Y_ROW8_
+        return;
+    }
     /* lane l: tile t0 + l's 4x4 block, cut at the output's edge; its place steps from lane 0's */
     int b = b0, ty = ty0, tx = tx0;
 #define Y_ROW_(l, i)                                                                               \
