@@ -286,8 +286,9 @@ static inline void wino4_store4(float4 v, __global float *p, int n) {
     }
 }
 
-/* Every F(4x4) kernel works on four tiles, channels or filter columns at once in float4 lanes:
- * a work-item's arithmetic is then vector code, which PoCL did not make of one per work-item
+/* Every F(4x4) kernel works on four tiles, channels or filter columns at once in float4 lanes
+ * (the input transform on 16 tiles in float16 lanes, winograd4_input16_at): a work-item's
+ * arithmetic is then vector code, which PoCL did not make of one per work-item
  * (docs/measurements/winograd.md has the profile). */
 #define LANES4(m) m(0) m(1) m(2) m(3)
 #define LANE(x, l) (x).s##l

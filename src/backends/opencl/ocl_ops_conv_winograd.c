@@ -169,8 +169,9 @@ static dbk_status single_range(dbk_ocl_args *a, wino_grid g) { return dbk_ocl_ra
 /* Block widths for the second transform of a pair kernel (wino4_pair_at in
  * cl/conv2d_winograd.cl). A packed plane (V of forward and backward-data, Z of backward-filter)
  * holds a panel of pw tiles of one channel, then the next channel's panel: a block 16 work-items
- * (64 tiles, four panels) wide and 16 channels tall writes each of its 36 planes in four runs
- * of 1 KiB, and a dy block 64 tiles wide and 4 work-items (16 channels) tall fills whole lines.
+ * (16 panels of 16 tiles, winograd4_input16_at) wide and 16 channels tall writes each of its 36
+ * planes in 16 runs of 1 KiB, and a dy block 64 tiles wide and 4 work-items (16 channels) tall
+ * fills whole lines.
  * Work-groups 256 work-items wide along the tiles, one channel tall, wrote 36 x 16 separate
  * lines, pw * C floats apart (and, for Z, a quarter of each line): on PoCL 2x the time of the
  * input and dy transforms (docs/measurements/opencl.md). The first transform keeps the long
