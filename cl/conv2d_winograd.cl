@@ -27,7 +27,7 @@
  * or loads of one work-item, one per plane, fell into one set of an L1 cache of 64 sets (PoCL:
  * the input and dy transforms 12% faster with the pad, docs/measurements/opencl.md).
  */
-#define WINO_PLANE(rows, cols) ((size_t)(rows) * (cols) + WINO_PLANE_PAD)
+#define WINO_PLANE(rows, cols) (((size_t)(rows) * (cols) + 15) / 16 * 16 + WINO_PLANE_PAD)
 
 /* U (16, rows, cols) from w (K, C, 3, 3): rows K, cols C, or with flip (backward-data) rows C,
  * cols K and the filter rotated by 180 degrees.  global (cols, rows) */
@@ -470,6 +470,25 @@ static inline void winograd4_input_at(const int g0, const int g1, __global const
 #undef V_COL
 }
 
+/* 16 floats to p, a whole 64-byte line where p is 64-byte aligned (planes are multiples of 16
+ * floats, WINO_PLANE). With WINO_NT_STORES (the host's -D option for CPU devices) a
+ * non-temporal store: the line goes to memory without first being read into the cache for
+ * ownership, which halved the traffic of writing V (PoCL: the pair kernels that run the input
+ * transform 25-40% faster, docs/measurements/opencl.md; V is read back by the GEMM from memory
+ * anyway, a chunk being larger than the cache). A partial line must not be written so: the
+ * same stores of a quarter line each, tried first, doubled the transforms' time. */
+static inline void wino4_line(const float16 v, __global float *p, const bool aligned) {
+    if (aligned) {
+#ifdef WINO_NT_STORES
+        __builtin_nontemporal_store(v, (__global float16 *)p);
+#else
+        *(__global float16 *)p = v;
+#endif
+    } else {
+        vstore16(v, 0, p);
+    }
+}
+
 /* Tile row group stepping: the tile 4 after (b, ty, tx) when TW is a multiple of 4. */
 static inline void wino4_next4(const int TH, const int TW, int *b, int *ty, int *tx) {
     *tx += 4;
@@ -588,14 +607,15 @@ static inline void winograd4_input16_at(const int g0, const int g1, __global con
 #undef LANES16_
     const size_t plane = WINO_PLANE(C, tpad);
     __global float *dst = v + v_off + ((size_t)(t0 / pw) * C + c) * pw + t0 % pw;
+    const bool aligned = ((size_t)dst & 63) == 0 && plane % 16 == 0;
     /* V = B^T f, column by column; element (i, j) to plane 6i + j, one line each */
 #define V_COL(j)                                                                                   \
     do {                                                                                           \
         float16 v0, v1, v2, v3, v4, v5;                                                            \
         WINO4_BT(float16, COL6(f, j), LIST6(v0, v1, v2, v3, v4, v5));                              \
-        vstore16(v0, 0, dst + (0 + j) * plane); vstore16(v1, 0, dst + (6 + j) * plane);            \
-        vstore16(v2, 0, dst + (12 + j) * plane); vstore16(v3, 0, dst + (18 + j) * plane);          \
-        vstore16(v4, 0, dst + (24 + j) * plane); vstore16(v5, 0, dst + (30 + j) * plane);          \
+        wino4_line(v0, dst + (0 + j) * plane, aligned); wino4_line(v1, dst + (6 + j) * plane, aligned);  \
+        wino4_line(v2, dst + (12 + j) * plane, aligned); wino4_line(v3, dst + (18 + j) * plane, aligned); \
+        wino4_line(v4, dst + (24 + j) * plane, aligned); wino4_line(v5, dst + (30 + j) * plane, aligned); \
     } while (0);
     V_COL(0) V_COL(1) V_COL(2) V_COL(3) V_COL(4) V_COL(5)
 #undef V_COL

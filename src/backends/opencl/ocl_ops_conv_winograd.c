@@ -41,7 +41,7 @@ static size_t round_up(size_t v, size_t m) { return (v + m - 1) / m * m; }
 
 /* The distance in floats between consecutive planes of a (rows, cols) matrix: WINO_PLANE of
  * cl/conv2d_winograd.cl. */
-static size_t plane_floats(size_t rows, size_t cols) { return rows * cols + DBK_OCL_WINO_PLANE_PAD; }
+static size_t plane_floats(size_t rows, size_t cols) { return round_up(rows * cols, 16) + DBK_OCL_WINO_PLANE_PAD; }
 
 bool dbk_ocl_conv_winograd_chosen(const dbk_backend *be, const dbk_op_desc *op) {
     const dbk_ocl_ctx *c = dbk_ocl(be);
