@@ -779,6 +779,64 @@ static inline void winograd4_dy_at(const int g0, const int g1, __global const fl
 #undef Z_COL
 }
 
+/* Z as winograd4_dy_at, for the 16 channels 16g1 .. 16g1+15 of tile g0 at once: one float16 per
+ * transformed element, a whole line of each of the 36 planes (pw a multiple of 16), written as
+ * wino4_line writes V. Other channel groups (kpad or pw not a multiple of 16) go four at a time
+ * through winograd4_dy_at.  work-item (g0, g1) of (T, ceil(kpad / 16)) */
+static inline void winograd4_dy16_at(const int g0, const int g1, __global const float *dy, const uint dy_off,
+                                     const int K, const int P, const int Q, const int TH, const int TW,
+                                     const int nb, const int kpad, const int pw, __global float *z,
+                                     const uint z_off) {
+    const int t = g0, k0 = 16 * g1;
+    const int T = nb * TH * TW;
+    if (t >= T || k0 >= kpad) return;
+    if (pw % 16 != 0 || kpad % 16 != 0) {
+        for (int q = 0; q < 4; q++) winograd4_dy_at(t, 4 * g1 + q, dy, dy_off, K, P, Q, TH, TW, nb, kpad, pw, z, z_off);
+        return;
+    }
+    const int b = t / (TH * TW), p0 = 4 * ((t / TW) % TH), q0 = 4 * (t % TW);
+    /* lane l: channel k0 + l (a padding channel past K: zero) */
+#define LANE_(l)                                                                                   \
+    const bool ok##l = k0 + (l) < K;                                                               \
+    __global const float *src##l = dy + dy_off + (size_t)(b * K + (ok##l ? k0 + (l) : 0)) * P * Q;
+    LANE_(0) LANE_(1) LANE_(2) LANE_(3) LANE_(4) LANE_(5) LANE_(6) LANE_(7)
+    LANE_(8) LANE_(9) LANE_(10) LANE_(11) LANE_(12) LANE_(13) LANE_(14) LANE_(15)
+#undef LANE_
+    /* row i of lane l's 4x4 dy tile: one load of four columns (fewer at the map's edge) */
+#define R_(l, i) const float4 r##l##_##i = wino4_dy_row(src##l, p0 + (i), q0, P, Q, ok##l);
+#define R_ROW(i)                                                                                   \
+    R_(0, i) R_(1, i) R_(2, i) R_(3, i) R_(4, i) R_(5, i) R_(6, i) R_(7, i)                        \
+    R_(8, i) R_(9, i) R_(10, i) R_(11, i) R_(12, i) R_(13, i) R_(14, i) R_(15, i)
+    R_ROW(0) R_ROW(1) R_ROW(2) R_ROW(3)
+#undef R_ROW
+#undef R_
+#define G4_(a, b_, c, d, i, j) (float4)(LANE(r##a##_##i, j), LANE(r##b_##_##i, j), LANE(r##c##_##i, j), LANE(r##d##_##i, j))
+#define G_(i, j)                                                                                   \
+    (float16)(G4_(0, 1, 2, 3, i, j), G4_(4, 5, 6, 7, i, j), G4_(8, 9, 10, 11, i, j), G4_(12, 13, 14, 15, i, j))
+    /* h = g A^T, row by row: row i of h is A applied to row i of the dy tiles g */
+#define H_ROW(i)                                                                                   \
+    DECL6(float16, h, i);                                                                          \
+    WINO4_A(float16, LIST4(G_(i, 0), G_(i, 1), G_(i, 2), G_(i, 3)), ROW6(h, i));
+    H_ROW(0) H_ROW(1) H_ROW(2) H_ROW(3)
+#undef H_ROW
+#undef G_
+#undef G4_
+    const size_t plane = WINO_PLANE(T, kpad);
+    __global float *dst = z + z_off + ((size_t)(k0 / pw) * T + t) * pw + k0 % pw;
+    const bool aligned = ((size_t)dst & 63) == 0 && plane % 16 == 0;
+    /* Z = A h, column by column; element (i, j) to plane 6i + j, one line each */
+#define Z_COL(j)                                                                                   \
+    do {                                                                                           \
+        float16 z0, z1, z2, z3, z4, z5;                                                            \
+        WINO4_A(float16, COL4(h, j), LIST6(z0, z1, z2, z3, z4, z5));                               \
+        wino4_line(z0, dst + (0 + j) * plane, aligned); wino4_line(z1, dst + (6 + j) * plane, aligned);  \
+        wino4_line(z2, dst + (12 + j) * plane, aligned); wino4_line(z3, dst + (18 + j) * plane, aligned); \
+        wino4_line(z4, dst + (24 + j) * plane, aligned); wino4_line(z5, dst + (30 + j) * plane, aligned); \
+    } while (0);
+    Z_COL(0) Z_COL(1) Z_COL(2) Z_COL(3) Z_COL(4) Z_COL(5)
+#undef Z_COL
+}
+
 /* dw (K, C, 3, 3) = G^T du G from du (36, K, C), overwriting dw, for channels 4g .. 4g+3 (those
  * below C).  global (ceil(C / 4), K) */
 __kernel void conv2d_winograd4_filter_grad(__global const float *du, const uint du_off, const int K, const int C,
@@ -833,7 +891,7 @@ __kernel void conv2d_winograd4_output(__global const float *m, const uint m_off,
 __kernel void conv2d_winograd4_dy(__global const float *dy, const uint dy_off, const int K, const int P, const int Q,
                                   const int TH, const int TW, const int nb, const int kpad, const int pw,
                                   __global float *z, const uint z_off) {
-    winograd4_dy_at(get_global_id(0), get_global_id(1), dy, dy_off, K, P, Q, TH, TW, nb, kpad, pw, z, z_off);
+    winograd4_dy16_at(get_global_id(0), get_global_id(1), dy, dy_off, K, P, Q, TH, TW, nb, kpad, pw, z, z_off);
 }
 
 /* Two independent transforms of a chunked convolution in one launch (one launch per chunk
@@ -911,5 +969,5 @@ __kernel void conv2d_winograd4_input_dy(__global const float *x, const uint x_of
     if (which == 1)
         winograd4_input16_at(g0, g1, x, x_off, C, H, W, TH, TW, nb, tpad, pw, v, v_off);
     else if (which == 2)
-        winograd4_dy_at(g0, g1, dy, dy_off, K, P, Q, dTH, dTW, dnb, kpad, dpw, z, z_off);
+        winograd4_dy16_at(g0, g1, dy, dy_off, K, P, Q, dTH, dTW, dnb, kpad, dpw, z, z_off);
 }

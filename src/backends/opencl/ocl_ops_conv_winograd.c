@@ -139,6 +139,8 @@ static size_t lanes(const wino_plan *p) { return p->m == 4 ? 4 : 1; }
 /* ... and the F(4x4) input transform on 16 tiles at once, a whole line of each plane
  * (winograd4_input16_at). */
 static size_t input_lanes(const wino_plan *p) { return p->m == 4 ? 16 : 1; }
+/* ... and the F(4x4) dy transform on 16 channels at once (winograd4_dy16_at). */
+static size_t dy_lanes(const wino_plan *p) { return p->m == 4 ? 16 : 1; }
 
 static dbk_status check_prepared(dbk_backend *be, const dbk_op_desc *op, const wino_plan *p) {
     const dbk_ocl_ctx *c = dbk_ocl(be);
@@ -258,7 +260,7 @@ static wino_grid dy_args(dbk_ocl_args *a, const wino_plan *p, const dbk_tensor *
     dbk_ocl_arg_mem(a, dbk_ocl(a->be)->workspace);
     dbk_ocl_arg_uint(a, (cl_uint)p->r1);
     dbk_ocl_args_floats(a, (double)nb * plane + (double)p->E * T * kpad);   /* dy chunk, Z */
-    return (wino_grid){(size_t)T, (size_t)kpad / lanes(p)};
+    return (wino_grid){(size_t)T, ((size_t)kpad + dy_lanes(p) - 1) / dy_lanes(p)};
 }
 
 /* Images in the chunk starting at image n0. */
