@@ -489,6 +489,13 @@ static inline void wino4_line(const float16 v, __global float *p, const bool ali
     }
 }
 
+/* Column j of a transformed tile, x0 .. x5 (rows 0 .. 5), to planes j, 6 + j, ... 30 + j of dst, a
+ * line each (wino4_line). */
+#define WINO4_LINES(x, j)                                                                          \
+    wino4_line(x##0, dst + (0 + (j)) * plane, aligned); wino4_line(x##1, dst + (6 + (j)) * plane, aligned);   \
+    wino4_line(x##2, dst + (12 + (j)) * plane, aligned); wino4_line(x##3, dst + (18 + (j)) * plane, aligned); \
+    wino4_line(x##4, dst + (24 + (j)) * plane, aligned); wino4_line(x##5, dst + (30 + (j)) * plane, aligned)
+
 /* Tile row group stepping: the tile 4 after (b, ty, tx) when TW is a multiple of 4. */
 static inline void wino4_next4(const int TH, const int TW, int *b, int *ty, int *tx) {
     *tx += 4;
@@ -613,9 +620,7 @@ static inline void winograd4_input16_at(const int g0, const int g1, __global con
     do {                                                                                           \
         float16 v0, v1, v2, v3, v4, v5;                                                            \
         WINO4_BT(float16, COL6(f, j), LIST6(v0, v1, v2, v3, v4, v5));                              \
-        wino4_line(v0, dst + (0 + j) * plane, aligned); wino4_line(v1, dst + (6 + j) * plane, aligned);  \
-        wino4_line(v2, dst + (12 + j) * plane, aligned); wino4_line(v3, dst + (18 + j) * plane, aligned); \
-        wino4_line(v4, dst + (24 + j) * plane, aligned); wino4_line(v5, dst + (30 + j) * plane, aligned); \
+        WINO4_LINES(v, j);                                                                         \
     } while (0);
     V_COL(0) V_COL(1) V_COL(2) V_COL(3) V_COL(4) V_COL(5)
 #undef V_COL
@@ -829,9 +834,7 @@ static inline void winograd4_dy16_at(const int g0, const int g1, __global const 
     do {                                                                                           \
         float16 z0, z1, z2, z3, z4, z5;                                                            \
         WINO4_A(float16, COL4(h, j), LIST6(z0, z1, z2, z3, z4, z5));                               \
-        wino4_line(z0, dst + (0 + j) * plane, aligned); wino4_line(z1, dst + (6 + j) * plane, aligned);  \
-        wino4_line(z2, dst + (12 + j) * plane, aligned); wino4_line(z3, dst + (18 + j) * plane, aligned); \
-        wino4_line(z4, dst + (24 + j) * plane, aligned); wino4_line(z5, dst + (30 + j) * plane, aligned); \
+        WINO4_LINES(z, j);                                                                         \
     } while (0);
     Z_COL(0) Z_COL(1) Z_COL(2) Z_COL(3) Z_COL(4) Z_COL(5)
 #undef Z_COL
