@@ -492,9 +492,12 @@ static inline void wino4_line(const float16 v, __global float *p, const bool ali
 /* Column j of a transformed tile, x0 .. x5 (rows 0 .. 5), to planes j, 6 + j, ... 30 + j of dst, a
  * line each (wino4_line). */
 #define WINO4_LINES(x, j)                                                                          \
-    wino4_line(x##0, dst + (0 + (j)) * plane, aligned); wino4_line(x##1, dst + (6 + (j)) * plane, aligned);   \
-    wino4_line(x##2, dst + (12 + (j)) * plane, aligned); wino4_line(x##3, dst + (18 + (j)) * plane, aligned); \
-    wino4_line(x##4, dst + (24 + (j)) * plane, aligned); wino4_line(x##5, dst + (30 + (j)) * plane, aligned)
+    wino4_line(x##0, dst + (0 + (j)) * plane, aligned);                                            \
+    wino4_line(x##1, dst + (6 + (j)) * plane, aligned);                                            \
+    wino4_line(x##2, dst + (12 + (j)) * plane, aligned);                                           \
+    wino4_line(x##3, dst + (18 + (j)) * plane, aligned);                                           \
+    wino4_line(x##4, dst + (24 + (j)) * plane, aligned);                                           \
+    wino4_line(x##5, dst + (30 + (j)) * plane, aligned)
 
 /* Tile row group stepping: the tile 4 after (b, ty, tx) when TW is a multiple of 4. */
 static inline void wino4_next4(const int TH, const int TW, int *b, int *ty, int *tx) {
@@ -526,7 +529,8 @@ static inline void winograd4_input16_at(const int g0, const int g1, __global con
     if (t0 >= tpad || c >= C) return;
     const bool rows = TW % 4 == 0, images = TW == 2 && TH == 2;
     if (!(rows || images) || pw % 16 != 0 || t0 + 16 > nb * TH * TW) {
-        for (int q = 0; q < 4; q++) winograd4_input_at(4 * g0 + q, c, x, x_off, C, H, W, TH, TW, nb, tpad, pw, v, v_off);
+        for (int q = 0; q < 4; q++)
+            winograd4_input_at(4 * g0 + q, c, x, x_off, C, H, W, TH, TW, nb, tpad, pw, v, v_off);
         return;
     }
     const size_t image = (size_t)H * W, chunk_end = (size_t)nb * C * image;
@@ -614,7 +618,7 @@ static inline void winograd4_input16_at(const int g0, const int g1, __global con
 #undef LANES16_
     const size_t plane = WINO_PLANE(C, tpad);
     __global float *dst = v + v_off + ((size_t)(t0 / pw) * C + c) * pw + t0 % pw;
-    const bool aligned = ((size_t)dst & 63) == 0 && plane % 16 == 0;
+    const bool aligned = ((size_t)dst & 63) == 0;
     /* V = B^T f, column by column; element (i, j) to plane 6i + j, one line each */
 #define V_COL(j)                                                                                   \
     do {                                                                                           \
@@ -815,7 +819,8 @@ static inline void winograd4_dy16_at(const int g0, const int g1, __global const 
     R_ROW(0) R_ROW(1) R_ROW(2) R_ROW(3)
 #undef R_ROW
 #undef R_
-#define G4_(a, b_, c, d, i, j) (float4)(LANE(r##a##_##i, j), LANE(r##b_##_##i, j), LANE(r##c##_##i, j), LANE(r##d##_##i, j))
+#define G4_(a, b_, c, d, i, j)                                                                     \
+    (float4)(LANE(r##a##_##i, j), LANE(r##b_##_##i, j), LANE(r##c##_##i, j), LANE(r##d##_##i, j))
 #define G_(i, j)                                                                                   \
     (float16)(G4_(0, 1, 2, 3, i, j), G4_(4, 5, 6, 7, i, j), G4_(8, 9, 10, 11, i, j), G4_(12, 13, 14, 15, i, j))
     /* h = g A^T, row by row: row i of h is A applied to row i of the dy tiles g */
@@ -828,7 +833,7 @@ static inline void winograd4_dy16_at(const int g0, const int g1, __global const 
 #undef G4_
     const size_t plane = WINO_PLANE(T, kpad);
     __global float *dst = z + z_off + ((size_t)(k0 / pw) * T + t) * pw + k0 % pw;
-    const bool aligned = ((size_t)dst & 63) == 0 && plane % 16 == 0;
+    const bool aligned = ((size_t)dst & 63) == 0;
     /* Z = A h, column by column; element (i, j) to plane 6i + j, one line each */
 #define Z_COL(j)                                                                                   \
     do {                                                                                           \

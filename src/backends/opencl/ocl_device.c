@@ -284,8 +284,8 @@ static dbk_status setup(dbk_backend *be, int index) {
     DBK_TRY(st);
 
     /* Tunables are -D options; IEEE division and sqrt keep augmentation bit-exact with the CPU.
-     * A CPU device's Winograd input transform writes its planes with non-temporal stores
-     * (wino4_line in cl/conv2d_winograd.cl). */
+     * A CPU device's Winograd input and dy transforms write their planes with non-temporal
+     * stores (wino4_line in cl/conv2d_winograd.cl). */
     char options[512];
     snprintf(options, sizeof options,
              "-cl-std=CL1.2 -cl-fp32-correctly-rounded-divide-sqrt -DTSM=%d -DTSN=%d -DTSK=%d -DWPTM=%d -DWPTN=%d "

@@ -39,8 +39,8 @@ typedef struct wino_plan {
 
 static size_t round_up(size_t v, size_t m) { return (v + m - 1) / m * m; }
 
-/* The distance in floats between consecutive planes of a (rows, cols) matrix: WINO_PLANE of
- * cl/conv2d_winograd.cl. */
+/* The distance in floats between consecutive planes of a (rows, cols) matrix, a multiple of 16
+ * (whole 64-byte lines): WINO_PLANE of cl/conv2d_winograd.cl. */
 static size_t plane_floats(size_t rows, size_t cols) { return round_up(rows * cols, 16) + DBK_OCL_WINO_PLANE_PAD; }
 
 bool dbk_ocl_conv_winograd_chosen(const dbk_backend *be, const dbk_op_desc *op) {
@@ -136,11 +136,9 @@ size_t dbk_ocl_conv_winograd_workspace_bytes(const dbk_backend *be, const dbk_op
 /* Tiles, channels or filter columns per work-item: the winograd4_ kernels work on four at once
  * (tpad and kpad, the padded tile and channel counts, are multiples of RB_W: 4, 8 or 16). */
 static size_t lanes(const wino_plan *p) { return p->m == 4 ? 4 : 1; }
-/* ... and the F(4x4) input transform on 16 tiles at once, a whole line of each plane
- * (winograd4_input16_at). */
-static size_t input_lanes(const wino_plan *p) { return p->m == 4 ? 16 : 1; }
-/* ... and the F(4x4) dy transform on 16 channels at once (winograd4_dy16_at). */
-static size_t dy_lanes(const wino_plan *p) { return p->m == 4 ? 16 : 1; }
+/* ... except the F(4x4) input and dy transforms, on 16 tiles or channels at once: a whole line
+ * of each plane (winograd4_input16_at, winograd4_dy16_at). */
+static size_t line_lanes(const wino_plan *p) { return p->m == 4 ? 16 : 1; }
 
 static dbk_status check_prepared(dbk_backend *be, const dbk_op_desc *op, const wino_plan *p) {
     const dbk_ocl_ctx *c = dbk_ocl(be);
@@ -225,7 +223,7 @@ static wino_grid input_args(dbk_ocl_args *a, const wino_plan *p, const dbk_tenso
     dbk_ocl_arg_mem(a, dbk_ocl(a->be)->workspace);
     dbk_ocl_arg_uint(a, (cl_uint)at);
     dbk_ocl_args_floats(a, (double)nb * plane + (double)p->E * p->ci * tpad);   /* x chunk, V */
-    return (wino_grid){((size_t)tpad + input_lanes(p) - 1) / input_lanes(p), (size_t)p->ci};
+    return (wino_grid){((size_t)tpad + line_lanes(p) - 1) / line_lanes(p), (size_t)p->ci};
 }
 
 /* The leading arguments of conv2d_winograd_output and conv2d_winograd_dy: a buffer and element offset, then
@@ -260,7 +258,7 @@ static wino_grid dy_args(dbk_ocl_args *a, const wino_plan *p, const dbk_tensor *
     dbk_ocl_arg_mem(a, dbk_ocl(a->be)->workspace);
     dbk_ocl_arg_uint(a, (cl_uint)p->r1);
     dbk_ocl_args_floats(a, (double)nb * plane + (double)p->E * T * kpad);   /* dy chunk, Z */
-    return (wino_grid){(size_t)T, ((size_t)kpad + dy_lanes(p) - 1) / dy_lanes(p)};
+    return (wino_grid){(size_t)T, ((size_t)kpad + line_lanes(p) - 1) / line_lanes(p)};
 }
 
 /* Images in the chunk starting at image n0. */
@@ -293,7 +291,8 @@ static dbk_status record_transformed_conv(dbk_backend *be, const dbk_op_desc *op
         }
         /* M[e] (co, T) = U[e] (co, ci) . V[e] (ci, T) for the E planes, in one launch */
         const dbk_ocl_matrix U = {ws, (cl_uint)p.r0, p.ci}, M = {ws, (cl_uint)p.r2, T};
-        const dbk_ocl_batch planes = {p.E, (cl_uint)plane_floats(p.co, p.ci), (cl_uint)plane_floats(p.ci, tpad), (cl_uint)plane_floats(p.co, T)};
+        const dbk_ocl_batch planes = {p.E, (cl_uint)plane_floats(p.co, p.ci), (cl_uint)plane_floats(p.ci, tpad),
+                                      (cl_uint)plane_floats(p.co, T)};
         DBK_TRY(dbk_ocl_gemm_batch_record(be, out, false, p.co, T, p.ci, 1.0f, U, ws, (cl_uint)p.r1, 0.0f, M, 0, planes));
         /* the output transform (with the next chunk's input transform when paired) */
         const bool pair = paired(&p) && next < p.N;
@@ -338,7 +337,8 @@ dbk_status dbk_ocl_record_conv2d_winograd_bwd_filter(dbk_backend *be, const dbk_
         }
         /* dU^T[e] (ci, co) (+)= V[e] (ci, T) . Z[e] (T, co), stored as dU[e], the E planes in one launch */
         const dbk_ocl_matrix V = {ws, (cl_uint)p.r0, tpad}, dU = {ws, (cl_uint)p.r2, p.ci};
-        const dbk_ocl_batch planes = {p.E, (cl_uint)plane_floats(p.ci, tpad), (cl_uint)plane_floats(T, kpad), (cl_uint)plane_floats(p.co, p.ci)};
+        const dbk_ocl_batch planes = {p.E, (cl_uint)plane_floats(p.ci, tpad), (cl_uint)plane_floats(T, kpad),
+                                      (cl_uint)plane_floats(p.co, p.ci)};
         DBK_TRY(dbk_ocl_gemm_batch_record(be, out, false, p.ci, p.co, T, 1.0f, V, ws, (cl_uint)p.r1,
                                           n0 == 0 ? 0.0f : 1.0f, dU, -1, planes));
     }
