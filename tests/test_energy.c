@@ -11,18 +11,22 @@
  *   - the meter's thread samples on its own;
  *   - `daybreak train` with DBK_ENERGY_ROOT on a tree whose package counter a child process
  *     advances at 100 W of wall time: result.json's joules on the clock are 100 W x the clock
- *     (evaluation off it), per epoch and to the target; without a counter, "measured": false
- *     and the reason.
+ *     (evaluation off it), per epoch and to the target, within 15% plus what the writer's own
+ *     measured stalls can explain (run again, up to three times, when its stalls hide the
+ *     evaluations); without a counter, "measured": false and the reason.
  *
  * usage: test_energy <daybreak> <fake libnvidia-ml.so>
  */
 #define _POSIX_C_SOURCE 200809L
+#define _DEFAULT_SOURCE /* MAP_ANONYMOUS: the power writer shares its log with the test */
 #include <dlfcn.h>
 #include <math.h>
+#include <stdbool.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -329,16 +333,39 @@ static int meter_should_sample_in_its_thread(void) {
     return 0;
 }
 
+/* What the power writer tells the test: how many writes it has made, and the longest time from
+ * one value's instant to the end of the next write. A read of the counter is never staler than
+ * that, whatever stalled the writer (a loaded scheduler, a busy disk). */
+typedef struct {
+    volatile long   writes;
+    volatile double max_stale;
+} writer_log;
+
 /* Advances package 0's counter as 100 W of wall time until killed (or orphaned). */
-static void power_writer(const char *root, pid_t parent) {
+static void power_writer(const char *root, pid_t parent, writer_log *log) {
     const double t0 = dbk_time_now();
+    double previous = t0;
     while (getppid() == parent) {
-        if (put_u64(root, RAPL "intel-rapl:0/energy_uj", 1000000ull + (unsigned long long)((dbk_time_now() - t0) * 1e8)))
+        const double at = dbk_time_now();
+        if (put_u64(root, RAPL "intel-rapl:0/energy_uj", 1000000ull + (unsigned long long)((at - t0) * 1e8)))
             _exit(1);
+        const double stale = dbk_time_now() - previous;
+        if (stale > log->max_stale) log->max_stale = stale;
+        previous = at;
+        log->writes++;
         struct timespec nap = {0, 2 * 1000 * 1000};
         nanosleep(&nap, NULL);
     }
     _exit(0);
+}
+
+/* Waits (up to 10 s) for the writer's next two writes, so a stall that spans the run's last
+ * read is in max_stale. */
+static void await_writes(const writer_log *log) {
+    const long target = log->writes + 2;
+    const double until = dbk_time_now() + 10.0;
+    struct timespec nap = {0, 1000 * 1000};
+    while (log->writes < target && dbk_time_now() < until) nanosleep(&nap, NULL);
 }
 
 static double number(const cJSON *o, const char *key) {
@@ -346,63 +373,86 @@ static double number(const cJSON *o, const char *key) {
     return cJSON_IsNumber(v) ? v->valuedouble : (double)NAN;
 }
 
-static int train_should_record_the_energy_on_the_clock(void) {
-    if (!dbk_test_cifar_dir()) {
-        dbk_test_note_missing("the training case", DBK_TEST_NO_CIFAR);
-        return 0;
-    }
-    const char *root = tree("rapl-train");
+/* One `daybreak train` on a counter advanced at 100 W. Checks its energy record against 100 W x
+ * the clock, within 15% plus what the counter's staleness can explain: each of the clock's
+ * segments (the preprocessing and each epoch) is read at its start and end, and a read lags by
+ * at most the writer's max_stale. *conclusive is false when that allowance reaches the
+ * evaluations' 100 W (off the clock): counting them could not then be told apart. */
+static int train_on_a_100_watt_counter(int attempt, bool *conclusive) {
+    char root[1100];
+    snprintf(root, sizeof root, "%s/rapl-train-%d", tmp, attempt);
     DBK_CHECK(make_rapl(root, 262143328850ull) == 0);
+    writer_log *log = mmap(NULL, sizeof *log, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    DBK_CHECK(log != MAP_FAILED);
     const pid_t parent = getpid(), writer = fork();
     DBK_CHECK(writer >= 0);
-    if (writer == 0) power_writer(root, parent);
+    if (writer == 0) power_writer(root, parent, log);
     char args[2048], out[16384];
     snprintf(args, sizeof args, "train --backend cpu --recipe quick --train-subset 128 --test-subset 500 --batch 64 "
-             "--epochs 2 --target 5 --all-epochs --no-progress --out '%s/run'", tmp);
-    char env[1200];
-    snprintf(env, sizeof env, "DBK_ENERGY_ROOT='%s' ", root);
+             "--epochs 2 --target 5 --all-epochs --no-progress --out '%s/run-%d'", tmp, attempt);
     char cmd[4096];
-    snprintf(cmd, sizeof cmd, "%s'%s' %s", env, exe, args);
+    snprintf(cmd, sizeof cmd, "DBK_ENERGY_ROOT='%s' '%s' %s", root, exe, args);
     int rc = dbk_test_run_command(cmd, out, sizeof out);
+    await_writes(log);
     kill(writer, SIGKILL);
     waitpid(writer, NULL, 0);
+    const double max_stale = log->max_stale;
+    munmap(log, sizeof *log);
     DBK_CHECK_MSG(rc == 0, "exit %d: %s", rc, out);
     DBK_CHECK_MSG(strstr(out, "energy to the target: ") && strstr(out, "package-0 (intel-rapl:0)"), "%s", out);
     char path[1100];
-    snprintf(path, sizeof path, "%s/run/result.json", tmp);
+    snprintf(path, sizeof path, "%s/run-%d/result.json", tmp, attempt);
     cJSON *res = dbk_test_read_json(path);
     DBK_CHECK(res);
     const cJSON *e = cJSON_GetObjectItemCaseSensitive(res, "energy"), *eps = cJSON_GetObjectItemCaseSensitive(res, "epochs");
     int failed = 0;
     if (!cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(e, "measured")) || cJSON_GetArraySize(eps) != 2) failed = 1;
-    /* Package 1 stays at 2 J: only package 0's 100 W count. The counter is a few ms stale at
-     * each of the 6 reads, tens of ms on a loaded machine or under the sanitizers (a 2-core CI
-     * run measured 6.5% over a 1.6 s clock): within 15% of 100 W x the clock, while the
-     * evaluations, off the clock, are over 40% of it (so counting them would fail). */
+    /* Package 1 stays at 2 J: only package 0's 100 W count. */
     const double clock = number(cJSON_GetArrayItem(eps, 1), "clock_seconds");
     const double j1 = number(cJSON_GetArrayItem(eps, 0), "clock_joules"), j2 = number(cJSON_GetArrayItem(eps, 1), "clock_joules");
     const double on_clock = number(e, "joules_on_clock"), to_target = number(e, "joules_to_target");
     const double eval = number(cJSON_GetArrayItem(eps, 0), "eval_seconds") + number(cJSON_GetArrayItem(eps, 1), "eval_seconds");
-    printf("  clock %.3f s, evaluation %.3f s off it; %.2f J on the clock (epoch 1 %.2f J), %.2f J to the target\n", clock,
-           eval, on_clock, j1, to_target);
-    if (!failed && !(fabs(on_clock - 100.0 * clock) < 0.15 * 100.0 * clock && j2 == on_clock && j1 > 0 && j1 < j2 &&
-                     to_target == j1 && eval > 0.4 * clock))
-        failed = 1;
+    const int segments = 1 + cJSON_GetArraySize(eps);
+    const double allowed = 0.15 * 100.0 * clock + 100.0 * max_stale * segments;
+    printf("  attempt %d: clock %.3f s, evaluation %.3f s off it; %.2f J on the clock (epoch 1 %.2f J), %.2f J to "
+           "the target; counter up to %.3f s stale, so %.2f J allowed\n",
+           attempt, clock, eval, on_clock, j1, to_target, max_stale, allowed);
+    if (!(j2 == on_clock && to_target == j1)) failed = 1;
+    /* Counting the evaluations would add their 100 W: only then can the allowance not hide it. */
+    *conclusive = 100.0 * eval > allowed;
+    if (*conclusive && !(fabs(on_clock - 100.0 * clock) < allowed && j1 > 0 && j1 < j2)) failed = 1;
+    if (!*conclusive) printf("  the writer's stalls could hide the evaluations: run again\n");
     cJSON_Delete(res);
     DBK_CHECK_MSG(!failed, "energy record wrong (see the line above and %s)", path);
+    return 0;
+}
 
+static int train_should_record_the_energy_on_the_clock(void) {
+    if (!dbk_test_cifar_dir()) {
+        dbk_test_note_missing("the training case", DBK_TEST_NO_CIFAR);
+        return 0;
+    }
+    /* A writer stalled for longer than the evaluations took leaves the run unable to show that
+     * they are off the clock: it is run again, three times at most. */
+    bool conclusive = false;
+    for (int attempt = 1; attempt <= 3 && !conclusive; attempt++)
+        if (train_on_a_100_watt_counter(attempt, &conclusive)) return 1;
+    DBK_CHECK_MSG(conclusive, "the 100 W counter's writer stalled longer than the evaluations in all 3 runs: "
+                              "the machine is too loaded to tell the evaluations off the clock");
+
+    char cmd[4096], out[16384], path[1100];
     /* No counter: not measured, and why (the same run without the tree). */
     snprintf(cmd, sizeof cmd, "DBK_ENERGY_ROOT='%s/none' '%s' train --backend cpu --train-subset 64 --test-subset 32 "
              "--batch 32 --epochs 1 --no-progress --out '%s/run-none'", tmp, exe, tmp);
-    rc = dbk_test_run_command(cmd, out, sizeof out);
+    const int rc = dbk_test_run_command(cmd, out, sizeof out);
     DBK_CHECK_MSG(rc == 3 && strstr(out, "energy not measured: no RAPL counters: ") &&
                       strstr(out, "none/sys/class/powercap does not exist"),
                   "exit %d: %s", rc, out);
     snprintf(path, sizeof path, "%s/run-none/result.json", tmp);
-    res = dbk_test_read_json(path);
+    cJSON *res = dbk_test_read_json(path);
     DBK_CHECK(res);
-    e = cJSON_GetObjectItemCaseSensitive(res, "energy");
-    failed = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(e, "measured")) ||
+    const cJSON *e = cJSON_GetObjectItemCaseSensitive(res, "energy");
+    const bool failed = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(e, "measured")) ||
              !strstr(cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(e, "reason")), "powercap does not exist") ||
              cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(res, "epochs"), 0),
                                               "clock_joules") != NULL;
