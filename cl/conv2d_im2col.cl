@@ -250,16 +250,13 @@ __kernel void gather_packed(__global const float *t, const uint t_off, const int
     }
 }
 
-/* NARROW_ROWS of ocl_ops_conv.c: the most col rows (C*R*S) conv_narrow_fwd takes, plus one. */
-#define NARROW_ROWS 16
-
 /*
  * y (N,K,P,Q) = the forward convolution of a layer whose col has fewer than NARROW_ROWS rows
  * (airbench94's whitening: 2x2 on 3 channels, 12), in one launch: a work-item gathers its
  * output pixel's C*R*S inputs once (zero in the padding) and computes its K outputs from them
  * in the CPU reference's (c, r, s) order, where the im2col path writes col, multiplies it in a
  * thin GEMM and scatters the product, per chunk of images. The loops over the inputs run to
- * NARROW_ROWS, unrolled, so they stay in registers; (c, r, s) advance without divisions.
+ * NARROW_ROWS (a -D option, DBK_OCL_NARROW_ROWS), unrolled, so they stay in registers; (c, r, s) advance without divisions.
  * Neighbouring work-items take neighbouring q: contiguous loads and stores, broadcast weights.
  * global (Q, N*P)
  */

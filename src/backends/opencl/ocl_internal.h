@@ -79,6 +79,10 @@ typedef struct dbk_ocl_build_stats {
  * cl/conv2d_winograd.cl, passed as -DWINO_PLANE_PAD): one cache line, so planes whose size is a
  * multiple of 4 KiB do not fall into one L1 set. */
 #define DBK_OCL_WINO_PLANE_PAD 16
+/* The forward of a layer with fewer col rows (C*R*S) than this is conv_narrow_fwd
+ * (cl/conv2d_im2col.cl, passed as -DNARROW_ROWS, the length of its unrolled loops): a few
+ * products per output, too few for a GEMM to pay for col and its chunks. */
+#define DBK_OCL_NARROW_ROWS 16
 
 typedef struct dbk_ocl_staging {
     unsigned char data[DBK_OCL_STAGING_BYTES];

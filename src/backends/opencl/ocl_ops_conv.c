@@ -29,7 +29,7 @@
  * backward-data GEMM stores into dx directly (no col2im) and its backward-filter GEMM reads x
  * in place (one image) or after a gather_nk.
  *
- * A forward convolution whose col has fewer than NARROW_ROWS rows (airbench94's 2x2 whitening
+ * A forward convolution whose col has fewer than DBK_OCL_NARROW_ROWS rows (airbench94's 2x2 whitening
  * layer on 3 channels: 12) is one conv_narrow_fwd launch from x and w, without col, GEMM,
  * scatter or chunks: 18 chunks of 3 launches each at batch 1024 under PoCL's 8 MiB budget
  * before (docs/measurements/opencl.md). Its backward ops stay on the path above.
@@ -65,13 +65,10 @@ typedef struct conv_geom {
 
 static size_t round_up(size_t v, size_t m) { return (v + m - 1) / m * m; }
 
-/* The forward of a layer with fewer col rows (C*R*S) than this is conv_narrow_fwd: a few
- * products per output, too few for a GEMM to pay for col and its chunks. */
-#define NARROW_ROWS 16
 static bool narrow_forward(const dbk_op_desc *op) {
     if (op->op != DBK_OP_CONV2D_FWD) return false;
     const dbk_conv2d_geom g = dbk_conv2d_geom_of(op);
-    return g.C * g.R * g.S < NARROW_ROWS;
+    return g.C * g.R * g.S < DBK_OCL_NARROW_ROWS;
 }
 
 /* A 1x1 stride-1 unpadded convolution: col is x itself (C rows, P*Q = H*W), so im2col
