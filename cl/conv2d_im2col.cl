@@ -256,7 +256,8 @@ __kernel void gather_packed(__global const float *t, const uint t_off, const int
  * output pixel's C*R*S inputs once (zero in the padding) and computes its K outputs from them
  * in the CPU reference's (c, r, s) order, where the im2col path writes col, multiplies it in a
  * thin GEMM and scatters the product, per chunk of images. The loops over the inputs run to
- * NARROW_ROWS (a -D option, DBK_OCL_NARROW_ROWS), unrolled, so they stay in registers; (c, r, s) advance without divisions.
+ * NARROW_ROWS (a -D option, DBK_OCL_NARROW_ROWS), unrolled, so they stay in registers; (c, r, s)
+ * advance without divisions.
  * Neighbouring work-items take neighbouring q: contiguous loads and stores, broadcast weights.
  * global (Q, N*P)
  */

@@ -440,8 +440,8 @@ static int train_should_record_the_energy_on_the_clock(void) {
     DBK_CHECK_MSG(conclusive, "the 100 W counter's writer stalled longer than the evaluations in all 3 runs: "
                               "the machine is too loaded to tell the evaluations off the clock");
 
-    char cmd[4096], out[16384], path[1100];
     /* No counter: not measured, and why (the same run without the tree). */
+    char cmd[4096], out[16384], path[1100];
     snprintf(cmd, sizeof cmd, "DBK_ENERGY_ROOT='%s/none' '%s' train --backend cpu --train-subset 64 --test-subset 32 "
              "--batch 32 --epochs 1 --no-progress --out '%s/run-none'", tmp, exe, tmp);
     const int rc = dbk_test_run_command(cmd, out, sizeof out);
@@ -452,10 +452,11 @@ static int train_should_record_the_energy_on_the_clock(void) {
     cJSON *res = dbk_test_read_json(path);
     DBK_CHECK(res);
     const cJSON *e = cJSON_GetObjectItemCaseSensitive(res, "energy");
-    const bool failed = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(e, "measured")) ||
-             !strstr(cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(e, "reason")), "powercap does not exist") ||
-             cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(res, "epochs"), 0),
-                                              "clock_joules") != NULL;
+    const bool failed =
+        cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(e, "measured")) ||
+        !strstr(cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(e, "reason")), "powercap does not exist") ||
+        cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(res, "epochs"), 0),
+                                         "clock_joules") != NULL;
     cJSON_Delete(res);
     DBK_CHECK_MSG(!failed, "%s: energy should be measured false with the reason and no clock_joules", path);
     return 0;

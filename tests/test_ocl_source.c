@@ -158,7 +158,8 @@ static int the_program_should_compile_as_strict_opencl_c_1_2(void) {
     dbk_strbuf_deinit(&src);
     /* PoCL's profile (register blocks of 4) and the tiles derived for an NVIDIA GPU (8). */
     const char *tiles[] = {
-        "-DTSM=64 -DTSN=64 -DTSK=16 -DWPTM=4 -DWPTN=4 -DRB_M=4 -DRB_W=16 -DWINO_PLANE_PAD=16 -DNARROW_ROWS=16 -DWINO_NT_STORES",
+        "-DTSM=64 -DTSN=64 -DTSK=16 -DWPTM=4 -DWPTN=4 -DRB_M=4 -DRB_W=16 -DWINO_PLANE_PAD=16 -DNARROW_ROWS=16 "
+        "-DWINO_NT_STORES",
         "-DTSM=128 -DTSN=128 -DTSK=16 -DWPTM=8 -DWPTN=8 -DRB_M=8 -DRB_W=16 -DWINO_PLANE_PAD=16 -DNARROW_ROWS=16",
     };
     int accepted[2];

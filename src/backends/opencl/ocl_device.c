@@ -291,7 +291,8 @@ static dbk_status setup(dbk_backend *be, int index) {
              "-cl-std=CL1.2 -cl-fp32-correctly-rounded-divide-sqrt -DTSM=%d -DTSN=%d -DTSK=%d -DWPTM=%d -DWPTN=%d "
              "-DRB_M=%d -DRB_W=%d -DWINO_PLANE_PAD=%d -DNARROW_ROWS=%d%s",
              c->tiles.tsm, c->tiles.tsn, c->tiles.tsk, c->tiles.wptm, c->tiles.wptn, c->tiles.rb_m, c->tiles.rb_w,
-             DBK_OCL_WINO_PLANE_PAD, DBK_OCL_NARROW_ROWS, be->info.type == DBK_DEVICE_TYPE_CPU ? " -DWINO_NT_STORES" : "");
+             DBK_OCL_WINO_PLANE_PAD, DBK_OCL_NARROW_ROWS,
+             be->info.type == DBK_DEVICE_TYPE_CPU ? " -DWINO_NT_STORES" : "");
     DBK_TRY(dbk_ocl_build_program(be, options));
     dbk_log(DBK_LOG_LEVEL_INFO, "opencl:%d %s: profile %s, gemm %s (tiles %dx%dx%d, %dx%d per work-item), conv %s",
             index, be->info.name, c->profile_id, c->gemm == DBK_OCL_GEMM_TILED ? "tiled" : "clblast", c->tiles.tsm,

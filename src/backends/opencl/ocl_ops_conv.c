@@ -29,8 +29,8 @@
  * backward-data GEMM stores into dx directly (no col2im) and its backward-filter GEMM reads x
  * in place (one image) or after a gather_nk.
  *
- * A forward convolution whose col has fewer than DBK_OCL_NARROW_ROWS rows (airbench94's 2x2 whitening
- * layer on 3 channels: 12) is one conv_narrow_fwd launch from x and w, without col, GEMM,
+ * A forward convolution whose col has fewer than DBK_OCL_NARROW_ROWS rows (airbench94's 2x2
+ * whitening layer on 3 channels: 12) is one conv_narrow_fwd launch from x and w, without col, GEMM,
  * scatter or chunks: 18 chunks of 3 launches each at batch 1024 under PoCL's 8 MiB budget
  * before (docs/measurements/opencl.md). Its backward ops stay on the path above.
  *
